@@ -1,0 +1,315 @@
+//! The CPU bus: address decoding, the cycle clock, the DMA unit and interrupt-line sampling.
+//!
+//! Every CPU bus access is one CPU cycle of 12 master clocks. The PPU catches up to the master clock
+//! twice per cycle: up to the moment of the access (5 master clocks into a read, 7 into a write), then
+//! to the end of the cycle. The interrupt lines are sampled after the cycle, which yields the
+//! hardware's "poll on the second-to-last cycle" behaviour (see `CpuState::nmi_pending_prev`).
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::cart::Cartridge;
+use crate::clock::MASTER_PER_DOT;
+use crate::nes::Nes;
+use crate::ppu::{PpuBus, PpuBusPeek};
+
+/// Master clocks from the start of a read cycle to the moment the data is sampled.
+const READ_ACCESS_OFFSET: u64 = 5;
+/// Master clocks from the start of a write cycle to the moment the data is driven.
+const WRITE_ACCESS_OFFSET: u64 = 7;
+const CYCLE: u64 = crate::clock::MASTER_PER_CPU_CYCLE;
+
+/// DMA "get" (read) cycles are the odd-numbered CPU cycles, counted from 1 at power-on; "put" (write)
+/// cycles the even ones. The APU's frame counter uses the same phase.
+pub const fn is_get_cycle(cpu_cycle: u64) -> bool {
+    cpu_cycle & 1 == 1
+}
+
+/// Clock, data bus and DMA unit: everything of the console's glue logic that changes over time.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct BusState {
+    /// Master clocks since power-on.
+    pub master_clock: u64,
+    /// CPU cycles since power-on (the number of the cycle running, during a cycle).
+    pub cpu_cycle: u64,
+    /// Master clock up to which the PPU has run.
+    pub ppu_clock: u64,
+    /// Bytes of sprite DMA done (0-511: even = read next, odd = write next).
+    pub oam_dma_count: u16,
+    /// The last value on the CPU data bus (what unmapped reads return).
+    pub open_bus: u8,
+    /// CPU/PPU phase: the PPU runs this many master clocks behind the CPU (0-3).
+    pub ppu_offset: u8,
+    /// Page written to $4014.
+    pub oam_dma_page: u8,
+    /// 1 while sprite DMA is in progress.
+    pub oam_dma_running: u8,
+    /// The byte sprite DMA read and will write to $2004 next.
+    pub oam_dma_value: u8,
+    /// 1 while the DMC's sample fetch is in progress.
+    pub dmc_dma_running: u8,
+    /// 1 when the CPU must be halted on its next read cycle.
+    pub dma_halt: u8,
+    /// 1 while the DMC fetch still owes its dummy cycle.
+    pub dmc_dma_dummy: u8,
+    /// Reserved, always zero (explicit padding).
+    pub reserved: [u8; 6],
+}
+
+const _: () = assert!(core::mem::size_of::<BusState>() == 40);
+
+/// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM).
+pub(crate) struct PpuMemory<'a> {
+    pub cart: &'a mut Cartridge,
+    pub ciram: &'a mut [u8; 0x800],
+}
+
+impl PpuBusPeek for PpuMemory<'_> {
+    #[inline]
+    fn peek(&self, addr: u16) -> u8 {
+        self.cart.ppu_peek(addr, self.ciram)
+    }
+}
+
+impl PpuBus for PpuMemory<'_> {
+    #[inline]
+    fn read(&mut self, addr: u16) -> u8 {
+        self.cart.ppu_read(addr, self.ciram)
+    }
+    #[inline]
+    fn write(&mut self, addr: u16, value: u8) {
+        self.cart.ppu_write(addr, value, self.ciram)
+    }
+    #[inline]
+    fn set_address(&mut self, addr: u16) {
+        self.cart.ppu_address(addr)
+    }
+}
+
+/// Read-only view of the PPU's address bus.
+pub(crate) struct PpuMemoryView<'a> {
+    pub cart: &'a Cartridge,
+    pub ciram: &'a [u8; 0x800],
+}
+
+impl PpuBusPeek for PpuMemoryView<'_> {
+    #[inline]
+    fn peek(&self, addr: u16) -> u8 {
+        self.cart.ppu_peek(addr, self.ciram)
+    }
+}
+
+impl Nes {
+    /// One CPU read cycle (possibly preceded by DMA cycles that halt the CPU on this read).
+    #[inline]
+    pub(crate) fn read(&mut self, addr: u16) -> u8 {
+        if self.bus.dma_halt != 0 {
+            self.run_dma(addr);
+        }
+        self.read_cycle(addr)
+    }
+
+    /// One CPU write cycle. The CPU cannot be halted on a write: DMA waits for the next read.
+    #[inline]
+    pub(crate) fn write(&mut self, addr: u16, value: u8) {
+        self.begin_cycle(WRITE_ACCESS_OFFSET);
+        self.bus.open_bus = value;
+        self.decode_write(addr, value);
+        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET);
+    }
+
+    #[inline(always)]
+    fn read_cycle(&mut self, addr: u16) -> u8 {
+        self.begin_cycle(READ_ACCESS_OFFSET);
+        let value = self.decode_read(addr);
+        self.end_cycle(CYCLE - READ_ACCESS_OFFSET);
+        value
+    }
+
+    #[inline(always)]
+    fn write_cycle_no_halt(&mut self, addr: u16, value: u8) {
+        self.begin_cycle(WRITE_ACCESS_OFFSET);
+        self.bus.open_bus = value;
+        self.decode_write(addr, value);
+        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET);
+    }
+
+    #[inline(always)]
+    fn begin_cycle(&mut self, to_access: u64) {
+        self.bus.cpu_cycle += 1;
+        self.bus.master_clock += to_access;
+        self.run_ppu();
+        self.apu.tick_cpu_cycle(self.bus.cpu_cycle);
+        self.cart.cpu_cycle();
+    }
+
+    #[inline(always)]
+    fn end_cycle(&mut self, rest: u64) {
+        self.bus.master_clock += rest;
+        self.run_ppu();
+        self.sample_interrupt_lines();
+        if self.bus.dmc_dma_running == 0 && self.apu.dmc_wants_dma() {
+            self.bus.dmc_dma_running = 1;
+            self.bus.dmc_dma_dummy = 1;
+            self.bus.dma_halt = 1;
+        }
+    }
+
+    /// Lets the PPU catch up, dot by dot, to the master clock (minus the CPU/PPU phase offset).
+    #[inline(always)]
+    fn run_ppu(&mut self) {
+        let target = self
+            .bus
+            .master_clock
+            .saturating_sub(u64::from(self.bus.ppu_offset));
+        if self.bus.ppu_clock + MASTER_PER_DOT > target {
+            return;
+        }
+        let mut memory = PpuMemory {
+            cart: &mut self.cart,
+            ciram: &mut self.ciram,
+        };
+        while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+            self.ppu.tick_dot(&mut memory);
+            self.bus.ppu_clock += MASTER_PER_DOT;
+        }
+    }
+
+    /// Edge-detects /NMI and level-samples /IRQ at the end of a cycle. What the CPU acts on at the end
+    /// of an instruction is the value latched one cycle earlier (`*_prev`).
+    #[inline(always)]
+    fn sample_interrupt_lines(&mut self) {
+        let cpu = &mut self.cpu;
+        cpu.nmi_pending_prev = cpu.nmi_pending;
+        let nmi = u8::from(self.ppu.nmi_line());
+        if nmi != 0 && cpu.nmi_line_prev == 0 {
+            cpu.nmi_pending = 1;
+        }
+        cpu.nmi_line_prev = nmi;
+        cpu.irq_pending_prev = cpu.irq_pending;
+        let irq = self.apu.irq_line() || self.cart.irq_line();
+        cpu.irq_pending = u8::from(irq && !cpu.flag(crate::cpu::flags::I));
+    }
+
+    /// The DMA unit takes over the bus: the halted CPU read at `addr` is repeated on every cycle that
+    /// neither DMA uses (nesdev "DMA": halt, dummy and alignment cycles; get/put phases).
+    fn run_dma(&mut self, addr: u16) {
+        // Halt cycle: the CPU's read goes out and its value is dropped.
+        self.read_cycle(addr);
+        self.bus.dma_halt = 0;
+        loop {
+            if self.bus.dmc_dma_running != 0 && !self.apu.dmc_wants_dma() {
+                // $4015 disabled the DMC before its fetch: the DMA is cancelled.
+                self.bus.dmc_dma_running = 0;
+                self.bus.dmc_dma_dummy = 0;
+            }
+            if self.bus.dmc_dma_running == 0 && self.bus.oam_dma_running == 0 {
+                break;
+            }
+            let get = is_get_cycle(self.bus.cpu_cycle + 1);
+            let dmc_ready = self.bus.dmc_dma_running != 0
+                && self.bus.dma_halt == 0
+                && self.bus.dmc_dma_dummy == 0;
+            if get && dmc_ready {
+                let value = self.read_cycle(self.apu.dmc_dma_address());
+                self.bus.dmc_dma_running = 0;
+                self.apu.dmc_dma_complete(value);
+                continue;
+            }
+            // A DMC request that arrived during sprite DMA spends its halt, then its dummy cycle.
+            if self.bus.dma_halt != 0 {
+                self.bus.dma_halt = 0;
+            } else if self.bus.dmc_dma_dummy != 0 {
+                self.bus.dmc_dma_dummy = 0;
+            }
+            let oam = self.bus.oam_dma_running != 0;
+            let count = self.bus.oam_dma_count;
+            if get && oam && count & 1 == 0 {
+                let src = u16::from_le_bytes([(count >> 1) as u8, self.bus.oam_dma_page]);
+                self.bus.oam_dma_value = self.read_cycle(src);
+                self.bus.oam_dma_count += 1;
+            } else if !get && oam && count & 1 == 1 {
+                self.write_cycle_no_halt(0x2004, self.bus.oam_dma_value);
+                self.bus.oam_dma_count += 1;
+                if self.bus.oam_dma_count == 512 {
+                    self.bus.oam_dma_running = 0;
+                }
+            } else {
+                // Alignment or waiting cycle: the CPU's halted read repeats.
+                self.read_cycle(addr);
+            }
+        }
+    }
+
+    /// Address decoding for reads. Updates the data bus (open bus) with what was read, except for
+    /// $4015, which is inside the 2A03 and never drives the external bus.
+    #[inline(always)]
+    fn decode_read(&mut self, addr: u16) -> u8 {
+        let value = match addr {
+            0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
+            0x2000..=0x3FFF => {
+                let mut memory = PpuMemory {
+                    cart: &mut self.cart,
+                    ciram: &mut self.ciram,
+                };
+                self.ppu.read_register(addr, &mut memory)
+            }
+            0x4015 => return self.apu.read_status() | (self.bus.open_bus & 0x20),
+            0x4016 | 0x4017 => {
+                let port = usize::from(addr & 1);
+                self.pads[port].read() | (self.bus.open_bus & 0xE0)
+            }
+            0x4000..=0x401F => self.bus.open_bus,
+            _ => self.cart.cpu_read(addr, self.bus.open_bus),
+        };
+        self.bus.open_bus = value;
+        value
+    }
+
+    #[inline(always)]
+    fn decode_write(&mut self, addr: u16, value: u8) {
+        match addr {
+            0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)] = value,
+            0x2000..=0x3FFF => {
+                let mut memory = PpuMemory {
+                    cart: &mut self.cart,
+                    ciram: &mut self.ciram,
+                };
+                self.ppu.write_register(addr, value, &mut memory);
+            }
+            0x4014 => {
+                self.bus.oam_dma_page = value;
+                self.bus.oam_dma_running = 1;
+                self.bus.oam_dma_count = 0;
+                self.bus.dma_halt = 1;
+            }
+            0x4016 => {
+                self.pads[0].write_strobe(value);
+                self.pads[1].write_strobe(value);
+            }
+            0x4000..=0x4013 | 0x4015 | 0x4017 => {
+                self.apu.write_register(addr, value, self.bus.cpu_cycle);
+            }
+            0x4018..=0x401F => {}
+            _ => self.cart.cpu_write(addr, value, self.bus.cpu_cycle),
+        }
+    }
+
+    /// What a CPU read of `addr` would return now, without side effects on any part of the machine.
+    pub fn peek(&self, addr: u16) -> u8 {
+        match addr {
+            0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
+            0x2000..=0x3FFF => {
+                let view = PpuMemoryView {
+                    cart: &self.cart,
+                    ciram: &self.ciram,
+                };
+                self.ppu.peek_register(addr, &view)
+            }
+            0x4015 => self.apu.peek_status() | (self.bus.open_bus & 0x20),
+            0x4016 | 0x4017 => self.pads[usize::from(addr & 1)].peek() | (self.bus.open_bus & 0xE0),
+            0x4000..=0x401F => self.bus.open_bus,
+            _ => self.cart.cpu_peek(addr, self.bus.open_bus),
+        }
+    }
+}

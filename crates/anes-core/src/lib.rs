@@ -1,0 +1,28 @@
+//! anes-core: a cycle-accurate, deterministic NES (NTSC Ricoh 2A03 + 2C02) with no I/O, no clock and no
+//! globals, so any number of consoles can run side by side in one process and agree bit for bit.
+//!
+//! The CPU drives time: every bus access is one CPU cycle, during which the PPU catches up dot by dot to
+//! the master clock and the APU and the cartridge see the cycle. See `docs/ARCHITECTURE.md`.
+//!
+//! ```no_run
+//! use anes_core::{Cartridge, Nes, NesConfig};
+//! let bytes = std::fs::read("game.nes").unwrap();
+//! let cart = Cartridge::from_ines(&bytes).unwrap();
+//! let mut nes = Nes::new(cart, NesConfig::default());
+//! nes.run_until_frame_end();
+//! println!("stopped at PC ${:04X}", nes.cpu().pc);
+//! ```
+
+pub mod apu;
+mod bus;
+pub mod cart;
+pub mod clock;
+pub mod cpu;
+pub mod input;
+mod nes;
+pub mod ppu;
+
+pub use cart::{Cartridge, RomError, RomInfo};
+pub use clock::{CpuCycle, MasterClock};
+pub use cpu::CpuState;
+pub use nes::{Nes, NesConfig};

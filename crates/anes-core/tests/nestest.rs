@@ -1,0 +1,38 @@
+//! nestest in automation mode against its golden log (needs ../shared/conformance; skipped without it).
+
+use std::path::PathBuf;
+
+use anes_core::{Cartridge, Nes, NesConfig};
+
+fn conformance_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/roms/other")
+}
+
+#[test]
+fn nestest_matches_golden_log() {
+    let dir = conformance_dir();
+    let (Ok(rom), Ok(log)) = (
+        std::fs::read(dir.join("nestest.nes")),
+        std::fs::read_to_string(dir.join("nestest.log")),
+    ) else {
+        eprintln!(
+            "skipped nestest_matches_golden_log: {} not present",
+            dir.display()
+        );
+        return;
+    };
+    let mut nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), NesConfig::default());
+    nes.set_pc(0xC000);
+    let mut line = String::new();
+    for (i, expected) in log.lines().enumerate() {
+        line.clear();
+        anes_core::cpu::trace_line(&nes, &mut line);
+        assert_eq!(line, expected, "line {} differs", i + 1);
+        nes.step_instruction();
+    }
+    assert_eq!(
+        (nes.peek(2), nes.peek(3)),
+        (0, 0),
+        "nestest reports failure codes in $02/$03"
+    );
+}

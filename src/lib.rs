@@ -1,0 +1,6 @@
+//! anes: a deterministic dual-emulator lockstep harness with a cycle-accurate NES core.
+//!
+//! This facade re-exports the public API of the workspace's crates.
+
+pub use anes_core as core;
+pub use anes_core::{Cartridge, CpuState, Nes, NesConfig, RomError, RomInfo};

@@ -34,7 +34,10 @@ fn main() {
                         text.push(nes.peek(addr) as char);
                         addr += 1;
                     }
-                    println!("{} frame {frame}: code {code:#04x}\n{text}", if code == 0 { "PASS" } else { "FAIL" });
+                    println!(
+                        "{} frame {frame}: code {code:#04x}\n{text}",
+                        if code == 0 { "PASS" } else { "FAIL" }
+                    );
                     std::process::exit(i32::from(code != 0));
                 }
             }
@@ -44,7 +47,10 @@ fn main() {
             if v != 0 && frame > 60 {
                 // Older ROMs rewrite the byte while running; report the value at the end of the budget.
                 if frame + 1 == frames || v == 1 {
-                    println!("{} frame {frame}: zero page ${zp:02X} = {v}", if v == 1 { "PASS" } else { "FAIL" });
+                    println!(
+                        "{} frame {frame}: zero page ${zp:02X} = {v}",
+                        if v == 1 { "PASS" } else { "FAIL" }
+                    );
                     std::process::exit(i32::from(v != 1));
                 }
             }

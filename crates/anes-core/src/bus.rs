@@ -158,17 +158,11 @@ impl Nes {
     /// Lets the PPU catch up, dot by dot, to the master clock (minus the CPU/PPU phase offset).
     #[inline(always)]
     fn run_ppu(&mut self) {
-        let target = self
-            .bus
-            .master_clock
-            .saturating_sub(u64::from(self.bus.ppu_offset));
+        let target = self.bus.master_clock.saturating_sub(u64::from(self.bus.ppu_offset));
         if self.bus.ppu_clock + MASTER_PER_DOT > target {
             return;
         }
-        let mut memory = PpuMemory {
-            cart: &mut self.cart,
-            ciram: &mut self.ciram,
-        };
+        let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
         while self.bus.ppu_clock + MASTER_PER_DOT <= target {
             self.ppu.tick_dot(&mut memory);
             self.bus.ppu_clock += MASTER_PER_DOT;
@@ -207,9 +201,8 @@ impl Nes {
                 break;
             }
             let get = is_get_cycle(self.bus.cpu_cycle + 1);
-            let dmc_ready = self.bus.dmc_dma_running != 0
-                && self.bus.dma_halt == 0
-                && self.bus.dmc_dma_dummy == 0;
+            let dmc_ready =
+                self.bus.dmc_dma_running != 0 && self.bus.dma_halt == 0 && self.bus.dmc_dma_dummy == 0;
             if get && dmc_ready {
                 let value = self.read_cycle(self.apu.dmc_dma_address());
                 self.bus.dmc_dma_running = 0;
@@ -248,10 +241,7 @@ impl Nes {
         let value = match addr {
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
             0x2000..=0x3FFF => {
-                let mut memory = PpuMemory {
-                    cart: &mut self.cart,
-                    ciram: &mut self.ciram,
-                };
+                let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
                 self.ppu.read_register(addr, &mut memory)
             }
             0x4015 => return self.apu.read_status() | (self.bus.open_bus & 0x20),
@@ -271,10 +261,7 @@ impl Nes {
         match addr {
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)] = value,
             0x2000..=0x3FFF => {
-                let mut memory = PpuMemory {
-                    cart: &mut self.cart,
-                    ciram: &mut self.ciram,
-                };
+                let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
                 self.ppu.write_register(addr, value, &mut memory);
             }
             0x4014 => {
@@ -300,10 +287,7 @@ impl Nes {
         match addr {
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
             0x2000..=0x3FFF => {
-                let view = PpuMemoryView {
-                    cart: &self.cart,
-                    ciram: &self.ciram,
-                };
+                let view = PpuMemoryView { cart: &self.cart, ciram: &self.ciram };
                 self.ppu.peek_register(addr, &view)
             }
             0x4015 => self.apu.peek_status() | (self.bus.open_bus & 0x20),

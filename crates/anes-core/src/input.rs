@@ -60,10 +60,6 @@ impl ControllerState {
     /// What a read would return, without side effects.
     #[inline]
     pub fn peek(&self) -> u8 {
-        if self.strobe != 0 {
-            self.buttons & 1
-        } else {
-            self.shift & 1
-        }
+        if self.strobe != 0 { self.buttons & 1 } else { self.shift & 1 }
     }
 }

@@ -18,9 +18,7 @@ pub struct NesConfig {
 
 impl Default for NesConfig {
     fn default() -> Self {
-        NesConfig {
-            cpu_ppu_alignment: 0,
-        }
+        NesConfig { cpu_ppu_alignment: 0 }
     }
 }
 
@@ -42,14 +40,8 @@ impl Nes {
     /// instruction is at the reset vector.
     pub fn new(cart: Cartridge, config: NesConfig) -> Nes {
         let mut nes = Nes {
-            cpu: CpuState {
-                p: crate::cpu::flags::U | crate::cpu::flags::I,
-                ..CpuState::default()
-            },
-            bus: BusState {
-                ppu_offset: config.cpu_ppu_alignment & 3,
-                ..BusState::default()
-            },
+            cpu: CpuState { p: crate::cpu::flags::U | crate::cpu::flags::I, ..CpuState::default() },
+            bus: BusState { ppu_offset: config.cpu_ppu_alignment & 3, ..BusState::default() },
             ram: [0; 0x800],
             ciram: [0; 0x800],
             pads: [ControllerState::default(); 2],
@@ -132,11 +124,7 @@ impl Nes {
     /// What a PPU read of `addr` ($0000-$3EFF) would return, without side effects. Test harnesses use
     /// it to look for result text in the nametables.
     pub fn ppu_peek(&self, addr: u16) -> u8 {
-        PpuMemoryView {
-            cart: &self.cart,
-            ciram: &self.ciram,
-        }
-        .peek(addr)
+        PpuMemoryView { cart: &self.cart, ciram: &self.ciram }.peek(addr)
     }
 
     /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].

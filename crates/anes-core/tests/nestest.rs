@@ -11,14 +11,10 @@ fn conformance_dir() -> PathBuf {
 #[test]
 fn nestest_matches_golden_log() {
     let dir = conformance_dir();
-    let (Ok(rom), Ok(log)) = (
-        std::fs::read(dir.join("nestest.nes")),
-        std::fs::read_to_string(dir.join("nestest.log")),
-    ) else {
-        eprintln!(
-            "skipped nestest_matches_golden_log: {} not present",
-            dir.display()
-        );
+    let (Ok(rom), Ok(log)) =
+        (std::fs::read(dir.join("nestest.nes")), std::fs::read_to_string(dir.join("nestest.log")))
+    else {
+        eprintln!("skipped nestest_matches_golden_log: {} not present", dir.display());
         return;
     };
     let mut nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), NesConfig::default());
@@ -30,9 +26,5 @@ fn nestest_matches_golden_log() {
         assert_eq!(line, expected, "line {} differs", i + 1);
         nes.step_instruction();
     }
-    assert_eq!(
-        (nes.peek(2), nes.peek(3)),
-        (0, 0),
-        "nestest reports failure codes in $02/$03"
-    );
+    assert_eq!((nes.peek(2), nes.peek(3)), (0, 0), "nestest reports failure codes in $02/$03");
 }

@@ -88,10 +88,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(RomInfo, Vec<u8>, Vec<u8>), RomErro
     let start = 16 + trainer;
     let needed = start + prg + chr;
     if bytes.len() < needed {
-        return Err(RomError::Truncated {
-            len: bytes.len(),
-            needed,
-        });
+        return Err(RomError::Truncated { len: bytes.len(), needed });
     }
     let mirroring = if bytes[6] & 8 != 0 {
         Mirroring::FourScreen
@@ -109,9 +106,5 @@ pub(super) fn parse(bytes: &[u8]) -> Result<(RomInfo, Vec<u8>, Vec<u8>), RomErro
         battery: bytes[6] & 2 != 0,
         region: Region::Ntsc,
     };
-    Ok((
-        info,
-        bytes[start..start + prg].to_vec(),
-        bytes[start + prg..needed].to_vec(),
-    ))
+    Ok((info, bytes[start..start + prg].to_vec(), bytes[start + prg..needed].to_vec()))
 }

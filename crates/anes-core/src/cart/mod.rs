@@ -25,18 +25,9 @@ impl Cartridge {
     /// Parses an iNES 1.0 or NES 2.0 file.
     pub fn from_ines(bytes: &[u8]) -> Result<Cartridge, RomError> {
         let (info, prg_rom, chr_rom) = header::parse(bytes)?;
-        let chr = if chr_rom.is_empty() {
-            vec![0u8; 0x2000].into_boxed_slice()
-        } else {
-            chr_rom.into()
-        };
+        let chr = if chr_rom.is_empty() { vec![0u8; 0x2000].into_boxed_slice() } else { chr_rom.into() };
         let prg_ram = vec![0u8; 0x2000].into_boxed_slice();
-        Ok(Cartridge {
-            info,
-            prg_rom: prg_rom.into(),
-            chr,
-            prg_ram,
-        })
+        Ok(Cartridge { info, prg_rom: prg_rom.into(), chr, prg_ram })
     }
 
     /// What the header says about this cartridge.

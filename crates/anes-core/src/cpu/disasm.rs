@@ -66,32 +66,16 @@ fn write_operand(nes: &Nes, name: &str, mode: Mode, pc: u16, b1: u8, b2: u8, out
         Mode::Immediate => write!(out, "#${b1:02X}"),
         Mode::ZeroPage => write!(out, "${b1:02X} = {:02X}", memory_value(nes, u16::from(b1))),
         Mode::ZeroPageX | Mode::ZeroPageY => {
-            let (reg, index) = if mode == Mode::ZeroPageX {
-                ('X', cpu.x)
-            } else {
-                ('Y', cpu.y)
-            };
+            let (reg, index) = if mode == Mode::ZeroPageX { ('X', cpu.x) } else { ('Y', cpu.y) };
             let addr = b1.wrapping_add(index);
-            write!(
-                out,
-                "${b1:02X},{reg} @ {addr:02X} = {:02X}",
-                memory_value(nes, u16::from(addr))
-            )
+            write!(out, "${b1:02X},{reg} @ {addr:02X} = {:02X}", memory_value(nes, u16::from(addr)))
         }
         Mode::Absolute if is_jump => write!(out, "${abs:04X}"),
         Mode::Absolute => write!(out, "${abs:04X} = {:02X}", memory_value(nes, abs)),
         Mode::AbsoluteX | Mode::AbsoluteY => {
-            let (reg, index) = if mode == Mode::AbsoluteX {
-                ('X', cpu.x)
-            } else {
-                ('Y', cpu.y)
-            };
+            let (reg, index) = if mode == Mode::AbsoluteX { ('X', cpu.x) } else { ('Y', cpu.y) };
             let addr = abs.wrapping_add(u16::from(index));
-            write!(
-                out,
-                "${abs:04X},{reg} @ {addr:04X} = {:02X}",
-                memory_value(nes, addr)
-            )
+            write!(out, "${abs:04X},{reg} @ {addr:04X} = {:02X}", memory_value(nes, addr))
         }
         Mode::Indirect => {
             let lo = memory_value(nes, abs);
@@ -101,20 +85,12 @@ fn write_operand(nes: &Nes, name: &str, mode: Mode, pc: u16, b1: u8, b2: u8, out
         Mode::IndirectX => {
             let ptr = b1.wrapping_add(cpu.x);
             let target = peek_zp_word(nes, ptr);
-            write!(
-                out,
-                "(${b1:02X},X) @ {ptr:02X} = {target:04X} = {:02X}",
-                memory_value(nes, target)
-            )
+            write!(out, "(${b1:02X},X) @ {ptr:02X} = {target:04X} = {:02X}", memory_value(nes, target))
         }
         Mode::IndirectY => {
             let base = peek_zp_word(nes, b1);
             let addr = base.wrapping_add(u16::from(cpu.y));
-            write!(
-                out,
-                "(${b1:02X}),Y = {base:04X} @ {addr:04X} = {:02X}",
-                memory_value(nes, addr)
-            )
+            write!(out, "(${b1:02X}),Y = {base:04X} @ {addr:04X} = {:02X}", memory_value(nes, addr))
         }
         Mode::Relative => {
             let target = pc.wrapping_add(2).wrapping_add(b1 as i8 as u16);
@@ -124,18 +100,11 @@ fn write_operand(nes: &Nes, name: &str, mode: Mode, pc: u16, b1: u8, b2: u8, out
 }
 
 fn peek_zp_word(nes: &Nes, ptr: u8) -> u16 {
-    u16::from_le_bytes([
-        nes.peek(u16::from(ptr)),
-        nes.peek(u16::from(ptr.wrapping_add(1))),
-    ])
+    u16::from_le_bytes([nes.peek(u16::from(ptr)), nes.peek(u16::from(ptr.wrapping_add(1)))])
 }
 
 /// The memory value shown after `=`. I/O registers ($2000-$401F) are shown as `FF` without being
 /// looked at, as in nestest.log (its tracer never touched registers with read side effects).
 fn memory_value(nes: &Nes, addr: u16) -> u8 {
-    if (0x2000..=0x401F).contains(&addr) {
-        0xFF
-    } else {
-        nes.peek(addr)
-    }
+    if (0x2000..=0x401F).contains(&addr) { 0xFF } else { nes.peek(addr) }
 }

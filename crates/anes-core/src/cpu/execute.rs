@@ -428,11 +428,7 @@ impl Nes {
                 let base = self.indirect_y_base();
                 self.indexed(base, self.cpu.y, always_fix)
             }
-            Mode::Implied
-            | Mode::Accumulator
-            | Mode::Immediate
-            | Mode::Indirect
-            | Mode::Relative => {
+            Mode::Implied | Mode::Accumulator | Mode::Immediate | Mode::Indirect | Mode::Relative => {
                 unreachable!("{mode:?} has no operand address")
             }
         }
@@ -535,8 +531,7 @@ impl Nes {
         let sum = u16::from(a) + u16::from(v) + u16::from(self.cpu.p & flags::C);
         let result = sum as u8;
         self.cpu.set_flag(flags::C, sum > 0xFF);
-        self.cpu
-            .set_flag(flags::V, (a ^ result) & (v ^ result) & 0x80 != 0);
+        self.cpu.set_flag(flags::V, (a ^ result) & (v ^ result) & 0x80 != 0);
         self.cpu.a = result;
         self.cpu.set_nz(result);
     }
@@ -675,11 +670,7 @@ impl Nes {
         };
         let addr = self.indexed(base, index, true);
         let stored = value & ((base >> 8) as u8).wrapping_add(1);
-        let addr = if (addr ^ base) & 0xFF00 != 0 {
-            (u16::from(stored) << 8) | (addr & 0xFF)
-        } else {
-            addr
-        };
+        let addr = if (addr ^ base) & 0xFF00 != 0 { (u16::from(stored) << 8) | (addr & 0xFF) } else { addr };
         self.write(addr, stored);
     }
     fn sha(&mut self, mode: Mode) {

@@ -94,7 +94,6 @@ impl CpuState {
 
     #[inline]
     pub(crate) fn set_nz(&mut self, v: u8) {
-        self.p =
-            (self.p & !(flags::N | flags::Z)) | (v & flags::N) | if v == 0 { flags::Z } else { 0 };
+        self.p = (self.p & !(flags::N | flags::Z)) | (v & flags::N) | if v == 0 { flags::Z } else { 0 };
     }
 }

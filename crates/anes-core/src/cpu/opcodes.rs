@@ -220,11 +220,7 @@ pub struct OpcodeInfo {
 }
 
 const fn op(mnemonic: Mnemonic, mode: Mode, official: bool) -> OpcodeInfo {
-    OpcodeInfo {
-        mnemonic,
-        mode,
-        official,
-    }
+    OpcodeInfo { mnemonic, mode, official }
 }
 
 /// All 256 opcodes of the 2A03.

@@ -46,11 +46,7 @@ impl Default for Ppu {
 impl Ppu {
     /// A PPU at power-on: scanline 0, dot 0.
     pub fn new() -> Self {
-        Ppu {
-            scanline: 0,
-            dot: 0,
-            frames_completed: 0,
-        }
+        Ppu { scanline: 0, dot: 0, frames_completed: 0 }
     }
 
     /// The reset button was pressed.

@@ -19,6 +19,7 @@ pub mod cart;
 pub mod clock;
 pub mod cpu;
 pub mod input;
+pub mod movie;
 mod nes;
 pub mod ppu;
 

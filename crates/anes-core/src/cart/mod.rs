@@ -108,6 +108,22 @@ impl Cartridge {
     /// The console's reset button was pressed.
     pub fn reset(&mut self) {}
 
+    /// Power-on state of the board (battery-backed RAM keeps its contents).
+    pub fn power_on(&mut self) {}
+
+    /// Recomputes derived data from the board's state after a snapshot restore.
+    pub fn rebuild_caches(&mut self) {}
+
+    /// The PRG ROM image.
+    pub fn prg_rom(&self) -> &[u8] {
+        &self.prg_rom
+    }
+
+    /// The CHR ROM image (empty when the board has CHR RAM).
+    pub fn chr_rom(&self) -> &[u8] {
+        if self.info.chr_rom_size == 0 { &[] } else { &self.chr }
+    }
+
     fn ciram_index(&self, addr: u16) -> usize {
         let table = usize::from((addr >> 10) & 3);
         let offset = usize::from(addr & 0x3FF);

@@ -9,8 +9,9 @@
 //! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle.
 //!
 //! State: the board's registers are a Pod struct ([`Cartridge::mapper_state_bytes`]); the memories
-//! are [`Cartridge::prg_ram`], [`Cartridge::chr_ram`] and [`Cartridge::extra_vram`]. The bank map the
-//! hot paths use is derived from them and rebuilt by [`Cartridge::rebuild_caches`].
+//! are [`Cartridge::prg_ram`] and [`Cartridge::chr_ram`] (CHR RAM followed by a four-screen board's
+//! nametable VRAM, [`Cartridge::extra_vram`]). The bank map the hot paths use is derived from them and
+//! rebuilt by [`Cartridge::rebuild_caches`].
 
 mod board;
 mod error;
@@ -51,13 +52,16 @@ pub struct Cartridge {
     info: RomInfo,
     /// PRG ROM, repeated up to a whole number of 8 KiB banks.
     prg_rom: Box<[u8]>,
-    /// CHR ROM (repeated up to a whole number of 1 KiB banks) or CHR RAM.
+    /// Everything on the PPU side of the board: CHR (ROM repeated up to a whole number of 1 KiB banks,
+    /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3).
     chr: Box<[u8]>,
+    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM.
+    chr_len: usize,
     chr_is_ram: bool,
     /// PRG RAM at $6000-$7FFF: battery-backed part first, then the volatile part.
     prg_ram: Box<[u8]>,
-    /// The four-screen board's own 2 KiB of VRAM (nametables 2 and 3); empty otherwise.
-    extra_vram: Box<[u8]>,
+    /// The 512-byte trainer, copied to $7000 at power-on.
+    trainer: Option<Box<[u8]>>,
     board: Board,
     /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
     map: MemoryMap,
@@ -95,20 +99,23 @@ impl Cartridge {
         } else {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
+        let chr_len = chr.len();
+        let chr = if info.mirroring == Mirroring::FourScreen {
+            let mut with_vram = chr.into_vec();
+            with_vram.resize(chr_len + FOUR_SCREEN_VRAM, 0);
+            with_vram.into_boxed_slice()
+        } else {
+            chr
+        };
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
         if parsed.trainer.is_some() {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
-        let mut prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
-        if let Some(trainer) = parsed.trainer {
-            let start = TRAINER_ADDR - 0x6000;
-            prg_ram[start..start + trainer.len()].copy_from_slice(trainer);
-        }
-        let extra_vram =
-            vec![0u8; if info.mirroring == Mirroring::FourScreen { FOUR_SCREEN_VRAM } else { 0 }].into();
-        let map = MemoryMap::new(prg_rom.len(), chr.len(), prg_ram.len(), info.mirroring);
-        let mut cart = Cartridge { info, prg_rom, chr, chr_is_ram, prg_ram, extra_vram, board, map };
-        cart.rebuild_caches();
+        let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
+        let trainer = parsed.trainer.map(Box::from);
+        let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
+        let mut cart = Cartridge { info, prg_rom, chr, chr_len, chr_is_ram, prg_ram, trainer, board, map };
+        cart.power_on();
         Ok(cart)
     }
 
@@ -171,7 +178,11 @@ impl Cartridge {
         } else {
             let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
             let offset = addr & 0x3FF;
-            if page < 2 { ciram[page * 0x400 + offset] } else { self.extra_vram[(page - 2) * 0x400 + offset] }
+            if page < 2 {
+                ciram[page * 0x400 + offset]
+            } else {
+                self.chr[self.chr_len + (page - 2) * 0x400 + offset]
+            }
         }
     }
 
@@ -193,7 +204,7 @@ impl Cartridge {
             if page < 2 {
                 ciram[page * 0x400 + offset] = value;
             } else {
-                self.extra_vram[(page - 2) * 0x400 + offset] = value;
+                self.chr[self.chr_len + (page - 2) * 0x400 + offset] = value;
             }
         }
     }
@@ -265,31 +276,69 @@ impl Cartridge {
         &mut self.prg_ram
     }
 
-    /// CHR RAM; empty when the board has CHR ROM.
+    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM) followed by the four-screen
+    /// board's 2 KiB of nametable VRAM (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board
+    /// without four-screen VRAM.
     pub fn chr_ram(&self) -> &[u8] {
-        if self.chr_is_ram { &self.chr } else { &[] }
+        let start = if self.chr_is_ram { 0 } else { self.chr_len };
+        &self.chr[start..]
     }
 
-    /// CHR RAM, mutable (snapshot restore); empty when the board has CHR ROM.
+    /// The board's PPU-side RAM, mutable (snapshot restore); same layout as [`Cartridge::chr_ram`].
     pub fn chr_ram_mut(&mut self) -> &mut [u8] {
-        if self.chr_is_ram { &mut self.chr } else { &mut [] }
+        let start = if self.chr_is_ram { 0 } else { self.chr_len };
+        &mut self.chr[start..]
     }
 
-    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00); empty on other boards.
+    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
+    /// [`Cartridge::chr_ram`]); empty on other boards.
     pub fn extra_vram(&self) -> &[u8] {
-        &self.extra_vram
+        &self.chr[self.chr_len..]
     }
 
-    /// The four-screen VRAM, mutable (snapshot restore).
+    /// The four-screen VRAM, mutable.
     pub fn extra_vram_mut(&mut self) -> &mut [u8] {
-        &mut self.extra_vram
+        &mut self.chr[self.chr_len..]
+    }
+
+    /// The PRG ROM image as stored in the file.
+    pub fn prg_rom(&self) -> &[u8] {
+        // Padding only ever repeats the image after its end.
+        &self.prg_rom[..self.info.prg_rom_size]
+    }
+
+    /// The CHR ROM image as stored in the file (empty when the board has CHR RAM).
+    pub fn chr_rom(&self) -> &[u8] {
+        if self.chr_is_ram { &[] } else { &self.chr[..self.info.chr_rom_size] }
+    }
+
+    /// Power-on: board registers take their power-on values; volatile PRG RAM, CHR RAM and four-screen
+    /// VRAM are cleared; battery-backed PRG RAM keeps its contents; a trainer is copied to $7000 again.
+    /// An MMC3 revision chosen with
+    /// [`Cartridge::set_mmc3_revision`] is kept.
+    pub fn power_on(&mut self) {
+        let revision = self.mmc3_revision();
+        if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
+            self.board = board;
+        }
+        if let Some(revision) = revision {
+            self.set_mmc3_revision(revision);
+        }
+        let battery = self.info.prg_nvram_size.min(self.prg_ram.len());
+        self.prg_ram[battery..].fill(0);
+        if let Some(trainer) = &self.trainer {
+            // from_ines made PRG RAM at least 8 KiB when there is a trainer.
+            let start = TRAINER_ADDR - 0x6000;
+            self.prg_ram[start..start + trainer.len()].copy_from_slice(trainer);
+        }
+        self.chr_ram_mut().fill(0);
+        self.rebuild_caches();
     }
 
     /// Recomputes the derived bank map from the board state, e.g. after
     /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
     pub fn rebuild_caches(&mut self) {
-        self.map =
-            MemoryMap::new(self.prg_rom.len(), self.chr.len(), self.prg_ram.len(), self.info.mirroring);
+        self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
         self.board.update_map(&mut self.map);
     }
 

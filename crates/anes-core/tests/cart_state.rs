@@ -149,3 +149,40 @@ fn mmc2_and_mmc4_round_trip_with_latches() {
     round_trip(RomBuilder::new(9, 8, 16), &before, &after);
     round_trip(RomBuilder::new(10, 8, 16), &before, &after);
 }
+
+#[test]
+fn power_on_resets_registers_and_volatile_memory_but_keeps_battery_ram_and_revision() {
+    use anes_core::cart::Mmc3Revision;
+    // MMC3 with 8 KiB battery RAM (iNES 1.0 battery flag) and CHR RAM.
+    let bytes = RomBuilder::new(4, 16, 0).flags6(0x02).build();
+    let mut cart = Cartridge::from_ines(&bytes).unwrap();
+    let fresh = Cartridge::from_ines(&bytes).unwrap();
+    cart.set_mmc3_revision(Mmc3Revision::A);
+    apply(&mut cart, &[Write(0x8000, 6, 1), Write(0x8001, 9, 3), Write(0x6000, 0x42, 5)]);
+    let mut ciram = [0u8; 0x800];
+    cart.ppu_write(0x0010, 0x99, &mut ciram);
+    cart.power_on();
+    assert_eq!(cart.mmc3_revision(), Some(Mmc3Revision::A));
+    assert_eq!(cart.prg_ram()[0], 0x42, "battery-backed RAM survives");
+    assert_eq!(cart.chr_ram()[0x10], 0, "CHR RAM is cleared");
+    cart.set_mmc3_revision(Mmc3Revision::B);
+    assert_eq!(cart.mapper_state_bytes(), fresh.mapper_state_bytes());
+    assert_eq!(cart_support::prg_banks(&cart), cart_support::prg_banks(&fresh));
+
+    // Volatile PRG RAM is cleared; a trainer is put back at $7000.
+    let bytes = RomBuilder::new(0, 1, 1).flags6(0x04).build();
+    let mut cart = Cartridge::from_ines(&bytes).unwrap();
+    apply(&mut cart, &[Write(0x6000, 0x42, 1), Write(0x7000, 0x00, 3)]);
+    cart.power_on();
+    assert_eq!((cart.cpu_peek(0x6000, 0xEE), cart.cpu_peek(0x7000, 0xEE)), (0, 0xA5));
+}
+
+#[test]
+fn rom_images_are_the_files() {
+    let rom = RomBuilder::new(4, 2, 1).flags6(0x04);
+    let bytes = rom.build();
+    let cart = Cartridge::from_ines(&bytes).unwrap();
+    assert_eq!(cart.prg_rom(), &bytes[16 + 512..16 + 512 + 0x8000]);
+    assert_eq!(cart.chr_rom(), &bytes[16 + 512 + 0x8000..]);
+    assert!(RomBuilder::new(2, 2, 0).cartridge().chr_rom().is_empty());
+}

@@ -11,8 +11,6 @@ pub enum RomPart {
     PrgRom,
     /// CHR ROM (header byte 5, and byte 9 high nibble in NES 2.0).
     ChrRom,
-    /// NES 2.0 miscellaneous ROM area (header byte 14).
-    MiscRom,
 }
 
 impl core::fmt::Display for RomPart {
@@ -21,7 +19,6 @@ impl core::fmt::Display for RomPart {
             RomPart::Trainer => "trainer",
             RomPart::PrgRom => "PRG ROM",
             RomPart::ChrRom => "CHR ROM",
-            RomPart::MiscRom => "miscellaneous ROM",
         })
     }
 }

@@ -165,6 +165,7 @@ pub(super) struct BoardConfig {
 }
 
 impl BoardConfig {
+    /// The facts taken from a parsed header.
     pub fn from_info(info: &RomInfo) -> Self {
         BoardConfig { mapper: info.mapper, submapper: info.submapper }
     }
@@ -173,16 +174,27 @@ impl BoardConfig {
 /// One of the supported boards, with its register state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Board {
+    /// Mapper 0.
     Nrom(Nrom),
+    /// Mapper 1 (MMC1).
     Sxrom(Sxrom),
+    /// Mapper 2.
     Uxrom(Uxrom),
+    /// Mapper 3.
     Cnrom(Cnrom),
+    /// Mapper 4 (MMC3).
     Txrom(Txrom),
+    /// Mapper 7.
     Axrom(Axrom),
+    /// Mapper 9 (MMC2).
     Pxrom(Pxrom),
+    /// Mapper 10 (MMC4).
     Fxrom(Fxrom),
+    /// Mapper 11.
     ColorDreams(ColorDreams),
+    /// Mapper 66.
     Gxrom(Gxrom),
+    /// Mapper 71.
     Camerica(Camerica),
 }
 

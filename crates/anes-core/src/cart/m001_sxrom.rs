@@ -48,6 +48,7 @@ pub(crate) struct Sxrom {
 }
 
 impl Sxrom {
+    /// The board in its power-on state.
     pub fn new(_config: BoardConfig) -> Self {
         // Power-on: PRG mode 3 (last bank fixed at $C000), so the reset vector is in the last bank.
         Sxrom { state: SxromState { control: 0x0C, ..SxromState::default() } }
@@ -85,6 +86,7 @@ impl Sxrom {
         true
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_mirroring(match s.control & 3 {
@@ -123,10 +125,12 @@ impl Sxrom {
         map.set_prg_ram(ram_bank, enabled, enabled);
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

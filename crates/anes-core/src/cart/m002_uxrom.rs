@@ -23,17 +23,20 @@ pub(crate) struct Uxrom {
 }
 
 impl Uxrom {
+    /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
         // NES 2.0 submapper 2 declares bus conflicts (AND); 0 (unspecified) and 1 are modelled without.
         Uxrom { state: UxromState::default(), bus_conflicts: config.submapper == 2 }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, value: u8) -> bool {
         self.state.prg_bank = value;
         true
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
@@ -42,10 +45,12 @@ impl Uxrom {
         map.bus_conflicts = self.bus_conflicts;
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -83,6 +83,7 @@ pub(crate) struct Txrom {
 }
 
 impl Txrom {
+    /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
         let revision = if config.submapper == 4 { Mmc3Revision::A } else { Mmc3Revision::B };
         Txrom {
@@ -107,6 +108,7 @@ impl Txrom {
         self.state.revision = revision.to_state();
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
         let s = &mut self.state;
@@ -181,11 +183,13 @@ impl Txrom {
         }
     }
 
+    /// The /IRQ output (true = asserted).
     #[inline]
     pub fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         let r = |i: usize| usize::from(s.registers[i]);
@@ -212,10 +216,12 @@ impl Txrom {
         map.watches_ppu = true;
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -24,17 +24,20 @@ pub(crate) struct Axrom {
 }
 
 impl Axrom {
+    /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
         // NES 2.0 submapper 2 (AOROM) has bus conflicts; 0 (unspecified) and 1 (ANROM) have none.
         Axrom { state: AxromState::default(), bus_conflicts: config.submapper == 2 }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, value: u8) -> bool {
         self.state.register = value;
         true
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_32k(usize::from(self.state.register & 0x07));
         map.set_chr_8k(0);
@@ -46,10 +49,12 @@ impl Axrom {
         map.bus_conflicts = self.bus_conflicts;
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -93,20 +93,24 @@ pub(crate) struct Pxrom {
 }
 
 impl Pxrom {
+    /// The board in its power-on state.
     pub fn new(_config: BoardConfig) -> Self {
         Pxrom { state: LatchChrState::default() }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
         self.state.write_register(addr, value, 0x0F)
     }
 
+    /// A PPU read of `addr`; returns true when a latch flipped.
     #[inline]
     pub fn observe_ppu_read(&mut self, addr: u16) -> bool {
         self.state.observe_ppu_read(addr, false)
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_8k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(1, map.prg_bank_from_end(3));
@@ -115,10 +119,12 @@ impl Pxrom {
         self.state.update_chr_map(map);
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -12,20 +12,24 @@ pub(crate) struct Fxrom {
 }
 
 impl Fxrom {
+    /// The board in its power-on state.
     pub fn new(_config: BoardConfig) -> Self {
         Fxrom { state: LatchChrState::default() }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
         self.state.write_register(addr, value, 0x0F)
     }
 
+    /// A PPU read of `addr`; returns true when a latch flipped.
     #[inline]
     pub fn observe_ppu_read(&mut self, addr: u16) -> bool {
         self.state.observe_ppu_read(addr, true)
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
@@ -33,10 +37,12 @@ impl Fxrom {
         self.state.update_chr_map(map);
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

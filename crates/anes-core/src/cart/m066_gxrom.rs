@@ -22,16 +22,19 @@ pub(crate) struct Gxrom {
 }
 
 impl Gxrom {
+    /// The board in its power-on state.
     pub fn new(_config: BoardConfig) -> Self {
         Gxrom { state: GxromState::default() }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, value: u8) -> bool {
         self.state.register = value;
         true
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_32k(usize::from((self.state.register >> 4) & 0x03));
         map.set_chr_8k(usize::from(self.state.register & 0x03));
@@ -39,10 +42,12 @@ impl Gxrom {
         map.bus_conflicts = true;
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -28,10 +28,12 @@ pub(crate) struct Camerica {
 }
 
 impl Camerica {
+    /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
         Camerica { state: CamericaState::default(), mirroring_control: config.submapper == 1 }
     }
 
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
         match addr {
@@ -44,6 +46,7 @@ impl Camerica {
         true
     }
 
+    /// Points every window of `map` at the banks the registers select.
     pub fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
@@ -56,10 +59,12 @@ impl Camerica {
         }
     }
 
+    /// The register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
     }
 
+    /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }

@@ -341,3 +341,19 @@ fn check_console_type(console_type: u8, extended: Option<u8>) -> Result<(), RomE
     };
     Err(RomError::UnsupportedConsole { value: console_type, console })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{nes20_ram_size, nes20_rom_size};
+
+    #[test]
+    fn nes20_sizes() {
+        assert_eq!(nes20_rom_size(2, 0, 0x4000, "f"), Ok(0x8000));
+        assert_eq!(nes20_rom_size(0x00, 1, 0x4000, "f"), Ok(0x100 * 0x4000));
+        // Exponent-multiplier: 2^E * (2*MM + 1).
+        assert_eq!(nes20_rom_size(0x00, 0xF, 0x4000, "f"), Ok(1));
+        assert_eq!(nes20_rom_size((10 << 2) | 3, 0xF, 0x4000, "f"), Ok(7 * 1024));
+        assert!(nes20_rom_size(0xFF, 0xF, 0x4000, "f").is_err());
+        assert_eq!((nes20_ram_size(0), nes20_ram_size(7), nes20_ram_size(15)), (0, 0x2000, 0x20_0000));
+    }
+}

@@ -47,7 +47,7 @@ const FOUR_SCREEN_VRAM: usize = 0x800;
 const TRAINER_ADDR: usize = 0x7000;
 
 /// A loaded cartridge: immutable ROM images plus the board's mutable state.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Cartridge {
     info: RomInfo,
     /// PRG ROM, repeated up to a whole number of 8 KiB banks.
@@ -65,6 +65,18 @@ pub struct Cartridge {
     board: Board,
     /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
     map: MemoryMap,
+}
+
+impl core::fmt::Debug for Cartridge {
+    /// The header facts, memory sizes and board registers; not the megabytes of ROM.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cartridge")
+            .field("info", &self.info)
+            .field("board", &self.board)
+            .field("prg_ram_len", &self.prg_ram.len())
+            .field("chr_ram_len", &self.chr_ram().len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Repeats `data` up to the next multiple of `unit` bytes (a smaller chip repeats in a bigger window,
@@ -234,6 +246,7 @@ impl Cartridge {
     pub fn reset(&mut self) {}
 
     /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
+    /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
     pub fn battery_ram(&self) -> Option<&[u8]> {
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get(..size) }
@@ -381,5 +394,17 @@ impl Cartridge {
         if self.board.observe_ppu(addr, read) {
             self.board.update_map(&mut self.map);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeat_to_multiple;
+
+    #[test]
+    fn small_images_repeat_to_fill_whole_banks() {
+        assert_eq!(&*repeat_to_multiple(&[1, 2, 3], 4), &[1, 2, 3, 1]);
+        assert_eq!(&*repeat_to_multiple(&[1, 2, 3, 4], 4), &[1, 2, 3, 4]);
+        assert_eq!(repeat_to_multiple(&[7; 0x3000], 0x2000).len(), 0x4000);
     }
 }

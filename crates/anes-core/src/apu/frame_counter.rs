@@ -49,8 +49,8 @@ pub struct FrameCounter {
     pub last_write: u8,
     /// CPU cycles until the last $4017 write restarts the sequence (0 = none pending).
     pub write_delay: u8,
-    /// 1 when the next cycle must schedule a restart as if $4017 had just been written (after a reset,
-    /// whose cycle number the APU does not know).
+    /// 1 when the next cycle must schedule a restart as if $4017 had been written three cycles earlier
+    /// (power-on and reset, whose cycle number the APU does not know).
     pub restart_on_next_cycle: u8,
     /// Reserved, always zero (explicit padding).
     pub reserved: [u8; 2],
@@ -59,10 +59,11 @@ pub struct FrameCounter {
 const _: () = assert!(core::mem::size_of::<FrameCounter>() == 10);
 
 impl FrameCounter {
-    /// The frame counter at power-on: as if $00 had been written to $4017 just before the CPU's
-    /// reset sequence (nesdev "CPU power up state"), so the sequence restarts on cycle 1.
+    /// The frame counter at power-on: as if $00 had been written to $4017 three cycles before the first
+    /// cycle, 10 or 11 cycles before the first instruction (blargg's apu_reset 4017_timing: "as if $00
+    /// were written to $4017, then a 9-12 clock delay, then execution from the reset vector").
     pub fn new() -> FrameCounter {
-        FrameCounter { write_delay: 1, ..FrameCounter::default() }
+        FrameCounter { restart_on_next_cycle: 1, ..FrameCounter::default() }
     }
 
     /// A CPU write of $4017 on cycle `get_cycle` parity.
@@ -78,12 +79,11 @@ impl FrameCounter {
         self.write_delay = if get_cycle { 4 } else { 3 };
     }
 
-    /// The reset button: the frame counter behaves as after a write of its last value.
+    /// The reset button: the interrupt flag clears and the frame counter behaves as after a write of
+    /// its last value, timed as at power-on (apu_reset irq_flag_cleared, 4017_written, 4017_timing).
     pub fn reset(&mut self) {
         self.irq_inhibit = (self.last_write >> 6) & 1;
-        if self.irq_inhibit != 0 {
-            self.irq_flag = 0;
-        }
+        self.irq_flag = 0;
         self.write_delay = 0;
         self.restart_on_next_cycle = 1;
     }
@@ -107,8 +107,10 @@ impl FrameCounter {
     #[inline]
     pub fn tick(&mut self, get_cycle: bool) -> FrameClocks {
         if self.restart_on_next_cycle != 0 {
+            // A write three cycles ago: the restart is on this cycle if it is a get cycle, else on the
+            // next one.
             self.restart_on_next_cycle = 0;
-            self.write_delay = if get_cycle { 4 } else { 3 };
+            self.write_delay = if get_cycle { 1 } else { 2 };
         }
         if self.write_delay != 0 {
             self.write_delay -= 1;

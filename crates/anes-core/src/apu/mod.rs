@@ -84,13 +84,27 @@ impl Apu {
     }
 
     /// The reset button was pressed (nesdev "CPU power up state"): the APU is silenced as by a write of
-    /// $00 to $4015, the frame counter restarts as after a write of its last $4017 value, the triangle
-    /// returns to the first step of its waveform and the DMC output keeps only its lowest bit.
+    /// $00 to $4015, the frame counter restarts as after a write of its last $4017 value with its
+    /// interrupt flag clear, the triangle returns to the first step of its waveform and the DMC output
+    /// keeps only its lowest bit. The halt flags of the pulse and noise length counters clear; the
+    /// triangle's is unaffected (blargg's apu_reset len_ctrs_enabled).
     pub fn reset(&mut self) {
         self.write_status(0x00, false);
-        self.state.frame_counter.reset();
-        self.state.triangle.sequence_step = 0;
-        self.state.dmc.output_level &= 1;
+        let s = &mut self.state;
+        s.frame_counter.reset();
+        let [pulse1, pulse2] = &mut s.pulse;
+        for (length, envelope) in [
+            (&mut pulse1.length, &mut pulse1.envelope),
+            (&mut pulse2.length, &mut pulse2.envelope),
+            (&mut s.noise.length, &mut s.noise.envelope),
+        ] {
+            // One register bit is both the length halt and the envelope loop flag.
+            length.halt = 0;
+            length.pending_halt = 0;
+            envelope.loop_flag = 0;
+        }
+        s.triangle.sequence_step = 0;
+        s.dmc.output_level &= 1;
     }
 
     /// The emulated state.
@@ -248,5 +262,143 @@ impl ApuState {
             self.noise.output(),
             self.dmc.output(),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs cycles `from..to` (numbers of the cycles, as the bus passes them).
+    fn run(apu: &mut Apu, from: u64, to: u64) {
+        for cycle in from..to {
+            apu.tick_cpu_cycle(cycle);
+        }
+    }
+
+    #[test]
+    fn length_load_shows_in_status_on_the_next_cycle() {
+        let mut apu = Apu::new();
+        run(&mut apu, 1, 10);
+        apu.write_register(0x4015, 0x0F, 9);
+        apu.write_register(0x4003, 0x08, 9);
+        assert_eq!(apu.peek_status() & 0x0F, 0);
+        run(&mut apu, 10, 11);
+        assert_eq!(apu.peek_status() & 0x0F, 0x01);
+    }
+
+    #[test]
+    fn frame_irq_after_4017_write_and_read_clears_it() {
+        let mut apu = Apu::new();
+        run(&mut apu, 1, 100);
+        apu.write_register(0x4017, 0x00, 99); // get cycle: restart on cycle 103
+        run(&mut apu, 100, 103 + 29828);
+        assert!(!apu.irq_line());
+        run(&mut apu, 103 + 29828, 103 + 29829);
+        assert!(apu.irq_line());
+        assert_eq!(apu.read_status() & 0x40, 0x40);
+        assert!(!apu.irq_line());
+    }
+
+    #[test]
+    fn dmc_load_dma_waits_for_the_get_cycle_of_the_second_apu_cycle() {
+        // Written on get cycle 101: the bus must see the request at the end of cycle 104 so it halts
+        // on get cycle 105. Written on put cycle 100: seen at the end of 102, halt on 103.
+        for (write_cycle, first_wanted) in [(101, 104), (100, 102)] {
+            let mut apu = Apu::new();
+            run(&mut apu, 1, write_cycle + 1);
+            apu.write_register(0x4015, 0x10, write_cycle);
+            for cycle in write_cycle + 1..=first_wanted {
+                assert!(!apu.dmc_wants_dma(), "cycle {cycle}");
+                apu.tick_cpu_cycle(cycle);
+            }
+            assert!(apu.dmc_wants_dma(), "write on {write_cycle}");
+            assert!(is_get_cycle(first_wanted + 1));
+            assert_eq!(apu.dmc_dma_address(), 0xC000);
+            apu.dmc_dma_complete(0xAA);
+            assert!(!apu.dmc_wants_dma());
+            assert_eq!(apu.peek_status() & 0x10, 0); // 1-byte sample: fetched, so finished
+        }
+    }
+
+    #[test]
+    fn dmc_reload_request_rises_on_get_cycles() {
+        let mut apu = Apu::new();
+        apu.write_register(0x4010, 0x0F, 0); // fastest rate: 54 CPU cycles per bit
+        apu.write_register(0x4013, 0x01, 0); // 17 bytes
+        run(&mut apu, 1, 10);
+        apu.write_register(0x4015, 0x10, 9);
+        let mut rises = 0;
+        for cycle in 10..10_000 {
+            let before = apu.dmc_wants_dma();
+            apu.tick_cpu_cycle(cycle);
+            if apu.dmc_wants_dma() {
+                if !before && cycle > 20 {
+                    assert!(is_get_cycle(cycle), "reload request on cycle {cycle}");
+                    rises += 1;
+                }
+                apu.dmc_dma_complete(0x00);
+            }
+        }
+        assert!(rises > 10);
+    }
+
+    #[test]
+    fn audio_output_pulse_frequency() {
+        let mut apu = Apu::new();
+        apu.set_output_sample_rate(Some(48_000));
+        apu.write_register(0x4015, 0x01, 0);
+        apu.write_register(0x4000, 0xBF, 0); // duty 50%, halt, constant volume 15
+        apu.write_register(0x4002, 0xFD, 0); // period 253: 1789773 / (16 * 254) = 440.4 Hz
+        apu.write_register(0x4003, 0x00, 0);
+        let mut samples = vec![0.0f32; 48_000];
+        let mut filled = 0;
+        let mut cycle = 1;
+        while filled < samples.len() {
+            apu.tick_cpu_cycle(cycle);
+            cycle += 1;
+            filled += apu.drain_samples(&mut samples[filled..]);
+        }
+        let rising = samples.windows(2).skip(4800).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count();
+        // 0.9 s analysed.
+        assert!((390..=403).contains(&rising), "{rising} rising edges");
+    }
+
+    #[test]
+    fn disabled_output_yields_nothing() {
+        let mut apu = Apu::new();
+        run(&mut apu, 1, 1000);
+        assert_eq!(apu.drain_samples(&mut [0.0; 16]), 0);
+        assert_eq!(apu.output_sample_rate(), None);
+    }
+
+    #[test]
+    fn arbitrary_state_bytes_never_panic() {
+        for fill in [0x00, 0x5A, 0xA5, 0xFF] {
+            let mut apu = Apu::new();
+            apu.set_output_sample_rate(Some(44_100));
+            apu.state_bytes_mut().fill(fill);
+            run(&mut apu, 1, 100_000);
+            let _ = apu.read_status();
+            let mut copy = Apu::new();
+            copy.state_bytes_mut().copy_from_slice(apu.state_bytes());
+            assert_eq!(copy.state(), apu.state());
+        }
+    }
+
+    #[test]
+    fn reset_silences_and_rearms_frame_counter() {
+        let mut apu = Apu::new();
+        apu.write_register(0x4015, 0x1F, 1);
+        apu.write_register(0x4000, 0x20, 1);
+        apu.write_register(0x4003, 0x08, 1);
+        apu.write_register(0x4017, 0x80, 1);
+        run(&mut apu, 2, 40_000);
+        apu.reset();
+        assert_eq!(apu.peek_status(), 0);
+        assert_eq!(apu.state().pulse[0].length.pending_halt, 0);
+        run(&mut apu, 40_000, 40_000 + 80_000);
+        // 5-step mode was kept: no frame interrupt.
+        assert!(!apu.irq_line());
     }
 }

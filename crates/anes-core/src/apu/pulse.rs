@@ -112,7 +112,7 @@ impl Pulse {
     pub fn clock_timer(&mut self) {
         if self.timer_counter == 0 {
             self.timer_counter = self.timer_period;
-            self.sequence_step = (self.sequence_step + 1) & 7;
+            self.sequence_step = self.sequence_step.wrapping_add(1) & 7;
         } else {
             self.timer_counter -= 1;
         }

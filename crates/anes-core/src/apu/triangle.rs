@@ -73,7 +73,7 @@ impl Triangle {
         if self.timer_counter == 0 {
             self.timer_counter = self.timer_period;
             if self.linear_counter != 0 && self.length.is_active() {
-                self.sequence_step = (self.sequence_step + 1) & 31;
+                self.sequence_step = self.sequence_step.wrapping_add(1) & 31;
             }
         } else {
             self.timer_counter -= 1;

@@ -76,7 +76,7 @@ impl Dmc {
         }
     }
 
-    /// The DMC bit of a $4015 write on `cpu_cycle`.
+    /// The DMC bit of a $4015 write; `get_cycle` is the phase of the cycle it happens on.
     pub fn write_enable(&mut self, enabled: bool, get_cycle: bool) {
         self.irq_flag = 0;
         if !enabled {

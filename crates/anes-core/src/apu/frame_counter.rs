@@ -66,7 +66,7 @@ impl FrameCounter {
         FrameCounter { restart_on_next_cycle: 1, ..FrameCounter::default() }
     }
 
-    /// A CPU write of $4017 on cycle `get_cycle` parity.
+    /// A CPU write of $4017; `get_cycle` is the phase of the cycle it happens on.
     pub fn write(&mut self, value: u8, get_cycle: bool) {
         self.last_write = value;
         self.irq_inhibit = (value >> 6) & 1;
@@ -75,7 +75,8 @@ impl FrameCounter {
         }
         // The sequencer restarts 3 or 4 CPU cycles after the write, always at the start of an APU
         // cycle (a get cycle), so its half-cycle steps land on put cycles (nesdev "APU Frame
-        // Counter"; apu_test 4-jitter).
+        // Counter"; apu_test 4-jitter). The opposite phase fails cpu_interrupts_v2 4-irq_and_dma,
+        // which times the frame IRQ against sprite DMA's get/put alignment.
         self.write_delay = if get_cycle { 4 } else { 3 };
     }
 

@@ -12,8 +12,8 @@
 //! ([`Apu::set_output_sample_rate`], [`Apu::drain_samples`]) is a side channel that reads the state and
 //! never feeds back into it.
 //!
-//! Phase: CPU cycles alternate between the first half of an APU cycle (a DMA "get" cycle,
-//! [`crate::bus::is_get_cycle`]) and the second ("put"). Pulse and noise timers, which run at the APU
+//! Phase: CPU cycles alternate between the first half of an APU cycle (a DMA "get" cycle, odd-numbered,
+//! `bus::is_get_cycle`) and the second ("put"). Pulse and noise timers, which run at the APU
 //! rate, advance on put cycles; the DMC timer on get cycles (see [`dmc`]); the frame counter restarts
 //! on get cycles (see [`frame_counter`]).
 
@@ -243,6 +243,12 @@ impl Apu {
     /// The audio output rate, if output is enabled.
     pub fn output_sample_rate(&self) -> Option<u32> {
         self.output.as_ref().map(|o| o.sample_rate())
+    }
+
+    /// Audio samples dropped so far because [`Apu::drain_samples`] was not called often enough (the
+    /// ring holds a quarter second; the oldest samples go first). 0 when output is disabled.
+    pub fn dropped_samples(&self) -> u64 {
+        self.output.as_ref().map_or(0, |o| o.dropped_samples())
     }
 
     /// Moves the oldest buffered audio samples (mono f32, about -1.0..1.0) into `out`; returns how many

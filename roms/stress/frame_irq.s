@@ -1,0 +1,159 @@
+; frame_irq.nes (NROM): the APU frame IRQ (4-step mode, IRQ enabled) racing the NMI.
+; The 4-step sequence raises its IRQ every 29830 CPU cycles, the NMI comes every 29780.5, so the two
+; drift through each other; on top, $4017 is rewritten at LFSR-chosen moments (which restarts the
+; sequence and moves the IRQ phase) and $4015 is read at varying times around the flag's set time.
+; Shown: NMIs, IRQs, NMIs with no IRQ since the last one, IRQs that arrived while the NMI handler ran,
+; a checksum of the $4015 reads, and the last $4017 write delay.
+; Licence: MIT OR Apache-2.0 (ours).
+
+.include "nes.inc"
+
+.segment "HEADER"
+        .byte "NES", $1A, 1, 1, $00, $00    ; mapper 0, 16 KiB PRG, 8 KiB CHR, horizontal
+        .res 8, 0
+
+.segment "ZEROPAGE"
+nmi_count:  .res 1
+irq_count:  .res 1
+lonely:     .res 1      ; NMIs without an IRQ since the previous NMI
+inside:     .res 1      ; IRQs taken while the NMI handler was running (nested)
+in_nmi:     .res 1
+irq_since:  .res 1
+sum4015:    .res 1
+delay:      .res 1
+order:      .res 1      ; shift register: 1 = IRQ came before this NMI, 0 = not
+
+.segment "CODE"
+.include "stress.inc"
+
+reset:
+        BOOT
+        jsr init_video
+        jsr print
+        .word $2064
+        .byte "FRAME IRQ VS NMI", 0
+        jsr print
+        .word $20C4
+        .byte "NMI  IRQ  LONE NEST", 0
+        jsr print
+        .word $2144
+        .byte "4015 DLY  ORDR", 0
+        lda #$00
+        sta JOY2                ; 4-step mode, frame IRQ enabled
+        lda #%10000000
+        sta PPUCTRL
+        cli
+main:
+        jsr wait_nmi
+        ; Read $4015 after an LFSR-chosen delay of 0-255 loop turns; the read clears the frame
+        ; IRQ flag, so whether this or the IRQ handler sees the flag first is part of the race.
+        jsr lfsr_step
+        tax
+:       dex
+        bne :-
+        lda SND_CHN
+        clc
+        adc sum4015
+        sta sum4015
+        ; About one frame in eight, restart the frame counter at a varying point of the frame.
+        jsr lfsr_step
+        and #7
+        bne main
+        jsr lfsr_step
+        sta delay
+        tax
+:       nop
+        nop
+        dex
+        bne :-
+        ldx #$00
+        lda frame
+        and #$10
+        beq :+
+        ldx #$00                ; (both writes keep 4-step mode with the IRQ enabled)
+:       stx JOY2
+        jmp main
+
+nmi:
+        pha
+        txa
+        pha
+        tya
+        pha
+        lda #1
+        sta in_nmi
+        inc nmi_count
+        asl order
+        lda irq_since
+        beq :+
+        inc order
+        bne :++
+:       inc lonely
+:       lda #0
+        sta irq_since
+        ; Let a pending IRQ in now so that it can land inside this handler.
+        cli
+        jsr show_hex
+        lda #0
+        sta PPUSCROLL
+        sta PPUSCROLL
+        lda #%10000000
+        sta PPUCTRL
+        lda #%00001010
+        sta PPUMASK
+        inc frame
+        bne :+
+        inc frame+1
+:       lda frame
+        eor sum4015
+        eor seed
+        sta seed                ; stir the LFSR with the timing-dependent checksum
+        bne :+
+        inc seed
+:       lda #1
+        sta nmi_seen
+        lda #0
+        sta in_nmi
+        pla
+        tay
+        pla
+        tax
+        pla
+        rti
+
+irq:
+        pha
+        inc irq_count
+        inc irq_since
+        lda in_nmi
+        beq :+
+        inc inside
+:       lda SND_CHN             ; acknowledges the frame IRQ
+        eor sum4015
+        sta sum4015
+        pla
+        rti
+
+hex_list:
+        .word $20E4
+        .byte nmi_count
+        .word $20E9
+        .byte irq_count
+        .word $20EE
+        .byte lonely
+        .word $20F3
+        .byte inside
+        .word $2164
+        .byte sum4015
+        .word $2169
+        .byte delay
+        .word $216E
+        .byte order
+        .word 0
+
+.segment "VECTORS"
+        .word nmi, reset, irq
+
+.segment "CHARS"
+        .include "chr_basic.inc"
+        .include "chr_basic.inc"

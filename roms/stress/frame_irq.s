@@ -52,9 +52,7 @@ main:
 :       dex
         bne :-
         lda SND_CHN
-        clc
-        adc sum4015
-        sta sum4015
+        jsr mix4015
         ; About one frame in eight, restart the frame counter at a varying point of the frame.
         jsr lfsr_step
         and #7
@@ -129,10 +127,16 @@ irq:
         beq :+
         inc inside
 :       lda SND_CHN             ; acknowledges the frame IRQ
-        eor sum4015
-        sta sum4015
+        jsr mix4015
         pla
         rti
+
+; sum4015 = rotate-left(sum4015) + A: the order of the reads matters, not only their values.
+mix4015:
+        asl sum4015
+        adc sum4015
+        sta sum4015
+        rts
 
 hex_list:
         .word $20E4

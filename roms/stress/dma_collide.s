@@ -116,14 +116,14 @@ nmi:
         lda #>OAM
         sta OAMDMA
         jsr show_hex
-        ; 96 reads of $2007 from a varying pattern-table address.
-        lda #$00
+        ; 64 reads of $2007 from a varying address in the font's pattern data.
+        lda #$03
         sta PPUADDR
         lda vram_lo
         sta PPUADDR
         inc vram_lo
         lda PPUDATA             ; the first read only fills the read buffer
-        ldx #96
+        ldx #64                 ; (more would run past the end of vblank)
         lda sum2007
 :       clc
         adc PPUDATA

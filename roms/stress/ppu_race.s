@@ -42,7 +42,7 @@ reset:
         ; Rows of text below give the mid-frame scroll changes something to show.
         lda #$21
         sta PPUADDR
-        lda #$00
+        lda #$A0
         sta PPUADDR
         ldy #12
 @row:   ldx #0
@@ -53,20 +53,20 @@ reset:
         bne :-
         dey
         bne @row
-        ; A solid tile under sprite 0 (row 6, column 4) for the hit.
-        lda #$20
+        ; A solid tile under sprite 0 (row 11, column 2) for the hit: the numbers above stay readable.
+        lda #$21
         sta PPUADDR
-        lda #$C4
+        lda #$62
         sta PPUADDR
         lda #$01
         sta PPUDATA
-        lda #6*8-1              ; sprite 0: Y, tile, attributes (behind the background), X
+        lda #11*8-1             ; sprite 0: Y, tile, attributes (behind the background), X
         sta OAM
         lda #$01
         sta OAM+1
         lda #$20
         sta OAM+2
-        lda #4*8
+        lda #2*8
         sta OAM+3
         lda #%10000000
         sta PPUCTRL
@@ -120,14 +120,20 @@ main:
         inc frame
         ; Sprite 0 hit: wait for last frame's flag to clear, then for this frame's.
         ldx #0
+        ldy #8
 :       bit PPUSTATUS
         bvc :+
-        dex                     ; the timeout keeps the ROM running if the hit never comes
+        dex                     ; the timeouts keep the ROM running if the hit never comes
+        bne :-
+        dey
         bne :-
 :       ldx #0
+        ldy #8
 :       bit PPUSTATUS
         bvs :+
         dex
+        bne :-
+        dey
         bne :-
 :       ; Mid-frame $2001: emphasis and greyscale bits from the LFSR.
         jsr lfsr_step

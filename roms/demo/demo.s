@@ -442,7 +442,8 @@ nmi:
         inc lag                 ; last frame's logic is still running: let it finish
         jmp nmi_exit
 :       inc nmi_busy
-        ; Overflow flag of the frame just drawn (cleared at the pre-render line).
+        ; Overflow flag of the frame just drawn (cleared at the pre-render line). The read also resets
+        ; the $2005/$2006 toggle, which the IRQ handler leaves set.
         lda PPUSTATUS
         and #$20
         beq :+

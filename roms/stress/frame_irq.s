@@ -64,12 +64,16 @@ main:
         nop
         dex
         bne :-
-        ldx #$00
+        ; Half of the time pass through 5-step mode first: the $80 write clocks the envelopes and
+        ; length counters at once and the $00 write a few cycles later restarts the 4-step sequence.
         lda frame
         and #$10
         beq :+
-        ldx #$00                ; (both writes keep 4-step mode with the IRQ enabled)
-:       stx JOY2
+        lda #$80
+        sta JOY2
+        nop
+:       lda #$00                ; 4-step mode, IRQ enabled
+        sta JOY2
         jmp main
 
 nmi:

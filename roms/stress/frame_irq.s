@@ -3,7 +3,8 @@
 ; drift through each other; on top, $4017 is rewritten at LFSR-chosen moments (which restarts the
 ; sequence and moves the IRQ phase) and $4015 is read at varying times around the flag's set time.
 ; Shown: NMIs, IRQs, NMIs with no IRQ since the last one, IRQs that arrived while the NMI handler ran,
-; a checksum of the $4015 reads, and the last $4017 write delay.
+; a checksum of the $4015 reads, the last $4017 write delay, and one bit per recent NMI telling
+; whether an IRQ came before it.
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"

@@ -3,7 +3,8 @@
 ; Includes the unstable ones (SHA, SHX, SHY, TAS, ANE, LXA; their page-crossing address corruption
 ; is allowed to happen: targets are arranged so that both outcomes land in scratch RAM) and every NOP
 ; form. The registers entering each pass come from the previous checksum, so one wrong result changes
-; every later frame. Shown: checksum, frame, a sum of the scratch RAM the stores wrote.
+; every later frame; the DMC plays throughout so its DMA lands on varying instructions.
+; Shown: checksum, frame, a sum of the scratch RAM the stores wrote.
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .setcpu "6502X"
@@ -89,6 +90,14 @@ reset:
         jsr print
         .word $20C4
         .byte "CHK   FRAME MEM", 0
+        ; The DMC loops at its fastest rate so that its DMA sometimes lands inside the unstable
+        ; stores (a halt there changes which value/address they use on real hardware).
+        lda #$4F
+        sta DMC_FREQ
+        lda #$FF
+        sta DMC_LEN
+        lda #$10
+        sta SND_CHN
         lda #%10000000
         sta PPUCTRL
 main:

@@ -2,9 +2,14 @@
 # Builds every anes ROM with ca65/ld65 (Debian package cc65) into the .nes next to its source.
 #   roms/build.sh           rebuild the committed .nes files
 #   roms/build.sh --check   rebuild into a temporary directory and fail if any byte differs
+#   roms/build.sh [--check] demo/demo.s ...   only the named sources
 # The output is deterministic: ca65/ld65 write no timestamps or paths into a raw binary.
 # Licence: MIT OR Apache-2.0 (ours).
 set -eu
+command -v ca65 >/dev/null && command -v ld65 >/dev/null || {
+    echo "roms/build.sh needs ca65 and ld65 (Debian/Ubuntu: apt-get install cc65)" >&2
+    exit 1
+}
 here=$(cd "$(dirname "$0")" && pwd)
 check=0
 [ "${1:-}" = "--check" ] && check=1
@@ -39,7 +44,6 @@ build_one() {
     fi
 }
 
-# Sources named after the flag restrict the build to them (development aid).
 [ $check = 1 ] && shift
 filter=" $* "
 set -- $ROMS

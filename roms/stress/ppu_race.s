@@ -73,9 +73,21 @@ reset:
         lda nmi_count
         sta last_nmi
 main:
-        ; Poll for vblank with one of two loop shapes (7 or 9 cycles) so the read phase sweeps.
-        ldx #0
+        ; Everything above resynchronised to the sprite 0 hit, so the poll phase would repeat; an
+        ; LFSR-chosen 0-7 cycle jitter and one of two loop shapes (9 or 12 cycles) sweep it.
         jsr lfsr_step
+        and #7
+        lsr
+        bcs :+                  ; bit 0: 3 cycles taken, 2 not
+:       lsr
+        bcc :+                  ; bit 1: 2 more cycles when set
+        bit $00
+:       lsr
+        bcc :+                  ; bit 2: 4 more cycles when set
+        nop
+        bit $00
+:       ldx #0
+        lda seed+1
         lsr
         bcs @slow
 @fast:  inx

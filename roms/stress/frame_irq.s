@@ -107,13 +107,13 @@ nmi:
         inc frame
         bne :+
         inc frame+1
-:       lda frame
-        eor sum4015
-        eor seed
-        sta seed                ; stir the LFSR with the timing-dependent checksum
-        bne :+
-        inc seed
-:       lda #1
+:       lda sum4015             ; stir: 1-4 extra LFSR steps chosen by the timing-dependent checksum
+        and #3                  ; (stepping, not overwriting, keeps the maximal-length orbit)
+        tax
+:       jsr lfsr_step
+        dex
+        bpl :-
+        lda #1
         sta nmi_seen
         lda #0
         sta in_nmi

@@ -17,7 +17,8 @@ fn nestest_matches_golden_log() {
         eprintln!("skipped nestest_matches_golden_log: {} not present", dir.display());
         return;
     };
-    let mut nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), NesConfig::default());
+    let config = NesConfig { cpu_ppu_alignment: Some(0), ..NesConfig::default() };
+    let mut nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), config);
     nes.set_pc(0xC000);
     let mut line = String::new();
     for (i, expected) in log.lines().enumerate() {

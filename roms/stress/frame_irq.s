@@ -54,17 +54,20 @@ main:
         bne :-
         lda SND_CHN
         jsr mix4015
-        ; About one frame in eight, restart the frame counter at a varying point of the frame.
+        ; About one frame in eight, restart the frame counter at an LFSR-chosen point anywhere in the
+        ; next two frames (about 231 cycles per delay step): the IRQs that follow come 49.5 cycles
+        ; later each frame from there, so some land just before the NMI and some inside its handler.
         jsr lfsr_step
         and #7
         bne main
         jsr lfsr_step
         sta delay
         tax
-:       nop
-        nop
-        dex
+@outer: ldy #45
+:       dey
         bne :-
+        dex
+        bne @outer
         ; Half of the time pass through 5-step mode first: the $80 write clocks the envelopes and
         ; length counters at once and the $00 write a few cycles later restarts the 4-step sequence.
         lda frame
@@ -94,8 +97,12 @@ nmi:
 :       inc lonely
 :       lda #0
         sta irq_since
-        ; Let a pending IRQ in now so that it can land inside this handler.
+        ; Let a pending IRQ in now so that it can land inside this handler, and stay a while
+        ; (about 1300 cycles): IRQs re-phased by the $4017 writes arrive early in the frame.
         cli
+        ldx #0
+:       dex
+        bne :-
         jsr show_hex
         lda #0
         sta PPUSCROLL

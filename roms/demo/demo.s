@@ -11,7 +11,7 @@
 ;   - NMI-driven game loop: OAM DMA, one streamed nametable column, status text, both pads every frame;
 ;   - status bar split by the sprite 0 hit (the bar stays, the playfield scrolls horizontally over two
 ;     nametables with vertical mirroring);
-;   - 23 moving sprites, a flock of 12 birds flying on the same lines (so the 8-sprite limit drops
+;   - up to 22 moving sprites (2 ships, 4 shots, 12 birds, 4 balls) besides sprite 0; the 12 birds flying on the same lines (so the 8-sprite limit drops
 ;     some, the overflow flag is set, and the order is reversed every other frame to make them flicker);
 ;   - all five APU channels: two-song music (pulses, triangle, noise drums, DMC kick) plus effects;
 ;     the DMC samples are 1-bit delta streams built by the assembler below;

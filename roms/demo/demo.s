@@ -11,8 +11,9 @@
 ;   - NMI-driven game loop: OAM DMA, one streamed nametable column, status text, both pads every frame;
 ;   - status bar split by the sprite 0 hit (the bar stays, the playfield scrolls horizontally over two
 ;     nametables with vertical mirroring);
-;   - up to 22 moving sprites (2 ships, 4 shots, 12 birds, 4 balls) besides sprite 0; the 12 birds flying on the same lines (so the 8-sprite limit drops
-;     some, the overflow flag is set, and the order is reversed every other frame to make them flicker);
+;   - up to 22 moving sprites besides sprite 0 (2 ships, 4 shots, 12 birds, 4 balls); the birds fly
+;     on the same lines, so the 8-sprite limit drops some and sets the overflow flag; their order is
+;     reversed every other frame so that the dropped ones flicker instead of vanishing;
 ;   - all five APU channels: two-song music (pulses, triangle, noise drums, DMC kick) plus effects;
 ;     the DMC samples are 1-bit delta streams built by the assembler below;
 ;   - MMC3: the songs live in PRG banks 0/1 switched into $8000; CHR banks switched for terrain and

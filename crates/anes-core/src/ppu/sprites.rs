@@ -1,0 +1,235 @@
+//! Sprites: secondary OAM clear and evaluation (dots 1-256 of visible lines), pattern fetches into the
+//! eight output units (dots 257-320), and the units' pixel output (nesdev "PPU sprite evaluation",
+//! "PPU rendering", "PPU OAM").
+
+use super::{Ppu, PpuBus, ctrl, status};
+
+/// Bits of [`Ppu::sprite_pixel`]'s result besides the 4-bit palette entry.
+pub(super) mod sprite_pixel {
+    /// The sprite is behind the background (attribute bit 5).
+    pub const BEHIND: u8 = 0x20;
+    /// The pixel comes from output unit 0.
+    pub const UNIT_0: u8 = 0x40;
+}
+
+impl Ppu {
+    #[inline(always)]
+    fn sprite_height(&self) -> u16 {
+        if self.regs.ctrl & ctrl::SPRITE_16 != 0 { 16 } else { 8 }
+    }
+
+    /// One dot of dots 1-256 of a visible line: clear secondary OAM (1-64), then evaluate (65-256):
+    /// odd dots read primary OAM at OAMADDR, even dots write secondary OAM or, once it holds 8
+    /// sprites, read it instead and look for an overflow.
+    #[inline(always)]
+    pub(super) fn sprite_evaluation_dot(&mut self, dot: u16) {
+        if dot <= 64 {
+            // The clear reads as $FF on the OAM bus ($2004 returns $FF during 1-64).
+            self.regs.oam_bus = 0xFF;
+            if dot & 1 == 0 {
+                self.secondary_oam[usize::from(dot / 2 - 1)] = 0xFF;
+            }
+            return;
+        }
+        if dot == 65 {
+            let r = &mut self.regs;
+            r.eval_secondary_addr = 0;
+            r.eval_copy_left = 0;
+            r.eval_done = 0;
+            r.eval_sprite_0 = 0;
+        }
+        if dot & 1 == 1 {
+            self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
+        } else {
+            self.evaluation_write(dot);
+        }
+    }
+
+    /// The even-dot half of an evaluation step, acting on the byte read on the odd dot before.
+    #[inline(always)]
+    fn evaluation_write(&mut self, dot: u16) {
+        let height = self.sprite_height();
+        let scanline = self.regs.scanline;
+        let r = &mut self.regs;
+        let value = r.oam_bus;
+        let in_range = scanline.wrapping_sub(u16::from(value)) < height;
+        if r.eval_done != 0 {
+            // Step 4: n keeps incrementing; the copy of OAM[n][0] fails.
+            r.oam_addr = r.oam_addr.wrapping_add(4);
+            if r.eval_secondary_addr >= 32 {
+                r.oam_bus = self.secondary_oam[0];
+            }
+            return;
+        }
+        let secondary_addr = usize::from(r.eval_secondary_addr);
+        if secondary_addr < 32 {
+            // Fewer than 8 sprites so far: the byte is written whether in range or not; only an
+            // in-range sprite advances the secondary OAM pointer.
+            self.secondary_oam[secondary_addr] = value;
+            if r.eval_copy_left != 0 {
+                r.eval_copy_left -= 1;
+                r.eval_secondary_addr += 1;
+                Self::advance_oam_byte(r);
+            } else if in_range {
+                if dot == 66 {
+                    r.eval_sprite_0 = 1;
+                }
+                r.eval_copy_left = 3;
+                r.eval_secondary_addr += 1;
+                Self::advance_oam_byte(r);
+            } else {
+                Self::advance_oam_sprite(r);
+            }
+        } else {
+            // Secondary OAM full: writes turn into reads of it.
+            if r.eval_copy_left != 0 {
+                r.eval_copy_left -= 1;
+                Self::advance_oam_byte(r);
+                if r.eval_copy_left == 0 {
+                    r.eval_done = 1;
+                }
+            } else if in_range {
+                r.status |= status::SPRITE_OVERFLOW;
+                r.eval_copy_left = 3;
+                Self::advance_oam_byte(r);
+            } else {
+                // The hardware bug: n and m both increment (m without carry into n), so the next
+                // "Y" read is a tile, attribute or X byte of the next sprite.
+                let carry = r.oam_addr >= 0xFC;
+                r.oam_addr = (r.oam_addr.wrapping_add(4) & 0xFC) | (r.oam_addr.wrapping_add(1) & 3);
+                if carry {
+                    r.eval_done = 1;
+                }
+            }
+            r.oam_bus = self.secondary_oam[0];
+        }
+    }
+
+    /// m += 1, carrying into n; all 64 sprites seen when n wraps.
+    #[inline(always)]
+    fn advance_oam_byte(r: &mut super::PpuRegs) {
+        let (next, wrapped) = r.oam_addr.overflowing_add(1);
+        r.oam_addr = next;
+        if wrapped {
+            r.eval_done = 1;
+        }
+    }
+
+    /// n += 1 (m unchanged); all 64 sprites seen when n wraps.
+    #[inline(always)]
+    fn advance_oam_sprite(r: &mut super::PpuRegs) {
+        let (next, wrapped) = r.oam_addr.overflowing_add(4);
+        r.oam_addr = next;
+        if wrapped {
+            r.eval_done = 1;
+        }
+    }
+
+    /// Dot 257: the units about to be loaded serve the next scanline; the pre-render line evaluates
+    /// nothing, so scanline 0 never shows sprites.
+    #[inline(always)]
+    pub(super) fn start_sprite_fetches(&mut self, pre_render: bool) {
+        let r = &mut self.regs;
+        if pre_render {
+            r.sprite_count = 0;
+            r.sprite_0_in_unit_0 = 0;
+        } else {
+            r.sprite_count = (r.eval_secondary_addr.min(32) + 3) / 4;
+            r.sprite_0_in_unit_0 = r.eval_sprite_0;
+        }
+    }
+
+    /// One dot of 257-320: eight slots of 8 dots, each a garbage nametable fetch, a garbage nametable
+    /// fetch (attribute slot), pattern low, pattern high. Empty slots read secondary OAM's $FF bytes
+    /// and fetch tile $FF, so mappers see the same A12 pattern as on hardware.
+    #[inline(always)]
+    pub(super) fn sprite_fetch_dot(&mut self, bus: &mut impl PpuBus, dot: u16) {
+        let index = dot - 257;
+        let slot = usize::from(index >> 3);
+        let phase = index & 7;
+        let base = slot * 4;
+        // The OAM bus shows Y, tile, attribute, then X for the rest of the slot.
+        self.regs.oam_bus = self.secondary_oam[base + usize::from(phase.min(3))];
+        match phase {
+            0 | 2 => bus.set_address(0x2000 | (self.regs.v & 0x0FFF)),
+            1 => {
+                bus.read(0x2000 | (self.regs.v & 0x0FFF));
+            }
+            3 => {
+                bus.read(0x2000 | (self.regs.v & 0x0FFF));
+                self.regs.sprite_attr[slot] = self.secondary_oam[base + 2];
+                self.regs.sprite_x[slot] = self.secondary_oam[base + 3];
+            }
+            4 => bus.set_address(self.sprite_pattern_address(base)),
+            5 => {
+                let data = bus.read(self.sprite_pattern_address(base));
+                self.regs.sprite_pattern_lo[slot] = self.unit_pattern(slot, data);
+            }
+            6 => bus.set_address(self.sprite_pattern_address(base) | 8),
+            _ => {
+                let data = bus.read(self.sprite_pattern_address(base) | 8);
+                self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, data);
+            }
+        }
+    }
+
+    /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot
+    /// beyond the sprites found.
+    #[inline(always)]
+    fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
+        if slot >= usize::from(self.regs.sprite_count) {
+            0
+        } else if self.regs.sprite_attr[slot] & 0x40 != 0 {
+            data.reverse_bits()
+        } else {
+            data
+        }
+    }
+
+    /// Low-plane pattern address of the sprite in secondary OAM at `base`, for the row of the next
+    /// scanline it covers (nesdev "PPU OAM": byte 1 bit 0 picks the table of 8x16 sprites).
+    #[inline(always)]
+    fn sprite_pattern_address(&self, base: usize) -> u16 {
+        let y = self.secondary_oam[base];
+        let tile = self.secondary_oam[base + 1];
+        let attr = self.secondary_oam[base + 2];
+        let row = self.regs.scanline.wrapping_sub(u16::from(y));
+        if self.regs.ctrl & ctrl::SPRITE_16 != 0 {
+            let mut row = row & 15;
+            if attr & 0x80 != 0 {
+                row = 15 - row;
+            }
+            let table = u16::from(tile & 1) << 12;
+            let tile = u16::from(tile & 0xFE) + (row >> 3);
+            table | (tile << 4) | (row & 7)
+        } else {
+            let mut row = row & 7;
+            if attr & 0x80 != 0 {
+                row = 7 - row;
+            }
+            let table = u16::from(self.regs.ctrl & ctrl::SPRITE_TABLE) << 9;
+            table | (u16::from(tile) << 4) | row
+        }
+    }
+
+    /// The frontmost opaque sprite pixel at `x`: palette number x 4 + pixel (bits 0-3) plus the
+    /// [`sprite_pixel`] flags; 0 when every unit is transparent there.
+    #[inline(always)]
+    pub(super) fn sprite_pixel(&self, x: u16) -> u8 {
+        let r = &self.regs;
+        let count = usize::from(r.sprite_count).min(8);
+        for slot in 0..count {
+            let offset = x.wrapping_sub(u16::from(r.sprite_x[slot]));
+            if offset < 8 {
+                let bit = 7 - offset;
+                let pixel = (((r.sprite_pattern_hi[slot] >> bit) & 1) << 1) | ((r.sprite_pattern_lo[slot] >> bit) & 1);
+                if pixel != 0 {
+                    let attr = r.sprite_attr[slot];
+                    let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+                    return ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0;
+                }
+            }
+        }
+        0
+    }
+}

@@ -50,6 +50,10 @@ pub const FRAME_HEIGHT: usize = 240;
 
 /// The first scanline of vertical blanking; the VBlank flag is set on its dot 1.
 const VBLANK_SCANLINE: u16 = 241;
+/// Dots between a PPUMASK write and the odd-frame skip logic seeing the new rendering enable. nesdev
+/// "PPU registers" (PPUMASK): toggling rendering takes effect about 3-4 dots after the write;
+/// ppu_vbl_nmi 10-even_odd_timing pins the skip decision to the enable as it was at the start of dot 338.
+const SKIP_DECISION_DELAY_DOTS: u8 = 2;
 /// The pre-render scanline (nesdev "PPU rendering": scanline -1 or 261).
 const PRE_RENDER_SCANLINE: u16 = 261;
 
@@ -171,8 +175,11 @@ pub struct PpuRegs {
     pub eval_done: u8,
     /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
     pub eval_sprite_0: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
+    /// The /NMI output (1 = asserted): VBlank AND NMI enable, registered once per dot.
+    pub nmi_output: u8,
+    /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
+    /// bit 0.
+    pub rendering_history: u8,
 }
 
 const _: () = assert!(core::mem::size_of::<PpuRegs>() == 88);
@@ -260,6 +267,14 @@ impl Ppu {
     /// Advances one dot.
     #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
+        // The /NMI pin follows VBlank AND NMI enable one dot late: the CPU sees an NMI only for a flag
+        // set at least a dot before it samples, which is why a $2002 read on the dot the flag is set
+        // or the dot after still suppresses the NMI (nesdev "PPU frame timing", "NMI";
+        // ppu_vbl_nmi 05-nmi_timing, 06-suppression).
+        self.regs.nmi_output =
+            u8::from(self.regs.status & status::VBLANK != 0 && self.regs.ctrl & ctrl::NMI_ENABLE != 0);
+        self.regs.rendering_history =
+            (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         let scanline = self.regs.scanline;
         if scanline < 240 {
             if self.regs.rendering_enabled() {
@@ -270,6 +285,17 @@ impl Ppu {
                 self.output_pixel(dot - 1);
             }
         } else if scanline == PRE_RENDER_SCANLINE {
+            if self.regs.dot == 340 && self.regs.odd_frame != 0 && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0 {
+                // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
+                // pre-render line is skipped: this dot is scanline 0, dot 0 instead.
+                let r = &mut self.regs;
+                r.scanline = 0;
+                r.dot = 0;
+                r.odd_frame = 0;
+                self.render_dot(bus, false);
+                self.advance_position();
+                return;
+            }
             if self.regs.dot == 1 {
                 // nesdev "PPU registers" (PPUSTATUS): all three flags clear at dot 1 of the pre-render
                 // line; the power-on/reset write lockout ends here too ("PPU power up state").
@@ -330,11 +356,6 @@ impl Ppu {
                 }
                 self.unused_nametable_dot(bus, dot);
                 self.regs.oam_bus = self.secondary_oam[0];
-                if pre_render && dot == 339 && self.regs.odd_frame != 0 {
-                    // nesdev "PPU frame timing": on odd frames with rendering enabled, the pre-render
-                    // line jumps from dot 339 straight to scanline 0, dot 0.
-                    self.regs.dot = 340;
-                }
             }
         }
     }
@@ -361,7 +382,7 @@ impl Ppu {
     /// The /NMI output: true while VBlank is flagged and NMI output is enabled.
     #[inline]
     pub fn nmi_line(&self) -> bool {
-        self.regs.status & status::VBLANK != 0 && self.regs.ctrl & ctrl::NMI_ENABLE != 0
+        self.regs.nmi_output != 0
     }
 
     /// The scanline about to be processed (0-239 visible, 240 post-render, 241-260 VBlank, 261 pre-render).

@@ -285,7 +285,10 @@ impl Ppu {
                 self.output_pixel(dot - 1);
             }
         } else if scanline == PRE_RENDER_SCANLINE {
-            if self.regs.dot == 340 && self.regs.odd_frame != 0 && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0 {
+            if self.regs.dot == 340
+                && self.regs.odd_frame != 0
+                && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0
+            {
                 // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
                 // pre-render line is skipped: this dot is scanline 0, dot 0 instead.
                 let r = &mut self.regs;
@@ -435,11 +438,6 @@ impl Ppu {
     /// Mutable view of the same four sections as [`Ppu::state_bytes`], in the same order, for restoring
     /// a snapshot. Any byte pattern is accepted: out-of-range positions are folded back on the next dot.
     pub fn state_bytes_mut(&mut self) -> [&mut [u8]; 4] {
-        [
-            bytemuck::bytes_of_mut(&mut self.regs),
-            &mut self.oam,
-            &mut self.secondary_oam,
-            &mut self.palette,
-        ]
+        [bytemuck::bytes_of_mut(&mut self.regs), &mut self.oam, &mut self.secondary_oam, &mut self.palette]
     }
 }

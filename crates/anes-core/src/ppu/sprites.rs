@@ -134,7 +134,7 @@ impl Ppu {
             r.sprite_count = 0;
             r.sprite_0_in_unit_0 = 0;
         } else {
-            r.sprite_count = (r.eval_secondary_addr.min(32) + 3) / 4;
+            r.sprite_count = r.eval_secondary_addr.min(32).div_ceil(4);
             r.sprite_0_in_unit_0 = r.eval_sprite_0;
         }
     }
@@ -222,10 +222,12 @@ impl Ppu {
             let offset = x.wrapping_sub(u16::from(r.sprite_x[slot]));
             if offset < 8 {
                 let bit = 7 - offset;
-                let pixel = (((r.sprite_pattern_hi[slot] >> bit) & 1) << 1) | ((r.sprite_pattern_lo[slot] >> bit) & 1);
+                let pixel = (((r.sprite_pattern_hi[slot] >> bit) & 1) << 1)
+                    | ((r.sprite_pattern_lo[slot] >> bit) & 1);
                 if pixel != 0 {
                     let attr = r.sprite_attr[slot];
-                    let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+                    let unit_0 =
+                        if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
                     return ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0;
                 }
             }

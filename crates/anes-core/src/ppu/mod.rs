@@ -441,3 +441,33 @@ impl Ppu {
         [bytemuck::bytes_of_mut(&mut self.regs), &mut self.oam, &mut self.secondary_oam, &mut self.palette]
     }
 }
+
+/// A flat 16 KiB PPU address space for unit tests.
+#[cfg(test)]
+pub(crate) mod test_bus {
+    use super::{PpuBus, PpuBusPeek};
+
+    pub(crate) struct FlatBus(pub Vec<u8>);
+
+    impl FlatBus {
+        pub(crate) fn new() -> FlatBus {
+            FlatBus(vec![0; 0x4000])
+        }
+    }
+
+    impl PpuBusPeek for FlatBus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.0[usize::from(addr & 0x3FFF)]
+        }
+    }
+
+    impl PpuBus for FlatBus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.peek(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.0[usize::from(addr & 0x3FFF)] = value;
+        }
+        fn set_address(&mut self, _addr: u16) {}
+    }
+}

@@ -191,31 +191,13 @@ impl Ppu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Ppu, PpuBus, PpuBusPeek};
-
-    /// 16 KiB of flat PPU memory.
-    struct FlatBus(Vec<u8>);
-
-    impl PpuBusPeek for FlatBus {
-        fn peek(&self, addr: u16) -> u8 {
-            self.0[usize::from(addr & 0x3FFF)]
-        }
-    }
-
-    impl PpuBus for FlatBus {
-        fn read(&mut self, addr: u16) -> u8 {
-            self.peek(addr)
-        }
-        fn write(&mut self, addr: u16, value: u8) {
-            self.0[usize::from(addr & 0x3FFF)] = value;
-        }
-        fn set_address(&mut self, _addr: u16) {}
-    }
+    use super::super::Ppu;
+    use super::super::test_bus::FlatBus;
 
     fn warm_ppu() -> (Ppu, FlatBus) {
         let mut ppu = Ppu::new();
         ppu.regs.reset_warmup = 0;
-        (ppu, FlatBus(vec![0; 0x4000]))
+        (ppu, FlatBus::new())
     }
 
     #[test]
@@ -295,7 +277,7 @@ mod tests {
     #[test]
     fn writes_are_ignored_until_the_pre_render_line_after_power_on() {
         let mut ppu = Ppu::new();
-        let mut bus = FlatBus(vec![0; 0x4000]);
+        let mut bus = FlatBus::new();
         ppu.write_register(0x2000, 0x80, &mut bus);
         assert_eq!(ppu.regs.ctrl, 0);
         while ppu.scanline() != 261 || ppu.dot() != 2 {

@@ -235,3 +235,111 @@ impl Ppu {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_bus::FlatBus;
+    use super::super::{Ppu, status};
+
+    /// A PPU with rendering on, `oam` loaded, run up to `scanline`, dot `dot` of the second frame.
+    fn run_to(oam: [u8; 256], mask: u8, bus: &mut FlatBus, scanline: u16, dot: u16) -> Ppu {
+        let mut ppu = Ppu::new();
+        ppu.regs.reset_warmup = 0;
+        ppu.regs.status = 0;
+        ppu.regs.mask = mask;
+        ppu.oam = oam;
+        // Through the first pre-render line, then to the position.
+        while ppu.scanline() != 0 || ppu.dot() != 0 {
+            ppu.tick_dot(bus);
+        }
+        while ppu.scanline() != scanline || ppu.dot() != dot {
+            ppu.tick_dot(bus);
+        }
+        ppu
+    }
+
+    /// OAM with every byte $C8 (Y = 200: off every line below) and sprites 0-7 at Y = 10.
+    fn eight_on_line_10() -> [u8; 256] {
+        let mut oam = [200; 256];
+        for sprite in 0..8 {
+            oam[sprite * 4] = 10;
+        }
+        oam
+    }
+
+    #[test]
+    fn nine_sprites_on_a_line_set_overflow_eight_do_not() {
+        let mut bus = FlatBus::new();
+        let ppu = run_to(eight_on_line_10(), 0x18, &mut bus, 11, 0);
+        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        let mut oam = eight_on_line_10();
+        oam[8 * 4] = 5; // in range on line 10 too (lines 5-12)
+        let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
+        assert_ne!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        // Cleared at dot 1 of the pre-render line.
+        let mut ppu = ppu;
+        while ppu.scanline() != 261 || ppu.dot() != 2 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+    }
+
+    #[test]
+    fn overflow_search_walks_diagonally_after_eight_sprites() {
+        // nesdev "PPU sprite evaluation": once 8 sprites are found, an out-of-range "Y" increments
+        // both n and m, so the next byte examined is sprite 9's tile index.
+        let mut bus = FlatBus::new();
+        let mut oam = eight_on_line_10();
+        oam[9 * 4 + 1] = 10; // sprite 9's tile byte looks in range: false positive
+        let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
+        assert_ne!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+
+        let mut oam = eight_on_line_10();
+        oam[9 * 4] = 10; // sprite 9 really is on the line, but its Y is never examined
+        let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
+        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+    }
+
+    #[test]
+    fn evaluation_copies_in_range_sprites_to_secondary_oam() {
+        let mut bus = FlatBus::new();
+        let mut oam = [0xF0; 256];
+        oam[5 * 4..5 * 4 + 4].copy_from_slice(&[20, 0x42, 0x03, 99]);
+        let ppu = run_to(oam, 0x18, &mut bus, 20, 258);
+        assert_eq!(ppu.secondary_oam[..4], [20, 0x42, 0x03, 99]);
+        // The rest stays $FF from the clear, except the next Y slot, which holds the last Y examined.
+        assert_eq!(ppu.secondary_oam[4], 0xF0);
+        assert!(ppu.secondary_oam[5..].iter().all(|&b| b == 0xFF));
+        assert_eq!(ppu.regs.sprite_count, 1);
+        assert_eq!(ppu.regs.sprite_0_in_unit_0, 0);
+    }
+
+    /// Opaque background everywhere (tile 0 solid) and sprite 0 solid at (x, y = 20).
+    fn sprite_0_hit_at(x: u8, mask: u8) -> bool {
+        let mut bus = FlatBus::new();
+        bus.0[..16].fill(0xFF);
+        let mut oam = [0xF0; 256];
+        oam[..4].copy_from_slice(&[20, 0, 0, x]);
+        let mut ppu = run_to(oam, mask, &mut bus, 30, 0);
+        let hit = ppu.regs.status & status::SPRITE_0_HIT != 0;
+        while ppu.scanline() != 261 || ppu.dot() != 2 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.regs.status & status::SPRITE_0_HIT, 0, "cleared on the pre-render line");
+        hit
+    }
+
+    #[test]
+    fn sprite_0_hit_and_its_exclusions() {
+        // nesdev "PPU OAM" (sprite 0 hits).
+        assert!(sprite_0_hit_at(100, 0x1E));
+        assert!(sprite_0_hit_at(254, 0x1E), "x = 254 overlaps at 254");
+        assert!(!sprite_0_hit_at(255, 0x1E), "never at x = 255");
+        assert!(sprite_0_hit_at(0, 0x1E));
+        assert!(!sprite_0_hit_at(0, 0x1A), "sprites clipped in the left 8 pixels");
+        assert!(!sprite_0_hit_at(0, 0x1C), "background clipped in the left 8 pixels");
+        assert!(sprite_0_hit_at(1, 0x18), "x = 1 reaches pixel 8 past the clip");
+        assert!(!sprite_0_hit_at(100, 0x10), "background disabled");
+        assert!(!sprite_0_hit_at(100, 0x08), "sprites disabled");
+    }
+}

@@ -216,7 +216,7 @@ pub struct Ppu {
     secondary_oam: [u8; 32],
     palette: [u8; 32],
     /// 256x240 palette indices with emphasis (output only; see [`Ppu::frame_buffer`]).
-    frame: Box<[u16]>,
+    frame: Box<[u16; FRAME_WIDTH * FRAME_HEIGHT]>,
 }
 
 impl core::fmt::Debug for Ppu {
@@ -244,7 +244,10 @@ impl Ppu {
             oam: [0; 256],
             secondary_oam: [0; 32],
             palette: [0; 32],
-            frame: vec![0; FRAME_WIDTH * FRAME_HEIGHT].into_boxed_slice(),
+            frame: vec![0; FRAME_WIDTH * FRAME_HEIGHT]
+                .into_boxed_slice()
+                .try_into()
+                .expect("the frame buffer has exactly FRAME_WIDTH * FRAME_HEIGHT pixels"),
         }
     }
 
@@ -410,7 +413,7 @@ impl Ppu {
     /// greyscale) and the PPUMASK emphasis bits 5-7 in bits 6-8; [`rgb::to_rgb`] converts it. Pixels
     /// are written as the PPU outputs them, so between frames the buffer mixes two pictures.
     pub fn frame_buffer(&self) -> &[u16] {
-        &self.frame
+        &self.frame[..]
     }
 
     /// The registers, latches and counters.

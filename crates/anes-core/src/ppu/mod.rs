@@ -13,6 +13,18 @@
 //!
 //! State: everything that influences future behaviour is in [`Ppu::state_bytes`]; the frame buffer is
 //! output only.
+//!
+//! Timing model (measured with blargg's ppu_vbl_nmi, sprite_hit_tests and sprite_overflow_tests at
+//! the console's default CPU/PPU alignment 0):
+//! - `tick_dot` processes the dot at (`scanline`, `dot`) and then advances; a register access sees
+//!   every dot that completed before it. VBlank is set while processing (241, 1) and cleared with the
+//!   sprite flags while processing (261, 1);
+//! - a $2002 read when (241, 1) is the next dot returns the flag clear and suppresses it for the frame;
+//! - the /NMI pin is registered at the start of each dot, so it follows the flag one dot late. With
+//!   the CPU sampling /NMI at the end of its cycle this reproduces nesdev's "reading on the same clock
+//!   or one later suppresses the NMI";
+//! - the odd-frame skip of dot (261, 340) depends on the rendering enable as it was at the start of
+//!   dot 338 (PPUMASK changes reach the skip logic two dots late).
 
 mod background;
 mod pixel;
@@ -370,13 +382,13 @@ impl Ppu {
     #[inline(always)]
     fn advance_position(&mut self) {
         let r = &mut self.regs;
-        r.dot += 1;
+        r.dot = r.dot.wrapping_add(1);
         // `>=` rather than `==` so that a restored out-of-range position folds back within a frame.
         if r.dot >= DOTS_PER_SCANLINE {
             r.dot = 0;
-            r.scanline += 1;
+            r.scanline = r.scanline.wrapping_add(1);
             if r.scanline == VBLANK_SCANLINE {
-                r.frames_completed += 1;
+                r.frames_completed = r.frames_completed.wrapping_add(1);
                 self.decay_io_latch();
             } else if r.scanline >= SCANLINES_PER_FRAME {
                 r.scanline = 0;
@@ -385,7 +397,8 @@ impl Ppu {
         }
     }
 
-    /// The /NMI output: true while VBlank is flagged and NMI output is enabled.
+    /// The /NMI output: true while VBlank is flagged and NMI output is enabled, as registered at the
+    /// start of the last dot (so a change shows on the pin one dot later).
     #[inline]
     pub fn nmi_line(&self) -> bool {
         self.regs.nmi_output != 0

@@ -292,12 +292,22 @@ impl Ppu {
             (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         let scanline = self.regs.scanline;
         if scanline < 240 {
-            if self.regs.rendering_enabled() {
-                self.render_dot(bus, false);
-            }
             let dot = self.regs.dot;
-            if dot.wrapping_sub(1) < 256 {
-                self.output_pixel(dot - 1);
+            let x = dot.wrapping_sub(1);
+            if self.regs.rendering_enabled() {
+                if x < 256 {
+                    // The hot path: dots 1-256 of a rendered line.
+                    self.background_dot(bus, dot);
+                    self.sprite_evaluation_dot(dot);
+                    if dot == 256 {
+                        self.regs.v = background::increment_y(self.regs.v);
+                    }
+                    self.output_rendered_pixel(x);
+                } else {
+                    self.render_dot(bus, false);
+                }
+            } else if x < 256 {
+                self.output_blank_pixel(x);
             }
         } else if scanline == PRE_RENDER_SCANLINE {
             if self.regs.dot == 340

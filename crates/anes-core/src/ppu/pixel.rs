@@ -13,46 +13,62 @@ pub(super) fn palette_index(addr: u16) -> usize {
 }
 
 impl Ppu {
-    /// Outputs the pixel at `x` (0-255) of the current visible scanline into the frame buffer.
+    /// Outputs the pixel at `x` (0-255) of the current visible scanline while rendering is disabled:
+    /// the backdrop, or the palette entry `v` points at (nesdev "PPU palettes": the background palette
+    /// direct access).
     #[inline(always)]
-    pub(super) fn output_pixel(&mut self, x: u16) {
+    pub(super) fn output_blank_pixel(&mut self, x: u16) {
+        let index = if self.regs.v & 0x3F00 == 0x3F00 { palette_index(self.regs.v) } else { 0 };
+        self.store_pixel(x, index);
+    }
+
+    /// Outputs the pixel at `x` (0-255) of the current visible scanline while rendering is enabled.
+    #[inline(always)]
+    pub(super) fn output_rendered_pixel(&mut self, x: u16) {
         let m = self.regs.mask;
-        let index = if m & mask::RENDERING == 0 {
-            // Forced blank shows the backdrop, or the palette entry `v` points at (nesdev "PPU
-            // palettes": the background palette direct access).
-            if self.regs.v & 0x3F00 == 0x3F00 { palette_index(self.regs.v) } else { 0 }
+        let left = x < 8;
+        let background = if m & mask::BACKGROUND != 0 && (!left || m & mask::BACKGROUND_LEFT != 0) {
+            self.background_pixel()
         } else {
-            let left = x < 8;
-            let background = if m & mask::BACKGROUND != 0 && (!left || m & mask::BACKGROUND_LEFT != 0) {
-                self.background_pixel()
-            } else {
-                0
-            };
-            let sprite = if m & mask::SPRITES != 0 && (!left || m & mask::SPRITES_LEFT != 0) {
-                self.sprite_pixel(x)
-            } else {
-                0
-            };
-            if sprite == 0 {
+            0
+        };
+        let sprite = if self.regs.sprite_count != 0
+            && m & mask::SPRITES != 0
+            && (!left || m & mask::SPRITES_LEFT != 0)
+        {
+            self.sprite_pixel(x)
+        } else {
+            0
+        };
+        let index = if sprite == 0 {
+            usize::from(background)
+        } else if background == 0 {
+            usize::from(0x10 | (sprite & 0x0F))
+        } else {
+            // Both opaque: sprite 0 hit (never at x=255, nesdev "PPU OAM"; the clipping above already
+            // excludes x=0-7 when either layer is clipped there).
+            if sprite & sprite_pixel::UNIT_0 != 0 && x != 255 {
+                self.regs.status |= status::SPRITE_0_HIT;
+            }
+            if sprite & sprite_pixel::BEHIND != 0 {
                 usize::from(background)
-            } else if background == 0 {
-                usize::from(0x10 | (sprite & 0x0F))
             } else {
-                // Both opaque: sprite 0 hit (never at x=255, nesdev "PPU OAM"; the clipping above
-                // already excludes x=0-7 when either layer is clipped there).
-                if sprite & sprite_pixel::UNIT_0 != 0 && x != 255 {
-                    self.regs.status |= status::SPRITE_0_HIT;
-                }
-                if sprite & sprite_pixel::BEHIND != 0 {
-                    usize::from(background)
-                } else {
-                    usize::from(0x10 | (sprite & 0x0F))
-                }
+                usize::from(0x10 | (sprite & 0x0F))
             }
         };
+        self.store_pixel(x, index);
+    }
+
+    /// Writes palette entry `index` (greyscale and emphasis applied) as the pixel at `x`.
+    #[inline(always)]
+    fn store_pixel(&mut self, x: u16, index: usize) {
+        let m = self.regs.mask;
         let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
-        let color = u16::from(self.palette[index] & grey) | (u16::from(m & 0xE0) << 1);
-        self.frame[usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(x)] = color;
+        let color = u16::from(self.palette[index & 0x1F] & grey) | (u16::from(m & 0xE0) << 1);
+        let offset = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(x);
+        if let Some(pixel) = self.frame.get_mut(offset) {
+            *pixel = color;
+        }
     }
 }
 

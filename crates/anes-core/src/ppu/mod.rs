@@ -497,3 +497,102 @@ pub(crate) mod test_bus {
         fn set_address(&mut self, _addr: u16) {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::test_bus::FlatBus;
+    use super::{Ppu, status};
+
+    fn run_to(ppu: &mut Ppu, bus: &mut FlatBus, scanline: u16, dot: u16) -> u64 {
+        let mut dots = 0;
+        while ppu.scanline() != scanline || ppu.dot() != dot {
+            ppu.tick_dot(bus);
+            dots += 1;
+        }
+        dots
+    }
+
+    fn warm_ppu(bus: &mut FlatBus) -> Ppu {
+        // Through the first frame: the power-on VBlank flag and write lockout end on the pre-render line.
+        let mut ppu = Ppu::new();
+        ppu.tick_dot(bus);
+        run_to(&mut ppu, bus, 0, 0);
+        ppu
+    }
+
+    #[test]
+    fn frame_boundary_and_power_on_position() {
+        let mut bus = FlatBus::new();
+        let mut ppu = Ppu::new();
+        assert_eq!((ppu.scanline(), ppu.dot(), ppu.frames_completed()), (0, 0, 0));
+        for _ in 0..21 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.dot(), 21);
+        run_to(&mut ppu, &mut bus, 240, 340);
+        assert_eq!(ppu.frames_completed(), 0);
+        ppu.tick_dot(&mut bus);
+        assert_eq!((ppu.scanline(), ppu.dot(), ppu.frames_completed()), (241, 0, 1));
+    }
+
+    #[test]
+    fn vblank_flag_and_nmi_pin() {
+        // nesdev "PPU frame timing": VBlank set at (241, 1), cleared at (261, 1).
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        run_to(&mut ppu, &mut bus, 241, 1);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        ppu.tick_dot(&mut bus);
+        assert_ne!(ppu.regs.status & status::VBLANK, 0);
+        assert!(!ppu.nmi_line(), "the pin follows one dot later");
+        ppu.tick_dot(&mut bus);
+        assert!(ppu.nmi_line());
+        // Disabling NMI output drops the pin (on the next dot); re-enabling raises it again.
+        ppu.write_register(0x2000, 0x00, &mut bus);
+        ppu.tick_dot(&mut bus);
+        assert!(!ppu.nmi_line());
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        ppu.tick_dot(&mut bus);
+        assert!(ppu.nmi_line());
+        run_to(&mut ppu, &mut bus, 261, 2);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        ppu.tick_dot(&mut bus);
+        assert!(!ppu.nmi_line());
+    }
+
+    #[test]
+    fn status_read_just_before_vblank_suppresses_it_for_the_frame() {
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        run_to(&mut ppu, &mut bus, 241, 1);
+        assert_eq!(ppu.read_register(0x2002, &mut bus) & 0x80, 0);
+        run_to(&mut ppu, &mut bus, 260, 0);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        assert!(!ppu.nmi_line());
+        // The next frame is unaffected.
+        run_to(&mut ppu, &mut bus, 241, 3);
+        assert!(ppu.nmi_line());
+    }
+
+    #[test]
+    fn odd_frames_are_one_dot_shorter_only_while_rendering() {
+        // nesdev "PPU frame timing": 341 x 262 = 89342 dots, 89341 on odd frames when rendering.
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        run_to(&mut ppu, &mut bus, 100, 0);
+        let mut lengths = Vec::new();
+        for _ in 0..2 {
+            lengths.push(run_to(&mut ppu, &mut bus, 99, 0) + run_to(&mut ppu, &mut bus, 100, 0));
+        }
+        assert_eq!(lengths, [89342, 89342]);
+        ppu.write_register(0x2001, 0x08, &mut bus);
+        lengths.clear();
+        for _ in 0..2 {
+            lengths.push(run_to(&mut ppu, &mut bus, 99, 0) + run_to(&mut ppu, &mut bus, 100, 0));
+        }
+        lengths.sort_unstable();
+        assert_eq!(lengths, [89341, 89342]);
+    }
+}

@@ -315,12 +315,14 @@ impl Ppu {
                 && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0
             {
                 // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
-                // pre-render line is skipped: this dot is scanline 0, dot 0 instead.
+                // pre-render line is skipped: this dot is scanline 0, dot 0 instead, and it performs
+                // the read half of the last dummy nametable fetch.
                 let r = &mut self.regs;
                 r.scanline = 0;
                 r.dot = 0;
                 r.odd_frame = 0;
-                self.render_dot(bus, false);
+                self.unused_nametable_dot(bus, 340);
+                self.regs.oam_bus = self.secondary_oam[0];
                 self.advance_position();
                 return;
             }
@@ -376,8 +378,9 @@ impl Ppu {
                 self.regs.oam_bus = self.secondary_oam[0];
             }
             _ => {
-                // 337-340: the last reload, then two nametable fetches (the second is the one MMC5
-                // counts). The shift at 337 finishes moving the first tile into the high bytes.
+                // 337-340: the last reload, then two nametable fetches whose data is unused (mappers
+                // such as MMC5 watch them). The shift at 337 finishes moving the first tile into the
+                // high bytes.
                 if dot == 337 {
                     self.shift_background();
                     self.reload_background_shifters();

@@ -14,15 +14,18 @@
 //! ```
 
 pub mod apu;
-mod bus;
+pub mod bus;
 pub mod cart;
 pub mod clock;
 pub mod cpu;
 pub mod input;
+pub mod movie;
 mod nes;
 pub mod ppu;
+pub mod state;
 
-pub use cart::{Cartridge, RomError, RomInfo};
+pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use clock::{CpuCycle, MasterClock};
 pub use cpu::CpuState;
-pub use nes::{Nes, NesConfig};
+pub use nes::{Nes, NesConfig, RamInit};
+pub use state::{FrameRecord, Section, StateHash};

@@ -5,21 +5,87 @@ use crate::bus::{BusState, PpuMemoryView};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
+use crate::movie::{Command, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
+use crate::state::{FrameRecord, MachineState};
 
-/// How to power the console on. Everything that could differ between two power-ons of real hardware
-/// is chosen here, explicitly, so that two consoles with the same config run identically.
+/// What work RAM holds at power-on. Real RAM powers on with a chip-dependent, partly random pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum RamInit {
+    /// All zeros (what the conformance ROMs expect).
+    #[default]
+    Zeros = 0,
+    /// All $FF.
+    Ones = 1,
+    /// Pseudo-random bytes from the config's seed (splitmix64): different seeds model different power-ons.
+    Seeded = 2,
+}
+
+impl RamInit {
+    /// Decodes the stored byte.
+    pub const fn from_u8(value: u8) -> Option<RamInit> {
+        match value {
+            0 => Some(RamInit::Zeros),
+            1 => Some(RamInit::Ones),
+            2 => Some(RamInit::Seeded),
+            _ => None,
+        }
+    }
+}
+
+/// How to power the console on. Everything that differs between two power-ons of real hardware is
+/// chosen here, explicitly, and stored in the machine state, so two consoles with the same config run
+/// identically and a power-cycle command repeats the same power-on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NesConfig {
-    /// CPU/PPU clock phase at power-on (0-3 master clocks of PPU lag). Real consoles power on in one
-    /// of four phases; 0 reproduces nestest.log's `PPU:  0, 21` at `CYC:7`.
-    pub cpu_ppu_alignment: u8,
+    /// Seed for everything real hardware leaves to chance at power-on.
+    pub seed: u64,
+    /// Power-on contents of work RAM.
+    pub ram_init: RamInit,
+    /// CPU/PPU clock phase at power-on (0-3 master clocks of PPU lag); `None` derives it from the
+    /// seed. Real consoles power on in one of four phases; 0 reproduces nestest.log's
+    /// `PPU:  0, 21` at `CYC:7`.
+    pub cpu_ppu_alignment: Option<u8>,
 }
 
 impl Default for NesConfig {
+    /// Seed 0, zeroed RAM, phase 0: the power-on that test ROMs and nestest.log assume.
     fn default() -> Self {
-        NesConfig { cpu_ppu_alignment: 0 }
+        NesConfig { seed: 0, ram_init: RamInit::Zeros, cpu_ppu_alignment: Some(0) }
     }
+}
+
+impl NesConfig {
+    /// The CPU/PPU phase this config powers on with.
+    pub fn alignment(&self) -> u8 {
+        match self.cpu_ppu_alignment {
+            Some(phase) => phase & 3,
+            None => (splitmix64(self.seed ^ 0xA11C_0000) & 3) as u8,
+        }
+    }
+}
+
+/// splitmix64: a tiny, well-mixed generator; deterministic from its input.
+const fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn power_on_ram(config: &NesConfig) -> [u8; 0x800] {
+    let mut ram = [0u8; 0x800];
+    match config.ram_init {
+        RamInit::Zeros => {}
+        RamInit::Ones => ram.fill(0xFF),
+        RamInit::Seeded => {
+            for (i, chunk) in ram.chunks_exact_mut(8).enumerate() {
+                chunk.copy_from_slice(&splitmix64(config.seed.wrapping_add(i as u64)).to_le_bytes());
+            }
+        }
+    }
+    ram
 }
 
 /// An NTSC NES with a cartridge inserted.
@@ -33,24 +99,86 @@ pub struct Nes {
     pub(crate) ppu: Ppu,
     pub(crate) apu: Apu,
     pub(crate) cart: Cartridge,
+    pub(crate) machine: MachineState,
+    /// blake3 of PRG + CHR ROM: immutable, covered by the hash and the snapshot header.
+    pub(crate) rom_identity: [u8; 32],
+    /// The config this machine powered on with (a power-cycle command reuses it).
+    config: NesConfig,
+    /// Reused buffer for `load_state`'s fallback copy. Not state.
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl Nes {
     /// Powers a console on with `cart` inserted and runs the CPU's 7-cycle reset sequence, so the first
     /// instruction is at the reset vector.
     pub fn new(cart: Cartridge, config: NesConfig) -> Nes {
+        let rom_identity = *blake3::Hasher::new()
+            .update(b"anes rom identity v1\0")
+            .update(cart.prg_rom())
+            .update(cart.chr_rom())
+            .finalize()
+            .as_bytes();
         let mut nes = Nes {
-            cpu: CpuState { p: crate::cpu::flags::U | crate::cpu::flags::I, ..CpuState::default() },
-            bus: BusState { ppu_offset: config.cpu_ppu_alignment & 3, ..BusState::default() },
+            cpu: CpuState::default(),
+            bus: BusState::default(),
             ram: [0; 0x800],
             ciram: [0; 0x800],
             pads: [ControllerState::default(); 2],
             ppu: Ppu::new(),
             apu: Apu::new(),
             cart,
+            machine: MachineState::default(),
+            rom_identity,
+            config,
+            scratch: Vec::new(),
         };
-        nes.reset_sequence();
+        nes.power_on();
         nes
+    }
+
+    /// Power-on: every chip in its power-on state, RAM per the config, then the CPU's reset sequence
+    /// (7 cycles), so the first instruction is at the reset vector.
+    fn power_on(&mut self) {
+        let config = self.config;
+        self.cpu = CpuState { p: crate::cpu::flags::U | crate::cpu::flags::I, ..CpuState::default() };
+        self.bus = BusState { ppu_offset: config.alignment(), ..BusState::default() };
+        self.ram = power_on_ram(&config);
+        self.ciram = [0; 0x800];
+        let held = [self.pads[0].buttons, self.pads[1].buttons];
+        self.pads = [ControllerState::default(); 2];
+        self.pads[0].buttons = held[0];
+        self.pads[1].buttons = held[1];
+        self.ppu = Ppu::new();
+        self.apu = Apu::new();
+        self.cart.power_on();
+        self.machine =
+            MachineState { frame: 0, seed: config.seed, ram_init: config.ram_init as u8, reserved: [0; 7] };
+        self.reset_sequence();
+    }
+
+    /// Switches the console off and on again with the same config and cartridge (battery-backed RAM
+    /// survives, as on hardware). The frame counter restarts at 0.
+    pub fn power_cycle(&mut self) {
+        self.power_on();
+    }
+
+    /// Runs one frame with `input`: applies its command (reset, power cycle), sets both controllers'
+    /// buttons, runs to the end of the frame and returns the record of where it ended.
+    pub fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        match input.command {
+            Command::None => {}
+            Command::SoftReset => self.soft_reset(),
+            Command::PowerCycle => self.power_cycle(),
+        }
+        self.pads[0].buttons = input.pads[0];
+        self.pads[1].buttons = input.pads[1];
+        self.run_until_frame_end();
+        self.frame_record()
+    }
+
+    /// Derived data (e.g. mappers' precomputed bank offsets) recomputed from state after a restore.
+    pub(crate) fn rebuild_caches(&mut self) {
+        self.cart.rebuild_caches();
     }
 
     /// Presses the reset button: the PPU, APU and board see reset, and the CPU runs its reset sequence
@@ -69,6 +197,17 @@ impl Nes {
         while self.ppu.frames_completed() < target {
             self.step_instruction();
         }
+        self.machine.frame += 1;
+    }
+
+    /// Frames completed since power-on (the number in [`FrameRecord::frame`]).
+    pub fn frame(&self) -> u64 {
+        self.machine.frame
+    }
+
+    /// The config this machine powered on with.
+    pub fn config(&self) -> &NesConfig {
+        &self.config
     }
 
     /// CPU registers and interrupt latches.
@@ -125,6 +264,22 @@ impl Nes {
     /// it to look for result text in the nametables.
     pub fn ppu_peek(&self, addr: u16) -> u8 {
         PpuMemoryView { cart: &self.cart, ciram: &self.ciram }.peek(addr)
+    }
+
+    /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
+    /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state.
+    pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
+        self.apu.set_output_sample_rate(sample_rate)
+    }
+
+    /// Moves buffered mono f32 audio samples into `out`; returns how many (see [`Apu::drain_samples`]).
+    pub fn drain_audio(&mut self, out: &mut [f32]) -> usize {
+        self.apu.drain_samples(out)
+    }
+
+    /// Mutable access to the cartridge (battery RAM, MMC3 revision).
+    pub fn cartridge_mut(&mut self) -> &mut Cartridge {
+        &mut self.cart
     }
 
     /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].

@@ -1,0 +1,227 @@
+//! Import of FCEUX `.fm2` movies (text input log): header `key value` lines, then one
+//! `|commands|port0|port1|port2|` line per frame with gamepad fields in `RLDUTSBA` order.
+
+use thiserror::Error;
+
+use super::{Command, FrameInput, InputStream};
+
+/// Why an `.fm2` file could not be imported. Line numbers start at 1.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Fm2Error {
+    /// Not UTF-8 text.
+    #[error("fm2 is not text: invalid UTF-8 at byte {offset}")]
+    NotText {
+        /// Offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The first key must be `version`, and it must be 3.
+    #[error("line {line}: expected `version 3` as the first line of an fm2 movie, found {found:?}")]
+    BadVersion {
+        /// Line number.
+        line: usize,
+        /// The line's text.
+        found: String,
+    },
+    /// A header feature anes cannot replay.
+    #[error("line {line}: `{key} {value}` is not supported: {why}")]
+    Unsupported {
+        /// Line number.
+        line: usize,
+        /// Header key.
+        key: String,
+        /// Its value.
+        value: String,
+        /// What anes would need.
+        why: &'static str,
+    },
+    /// A malformed header line or value.
+    #[error("line {line}: malformed header line {found:?}: {why}")]
+    BadHeader {
+        /// Line number.
+        line: usize,
+        /// The line's text.
+        found: String,
+        /// What was expected.
+        why: &'static str,
+    },
+    /// A malformed input-log line.
+    #[error("line {line}: malformed input line {found:?}: {why}")]
+    BadInputLine {
+        /// Line number.
+        line: usize,
+        /// The line's text.
+        found: String,
+        /// What was expected.
+        why: &'static str,
+    },
+}
+
+/// Which device a port holds, from the `port0`/`port1` header keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Device {
+    None,
+    Gamepad,
+}
+
+impl InputStream {
+    /// Imports an FCEUX `.fm2` movie recorded from power-on with standard gamepads (or nothing) on
+    /// ports 1 and 2. Soft and hard resets in the command field become [`Command`]s.
+    pub fn from_fm2(bytes: &[u8]) -> Result<InputStream, Fm2Error> {
+        let text = std::str::from_utf8(bytes).map_err(|e| Fm2Error::NotText { offset: e.valid_up_to() })?;
+        let mut ports = [Device::Gamepad, Device::Gamepad];
+        let mut length: Option<usize> = None;
+        let mut frames = Vec::new();
+        for (index, raw) in text.lines().enumerate() {
+            let line_no = index + 1;
+            let line = raw.trim_end_matches('\r');
+            if index == 0 && line.trim() != "version 3" {
+                return Err(Fm2Error::BadVersion { line: line_no, found: line.to_string() });
+            }
+            if line.starts_with('|') {
+                frames.push(parse_input_line(line, line_no, ports)?);
+                continue;
+            }
+            if !frames.is_empty() && !line.trim().is_empty() {
+                return Err(Fm2Error::BadInputLine {
+                    line: line_no,
+                    found: line.to_string(),
+                    why: "input lines start with `|`; header keys must come before the input log",
+                });
+            }
+            let Some((key, value)) = line.split_once(' ') else {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                return Err(Fm2Error::BadHeader {
+                    line: line_no,
+                    found: line.to_string(),
+                    why: "expected `key value`",
+                });
+            };
+            let unsupported = |why| Fm2Error::Unsupported {
+                line: line_no,
+                key: key.to_string(),
+                value: value.to_string(),
+                why,
+            };
+            let flag = value.trim() != "0";
+            match key {
+                "binary" if flag => {
+                    return Err(unsupported("binary input logs cannot be imported; save as text"));
+                }
+                "palFlag" if flag => return Err(unsupported("anes models the NTSC console only")),
+                "FDS" if flag => return Err(unsupported("the Famicom Disk System is not emulated")),
+                "fourscore" if flag => return Err(unsupported("the Four Score adapter is not emulated")),
+                "savestate" => {
+                    return Err(unsupported("movies that start from a savestate cannot be replayed"));
+                }
+                "port0" | "port1" => {
+                    let slot = usize::from(key == "port1");
+                    ports[slot] = match value.trim() {
+                        "0" => Device::None,
+                        "1" => Device::Gamepad,
+                        _ => {
+                            return Err(unsupported(
+                                "only standard gamepads (1) or nothing (0) are supported",
+                            ));
+                        }
+                    };
+                }
+                "port2" if value.trim() != "0" => {
+                    return Err(unsupported("Famicom expansion-port devices are not emulated"));
+                }
+                "length" => {
+                    length = Some(value.trim().parse().map_err(|_| Fm2Error::BadHeader {
+                        line: line_no,
+                        found: line.to_string(),
+                        why: "length must be a non-negative integer",
+                    })?);
+                }
+                _ => {}
+            }
+        }
+        if let Some(length) = length {
+            frames.truncate(length);
+        }
+        Ok(InputStream::from_frames(frames))
+    }
+}
+
+fn parse_input_line(line: &str, line_no: usize, ports: [Device; 2]) -> Result<FrameInput, Fm2Error> {
+    let bad = |why| Fm2Error::BadInputLine { line: line_no, found: line.to_string(), why };
+    // `|c|p0|p1|p2|`: splitting on `|` gives "", commands, port0, port1, port2, "".
+    let fields: Vec<&str> = line.split('|').collect();
+    if fields.len() < 5 {
+        return Err(bad("expected `|commands|port0|port1|port2|`"));
+    }
+    let commands: u32 = fields[1].trim().parse().map_err(|_| bad("the command field must be an integer"))?;
+    let command = if commands & 2 != 0 {
+        Command::PowerCycle
+    } else if commands & 1 != 0 {
+        Command::SoftReset
+    } else if commands & !3 != 0 {
+        return Err(bad("FDS and VS System commands are not supported"));
+    } else {
+        Command::None
+    };
+    let mut pads = [0u8; 2];
+    for (slot, device) in ports.into_iter().enumerate() {
+        let field = fields[2 + slot];
+        pads[slot] = match device {
+            Device::None if field.is_empty() => 0,
+            Device::None => return Err(bad("input for a port the header declares empty (port0/port1 0)")),
+            Device::Gamepad => {
+                parse_gamepad(field).ok_or_else(|| bad("a gamepad field is 8 characters, RLDUTSBA order"))?
+            }
+        };
+    }
+    Ok(FrameInput { pads, command })
+}
+
+/// `RLDUTSBA`: a space or `.` is released, any other character pressed. Right is the first character
+/// and the highest bit of the shift order (A, B, Select, Start, Up, Down, Left, Right).
+fn parse_gamepad(field: &str) -> Option<u8> {
+    let bytes = field.as_bytes();
+    if bytes.len() != 8 {
+        return None;
+    }
+    Some(
+        bytes
+            .iter()
+            .enumerate()
+            .fold(0u8, |acc, (i, &c)| if c == b' ' || c == b'.' { acc } else { acc | (0x80 >> i) }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::buttons;
+
+    const MOVIE: &str = "version 3\nemuVersion 22020\nport0 1\nport1 1\nport2 0\n\
+        |0|........|........||\n|0|R..U...A|.L...S..||\n|1|........|........||\n|2|....T...|........||\n";
+
+    #[test]
+    fn imports_buttons_and_commands() {
+        let stream = InputStream::from_fm2(MOVIE.as_bytes()).unwrap();
+        assert_eq!(stream.len(), 4);
+        assert_eq!(
+            stream.frame(1).pads,
+            [buttons::RIGHT | buttons::UP | buttons::A, buttons::LEFT | buttons::SELECT]
+        );
+        assert_eq!(stream.frame(2).command, Command::SoftReset);
+        assert_eq!(stream.frame(3).command, Command::PowerCycle);
+        assert_eq!(stream.frame(3).pads[0], buttons::START);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let bad = MOVIE.replace("|0|R..U...A|", "|0|R..U..A|");
+        let err = InputStream::from_fm2(bad.as_bytes()).unwrap_err();
+        assert!(matches!(err, Fm2Error::BadInputLine { line: 7, .. }), "{err}");
+        let err = InputStream::from_fm2(b"version 2\n").unwrap_err();
+        assert!(matches!(err, Fm2Error::BadVersion { line: 1, .. }));
+        let err = InputStream::from_fm2(MOVIE.replace("port0 1", "port0 2").as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("line 3"), "{err}");
+    }
+}

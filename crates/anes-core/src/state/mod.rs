@@ -1,0 +1,124 @@
+//! Machine state you can trust: the canonical blake3 state hash, per-section digests, and snapshots.
+//!
+//! All mutable state lives in plain-old-data blocks ([`Section`]s) with explicit layouts and no padding.
+//! The state hash is blake3 over a fixed domain string, the ROM's identity and, for every section in
+//! canonical order, its tag, version, length and digest (blake3 of its bytes). It never allocates. Layouts and the snapshot
+//! format are documented in `docs/state-format.md`.
+
+mod fault;
+mod fields;
+mod sections;
+mod snapshot;
+
+pub use fault::FaultError;
+pub use fields::{FieldLayout, field_name, section_layout};
+pub use sections::{MachineState, Section};
+pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError};
+
+use crate::nes::Nes;
+
+/// Domain separation for the state hash; changes whenever the hashed layout changes.
+const STATE_HASH_DOMAIN: &[u8] = b"anes state hash v2\0";
+
+/// A 32-byte blake3 digest of machine state.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct StateHash(pub [u8; 32]);
+
+impl StateHash {
+    /// The digest bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Lowercase hex, 64 characters, without allocating (for logs and `--json`).
+    pub fn to_hex(&self) -> [u8; 64] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 64];
+        for (i, byte) in self.0.iter().enumerate() {
+            out[2 * i] = HEX[usize::from(byte >> 4)];
+            out[2 * i + 1] = HEX[usize::from(byte & 15)];
+        }
+        out
+    }
+}
+
+impl core::fmt::Display for StateHash {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let hex = self.to_hex();
+        f.write_str(core::str::from_utf8(&hex).expect("hex is ASCII"))
+    }
+}
+
+impl core::fmt::Debug for StateHash {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "StateHash({self})")
+    }
+}
+
+/// One frame's outcome: where the machine stopped and the hash of its whole state there. Plain data,
+/// cheap to copy and compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FrameRecord {
+    /// Frames completed since power-on.
+    pub frame: u64,
+    /// CPU cycles since power-on.
+    pub cpu_cycle: u64,
+    /// PPU scanline where the frame ended.
+    pub ppu_scanline: u16,
+    /// PPU dot where the frame ended.
+    pub ppu_dot: u16,
+    /// [`Nes::state_hash`] at the end of the frame.
+    pub state_hash: StateHash,
+}
+
+impl Nes {
+    /// blake3 of all mutable state: the domain string, the ROM identity, and for every [`Section`] in
+    /// canonical order its tag, version, length and digest (blake3 of its bytes, as returned by
+    /// [`Nes::section_digests`]). Hashing sections separately lets blake3 use its wide SIMD path on the
+    /// large memories and makes the section digests free once the hash is known. Allocation-free.
+    pub fn state_hash(&self) -> StateHash {
+        self.combine_digests(&self.section_digests())
+    }
+
+    /// One blake3 digest per section, in canonical order, so a mismatch names its section at once.
+    pub fn section_digests(&self) -> [(Section, StateHash); Section::ALL.len()] {
+        Section::ALL
+            .map(|section| (section, StateHash(*blake3::hash(self.section_bytes(section)).as_bytes())))
+    }
+
+    /// Both at once: the state hash and the section digests it was computed from.
+    pub fn state_hash_and_digests(&self) -> (StateHash, [(Section, StateHash); Section::ALL.len()]) {
+        let digests = self.section_digests();
+        (self.combine_digests(&digests), digests)
+    }
+
+    fn combine_digests(&self, digests: &[(Section, StateHash); Section::ALL.len()]) -> StateHash {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(STATE_HASH_DOMAIN);
+        hasher.update(&self.rom_identity);
+        for (section, digest) in digests {
+            hasher.update(&section.tag());
+            hasher.update(&section.version().to_le_bytes());
+            hasher.update(&(self.section_bytes(*section).len() as u64).to_le_bytes());
+            hasher.update(&digest.0);
+        }
+        StateHash(*hasher.finalize().as_bytes())
+    }
+
+    /// The ROM's identity: blake3 of its PRG and CHR ROM. Snapshots of another ROM are refused.
+    pub fn rom_identity(&self) -> &[u8; 32] {
+        &self.rom_identity
+    }
+
+    /// The record of the machine as it is now.
+    pub fn frame_record(&self) -> FrameRecord {
+        let (ppu_scanline, ppu_dot) = self.ppu_position();
+        FrameRecord {
+            frame: self.machine.frame,
+            cpu_cycle: self.bus.cpu_cycle,
+            ppu_scanline,
+            ppu_dot,
+            state_hash: self.state_hash(),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! The snapshot format (version 1), little-endian:
+//!
+//! Header (48 bytes): magic `ANESSNAP` (8), format version `u16`, section count `u16`, region `u8`
+//! (0 = NTSC), 3 reserved zero bytes, ROM identity (32, blake3 of PRG + CHR ROM).
+//! Then every section of [`Section::ALL`] in order: tag (4 ASCII bytes), section version `u16`,
+//! 2 reserved zero bytes, payload length `u32`, checksum (the first 8 bytes of blake3 of the payload),
+//! payload. Loading validates everything before it changes anything.
+
+use thiserror::Error;
+
+use super::Section;
+use crate::nes::Nes;
+
+/// First bytes of every snapshot.
+pub const SNAPSHOT_MAGIC: [u8; 8] = *b"ANESSNAP";
+/// The snapshot format version this build writes and reads.
+pub const SNAPSHOT_VERSION: u16 = 1;
+/// Bytes before the first section.
+pub const SNAPSHOT_HEADER_LEN: usize = 48;
+const SECTION_HEADER_LEN: usize = 20;
+const REGION_NTSC: u8 = 0;
+
+/// Why a snapshot was refused. The running machine is left untouched.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SnapshotError {
+    /// Ends before its header or a section does.
+    #[error("snapshot truncated: {needed} bytes needed at offset {offset} ({what}) but only {len} present")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Where.
+        offset: usize,
+        /// Bytes needed from there.
+        needed: usize,
+        /// Snapshot length.
+        len: usize,
+    },
+    /// Not a snapshot.
+    #[error("bad magic at offset 0: expected \"ANESSNAP\", found {found:02X?}")]
+    BadMagic {
+        /// The first eight bytes.
+        found: [u8; 8],
+    },
+    /// Written by an incompatible version of the format.
+    #[error(
+        "snapshot format version {found} (offset 8) is not supported; this build reads version {supported}"
+    )]
+    UnsupportedVersion {
+        /// Version found.
+        found: u16,
+        /// Version this build reads.
+        supported: u16,
+    },
+    /// Not an NTSC machine's snapshot.
+    #[error("snapshot region byte {found} (offset 12) is not supported; this build models NTSC (0)")]
+    UnsupportedRegion {
+        /// Region byte found.
+        found: u8,
+    },
+    /// Taken with another ROM.
+    #[error("snapshot belongs to another ROM: identity {found} (offset 16), this machine runs {expected}")]
+    WrongRom {
+        /// Identity stored in the snapshot (hex).
+        found: String,
+        /// Identity of the running ROM (hex).
+        expected: String,
+    },
+    /// Sections missing, extra or out of order.
+    #[error("snapshot has {found} sections (offset 10), expected {expected}")]
+    SectionCount {
+        /// Count found.
+        found: u16,
+        /// Count expected.
+        expected: u16,
+    },
+    /// An unexpected tag where a section should be.
+    #[error("section {index} at offset {offset}: expected tag {expected:?}, found {found:?}")]
+    UnexpectedSection {
+        /// Index of the section.
+        index: usize,
+        /// Offset of its header.
+        offset: usize,
+        /// The tag expected there.
+        expected: String,
+        /// The tag found.
+        found: String,
+    },
+    /// A section layout version this build cannot read.
+    #[error(
+        "section {section} at offset {offset}: version {found} is not supported (this build reads {supported})"
+    )]
+    SectionVersion {
+        /// Section name.
+        section: &'static str,
+        /// Offset of its header.
+        offset: usize,
+        /// Version found.
+        found: u16,
+        /// Version this build reads.
+        supported: u16,
+    },
+    /// A section of another size than this machine's.
+    #[error("section {section} at offset {offset}: {found} bytes, but this machine's is {expected}")]
+    SectionLength {
+        /// Section name.
+        section: &'static str,
+        /// Offset of its header.
+        offset: usize,
+        /// Length found.
+        found: usize,
+        /// Length expected.
+        expected: usize,
+    },
+    /// A damaged section.
+    #[error("section {section} at offset {offset}: checksum mismatch, the snapshot is damaged")]
+    Checksum {
+        /// Section name.
+        section: &'static str,
+        /// Offset of its header.
+        offset: usize,
+    },
+    /// Valid framing but impossible contents (e.g. a flag byte that is neither 0 nor 1).
+    #[error("section {section}: invalid contents: {why}")]
+    InvalidContents {
+        /// Section name.
+        section: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// Bytes after the last section.
+    #[error("snapshot has {extra} unexpected bytes after the last section (offset {offset})")]
+    TrailingBytes {
+        /// Where they start.
+        offset: usize,
+        /// How many.
+        extra: usize,
+    },
+}
+
+fn checksum(payload: &[u8]) -> [u8; 8] {
+    let hash = blake3::hash(payload);
+    hash.as_bytes()[..8].try_into().expect("8 bytes")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Nes {
+    /// The size of this machine's snapshots in bytes (fixed for a given ROM).
+    pub fn snapshot_len(&self) -> usize {
+        SNAPSHOT_HEADER_LEN
+            + Section::ALL.iter().map(|&s| SECTION_HEADER_LEN + self.section_bytes(s).len()).sum::<usize>()
+    }
+
+    /// Writes a snapshot into `out`, replacing its contents. Reusing a buffer with enough capacity
+    /// (see [`Nes::snapshot_len`]) allocates nothing.
+    pub fn save_state(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&SNAPSHOT_MAGIC);
+        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(Section::ALL.len() as u16).to_le_bytes());
+        out.extend_from_slice(&[REGION_NTSC, 0, 0, 0]);
+        out.extend_from_slice(&self.rom_identity);
+        for section in Section::ALL {
+            let payload = self.section_bytes(section);
+            out.extend_from_slice(&section.tag());
+            out.extend_from_slice(&section.version().to_le_bytes());
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+            out.extend_from_slice(&checksum(payload));
+            out.extend_from_slice(payload);
+        }
+    }
+
+    /// Restores a snapshot taken with [`Nes::save_state`] on a machine running the same ROM. Every
+    /// byte is validated before anything changes: on error the machine is untouched.
+    pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        let payloads = self.validate_snapshot(bytes)?;
+        // Keep the current state to fall back on if the contents turn out impossible (a forged snapshot
+        // with valid checksums). The scratch buffer is reused, so loading allocates only the first time.
+        let mut backup = core::mem::take(&mut self.scratch);
+        self.save_state(&mut backup);
+        self.apply_sections(bytes, &payloads);
+        let result = self.validate_contents();
+        if result.is_err() {
+            let backup_ranges =
+                self.validate_snapshot(&backup).expect("a snapshot this machine just wrote is valid");
+            self.apply_sections(&backup, &backup_ranges);
+        }
+        self.scratch = backup;
+        result
+    }
+
+    fn apply_sections(&mut self, bytes: &[u8], payloads: &[core::ops::Range<usize>; Section::ALL.len()]) {
+        for (section, range) in Section::ALL.into_iter().zip(payloads.iter().cloned()) {
+            self.section_bytes_mut(section).copy_from_slice(&bytes[range]);
+        }
+        self.rebuild_caches();
+    }
+
+    /// Invariants a snapshot's contents must satisfy beyond framing and checksums; every component
+    /// tolerates any other byte values without panicking.
+    pub(crate) fn validate_contents(&self) -> Result<(), SnapshotError> {
+        let invalid =
+            |section: Section, why: String| SnapshotError::InvalidContents { section: section.name(), why };
+        let bus = &self.bus;
+        if bus.ppu_offset > 3 {
+            return Err(invalid(Section::Bus, format!("CPU/PPU alignment {} is not 0-3", bus.ppu_offset)));
+        }
+        // Snapshots are taken between instructions: every cycle is complete and the PPU has caught up.
+        if bus.cpu_cycle.checked_mul(crate::clock::MASTER_PER_CPU_CYCLE) != Some(bus.master_clock) {
+            return Err(invalid(
+                Section::Bus,
+                format!("master clock {} is not 12 x CPU cycle {}", bus.master_clock, bus.cpu_cycle),
+            ));
+        }
+        let ppu_target = bus.master_clock.saturating_sub(u64::from(bus.ppu_offset));
+        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= crate::clock::MASTER_PER_DOT {
+            return Err(invalid(
+                Section::Bus,
+                format!(
+                    "PPU clock {} is not caught up with master clock {}",
+                    bus.ppu_clock, bus.master_clock
+                ),
+            ));
+        }
+        if bus.oam_dma_count >= 512 {
+            return Err(invalid(
+                Section::Bus,
+                format!("sprite DMA byte count {} is not 0-511", bus.oam_dma_count),
+            ));
+        }
+        if crate::nes::RamInit::from_u8(self.machine.ram_init).is_none() {
+            return Err(invalid(
+                Section::Machine,
+                format!("RAM init kind {} is unknown", self.machine.ram_init),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks framing, versions, identity, lengths and checksums; returns each section's payload range.
+    fn validate_snapshot(
+        &self,
+        bytes: &[u8],
+    ) -> Result<[core::ops::Range<usize>; Section::ALL.len()], SnapshotError> {
+        let need = |what, offset: usize, needed: usize| {
+            if bytes.len() < offset + needed {
+                Err(SnapshotError::Truncated { what, offset, needed, len: bytes.len() })
+            } else {
+                Ok(())
+            }
+        };
+        need("header", 0, SNAPSHOT_HEADER_LEN)?;
+        let magic: [u8; 8] = bytes[0..8].try_into().expect("8 bytes");
+        if magic != SNAPSHOT_MAGIC {
+            return Err(SnapshotError::BadMagic { found: magic });
+        }
+        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+        if version != SNAPSHOT_VERSION {
+            return Err(SnapshotError::UnsupportedVersion { found: version, supported: SNAPSHOT_VERSION });
+        }
+        let count = u16::from_le_bytes([bytes[10], bytes[11]]);
+        if usize::from(count) != Section::ALL.len() {
+            return Err(SnapshotError::SectionCount { found: count, expected: Section::ALL.len() as u16 });
+        }
+        if bytes[12] != REGION_NTSC {
+            return Err(SnapshotError::UnsupportedRegion { found: bytes[12] });
+        }
+        if bytes[16..48] != self.rom_identity {
+            return Err(SnapshotError::WrongRom {
+                found: hex(&bytes[16..48]),
+                expected: hex(&self.rom_identity),
+            });
+        }
+        let mut offset = SNAPSHOT_HEADER_LEN;
+        let mut ranges: [core::ops::Range<usize>; Section::ALL.len()] = Default::default();
+        for (index, section) in Section::ALL.into_iter().enumerate() {
+            need("section header", offset, SECTION_HEADER_LEN)?;
+            let header = &bytes[offset..offset + SECTION_HEADER_LEN];
+            if header[0..4] != section.tag() {
+                return Err(SnapshotError::UnexpectedSection {
+                    index,
+                    offset,
+                    expected: String::from_utf8_lossy(&section.tag()).into_owned(),
+                    found: String::from_utf8_lossy(&header[0..4]).into_owned(),
+                });
+            }
+            let found_version = u16::from_le_bytes([header[4], header[5]]);
+            if found_version != section.version() {
+                return Err(SnapshotError::SectionVersion {
+                    section: section.name(),
+                    offset,
+                    found: found_version,
+                    supported: section.version(),
+                });
+            }
+            let len = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes")) as usize;
+            let expected = self.section_bytes(section).len();
+            if len != expected {
+                return Err(SnapshotError::SectionLength {
+                    section: section.name(),
+                    offset,
+                    found: len,
+                    expected,
+                });
+            }
+            let start = offset + SECTION_HEADER_LEN;
+            need(section.name(), start, len)?;
+            if checksum(&bytes[start..start + len]) != header[12..20] {
+                return Err(SnapshotError::Checksum { section: section.name(), offset });
+            }
+            ranges[index] = start..start + len;
+            offset = start + len;
+        }
+        if offset != bytes.len() {
+            return Err(SnapshotError::TrailingBytes { offset, extra: bytes.len() - offset });
+        }
+        Ok(ranges)
+    }
+}

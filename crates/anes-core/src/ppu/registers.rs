@@ -27,20 +27,25 @@ impl PpuRegs {
         (self.status & 0xE0) | (self.io_latch & 0x1F)
     }
 
-    /// `v` after a $2007 access: +1 or +32, or while rendering, the coarse X and Y increments at once
-    /// (nesdev "PPU scrolling": $2007 reads and writes during rendering).
-    #[inline(always)]
-    fn increment_after_data_access(&mut self) {
-        if self.is_rendering() {
-            self.v = background::increment_y(background::increment_coarse_x(self.v));
-        } else {
-            let step = if self.ctrl & ctrl::INCREMENT_32 != 0 { 32 } else { 1 };
-            self.v = self.v.wrapping_add(step) & 0x7FFF;
-        }
-    }
 }
 
 impl Ppu {
+    /// `v` after a $2007 access: +1 or +32, or while rendering, the coarse X and Y increments at once
+    /// (nesdev "PPU scrolling": $2007 reads and writes during rendering). Outside rendering the PPU's
+    /// address bus rests on `v`, so the new address is driven (mmc3_test_2 3-A12_clocking: a $2007
+    /// access that moves `v` across A12 clocks the MMC3 counter).
+    #[inline(always)]
+    fn finish_data_access(&mut self, bus: &mut impl PpuBus) {
+        let r = &mut self.regs;
+        if r.is_rendering() {
+            r.v = background::increment_y(background::increment_coarse_x(r.v));
+        } else {
+            let step = if r.ctrl & ctrl::INCREMENT_32 != 0 { 32 } else { 1 };
+            r.v = r.v.wrapping_add(step) & 0x7FFF;
+            bus.set_address(r.v & 0x3FFF);
+        }
+    }
+
     /// Once per frame (on reaching scanline 241): ages the I/O latch's bits.
     pub(super) fn decay_io_latch(&mut self) {
         let r = &mut self.regs;
@@ -97,7 +102,7 @@ impl Ppu {
                     self.regs.refresh_io_latch(value, 0xFF);
                     value
                 };
-                self.regs.increment_after_data_access();
+                self.finish_data_access(bus);
                 value
             }
             // Write-only registers read back the latch.
@@ -181,7 +186,7 @@ impl Ppu {
                 } else {
                     bus.write(v, value);
                 }
-                self.regs.increment_after_data_access();
+                self.finish_data_access(bus);
             }
             // $2002 is read-only; ignored writes during the reset warm-up only load the latch.
             _ => {}

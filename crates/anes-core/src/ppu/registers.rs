@@ -26,7 +26,6 @@ impl PpuRegs {
     fn status_value(&self) -> u8 {
         (self.status & 0xE0) | (self.io_latch & 0x1F)
     }
-
 }
 
 impl Ppu {

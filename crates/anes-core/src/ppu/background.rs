@@ -95,8 +95,17 @@ impl Ppu {
         if dot & 1 == 1 {
             bus.set_address(addr);
         } else {
-            bus.read(addr);
+            // Unused for the picture, but it is the tile whose pattern address shows at dot 0.
+            self.regs.nt_latch = bus.read(addr);
         }
+    }
+
+    /// Dot 0 of a visible line: the idle dot drives the pattern address of the tile fetched at dot 5
+    /// (nesdev "PPU rendering", cycle 0), so with the background at $1000 PPU A12 stays high between
+    /// the dummy nametable fetches and the next line's first fetches (MMC3 counts no edge there).
+    #[inline(always)]
+    pub(super) fn idle_dot_address(&mut self, bus: &mut impl PpuBus) {
+        bus.set_address(self.background_pattern_address());
     }
 
     /// Pattern low-plane address of the latched tile at the fine Y of `v`.

@@ -351,7 +351,12 @@ impl Ppu {
     fn render_dot(&mut self, bus: &mut impl PpuBus, pre_render: bool) {
         let dot = self.regs.dot;
         match dot {
-            0 => self.regs.oam_bus = self.secondary_oam[0],
+            0 => {
+                if !pre_render {
+                    self.idle_dot_address(bus);
+                }
+                self.regs.oam_bus = self.secondary_oam[0];
+            }
             1..=256 => {
                 self.background_dot(bus, dot);
                 if !pre_render {

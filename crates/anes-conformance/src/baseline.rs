@@ -12,7 +12,7 @@ use crate::report::{RomResult, Status};
 #[derive(Debug, Error)]
 pub enum BaselineError {
     /// The file could not be read.
-    #[error("{}: cannot read the baseline: {source}", path.display())]
+    #[error("{}: cannot read the baseline", path.display())]
     Read {
         /// The baseline file.
         path: PathBuf,

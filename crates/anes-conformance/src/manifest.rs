@@ -10,7 +10,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ManifestError {
     /// The file could not be read.
-    #[error("{}: cannot read the manifest: {source}", path.display())]
+    #[error("{}: cannot read the manifest", path.display())]
     Read {
         /// The manifest file.
         path: PathBuf,

@@ -12,7 +12,7 @@ use crate::{output, rom};
 pub struct Args {
     /// The iNES ROM file.
     rom: PathBuf,
-    /// Frames to run (stops early if the CPU jams).
+    /// Frames to run (stops at once if the CPU jams).
     #[arg(long, default_value_t = 600)]
     frames: u64,
     /// Print one JSON object instead of text.
@@ -35,8 +35,9 @@ struct Stop {
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut nes = rom::power_on(&args.rom)?;
+    // Instruction by instruction, so a jam is reported where it happened.
     while nes.frames_completed() < args.frames && !nes.is_jammed() {
-        nes.run_until_frame_end();
+        nes.step_instruction();
     }
     let (scanline, dot) = nes.ppu_position();
     let stop = Stop {

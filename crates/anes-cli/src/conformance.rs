@@ -127,7 +127,7 @@ fn write_table(out: &mut impl Write, results: &[RomResult]) -> anyhow::Result<()
             code,
             result.frames,
             result.path,
-            one_line(&result.text),
+            truncate(&one_line(&result.text), TEXT_WIDTH_MAX),
         )?;
     }
     Ok(())
@@ -161,6 +161,17 @@ fn write_baseline(out: &mut impl Write, baseline: &Baseline, report: &BaselineRe
     Ok(())
 }
 
+/// Characters of a ROM's text shown in a table row (`--json` has all of it).
+const TEXT_WIDTH_MAX: usize = 160;
+
+/// `text` cut to `max` characters, marked with "..." when cut.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 /// The ROM's text on one line: lines joined with " | ", runs of spaces collapsed.
 fn one_line(text: &str) -> String {
     text.lines()
@@ -168,4 +179,17 @@ fn one_line(text: &str) -> String {
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{one_line, truncate};
+
+    #[test]
+    fn text_is_shown_on_one_bounded_line() {
+        assert_eq!(one_line("  Failed #2 \n\n  while   running\n"), "Failed #2 | while running");
+        assert_eq!(truncate("abcdef", 3), "abc...");
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("\u{e9}\u{e9}\u{e9}\u{e9}", 2), "\u{e9}\u{e9}...");
+    }
 }

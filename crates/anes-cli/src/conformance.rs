@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anes_conformance::{Baseline, BaselineReport, Manifest, RomResult, Summary, default_jobs, run_roms};
 use anyhow::bail;
@@ -59,6 +60,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    if manifest.roms.is_empty() {
+        bail!("{}: the manifest lists no [[rom]] tables", args.manifest.display());
+    }
     let roms = manifest.select(args.filter.as_deref());
     if roms.is_empty() {
         bail!(
@@ -68,7 +72,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let progress = progress_bar(roms.len() as u64, args.json);
-    let results = run_roms(&roms, args.jobs.unwrap_or_else(default_jobs), &|result| {
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let started = Instant::now();
+    let results = run_roms(&roms, jobs, &|result| {
         progress.set_message(result.path.clone());
         progress.inc(1);
     });
@@ -90,6 +96,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         if let (Some(baseline), Some(report)) = (&baseline, &report) {
             write_baseline(&mut out, baseline, report)?;
         }
+        write_timing(&mut out, &results, jobs, started.elapsed())?;
         writeln!(out, "{summary}")?;
     }
     out.flush()?;
@@ -130,6 +137,27 @@ fn write_table(out: &mut impl Write, results: &[RomResult]) -> anyhow::Result<()
             truncate(&one_line(&result.text), TEXT_WIDTH_MAX),
         )?;
     }
+    Ok(())
+}
+
+/// Where the time went, to keep CI within budget as the core gets slower and the manifest longer.
+fn write_timing(
+    out: &mut impl Write,
+    results: &[RomResult],
+    jobs: NonZeroUsize,
+    elapsed: Duration,
+) -> anyhow::Result<()> {
+    let frames: u64 = results.iter().map(|r| r.frames).sum();
+    write!(
+        out,
+        "ran {} ROMs ({frames} frames) in {:.1} s with {jobs} jobs",
+        results.len(),
+        elapsed.as_secs_f64()
+    )?;
+    if let Some(slowest) = results.iter().max_by_key(|r| r.wall_time) {
+        write!(out, "; slowest {} ({:.1} s)", slowest.path, slowest.wall_time.as_secs_f64())?;
+    }
+    writeln!(out)?;
     Ok(())
 }
 

@@ -91,6 +91,11 @@ fn missing_or_malformed_manifest_is_bad_input() {
     let manifest = scratch.write("manifest.toml", "[[rom]]\npath = \"a.nes\"\nexpected = 3\n");
     let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
     assert_bad_input(&output, &manifest, "line ");
+
+    // A misspelt table name leaves nothing to run: that must not pass as "0 passed, 0 failed".
+    let manifest = scratch.write("manifest.toml", "[[roms]]\npath = \"a.nes\"\n");
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
+    assert_bad_input(&output, &manifest, "lists no [[rom]] tables");
 }
 
 #[test]

@@ -35,7 +35,9 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
         } else if let Some(addr) = spec.result_addr {
             match nes.peek(u16::from(addr)) {
                 0 => {}
-                value if value == pass_value => return Outcome::new(Status::Pass, Some(value), ""),
+                value if value == pass_value => {
+                    return Outcome::new(Status::Pass, Some(value), screen_text(nes));
+                }
                 value if value >= 2 => {
                     return Outcome::new(Status::Fail, Some(value), screen_text(nes));
                 }
@@ -95,7 +97,7 @@ fn join(rows: &[String]) -> String {
     rows.iter().map(|row| row.trim()).filter(|row| !row.is_empty()).collect::<Vec<_>>().join("\n")
 }
 
-/// What nametable 0 shows, for a failure reported through the result byte.
+/// What nametable 0 shows, for a result reported through the result byte.
 fn screen_text(nes: &Nes) -> String {
     join(&nametable_rows(nes, 0))
 }

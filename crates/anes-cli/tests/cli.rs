@@ -63,22 +63,14 @@ fn bad_rom_headers_are_bad_input() {
 }
 
 #[test]
-fn unsupported_mapper() {
+fn unsupported_mapper_is_bad_input() {
     let scratch = Scratch::new("cli-mapper");
     let mut rom = support::silent_rom();
     rom[6] = 0xF0; // mapper 255: low nibble
     rom[7] = 0xF0; // high nibble
     let rom = scratch.write("m255.nes", rom);
     let output = anes(&["run", rom.to_str().unwrap(), "--frames", "1"]);
-    // FIXME: the core's Cartridge::from_ines accepts every mapper number and runs it as NROM. Once
-    // it refuses unsupported boards with a typed RomError, this must become
-    // `assert_bad_input(&output, &rom, "mapper 255")`.
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "the core now refuses mapper 255 ({}): replace this assertion as the FIXME says",
-        stderr(&output).trim()
-    );
+    assert_bad_input(&output, &rom, "mapper 255");
 }
 
 #[test]

@@ -1,6 +1,10 @@
 //! ROMs that report only on screen or in zero page (blargg's older suites): a zero-page result byte
 //! (`pass_value` = passed, 2 or more = failure code, 0 = not finished) and/or result text written
 //! to the nametables with tile index = ASCII code.
+//!
+//! With texts given, the first frame that shows one decides. Without, the pass value decides at once,
+//! but a failure code only at the end of the frame budget: the ROMs keep the running sub-test's code
+//! in the byte, so it is final only once nothing changes it any more.
 
 use anes_core::Nes;
 
@@ -32,18 +36,18 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
             if let Some(outcome) = decide_by_text(nes, spec, pass_value) {
                 return outcome;
             }
-        } else if let Some(addr) = spec.result_addr {
-            match nes.peek(u16::from(addr)) {
-                0 => {}
-                value if value == pass_value => {
-                    return Outcome::new(Status::Pass, Some(value), screen_text(nes));
-                }
-                value if value >= 2 => {
-                    return Outcome::new(Status::Fail, Some(value), screen_text(nes));
-                }
-                // 1 when pass_value is something else: not a defined result, keep running.
-                _ => {}
-            }
+        } else if spec.result_addr.is_some_and(|addr| nes.peek(u16::from(addr)) == pass_value) {
+            // Only the pass value is final: before each sub-test the ROMs store that sub-test's
+            // failure code, so 2 or more may still change (blargg_ppu_tests vbl_clear_time holds 2
+            // for a frame, then 1).
+            return Outcome::new(Status::Pass, Some(pass_value), screen_text(nes));
+        }
+    }
+    // The budget is over: a failure code still in the result byte is the ROM's final answer.
+    if let (false, Some(addr)) = (by_text, spec.result_addr) {
+        let code = nes.peek(u16::from(addr));
+        if code >= 2 && code != pass_value {
+            return Outcome::new(Status::Fail, Some(code), screen_text(nes));
         }
     }
     let mut text = if by_text {

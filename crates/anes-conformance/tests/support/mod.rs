@@ -75,6 +75,20 @@ pub fn zero_page_rom(addr: u8, value: u8) -> Vec<u8> {
     nrom(&code)
 }
 
+/// A ROM that stores the failure code 2 in zero page `addr`, spends about 11 frames in a delay loop
+/// (like a sub-test in progress), then stores 1 (passed): blargg_ppu_tests' pattern.
+pub fn zero_page_subtest_rom(addr: u8) -> Vec<u8> {
+    let mut code = vec![
+        0xA9, 0x02, 0x85, addr, // LDA #2 / STA addr
+        0xA2, 0x00, 0xA0, 0x00, // LDX #0 / LDY #0
+        0x88, 0xD0, 0xFD, // $8008: DEY / BNE $8008
+        0xCA, 0xD0, 0xFA, // DEX / BNE $8008
+        0xA9, 0x01, 0x85, addr, // LDA #1 / STA addr
+    ];
+    halt(&mut code);
+    nrom(&code)
+}
+
 /// A ROM that loops forever without reporting.
 pub fn silent_rom() -> Vec<u8> {
     let mut code = Vec::new();

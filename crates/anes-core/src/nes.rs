@@ -165,11 +165,23 @@ impl Nes {
     /// Runs one frame with `input`: applies its command (reset, power cycle), sets both controllers'
     /// buttons, runs to the end of the frame and returns the record of where it ended.
     pub fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        self.begin_frame(input);
+        self.run_until_frame_end();
+        self.frame_record()
+    }
+
+    /// Applies a frame's console command (reset, power cycle) and latches its buttons into both
+    /// controllers, before the frame's first instruction. [`Nes::run_frame`] is `begin_frame` followed
+    /// by [`Nes::run_until_frame_end`]; stepping frameworks call it, then [`Nes::step_in_frame`].
+    pub fn begin_frame(&mut self, input: FrameInput) {
         match input.command {
             Command::None => {}
             Command::SoftReset => self.soft_reset(),
             Command::PowerCycle => self.power_cycle(),
         }
+        self.pads[0].buttons = input.pads[0];
+        self.pads[1].buttons = input.pads[1];
+    }
         self.pads[0].buttons = input.pads[0];
         self.pads[1].buttons = input.pads[1];
         self.run_until_frame_end();
@@ -193,10 +205,20 @@ impl Nes {
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
     /// the PPU reaches scanline 241, dot 0.
     pub fn run_until_frame_end(&mut self) {
-        let target = self.ppu.frames_completed() + 1;
-        while self.ppu.frames_completed() < target {
-            self.step_instruction();
+        while !self.step_in_frame() {}
+    }
+
+    /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in
+    /// which case the frame counter has advanced exactly as [`Nes::run_until_frame_end`] does.
+    pub fn step_in_frame(&mut self) -> bool {
+        let pictures = self.ppu.frames_completed();
+        self.step_instruction();
+        let done = self.ppu.frames_completed() != pictures;
+        if done {
+            self.machine.frame += 1;
         }
+        done
+    }
         self.machine.frame += 1;
     }
 

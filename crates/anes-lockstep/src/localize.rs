@@ -282,14 +282,19 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
         marks: Vec::new(),
     };
     pair.save(&mut window);
+    // The sync point where the comparator saw the divergence is always compared in full: a difference
+    // the program overwrites soon after (seen only at a fine granularity) must not slip through.
+    let not_reproduced = LocalizeError::NotReproduced { from: start.frame, to: divergence.frame };
     let mismatch_steps = loop {
-        if pair.frame > divergence.frame {
-            return Err(LocalizeError::NotReproduced { from: start.frame, to: divergence.frame });
-        }
-        let (done_a, done_b, _) = pair.step(None);
+        let (done_a, done_b, before) = pair.step(None);
+        let at_detection = before[0].frame > divergence.frame
+            || (before[0].frame == divergence.frame && pair.a.probe().cpu_cycle >= divergence.a.cpu_cycle);
         let mut differ = done_a != done_b || pair.a.probe() != pair.b.probe();
-        if !differ && (done_a || pair.steps % hash_every == 0) {
+        if !differ && (done_a || at_detection || pair.steps % hash_every == 0) {
             differ = pair.a.state_hash() != pair.b.state_hash();
+            if !differ && at_detection {
+                return Err(not_reproduced);
+            }
             if !differ {
                 pair.save(&mut window);
             }
@@ -312,7 +317,7 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
             break (before, opcode);
         }
         if pair.steps >= mismatch_steps {
-            return Err(LocalizeError::NotReproduced { from: start.frame, to: divergence.frame });
+            return Err(not_reproduced);
         }
     };
     let found_steps = pair.steps;

@@ -114,7 +114,8 @@ impl<M: Machine> Side<M> {
         let sync = SyncRecord { frame: self.frame, record, frame_end: true };
         // A frame of an NTSC NES is about 29,781 cycles; twice the last frame is a safe bound for when
         // a fault may come due, and a longer frame only means stepping one frame instruction-wise.
-        self.frame_cycles_bound = 2 * record.cpu_cycle.saturating_sub(self.frame_start_cycle).max(1);
+        self.frame_cycles_bound =
+            record.cpu_cycle.saturating_sub(self.frame_start_cycle).max(1).saturating_mul(2);
         self.frame += 1;
         if self.frame % checkpoint_every == 0 {
             self.save_checkpoint(self.checkpoint_seq + 1);

@@ -7,6 +7,97 @@ use anes_core::state::{FrameRecord, StateHash};
 
 use crate::machine::{Machine, MachineError, Probe};
 
+/// A way a machine breaks the [`Machine`] contract the lockstep runner relies on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContractViolation {
+    /// Stepping a frame instruction by instruction ends elsewhere than `run_frame`.
+    #[error("stepping frame {frame} instruction by instruction ends at {stepped:?}, run_frame at {whole:?}")]
+    SteppedFrameDiffers {
+        /// Frame index.
+        frame: u64,
+        /// Record after stepping.
+        stepped: FrameRecord,
+        /// Record after `run_frame`.
+        whole: FrameRecord,
+    },
+    /// A snapshot does not bring the machine back to where it was.
+    #[error("a snapshot taken at {saved:?} restores to {restored:?}: some state is outside the snapshot")]
+    SnapshotIncomplete {
+        /// Probe when saved.
+        saved: Probe,
+        /// Probe after restoring.
+        restored: Probe,
+    },
+    /// Replaying from a snapshot gives another result than the first time.
+    #[error("replaying a frame from a snapshot ends at {replayed:?}, the first run at {first:?}")]
+    ReplayDiffers {
+        /// First run's record.
+        first: FrameRecord,
+        /// Replay's record.
+        replayed: FrameRecord,
+    },
+    /// The snapshot was refused.
+    #[error("the machine refused its own snapshot: {0}")]
+    Refused(#[from] MachineError),
+}
+
+/// Checks, on clones, that `machine` keeps the contract the runner relies on for `frames` frames from
+/// a mid-frame point: stepped frames equal whole frames, and a snapshot taken mid-frame restores the
+/// exact position and replays identically. Frontends implementing [`Machine`] for another core can run
+/// it in their tests.
+pub fn check_contract<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), ContractViolation> {
+    let mut whole = machine.clone();
+    let mut stepped = machine.clone();
+    for frame in 0..frames {
+        let record = whole.run_frame(FrameInput::default());
+        let other = stepped.run_frame_stepwise(FrameInput::default());
+        if record != other {
+            return Err(ContractViolation::SteppedFrameDiffers { frame, stepped: other, whole: record });
+        }
+    }
+    // Mid-frame snapshot: step part of a frame, save, run on, restore, replay.
+    let mut m = machine.clone();
+    m.begin_frame(FrameInput::default());
+    for _ in 0..1000 {
+        if m.step_instruction() {
+            m.begin_frame(FrameInput::default());
+        }
+    }
+    let mut snapshot = Vec::new();
+    m.save_state(&mut snapshot);
+    let saved = (m.probe(), m.state_hash());
+    let first = m.clone().finish_frame_then_run(frames);
+    m.run_frame(FrameInput::default());
+    m.load_state(&snapshot)?;
+    if (m.probe(), m.state_hash()) != saved {
+        return Err(ContractViolation::SnapshotIncomplete { saved: saved.0, restored: m.probe() });
+    }
+    let replayed = m.finish_frame_then_run(frames);
+    if first != replayed {
+        return Err(ContractViolation::ReplayDiffers { first, replayed });
+    }
+    Ok(())
+}
+
+trait ContractSteps: Machine {
+    fn run_frame_stepwise(&mut self, input: FrameInput) -> FrameRecord {
+        self.begin_frame(input);
+        while !self.step_instruction() {}
+        self.record()
+    }
+
+    fn finish_frame_then_run(&mut self, frames: u64) -> FrameRecord {
+        while !self.step_instruction() {}
+        let mut record = self.record();
+        for _ in 0..frames {
+            record = self.run_frame(FrameInput::default());
+        }
+        record
+    }
+}
+
+impl<M: Machine + ?Sized> ContractSteps for M {}
+
 /// A 16 KiB NROM program that counts, stores, sums and reads controller 1 in an endless loop, so every
 /// frame changes RAM and the input matters. Vectors all point at the reset code.
 pub fn tiny_rom() -> Vec<u8> {
@@ -47,13 +138,14 @@ pub fn tiny_rom() -> Vec<u8> {
 /// Instructions per frame of a [`FakeMachine`].
 pub const FAKE_INSTRUCTIONS_PER_FRAME: u16 = 100;
 const FAKE_RAM: usize = 64;
-const FAKE_CPU: usize = 20;
+const FAKE_CPU: usize = 21;
 
 /// A tiny deterministic machine: a pseudo-CPU that mixes its accumulator into 64 bytes of RAM, 3
 /// cycles an instruction, 100 instructions a frame, with a 256x240 picture drawn from its RAM.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeMachine {
-    /// `cpu` section: cycle (8), frame (8), pc (2), a (1), step within frame (1).
+    /// `cpu` section: cycle (8), frame (8), pc (2), a (1), step within frame (1), and a latch every
+    /// instruction overwrites (like a data bus), so a fault there is masked by the next instruction.
     cpu: [u8; FAKE_CPU],
     ram: [u8; FAKE_RAM],
     input: u8,
@@ -94,6 +186,7 @@ impl Machine for FakeMachine {
     fn step_instruction(&mut self) -> bool {
         let a = self.cpu[18].wrapping_mul(5).wrapping_add(1).wrapping_add(self.input);
         self.cpu[18] = a;
+        self.cpu[20] = a ^ 0x5A;
         let slot = usize::from(a) % FAKE_RAM;
         self.ram[slot] = self.ram[slot].wrapping_add(a);
         let pc = self.pc().wrapping_add(1);
@@ -158,7 +251,8 @@ impl Machine for FakeMachine {
             (0, 8..=15) => write!(out, "cpu.frame"),
             (0, 16..=17) => write!(out, "cpu.pc"),
             (0, 18) => write!(out, "cpu.a"),
-            (0, _) => write!(out, "cpu.step"),
+            (0, 19) => write!(out, "cpu.step"),
+            (0, _) => write!(out, "cpu.latch"),
             (_, _) => write!(out, "ram[${offset:02X}]"),
         };
     }

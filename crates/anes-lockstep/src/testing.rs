@@ -138,17 +138,17 @@ pub fn tiny_rom() -> Vec<u8> {
 /// Instructions per frame of a [`FakeMachine`].
 pub const FAKE_INSTRUCTIONS_PER_FRAME: u16 = 100;
 const FAKE_RAM: usize = 64;
-const FAKE_CPU: usize = 21;
+const FAKE_CPU: usize = 22;
 
 /// A tiny deterministic machine: a pseudo-CPU that mixes its accumulator into 64 bytes of RAM, 3
 /// cycles an instruction, 100 instructions a frame, with a 256x240 picture drawn from its RAM.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FakeMachine {
     /// `cpu` section: cycle (8), frame (8), pc (2), a (1), step within frame (1), and a latch every
-    /// instruction overwrites (like a data bus), so a fault there is masked by the next instruction.
+    /// instruction overwrites (like a data bus), so a fault there is masked by the next instruction,
+    /// and the buttons held on port 1.
     cpu: [u8; FAKE_CPU],
     ram: [u8; FAKE_RAM],
-    input: u8,
 }
 
 impl FakeMachine {
@@ -158,7 +158,7 @@ impl FakeMachine {
         for (i, byte) in ram.iter_mut().enumerate() {
             *byte = (i as u8).wrapping_mul(31).wrapping_add(seed);
         }
-        FakeMachine { cpu: [0; FAKE_CPU], ram, input: 0 }
+        FakeMachine { cpu: [0; FAKE_CPU], ram }
     }
 
     fn u64_at(&self, at: usize) -> u64 {
@@ -180,11 +180,11 @@ impl FakeMachine {
 
 impl Machine for FakeMachine {
     fn begin_frame(&mut self, input: FrameInput) {
-        self.input = input.pads[0];
+        self.cpu[21] = input.pads[0];
     }
 
     fn step_instruction(&mut self) -> bool {
-        let a = self.cpu[18].wrapping_mul(5).wrapping_add(1).wrapping_add(self.input);
+        let a = self.cpu[18].wrapping_mul(5).wrapping_add(1).wrapping_add(self.cpu[21]);
         self.cpu[18] = a;
         self.cpu[20] = a ^ 0x5A;
         let slot = usize::from(a) % FAKE_RAM;
@@ -224,7 +224,7 @@ impl Machine for FakeMachine {
 
     fn state_hash(&self) -> StateHash {
         let mut hasher = blake3::Hasher::new();
-        hasher.update(&self.cpu).update(&self.ram).update(&[self.input]);
+        hasher.update(&self.cpu).update(&self.ram);
         StateHash(*hasher.finalize().as_bytes())
     }
 
@@ -252,20 +252,20 @@ impl Machine for FakeMachine {
             (0, 16..=17) => write!(out, "cpu.pc"),
             (0, 18) => write!(out, "cpu.a"),
             (0, 19) => write!(out, "cpu.step"),
-            (0, _) => write!(out, "cpu.latch"),
+            (0, 20) => write!(out, "cpu.latch"),
+            (0, _) => write!(out, "input[0].buttons"),
             (_, _) => write!(out, "ram[${offset:02X}]"),
         };
     }
 
     fn snapshot_len(&self) -> usize {
-        FAKE_CPU + FAKE_RAM + 1
+        FAKE_CPU + FAKE_RAM
     }
 
     fn save_state(&self, out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(&self.cpu);
         out.extend_from_slice(&self.ram);
-        out.push(self.input);
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
@@ -277,8 +277,7 @@ impl Machine for FakeMachine {
             )));
         }
         self.cpu.copy_from_slice(&bytes[..FAKE_CPU]);
-        self.ram.copy_from_slice(&bytes[FAKE_CPU..FAKE_CPU + FAKE_RAM]);
-        self.input = bytes[FAKE_CPU + FAKE_RAM];
+        self.ram.copy_from_slice(&bytes[FAKE_CPU..]);
         Ok(())
     }
 

@@ -1,19 +1,22 @@
-//! iNES 1.0 / NES 2.0 header parsing.
+//! iNES 1.0 / NES 2.0 header parsing (nesdev "INES", "NES 2.0").
+//!
+//! Every size is computed with checked arithmetic and checked against the file length before any slice
+//! is taken, so no input panics.
 
-use thiserror::Error;
+use super::error::{RomError, RomPart};
 
 /// Nametable arrangement wired by the board (or selected by the mapper at power-on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mirroring {
-    /// $2000=$2400, $2800=$2C00 (vertical arrangement; horizontal scrolling games).
+    /// $2000=$2400, $2800=$2C00 (vertical arrangement; vertically scrolling games).
     Horizontal,
-    /// $2000=$2800, $2400=$2C00.
+    /// $2000=$2800, $2400=$2C00 (horizontal arrangement; horizontally scrolling games).
     Vertical,
     /// All four nametables show CIRAM page 0.
     SingleScreenA,
     /// All four nametables show CIRAM page 1.
     SingleScreenB,
-    /// Four independent nametables (extra VRAM on the cartridge).
+    /// Four independent nametables: CIRAM plus 2 KiB of VRAM on the cartridge.
     FourScreen,
 }
 
@@ -30,81 +33,327 @@ pub enum Region {
     Dendy,
 }
 
-/// What the header says about a cartridge.
+/// Which header dialect the file uses (nesdev "INES", section "Variant comparison").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderFormat {
+    /// iNES 1.0: byte 7 bits 2-3 are 0 and bytes 12-15 are 0.
+    Ines,
+    /// NES 2.0: byte 7 bits 2-3 are binary 10.
+    Nes20,
+    /// Archaic iNES (or a header with garbage such as "DiskDude!" in bytes 7-15): only byte 6's upper
+    /// nibble of the mapper number is trusted; bytes 7-15 are ignored.
+    ArchaicInes,
+}
+
+/// What the header says about a cartridge, with iNES 1.0 defaults filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RomInfo {
-    /// iNES mapper number.
+    /// Header dialect.
+    pub format: HeaderFormat,
+    /// Mapper number (12 bits in NES 2.0, 8 in iNES 1.0, 4 in archaic iNES).
     pub mapper: u16,
     /// NES 2.0 submapper (0 for iNES 1.0).
     pub submapper: u8,
-    /// PRG ROM size in bytes.
+    /// PRG ROM size in bytes, as declared (never 0).
     pub prg_rom_size: usize,
-    /// CHR ROM size in bytes (0: the board has CHR RAM).
+    /// CHR ROM size in bytes, as declared (0: the board has CHR RAM).
     pub chr_rom_size: usize,
-    /// Nametable mirroring.
+    /// Volatile PRG RAM in bytes at $6000-$7FFF. iNES 1.0: byte 8 x 8 KiB, 8 KiB when byte 8 is 0 (the
+    /// conformance ROMs rely on RAM even on boards that had none), 0 when the battery flag makes it
+    /// NVRAM instead. NES 2.0: `64 << n` from byte 10's low nibble (0: none).
+    pub prg_ram_size: usize,
+    /// Battery-backed PRG RAM in bytes. iNES 1.0: the whole PRG RAM when the battery flag is set.
+    /// NES 2.0: `64 << n` from byte 10's high nibble.
+    pub prg_nvram_size: usize,
+    /// Volatile CHR RAM in bytes. iNES 1.0: 8 KiB when there is no CHR ROM. NES 2.0: byte 11's low
+    /// nibble as a shift count.
+    pub chr_ram_size: usize,
+    /// Battery-backed CHR RAM in bytes (NES 2.0 byte 11's high nibble; 0 in iNES 1.0).
+    pub chr_nvram_size: usize,
+    /// Nametable mirroring wired on the board (byte 6 bits 0 and 3). Boards with a mapper-controlled
+    /// arrangement start from it but may change it.
     pub mirroring: Mirroring,
-    /// Battery-backed memory present.
+    /// Byte 6 bit 1: the board has battery-backed memory.
     pub battery: bool,
-    /// Region.
+    /// Byte 6 bit 2: a 512-byte trainer precedes PRG ROM; it is loaded at $7000-$71FF.
+    pub trainer: bool,
+    /// TV system: NES 2.0 byte 12 bits 0-1; iNES 1.0 byte 9 bit 0 (NTSC or PAL).
     pub region: Region,
+    /// NES 2.0 byte 14 bits 0-1: number of miscellaneous ROMs after CHR ROM (not used by any supported
+    /// board; 0 for iNES 1.0).
+    pub misc_rom_count: u8,
+    /// NES 2.0 byte 15 bits 0-5: default expansion device (0: unspecified; 0 for iNES 1.0).
+    pub default_expansion_device: u8,
 }
 
-/// Why a ROM file was refused.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum RomError {
-    /// The file is shorter than the 16-byte header.
-    #[error("file is {len} bytes, shorter than the 16-byte iNES header")]
-    TooShortForHeader {
-        /// File length.
-        len: usize,
-    },
-    /// Bytes 0-3 are not "NES\x1A".
-    #[error("bad magic at offset 0: expected 4E 45 53 1A (\"NES\\x1A\"), found {found:02X?}")]
-    BadMagic {
-        /// The first four bytes.
-        found: [u8; 4],
-    },
-    /// The file ends before the data its header declares.
-    #[error("file is {len} bytes but its header declares {needed} bytes")]
-    Truncated {
-        /// File length.
-        len: usize,
-        /// Bytes the header requires.
-        needed: usize,
-    },
+/// The parts of a parsed file, borrowed from it.
+#[derive(Debug)]
+pub(super) struct ParsedRom<'a> {
+    pub info: RomInfo,
+    pub trainer: Option<&'a [u8]>,
+    pub prg_rom: &'a [u8],
+    pub chr_rom: &'a [u8],
 }
 
-pub(super) fn parse(bytes: &[u8]) -> Result<(RomInfo, Vec<u8>, Vec<u8>), RomError> {
-    if bytes.len() < 16 {
-        return Err(RomError::TooShortForHeader { len: bytes.len() });
+const HEADER_LEN: usize = 16;
+const TRAINER_LEN: usize = 512;
+
+/// Common names of boards by mapper number (and submapper where it changes the board), for messages.
+pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
+    Some(match (mapper, submapper) {
+        (0, _) => "NROM",
+        (1, _) => "MMC1 (SxROM)",
+        (2, _) => "UxROM",
+        (3, _) => "CNROM",
+        (4, 1) => "MMC6 (HKROM)",
+        (4, 3) => "MC-ACC (Acclaim MMC3 clone)",
+        (4, _) => "MMC3 (TxROM)",
+        (5, _) => "MMC5 (ExROM)",
+        (7, _) => "AxROM",
+        (9, _) => "MMC2 (PxROM)",
+        (10, _) => "MMC4 (FxROM)",
+        (11, _) => "Color Dreams",
+        (13, _) => "CPROM",
+        (16, _) => "Bandai FCG",
+        (18, _) => "Jaleco SS88006",
+        (19, _) => "Namco 163",
+        (21 | 22 | 23 | 25, _) => "Konami VRC2/VRC4",
+        (24 | 26, _) => "Konami VRC6",
+        (28, _) => "Action 53",
+        (30, _) => "UNROM 512",
+        (34, _) => "BNROM / NINA-001",
+        (48, _) => "Taito TC0690",
+        (64, _) => "Tengen RAMBO-1",
+        (66, _) => "GxROM",
+        (68, _) => "Sunsoft-4",
+        (69, _) => "Sunsoft FME-7",
+        (71, 1) => "Camerica BF9097 (Fire Hawk)",
+        (71, _) => "Camerica/Codemasters BF9093",
+        (73, _) => "Konami VRC3",
+        (75, _) => "Konami VRC1",
+        (79, _) => "NINA-03/06",
+        (85, _) => "Konami VRC7",
+        (105, _) => "NES-EVENT (MMC1)",
+        (118, _) => "TxSROM (MMC3)",
+        (119, _) => "TQROM (MMC3)",
+        (206, _) => "DxROM (Namco 108)",
+        (210, _) => "Namco 175/340",
+        _ => return None,
+    })
+}
+
+/// Is this mapper/submapper pair implemented?
+pub(super) fn is_supported(mapper: u16, submapper: u8) -> bool {
+    match mapper {
+        // MMC6 and the Acclaim clone differ in RAM or IRQ wiring from the MMC3 modelled here.
+        4 => !matches!(submapper, 1 | 3),
+        _ => super::error::SUPPORTED_MAPPERS.contains(&mapper),
     }
-    let magic = [bytes[0], bytes[1], bytes[2], bytes[3]];
+}
+
+/// NES 2.0 ROM size: a 12-bit count of `unit`-byte banks, or, when the MSB nibble is $F, the
+/// exponent-multiplier form `2^E * (MM*2+1)` of the LSB byte `EEEEEEMM`.
+fn nes20_rom_size(lsb: u8, msb_nibble: u8, unit: usize, field: &'static str) -> Result<usize, RomError> {
+    let overflow =
+        || RomError::SizeOverflow { field, detail: format!("LSB {lsb:#04X}, MSB nibble {msb_nibble:#X}") };
+    if msb_nibble == 0xF {
+        let exponent = u32::from(lsb >> 2);
+        let multiplier = usize::from(lsb & 3) * 2 + 1;
+        let power = 1usize.checked_shl(exponent).ok_or_else(overflow)?;
+        power.checked_mul(multiplier).ok_or_else(overflow)
+    } else {
+        let banks = usize::from(msb_nibble) << 8 | usize::from(lsb);
+        banks.checked_mul(unit).ok_or_else(overflow)
+    }
+}
+
+/// NES 2.0 RAM size from a 4-bit shift count: 0 means none, otherwise `64 << n`.
+fn nes20_ram_size(shift: u8) -> usize {
+    if shift == 0 { 0 } else { 64usize << shift }
+}
+
+/// Checks that `bytes` holds `len` bytes of `part` at `start`, and returns them.
+fn take(bytes: &[u8], part: RomPart, start: usize, len: usize) -> Result<&[u8], RomError> {
+    let end = start.checked_add(len).ok_or_else(|| RomError::SizeOverflow {
+        field: "file layout (header + trainer + PRG ROM + CHR ROM)",
+        detail: format!("{part} of {len} bytes at offset {start:#X}"),
+    })?;
+    match bytes.get(start..end) {
+        Some(slice) => Ok(slice),
+        None => Err(RomError::Truncated {
+            part,
+            start,
+            end,
+            expected: len,
+            actual: bytes.len().saturating_sub(start),
+            file_len: bytes.len(),
+        }),
+    }
+}
+
+/// Parses the header and splits the file into trainer, PRG ROM and CHR ROM.
+pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
+    let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+        return Err(RomError::TooShortForHeader { len: bytes.len() });
+    };
+    let magic = [header[0], header[1], header[2], header[3]];
     if &magic != b"NES\x1a" {
         return Err(RomError::BadMagic { found: magic });
     }
-    let prg = usize::from(bytes[4]) * 0x4000;
-    let chr = usize::from(bytes[5]) * 0x2000;
-    let trainer = if bytes[6] & 4 != 0 { 512 } else { 0 };
-    let start = 16 + trainer;
-    let needed = start + prg + chr;
-    if bytes.len() < needed {
-        return Err(RomError::Truncated { len: bytes.len(), needed });
-    }
-    let mirroring = if bytes[6] & 8 != 0 {
+    let format = match header[7] & 0x0C {
+        0x08 => HeaderFormat::Nes20,
+        0x00 if header[12..16].iter().all(|&b| b == 0) => HeaderFormat::Ines,
+        // nesdev "INES", "Variant comparison": anything else (e.g. "DiskDude!" from byte 7 on) is
+        // archaic iNES, whose bytes 7-15 are not to be trusted.
+        _ => HeaderFormat::ArchaicInes,
+    };
+    let flags6 = header[6];
+    let mirroring = if flags6 & 0x08 != 0 {
         Mirroring::FourScreen
-    } else if bytes[6] & 1 != 0 {
+    } else if flags6 & 0x01 != 0 {
         Mirroring::Vertical
     } else {
         Mirroring::Horizontal
     };
-    let info = RomInfo {
-        mapper: u16::from(bytes[6] >> 4) | u16::from(bytes[7] & 0xF0),
+    let battery = flags6 & 0x02 != 0;
+    let trainer = flags6 & 0x04 != 0;
+    let mapper_low = u16::from(flags6 >> 4);
+
+    let mut info = RomInfo {
+        format,
+        mapper: mapper_low,
         submapper: 0,
-        prg_rom_size: prg,
-        chr_rom_size: chr,
+        prg_rom_size: 0,
+        chr_rom_size: 0,
+        prg_ram_size: 0,
+        prg_nvram_size: 0,
+        chr_ram_size: 0,
+        chr_nvram_size: 0,
         mirroring,
-        battery: bytes[6] & 2 != 0,
+        battery,
+        trainer,
         region: Region::Ntsc,
+        misc_rom_count: 0,
+        default_expansion_device: 0,
     };
-    Ok((info, bytes[start..start + prg].to_vec(), bytes[start + prg..needed].to_vec()))
+    match format {
+        HeaderFormat::Nes20 => {
+            check_console_type(header[7] & 3, Some(header[13] & 0x0F))?;
+            info.mapper = mapper_low | u16::from(header[7] & 0xF0) | u16::from(header[8] & 0x0F) << 8;
+            info.submapper = header[8] >> 4;
+            info.prg_rom_size = nes20_rom_size(
+                header[4],
+                header[9] & 0x0F,
+                0x4000,
+                "byte 4 / byte 9 low nibble (PRG ROM size)",
+            )?;
+            info.chr_rom_size = nes20_rom_size(
+                header[5],
+                header[9] >> 4,
+                0x2000,
+                "byte 5 / byte 9 high nibble (CHR ROM size)",
+            )?;
+            info.prg_ram_size = nes20_ram_size(header[10] & 0x0F);
+            info.prg_nvram_size = nes20_ram_size(header[10] >> 4);
+            info.chr_ram_size = nes20_ram_size(header[11] & 0x0F);
+            info.chr_nvram_size = nes20_ram_size(header[11] >> 4);
+            info.region = match header[12] & 3 {
+                0 => Region::Ntsc,
+                1 => Region::Pal,
+                2 => Region::Multi,
+                _ => Region::Dendy,
+            };
+            info.misc_rom_count = header[14] & 3;
+            info.default_expansion_device = header[15] & 0x3F;
+        }
+        HeaderFormat::Ines | HeaderFormat::ArchaicInes => {
+            let archaic = format == HeaderFormat::ArchaicInes;
+            if !archaic {
+                check_console_type(header[7] & 3, None)?;
+                info.mapper |= u16::from(header[7] & 0xF0);
+                if header[9] & 1 != 0 {
+                    info.region = Region::Pal;
+                }
+            }
+            info.prg_rom_size = usize::from(header[4]) * 0x4000;
+            info.chr_rom_size = usize::from(header[5]) * 0x2000;
+            // Byte 8 (PRG RAM in 8 KiB units, 0 meaning 8 KiB) is only trusted in a clean header.
+            let ram = if archaic || header[8] == 0 { 0x2000 } else { usize::from(header[8]) * 0x2000 };
+            if battery {
+                info.prg_nvram_size = ram;
+            } else {
+                info.prg_ram_size = ram;
+            }
+            if info.chr_rom_size == 0 {
+                info.chr_ram_size = 0x2000;
+            }
+        }
+    }
+    if info.prg_rom_size == 0 {
+        return Err(RomError::ZeroPrgSize { nes20: format == HeaderFormat::Nes20 });
+    }
+    if !is_supported(info.mapper, info.submapper) {
+        return Err(RomError::UnsupportedMapper {
+            mapper: info.mapper,
+            submapper: info.submapper,
+            board: board_name(info.mapper, info.submapper),
+        });
+    }
+
+    let mut offset = HEADER_LEN;
+    let trainer_data = if trainer {
+        let data = take(bytes, RomPart::Trainer, offset, TRAINER_LEN)?;
+        offset += TRAINER_LEN;
+        Some(data)
+    } else {
+        None
+    };
+    let prg_rom = take(bytes, RomPart::PrgRom, offset, info.prg_rom_size)?;
+    offset += prg_rom.len();
+    let chr_rom = take(bytes, RomPart::ChrRom, offset, info.chr_rom_size)?;
+    offset += chr_rom.len();
+    if info.misc_rom_count > 0 && bytes.len() <= offset {
+        return Err(RomError::InvalidNes20Field {
+            offset: 14,
+            field: "miscellaneous ROM count",
+            value: header[14],
+            reason: "miscellaneous ROMs are declared but the file ends right after CHR ROM; \
+                     the dump is truncated or byte 14 should be 0",
+        });
+    }
+    Ok(ParsedRom { info, trainer: trainer_data, prg_rom, chr_rom })
+}
+
+/// Refuses everything but a plain NES/Famicom (byte 7 bits 0-1, and NES 2.0 byte 13 for the extended
+/// console type).
+fn check_console_type(console_type: u8, extended: Option<u8>) -> Result<(), RomError> {
+    let console = match (console_type, extended) {
+        (0, _) | (3, Some(0)) => return Ok(()),
+        (1, _) | (3, Some(1)) => "Vs. System",
+        (2, _) | (3, Some(2)) => "PlayChoice-10",
+        (3, Some(3)) => "Famiclone with decimal mode",
+        (3, Some(4)) => "NES/Famicom with EPSM",
+        (3, Some(5..=0xB)) => "VT01-VT369 famiclone",
+        (3, Some(0xC)) => "UMC UM6578",
+        (3, Some(0xD)) => "Famicom Network System",
+        (3, _) => "extended console type (byte 13 low nibble reserved)",
+        _ => "unknown",
+    };
+    Err(RomError::UnsupportedConsole { value: console_type, console })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{nes20_ram_size, nes20_rom_size};
+
+    #[test]
+    fn nes20_sizes() {
+        assert_eq!(nes20_rom_size(2, 0, 0x4000, "f"), Ok(0x8000));
+        assert_eq!(nes20_rom_size(0x00, 1, 0x4000, "f"), Ok(0x100 * 0x4000));
+        // Exponent-multiplier: 2^E * (2*MM + 1).
+        assert_eq!(nes20_rom_size(0x00, 0xF, 0x4000, "f"), Ok(1));
+        assert_eq!(nes20_rom_size((10 << 2) | 3, 0xF, 0x4000, "f"), Ok(7 * 1024));
+        assert!(nes20_rom_size(0xFF, 0xF, 0x4000, "f").is_err());
+        assert_eq!((nes20_ram_size(0), nes20_ram_size(7), nes20_ram_size(15)), (0, 0x2000, 0x20_0000));
+    }
 }

@@ -7,27 +7,128 @@
 //!   data transfer, so boards that watch PPU A12 (MMC3) see every address the PPU puts on the bus;
 //! - [`Cartridge::cpu_cycle`] runs once per CPU cycle (M2), before that cycle's bus access;
 //! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle.
+//!
+//! State: the board's registers are a Pod struct ([`Cartridge::mapper_state_bytes`]); the memories
+//! are [`Cartridge::prg_ram`] and [`Cartridge::chr_ram`] (CHR RAM followed by a four-screen board's
+//! nametable VRAM, [`Cartridge::extra_vram`]). The bank map the hot paths use is derived from them and
+//! rebuilt by [`Cartridge::rebuild_caches`].
 
+mod board;
+mod error;
 mod header;
+mod m000_nrom;
+mod m001_sxrom;
+mod m002_uxrom;
+mod m003_cnrom;
+mod m004_txrom;
+mod m007_axrom;
+mod m009_pxrom;
+mod m010_fxrom;
+mod m011_color_dreams;
+mod m066_gxrom;
+mod m071_camerica;
 
-pub use header::{Mirroring, Region, RomError, RomInfo};
+use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
+pub use error::{BatteryRamError, RomError, RomPart, SUPPORTED_MAPPERS};
+pub use header::{HeaderFormat, Mirroring, Region, RomInfo};
+pub use m001_sxrom::SxromState;
+pub use m002_uxrom::UxromState;
+pub use m003_cnrom::CnromState;
+pub use m004_txrom::{Mmc3Revision, TxromState};
+pub use m007_axrom::AxromState;
+pub use m009_pxrom::LatchChrState;
+pub use m011_color_dreams::ColorDreamsState;
+pub use m066_gxrom::GxromState;
+pub use m071_camerica::CamericaState;
+
+/// Size of the cartridge VRAM of a four-screen board.
+const FOUR_SCREEN_VRAM: usize = 0x800;
+/// CPU address of the trainer.
+const TRAINER_ADDR: usize = 0x7000;
 
 /// A loaded cartridge: immutable ROM images plus the board's mutable state.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Cartridge {
     info: RomInfo,
+    /// PRG ROM, repeated up to a whole number of 8 KiB banks.
     prg_rom: Box<[u8]>,
+    /// Everything on the PPU side of the board: CHR (ROM repeated up to a whole number of 1 KiB banks,
+    /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3).
     chr: Box<[u8]>,
+    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM.
+    chr_len: usize,
+    chr_is_ram: bool,
+    /// PRG RAM at $6000-$7FFF: battery-backed part first, then the volatile part.
     prg_ram: Box<[u8]>,
+    /// The 512-byte trainer, copied to $7000 at power-on.
+    trainer: Option<Box<[u8]>>,
+    board: Board,
+    /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
+    map: MemoryMap,
+}
+
+impl core::fmt::Debug for Cartridge {
+    /// The header facts, memory sizes and board registers; not the megabytes of ROM.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Cartridge")
+            .field("info", &self.info)
+            .field("board", &self.board)
+            .field("prg_ram_len", &self.prg_ram.len())
+            .field("chr_ram_len", &self.chr_ram().len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Repeats `data` up to the next multiple of `unit` bytes (a smaller chip repeats in a bigger window,
+/// as its unconnected address lines make it do on a board). `data` must not be empty.
+fn repeat_to_multiple(data: &[u8], unit: usize) -> Box<[u8]> {
+    let len = data.len().div_ceil(unit) * unit;
+    if len == data.len() {
+        return data.into();
+    }
+    data.iter().copied().cycle().take(len).collect()
 }
 
 impl Cartridge {
-    /// Parses an iNES 1.0 or NES 2.0 file.
+    /// Parses an iNES 1.0 or NES 2.0 file and powers the board on.
+    ///
+    /// Memory sizes: PRG RAM is the header's PRG-NVRAM plus PRG-RAM (iNES 1.0: 8 KiB unless byte 8
+    /// says more), at least 8 KiB when a trainer must be placed at $7000. CHR RAM (when there is no
+    /// CHR ROM) is the header's CHR-RAM plus CHR-NVRAM, 8 KiB when the header declares neither.
     pub fn from_ines(bytes: &[u8]) -> Result<Cartridge, RomError> {
-        let (info, prg_rom, chr_rom) = header::parse(bytes)?;
-        let chr = if chr_rom.is_empty() { vec![0u8; 0x2000].into_boxed_slice() } else { chr_rom.into() };
-        let prg_ram = vec![0u8; 0x2000].into_boxed_slice();
-        Ok(Cartridge { info, prg_rom: prg_rom.into(), chr, prg_ram })
+        let parsed = header::parse(bytes)?;
+        let info = parsed.info;
+        let board = Board::new(BoardConfig::from_info(&info)).ok_or(RomError::UnsupportedMapper {
+            mapper: info.mapper,
+            submapper: info.submapper,
+            board: header::board_name(info.mapper, info.submapper),
+        })?;
+        let prg_rom = repeat_to_multiple(parsed.prg_rom, PRG_SLOT);
+        let (chr, chr_is_ram) = if parsed.chr_rom.is_empty() {
+            let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
+            let size = if declared == 0 { 0x2000 } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
+            (vec![0u8; size].into_boxed_slice(), true)
+        } else {
+            (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
+        };
+        let chr_len = chr.len();
+        let chr = if info.mirroring == Mirroring::FourScreen {
+            let mut with_vram = chr.into_vec();
+            with_vram.resize(chr_len + FOUR_SCREEN_VRAM, 0);
+            with_vram.into_boxed_slice()
+        } else {
+            chr
+        };
+        let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
+        if parsed.trainer.is_some() {
+            prg_ram_size = prg_ram_size.max(PRG_SLOT);
+        }
+        let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
+        let trainer = parsed.trainer.map(Box::from);
+        let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
+        let mut cart = Cartridge { info, prg_rom, chr, chr_len, chr_is_ram, prg_ram, trainer, board, map };
+        cart.power_on();
+        Ok(cart)
     }
 
     /// What the header says about this cartridge.
@@ -45,95 +146,265 @@ impl Cartridge {
     #[inline]
     pub fn cpu_peek(&self, addr: u16, open_bus: u8) -> u8 {
         match addr {
-            0x6000..=0x7FFF => self.prg_ram[usize::from(addr - 0x6000) % self.prg_ram.len()],
-            0x8000..=0xFFFF => self.prg_rom[usize::from(addr - 0x8000) % self.prg_rom.len()],
+            0x8000..=0xFFFF => self.prg_rom_byte(addr),
+            0x6000..=0x7FFF if self.map.prg_ram_readable => self.prg_ram[self.prg_ram_index(addr)],
             _ => open_bus,
         }
     }
 
-    /// A CPU write of $4020-$FFFF on CPU cycle `cpu_cycle`.
+    /// A CPU write of $4020-$FFFF on CPU cycle `cpu_cycle` (MMC1 ignores back-to-back writes).
     #[inline]
-    pub fn cpu_write(&mut self, addr: u16, value: u8, _cpu_cycle: u64) {
-        if let 0x6000..=0x7FFF = addr {
-            let len = self.prg_ram.len();
-            self.prg_ram[usize::from(addr - 0x6000) % len] = value;
+    pub fn cpu_write(&mut self, addr: u16, value: u8, cpu_cycle: u64) {
+        match addr {
+            0x8000..=0xFFFF => {
+                // Bus conflict: the ROM drives the data bus too, and 0 wins (nesdev "Bus conflict").
+                let value = if self.map.bus_conflicts { value & self.prg_rom_byte(addr) } else { value };
+                if self.board.write_register(addr, value, cpu_cycle) {
+                    self.board.update_map(&mut self.map);
+                }
+            }
+            0x6000..=0x7FFF if self.map.prg_ram_writable => {
+                let index = self.prg_ram_index(addr);
+                self.prg_ram[index] = value;
+            }
+            _ => {}
         }
     }
 
     /// A PPU read of $0000-$3EFF (pattern tables and nametables).
     #[inline]
     pub fn ppu_read(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
-        self.ppu_peek(addr, ciram)
+        let value = self.ppu_peek(addr, ciram);
+        if self.map.watches_ppu {
+            self.observe_ppu(addr, true);
+        }
+        value
     }
 
     /// The value a PPU read would return, without side effects.
     #[inline]
     pub fn ppu_peek(&self, addr: u16, ciram: &[u8; 0x800]) -> u8 {
-        let addr = addr & 0x3FFF;
+        let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
-            self.chr[usize::from(addr) % self.chr.len()]
+            self.chr[self.map.chr[addr >> 10] + (addr & 0x3FF)]
         } else {
-            ciram[self.ciram_index(addr)]
+            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
+            let offset = addr & 0x3FF;
+            if page < 2 {
+                ciram[page * 0x400 + offset]
+            } else {
+                self.chr[self.chr_len + (page - 2) * 0x400 + offset]
+            }
         }
     }
 
     /// A PPU write of $0000-$3EFF.
     #[inline]
     pub fn ppu_write(&mut self, addr: u16, value: u8, ciram: &mut [u8; 0x800]) {
-        let addr = addr & 0x3FFF;
+        if self.map.watches_ppu {
+            self.observe_ppu(addr, false);
+        }
+        let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
-            if self.info.chr_rom_size == 0 {
-                let len = self.chr.len();
-                self.chr[usize::from(addr) % len] = value;
+            if self.chr_is_ram {
+                let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
+                self.chr[index] = value;
             }
         } else {
-            ciram[self.ciram_index(addr)] = value;
+            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
+            let offset = addr & 0x3FF;
+            if page < 2 {
+                ciram[page * 0x400 + offset] = value;
+            } else {
+                self.chr[self.chr_len + (page - 2) * 0x400 + offset] = value;
+            }
         }
     }
 
     /// The PPU drove `addr` onto its address bus without a data transfer.
     #[inline]
-    pub fn ppu_address(&mut self, _addr: u16) {}
+    pub fn ppu_address(&mut self, addr: u16) {
+        if self.map.watches_ppu {
+            self.observe_ppu(addr, false);
+        }
+    }
 
     /// One CPU cycle (M2) has begun.
     #[inline]
-    pub fn cpu_cycle(&mut self) {}
+    pub fn cpu_cycle(&mut self) {
+        self.board.cpu_cycle();
+    }
 
     /// The board's /IRQ output (true = asserted).
     #[inline]
     pub fn irq_line(&self) -> bool {
-        false
+        self.board.irq_line()
     }
 
-    /// The console's reset button was pressed.
+    /// The console's reset button was pressed. None of the supported boards sees it: the cartridge
+    /// connector has no reset line, so mapper registers (and MMC1's shift register) keep their values.
     pub fn reset(&mut self) {}
 
-    /// Power-on state of the board (battery-backed RAM keeps its contents).
-    pub fn power_on(&mut self) {}
+    /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
+    /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
+    pub fn battery_ram(&self) -> Option<&[u8]> {
+        let size = self.info.prg_nvram_size;
+        if size == 0 { None } else { self.prg_ram.get(..size) }
+    }
 
-    /// Recomputes derived data from the board's state after a snapshot restore.
-    pub fn rebuild_caches(&mut self) {}
+    /// Restores a battery save. The size must match [`Cartridge::battery_ram`]'s exactly; on error the
+    /// RAM is left untouched.
+    pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), BatteryRamError> {
+        let size = self.info.prg_nvram_size;
+        if size == 0 {
+            return Err(BatteryRamError::NoBattery);
+        }
+        if data.len() != size {
+            return Err(BatteryRamError::SizeMismatch { expected: size, actual: data.len() });
+        }
+        self.prg_ram[..size].copy_from_slice(data);
+        Ok(())
+    }
 
-    /// The PRG ROM image.
+    /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
+    /// last write cycle, MMC2/MMC4 latches) as Pod bytes; empty for NROM. The layout is the board's
+    /// `*State` struct (e.g. [`TxromState`]).
+    pub fn mapper_state_bytes(&self) -> &[u8] {
+        self.board.state_bytes()
+    }
+
+    /// The board's register state as mutable bytes, to restore a snapshot. Call
+    /// [`Cartridge::rebuild_caches`] afterwards.
+    pub fn mapper_state_bytes_mut(&mut self) -> &mut [u8] {
+        self.board.state_bytes_mut()
+    }
+
+    /// PRG RAM ($6000-$7FFF, all banks; battery-backed part first). Empty when the board has none.
+    pub fn prg_ram(&self) -> &[u8] {
+        &self.prg_ram
+    }
+
+    /// PRG RAM, mutable (snapshot restore).
+    pub fn prg_ram_mut(&mut self) -> &mut [u8] {
+        &mut self.prg_ram
+    }
+
+    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM) followed by the four-screen
+    /// board's 2 KiB of nametable VRAM (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board
+    /// without four-screen VRAM.
+    pub fn chr_ram(&self) -> &[u8] {
+        let start = if self.chr_is_ram { 0 } else { self.chr_len };
+        &self.chr[start..]
+    }
+
+    /// The board's PPU-side RAM, mutable (snapshot restore); same layout as [`Cartridge::chr_ram`].
+    pub fn chr_ram_mut(&mut self) -> &mut [u8] {
+        let start = if self.chr_is_ram { 0 } else { self.chr_len };
+        &mut self.chr[start..]
+    }
+
+    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
+    /// [`Cartridge::chr_ram`]); empty on other boards.
+    pub fn extra_vram(&self) -> &[u8] {
+        &self.chr[self.chr_len..]
+    }
+
+    /// The four-screen VRAM, mutable.
+    pub fn extra_vram_mut(&mut self) -> &mut [u8] {
+        &mut self.chr[self.chr_len..]
+    }
+
+    /// The PRG ROM image as stored in the file.
     pub fn prg_rom(&self) -> &[u8] {
-        &self.prg_rom
+        // Padding only ever repeats the image after its end.
+        &self.prg_rom[..self.info.prg_rom_size]
     }
 
-    /// The CHR ROM image (empty when the board has CHR RAM).
+    /// The CHR ROM image as stored in the file (empty when the board has CHR RAM).
     pub fn chr_rom(&self) -> &[u8] {
-        if self.info.chr_rom_size == 0 { &[] } else { &self.chr }
+        if self.chr_is_ram { &[] } else { &self.chr[..self.info.chr_rom_size] }
     }
 
-    fn ciram_index(&self, addr: u16) -> usize {
-        let table = usize::from((addr >> 10) & 3);
-        let offset = usize::from(addr & 0x3FF);
-        let page = match self.info.mirroring {
-            Mirroring::Horizontal => table >> 1,
-            Mirroring::Vertical => table & 1,
-            Mirroring::SingleScreenA => 0,
-            Mirroring::SingleScreenB => 1,
-            Mirroring::FourScreen => table & 1,
-        };
-        page * 0x400 + offset
+    /// Power-on: board registers take their power-on values; volatile PRG RAM, CHR RAM and four-screen
+    /// VRAM are cleared; battery-backed PRG RAM keeps its contents; a trainer is copied to $7000 again.
+    /// An MMC3 revision chosen with
+    /// [`Cartridge::set_mmc3_revision`] is kept.
+    pub fn power_on(&mut self) {
+        let revision = self.mmc3_revision();
+        if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
+            self.board = board;
+        }
+        if let Some(revision) = revision {
+            self.set_mmc3_revision(revision);
+        }
+        let battery = self.info.prg_nvram_size.min(self.prg_ram.len());
+        self.prg_ram[battery..].fill(0);
+        if let Some(trainer) = &self.trainer {
+            // from_ines made PRG RAM at least 8 KiB when there is a trainer.
+            let start = TRAINER_ADDR - 0x6000;
+            self.prg_ram[start..start + trainer.len()].copy_from_slice(trainer);
+        }
+        self.chr_ram_mut().fill(0);
+        self.rebuild_caches();
+    }
+
+    /// Recomputes the derived bank map from the board state, e.g. after
+    /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
+    pub fn rebuild_caches(&mut self) {
+        self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
+        self.board.update_map(&mut self.map);
+    }
+
+    /// The MMC3's IRQ behaviour; `None` for other boards.
+    pub fn mmc3_revision(&self) -> Option<Mmc3Revision> {
+        match &self.board {
+            Board::Txrom(m) => Some(m.revision()),
+            _ => None,
+        }
+    }
+
+    /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A, else
+    /// MMC3B). Returns false, changing nothing, when the board is not an MMC3. The choice is part of
+    /// the mapper state, so snapshots keep it.
+    pub fn set_mmc3_revision(&mut self, revision: Mmc3Revision) -> bool {
+        match &mut self.board {
+            Board::Txrom(m) => {
+                m.set_revision(revision);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    #[inline]
+    fn prg_rom_byte(&self, addr: u16) -> u8 {
+        let addr = usize::from(addr);
+        self.prg_rom[self.map.prg[(addr >> 13) & 3] + (addr & 0x1FFF)]
+    }
+
+    /// Index into PRG RAM for $6000-$7FFF; RAM smaller than 8 KiB repeats through the window. Only
+    /// called when RAM is present (`prg_ram_readable` / `prg_ram_writable`).
+    #[inline]
+    fn prg_ram_index(&self, addr: u16) -> usize {
+        (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
+    }
+
+    #[inline]
+    fn observe_ppu(&mut self, addr: u16, read: bool) {
+        if self.board.observe_ppu(addr, read) {
+            self.board.update_map(&mut self.map);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeat_to_multiple;
+
+    #[test]
+    fn small_images_repeat_to_fill_whole_banks() {
+        assert_eq!(&*repeat_to_multiple(&[1, 2, 3], 4), &[1, 2, 3, 1]);
+        assert_eq!(&*repeat_to_multiple(&[1, 2, 3, 4], 4), &[1, 2, 3, 4]);
+        assert_eq!(repeat_to_multiple(&[7; 0x3000], 0x2000).len(), 0x4000);
     }
 }

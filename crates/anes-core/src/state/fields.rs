@@ -13,6 +13,14 @@ pub struct FieldLayout {
     pub size: usize,
     /// Field name as written in reports, without the section prefix.
     pub name: &'static str,
+    type_name: fn() -> &'static str,
+}
+
+impl FieldLayout {
+    /// The field's Rust type, e.g. `u8`, `[u8; 3]` (tests assert no floating point is ever state).
+    pub fn type_name(&self) -> &'static str {
+        (self.type_name)()
+    }
 }
 
 macro_rules! layout {
@@ -21,12 +29,17 @@ macro_rules! layout {
             offset: core::mem::offset_of!($ty, $field),
             size: size_of_field(|s: &$ty| &s.$field),
             name: stringify!($field),
+            type_name: type_name_of_field(|s: &$ty| &s.$field),
         }),*]
     };
 }
 
 const fn size_of_field<T, F>(_: fn(&T) -> &F) -> usize {
     core::mem::size_of::<F>()
+}
+
+const fn type_name_of_field<T, F>(_: fn(&T) -> &F) -> fn() -> &'static str {
+    core::any::type_name::<F>
 }
 
 /// The layout of a section's fields, for sections that are structs; `None` for memory arrays, whose

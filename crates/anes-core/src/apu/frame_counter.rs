@@ -1,0 +1,235 @@
+//! The frame counter (frame sequencer): quarter- and half-frame clocks and the frame interrupt
+//! (nesdev "APU Frame Counter").
+
+use bytemuck::{Pod, Zeroable};
+
+/// CPU cycles after the sequencer's reset at which the steps happen (the wiki's APU-cycle numbers
+/// doubled: APU cycle 3728.5 is CPU cycle 7457).
+pub mod steps {
+    /// First quarter frame (both modes).
+    pub const QUARTER_1: u16 = 7457;
+    /// Second quarter frame and first half frame (both modes).
+    pub const HALF_1: u16 = 14913;
+    /// Third quarter frame (both modes).
+    pub const QUARTER_3: u16 = 22371;
+    /// 4-step mode: the frame interrupt flag is set on this cycle and the next two.
+    pub const IRQ_FIRST: u16 = 29828;
+    /// 4-step mode: fourth quarter frame and second half frame.
+    pub const HALF_2_FOUR_STEP: u16 = 29829;
+    /// 4-step mode: the last cycle of the sequence; it is also cycle 0 of the next one.
+    pub const END_FOUR_STEP: u16 = 29830;
+    /// 5-step mode: fourth quarter frame and second half frame.
+    pub const HALF_2_FIVE_STEP: u16 = 37281;
+    /// 5-step mode: the last cycle of the sequence; it is also cycle 0 of the next one.
+    pub const END_FIVE_STEP: u16 = 37282;
+}
+
+/// The clock signals one cycle of the frame counter produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameClocks {
+    /// Envelopes and the triangle's linear counter.
+    pub quarter: bool,
+    /// Length counters and sweep units.
+    pub half: bool,
+}
+
+/// The frame counter.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct FrameCounter {
+    /// CPU cycles since the sequence (re)started.
+    pub cycle: u16,
+    /// 0 = 4-step sequence, 1 = 5-step sequence.
+    pub mode: u8,
+    /// 1 when the frame interrupt is inhibited (bit 6 of $4017).
+    pub irq_inhibit: u8,
+    /// The frame interrupt flag.
+    pub irq_flag: u8,
+    /// The last value written to $4017 (a reset rewrites it).
+    pub last_write: u8,
+    /// CPU cycles until the last $4017 write restarts the sequence (0 = none pending).
+    pub write_delay: u8,
+    /// 1 when the next cycle must schedule a restart as if $4017 had been written three cycles earlier
+    /// (power-on and reset, whose cycle number the APU does not know).
+    pub restart_on_next_cycle: u8,
+    /// Reserved, always zero (explicit padding).
+    pub reserved: [u8; 2],
+}
+
+const _: () = assert!(core::mem::size_of::<FrameCounter>() == 10);
+
+impl FrameCounter {
+    /// The frame counter at power-on: as if $00 had been written to $4017 three cycles before the first
+    /// cycle, 10 or 11 cycles before the first instruction (blargg's apu_reset 4017_timing: "as if $00
+    /// were written to $4017, then a 9-12 clock delay, then execution from the reset vector").
+    pub fn new() -> FrameCounter {
+        FrameCounter { restart_on_next_cycle: 1, ..FrameCounter::default() }
+    }
+
+    /// A CPU write of $4017; `get_cycle` is the phase of the cycle it happens on.
+    pub fn write(&mut self, value: u8, get_cycle: bool) {
+        self.last_write = value;
+        self.irq_inhibit = (value >> 6) & 1;
+        if self.irq_inhibit != 0 {
+            self.irq_flag = 0;
+        }
+        // The sequencer restarts 3 or 4 CPU cycles after the write, always at the start of an APU
+        // cycle (a get cycle), so its half-cycle steps land on put cycles (nesdev "APU Frame
+        // Counter"; apu_test 4-jitter). The opposite phase fails cpu_interrupts_v2 4-irq_and_dma,
+        // which times the frame IRQ against sprite DMA's get/put alignment.
+        self.write_delay = if get_cycle { 4 } else { 3 };
+    }
+
+    /// The reset button: the interrupt flag clears and the frame counter behaves as after a write of
+    /// its last value, timed as at power-on (apu_reset irq_flag_cleared, 4017_written, 4017_timing).
+    pub fn reset(&mut self) {
+        self.irq_inhibit = (self.last_write >> 6) & 1;
+        self.irq_flag = 0;
+        self.write_delay = 0;
+        self.restart_on_next_cycle = 1;
+    }
+
+    /// Reading $4015 clears the interrupt flag. The flag is set on three consecutive cycles, so a read
+    /// on the first two is undone by the next set; a read on the last one clears it for good (apu_test
+    /// 6-irq_flag_timing: "flag last set too late" otherwise), which is why the wiki's note that a read
+    /// on a setting cycle does not clear is not modelled: with the step on this cycle already applied
+    /// before the read, it is only observable on that last cycle, where the test contradicts it.
+    pub fn acknowledge_read(&mut self) {
+        self.irq_flag = 0;
+    }
+
+    fn set_irq(&mut self) {
+        if self.irq_inhibit == 0 {
+            self.irq_flag = 1;
+        }
+    }
+
+    /// One CPU cycle; `get_cycle` is its DMA/APU phase.
+    #[inline]
+    pub fn tick(&mut self, get_cycle: bool) -> FrameClocks {
+        if self.restart_on_next_cycle != 0 {
+            // A write three cycles ago: the restart is on this cycle if it is a get cycle, else on the
+            // next one.
+            self.restart_on_next_cycle = 0;
+            self.write_delay = if get_cycle { 1 } else { 2 };
+        }
+        if self.write_delay != 0 {
+            self.write_delay -= 1;
+            if self.write_delay == 0 {
+                self.cycle = 0;
+                self.mode = self.last_write >> 7;
+                // Entering the 5-step sequence clocks everything at once.
+                let all = self.mode != 0;
+                return FrameClocks { quarter: all, half: all };
+            }
+        }
+        self.cycle = self.cycle.wrapping_add(1);
+        let quarter = FrameClocks { quarter: true, half: false };
+        let half = FrameClocks { quarter: true, half: true };
+        match (self.mode, self.cycle) {
+            (_, steps::QUARTER_1) | (_, steps::QUARTER_3) => quarter,
+            (_, steps::HALF_1) => half,
+            (0, steps::IRQ_FIRST) => {
+                self.set_irq();
+                FrameClocks::default()
+            }
+            (0, steps::HALF_2_FOUR_STEP) => {
+                self.set_irq();
+                half
+            }
+            (0, steps::END_FOUR_STEP) => {
+                self.set_irq();
+                self.cycle = 0;
+                FrameClocks::default()
+            }
+            (1, steps::HALF_2_FIVE_STEP) => half,
+            (1, steps::END_FIVE_STEP) => {
+                self.cycle = 0;
+                FrameClocks::default()
+            }
+            _ => FrameClocks::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs from a $4017 write on cycle 1 and lists (cycle offset from the write, clocks, flag set),
+    /// reading $4015 after every cycle that set the interrupt flag.
+    fn events(value: u8, cycles: u64) -> Vec<(u64, FrameClocks, u8)> {
+        let mut fc = FrameCounter::default();
+        fc.write(value, crate::bus::is_get_cycle(1));
+        let mut out = Vec::new();
+        for n in 2..2 + cycles {
+            let clocks = fc.tick(crate::bus::is_get_cycle(n));
+            if clocks != FrameClocks::default() || fc.irq_flag != 0 {
+                out.push((n - 1, clocks, fc.irq_flag));
+                fc.acknowledge_read();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn four_step_sequence() {
+        let q = FrameClocks { quarter: true, half: false };
+        let h = FrameClocks { quarter: true, half: true };
+        let none = FrameClocks::default();
+        // Written on a get cycle: the sequence restarts 4 cycles later; blargg's apu_test
+        // 6-irq_flag_timing: the flag is set 29831 (+1 for the odd phase) cycles after the write.
+        let ev = events(0x00, 29835 + 7457);
+        assert_eq!(
+            ev,
+            vec![
+                (4 + 7457, q, 0),
+                (4 + 14913, h, 0),
+                (4 + 22371, q, 0),
+                (4 + 29828, none, 1),
+                (4 + 29829, h, 1),
+                (4 + 29830, none, 1),
+                (4 + 29830 + 7457, q, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn five_step_sequence_clocks_immediately_and_never_interrupts() {
+        let q = FrameClocks { quarter: true, half: false };
+        let h = FrameClocks { quarter: true, half: true };
+        let ev = events(0x80, 37282 + 7457 + 4);
+        assert_eq!(
+            ev,
+            vec![
+                (4, h, 0),
+                (4 + 7457, q, 0),
+                (4 + 14913, h, 0),
+                (4 + 22371, q, 0),
+                (4 + 37281, h, 0),
+                (4 + 37282 + 7457, q, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn write_on_put_cycle_restarts_after_3_cycles() {
+        let mut fc = FrameCounter::default();
+        fc.write(0x80, false);
+        assert_eq!(fc.tick(true), FrameClocks::default());
+        assert_eq!(fc.tick(false), FrameClocks::default());
+        assert_eq!(fc.tick(true), FrameClocks { quarter: true, half: true });
+    }
+
+    #[test]
+    fn read_on_the_last_setting_cycle_clears() {
+        let mut fc = FrameCounter { cycle: steps::IRQ_FIRST - 1, ..FrameCounter::default() };
+        fc.tick(true);
+        fc.tick(false);
+        fc.tick(true);
+        assert_eq!(fc.irq_flag, 1);
+        fc.acknowledge_read();
+        fc.tick(false);
+        assert_eq!(fc.irq_flag, 0);
+    }
+}

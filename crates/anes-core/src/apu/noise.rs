@@ -1,0 +1,130 @@
+//! The noise channel: a 15-bit linear feedback shift register (nesdev "APU Noise").
+
+use bytemuck::{Pod, Zeroable};
+
+use super::envelope::Envelope;
+use super::length::LengthCounter;
+
+/// NTSC timer periods in APU cycles (the nesdev table's CPU-cycle periods halved), indexed by bits
+/// 3-0 of $400E.
+const NOISE_PERIODS: [u16; 16] = [2, 4, 8, 16, 32, 48, 64, 80, 101, 127, 190, 254, 381, 508, 1017, 2034];
+
+/// The noise channel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct Noise {
+    /// The shift register (1 at power-on; never all zero).
+    pub shift_register: u16,
+    /// The timer's count down to the next shift.
+    pub timer_counter: u16,
+    /// Period index (bits 3-0 of $400E).
+    pub period_index: u8,
+    /// 1 for the short (93-step) sequence: feedback from bit 6 instead of bit 1.
+    pub mode: u8,
+    /// Reserved, always zero (explicit padding).
+    pub reserved: [u8; 2],
+    /// Volume envelope.
+    pub envelope: Envelope,
+    /// Length counter.
+    pub length: LengthCounter,
+}
+
+const _: () = assert!(core::mem::size_of::<Noise>() == 24);
+
+impl Noise {
+    /// The noise channel at power-on: the shift register holds 1.
+    pub fn new() -> Noise {
+        Noise { shift_register: 1, ..Noise::default() }
+    }
+
+    /// A CPU write of $400C-$400F (`index` 0-3; 1 is unused).
+    pub fn write_register(&mut self, index: u16, value: u8) {
+        match index {
+            0 => {
+                self.length.write_halt(value & 0x20 != 0);
+                self.envelope.write_control(value);
+            }
+            1 => {}
+            2 => {
+                self.mode = value >> 7;
+                self.period_index = value & 0x0F;
+            }
+            _ => {
+                self.length.write_load(value);
+                self.envelope.restart();
+            }
+        }
+    }
+
+    /// One APU cycle of the timer.
+    #[inline]
+    pub fn clock_timer(&mut self) {
+        if self.timer_counter == 0 {
+            self.timer_counter = NOISE_PERIODS[usize::from(self.period_index & 0x0F)] - 1;
+            self.shift();
+        } else {
+            self.timer_counter -= 1;
+        }
+    }
+
+    /// One step of the shift register.
+    #[inline]
+    pub fn shift(&mut self) {
+        let other = if self.mode != 0 { 6 } else { 1 };
+        let feedback = (self.shift_register ^ (self.shift_register >> other)) & 1;
+        self.shift_register = (self.shift_register >> 1) | (feedback << 14);
+    }
+
+    /// The channel's output level (0-15): silent while bit 0 of the shift register is set.
+    #[inline]
+    pub fn output(&self) -> u8 {
+        if self.shift_register & 1 == 0 && self.length.is_active() { self.envelope.output() } else { 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_mode_sequence_start() {
+        // From 1, feedback bit0^bit1 = 1 enters at bit 14: 1 -> $4000 -> $2000 -> ... -> 2 -> $4001.
+        let mut n = Noise::new();
+        n.shift();
+        assert_eq!(n.shift_register, 0x4000);
+        n.shift();
+        assert_eq!(n.shift_register, 0x2000);
+        for _ in 0..12 {
+            n.shift();
+        }
+        assert_eq!(n.shift_register, 0x0002);
+        n.shift(); // bit 1 set: feedback 1
+        assert_eq!(n.shift_register, 0x4001);
+        // Long mode period is 32767.
+        let mut n = Noise::new();
+        let mut steps = 0;
+        loop {
+            n.shift();
+            steps += 1;
+            if n.shift_register == 1 {
+                break;
+            }
+        }
+        assert_eq!(steps, 32767);
+    }
+
+    #[test]
+    fn short_mode_period_is_93_from_1() {
+        let mut n = Noise::new();
+        n.mode = 1;
+        let mut steps = 0;
+        loop {
+            n.shift();
+            steps += 1;
+            if n.shift_register == 1 {
+                break;
+            }
+        }
+        assert_eq!(steps, 93);
+    }
+}

@@ -1,0 +1,304 @@
+//! The board enum (static dispatch over the supported mappers) and the bank map every board fills in.
+//!
+//! Boards keep their registers in Pod state structs; [`MemoryMap`] is the derived cache of byte offsets
+//! that the hot paths index with, recomputed by [`Board::update_map`] after every register change and by
+//! `Cartridge::rebuild_caches` after a snapshot restore.
+
+use super::header::{Mirroring, RomInfo};
+use super::m000_nrom::Nrom;
+use super::m001_sxrom::Sxrom;
+use super::m002_uxrom::Uxrom;
+use super::m003_cnrom::Cnrom;
+use super::m004_txrom::Txrom;
+use super::m007_axrom::Axrom;
+use super::m009_pxrom::Pxrom;
+use super::m010_fxrom::Fxrom;
+use super::m011_color_dreams::ColorDreams;
+use super::m066_gxrom::Gxrom;
+use super::m071_camerica::Camerica;
+
+/// PRG ROM is mapped in 8 KiB slots.
+pub(super) const PRG_SLOT: usize = 0x2000;
+/// CHR is mapped in 1 KiB slots.
+pub(super) const CHR_SLOT: usize = 0x400;
+
+/// Where each CPU and PPU window currently points: byte offsets into the cartridge's memories.
+/// Derived data only: everything here is recomputed from board state and the ROM's geometry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct MemoryMap {
+    /// Offsets into PRG ROM for $8000, $A000, $C000, $E000.
+    pub prg: [usize; 4],
+    /// Offsets into CHR (ROM or RAM) for the eight 1 KiB windows of $0000-$1FFF.
+    pub chr: [usize; 8],
+    /// Nametable page for $2000, $2400, $2800, $2C00: 0-1 CIRAM, 2-3 the cartridge's extra VRAM.
+    pub nametables: [u8; 4],
+    /// Offset into PRG RAM of $6000.
+    pub prg_ram_offset: usize,
+    /// PRG RAM answers reads at $6000-$7FFF.
+    pub prg_ram_readable: bool,
+    /// PRG RAM accepts writes at $6000-$7FFF.
+    pub prg_ram_writable: bool,
+    /// The board has bus conflicts: a register write is ANDed with the ROM byte at that address.
+    pub bus_conflicts: bool,
+    /// The board watches PPU addresses (MMC3's A12 counter, MMC2/MMC4 latches).
+    pub watches_ppu: bool,
+    /// PRG ROM size in 8 KiB banks (at least 1).
+    pub prg_banks: usize,
+    /// CHR size in 1 KiB banks (at least 1).
+    pub chr_banks: usize,
+    /// PRG RAM size in bytes (0: none).
+    pub prg_ram_len: usize,
+    /// The header's wired arrangement: four-screen boards ignore mirroring control.
+    pub wired_mirroring: Mirroring,
+}
+
+impl MemoryMap {
+    /// A map with everything at bank 0, RAM enabled and the wired mirroring.
+    pub fn new(prg_len: usize, chr_len: usize, prg_ram_len: usize, wired_mirroring: Mirroring) -> Self {
+        let mut map = MemoryMap {
+            prg: [0, PRG_SLOT, 2 * PRG_SLOT, 3 * PRG_SLOT],
+            chr: [0; 8],
+            nametables: [0; 4],
+            prg_ram_offset: 0,
+            prg_ram_readable: prg_ram_len != 0,
+            prg_ram_writable: prg_ram_len != 0,
+            bus_conflicts: false,
+            watches_ppu: false,
+            prg_banks: (prg_len / PRG_SLOT).max(1),
+            chr_banks: (chr_len / CHR_SLOT).max(1),
+            prg_ram_len,
+            wired_mirroring,
+        };
+        map.set_prg_32k(0);
+        map.set_chr_8k(0);
+        map.set_mirroring(wired_mirroring);
+        map
+    }
+
+    /// Maps 8 KiB PRG bank `bank` (modulo the ROM size) at slot 0-3 ($8000 + slot * $2000).
+    #[inline]
+    pub fn set_prg_8k(&mut self, slot: usize, bank: usize) {
+        self.prg[slot & 3] = (bank % self.prg_banks) * PRG_SLOT;
+    }
+
+    /// Maps 16 KiB PRG bank `bank` at $8000 (`half` 0) or $C000 (`half` 1).
+    #[inline]
+    pub fn set_prg_16k(&mut self, half: usize, bank: usize) {
+        self.set_prg_8k(half * 2, bank * 2);
+        self.set_prg_8k(half * 2 + 1, bank * 2 + 1);
+    }
+
+    /// Maps 32 KiB PRG bank `bank` at $8000-$FFFF.
+    #[inline]
+    pub fn set_prg_32k(&mut self, bank: usize) {
+        for slot in 0..4 {
+            self.set_prg_8k(slot, bank * 4 + slot);
+        }
+    }
+
+    /// The 8 KiB PRG bank `n` banks from the end (1: the last bank), wrapping for tiny ROMs.
+    #[inline]
+    pub fn prg_bank_from_end(&self, n: usize) -> usize {
+        (self.prg_banks - n % self.prg_banks) % self.prg_banks
+    }
+
+    /// Maps 1 KiB CHR bank `bank` (modulo the CHR size) at window 0-7 ($0000 + window * $400).
+    #[inline]
+    pub fn set_chr_1k(&mut self, window: usize, bank: usize) {
+        self.chr[window & 7] = (bank % self.chr_banks) * CHR_SLOT;
+    }
+
+    /// Maps 2 KiB CHR bank `bank` at window pair `pair` (0-3).
+    #[inline]
+    pub fn set_chr_2k(&mut self, pair: usize, bank: usize) {
+        self.set_chr_1k(pair * 2, bank * 2);
+        self.set_chr_1k(pair * 2 + 1, bank * 2 + 1);
+    }
+
+    /// Maps 4 KiB CHR bank `bank` at $0000 (`half` 0) or $1000 (`half` 1).
+    #[inline]
+    pub fn set_chr_4k(&mut self, half: usize, bank: usize) {
+        for i in 0..4 {
+            self.set_chr_1k(half * 4 + i, bank * 4 + i);
+        }
+    }
+
+    /// Maps 8 KiB CHR bank `bank` at $0000-$1FFF.
+    #[inline]
+    pub fn set_chr_8k(&mut self, bank: usize) {
+        for i in 0..8 {
+            self.set_chr_1k(i, bank * 8 + i);
+        }
+    }
+
+    /// Selects the nametable arrangement; a four-screen board keeps its own VRAM regardless.
+    #[inline]
+    pub fn set_mirroring(&mut self, mirroring: Mirroring) {
+        let mirroring =
+            if self.wired_mirroring == Mirroring::FourScreen { Mirroring::FourScreen } else { mirroring };
+        self.nametables = match mirroring {
+            Mirroring::Horizontal => [0, 0, 1, 1],
+            Mirroring::Vertical => [0, 1, 0, 1],
+            Mirroring::SingleScreenA => [0; 4],
+            Mirroring::SingleScreenB => [1; 4],
+            Mirroring::FourScreen => [0, 1, 2, 3],
+        };
+    }
+
+    /// Selects the 8 KiB PRG RAM bank at $6000 and whether it can be read and written.
+    #[inline]
+    pub fn set_prg_ram(&mut self, bank: usize, readable: bool, writable: bool) {
+        let present = self.prg_ram_len != 0;
+        self.prg_ram_offset = if present { (bank * PRG_SLOT) % self.prg_ram_len } else { 0 };
+        self.prg_ram_readable = present && readable;
+        self.prg_ram_writable = present && writable;
+    }
+}
+
+/// Board-independent facts a board needs at construction.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BoardConfig {
+    /// Mapper number.
+    pub mapper: u16,
+    /// NES 2.0 submapper.
+    pub submapper: u8,
+}
+
+impl BoardConfig {
+    /// The facts taken from a parsed header.
+    pub fn from_info(info: &RomInfo) -> Self {
+        BoardConfig { mapper: info.mapper, submapper: info.submapper }
+    }
+}
+
+/// One of the supported boards, with its register state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Board {
+    /// Mapper 0.
+    Nrom(Nrom),
+    /// Mapper 1 (MMC1).
+    Sxrom(Sxrom),
+    /// Mapper 2.
+    Uxrom(Uxrom),
+    /// Mapper 3.
+    Cnrom(Cnrom),
+    /// Mapper 4 (MMC3).
+    Txrom(Txrom),
+    /// Mapper 7.
+    Axrom(Axrom),
+    /// Mapper 9 (MMC2).
+    Pxrom(Pxrom),
+    /// Mapper 10 (MMC4).
+    Fxrom(Fxrom),
+    /// Mapper 11.
+    ColorDreams(ColorDreams),
+    /// Mapper 66.
+    Gxrom(Gxrom),
+    /// Mapper 71.
+    Camerica(Camerica),
+}
+
+/// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
+macro_rules! each_board {
+    ($board:expr, $m:ident => $body:expr) => {
+        match $board {
+            Board::Nrom($m) => $body,
+            Board::Sxrom($m) => $body,
+            Board::Uxrom($m) => $body,
+            Board::Cnrom($m) => $body,
+            Board::Txrom($m) => $body,
+            Board::Axrom($m) => $body,
+            Board::Pxrom($m) => $body,
+            Board::Fxrom($m) => $body,
+            Board::ColorDreams($m) => $body,
+            Board::Gxrom($m) => $body,
+            Board::Camerica($m) => $body,
+        }
+    };
+}
+
+impl Board {
+    /// The board for a header the parser accepted (`header::is_supported`). Returns `None` for any
+    /// other mapper number.
+    pub fn new(config: BoardConfig) -> Option<Board> {
+        Some(match config.mapper {
+            0 => Board::Nrom(Nrom::new(config)),
+            1 => Board::Sxrom(Sxrom::new(config)),
+            2 => Board::Uxrom(Uxrom::new(config)),
+            3 => Board::Cnrom(Cnrom::new(config)),
+            4 => Board::Txrom(Txrom::new(config)),
+            7 => Board::Axrom(Axrom::new(config)),
+            9 => Board::Pxrom(Pxrom::new(config)),
+            10 => Board::Fxrom(Fxrom::new(config)),
+            11 => Board::ColorDreams(ColorDreams::new(config)),
+            66 => Board::Gxrom(Gxrom::new(config)),
+            71 => Board::Camerica(Camerica::new(config)),
+            _ => return None,
+        })
+    }
+
+    /// Recomputes every window of `map` from the board's registers.
+    pub fn update_map(&self, map: &mut MemoryMap) {
+        each_board!(self, m => m.update_map(map))
+    }
+
+    /// A CPU write to $8000-$FFFF (after any bus conflict). Returns true when the map must be updated.
+    #[inline]
+    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        match self {
+            Board::Nrom(_) => false,
+            Board::Sxrom(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Uxrom(m) => m.write_register(value),
+            Board::Cnrom(m) => m.write_register(value),
+            Board::Txrom(m) => m.write_register(addr, value),
+            Board::Axrom(m) => m.write_register(value),
+            Board::Pxrom(m) => m.write_register(addr, value),
+            Board::Fxrom(m) => m.write_register(addr, value),
+            Board::ColorDreams(m) => m.write_register(value),
+            Board::Gxrom(m) => m.write_register(value),
+            Board::Camerica(m) => m.write_register(addr, value),
+        }
+    }
+
+    /// The PPU put `addr` on its bus (`read`: and read from it). Returns true when the map must be
+    /// updated. Only called when [`MemoryMap::watches_ppu`] is set.
+    #[inline]
+    pub fn observe_ppu(&mut self, addr: u16, read: bool) -> bool {
+        match self {
+            Board::Txrom(m) => {
+                m.observe_ppu_address(addr);
+                false
+            }
+            Board::Pxrom(m) if read => m.observe_ppu_read(addr),
+            Board::Fxrom(m) if read => m.observe_ppu_read(addr),
+            _ => false,
+        }
+    }
+
+    /// One CPU cycle (M2) began.
+    #[inline]
+    pub fn cpu_cycle(&mut self) {
+        if let Board::Txrom(m) = self {
+            m.cpu_cycle();
+        }
+    }
+
+    /// The board's /IRQ output.
+    #[inline]
+    pub fn irq_line(&self) -> bool {
+        match self {
+            Board::Txrom(m) => m.irq_line(),
+            _ => false,
+        }
+    }
+
+    /// The board's register state as bytes.
+    pub fn state_bytes(&self) -> &[u8] {
+        each_board!(self, m => m.state_bytes())
+    }
+
+    /// The board's register state as mutable bytes (for snapshot restore; call `update_map` after).
+    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        each_board!(self, m => m.state_bytes_mut())
+    }
+}

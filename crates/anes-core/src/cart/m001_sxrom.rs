@@ -1,0 +1,137 @@
+//! Mapper 1: MMC1 on SxROM boards (nesdev "MMC1", "SxROM").
+//!
+//! Writes to $8000-$FFFF feed a 5-bit serial shift register, LSB first; the fifth write copies it to
+//! the register chosen by address bits 13-14 (control, CHR bank 0, CHR bank 1, PRG bank). A write with
+//! bit 7 set clears the shift register and sets PRG mode 3. The MMC1 ignores a write on the CPU cycle
+//! right after another write (nesdev "MMC1", "Consecutive-cycle writes"): read-modify-write
+//! instructions write twice on back-to-back cycles and only the first counts.
+//!
+//! Modelled as MMC1B: PRG bank bit 4 set disables PRG RAM. Large boards: with 512 KiB of PRG ROM
+//! (SUROM, SXROM) CHR bank 0 bit 4 selects the 256 KiB half; with 16 KiB of PRG RAM (SOROM) CHR bank 0
+//! bit 3, with 32 KiB (SXROM) bits 2-3 select the 8 KiB RAM bank. On hardware these CHR-register bits
+//! follow whichever CHR register PPU A12 selects in 4 KiB mode; like other emulators this model always
+//! uses CHR bank 0, which is what games write to both registers.
+
+use bytemuck::{Pod, Zeroable};
+
+use super::board::{BoardConfig, MemoryMap};
+use super::header::Mirroring;
+
+/// MMC1 registers, shift register and write-timing memory.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct SxromState {
+    /// Bits shifted in so far (LSB first).
+    pub shift: u8,
+    /// Number of bits in `shift` (0-4).
+    pub shift_count: u8,
+    /// Control: bits 0-1 mirroring, bits 2-3 PRG mode, bit 4 CHR mode.
+    pub control: u8,
+    /// CHR bank 0 (also PRG/RAM bank bits on large boards).
+    pub chr_bank0: u8,
+    /// CHR bank 1 (4 KiB mode only).
+    pub chr_bank1: u8,
+    /// PRG bank: bits 0-3 16 KiB bank, bit 4 PRG RAM disable.
+    pub prg_bank: u8,
+    /// Reserved, always zero (explicit padding).
+    pub reserved: [u8; 2],
+    /// CPU cycle of the last write to $8000-$FFFF (0: none yet; cycles are numbered from 1).
+    pub last_write_cycle: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<SxromState>() == 16);
+
+/// MMC1 board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sxrom {
+    state: SxromState,
+}
+
+impl Sxrom {
+    /// The board in its power-on state.
+    pub fn new(_config: BoardConfig) -> Self {
+        // Power-on: PRG mode 3 (last bank fixed at $C000), so the reset vector is in the last bank.
+        Sxrom { state: SxromState { control: 0x0C, ..SxromState::default() } }
+    }
+
+    /// A write to $8000-$FFFF on CPU cycle `cpu_cycle`.
+    #[inline]
+    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        let s = &mut self.state;
+        let back_to_back = s.last_write_cycle != 0 && cpu_cycle == s.last_write_cycle.wrapping_add(1);
+        s.last_write_cycle = cpu_cycle;
+        if back_to_back {
+            return false;
+        }
+        if value & 0x80 != 0 {
+            s.shift = 0;
+            s.shift_count = 0;
+            s.control |= 0x0C;
+            return true;
+        }
+        s.shift |= (value & 1) << (s.shift_count & 7);
+        s.shift_count = s.shift_count.wrapping_add(1);
+        if s.shift_count < 5 {
+            return false;
+        }
+        let data = s.shift & 0x1F;
+        s.shift = 0;
+        s.shift_count = 0;
+        match (addr >> 13) & 3 {
+            0 => s.control = data,
+            1 => s.chr_bank0 = data,
+            2 => s.chr_bank1 = data,
+            _ => s.prg_bank = data,
+        }
+        true
+    }
+
+    /// Points every window of `map` at the banks the registers select.
+    pub fn update_map(&self, map: &mut MemoryMap) {
+        let s = &self.state;
+        map.set_mirroring(match s.control & 3 {
+            0 => Mirroring::SingleScreenA,
+            1 => Mirroring::SingleScreenB,
+            2 => Mirroring::Vertical,
+            _ => Mirroring::Horizontal,
+        });
+
+        // 16 KiB bank numbers; the 256 KiB outer bank applies to the fixed banks too.
+        let outer = if map.prg_banks > 32 { usize::from(s.chr_bank0 & 0x10) } else { 0 };
+        let bank = usize::from(s.prg_bank & 0x0F);
+        let (low, high) = match (s.control >> 2) & 3 {
+            0 | 1 => (bank & !1, bank | 1),
+            2 => (0, bank),
+            _ => (bank, 0x0F),
+        };
+        map.set_prg_16k(0, outer | low);
+        map.set_prg_16k(1, outer | high);
+
+        if s.control & 0x10 == 0 {
+            let bank = usize::from(s.chr_bank0 & 0x1E);
+            map.set_chr_4k(0, bank);
+            map.set_chr_4k(1, bank | 1);
+        } else {
+            map.set_chr_4k(0, usize::from(s.chr_bank0 & 0x1F));
+            map.set_chr_4k(1, usize::from(s.chr_bank1 & 0x1F));
+        }
+
+        let ram_bank = match map.prg_ram_len {
+            0x8000 => usize::from((s.chr_bank0 >> 2) & 3),
+            0x4000 => usize::from((s.chr_bank0 >> 3) & 1),
+            _ => 0,
+        };
+        let enabled = s.prg_bank & 0x10 == 0;
+        map.set_prg_ram(ram_bank, enabled, enabled);
+    }
+
+    /// The register state as bytes.
+    pub fn state_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.state)
+    }
+
+    /// The register state as mutable bytes (snapshot restore).
+    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::bytes_of_mut(&mut self.state)
+    }
+}

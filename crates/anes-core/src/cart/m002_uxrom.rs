@@ -1,0 +1,57 @@
+//! Mapper 2: UxROM (nesdev "UxROM"). A 16 KiB PRG bank at $8000 selected by any write to
+//! $8000-$FFFF, the last 16 KiB fixed at $C000, 8 KiB of CHR RAM, wired mirroring.
+
+use bytemuck::{Pod, Zeroable};
+
+use super::board::{BoardConfig, MemoryMap};
+
+/// UxROM registers.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct UxromState {
+    /// 16 KiB PRG bank at $8000 (all bits kept; the bank wraps modulo the ROM size).
+    pub prg_bank: u8,
+}
+
+const _: () = assert!(core::mem::size_of::<UxromState>() == 1);
+
+/// UxROM board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Uxrom {
+    state: UxromState,
+    bus_conflicts: bool,
+}
+
+impl Uxrom {
+    /// The board in its power-on state.
+    pub fn new(config: BoardConfig) -> Self {
+        // NES 2.0 submapper 2 declares bus conflicts (AND); 0 (unspecified) and 1 are modelled without.
+        Uxrom { state: UxromState::default(), bus_conflicts: config.submapper == 2 }
+    }
+
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
+    #[inline]
+    pub fn write_register(&mut self, value: u8) -> bool {
+        self.state.prg_bank = value;
+        true
+    }
+
+    /// Points every window of `map` at the banks the registers select.
+    pub fn update_map(&self, map: &mut MemoryMap) {
+        map.set_prg_16k(0, usize::from(self.state.prg_bank));
+        map.set_prg_8k(2, map.prg_bank_from_end(2));
+        map.set_prg_8k(3, map.prg_bank_from_end(1));
+        map.set_chr_8k(0);
+        map.bus_conflicts = self.bus_conflicts;
+    }
+
+    /// The register state as bytes.
+    pub fn state_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.state)
+    }
+
+    /// The register state as mutable bytes (snapshot restore).
+    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::bytes_of_mut(&mut self.state)
+    }
+}

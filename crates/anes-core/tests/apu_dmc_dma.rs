@@ -1,0 +1,84 @@
+//! DMC DMA through the whole console: the cycles the sample fetches steal from a NOP sled (nesdev
+//! "DMA": a load DMA halts on a get cycle and takes 3 cycles; reload DMAs halt on put cycles and take
+//! 4 when the CPU is reading).
+
+use anes_core::{Cartridge, Nes, NesConfig};
+
+const NOP: u8 = 0xEA;
+
+/// LDA #value / STA addr for each pair.
+fn stores(setup: &[(u16, u8)]) -> Vec<u8> {
+    let mut code = Vec::new();
+    for &(addr, value) in setup {
+        code.extend_from_slice(&[0xA9, value, 0x8D, addr as u8, (addr >> 8) as u8]);
+    }
+    code
+}
+
+/// An NROM image whose reset code is `code` followed by a NOP sled.
+fn console(code: &[u8]) -> Nes {
+    let mut prg = vec![NOP; 0x4000];
+    prg[..code.len()].copy_from_slice(code);
+    prg[0x3FFC] = 0x00; // reset vector: $C000
+    prg[0x3FFD] = 0xC0;
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    rom.extend_from_slice(&prg);
+    rom.extend_from_slice(&[0; 0x2000]);
+    let cart = Cartridge::from_ines(&rom).expect("valid test image");
+    Nes::new(cart, NesConfig::default())
+}
+
+/// CPU cycles the DMC stole while `nops` NOPs ran after `instructions` instructions of `code`.
+fn stolen_cycles(code: &[u8], instructions: usize, nops: u64) -> u64 {
+    let mut nes = console(code);
+    for _ in 0..instructions {
+        nes.step_instruction();
+    }
+    let start = nes.cpu_cycle();
+    for _ in 0..nops {
+        nes.step_instruction();
+    }
+    nes.cpu_cycle() - start - 2 * nops
+}
+
+#[test]
+fn no_dmc_no_stolen_cycles() {
+    assert_eq!(stolen_cycles(&[], 0, 4000), 0);
+}
+
+#[test]
+fn one_byte_sample_costs_one_load_dma() {
+    // Rate 15, sample at $C000, 1 byte.
+    let setup = stores(&[(0x4010, 0x0F), (0x4012, 0x00), (0x4013, 0x00), (0x4015, 0x10)]);
+    assert_eq!(stolen_cycles(&setup, 8, 4000), 3);
+}
+
+#[test]
+fn seventeen_byte_sample_costs_one_load_and_sixteen_reload_dmas() {
+    // 17 bytes at 432 CPU cycles per byte: done within 8000 cycles.
+    let setup = stores(&[(0x4010, 0x0F), (0x4012, 0x00), (0x4013, 0x01), (0x4015, 0x10)]);
+    assert_eq!(stolen_cycles(&setup, 8, 4000), 3 + 16 * 4);
+}
+
+#[test]
+fn disabling_right_after_enabling_cancels_the_load_dma() {
+    // LDX #0; LDA #$10; STA $4015; STX $4015. The enabling write is on cycle 15 (a get cycle), so the
+    // load DMA attempts to halt on cycle 19, which is the STX's write: the halt fails, the write stops
+    // the sample, and the halt that goes through on the next read (cycle 20) finds the request gone.
+    // The bus spends that one halt cycle and cancels the DMA; no byte is fetched.
+    let mut code = vec![0xA2, 0x00, 0xA9, 0x10, 0x8D, 0x15, 0x40, 0x8E, 0x15, 0x40];
+    let mut nes = console(&code);
+    for _ in 0..4 + 10 {
+        nes.step_instruction();
+    }
+    assert_eq!(nes.cpu_cycle(), 7 + 2 + 2 + 4 + 4 + 10 * 2 + 1);
+    assert_eq!(nes.apu().state().dmc.buffer_full, 0);
+    // With a 4-cycle NOP abs instead of the STX, the load DMA steals its 3 cycles and fills the buffer.
+    code[7] = 0x0C;
+    let mut nes = console(&code);
+    for _ in 0..4 + 10 {
+        nes.step_instruction();
+    }
+    assert_eq!(nes.cpu_cycle(), 7 + 2 + 2 + 4 + 4 + 10 * 2 + 3);
+    assert_eq!(nes.apu().state().dmc.buffer_full, 1);
+}

@@ -31,6 +31,7 @@ mod machine;
 mod schedule;
 mod side;
 mod status;
+mod summary;
 pub mod testing;
 
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
@@ -46,3 +47,4 @@ pub use lockstep::{
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
+pub use summary::Summary;

@@ -153,6 +153,8 @@ struct Comparator {
     /// Frames before this input index are verified.
     verified_until: u64,
     sync_points: u64,
+    /// Machine A's record at the last verified sync point that ended a frame (or at the start).
+    last_verified: FrameRecord,
     divergence: Option<Divergence>,
     status: Arc<LockstepStatus>,
 }
@@ -182,6 +184,7 @@ impl Comparator {
             return false;
         }
         if a.frame_end {
+            self.last_verified = a.record;
             self.verified_until = a.frame + 1;
             self.status.set_frames_verified(self.verified_until - self.start_frame);
             if self.verified_until % checkpoint_every == 0 {
@@ -292,6 +295,7 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             start_frame,
             verified_until: start_frame,
             sync_points: 0,
+            last_verified: a.machine.record(),
             divergence: None,
             status,
         };
@@ -458,6 +462,7 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         b.in_frame = false;
         self.cmp.checkpoint_seq = seq;
         self.cmp.verified_until = checkpoint.frame;
+        self.cmp.last_verified = a.machine.record();
         self.cmp.status.set_frames_verified(checkpoint.frame - self.cmp.start_frame);
         self.cmp.status.set_drift_frames(0);
         Ok(())
@@ -467,6 +472,12 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     /// frame counts; after a rollback this falls back to the checkpoint.
     pub fn frames_verified(&self) -> u64 {
         self.cmp.verified_until - self.cmp.start_frame
+    }
+
+    /// Machine A's record at the end of the last verified frame (at creation: where it started). Its
+    /// state hash is the run's final state hash.
+    pub fn last_verified_record(&self) -> FrameRecord {
+        self.cmp.last_verified
     }
 
     /// Input-stream index of the next frame to verify.

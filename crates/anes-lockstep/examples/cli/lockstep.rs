@@ -1,0 +1,171 @@
+//! `anes lockstep`: two consoles run one ROM over one input stream in lockstep; any difference stops
+//! the run, is localized to the first divergent instruction and kept as an evidence bundle.
+//!
+//! Exit status: 0 the machines agreed; 1 they diverged; 2 bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anes_core::NesConfig;
+use anes_core::movie::{FrameInput, InputStream};
+use anes_lockstep::{
+    FaultPlan, Granularity, Lockstep, LockstepConfig, NesMachine, Progress, RunOutcome, Summary, Threading,
+};
+use anyhow::Context;
+
+/// The bundled demo ROM, when this build has one.
+const DEMO_ROM: Option<&[u8]> = None;
+/// Frames the demo runs by default.
+const DEMO_FRAMES: u64 = 5_000;
+/// Frames a ROM without an input file runs by default.
+const DEFAULT_FRAMES: u64 = 5_000;
+/// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
+const THREAD_WINDOW: usize = 16;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The iNES ROM file (default: the bundled demo ROM and its input stream).
+    rom: Option<PathBuf>,
+    /// Input stream: an anes input file (.anesinput) or an FCEUX movie (.fm2).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Frames to run (default: the input's length, or 5,000).
+    #[arg(long)]
+    frames: Option<u64>,
+    /// When to compare the machines: frame, scanline or instruction.
+    #[arg(long, default_value = "frame")]
+    granularity: Granularity,
+    /// Run each machine on its own worker thread.
+    #[arg(long)]
+    threads: bool,
+    /// Take a verified checkpoint every K frames.
+    #[arg(long, default_value_t = 60, value_name = "K")]
+    checkpoint_every: u64,
+    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE or
+    /// input:PORT:BIT@FRAME (repeatable).
+    #[arg(long = "inject", value_name = "SPEC")]
+    inject: Vec<String>,
+    /// Directory for the evidence bundle of a divergence.
+    #[arg(long, value_name = "DIR", default_value = "anes-lockstep-evidence")]
+    report: PathBuf,
+    /// Print one JSON summary object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A scripted input stream for the demo: walks, jumps and pauses on a fixed schedule.
+fn demo_inputs(frames: u64) -> InputStream {
+    use anes_core::input::buttons::{A, B, LEFT, RIGHT, START};
+    let pattern = [(60, 0), (2, START), (90, RIGHT), (10, RIGHT | A), (45, LEFT | B), (20, 0), (30, A)];
+    let mut stream = InputStream::new();
+    'fill: loop {
+        for (length, pad) in pattern {
+            for _ in 0..length {
+                if stream.len() as u64 >= frames {
+                    break 'fill;
+                }
+                stream.push(FrameInput::buttons(pad, 0));
+            }
+        }
+    }
+    stream
+}
+
+fn read_inputs(path: &Path) -> anyhow::Result<InputStream> {
+    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    let stream = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fm2")) {
+        InputStream::from_fm2(&bytes).with_context(|| path.display().to_string())?
+    } else {
+        InputStream::from_bytes(&bytes).with_context(|| path.display().to_string())?
+    };
+    Ok(stream)
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let (rom, rom_name) = match &args.rom {
+        Some(path) => {
+            (std::fs::read(path).with_context(|| path.display().to_string())?, path.display().to_string())
+        }
+        None => match DEMO_ROM {
+            Some(rom) => (rom.to_vec(), "the bundled demo ROM".to_string()),
+            None => anyhow::bail!("no ROM given, and this build has no bundled demo ROM"),
+        },
+    };
+    let inputs = match (&args.input, &args.rom) {
+        (Some(path), _) => read_inputs(path)?,
+        (None, None) => demo_inputs(args.frames.unwrap_or(DEMO_FRAMES)),
+        (None, Some(_)) => InputStream::new(),
+    };
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
+    let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let machine = NesMachine::from_ines(&rom, NesConfig::default()).with_context(|| rom_name.clone())?;
+    let config = LockstepConfig {
+        granularity: args.granularity,
+        threading: if args.threads {
+            Threading::Threaded { window: THREAD_WINDOW }
+        } else {
+            Threading::SameThread
+        },
+        checkpoint_every: args.checkpoint_every,
+        faults,
+        ..LockstepConfig::default()
+    };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).context("lockstep configuration")?;
+
+    let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {per_sec} ({msg})")
+            .expect("valid template"),
+    );
+    let started = Instant::now();
+    let mut on_progress = |p: Progress| {
+        if p.frames_verified % 16 == 0 {
+            bar.set_position(p.frames_verified);
+            bar.set_message(format!("lead {} frames", p.drift_frames));
+        }
+    };
+    let outcome = lockstep.run_with(&inputs, frames, &mut on_progress);
+    let seconds = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let mut bundle = None;
+    if let RunOutcome::Diverged(_) = outcome {
+        let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
+        bundle = Some(evidence.write_bundle(&args.report).context("writing the evidence bundle")?);
+    }
+    let summary = Summary {
+        frames_verified: lockstep.frames_verified(),
+        sync_points: lockstep.sync_points(),
+        fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
+        final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
+        divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &summary)?;
+        writeln!(out)?;
+    } else {
+        writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "frames verified   {}", summary.frames_verified)?;
+        writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
+        writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
+        writeln!(out, "final state hash  {}", summary.final_state_hash)?;
+        match (&summary.divergence, &bundle) {
+            (Some(report), Some(path)) => {
+                writeln!(out, "DIVERGENCE        {}", report.message)?;
+                for field in &report.fields {
+                    writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
+                }
+                if report.fields_omitted > 0 {
+                    writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
+                }
+                writeln!(out, "evidence          {}", path.display())?;
+            }
+            _ => writeln!(out, "no divergence")?,
+        }
+    }
+    out.flush()?;
+    Ok(if bundle.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

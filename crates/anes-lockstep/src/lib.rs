@@ -9,6 +9,15 @@
 //! - [`FaultPlan`]: deliberate faults in machine B, to prove the harness catches what it claims to;
 //! - [`Evidence`]: what is kept about a divergence, and [`Evidence::write_bundle`].
 //!
+//! Architecture invariants:
+//! - a frame counts as verified only when both machines' records at its end are equal, and nothing
+//!   after the first difference is ever counted;
+//! - after `Lockstep::new`, running frames allocates nothing on one thread (checkpoint buffers and
+//!   the checkpoint ring are preallocated); the threaded mode allocates only when a run starts (its
+//!   workers and channels), never per frame;
+//! - the evidence of a divergence is kept until the `Lockstep` is dropped, whatever rollbacks follow;
+//! - every injected fault fires once; a localization replay re-applies it where it fired.
+//!
 //! ```
 //! use anes_lockstep::{Lockstep, LockstepConfig, NesMachine, RunOutcome};
 //! use anes_core::{movie::InputStream, NesConfig};

@@ -14,8 +14,10 @@ use anes_lockstep::{
 use common::{Rng, nes_subject};
 
 const FAULTS: usize = 1000;
+/// Faults are drawn over the first two frames' worth of CPU cycles.
+const SPAN_FRAMES: usize = 2;
 /// Frames a run may take to reach any fault's cycle and the sync point after it.
-const RUN_FRAMES: u64 = 5;
+const RUN_FRAMES: u64 = 4;
 /// Flips of the 64-bit master and PPU clocks are drawn from their low bits: a high bit moves time by
 /// years, and the machine would take that long (correctly) to reach its next sync point.
 const CLOCK_BITS: usize = 20;
@@ -30,7 +32,7 @@ struct Drawn {
     moves_cycle: bool,
 }
 
-/// Draws a fault: a section with state, a byte, a bit, and a cycle within the first three frames.
+/// Draws a fault: a section with state, a byte, a bit, and a cycle within the first frames.
 fn draw<M: Machine + Clone>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u64) -> Drawn {
     let sections: Vec<usize> =
         (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
@@ -89,7 +91,7 @@ fn campaign<M: Machine + Clone + Send>(base: M) {
     for _ in 0..RUN_FRAMES {
         frame_ends.push(probe.run_frame(FrameInput::default()).cpu_cycle);
     }
-    let cycle_span = frame_ends[2] - start_cycle;
+    let cycle_span = frame_ends[SPAN_FRAMES - 1] - start_cycle;
     let mut rng = Rng(0x00A5_E5F1_1B17);
     let (mut detected, mut masked, mut refused) = (0usize, 0usize, 0usize);
     while detected + masked < FAULTS {

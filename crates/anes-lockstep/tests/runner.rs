@@ -258,3 +258,35 @@ fn bad_plans_and_configs_are_refused() {
     let config = LockstepConfig { checkpoint_every: 0, ..LockstepConfig::default() };
     assert!(Lockstep::new(machine.clone(), machine, config).is_err());
 }
+
+#[test]
+fn finer_granularity_sees_what_a_frame_end_misses() {
+    // FakeMachine's latch is overwritten by every instruction: a flip there is gone by the frame end.
+    let machine = FakeMachine::new(4);
+    let faults = FaultPlan::parse(["flip:cpu:20:1@1000"]).unwrap();
+    let run = |granularity| {
+        let config = LockstepConfig { granularity, faults: faults.clone(), ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(machine.clone(), machine.clone(), config).unwrap();
+        let outcome = lockstep.run(&inputs(), 10);
+        (outcome, lockstep.evidence().and_then(|e| e.localization.clone()))
+    };
+    assert_eq!(run(Granularity::Frame).0, RunOutcome::Agreed { frames: 10 }, "masked at frame granularity");
+    let (outcome, found) = run(Granularity::Instruction);
+    assert!(matches!(outcome, RunOutcome::Diverged(_)));
+    let found = found.expect("localized");
+    assert_eq!(found.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["cpu.latch"]);
+    assert!(found.cpu_cycle < 1000 && 1000 <= found.end_cpu_cycle);
+}
+
+#[test]
+fn without_localization_the_report_says_where_the_comparator_saw_it() {
+    let machine = FakeMachine::new(6);
+    let faults = FaultPlan::parse(["flip:ram:3:0@2000"]).unwrap();
+    let config = LockstepConfig { localize: false, faults, ..LockstepConfig::default() };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
+    let RunOutcome::Diverged(divergence) = lockstep.run(&inputs(), 30) else { panic!("not seen") };
+    let report = lockstep.evidence().unwrap().report();
+    assert_eq!((report.frame, report.cpu_cycle, report.pc), (divergence.frame, divergence.a.cpu_cycle, None));
+    let json = serde_json::to_value(&report).unwrap();
+    assert!(json["pc"].is_null() && json["instruction"].is_null());
+}

@@ -254,6 +254,8 @@ pub struct Lockstep<A, B> {
     config: LockstepConfig,
     cmp: Comparator,
     evidence: Vec<Evidence>,
+    /// The machines differed when paired; the evidence is collected by the first run.
+    evidence_pending: bool,
 }
 
 impl<A: Machine, B: Machine> Lockstep<A, B> {
@@ -303,14 +305,15 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             SyncRecord { frame: start_frame, record: a.machine.record(), frame_end: false },
             SyncRecord { frame: start_frame, record: b.machine.record(), frame_end: false },
         );
-        if cmp.compare(&first.0, &first.1, config.checkpoint_every) {
+        let agree = cmp.compare(&first.0, &first.1, config.checkpoint_every);
+        if agree {
             cmp.push_checkpoint(CheckpointMeta {
                 seq: 0,
                 frame: start_frame,
                 state_hash: first.0.record.state_hash,
             });
         }
-        Ok(Lockstep { a, b, config, cmp, evidence: Vec::new() })
+        Ok(Lockstep { a, b, config, cmp, evidence: Vec::new(), evidence_pending: !agree })
     }
 
     /// Runs `frames` more frames (or until a divergence) on the calling thread, whatever
@@ -326,8 +329,8 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         frames: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> RunOutcome {
-        if let Some(divergence) = &self.cmp.divergence {
-            return RunOutcome::Diverged(Box::new(divergence.clone()));
+        if let Some(outcome) = self.already_diverged(inputs) {
+            return outcome;
         }
         let target = self.cmp.verified_until.saturating_add(frames);
         let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
@@ -342,6 +345,17 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             }
         }
         RunOutcome::Agreed { frames }
+    }
+
+    /// While diverged, runs do nothing. A divergence found when the machines were paired (they differ
+    /// from the start) gets its evidence on the first run, which has the inputs.
+    fn already_diverged(&mut self, inputs: &InputStream) -> Option<RunOutcome> {
+        let divergence = self.cmp.divergence.as_ref()?;
+        if self.evidence_pending {
+            self.evidence_pending = false;
+            return Some(self.diverged(inputs));
+        }
+        Some(RunOutcome::Diverged(Box::new(divergence.clone())))
     }
 
     fn diverged(&mut self, inputs: &InputStream) -> RunOutcome {
@@ -591,8 +605,8 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
         window: usize,
         progress: &mut dyn FnMut(Progress),
     ) -> RunOutcome {
-        if let Some(divergence) = &self.cmp.divergence {
-            return RunOutcome::Diverged(Box::new(divergence.clone()));
+        if let Some(outcome) = self.already_diverged(inputs) {
+            return outcome;
         }
         let target = self.cmp.verified_until.saturating_add(frames);
         let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
@@ -694,6 +708,13 @@ mod tests {
             Lockstep::new(FakeMachine::new(1), FakeMachine::new(2), LockstepConfig::default()).unwrap();
         assert!(lockstep.is_diverged(), "different seeds differ at once");
         assert_eq!(lockstep.rollback(), Err(RollbackError::NoVerifiedCheckpoint { discarded: 0 }));
+        assert!(matches!(lockstep.run(&InputStream::new(), 5), RunOutcome::Diverged(_)));
+        let evidence = lockstep.evidence().expect("the first run collects the evidence");
+        assert_eq!(evidence.divergence.sync_point, 1);
+        assert!(evidence.localization_error.as_deref().unwrap().contains("no verified checkpoint"));
+        assert_eq!(lockstep.evidence_history().len(), 1);
+        let _ = lockstep.run(&InputStream::new(), 5);
+        assert_eq!(lockstep.evidence_history().len(), 1, "collected once");
     }
 
     #[test]

@@ -24,7 +24,7 @@ mod nes;
 pub mod ppu;
 pub mod state;
 
-pub use cart::{Cartridge, RomError, RomInfo};
+pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use clock::{CpuCycle, MasterClock};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};

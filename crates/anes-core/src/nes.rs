@@ -266,6 +266,22 @@ impl Nes {
         PpuMemoryView { cart: &self.cart, ciram: &self.ciram }.peek(addr)
     }
 
+    /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
+    /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state.
+    pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
+        self.apu.set_output_sample_rate(sample_rate)
+    }
+
+    /// Moves buffered mono f32 audio samples into `out`; returns how many (see [`Apu::drain_samples`]).
+    pub fn drain_audio(&mut self, out: &mut [f32]) -> usize {
+        self.apu.drain_samples(out)
+    }
+
+    /// Mutable access to the cartridge (battery RAM, MMC3 revision).
+    pub fn cartridge_mut(&mut self) -> &mut Cartridge {
+        &mut self.cart
+    }
+
     /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].
     pub fn set_buttons(&mut self, port: usize, buttons: u8) {
         self.pads[port & 1].buttons = buttons;

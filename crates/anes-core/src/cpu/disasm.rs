@@ -13,7 +13,7 @@ pub fn trace_line(nes: &Nes, out: &mut String) {
     let pc = cpu.pc;
     let opcode = nes.peek(pc);
     let info = OPCODES[usize::from(opcode)];
-    let len = info.mode.len();
+    let len = info.mode.byte_len();
     let b1 = nes.peek(pc.wrapping_add(1));
     let b2 = nes.peek(pc.wrapping_add(2));
     let start = out.len();

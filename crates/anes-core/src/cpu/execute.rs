@@ -637,9 +637,10 @@ impl Nes {
         self.cpu.set_flag(flags::C, a & 0x40 != 0);
         self.cpu.set_flag(flags::V, ((a >> 6) ^ (a >> 5)) & 1 != 0);
     }
-    /// ANE (XAA): unstable on real chips; the 2A03 behaves as if the "magic" constant were $FF.
+    /// ANE (XAA): A = (A | magic) & X & operand. The magic constant is analog and chip-dependent;
+    /// $EE is the commonly documented value (also FCEUX's), so traces compare with other emulators.
     fn ane(&mut self, v: u8) {
-        self.cpu.a &= self.cpu.x & v;
+        self.cpu.a = (self.cpu.a | 0xEE) & self.cpu.x & v;
         self.cpu.set_nz(self.cpu.a);
     }
     /// LXA (ATX): with the 2A03's magic constant $FF, A and X both receive the operand.

@@ -33,7 +33,7 @@ pub enum Mode {
 
 impl Mode {
     /// Instruction length in bytes, opcode included.
-    pub const fn len(self) -> u16 {
+    pub const fn byte_len(self) -> u16 {
         match self {
             Mode::Implied | Mode::Accumulator => 1,
             Mode::Absolute | Mode::AbsoluteX | Mode::AbsoluteY | Mode::Indirect => 3,

@@ -5,7 +5,7 @@ use core::fmt::Write;
 use super::Section;
 
 /// A named field inside a Pod section: byte offset, size in bytes, name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct FieldLayout {
     /// Offset of the first byte within the section.
     pub offset: usize,

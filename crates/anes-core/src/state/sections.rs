@@ -138,10 +138,10 @@ impl Nes {
             Section::SecondaryOam => &[],
             Section::Palette => &[],
             Section::Vram => &self.ciram,
-            Section::Apu => &[],
-            Section::Mapper => &[],
-            Section::PrgRam => &[],
-            Section::ChrRam => &[],
+            Section::Apu => self.apu.state_bytes(),
+            Section::Mapper => self.cart.mapper_state_bytes(),
+            Section::PrgRam => self.cart.prg_ram(),
+            Section::ChrRam => self.cart.chr_ram(),
             Section::Input => bytemuck::cast_slice(&self.pads),
         }
     }
@@ -158,10 +158,10 @@ impl Nes {
             Section::SecondaryOam => &mut [],
             Section::Palette => &mut [],
             Section::Vram => &mut self.ciram,
-            Section::Apu => &mut [],
-            Section::Mapper => &mut [],
-            Section::PrgRam => &mut [],
-            Section::ChrRam => &mut [],
+            Section::Apu => self.apu.state_bytes_mut(),
+            Section::Mapper => self.cart.mapper_state_bytes_mut(),
+            Section::PrgRam => self.cart.prg_ram_mut(),
+            Section::ChrRam => self.cart.chr_ram_mut(),
             Section::Input => bytemuck::cast_slice_mut(&mut self.pads),
         }
     }

@@ -1,0 +1,55 @@
+#!/bin/sh
+# Builds every anes ROM with ca65/ld65 (Debian package cc65) into the .nes next to its source.
+#   roms/build.sh           rebuild the committed .nes files
+#   roms/build.sh --check   rebuild into a temporary directory and fail if any byte differs
+#   roms/build.sh [--check] demo/demo.s ...   only the named sources
+# The output is deterministic: ca65/ld65 write no timestamps or paths into a raw binary.
+# Licence: MIT OR Apache-2.0 (ours).
+set -eu
+command -v ca65 >/dev/null && command -v ld65 >/dev/null || {
+    echo "roms/build.sh needs ca65 and ld65 (Debian/Ubuntu: apt-get install cc65)" >&2
+    exit 1
+}
+here=$(cd "$(dirname "$0")" && pwd)
+check=0
+[ "${1:-}" = "--check" ] && check=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# source (relative to roms/)   linker config
+ROMS="
+demo/demo.s             demo/demo.cfg
+stress/unofficial.s     common/nrom.cfg
+stress/dma_collide.s    common/nrom.cfg
+stress/ppu_race.s       common/nrom.cfg
+stress/mmc3_irq.s       common/mmc3_small.cfg
+stress/frame_irq.s      common/nrom.cfg
+stress/smc.s            common/nrom.cfg
+"
+build_one() {
+    src=$1 cfg=$2
+    name=$(basename "$src" .s)
+    dir=$(dirname "$src")
+    ca65 -I "$here/common" -I "$here/$dir" -o "$tmp/$name.o" "$here/$src" || exit 1
+    ld65 -C "$here/$cfg" -o "$tmp/$name.nes" "$tmp/$name.o" || exit 1
+    if [ $check = 1 ]; then
+        if ! cmp -s "$tmp/$name.nes" "$here/$dir/$name.nes"; then
+            echo "DIFFERS: $dir/$name.nes (rebuild with roms/build.sh and commit)" >&2
+            exit 1
+        fi
+        echo "same: $dir/$name.nes"
+    else
+        cp "$tmp/$name.nes" "$here/$dir/$name.nes"
+        echo "built: $dir/$name.nes"
+    fi
+}
+
+[ $check = 1 ] && shift
+filter=" $* "
+set -- $ROMS
+while [ $# -ge 2 ]; do
+    case "$filter" in
+        "  " | *" $1 "*) build_one "$1" "$2" ;;
+    esac
+    shift 2
+done

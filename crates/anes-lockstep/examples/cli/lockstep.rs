@@ -15,8 +15,8 @@ use anes_lockstep::{
 };
 use anyhow::Context;
 
-/// The bundled demo ROM, when this build has one.
-const DEMO_ROM: Option<&[u8]> = None;
+/// The bundled demo ROM (roms/demo/demo.nes).
+const DEMO_ROM: &[u8] = include_bytes!("../../../../roms/demo/demo.nes");
 /// Frames the demo runs by default.
 const DEMO_FRAMES: u64 = 5_000;
 /// Frames a ROM without an input file runs by default.
@@ -55,18 +55,28 @@ pub struct Args {
     json: bool,
 }
 
-/// A scripted input stream for the demo: walks, jumps and pauses on a fixed schedule.
+/// The demo's input stream: ship 1 flies right and left, fires and explodes, the song switches, and
+/// pad 2 changes the scroll speed now and then, on a fixed schedule.
 fn demo_inputs(frames: u64) -> InputStream {
-    use anes_core::input::buttons::{A, B, LEFT, RIGHT, START};
-    let pattern = [(60, 0), (2, START), (90, RIGHT), (10, RIGHT | A), (45, LEFT | B), (20, 0), (30, A)];
+    use anes_core::input::buttons::{A, B, LEFT, RIGHT, SELECT, START, UP};
+    let pattern = [
+        (60, 0, 0),
+        (2, START, 0),
+        (90, RIGHT, 0),
+        (10, RIGHT | A, 0),
+        (45, LEFT | B, 0),
+        (20, UP, START),
+        (30, A, 0),
+        (15, SELECT, SELECT),
+    ];
     let mut stream = InputStream::new();
     'fill: loop {
-        for (length, pad) in pattern {
+        for (length, pad1, pad2) in pattern {
             for _ in 0..length {
                 if stream.len() as u64 >= frames {
                     break 'fill;
                 }
-                stream.push(FrameInput::buttons(pad, 0));
+                stream.push(FrameInput::buttons(pad1, pad2));
             }
         }
     }
@@ -88,10 +98,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Some(path) => {
             (std::fs::read(path).with_context(|| path.display().to_string())?, path.display().to_string())
         }
-        None => match DEMO_ROM {
-            Some(rom) => (rom.to_vec(), "the bundled demo ROM".to_string()),
-            None => anyhow::bail!("no ROM given, and this build has no bundled demo ROM"),
-        },
+        None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
     };
     let inputs = match (&args.input, &args.rom) {
         (Some(path), _) => read_inputs(path)?,

@@ -17,6 +17,9 @@ use crate::schedule::{FaultPlanError, FaultSchedule, FiredFault};
 use crate::side::{Side, SyncRecord};
 use crate::status::LockstepStatus;
 
+/// Checkpoint buffers per machine at most (each holds one snapshot).
+const MAX_CHECKPOINT_SLOTS: usize = 4096;
+
 /// What kind of difference was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -284,7 +287,12 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             Threading::SameThread => 1,
             Threading::Threaded { window } => window as u64 / config.checkpoint_every + 2,
         };
-        let slot_count = config.checkpoints_kept + in_flight as usize;
+        let slot_count = config.checkpoints_kept.saturating_add(in_flight as usize);
+        if slot_count > MAX_CHECKPOINT_SLOTS {
+            return Err(LockstepError::Config(
+                "too many checkpoint buffers: lower checkpoints_kept or the threaded window, or raise checkpoint_every",
+            ));
+        }
         let mut a = Side::new(a, FaultSchedule::default(), slot_count, start_frame);
         let mut b = Side::new(b, faults, slot_count, start_frame);
         a.save_checkpoint(0);

@@ -290,3 +290,18 @@ fn without_localization_the_report_says_where_the_comparator_saw_it() {
     let json = serde_json::to_value(&report).unwrap();
     assert!(json["pc"].is_null() && json["instruction"].is_null());
 }
+
+#[test]
+fn the_demo_rom_agrees_with_itself_in_both_modes() {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let machine = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
+    let mut hashes = Vec::new();
+    for threading in [Threading::SameThread, Threading::Threaded { window: 8 }] {
+        let config = LockstepConfig { threading, ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(machine.clone(), machine.clone(), config).unwrap();
+        assert_eq!(lockstep.run(&inputs(), 300), RunOutcome::Agreed { frames: 300 });
+        assert_eq!(lockstep.checkpoint_frames().collect::<Vec<_>>(), [0, 60, 120, 180, 240, 300]);
+        hashes.push(lockstep.last_verified_record());
+    }
+    assert_eq!(hashes[0], hashes[1]);
+}

@@ -58,8 +58,9 @@ pub enum Threading {
     #[default]
     SameThread,
     /// One worker thread per machine, each sending its sync records to the comparator (the calling
-    /// thread) over a bounded channel: a worker runs ahead of the comparator by at most `window`
-    /// sync records.
+    /// thread) over a bounded channel of `window` records: a worker runs ahead of the comparator by
+    /// at most `window` sync records plus the one it is handing over (at frame granularity, a lead of
+    /// at most `window + 1` frames; [`crate::Lockstep::drift_frames`] reports it).
     Threaded {
         /// Channel capacity in sync records (at least 1).
         window: usize,

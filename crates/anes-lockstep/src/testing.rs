@@ -320,3 +320,68 @@ impl Machine for FakeMachine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_machine_keeps_the_contract() {
+        check_contract(&FakeMachine::new(1), 3).unwrap();
+    }
+
+    /// A machine whose snapshot forgets its accumulator.
+    #[derive(Debug, Clone)]
+    struct Forgetful(FakeMachine);
+
+    impl Machine for Forgetful {
+        fn begin_frame(&mut self, input: FrameInput) {
+            self.0.begin_frame(input);
+        }
+        fn step_instruction(&mut self) -> bool {
+            self.0.step_instruction()
+        }
+        fn record(&self) -> FrameRecord {
+            self.0.record()
+        }
+        fn probe(&self) -> Probe {
+            self.0.probe()
+        }
+        fn state_hash(&self) -> StateHash {
+            self.0.state_hash()
+        }
+        fn section_count(&self) -> usize {
+            self.0.section_count()
+        }
+        fn section_name(&self, index: usize) -> &'static str {
+            self.0.section_name(index)
+        }
+        fn section_bytes(&self, index: usize) -> &[u8] {
+            self.0.section_bytes(index)
+        }
+        fn snapshot_len(&self) -> usize {
+            self.0.snapshot_len()
+        }
+        fn save_state(&self, out: &mut Vec<u8>) {
+            self.0.save_state(out);
+        }
+        fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+            let a = self.0.cpu[18];
+            self.0.load_state(bytes)?;
+            self.0.cpu[18] = a;
+            Ok(())
+        }
+        fn disassemble(&self, out: &mut String) {
+            self.0.disassemble(out);
+        }
+        fn opcode(&self) -> u8 {
+            self.0.opcode()
+        }
+    }
+
+    #[test]
+    fn an_incomplete_snapshot_breaks_the_contract() {
+        let err = check_contract(&Forgetful(FakeMachine::new(1)), 2).unwrap_err();
+        assert!(matches!(err, ContractViolation::SnapshotIncomplete { .. }), "{err}");
+    }
+}

@@ -204,11 +204,26 @@ impl Nes {
     pub(crate) fn validate_contents(&self) -> Result<(), SnapshotError> {
         let invalid =
             |section: Section, why: String| SnapshotError::InvalidContents { section: section.name(), why };
-        if self.bus.ppu_offset > 3 {
+        let bus = &self.bus;
+        if bus.ppu_offset > 3 {
+            return Err(invalid(Section::Bus, format!("CPU/PPU alignment {} is not 0-3", bus.ppu_offset)));
+        }
+        // Snapshots are taken between instructions: every cycle is complete and the PPU has caught up.
+        if bus.cpu_cycle.checked_mul(crate::clock::MASTER_PER_CPU_CYCLE) != Some(bus.master_clock) {
             return Err(invalid(
                 Section::Bus,
-                format!("CPU/PPU alignment {} is not 0-3", self.bus.ppu_offset),
+                format!("master clock {} is not 12 x CPU cycle {}", bus.master_clock, bus.cpu_cycle),
             ));
+        }
+        let ppu_target = bus.master_clock.saturating_sub(u64::from(bus.ppu_offset));
+        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= crate::clock::MASTER_PER_DOT {
+            return Err(invalid(
+                Section::Bus,
+                format!("PPU clock {} is not caught up with master clock {}", bus.ppu_clock, bus.master_clock),
+            ));
+        }
+        if bus.oam_dma_count >= 512 {
+            return Err(invalid(Section::Bus, format!("sprite DMA byte count {} is not 0-511", bus.oam_dma_count)));
         }
         if crate::nes::RamInit::from_u8(self.machine.ram_init).is_none() {
             return Err(invalid(

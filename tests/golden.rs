@@ -1,0 +1,94 @@
+//! Golden frame records: every bundled ROM runs the demo's bundled 5,000-frame input stream, and each
+//! FrameRecord must equal the committed one in `tests/golden/<rom>.records`.
+//!
+//! The golden files change only through one command, and the diff is reviewed in the commit:
+//!
+//! ```text
+//! ANES_BLESS=1 cargo test --release --test golden
+//! ```
+
+mod support;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anes::core::movie::InputStream;
+use anes::core::FrameRecord;
+use support::{boot, repo_root};
+
+const FRAMES: usize = 5_000;
+
+fn bundled_roms() -> Vec<PathBuf> {
+    let mut roms: Vec<PathBuf> = ["roms/demo", "roms/stress"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(repo_root().join(dir)).expect("roms/ is part of the repository"))
+        .map(|e| e.expect("readable roms/ entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nes"))
+        .collect();
+    roms.sort();
+    roms
+}
+
+fn format_record(r: &FrameRecord, out: &mut String) {
+    let _ = writeln!(out, "{} {} {} {} {}", r.frame, r.cpu_cycle, r.ppu_scanline, r.ppu_dot, r.state_hash);
+}
+
+fn golden_path(rom: &std::path::Path) -> PathBuf {
+    let stem = rom.file_stem().expect("ROM file name").to_string_lossy();
+    repo_root().join("tests/golden").join(format!("{stem}.records"))
+}
+
+fn run(rom: &std::path::Path, input: &InputStream) -> String {
+    let mut nes = boot(&std::fs::read(rom).expect("read bundled ROM"));
+    let mut out = String::with_capacity(FRAMES * 96);
+    for i in 0..FRAMES {
+        format_record(&nes.run_frame(input.frame(i)), &mut out);
+    }
+    out
+}
+
+#[test]
+fn bundled_roms_match_golden_records() {
+    let input = InputStream::from_bytes(&std::fs::read(repo_root().join("roms/demo/demo.input")).unwrap())
+        .expect("bundled input stream is valid");
+    assert_eq!(input.len(), FRAMES);
+    let bless = std::env::var_os("ANES_BLESS").is_some();
+    let roms = bundled_roms();
+    assert!(!roms.is_empty());
+    let results: Vec<(PathBuf, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = roms
+            .iter()
+            .map(|rom| {
+                let input = &input;
+                scope.spawn(move || (rom.clone(), run(rom, input)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("run thread")).collect()
+    });
+    let mut failures = Vec::new();
+    for (rom, actual) in results {
+        let path = golden_path(&rom);
+        if bless {
+            std::fs::write(&path, &actual).expect("write golden file");
+            eprintln!("blessed {}", path.display());
+            continue;
+        }
+        let Ok(expected) = std::fs::read_to_string(&path) else {
+            failures.push(format!("{}: no golden file {} (bless it)", rom.display(), path.display()));
+            continue;
+        };
+        if let Some((line, (want, got))) =
+            expected.lines().zip(actual.lines()).enumerate().find(|(_, (want, got))| want != got)
+        {
+            failures.push(format!(
+                "{}: first differing frame is {} (line {}):\n  golden: {want}\n  actual: {got}",
+                rom.display(),
+                line + 1,
+                line + 1
+            ));
+        } else if expected.lines().count() != actual.lines().count() {
+            failures.push(format!("{}: golden file has {} records", rom.display(), expected.lines().count()));
+        }
+    }
+    assert!(failures.is_empty(), "golden records differ:\n{}", failures.join("\n"));
+}

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anes_core::NesConfig;
-use anes_core::movie::{FrameInput, InputStream};
+use anes_core::movie::InputStream;
 use anes_lockstep::{
     FaultPlan, Granularity, Lockstep, LockstepConfig, NesMachine, Progress, RunOutcome, Summary, Threading,
 };
@@ -17,8 +17,8 @@ use anyhow::Context;
 
 /// The bundled demo ROM (roms/demo/demo.nes).
 const DEMO_ROM: &[u8] = include_bytes!("../../../../roms/demo/demo.nes");
-/// Frames the demo runs by default.
-const DEMO_FRAMES: u64 = 5_000;
+/// Its bundled 5,000-frame input stream (roms/demo/demo.input).
+const DEMO_INPUT: &[u8] = include_bytes!("../../../../roms/demo/demo.input");
 /// Frames a ROM without an input file runs by default.
 const DEFAULT_FRAMES: u64 = 5_000;
 /// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
@@ -55,34 +55,6 @@ pub struct Args {
     json: bool,
 }
 
-/// The demo's input stream: ship 1 flies right and left, fires and explodes, the song switches, and
-/// pad 2 changes the scroll speed now and then, on a fixed schedule.
-fn demo_inputs(frames: u64) -> InputStream {
-    use anes_core::input::buttons::{A, B, LEFT, RIGHT, SELECT, START, UP};
-    let pattern = [
-        (60, 0, 0),
-        (2, START, 0),
-        (90, RIGHT, 0),
-        (10, RIGHT | A, 0),
-        (45, LEFT | B, 0),
-        (20, UP, START),
-        (30, A, 0),
-        (15, SELECT, SELECT),
-    ];
-    let mut stream = InputStream::new();
-    'fill: loop {
-        for (length, pad1, pad2) in pattern {
-            for _ in 0..length {
-                if stream.len() as u64 >= frames {
-                    break 'fill;
-                }
-                stream.push(FrameInput::buttons(pad1, pad2));
-            }
-        }
-    }
-    stream
-}
-
 fn read_inputs(path: &Path) -> anyhow::Result<InputStream> {
     let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
     let stream = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fm2")) {
@@ -102,7 +74,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let inputs = match (&args.input, &args.rom) {
         (Some(path), _) => read_inputs(path)?,
-        (None, None) => demo_inputs(args.frames.unwrap_or(DEMO_FRAMES)),
+        (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
         (None, Some(_)) => InputStream::new(),
     };
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });

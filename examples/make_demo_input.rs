@@ -18,8 +18,14 @@ fn main() -> std::io::Result<()> {
         for port in 0..2 {
             if hold_left[port] == 0 {
                 let r = next(&mut rng);
-                let direction = [0, buttons::RIGHT, buttons::LEFT, buttons::UP, buttons::DOWN, buttons::RIGHT | buttons::UP]
-                    [(r % 6) as usize];
+                let direction = [
+                    0,
+                    buttons::RIGHT,
+                    buttons::LEFT,
+                    buttons::UP,
+                    buttons::DOWN,
+                    buttons::RIGHT | buttons::UP,
+                ][(r % 6) as usize];
                 // Player 2 joins after a while and plays less.
                 let active = port == 0 || frame > 1_200;
                 hold[port] = if active { direction } else { 0 };

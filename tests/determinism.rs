@@ -83,13 +83,20 @@ fn three_pass_hidden_state_check() {
         restored_again.load_state(&second).unwrap();
         for i in split..input.len() {
             let frame = input.frame(i);
-            let records = [uninterrupted.run_frame(frame), restored.run_frame(frame), restored_again.run_frame(frame)];
+            let records =
+                [uninterrupted.run_frame(frame), restored.run_frame(frame), restored_again.run_frame(frame)];
             if records[0] != records[1] || records[0] != records[2] {
-                let digests = [uninterrupted.section_digests(), restored.section_digests(), restored_again.section_digests()];
+                let digests = [
+                    uninterrupted.section_digests(),
+                    restored.section_digests(),
+                    restored_again.section_digests(),
+                ];
                 let differing: Vec<&str> = Section::ALL
                     .iter()
                     .enumerate()
-                    .filter(|&(s, _)| digests[0][s].1 != digests[1][s].1 || digests[0][s].1 != digests[2][s].1)
+                    .filter(|&(s, _)| {
+                        digests[0][s].1 != digests[1][s].1 || digests[0][s].1 != digests[2][s].1
+                    })
                     .map(|(_, section)| section.name())
                     .collect();
                 panic!("{name}: frame {i} after restoring at {split}: sections differ: {differing:?}");
@@ -113,7 +120,12 @@ fn restore_at_random_points_is_bit_identical() {
         let mut nes = boot(rom);
         let mut snapshot = Vec::new();
         let mut points: Vec<(usize, u32)> = (0..points_per_rom)
-            .map(|_| ((next_random(&mut rng) % (frames as u64 - 10)) as usize, (next_random(&mut rng) % 4000) as u32))
+            .map(|_| {
+                (
+                    (next_random(&mut rng) % (frames as u64 - 10)) as usize,
+                    (next_random(&mut rng) % 4000) as u32,
+                )
+            })
             .collect();
         points.sort();
         for (frame, instructions) in points {

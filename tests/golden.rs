@@ -12,8 +12,8 @@ mod support;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anes::core::movie::InputStream;
 use anes::core::FrameRecord;
+use anes::core::movie::InputStream;
 use support::{boot, repo_root};
 
 const FRAMES: usize = 5_000;

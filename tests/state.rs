@@ -3,7 +3,7 @@
 mod support;
 
 use anes::core::movie::{FrameInput, InputStream};
-use anes::core::state::{section_layout, SnapshotError, SNAPSHOT_HEADER_LEN};
+use anes::core::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
 use anes::core::{Cartridge, Nes, NesConfig, Section};
 use proptest::prelude::*;
 use support::{boot, determinism_roms, next_random, random_input};
@@ -42,16 +42,24 @@ fn state_hash_known_answer() {
         nes.run_frame(FrameInput::buttons(i as u8, 0));
     }
     let mut hasher = blake3::Hasher::new();
-    hasher.update(b"anes state hash v1\0");
+    hasher.update(b"anes state hash v2\0");
     hasher.update(nes.rom_identity());
     for section in Section::ALL {
         let bytes = nes.section_bytes(section);
         hasher.update(&section.tag());
         hasher.update(&1u16.to_le_bytes());
         hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(bytes);
+        hasher.update(blake3::hash(bytes).as_bytes());
     }
     assert_eq!(nes.state_hash().as_bytes(), hasher.finalize().as_bytes());
+    // The identity is blake3 of the domain string and the ROM images, computed here from the file.
+    let rom = synthetic_rom();
+    let identity = blake3::Hasher::new()
+        .update(b"anes rom identity v1\0")
+        .update(&rom[16..16 + 0x8000])
+        .update(&rom[16 + 0x8000..])
+        .finalize();
+    assert_eq!(nes.rom_identity(), identity.as_bytes());
     assert_eq!(nes.frame(), 10);
 }
 
@@ -87,7 +95,12 @@ fn every_snapshot_byte_feeds_the_hash() {
                 match probe.load_state(&forged) {
                     Ok(()) => {
                         tested += 1;
-                        assert_ne!(probe.state_hash(), original_hash, "{name}: {} byte {byte} escapes the hash", section.name());
+                        assert_ne!(
+                            probe.state_hash(),
+                            original_hash,
+                            "{name}: {} byte {byte} escapes the hash",
+                            section.name()
+                        );
                     }
                     Err(SnapshotError::InvalidContents { .. }) => refused += 1,
                     Err(e) => panic!("{name}: forged snapshot refused for the wrong reason: {e}"),
@@ -173,7 +186,12 @@ fn no_floating_point_in_state_layouts() {
         if let Some(layout) = section_layout(section) {
             for field in layout {
                 let ty = field.type_name();
-                assert!(!ty.contains("f32") && !ty.contains("f64"), "{}.{} is {ty}", section.name(), field.name);
+                assert!(
+                    !ty.contains("f32") && !ty.contains("f64"),
+                    "{}.{} is {ty}",
+                    section.name(),
+                    field.name
+                );
             }
         }
     }

@@ -7,9 +7,9 @@ use anes_core::{Cartridge, Nes, NesConfig};
 /// `../shared/conformance` beside the repository (the workspace root is two levels above this crate);
 /// `ANES_CONFORMANCE_DIR` overrides it, e.g. for git worktrees elsewhere.
 fn conformance_dir() -> PathBuf {
-    let base = std::env::var_os("ANES_CONFORMANCE_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
-    });
+    let base = std::env::var_os("ANES_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"));
     base.join("roms/other")
 }
 

@@ -2,7 +2,7 @@
 //!
 //! All mutable state lives in plain-old-data blocks ([`Section`]s) with explicit layouts and no padding.
 //! The state hash is blake3 over a fixed domain string, the ROM's identity and, for every section in
-//! canonical order, its tag, version, length and bytes. It never allocates. Layouts and the snapshot
+//! canonical order, its tag, version, length and digest (blake3 of its bytes). It never allocates. Layouts and the snapshot
 //! format are documented in `docs/state-format.md`.
 
 mod fault;
@@ -18,7 +18,7 @@ pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, Snapsh
 use crate::nes::Nes;
 
 /// Domain separation for the state hash; changes whenever the hashed layout changes.
-const STATE_HASH_DOMAIN: &[u8] = b"anes state hash v1\0";
+const STATE_HASH_DOMAIN: &[u8] = b"anes state hash v2\0";
 
 /// A 32-byte blake3 digest of machine state.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -72,26 +72,37 @@ pub struct FrameRecord {
 }
 
 impl Nes {
-    /// blake3 of the canonical bytes of all mutable state (every [`Section`]) plus the ROM identity.
-    /// Allocation-free.
+    /// blake3 of all mutable state: the domain string, the ROM identity, and for every [`Section`] in
+    /// canonical order its tag, version, length and digest (blake3 of its bytes, as returned by
+    /// [`Nes::section_digests`]). Hashing sections separately lets blake3 use its wide SIMD path on the
+    /// large memories and makes the section digests free once the hash is known. Allocation-free.
     pub fn state_hash(&self) -> StateHash {
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(STATE_HASH_DOMAIN);
-        hasher.update(&self.rom_identity);
-        for section in Section::ALL {
-            let bytes = self.section_bytes(section);
-            hasher.update(&section.tag());
-            hasher.update(&section.version().to_le_bytes());
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        }
-        StateHash(*hasher.finalize().as_bytes())
+        self.combine_digests(&self.section_digests())
     }
 
     /// One blake3 digest per section, in canonical order, so a mismatch names its section at once.
     pub fn section_digests(&self) -> [(Section, StateHash); Section::ALL.len()] {
         Section::ALL
             .map(|section| (section, StateHash(*blake3::hash(self.section_bytes(section)).as_bytes())))
+    }
+
+    /// Both at once: the state hash and the section digests it was computed from.
+    pub fn state_hash_and_digests(&self) -> (StateHash, [(Section, StateHash); Section::ALL.len()]) {
+        let digests = self.section_digests();
+        (self.combine_digests(&digests), digests)
+    }
+
+    fn combine_digests(&self, digests: &[(Section, StateHash); Section::ALL.len()]) -> StateHash {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(STATE_HASH_DOMAIN);
+        hasher.update(&self.rom_identity);
+        for (section, digest) in digests {
+            hasher.update(&section.tag());
+            hasher.update(&section.version().to_le_bytes());
+            hasher.update(&(self.section_bytes(*section).len() as u64).to_le_bytes());
+            hasher.update(&digest.0);
+        }
+        StateHash(*hasher.finalize().as_bytes())
     }
 
     /// The ROM's identity: blake3 of its PRG and CHR ROM. Snapshots of another ROM are refused.

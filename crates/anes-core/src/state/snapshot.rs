@@ -219,11 +219,17 @@ impl Nes {
         if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= crate::clock::MASTER_PER_DOT {
             return Err(invalid(
                 Section::Bus,
-                format!("PPU clock {} is not caught up with master clock {}", bus.ppu_clock, bus.master_clock),
+                format!(
+                    "PPU clock {} is not caught up with master clock {}",
+                    bus.ppu_clock, bus.master_clock
+                ),
             ));
         }
         if bus.oam_dma_count >= 512 {
-            return Err(invalid(Section::Bus, format!("sprite DMA byte count {} is not 0-511", bus.oam_dma_count)));
+            return Err(invalid(
+                Section::Bus,
+                format!("sprite DMA byte count {} is not 0-511", bus.oam_dma_count),
+            ));
         }
         if crate::nes::RamInit::from_u8(self.machine.ram_init).is_none() {
             return Err(invalid(

@@ -1,0 +1,107 @@
+//! anes against tetanes-core, the same ROMs for the same number of frames, in one run.
+//!
+//! Both run headless without audio output; both render pixels (anes's PPU always writes its frame
+//! buffer). Each sample runs 60 frames from a machine warmed up by 60 frames. After criterion's own
+//! output, the ratio of the two medians is printed per ROM (`tetanes / anes`: above 1 means anes is
+//! faster).
+//!
+//! `cargo bench --manifest-path benches/peer/Cargo.toml` (quick: append `-- --warm-up-time 0.5
+//! --measurement-time 2`).
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use anes_core::movie::FrameInput;
+use anes_core::{Cartridge, Nes, NesConfig};
+use criterion::Criterion;
+use tetanes_core::control_deck::{Config, ControlDeck, HeadlessMode};
+
+const FRAMES_PER_SAMPLE: usize = 60;
+
+fn roms() -> Vec<(String, Vec<u8>)> {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut list: Vec<PathBuf> = vec![repo.join("roms/demo/demo.nes"), repo.join("roms/stress/dma_collide.nes")];
+    let shared = repo.join("../shared/conformance/roms");
+    for rel in ["other/nestest.nes", "instr_test-v5/all_instrs.nes", "sprite_hit_tests_2005.10.05/09.timing_basics.nes"] {
+        if shared.join(rel).is_file() {
+            list.push(shared.join(rel));
+        }
+    }
+    list.into_iter()
+        .map(|p| (name_of(&p), std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))))
+        .collect()
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_stem().unwrap().to_string_lossy().replace(['.', ' '], "_")
+}
+
+fn anes_machine(rom: &[u8]) -> Nes {
+    let mut nes = Nes::new(Cartridge::from_ines(rom).unwrap(), NesConfig::default());
+    for _ in 0..60 {
+        nes.run_frame(FrameInput::default());
+    }
+    nes
+}
+
+fn tetanes_machine(name: &str, rom: &[u8]) -> ControlDeck {
+    let config = Config::default().with_headless_mode(HeadlessMode::NO_AUDIO);
+    let mut deck = ControlDeck::with_config(config);
+    deck.load_rom(name, &mut std::io::Cursor::new(rom)).expect("tetanes loads the ROM");
+    for _ in 0..60 {
+        let _ = deck.clock_frame().expect("tetanes runs");
+    }
+    deck
+}
+
+fn main() {
+    let mut criterion = Criterion::default().configure_from_args();
+    let roms = roms();
+    for (name, rom) in &roms {
+        let mut group = criterion.benchmark_group(format!("peer/{name}"));
+        let mut nes = anes_machine(rom);
+        group.bench_function("anes", |b| {
+            b.iter(|| {
+                for _ in 0..FRAMES_PER_SAMPLE {
+                    black_box(nes.run_frame(FrameInput::default()));
+                }
+            })
+        });
+        let mut deck = tetanes_machine(name, rom);
+        group.bench_function("tetanes", |b| {
+            b.iter(|| {
+                for _ in 0..FRAMES_PER_SAMPLE {
+                    let _ = black_box(deck.clock_frame().unwrap());
+                }
+            })
+        });
+        group.finish();
+    }
+    criterion.final_summary();
+    print_ratios(&roms);
+}
+
+/// Reads criterion's median estimates back and prints `tetanes / anes` per ROM.
+fn print_ratios(roms: &[(String, Vec<u8>)]) {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let median = |group: &str, function: &str| -> Option<f64> {
+        let path = target.join("criterion").join(group).join(function).join("new/estimates.json");
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+        json["median"]["point_estimate"].as_f64()
+    };
+    println!("\npeer group: median time per {FRAMES_PER_SAMPLE} frames, ratio tetanes / anes (> 1: anes faster)");
+    for (name, _) in roms {
+        let group = format!("peer_{name}");
+        match (median(&group, "anes"), median(&group, "tetanes")) {
+            (Some(a), Some(t)) => println!(
+                "  {name:<24} anes {:>8.2} ms  tetanes {:>8.2} ms  ratio {:.2}",
+                a / 1e6,
+                t / 1e6,
+                t / a
+            ),
+            _ => println!("  {name:<24} (no estimates found under {})", target.display()),
+        }
+    }
+}

@@ -179,22 +179,30 @@ fn save_load_midway_matches_uninterrupted() {
     }
 }
 
-/// No floating point in anything hashed or snapshotted.
+/// No floating point in anything hashed or snapshotted: every field of every struct-shaped section,
+/// nested structs included (the mapper layouts of every supported board too).
 #[test]
 fn no_floating_point_in_state_layouts() {
-    for section in Section::ALL {
-        if let Some(layout) = section_layout(section) {
-            for field in layout {
-                let ty = field.type_name();
-                assert!(
-                    !ty.contains("f32") && !ty.contains("f64"),
-                    "{}.{} is {ty}",
-                    section.name(),
-                    field.name
-                );
+    fn walk(path: &str, layout: &[anes::core::state::FieldLayout], seen: &mut usize) {
+        for field in layout {
+            let ty = field.type_name();
+            assert!(!ty.contains("f32") && !ty.contains("f64"), "{path}.{} is {ty}", field.name);
+            *seen += 1;
+            if let Some(inner) = field.inner {
+                walk(&format!("{path}.{}", field.name), inner, seen);
             }
         }
     }
+    let mut seen = 0;
+    for section in Section::ALL {
+        if let Some(layout) = section_layout(section) {
+            walk(section.name(), layout, &mut seen);
+        }
+    }
+    for mapper in [1, 2, 3, 4, 7, 9, 10, 11, 66, 71] {
+        walk("mapper", anes::core::state::mapper_layout(mapper).unwrap(), &mut seen);
+    }
+    assert!(seen > 50, "only {seen} fields checked");
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod sections;
 mod snapshot;
 
 pub use fault::FaultError;
-pub use fields::{FieldLayout, field_name, section_layout};
+pub use fields::{FieldLayout, field_name, mapper_layout, section_layout};
 pub use sections::{MachineState, Section};
 pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError};
 

@@ -41,6 +41,8 @@ pub const BUILD: BuildIdentity =
 pub struct Evidence {
     /// What the comparator saw.
     pub divergence: Divergence,
+    /// Sections whose digests differed at the sync point (known on one thread only).
+    pub differing_sections: Option<Vec<&'static str>>,
     /// The first divergent instruction, when localization ran and succeeded.
     pub localization: Option<Localization>,
     /// Why localization did not succeed, when it ran.
@@ -111,6 +113,9 @@ pub struct DetectedJson {
     pub a: RecordJson,
     /// Machine B's record.
     pub b: RecordJson,
+    /// Sections whose digests differed there (null when the run was threaded: the workers had moved
+    /// on by the time the comparator saw it).
+    pub sections: Option<Vec<&'static str>>,
 }
 
 /// The `report.json` of a bundle, also printed by `anes lockstep --json`. When localization failed,
@@ -185,6 +190,7 @@ impl Evidence {
             granularity: self.granularity.name(),
             a: (&d.a).into(),
             b: (&d.b).into(),
+            sections: self.differing_sections.clone(),
         };
         let faults = self.faults.clone();
         let build = BUILD;

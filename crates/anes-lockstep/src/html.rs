@@ -152,12 +152,16 @@ pub(crate) fn render(evidence: &Evidence, report: &Report, images: &[(&str, Vec<
     }
     let _ = write!(
         h,
-        "</table><p>Sync point {} ({} granularity), input frame {}{}.</p>",
+        "</table><p>Sync point {} ({} granularity), input frame {}{}.",
         d.sync_point,
         d.granularity,
         d.frame,
         if d.at_frame_end { ", at its end" } else { "" }
     );
+    if let Some(sections) = &d.sections {
+        let _ = write!(h, " Sections differing there: {}.", esc(&sections.join(", ")));
+    }
+    h.push_str("</p>");
 
     if !report.faults.is_empty() {
         h.push_str("<h2>Injected faults (machine B)</h2><table><tr><th>fault</th><th>frame</th><th>applied at cycle</th><th>refused</th></tr>");

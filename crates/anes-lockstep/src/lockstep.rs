@@ -374,6 +374,15 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     }
 
     fn collect_evidence(&mut self, inputs: &InputStream, divergence: &Divergence) -> Evidence {
+        // On one thread the machines are still at the sync point: their section digests name the
+        // sections that differ there. Worker threads may have run on, so they are not asked.
+        let differing_sections = (self.config.threading == Threading::SameThread).then(|| {
+            let (a, b) = (&self.a.machine, &self.b.machine);
+            (0..a.section_count())
+                .filter(|&i| a.section_digest(i) != b.section_digest(i))
+                .map(|i| a.section_name(i))
+                .collect()
+        });
         let checkpoint = self.cmp.checkpoints.back().copied();
         let checkpoint_a = checkpoint.map(|c| self.a.checkpoint(c.seq).to_vec()).unwrap_or_default();
         let checkpoint_b = checkpoint.map(|c| self.b.checkpoint(c.seq).to_vec()).unwrap_or_default();
@@ -428,6 +437,7 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         }
         Evidence {
             divergence: divergence.clone(),
+            differing_sections,
             localization,
             localization_error,
             checkpoint_frame: checkpoint.map(|c| c.frame),

@@ -221,6 +221,7 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
         assert!(field.get(key).is_some(), "field lacks {key}");
     }
     assert_eq!(field["last_write_b"]["cause"], "fault");
+    assert_eq!(report["detected"]["sections"], serde_json::json!(["ram"]));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("ram[$11]") && page.contains("data:image/png;base64,"));
     assert!(!page.contains("<script"), "the page needs no scripts");

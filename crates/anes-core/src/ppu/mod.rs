@@ -6,6 +6,33 @@
 //! - the CPU bus calls [`Ppu::read_register`] / [`Ppu::write_register`] for $2000-$3FFF, after the PPU
 //!   has caught up to the moment of the access within the CPU cycle;
 //! - [`Ppu::nmi_line`] is the /NMI output level, sampled by the CPU at the end of every CPU cycle.
+//!
+//! Files: `registers.rs` (the CPU-visible registers, the I/O latch), `background.rs` (the tile fetch
+//! pipeline and the scroll counters), `sprites.rs` (evaluation, fetches, sprite output units),
+//! `pixel.rs` (the pixel multiplexer), `rgb.rs` (palette index to RGB).
+//!
+//! State: everything that influences future behaviour is in [`Ppu::state_bytes`]; the frame buffer is
+//! output only.
+//!
+//! Timing model (measured with blargg's ppu_vbl_nmi, sprite_hit_tests and sprite_overflow_tests at
+//! the console's default CPU/PPU alignment 0):
+//! - `tick_dot` processes the dot at (`scanline`, `dot`) and then advances; a register access sees
+//!   every dot that completed before it. VBlank is set while processing (241, 1) and cleared with the
+//!   sprite flags while processing (261, 1);
+//! - a $2002 read when (241, 1) is the next dot returns the flag clear and suppresses it for the frame;
+//! - the /NMI pin is registered at the start of each dot, so it follows the flag one dot late. With
+//!   the CPU sampling /NMI at the end of its cycle this reproduces nesdev's "reading on the same clock
+//!   or one later suppresses the NMI";
+//! - the odd-frame skip of dot (261, 340) depends on the rendering enable as it was at the start of
+//!   dot 338 (PPUMASK changes reach the skip logic two dots late).
+
+mod background;
+mod pixel;
+mod registers;
+pub mod rgb;
+mod sprites;
+
+use bytemuck::{Pod, Zeroable};
 
 /// Side-effect-free view of the PPU's address bus, for peeks (debuggers, disassembly, state diffs).
 pub trait PpuBusPeek {
@@ -28,13 +55,191 @@ pub trait PpuBus: PpuBusPeek {
 pub const DOTS_PER_SCANLINE: u16 = 341;
 /// Scanlines per frame (NTSC), pre-render line included.
 pub const SCANLINES_PER_FRAME: u16 = 262;
+/// Width of the picture in pixels.
+pub const FRAME_WIDTH: usize = 256;
+/// Height of the picture in pixels.
+pub const FRAME_HEIGHT: usize = 240;
+
+/// The first scanline of vertical blanking; the VBlank flag is set on its dot 1.
+const VBLANK_SCANLINE: u16 = 241;
+/// Dots between a PPUMASK write and the odd-frame skip logic seeing the new rendering enable. nesdev
+/// "PPU registers" (PPUMASK): toggling rendering takes effect about 3-4 dots after the write;
+/// ppu_vbl_nmi 10-even_odd_timing pins the skip decision to the enable as it was at the start of dot 338.
+const SKIP_DECISION_DELAY_DOTS: u8 = 2;
+/// The pre-render scanline (nesdev "PPU rendering": scanline -1 or 261).
+const PRE_RENDER_SCANLINE: u16 = 261;
+
+/// PPUCTRL ($2000) bits.
+mod ctrl {
+    /// VRAM address increment per PPUDATA access: 0 = 1, 1 = 32.
+    pub const INCREMENT_32: u8 = 0x04;
+    /// Sprite pattern table for 8x8 sprites: $1000 when set.
+    pub const SPRITE_TABLE: u8 = 0x08;
+    /// Background pattern table: $1000 when set.
+    pub const BACKGROUND_TABLE: u8 = 0x10;
+    /// 8x16 sprites.
+    pub const SPRITE_16: u8 = 0x20;
+    /// Generate an NMI at the start of VBlank.
+    pub const NMI_ENABLE: u8 = 0x80;
+}
+
+/// PPUMASK ($2001) bits.
+mod mask {
+    /// Greyscale: palette indices are ANDed with $30.
+    pub const GREYSCALE: u8 = 0x01;
+    /// Show the background in the leftmost 8 pixels.
+    pub const BACKGROUND_LEFT: u8 = 0x02;
+    /// Show sprites in the leftmost 8 pixels.
+    pub const SPRITES_LEFT: u8 = 0x04;
+    /// Show the background.
+    pub const BACKGROUND: u8 = 0x08;
+    /// Show sprites.
+    pub const SPRITES: u8 = 0x10;
+    /// Either layer enabled: the PPU renders (fetches, evaluates, increments its counters).
+    pub const RENDERING: u8 = BACKGROUND | SPRITES;
+}
+
+/// PPUSTATUS ($2002) bits.
+mod status {
+    /// Sprite overflow.
+    pub const SPRITE_OVERFLOW: u8 = 0x20;
+    /// Sprite 0 hit.
+    pub const SPRITE_0_HIT: u8 = 0x40;
+    /// Vertical blank started.
+    pub const VBLANK: u8 = 0x80;
+}
+
+/// Every register, latch, counter and flag of the PPU (everything but the memories).
+///
+/// Field names follow the nesdev wiki ("PPU scrolling" for `v`, `t`, `x`, `w`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+pub struct PpuRegs {
+    /// Pictures completed since power-on (incremented on reaching scanline 241, dot 0).
+    pub frames_completed: u64,
+    /// Current VRAM address (15 bits: fine Y, nametable, coarse Y, coarse X).
+    pub v: u16,
+    /// Temporary VRAM address (the top-left of the screen while rendering).
+    pub t: u16,
+    /// Scanline about to be processed (0-261).
+    pub scanline: u16,
+    /// Dot about to be processed (0-340).
+    pub dot: u16,
+    /// Background pattern shifter, low bit plane (bit 15 = the next pixel before fine X).
+    pub bg_pattern_lo: u16,
+    /// Background pattern shifter, high bit plane.
+    pub bg_pattern_hi: u16,
+    /// Background palette shifter, low bit (one bit per pixel).
+    pub bg_attr_lo: u16,
+    /// Background palette shifter, high bit.
+    pub bg_attr_hi: u16,
+    /// Fine X scroll (0-7).
+    pub x: u8,
+    /// First/second write toggle of $2005/$2006 (0 or 1).
+    pub w: u8,
+    /// PPUCTRL ($2000).
+    pub ctrl: u8,
+    /// PPUMASK ($2001).
+    pub mask: u8,
+    /// PPUSTATUS flags (bits 5-7; bits 0-4 are always 0 here, they read from the I/O latch).
+    pub status: u8,
+    /// OAMADDR ($2003); also the sprite evaluation pointer while rendering.
+    pub oam_addr: u8,
+    /// The PPUDATA read buffer.
+    pub read_buffer: u8,
+    /// The I/O data latch between the CPU and the PPU ("PPU open bus").
+    pub io_latch: u8,
+    /// Per bit of `io_latch`: frames left before the bit decays to 0 (0 = already decayed).
+    pub io_decay_frames: [u8; 8],
+    /// 1 during odd frames (the pre-render line is one dot shorter when rendering).
+    pub odd_frame: u8,
+    /// 1 when a $2002 read one dot before VBlank suppresses setting the flag this frame.
+    pub vblank_suppress: u8,
+    /// 1 from power-on or reset until the pre-render line: writes to $2000/$2001/$2005/$2006 are ignored.
+    pub reset_warmup: u8,
+    /// Nametable byte fetched for the next tile.
+    pub nt_latch: u8,
+    /// Attribute bits (0-3) fetched for the next tile.
+    pub at_latch: u8,
+    /// Pattern low bit plane fetched for the next tile.
+    pub pattern_lo_latch: u8,
+    /// Pattern high bit plane fetched for the next tile.
+    pub pattern_hi_latch: u8,
+    /// The value on the internal OAM data bus (what $2004 returns while rendering).
+    pub oam_bus: u8,
+    /// Sprite output units: pattern low bit plane (already flipped horizontally, bit 7 leftmost).
+    pub sprite_pattern_lo: [u8; 8],
+    /// Sprite output units: pattern high bit plane.
+    pub sprite_pattern_hi: [u8; 8],
+    /// Sprite output units: attribute byte.
+    pub sprite_attr: [u8; 8],
+    /// Sprite output units: X position.
+    pub sprite_x: [u8; 8],
+    /// Sprite output units loaded for the current scanline (0-8).
+    pub sprite_count: u8,
+    /// 1 when output unit 0 holds OAM sprite 0 on the current scanline.
+    pub sprite_0_in_unit_0: u8,
+    /// Evaluation: next byte of secondary OAM to write (32 = full).
+    pub eval_secondary_addr: u8,
+    /// Evaluation: bytes left to copy of an in-range sprite (or to read after an overflow).
+    pub eval_copy_left: u8,
+    /// Evaluation: 1 once all 64 sprites were examined (or the overflow sprite was read).
+    pub eval_done: u8,
+    /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
+    pub eval_sprite_0: u8,
+    /// The /NMI output (1 = asserted): VBlank AND NMI enable, registered once per dot.
+    pub nmi_output: u8,
+    /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
+    /// bit 0.
+    pub rendering_history: u8,
+}
+
+const _: () = assert!(core::mem::size_of::<PpuRegs>() == 88);
+
+impl PpuRegs {
+    /// Registers at power-on (nesdev "PPU power up state").
+    fn power_on() -> PpuRegs {
+        PpuRegs {
+            // "+0+x xxxx": VBlank and sprite overflow are often set at power-on.
+            status: status::VBLANK | status::SPRITE_OVERFLOW,
+            reset_warmup: 1,
+            ..PpuRegs::default()
+        }
+    }
+
+    #[inline(always)]
+    fn rendering_enabled(&self) -> bool {
+        self.mask & mask::RENDERING != 0
+    }
+
+    /// True on the scanlines that render (visible and pre-render) while rendering is enabled: where
+    /// the PPU owns its address bus, OAMADDR and `v`.
+    #[inline(always)]
+    fn is_rendering(&self) -> bool {
+        self.rendering_enabled() && (self.scanline < 240 || self.scanline == PRE_RENDER_SCANLINE)
+    }
+}
 
 /// The 2C02.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Ppu {
-    scanline: u16,
-    dot: u16,
-    frames_completed: u64,
+    regs: PpuRegs,
+    oam: [u8; 256],
+    secondary_oam: [u8; 32],
+    palette: [u8; 32],
+    /// 256x240 palette indices with emphasis (output only; see [`Ppu::frame_buffer`]).
+    frame: Box<[u16; FRAME_WIDTH * FRAME_HEIGHT]>,
+}
+
+impl core::fmt::Debug for Ppu {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ppu")
+            .field("regs", &self.regs)
+            .field("oam", &self.oam)
+            .field("secondary_oam", &self.secondary_oam)
+            .field("palette", &self.palette)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Ppu {
@@ -44,64 +249,358 @@ impl Default for Ppu {
 }
 
 impl Ppu {
-    /// A PPU at power-on: scanline 0, dot 0.
+    /// A PPU at power-on: scanline 0, dot 0. Allocates the frame buffer (the only allocation).
     pub fn new() -> Self {
-        Ppu { scanline: 0, dot: 0, frames_completed: 0 }
+        Ppu {
+            regs: PpuRegs::power_on(),
+            oam: [0; 256],
+            secondary_oam: [0; 32],
+            palette: [0; 32],
+            frame: vec![0; FRAME_WIDTH * FRAME_HEIGHT]
+                .into_boxed_slice()
+                .try_into()
+                .expect("the frame buffer has exactly FRAME_WIDTH * FRAME_HEIGHT pixels"),
+        }
     }
 
-    /// The reset button was pressed.
-    pub fn reset(&mut self) {}
+    /// The reset button was pressed (nesdev "PPU power up state", column "after reset"): PPUCTRL,
+    /// PPUMASK, the write toggle, the scroll part of `t`, fine X, the read buffer and the odd-frame
+    /// flag are cleared; OAM, palette, `v` and OAMADDR are kept; writes to $2000/$2001/$2005/$2006
+    /// are ignored until the next pre-render line.
+    pub fn reset(&mut self) {
+        let r = &mut self.regs;
+        r.ctrl = 0;
+        r.mask = 0;
+        r.w = 0;
+        r.t = 0;
+        r.x = 0;
+        r.read_buffer = 0;
+        r.odd_frame = 0;
+        r.reset_warmup = 1;
+    }
 
     /// Advances one dot.
     #[inline]
-    pub fn tick_dot(&mut self, _bus: &mut impl PpuBus) {
-        self.dot += 1;
-        if self.dot == DOTS_PER_SCANLINE {
-            self.dot = 0;
-            self.scanline += 1;
-            if self.scanline == 241 {
-                self.frames_completed += 1;
+    pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
+        // The /NMI pin follows VBlank AND NMI enable one dot late: the CPU sees an NMI only for a flag
+        // set at least a dot before it samples, which is why a $2002 read on the dot the flag is set
+        // or the dot after still suppresses the NMI (nesdev "PPU frame timing", "NMI";
+        // ppu_vbl_nmi 05-nmi_timing, 06-suppression).
+        self.regs.nmi_output =
+            u8::from(self.regs.status & status::VBLANK != 0 && self.regs.ctrl & ctrl::NMI_ENABLE != 0);
+        self.regs.rendering_history =
+            (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
+        let scanline = self.regs.scanline;
+        if scanline < 240 {
+            let dot = self.regs.dot;
+            let x = dot.wrapping_sub(1);
+            if self.regs.rendering_enabled() {
+                if x < 256 {
+                    // The hot path: dots 1-256 of a rendered line.
+                    self.background_dot(bus, dot);
+                    self.sprite_evaluation_dot(dot);
+                    if dot == 256 {
+                        self.regs.v = background::increment_y(self.regs.v);
+                    }
+                    self.output_rendered_pixel(x);
+                } else {
+                    self.render_dot(bus, false);
+                }
+            } else if x < 256 {
+                self.output_blank_pixel(x);
             }
-            if self.scanline == SCANLINES_PER_FRAME {
-                self.scanline = 0;
+        } else if scanline == PRE_RENDER_SCANLINE {
+            if self.regs.dot == 340
+                && self.regs.odd_frame != 0
+                && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0
+            {
+                // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
+                // pre-render line is skipped: this dot is scanline 0, dot 0 instead, and it performs
+                // the read half of the last dummy nametable fetch.
+                let r = &mut self.regs;
+                r.scanline = 0;
+                r.dot = 0;
+                r.odd_frame = 0;
+                self.unused_nametable_dot(bus, 340);
+                self.regs.oam_bus = self.secondary_oam[0];
+                self.advance_position();
+                return;
+            }
+            if self.regs.dot == 1 {
+                // nesdev "PPU registers" (PPUSTATUS): all three flags clear at dot 1 of the pre-render
+                // line; the power-on/reset write lockout ends here too ("PPU power up state").
+                self.regs.status = 0;
+                self.regs.reset_warmup = 0;
+            }
+            if self.regs.rendering_enabled() {
+                self.render_dot(bus, true);
+            }
+        } else if scanline == VBLANK_SCANLINE && self.regs.dot == 1 {
+            // A $2002 read on the previous dot suppresses the flag (and so the NMI) for this frame.
+            if self.regs.vblank_suppress == 0 {
+                self.regs.status |= status::VBLANK;
+            }
+            self.regs.vblank_suppress = 0;
+        }
+        self.advance_position();
+    }
+
+    /// One dot of the rendering pipeline on a visible (`pre_render` false) or the pre-render line,
+    /// rendering enabled (nesdev "PPU rendering", frame timing diagram).
+    #[inline(always)]
+    fn render_dot(&mut self, bus: &mut impl PpuBus, pre_render: bool) {
+        let dot = self.regs.dot;
+        match dot {
+            0 => {
+                if !pre_render {
+                    self.idle_dot_address(bus);
+                }
+                self.regs.oam_bus = self.secondary_oam[0];
+            }
+            1..=256 => {
+                self.background_dot(bus, dot);
+                if !pre_render {
+                    self.sprite_evaluation_dot(dot);
+                }
+                if dot == 256 {
+                    self.regs.v = background::increment_y(self.regs.v);
+                }
+            }
+            257..=320 => {
+                if dot == 257 {
+                    self.regs.v = background::copy_horizontal(self.regs.v, self.regs.t);
+                    self.start_sprite_fetches(pre_render);
+                }
+                if pre_render && (280..=304).contains(&dot) {
+                    self.regs.v = background::copy_vertical(self.regs.v, self.regs.t);
+                }
+                self.sprite_fetch_dot(bus, dot);
+                // nesdev "PPU registers" (OAMADDR): set to 0 on every dot 257-320 while rendering.
+                self.regs.oam_addr = 0;
+            }
+            321..=336 => {
+                self.background_dot(bus, dot);
+                self.regs.oam_bus = self.secondary_oam[0];
+            }
+            _ => {
+                // 337-340: the last reload, then two nametable fetches whose data is unused (mappers
+                // such as MMC5 watch them). The shift at 337 finishes moving the first tile into the
+                // high bytes.
+                if dot == 337 {
+                    self.shift_background();
+                    self.reload_background_shifters();
+                }
+                self.unused_nametable_dot(bus, dot);
+                self.regs.oam_bus = self.secondary_oam[0];
             }
         }
     }
 
-    /// A CPU read of $2000-$3FFF (mirrored every 8 bytes).
-    pub fn read_register(&mut self, _addr: u16, _bus: &mut impl PpuBus) -> u8 {
-        0
+    /// Moves to the next dot, the next scanline and the next frame.
+    #[inline(always)]
+    fn advance_position(&mut self) {
+        let r = &mut self.regs;
+        r.dot = r.dot.wrapping_add(1);
+        // `>=` rather than `==` so that a restored out-of-range position folds back within a frame.
+        if r.dot >= DOTS_PER_SCANLINE {
+            r.dot = 0;
+            r.scanline = r.scanline.wrapping_add(1);
+            if r.scanline == VBLANK_SCANLINE {
+                r.frames_completed = r.frames_completed.wrapping_add(1);
+                self.decay_io_latch();
+            } else if r.scanline >= SCANLINES_PER_FRAME {
+                r.scanline = 0;
+                r.odd_frame ^= 1;
+            }
+        }
     }
 
-    /// What a CPU read of a register would return, without side effects.
-    pub fn peek_register(&self, _addr: u16, _bus: &impl PpuBusPeek) -> u8 {
-        0
-    }
-
-    /// A CPU write of $2000-$3FFF.
-    pub fn write_register(&mut self, _addr: u16, _value: u8, _bus: &mut impl PpuBus) {}
-
-    /// The /NMI output: true while VBlank is flagged and NMI output is enabled.
+    /// The /NMI output: true while VBlank is flagged and NMI output is enabled, as registered at the
+    /// start of the last dot (so a change shows on the pin one dot later).
     #[inline]
     pub fn nmi_line(&self) -> bool {
-        false
+        self.regs.nmi_output != 0
     }
 
     /// The scanline about to be processed (0-239 visible, 240 post-render, 241-260 VBlank, 261 pre-render).
     #[inline]
     pub fn scanline(&self) -> u16 {
-        self.scanline
+        self.regs.scanline
     }
 
     /// The dot about to be processed (0-340).
     #[inline]
     pub fn dot(&self) -> u16 {
-        self.dot
+        self.regs.dot
     }
 
     /// Pictures completed: increments when the PPU reaches scanline 241, dot 0.
     #[inline]
     pub fn frames_completed(&self) -> u64 {
-        self.frames_completed
+        self.regs.frames_completed
+    }
+
+    /// The picture: 256x240 pixels, row-major. Each pixel holds the palette index (bits 0-5, after
+    /// greyscale) and the PPUMASK emphasis bits 5-7 in bits 6-8; [`rgb::to_rgb`] converts it. Pixels
+    /// are written as the PPU outputs them, so between frames the buffer mixes two pictures.
+    pub fn frame_buffer(&self) -> &[u16] {
+        &self.frame[..]
+    }
+
+    /// The registers, latches and counters.
+    pub fn regs(&self) -> &PpuRegs {
+        &self.regs
+    }
+
+    /// Primary OAM (64 sprites x 4 bytes).
+    pub fn oam(&self) -> &[u8; 256] {
+        &self.oam
+    }
+
+    /// Palette RAM as stored: 32 entries of 6 bits; entries $10/$14/$18/$1C are never used (their
+    /// addresses mirror $00/$04/$08/$0C).
+    pub fn palette(&self) -> &[u8; 32] {
+        &self.palette
+    }
+
+    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (88 bytes), primary OAM (256),
+    /// secondary OAM (32), palette RAM (32). Nothing else influences the PPU's future behaviour.
+    pub fn state_bytes(&self) -> [&[u8]; 4] {
+        [bytemuck::bytes_of(&self.regs), &self.oam, &self.secondary_oam, &self.palette]
+    }
+
+    /// Mutable view of the same four sections as [`Ppu::state_bytes`], in the same order, for restoring
+    /// a snapshot. Any byte pattern is accepted: out-of-range positions are folded back on the next dot.
+    pub fn state_bytes_mut(&mut self) -> [&mut [u8]; 4] {
+        [bytemuck::bytes_of_mut(&mut self.regs), &mut self.oam, &mut self.secondary_oam, &mut self.palette]
+    }
+}
+
+/// A flat 16 KiB PPU address space for unit tests.
+#[cfg(test)]
+pub(crate) mod test_bus {
+    use super::{PpuBus, PpuBusPeek};
+
+    pub(crate) struct FlatBus(pub Vec<u8>);
+
+    impl FlatBus {
+        pub(crate) fn new() -> FlatBus {
+            FlatBus(vec![0; 0x4000])
+        }
+    }
+
+    impl PpuBusPeek for FlatBus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.0[usize::from(addr & 0x3FFF)]
+        }
+    }
+
+    impl PpuBus for FlatBus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.peek(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.0[usize::from(addr & 0x3FFF)] = value;
+        }
+        fn set_address(&mut self, _addr: u16) {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_bus::FlatBus;
+    use super::{Ppu, status};
+
+    fn run_to(ppu: &mut Ppu, bus: &mut FlatBus, scanline: u16, dot: u16) -> u64 {
+        let mut dots = 0;
+        while ppu.scanline() != scanline || ppu.dot() != dot {
+            ppu.tick_dot(bus);
+            dots += 1;
+        }
+        dots
+    }
+
+    fn warm_ppu(bus: &mut FlatBus) -> Ppu {
+        // Through the first frame: the power-on VBlank flag and write lockout end on the pre-render line.
+        let mut ppu = Ppu::new();
+        ppu.tick_dot(bus);
+        run_to(&mut ppu, bus, 0, 0);
+        ppu
+    }
+
+    #[test]
+    fn frame_boundary_and_power_on_position() {
+        let mut bus = FlatBus::new();
+        let mut ppu = Ppu::new();
+        assert_eq!((ppu.scanline(), ppu.dot(), ppu.frames_completed()), (0, 0, 0));
+        for _ in 0..21 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.dot(), 21);
+        run_to(&mut ppu, &mut bus, 240, 340);
+        assert_eq!(ppu.frames_completed(), 0);
+        ppu.tick_dot(&mut bus);
+        assert_eq!((ppu.scanline(), ppu.dot(), ppu.frames_completed()), (241, 0, 1));
+    }
+
+    #[test]
+    fn vblank_flag_and_nmi_pin() {
+        // nesdev "PPU frame timing": VBlank set at (241, 1), cleared at (261, 1).
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        run_to(&mut ppu, &mut bus, 241, 1);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        ppu.tick_dot(&mut bus);
+        assert_ne!(ppu.regs.status & status::VBLANK, 0);
+        assert!(!ppu.nmi_line(), "the pin follows one dot later");
+        ppu.tick_dot(&mut bus);
+        assert!(ppu.nmi_line());
+        // Disabling NMI output drops the pin (on the next dot); re-enabling raises it again.
+        ppu.write_register(0x2000, 0x00, &mut bus);
+        ppu.tick_dot(&mut bus);
+        assert!(!ppu.nmi_line());
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        ppu.tick_dot(&mut bus);
+        assert!(ppu.nmi_line());
+        run_to(&mut ppu, &mut bus, 261, 2);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        ppu.tick_dot(&mut bus);
+        assert!(!ppu.nmi_line());
+    }
+
+    #[test]
+    fn status_read_just_before_vblank_suppresses_it_for_the_frame() {
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        run_to(&mut ppu, &mut bus, 241, 1);
+        assert_eq!(ppu.read_register(0x2002, &mut bus) & 0x80, 0);
+        run_to(&mut ppu, &mut bus, 260, 0);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        assert!(!ppu.nmi_line());
+        // The next frame is unaffected.
+        run_to(&mut ppu, &mut bus, 241, 3);
+        assert!(ppu.nmi_line());
+    }
+
+    #[test]
+    fn odd_frames_are_one_dot_shorter_only_while_rendering() {
+        // nesdev "PPU frame timing": 341 x 262 = 89342 dots, 89341 on odd frames when rendering.
+        let mut bus = FlatBus::new();
+        let mut ppu = warm_ppu(&mut bus);
+        run_to(&mut ppu, &mut bus, 100, 0);
+        let mut lengths = Vec::new();
+        for _ in 0..2 {
+            lengths.push(run_to(&mut ppu, &mut bus, 99, 0) + run_to(&mut ppu, &mut bus, 100, 0));
+        }
+        assert_eq!(lengths, [89342, 89342]);
+        ppu.write_register(0x2001, 0x08, &mut bus);
+        lengths.clear();
+        for _ in 0..2 {
+            lengths.push(run_to(&mut ppu, &mut bus, 99, 0) + run_to(&mut ppu, &mut bus, 100, 0));
+        }
+        lengths.sort_unstable();
+        assert_eq!(lengths, [89341, 89342]);
     }
 }

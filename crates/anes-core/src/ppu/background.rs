@@ -1,0 +1,198 @@
+//! The background: the scroll counters in `v` and the tile fetch pipeline feeding the shift registers
+//! (nesdev "PPU scrolling", "PPU rendering").
+//!
+//! `v` and `t` are laid out as `yyy NN YYYYY XXXXX` (fine Y, nametable, coarse Y, coarse X).
+
+use super::{Ppu, PpuBus, ctrl};
+
+/// Coarse X increment: wraps from 31 to 0 and switches the horizontal nametable.
+#[inline(always)]
+pub(super) fn increment_coarse_x(v: u16) -> u16 {
+    if v & 0x001F == 31 { (v & !0x001F) ^ 0x0400 } else { v + 1 }
+}
+
+/// Y increment (dot 256): fine Y, carrying into coarse Y, which wraps from 29 to 0 switching the
+/// vertical nametable, or from 31 to 0 without switching (attribute rows used as tiles).
+#[inline(always)]
+pub(super) fn increment_y(v: u16) -> u16 {
+    if v & 0x7000 != 0x7000 {
+        return v + 0x1000;
+    }
+    let v = v & !0x7000;
+    let coarse_y = (v >> 5) & 31;
+    match coarse_y {
+        29 => (v & !0x03E0) ^ 0x0800,
+        31 => v & !0x03E0,
+        _ => v + 0x0020,
+    }
+}
+
+/// Dot 257: the horizontal bits (coarse X, horizontal nametable) of `t` into `v`.
+#[inline(always)]
+pub(super) fn copy_horizontal(v: u16, t: u16) -> u16 {
+    (v & !0x041F) | (t & 0x041F)
+}
+
+/// Pre-render dots 280-304: the vertical bits (fine Y, coarse Y, vertical nametable) of `t` into `v`.
+#[inline(always)]
+pub(super) fn copy_vertical(v: u16, t: u16) -> u16 {
+    (v & !0x7BE0) | (t & 0x7BE0)
+}
+
+/// The nametable byte address for the tile at `v`.
+#[inline(always)]
+fn nametable_address(v: u16) -> u16 {
+    0x2000 | (v & 0x0FFF)
+}
+
+/// The attribute byte address for the tile at `v`.
+#[inline(always)]
+fn attribute_address(v: u16) -> u16 {
+    0x23C0 | (v & 0x0C00) | ((v >> 4) & 0x38) | ((v >> 2) & 0x07)
+}
+
+/// The 2-bit palette number of the tile at `v` within its attribute byte.
+#[inline(always)]
+fn attribute_bits(v: u16, attribute: u8) -> u8 {
+    let shift = ((v >> 4) & 4) | (v & 2);
+    (attribute >> shift) & 3
+}
+
+impl Ppu {
+    /// One dot of dots 1-256 or 321-336: shift, reload every 8 dots, and the four two-dot fetches
+    /// (nametable, attribute, pattern low, pattern high). The first dot of a fetch drives the address,
+    /// the second reads.
+    #[inline(always)]
+    pub(super) fn background_dot(&mut self, bus: &mut impl PpuBus, dot: u16) {
+        // Shifting happens on dots 2-257 and 322-337; reloads on 9, 17, ..., 257 and 329, 337.
+        if dot != 1 && dot != 321 {
+            self.shift_background();
+            if dot & 7 == 1 {
+                self.reload_background_shifters();
+            }
+        }
+        let r = &mut self.regs;
+        let v = r.v;
+        match dot & 7 {
+            1 => bus.set_address(nametable_address(v)),
+            2 => r.nt_latch = bus.read(nametable_address(v)),
+            3 => bus.set_address(attribute_address(v)),
+            4 => r.at_latch = attribute_bits(v, bus.read(attribute_address(v))),
+            5 => bus.set_address(self.background_pattern_address()),
+            6 => self.regs.pattern_lo_latch = bus.read(self.background_pattern_address()),
+            7 => bus.set_address(self.background_pattern_address() | 8),
+            _ => {
+                self.regs.pattern_hi_latch = bus.read(self.background_pattern_address() | 8);
+                self.regs.v = increment_coarse_x(self.regs.v);
+            }
+        }
+    }
+
+    /// Dots 337-340: two nametable fetches whose data is unused.
+    #[inline(always)]
+    pub(super) fn unused_nametable_dot(&mut self, bus: &mut impl PpuBus, dot: u16) {
+        let addr = nametable_address(self.regs.v);
+        if dot & 1 == 1 {
+            bus.set_address(addr);
+        } else {
+            // Unused for the picture, but it is the tile whose pattern address shows at dot 0.
+            self.regs.nt_latch = bus.read(addr);
+        }
+    }
+
+    /// Dot 0 of a visible line: the idle dot drives the pattern address of the tile fetched at dot 5
+    /// (nesdev "PPU rendering", cycle 0), so with the background at $1000 PPU A12 stays high between
+    /// the dummy nametable fetches and the next line's first fetches (MMC3 counts no edge there).
+    #[inline(always)]
+    pub(super) fn idle_dot_address(&mut self, bus: &mut impl PpuBus) {
+        bus.set_address(self.background_pattern_address());
+    }
+
+    /// Pattern low-plane address of the latched tile at the fine Y of `v`.
+    #[inline(always)]
+    fn background_pattern_address(&self) -> u16 {
+        let table = u16::from(self.regs.ctrl & ctrl::BACKGROUND_TABLE) << 8;
+        table | (u16::from(self.regs.nt_latch) << 4) | ((self.regs.v >> 12) & 7)
+    }
+
+    #[inline(always)]
+    pub(super) fn shift_background(&mut self) {
+        let r = &mut self.regs;
+        r.bg_pattern_lo <<= 1;
+        r.bg_pattern_hi <<= 1;
+        r.bg_attr_lo <<= 1;
+        r.bg_attr_hi <<= 1;
+    }
+
+    /// The fetched tile enters the low bytes of the shifters.
+    #[inline(always)]
+    pub(super) fn reload_background_shifters(&mut self) {
+        let r = &mut self.regs;
+        r.bg_pattern_lo = (r.bg_pattern_lo & 0xFF00) | u16::from(r.pattern_lo_latch);
+        r.bg_pattern_hi = (r.bg_pattern_hi & 0xFF00) | u16::from(r.pattern_hi_latch);
+        r.bg_attr_lo = (r.bg_attr_lo & 0xFF00) | if r.at_latch & 1 != 0 { 0xFF } else { 0 };
+        r.bg_attr_hi = (r.bg_attr_hi & 0xFF00) | if r.at_latch & 2 != 0 { 0xFF } else { 0 };
+    }
+
+    /// The 4-bit background palette entry (palette number x 4 + pixel) at the current dot, before
+    /// clipping; 0 when the pixel is transparent.
+    #[inline(always)]
+    pub(super) fn background_pixel(&self) -> u8 {
+        let r = &self.regs;
+        let bit = 15 - u16::from(r.x & 7);
+        let pixel = (((r.bg_pattern_hi >> bit) & 1) << 1) | ((r.bg_pattern_lo >> bit) & 1);
+        if pixel == 0 {
+            return 0;
+        }
+        let palette = (((r.bg_attr_hi >> bit) & 1) << 1) | ((r.bg_attr_lo >> bit) & 1);
+        (palette << 2 | pixel) as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values follow the pseudo-code and bit layout on nesdev "PPU scrolling".
+
+    #[test]
+    fn coarse_x_wraps_into_the_next_horizontal_nametable() {
+        assert_eq!(increment_coarse_x(0x0000), 0x0001);
+        assert_eq!(increment_coarse_x(0x001F), 0x0400);
+        assert_eq!(increment_coarse_x(0x041F), 0x0000);
+        // Fine Y, coarse Y and the vertical nametable bit are untouched.
+        assert_eq!(increment_coarse_x(0x7BFF), 0x7FE0);
+    }
+
+    #[test]
+    fn y_increment_carries_fine_into_coarse_and_wraps_at_29_and_31() {
+        assert_eq!(increment_y(0x0000), 0x1000);
+        assert_eq!(increment_y(0x7000), 0x0020);
+        // Coarse Y 29 -> 0, switching the vertical nametable.
+        assert_eq!(increment_y(0x7000 | (29 << 5)), 0x0800);
+        assert_eq!(increment_y(0x7800 | (29 << 5)), 0x0000);
+        // Coarse Y 31 -> 0 without switching.
+        assert_eq!(increment_y(0x7000 | (31 << 5)), 0x0000);
+        // Coarse Y 30 -> 31 (reads attribute bytes as tiles).
+        assert_eq!(increment_y(0x7000 | (30 << 5)), 31 << 5);
+    }
+
+    #[test]
+    fn copies_move_exactly_the_documented_bits() {
+        assert_eq!(copy_horizontal(0x0000, 0x7FFF), 0x041F);
+        assert_eq!(copy_horizontal(0x7FFF, 0x0000), 0x7BE0);
+        assert_eq!(copy_vertical(0x0000, 0x7FFF), 0x7BE0);
+        assert_eq!(copy_vertical(0x7FFF, 0x0000), 0x041F);
+    }
+
+    #[test]
+    fn attribute_address_and_quadrant() {
+        // nesdev "PPU scrolling": 0x23C0 | NN | (coarse Y / 4) << 3 | coarse X / 4.
+        let v = 0x0C00 | (13 << 5) | 22; // nametable 3, coarse Y 13, coarse X 22
+        assert_eq!(attribute_address(v), 0x2FC0 | (3 << 3) | 5);
+        // Coarse Y 13 (bit 1 clear), coarse X 22 (bit 1 set): top-right quadrant, bits 2-3.
+        assert_eq!(attribute_bits(v, 0b11_10_01_00), 0b01);
+        // Coarse Y 14 (bit 1 set), coarse X 1 (bit 1 clear): bottom-left quadrant, bits 4-5.
+        assert_eq!(attribute_bits((14 << 5) | 1, 0b11_10_01_00), 0b10);
+    }
+}

@@ -1,0 +1,95 @@
+//! The pixel multiplexer: background and sprite pixels, clipping, priority, sprite 0 hit and the
+//! palette lookup (nesdev "PPU rendering", "PPU sprite priority", "PPU palettes").
+
+use super::sprites::sprite_pixel;
+use super::{FRAME_WIDTH, Ppu, mask, status};
+
+/// Index into the 32-byte palette RAM for a PPU address in $3F00-$3FFF: 32 bytes mirrored every 32,
+/// with $3F10/$3F14/$3F18/$3F1C mirroring $3F00/$3F04/$3F08/$3F0C.
+#[inline(always)]
+pub(super) fn palette_index(addr: u16) -> usize {
+    let index = usize::from(addr & 0x1F);
+    if index & 0x13 == 0x10 { index & 0x0F } else { index }
+}
+
+impl Ppu {
+    /// Outputs the pixel at `x` (0-255) of the current visible scanline while rendering is disabled:
+    /// the backdrop, or the palette entry `v` points at (nesdev "PPU palettes": the background palette
+    /// direct access).
+    #[inline(always)]
+    pub(super) fn output_blank_pixel(&mut self, x: u16) {
+        let index = if self.regs.v & 0x3F00 == 0x3F00 { palette_index(self.regs.v) } else { 0 };
+        self.store_pixel(x, index);
+    }
+
+    /// Outputs the pixel at `x` (0-255) of the current visible scanline while rendering is enabled.
+    #[inline(always)]
+    pub(super) fn output_rendered_pixel(&mut self, x: u16) {
+        let m = self.regs.mask;
+        let left = x < 8;
+        let background = if m & mask::BACKGROUND != 0 && (!left || m & mask::BACKGROUND_LEFT != 0) {
+            self.background_pixel()
+        } else {
+            0
+        };
+        let sprite = if self.regs.sprite_count != 0
+            && m & mask::SPRITES != 0
+            && (!left || m & mask::SPRITES_LEFT != 0)
+        {
+            self.sprite_pixel(x)
+        } else {
+            0
+        };
+        let index = if sprite == 0 {
+            usize::from(background)
+        } else if background == 0 {
+            usize::from(0x10 | (sprite & 0x0F))
+        } else {
+            // Both opaque: sprite 0 hit (never at x=255, nesdev "PPU OAM"; the clipping above already
+            // excludes x=0-7 when either layer is clipped there).
+            if sprite & sprite_pixel::UNIT_0 != 0 && x != 255 {
+                self.regs.status |= status::SPRITE_0_HIT;
+            }
+            if sprite & sprite_pixel::BEHIND != 0 {
+                usize::from(background)
+            } else {
+                usize::from(0x10 | (sprite & 0x0F))
+            }
+        };
+        self.store_pixel(x, index);
+    }
+
+    /// Writes palette entry `index` (greyscale and emphasis applied) as the pixel at `x`.
+    #[inline(always)]
+    fn store_pixel(&mut self, x: u16, index: usize) {
+        let m = self.regs.mask;
+        let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
+        let color = u16::from(self.palette[index & 0x1F] & grey) | (u16::from(m & 0xE0) << 1);
+        let offset = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(x);
+        if let Some(pixel) = self.frame.get_mut(offset) {
+            *pixel = color;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn palette_mirrors_follow_nesdev() {
+        // nesdev "PPU palettes": $3F10/$3F14/$3F18/$3F1C mirror $3F00/$3F04/$3F08/$3F0C.
+        assert_eq!(palette_index(0x3F10), 0x00);
+        assert_eq!(palette_index(0x3F14), 0x04);
+        assert_eq!(palette_index(0x3F18), 0x08);
+        assert_eq!(palette_index(0x3F1C), 0x0C);
+        // Other sprite entries are their own.
+        assert_eq!(palette_index(0x3F11), 0x11);
+        assert_eq!(palette_index(0x3F1F), 0x1F);
+        assert_eq!(palette_index(0x3F04), 0x04);
+        // $3F20-$3FFF mirror $3F00-$3F1F.
+        assert_eq!(palette_index(0x3F21), 0x01);
+        assert_eq!(palette_index(0x3FF0), 0x00);
+        assert_eq!(palette_index(0x3FFD), 0x1D);
+    }
+}

@@ -1,0 +1,293 @@
+//! The CPU-visible registers $2000-$2007 and the I/O latch behind them (nesdev "PPU registers",
+//! "PPU scrolling", "Open bus behavior").
+
+use super::pixel::palette_index;
+use super::{Ppu, PpuBus, PpuBusPeek, PpuRegs, VBLANK_SCANLINE, background, ctrl, mask, status};
+
+/// Frames a 1 bit of the I/O latch survives without being refreshed. The latch is dynamic memory that
+/// fades in about 600 ms (nesdev "Open bus behavior"); 36 NTSC frames are 600 ms. Counting frames
+/// keeps the decay deterministic.
+const IO_DECAY_FRAMES: u8 = 36;
+
+impl PpuRegs {
+    /// The bits in `bits` of the I/O latch take `value`'s bits, and their decay timers restart.
+    #[inline(always)]
+    fn refresh_io_latch(&mut self, value: u8, bits: u8) {
+        self.io_latch = (self.io_latch & !bits) | (value & bits);
+        for (bit, timer) in self.io_decay_frames.iter_mut().enumerate() {
+            if bits & (1 << bit) != 0 {
+                *timer = if value & (1 << bit) != 0 { IO_DECAY_FRAMES } else { 0 };
+            }
+        }
+    }
+
+    /// What $2002 returns: the three flags over the latch's low five bits.
+    #[inline(always)]
+    fn status_value(&self) -> u8 {
+        (self.status & 0xE0) | (self.io_latch & 0x1F)
+    }
+}
+
+impl Ppu {
+    /// `v` after a $2007 access: +1 or +32, or while rendering, the coarse X and Y increments at once
+    /// (nesdev "PPU scrolling": $2007 reads and writes during rendering). Outside rendering the PPU's
+    /// address bus rests on `v`, so the new address is driven (mmc3_test_2 3-A12_clocking: a $2007
+    /// access that moves `v` across A12 clocks the MMC3 counter).
+    #[inline(always)]
+    fn finish_data_access(&mut self, bus: &mut impl PpuBus) {
+        let r = &mut self.regs;
+        if r.is_rendering() {
+            r.v = background::increment_y(background::increment_coarse_x(r.v));
+        } else {
+            let step = if r.ctrl & ctrl::INCREMENT_32 != 0 { 32 } else { 1 };
+            r.v = r.v.wrapping_add(step) & 0x7FFF;
+            bus.set_address(r.v & 0x3FFF);
+        }
+    }
+
+    /// Once per frame (on reaching scanline 241): ages the I/O latch's bits.
+    pub(super) fn decay_io_latch(&mut self) {
+        let r = &mut self.regs;
+        for (bit, timer) in r.io_decay_frames.iter_mut().enumerate() {
+            if *timer != 0 {
+                *timer -= 1;
+                if *timer == 0 {
+                    r.io_latch &= !(1 << bit);
+                }
+            }
+        }
+    }
+
+    /// Palette RAM as $2007 reads it: 6 bits, greyscale applied.
+    #[inline(always)]
+    fn palette_value(&self, addr: u16) -> u8 {
+        let grey = if self.regs.mask & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
+        self.palette[palette_index(addr)] & grey
+    }
+
+    /// A CPU read of $2000-$3FFF (mirrored every 8 bytes).
+    pub fn read_register(&mut self, addr: u16, bus: &mut impl PpuBus) -> u8 {
+        match addr & 7 {
+            2 => {
+                let value = self.regs.status_value();
+                let r = &mut self.regs;
+                r.status &= !status::VBLANK;
+                r.w = 0;
+                // nesdev "PPU frame timing": a read one dot before the flag would be set returns it
+                // clear and keeps it from being set this frame (so no NMI either).
+                if r.scanline == VBLANK_SCANLINE && r.dot == 1 {
+                    r.vblank_suppress = 1;
+                }
+                r.refresh_io_latch(value, 0xE0);
+                value
+            }
+            4 => {
+                let value = self.oam_data_value();
+                self.regs.refresh_io_latch(value, 0xFF);
+                value
+            }
+            7 => {
+                let v = self.regs.v & 0x3FFF;
+                let value = if v >= 0x3F00 {
+                    // Palette reads bypass the buffer; the buffer gets the nametable byte "under" the
+                    // palette ($2F00-$2FFF). Bits 6-7 are the latch's (nesdev "PPU registers").
+                    let value = self.palette_value(v) | (self.regs.io_latch & 0xC0);
+                    self.regs.read_buffer = bus.read(v & 0x2FFF);
+                    self.regs.refresh_io_latch(value, 0x3F);
+                    value
+                } else {
+                    let value = self.regs.read_buffer;
+                    self.regs.read_buffer = bus.read(v);
+                    self.regs.refresh_io_latch(value, 0xFF);
+                    value
+                };
+                self.finish_data_access(bus);
+                value
+            }
+            // Write-only registers read back the latch.
+            _ => self.regs.io_latch,
+        }
+    }
+
+    /// What a CPU read of a register would return, without side effects.
+    pub fn peek_register(&self, addr: u16, _bus: &impl PpuBusPeek) -> u8 {
+        match addr & 7 {
+            2 => self.regs.status_value(),
+            4 => self.oam_data_value(),
+            7 => {
+                let v = self.regs.v & 0x3FFF;
+                if v >= 0x3F00 {
+                    self.palette_value(v) | (self.regs.io_latch & 0xC0)
+                } else {
+                    self.regs.read_buffer
+                }
+            }
+            _ => self.regs.io_latch,
+        }
+    }
+
+    /// $2004 as read now: while rendering, the value on the internal OAM bus (what evaluation and the
+    /// sprite fetches are reading); otherwise OAM at OAMADDR.
+    #[inline(always)]
+    fn oam_data_value(&self) -> u8 {
+        if self.regs.is_rendering() { self.regs.oam_bus } else { self.oam[usize::from(self.regs.oam_addr)] }
+    }
+
+    /// A CPU write of $2000-$3FFF.
+    pub fn write_register(&mut self, addr: u16, value: u8, bus: &mut impl PpuBus) {
+        self.regs.refresh_io_latch(value, 0xFF);
+        let warm = self.regs.reset_warmup == 0;
+        let r = &mut self.regs;
+        match addr & 7 {
+            0 if warm => {
+                r.ctrl = value;
+                r.t = (r.t & !0x0C00) | (u16::from(value & 3) << 10);
+            }
+            1 if warm => r.mask = value,
+            3 => r.oam_addr = value,
+            4 => {
+                if r.is_rendering() {
+                    // nesdev "PPU registers" (OAMDATA): no write, but a glitchy increment of the
+                    // high 6 bits of OAMADDR.
+                    r.oam_addr = r.oam_addr.wrapping_add(4);
+                } else {
+                    // Bits 2-4 of attribute bytes do not exist (nesdev "PPU OAM").
+                    let value = if r.oam_addr & 3 == 2 { value & 0xE3 } else { value };
+                    self.oam[usize::from(r.oam_addr)] = value;
+                    r.oam_addr = r.oam_addr.wrapping_add(1);
+                }
+            }
+            5 if warm => {
+                if r.w == 0 {
+                    r.t = (r.t & !0x001F) | u16::from(value >> 3);
+                    r.x = value & 7;
+                    r.w = 1;
+                } else {
+                    r.t = (r.t & !0x73E0) | (u16::from(value & 7) << 12) | (u16::from(value & 0xF8) << 2);
+                    r.w = 0;
+                }
+            }
+            6 if warm => {
+                if r.w == 0 {
+                    r.t = (r.t & 0x00FF) | (u16::from(value & 0x3F) << 8);
+                    r.w = 1;
+                } else {
+                    r.t = (r.t & 0x7F00) | u16::from(value);
+                    r.v = r.t;
+                    r.w = 0;
+                    bus.set_address(r.v & 0x3FFF);
+                }
+            }
+            7 => {
+                let v = r.v & 0x3FFF;
+                if v >= 0x3F00 {
+                    self.palette[palette_index(v)] = value & 0x3F;
+                } else {
+                    bus.write(v, value);
+                }
+                self.finish_data_access(bus);
+            }
+            // $2002 is read-only; ignored writes during the reset warm-up only load the latch.
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Ppu;
+    use super::super::test_bus::FlatBus;
+
+    fn warm_ppu() -> (Ppu, FlatBus) {
+        let mut ppu = Ppu::new();
+        ppu.regs.reset_warmup = 0;
+        (ppu, FlatBus::new())
+    }
+
+    #[test]
+    fn scroll_and_address_writes_fill_t_as_documented() {
+        // The worked example on nesdev "PPU scrolling" ("Summary").
+        let (mut ppu, mut bus) = warm_ppu();
+        ppu.write_register(0x2000, 0x00, &mut bus);
+        ppu.read_register(0x2002, &mut bus);
+        ppu.write_register(0x2005, 0x7D, &mut bus);
+        assert_eq!((ppu.regs.t, ppu.regs.x, ppu.regs.w), (0x000F, 5, 1));
+        ppu.write_register(0x2005, 0x5E, &mut bus);
+        assert_eq!((ppu.regs.t, ppu.regs.w), (0x616F, 0));
+        ppu.write_register(0x2006, 0x3D, &mut bus);
+        assert_eq!((ppu.regs.t, ppu.regs.w), (0x3D6F, 1));
+        ppu.write_register(0x2006, 0xF0, &mut bus);
+        assert_eq!((ppu.regs.t, ppu.regs.v, ppu.regs.w), (0x3DF0, 0x3DF0, 0));
+        // $2000 writes the nametable bits of t.
+        ppu.write_register(0x2000, 0x03, &mut bus);
+        assert_eq!(ppu.regs.t, 0x3DF0 | 0x0C00);
+    }
+
+    #[test]
+    fn data_reads_are_buffered_except_palette() {
+        let (mut ppu, mut bus) = warm_ppu();
+        bus.0[0x2105] = 0x11;
+        bus.0[0x2106] = 0x22;
+        bus.0[0x2F10] = 0x33;
+        ppu.write_register(0x2006, 0x21, &mut bus);
+        ppu.write_register(0x2006, 0x05, &mut bus);
+        ppu.read_register(0x2007, &mut bus);
+        assert_eq!(ppu.read_register(0x2007, &mut bus), 0x11);
+        assert_eq!(ppu.regs.v, 0x2107);
+        // Palette: immediate, and the buffer gets the nametable byte underneath.
+        ppu.write_register(0x2006, 0x3F, &mut bus);
+        ppu.write_register(0x2006, 0x00, &mut bus);
+        ppu.write_register(0x2007, 0x2A, &mut bus);
+        ppu.write_register(0x2006, 0x3F, &mut bus);
+        ppu.write_register(0x2006, 0x10, &mut bus);
+        // Bits 6-7 of a palette read come from the latch, which holds the last write ($10).
+        assert_eq!(ppu.read_register(0x2007, &mut bus), 0x2A);
+        assert_eq!(ppu.regs.read_buffer, 0x33);
+        // Increment 32.
+        ppu.write_register(0x2000, 0x04, &mut bus);
+        ppu.write_register(0x2006, 0x20, &mut bus);
+        ppu.write_register(0x2006, 0x00, &mut bus);
+        ppu.read_register(0x2007, &mut bus);
+        assert_eq!(ppu.regs.v, 0x2020);
+    }
+
+    #[test]
+    fn status_read_clears_vblank_and_the_write_toggle_and_shows_the_latch() {
+        let (mut ppu, mut bus) = warm_ppu();
+        ppu.regs.status = 0x80;
+        ppu.write_register(0x2006, 0x1F, &mut bus);
+        assert_eq!(ppu.read_register(0x2002, &mut bus), 0x9F);
+        assert_eq!((ppu.regs.status, ppu.regs.w), (0, 0));
+        assert_eq!(ppu.read_register(0x2002, &mut bus), 0x1F);
+        // Write-only registers read back the latch, which now holds $2002's top bits (0).
+        assert_eq!(ppu.read_register(0x2000, &mut bus), 0x1F);
+    }
+
+    #[test]
+    fn oam_attribute_bits_2_to_4_read_as_zero() {
+        let (mut ppu, mut bus) = warm_ppu();
+        ppu.write_register(0x2003, 0x00, &mut bus);
+        for _ in 0..4 {
+            ppu.write_register(0x2004, 0xFF, &mut bus);
+        }
+        ppu.write_register(0x2003, 0x00, &mut bus);
+        let bytes: Vec<u8> = (0..4).map(|_| ppu.read_register(0x2004, &mut bus)).collect();
+        // Reads do not increment OAMADDR.
+        assert_eq!(bytes, [0xFF; 4]);
+        ppu.write_register(0x2003, 0x02, &mut bus);
+        assert_eq!(ppu.read_register(0x2004, &mut bus), 0xE3);
+    }
+
+    #[test]
+    fn writes_are_ignored_until_the_pre_render_line_after_power_on() {
+        let mut ppu = Ppu::new();
+        let mut bus = FlatBus::new();
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        assert_eq!(ppu.regs.ctrl, 0);
+        while ppu.scanline() != 261 || ppu.dot() != 2 {
+            ppu.tick_dot(&mut bus);
+        }
+        ppu.write_register(0x2000, 0x80, &mut bus);
+        assert_eq!(ppu.regs.ctrl, 0x80);
+    }
+}

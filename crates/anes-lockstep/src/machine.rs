@@ -206,9 +206,11 @@ impl NesMachine {
         for bit in 0..64u32 {
             if changed & (1 << bit) != 0 {
                 let offset = frame_offset + (bit / 8) as usize;
-                self.nes
-                    .flip_state_bit(Section::Machine, offset, (bit % 8) as u8)
-                    .expect("the frame counter accepts any value");
+                if let Err(refused) = self.nes.flip_state_bit(Section::Machine, offset, (bit % 8) as u8) {
+                    // The counter accepts any value, so the core refused the state of another field
+                    // that a running machine reached: the core's snapshot validation is wrong.
+                    panic!("the core refused the state of a running machine at a frame end: {refused}");
+                }
             }
         }
     }
@@ -312,6 +314,17 @@ impl Machine for NesMachine {
 
     fn opcode(&self) -> u8 {
         self.nes.peek(self.nes.cpu().pc)
+    }
+
+    fn picture_size(&self) -> Option<(u32, u32)> {
+        Some((NES_PICTURE_WIDTH, NES_PICTURE_HEIGHT))
+    }
+
+    fn picture_rgb(&self, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        out.resize((NES_PICTURE_WIDTH * NES_PICTURE_HEIGHT * 3) as usize, 0);
+        anes_core::ppu::rgb::frame_to_rgb(self.nes.ppu().frame_buffer(), out);
+        true
     }
 
     fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {

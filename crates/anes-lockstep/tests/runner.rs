@@ -306,3 +306,20 @@ fn the_demo_rom_agrees_with_itself_in_both_modes() {
     }
     assert_eq!(hashes[0], hashes[1]);
 }
+
+#[test]
+fn nes_pictures_are_rgb_frames() {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let mut machine = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
+    for _ in 0..120 {
+        machine.run_frame(FrameInput::default());
+    }
+    let mut rgb = Vec::new();
+    assert!(machine.picture_rgb(&mut rgb));
+    assert_eq!(machine.picture_size(), Some((256, 240)));
+    assert_eq!(rgb.len(), 256 * 240 * 3);
+    let colours: std::collections::BTreeSet<&[u8]> = rgb.chunks_exact(3).collect();
+    assert!(colours.len() > 4, "the demo draws a picture ({} colours)", colours.len());
+    let png = anes_lockstep::encode_png(256, 240, &rgb).unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+}

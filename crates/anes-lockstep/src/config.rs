@@ -83,12 +83,16 @@ pub struct LockstepConfig {
     /// While localizing: compare the full state hash every this many instructions (CPU cycle and
     /// registers are compared after every one), then replay the last window exactly.
     pub hash_every_instructions: u32,
+    /// Keep both machines' pictures at the end of the divergent frame in the evidence (finishing that
+    /// frame costs up to one more frame of emulation per machine).
+    pub pictures: bool,
     /// Faults to inject into machine B.
     pub faults: FaultPlan,
 }
 
 impl Default for LockstepConfig {
-    /// Frame granularity, same thread, a checkpoint every 60 frames, 8 kept, localization on.
+    /// Frame granularity, same thread, a checkpoint every 60 frames, 8 kept, localization and
+    /// pictures on.
     fn default() -> Self {
         LockstepConfig {
             granularity: Granularity::Frame,
@@ -97,6 +101,7 @@ impl Default for LockstepConfig {
             checkpoints_kept: 8,
             localize: true,
             hash_every_instructions: 1024,
+            pictures: true,
             faults: FaultPlan::new(),
         }
     }

@@ -12,6 +12,7 @@ use anes_core::state::StateHash;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::config::LockstepConfig;
 use crate::diff::{FieldDiff, LastWrite, WriteCause, diff_fields};
 use crate::lockstep::{Divergence, DivergenceKind};
 use crate::machine::{Machine, MachineError, Probe};
@@ -240,10 +241,10 @@ pub(crate) fn localize<A: Machine + ?Sized, B: Machine + ?Sized>(
     inputs: &InputStream,
     start: ReplayStart<'_>,
     divergence: &Divergence,
-    hash_every: u32,
+    config: &LockstepConfig,
 ) -> Result<Found, LocalizeError> {
     faults.begin_replay(start.frame);
-    let result = localize_inner(a, b, faults, inputs, start, divergence, u64::from(hash_every));
+    let result = localize_inner(a, b, faults, inputs, start, divergence, config);
     faults.end_replay();
     result
 }
@@ -255,8 +256,9 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
     inputs: &InputStream,
     start: ReplayStart<'_>,
     divergence: &Divergence,
-    hash_every: u64,
+    config: &LockstepConfig,
 ) -> Result<Found, LocalizeError> {
+    let hash_every = u64::from(config.hash_every_instructions);
     let mut pair = Pair { a, b, faults, inputs, frame: start.frame, need_begin: true, steps: 0 };
     let mut origin = Window {
         a: start.snapshot_a.to_vec(),
@@ -362,7 +364,7 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
     }
 
     // Pictures: finish the divergent frame on each machine.
-    let picture_size = pair.a.picture_size();
+    let picture_size = if config.pictures { pair.a.picture_size() } else { None };
     let (mut picture_a, mut picture_b) = (Vec::new(), Vec::new());
     if picture_size.is_some() {
         let frame = pair.frame;

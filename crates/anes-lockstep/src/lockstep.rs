@@ -411,7 +411,7 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
                     inputs,
                     start,
                     divergence,
-                    self.config.hash_every_instructions,
+                    &self.config,
                 );
                 match result {
                     Ok(found) => {
@@ -431,9 +431,11 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             // (exact on the same thread; in threaded mode the workers may have run a little further).
             self.a.machine.save_state(&mut snapshots.0);
             self.b.machine.save_state(&mut snapshots.1);
-            picture_size = self.a.machine.picture_size();
-            self.a.machine.picture_rgb(&mut pictures.0);
-            self.b.machine.picture_rgb(&mut pictures.1);
+            if self.config.pictures {
+                picture_size = self.a.machine.picture_size();
+                self.a.machine.picture_rgb(&mut pictures.0);
+                self.b.machine.picture_rgb(&mut pictures.1);
+            }
         }
         Evidence {
             divergence: divergence.clone(),

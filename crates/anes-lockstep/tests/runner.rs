@@ -108,18 +108,19 @@ fn a_stalled_machine_is_a_cycle_misalignment() {
 }
 
 fn stall<M: Machine + Clone + Send>(machine: M) {
-    let cycle = frame_cycles(&machine) * 3 / 2;
+    // Inside the first frame, while the program is busy (a stall inside a loop whose iteration takes
+    // as long as the stall would be absorbed by it, and rightly go unseen).
+    let cycle = frame_cycles(&machine) * 2 / 5;
     let faults = FaultPlan::parse([format!("stall:3@{cycle}")]).unwrap();
     let config = LockstepConfig { checkpoint_every: 1, faults, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
     let RunOutcome::Diverged(divergence) = lockstep.run(&inputs(), 10) else {
         panic!("a stall must be seen")
     };
-    assert_eq!(divergence.kind, DivergenceKind::CycleMisalignment, "{divergence}");
-    assert_eq!(divergence.frame, 1);
-    assert!(divergence.to_string().contains("CPU cycles behind"), "{divergence}");
+    assert_eq!(divergence.frame, 0, "{divergence}");
+    let report = lockstep.evidence().unwrap().report();
+    assert_eq!(report.kind, DivergenceKind::CycleMisalignment, "{}", report.message);
     let found = lockstep.evidence().unwrap().localization.as_ref().expect("localized");
-    assert_eq!(found.kind, DivergenceKind::CycleMisalignment);
     assert!(found.cpu_cycle < cycle && cycle <= found.end_cpu_cycle);
     assert_eq!(found.end_cpu_cycle_b, found.end_cpu_cycle + 3, "B lost 3 cycles to the stall");
     assert!(lockstep.rollback().is_ok());
@@ -132,7 +133,11 @@ fn threaded_mode_finds_the_same_divergence_and_bounds_the_lead() {
 }
 
 fn threaded<M: Machine + Clone + Send>(machine: M) {
-    let cycle = frame_cycles(&machine) * 37 + 123;
+    let mut probe = machine.clone();
+    for n in 0..37 {
+        probe.run_frame(inputs().frame(n));
+    }
+    let cycle = probe.probe().cpu_cycle + 123;
     let faults = FaultPlan::parse([format!("flip:ram:0x0021:5@{cycle}")]).unwrap();
     let mut found = Vec::new();
     for threading in [Threading::SameThread, Threading::Threaded { window: 3 }] {

@@ -42,7 +42,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222
 code,td.mono{font-family:ui-monospace,monospace}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}\
 th{background:#f3f3f3}.a{color:#06c}.b{color:#c40}.pics{display:flex;gap:1.5em;flex-wrap:wrap}\
-.pics img{width:384px;image-rendering:pixelated;border:1px solid #999}h1{font-size:1.4em}\
+.pics img{width:320px;image-rendering:pixelated;border:1px solid #999}h1{font-size:1.4em}\
 .summary{background:#fff4e5;border-left:4px solid #e80;padding:.6em 1em}";
 
 /// Renders the page. `images` are the encoded PNGs (`a.png`, `b.png`, `diff.png`) to inline.

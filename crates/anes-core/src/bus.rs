@@ -34,7 +34,7 @@ pub struct BusState {
     pub cpu_cycle: u64,
     /// Master clock up to which the PPU has run.
     pub ppu_clock: u64,
-    /// Bytes of sprite DMA done (0-511: even = read next, odd = write next).
+    /// Bytes of sprite DMA done while it runs (0-511: even = read next, odd = write next); 0 otherwise.
     pub oam_dma_count: u16,
     /// The last value on the CPU data bus (what unmapped reads return).
     pub open_bus: u8,
@@ -143,11 +143,16 @@ impl Nes {
         self.cart.cpu_cycle();
     }
 
+    /// Finishes the cycle. The CPU latches /NMI and /IRQ one PPU dot before the cycle ends (during
+    /// phi2), so an interrupt raised on the last dot is seen a cycle later; this places NMI and the
+    /// MMC3's A12-clocked IRQ on the dots ppu_vbl_nmi and mmc3_test_2 4-scanline_timing expect.
     #[inline(always)]
     fn end_cycle(&mut self, rest: u64) {
-        self.bus.master_clock += rest;
+        self.bus.master_clock += rest - MASTER_PER_DOT;
         self.run_ppu();
         self.sample_interrupt_lines();
+        self.bus.master_clock += MASTER_PER_DOT;
+        self.run_ppu();
         if self.bus.dmc_dma_running == 0 && self.apu.dmc_wants_dma() {
             self.bus.dmc_dma_running = 1;
             self.bus.dmc_dma_dummy = 1;
@@ -226,6 +231,7 @@ impl Nes {
                 self.bus.oam_dma_count += 1;
                 if self.bus.oam_dma_count == 512 {
                     self.bus.oam_dma_running = 0;
+                    self.bus.oam_dma_count = 0;
                 }
             } else {
                 // Alignment or waiting cycle: the CPU's halted read repeats.

@@ -187,8 +187,8 @@ pub struct PpuRegs {
     pub eval_done: u8,
     /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
     pub eval_sprite_0: u8,
-    /// The /NMI output (1 = asserted): VBlank AND NMI enable, registered once per dot.
-    pub nmi_output: u8,
+    /// Reserved, always zero (explicit padding).
+    pub reserved: u8,
     /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
     /// bit 0.
     pub rendering_history: u8,
@@ -282,12 +282,6 @@ impl Ppu {
     /// Advances one dot.
     #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
-        // The /NMI pin follows VBlank AND NMI enable one dot late: the CPU sees an NMI only for a flag
-        // set at least a dot before it samples, which is why a $2002 read on the dot the flag is set
-        // or the dot after still suppresses the NMI (nesdev "PPU frame timing", "NMI";
-        // ppu_vbl_nmi 05-nmi_timing, 06-suppression).
-        self.regs.nmi_output =
-            u8::from(self.regs.status & status::VBLANK != 0 && self.regs.ctrl & ctrl::NMI_ENABLE != 0);
         self.regs.rendering_history =
             (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         let scanline = self.regs.scanline;
@@ -415,11 +409,13 @@ impl Ppu {
         }
     }
 
-    /// The /NMI output: true while VBlank is flagged and NMI output is enabled, as registered at the
-    /// start of the last dot (so a change shows on the pin one dot later).
+    /// The /NMI output: true while VBlank is flagged and NMI output is enabled. The CPU samples it one
+    /// dot before the end of its cycle (see `bus.rs`), which is why a $2002 read on the dot the flag is
+    /// set or the dot after still suppresses the NMI (nesdev "NMI"; ppu_vbl_nmi 05-nmi_timing,
+    /// 06-suppression).
     #[inline]
     pub fn nmi_line(&self) -> bool {
-        self.regs.nmi_output != 0
+        self.regs.status & status::VBLANK != 0 && self.regs.ctrl & ctrl::NMI_ENABLE != 0
     }
 
     /// The scanline about to be processed (0-239 visible, 240 post-render, 241-260 VBlank, 261 pre-render).
@@ -553,19 +549,17 @@ mod tests {
         assert_eq!(ppu.regs.status & status::VBLANK, 0);
         ppu.tick_dot(&mut bus);
         assert_ne!(ppu.regs.status & status::VBLANK, 0);
-        assert!(!ppu.nmi_line(), "the pin follows one dot later");
-        ppu.tick_dot(&mut bus);
+        // The pin is VBlank AND NMI enable, combinationally (the CPU's phi2 sampling adds the delay).
         assert!(ppu.nmi_line());
-        // Disabling NMI output drops the pin (on the next dot); re-enabling raises it again.
+        // Disabling NMI output drops the pin; re-enabling during VBlank raises it again.
         ppu.write_register(0x2000, 0x00, &mut bus);
-        ppu.tick_dot(&mut bus);
         assert!(!ppu.nmi_line());
         ppu.write_register(0x2000, 0x80, &mut bus);
-        ppu.tick_dot(&mut bus);
         assert!(ppu.nmi_line());
-        run_to(&mut ppu, &mut bus, 261, 2);
-        assert_eq!(ppu.regs.status & status::VBLANK, 0);
+        run_to(&mut ppu, &mut bus, 261, 1);
+        assert!(ppu.nmi_line());
         ppu.tick_dot(&mut bus);
+        assert_eq!(ppu.regs.status & status::VBLANK, 0);
         assert!(!ppu.nmi_line());
     }
 

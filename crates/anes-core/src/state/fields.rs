@@ -26,6 +26,7 @@ use crate::cart::{
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::nes::Nes;
+use crate::ppu::PpuRegs;
 
 /// A named field inside a struct-shaped section.
 #[derive(Debug, Clone, Copy)]
@@ -1255,6 +1256,313 @@ const CONTROLLER_STATE: &[FieldLayout] = &[
     },
 ];
 
+const PPU_REGS: &[FieldLayout] = &[
+    FieldLayout {
+        offset: offset_of!(PpuRegs, frames_completed),
+        size: size_of::<u64>(),
+        name: "frames_completed",
+        type_name: type_name::<u64>,
+        elem_size: size_of::<u64>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, v),
+        size: size_of::<u16>(),
+        name: "v",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, t),
+        size: size_of::<u16>(),
+        name: "t",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, scanline),
+        size: size_of::<u16>(),
+        name: "scanline",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, dot),
+        size: size_of::<u16>(),
+        name: "dot",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, bg_pattern_lo),
+        size: size_of::<u16>(),
+        name: "bg_pattern_lo",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, bg_pattern_hi),
+        size: size_of::<u16>(),
+        name: "bg_pattern_hi",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, bg_attr_lo),
+        size: size_of::<u16>(),
+        name: "bg_attr_lo",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, bg_attr_hi),
+        size: size_of::<u16>(),
+        name: "bg_attr_hi",
+        type_name: type_name::<u16>,
+        elem_size: size_of::<u16>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, x),
+        size: size_of::<u8>(),
+        name: "x",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, w),
+        size: size_of::<u8>(),
+        name: "w",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, ctrl),
+        size: size_of::<u8>(),
+        name: "ctrl",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, mask),
+        size: size_of::<u8>(),
+        name: "mask",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, status),
+        size: size_of::<u8>(),
+        name: "status",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, oam_addr),
+        size: size_of::<u8>(),
+        name: "oam_addr",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, read_buffer),
+        size: size_of::<u8>(),
+        name: "read_buffer",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, io_latch),
+        size: size_of::<u8>(),
+        name: "io_latch",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, io_decay_frames),
+        size: size_of::<[u8; 8]>(),
+        name: "io_decay_frames",
+        type_name: type_name::<[u8; 8]>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, odd_frame),
+        size: size_of::<u8>(),
+        name: "odd_frame",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, vblank_suppress),
+        size: size_of::<u8>(),
+        name: "vblank_suppress",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, reset_warmup),
+        size: size_of::<u8>(),
+        name: "reset_warmup",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, nt_latch),
+        size: size_of::<u8>(),
+        name: "nt_latch",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, at_latch),
+        size: size_of::<u8>(),
+        name: "at_latch",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, pattern_lo_latch),
+        size: size_of::<u8>(),
+        name: "pattern_lo_latch",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, pattern_hi_latch),
+        size: size_of::<u8>(),
+        name: "pattern_hi_latch",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, oam_bus),
+        size: size_of::<u8>(),
+        name: "oam_bus",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_pattern_lo),
+        size: size_of::<[u8; 8]>(),
+        name: "sprite_pattern_lo",
+        type_name: type_name::<[u8; 8]>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_pattern_hi),
+        size: size_of::<[u8; 8]>(),
+        name: "sprite_pattern_hi",
+        type_name: type_name::<[u8; 8]>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_attr),
+        size: size_of::<[u8; 8]>(),
+        name: "sprite_attr",
+        type_name: type_name::<[u8; 8]>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_x),
+        size: size_of::<[u8; 8]>(),
+        name: "sprite_x",
+        type_name: type_name::<[u8; 8]>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_count),
+        size: size_of::<u8>(),
+        name: "sprite_count",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, sprite_0_in_unit_0),
+        size: size_of::<u8>(),
+        name: "sprite_0_in_unit_0",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, eval_secondary_addr),
+        size: size_of::<u8>(),
+        name: "eval_secondary_addr",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, eval_copy_left),
+        size: size_of::<u8>(),
+        name: "eval_copy_left",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, eval_done),
+        size: size_of::<u8>(),
+        name: "eval_done",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, eval_sprite_0),
+        size: size_of::<u8>(),
+        name: "eval_sprite_0",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, reserved),
+        size: size_of::<u8>(),
+        name: "reserved",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
+        offset: offset_of!(PpuRegs, rendering_history),
+        size: size_of::<u8>(),
+        name: "rendering_history",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+];
+
 const PADS: &[FieldLayout] = &[FieldLayout {
     offset: 0,
     size: 2 * size_of::<ControllerState>(),
@@ -1272,6 +1580,7 @@ pub fn section_layout(section: Section) -> Option<&'static [FieldLayout]> {
         Section::Cpu => Some(CPU_STATE),
         Section::Bus => Some(BUS_STATE),
         Section::Apu => Some(APU_STATE),
+        Section::Ppu => Some(PPU_REGS),
         Section::Input => Some(PADS),
         _ => None,
     }
@@ -1393,6 +1702,8 @@ mod tests {
         assert_eq!(name(Section::Bus, 9), "bus.cpu_cycle");
         assert_eq!(name(Section::Input, 5), "input[1].shift");
         assert_eq!(name(Section::Vram, 0x400), "vram[$2400]");
+        assert_eq!(name(Section::Ppu, offset_of!(PpuRegs, v) + 1), "ppu.v");
+        assert_eq!(name(Section::Oam, 5), "oam[$0005]");
         let pulse1_period = size_of::<Pulse>() + offset_of!(Pulse, timer_period) + 1;
         assert_eq!(name(Section::Apu, pulse1_period), "apu.pulse[1].timer_period");
         let mut s = String::new();
@@ -1424,6 +1735,7 @@ mod tests {
         assert_covers("machine", MACHINE_STATE, size_of::<MachineState>());
         assert_covers("input", PADS, 2 * size_of::<ControllerState>());
         assert_covers("apu", APU_STATE, size_of::<ApuState>());
+        assert_covers("ppu", PPU_REGS, size_of::<PpuRegs>());
         for (mapper, size) in [
             (1, size_of::<SxromState>()),
             (2, size_of::<UxromState>()),

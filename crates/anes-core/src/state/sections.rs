@@ -133,10 +133,10 @@ impl Nes {
             Section::Cpu => bytemuck::bytes_of(&self.cpu),
             Section::Bus => bytemuck::bytes_of(&self.bus),
             Section::Ram => &self.ram,
-            Section::Ppu => &[],
-            Section::Oam => &[],
-            Section::SecondaryOam => &[],
-            Section::Palette => &[],
+            Section::Ppu => self.ppu.state_bytes()[0],
+            Section::Oam => self.ppu.state_bytes()[1],
+            Section::SecondaryOam => self.ppu.state_bytes()[2],
+            Section::Palette => self.ppu.state_bytes()[3],
             Section::Vram => &self.ciram,
             Section::Apu => self.apu.state_bytes(),
             Section::Mapper => self.cart.mapper_state_bytes(),
@@ -153,10 +153,15 @@ impl Nes {
             Section::Cpu => bytemuck::bytes_of_mut(&mut self.cpu),
             Section::Bus => bytemuck::bytes_of_mut(&mut self.bus),
             Section::Ram => &mut self.ram,
-            Section::Ppu => &mut [],
-            Section::Oam => &mut [],
-            Section::SecondaryOam => &mut [],
-            Section::Palette => &mut [],
+            Section::Ppu | Section::Oam | Section::SecondaryOam | Section::Palette => {
+                let [regs, oam, secondary_oam, palette] = self.ppu.state_bytes_mut();
+                match section {
+                    Section::Ppu => regs,
+                    Section::Oam => oam,
+                    Section::SecondaryOam => secondary_oam,
+                    _ => palette,
+                }
+            }
             Section::Vram => &mut self.ciram,
             Section::Apu => self.apu.state_bytes_mut(),
             Section::Mapper => self.cart.mapper_state_bytes_mut(),

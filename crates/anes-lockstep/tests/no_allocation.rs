@@ -62,9 +62,7 @@ fn measure<M: Machine + Clone + Send>(
     assert_eq!(lockstep.run(inputs, 600), RunOutcome::Agreed { frames: 600 });
     let short =
         allocations_during(|| assert_eq!(lockstep.run(inputs, 10), RunOutcome::Agreed { frames: 10 }));
-    let long = allocations_during(|| {
-        assert_eq!(lockstep.run(inputs, FRAMES), RunOutcome::Agreed { frames: FRAMES })
-    });
+    let long = allocations_during(|| assert_eq!(lockstep.run(inputs, frames), RunOutcome::Agreed { frames }));
     (short, long)
 }
 

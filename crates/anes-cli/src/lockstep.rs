@@ -15,10 +15,12 @@ use anes_lockstep::{
 };
 use anyhow::Context;
 
+use crate::output;
+
 /// The bundled demo ROM (roms/demo/demo.nes).
-const DEMO_ROM: &[u8] = include_bytes!("../../../../roms/demo/demo.nes");
+const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
 /// Its bundled 5,000-frame input stream (roms/demo/demo.input).
-const DEMO_INPUT: &[u8] = include_bytes!("../../../../roms/demo/demo.input");
+const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
 /// Frames a ROM without an input file runs by default.
 const DEFAULT_FRAMES: u64 = 5_000;
 /// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
@@ -121,10 +123,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
         divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = output::stdout();
     if args.json {
-        serde_json::to_writer(&mut out, &summary)?;
-        writeln!(out)?;
+        output::write_json(&mut out, &summary)?;
     } else {
         writeln!(out, "rom               {rom_name}")?;
         writeln!(out, "frames verified   {}", summary.frames_verified)?;

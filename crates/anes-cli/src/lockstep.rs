@@ -97,14 +97,16 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
 
     let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {per_sec} ({msg})")
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {elapsed} {msg}")
             .expect("valid template"),
     );
     let started = Instant::now();
     let mut on_progress = |p: Progress| {
         if p.frames_verified % 16 == 0 {
             bar.set_position(p.frames_verified);
-            bar.set_message(format!("lead {} frames", p.drift_frames));
+            if args.threads {
+                bar.set_message(format!("(leading worker {} frames ahead)", p.drift_frames));
+            }
         }
     };
     let outcome = lockstep.run_with(&inputs, frames, &mut on_progress);

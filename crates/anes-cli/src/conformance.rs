@@ -1,7 +1,7 @@
 //! `anes conformance`: run a manifest's test ROMs, print one row per ROM and a closing
 //! `N passed, M failed` line, optionally checked against a baseline.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use anes_conformance::{Baseline, BaselineReport, Manifest, RomResult, Summary, default_jobs, run_roms};
 use anyhow::bail;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::output;
@@ -71,7 +70,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             args.filter.as_deref().unwrap_or_default()
         );
     }
-    let progress = progress_bar(roms.len() as u64, args.json);
+    let progress = output::progress_bar(roms.len() as u64, args.json);
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     let started = Instant::now();
     let results = run_roms(&roms, jobs, &|result| {
@@ -105,20 +104,6 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         None => summary.failed > 0,
     };
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-/// A bar on stderr, only for a person watching a terminal.
-fn progress_bar(len: u64, json: bool) -> ProgressBar {
-    let target = if json || !std::io::stderr().is_terminal() {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let bar = ProgressBar::with_draw_target(Some(len), target);
-    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
 }
 
 fn write_table(out: &mut impl Write, results: &[RomResult]) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 //! Exit status: 0 the machines agreed; 1 they diverged; 2 bad input.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ use anes_lockstep::{
 };
 use anyhow::Context;
 
-use crate::output;
+use crate::{input_file, output};
 
 /// The bundled demo ROM (roms/demo/demo.nes).
 const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
@@ -57,16 +57,6 @@ pub struct Args {
     json: bool,
 }
 
-fn read_inputs(path: &Path) -> anyhow::Result<InputStream> {
-    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
-    let stream = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("fm2")) {
-        InputStream::from_fm2(&bytes).with_context(|| path.display().to_string())?
-    } else {
-        InputStream::from_bytes(&bytes).with_context(|| path.display().to_string())?
-    };
-    Ok(stream)
-}
-
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = match &args.rom {
         Some(path) => {
@@ -75,7 +65,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
     };
     let inputs = match (&args.input, &args.rom) {
-        (Some(path), _) => read_inputs(path)?,
+        (Some(path), _) => input_file::read_input(path)?,
         (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
         (None, Some(_)) => InputStream::new(),
     };

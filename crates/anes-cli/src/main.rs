@@ -5,7 +5,9 @@
 //! `error: <file>: <problem>` on stderr.
 
 mod conformance;
+mod input_file;
 mod lockstep;
+mod movie;
 mod output;
 mod rom;
 mod run;
@@ -15,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Deterministic NES emulation: conformance runs, headless runs and CPU traces.
+/// Deterministic NES emulation: conformance runs, headless runs, CPU traces and input streams.
 #[derive(Debug, Parser)]
 #[command(name = "anes", version, about, propagate_version = true)]
 struct Cli {
@@ -33,6 +35,9 @@ enum Command {
     Run(run::Args),
     /// Prints the CPU trace of a ROM in nestest.log's format.
     Trace(trace::Args),
+    /// Input-stream tools: convert FCEUX .fm2 movies, show what a stream holds.
+    #[command(subcommand)]
+    Movie(movie::MovieCommand),
 }
 
 /// Exit status for bad input.
@@ -45,6 +50,7 @@ fn main() -> ExitCode {
         Command::Conformance(args) => conformance::main(&args),
         Command::Run(args) => run::main(&args),
         Command::Trace(args) => trace::main(&args),
+        Command::Movie(command) => movie::main(&command),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,8 @@
 //! Writing to stdout without panicking on a closed pipe.
 
-use std::io::{self, BufWriter, StdoutLock, Write};
+use std::io::{self, BufWriter, IsTerminal, StdoutLock, Write};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Buffered, locked stdout. Callers flush before returning so write errors surface as errors.
 pub fn stdout() -> BufWriter<StdoutLock<'static>> {
@@ -19,4 +21,18 @@ pub fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow
     serde_json::to_writer(&mut *out, value)?;
     writeln!(out)?;
     Ok(())
+}
+
+/// A bar on stderr, only for a person watching a terminal.
+pub fn progress_bar(len: u64, json: bool) -> ProgressBar {
+    let target = if json || !std::io::stderr().is_terminal() {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {wide_msg}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }

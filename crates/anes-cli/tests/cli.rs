@@ -189,15 +189,144 @@ fn run_reports_where_the_machine_stopped() {
     let output = anes(&["run", rom.to_str().unwrap(), "--frames", "3", "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!((json["frames"].as_u64(), json["jammed"].as_bool()), (Some(3), Some(false)));
+    assert_eq!((json["frame"].as_u64(), json["jammed"].as_bool()), (Some(3), Some(false)));
     assert_eq!(json["pc"].as_u64(), Some(0x8000));
+    assert_eq!(json["ppu_scanline"].as_u64(), Some(241));
+    assert_eq!(json["state_hash"].as_str().map(str::len), Some(64));
     // The third picture ends at scanline 241 of the third frame: about (2 * 262 + 241) * 341 / 3 cycles.
     assert!((80_000..90_000).contains(&json["cpu_cycle"].as_u64().unwrap()), "{json}");
 
     let jam = scratch.write("jam.nes", support::jam_rom());
-    let output = anes(&["run", jam.to_str().unwrap()]);
+    let output = anes(&["run", jam.to_str().unwrap(), "--frames", "2"]);
     let out = stdout(&output);
-    assert!(out.contains("jammed     yes") && out.contains("frame      0\n"), "{out}");
+    assert!(out.contains("jammed      yes") && out.contains("frame       2\n"), "{out}");
+}
+
+fn demo_rom() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../roms/demo/demo.nes")
+}
+
+fn demo_input() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../roms/demo/demo.input")
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let output = anes(args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// 1,200 frames in one go give the same record as 600, a snapshot, and 600 more from the snapshot.
+#[test]
+fn run_resumes_from_a_snapshot_exactly() {
+    let scratch = Scratch::new("cli-snapshot");
+    let (rom, input) = (demo_rom(), demo_input());
+    let (rom, input) = (rom.to_str().unwrap(), input.to_str().unwrap());
+    let snapshot = scratch.path().join("half.snap");
+    let straight = run_json(&["run", rom, "--frames", "1200", "--input", input, "--json"]);
+    let first = run_json(&[
+        "run",
+        rom,
+        "--frames",
+        "600",
+        "--input",
+        input,
+        "--save-state",
+        snapshot.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(first["frame"].as_u64(), Some(600));
+    let resumed = run_json(&[
+        "run",
+        rom,
+        "--frames",
+        "600",
+        "--input",
+        input,
+        "--load-state",
+        snapshot.to_str().unwrap(),
+        "--json",
+    ]);
+    for key in ["frame", "cpu_cycle", "ppu_scanline", "ppu_dot", "state_hash"] {
+        assert_eq!(resumed[key], straight[key], "{key}");
+    }
+    // Another ROM's snapshot is refused with one line naming the file.
+    let silent = scratch.write("silent.nes", support::silent_rom());
+    let output = anes(&["run", silent.to_str().unwrap(), "--load-state", snapshot.to_str().unwrap()]);
+    assert_bad_input(&output, &snapshot, "another ROM");
+}
+
+#[test]
+fn run_peeks_memory_and_writes_a_screenshot() {
+    let scratch = Scratch::new("cli-peek");
+    let shot = scratch.path().join("frame.png");
+    let json = run_json(&[
+        "run",
+        demo_rom().to_str().unwrap(),
+        "--frames",
+        "30",
+        "--peek",
+        "0xFFFC:2",
+        "--peek",
+        "8000:0x3",
+        "--screenshot",
+        shot.to_str().unwrap(),
+        "--json",
+    ]);
+    // The reset vector and the first PRG bytes, read without side effects, as lowercase hex.
+    let rom = std::fs::read(demo_rom()).unwrap();
+    let peeked = json["peek"]["0xfffc"].as_str().unwrap();
+    assert_eq!(peeked.len(), 4);
+    assert_eq!(json["peek"]["0x8000"].as_str().map(str::len), Some(6));
+    assert!(peeked.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    assert!(rom.len() > 16);
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Width and height in the IHDR chunk.
+    assert_eq!(&png[16..24], &[0, 0, 1, 0, 0, 0, 0, 240]);
+    let bad = anes(&["run", demo_rom().to_str().unwrap(), "--peek", "0xZZ"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// An FCEUX movie converts to anes's format and drives `run` exactly like the movie itself.
+#[test]
+fn movie_convert_round_trips_fm2() {
+    let scratch = Scratch::new("cli-movie");
+    let mut fm2 = String::from("version 3\nemuVersion 22020\nport0 1\nport1 1\nport2 0\n");
+    for i in 0..120 {
+        let buttons = if i % 20 < 10 { "R......A" } else { "...U.S.." };
+        fm2.push_str(&format!("|{}|{buttons}|........||\n", u8::from(i == 60)));
+    }
+    let movie = scratch.write("play.fm2", fm2.as_bytes());
+    let converted = scratch.path().join("play.input");
+    let output = anes(&["movie", "convert", movie.to_str().unwrap(), converted.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("120 frames"));
+    let rom = demo_rom();
+    let with_fm2 = run_json(&[
+        "run",
+        rom.to_str().unwrap(),
+        "--frames",
+        "120",
+        "--input",
+        movie.to_str().unwrap(),
+        "--json",
+    ]);
+    let with_bin = run_json(&[
+        "run",
+        rom.to_str().unwrap(),
+        "--frames",
+        "120",
+        "--input",
+        converted.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(with_fm2["state_hash"], with_bin["state_hash"]);
+    let idle = run_json(&["run", rom.to_str().unwrap(), "--frames", "120", "--json"]);
+    assert_ne!(idle["state_hash"], with_bin["state_hash"], "input must matter to the demo");
+    let broken = scratch.write("broken.fm2", fm2.replace("|0|R......A|", "|0|R.A|").as_bytes());
+    let output = anes(&["movie", "convert", broken.to_str().unwrap(), converted.to_str().unwrap()]);
+    assert_bad_input(&output, &broken, "line 6");
 }
 
 #[test]

@@ -98,3 +98,18 @@ fn bad_input_is_exit_status_2() {
     let output = anes(&["--granularity", "pixel"]);
     assert_eq!(output.status.code(), Some(2), "clap refuses an unknown granularity");
 }
+
+#[test]
+fn a_rom_with_an_input_file() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let rom = format!("{root}/roms/demo/demo.nes");
+    let input = format!("{root}/roms/demo/demo.input");
+    let output = anes(&[&rom, "--input", &input, "--frames", "40", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let with_file = json(&output)["final_state_hash"].clone();
+    let default = json(&anes(&["--frames", "40", "--json"]))["final_state_hash"].clone();
+    assert_eq!(with_file, default, "the demo's default input is its bundled input stream");
+    let output = anes(&[&rom, "--input", &format!("{root}/Cargo.toml")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not an input stream"));
+}

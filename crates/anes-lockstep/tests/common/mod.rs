@@ -12,8 +12,12 @@ pub fn nestest() -> Option<Vec<u8>> {
     conformance_roms().and_then(|dir| std::fs::read(dir.join("other/nestest.nes")).ok())
 }
 
-/// `shared/conformance/roms` beside the project (or beside any folder above it, for worktrees).
+/// The conformance ROMs: `$ANES_CONFORMANCE_DIR/roms`, else `shared/conformance/roms` beside the
+/// project (or beside any folder above it, for worktrees).
 pub fn conformance_roms() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ANES_CONFORMANCE_DIR") {
+        return Some(PathBuf::from(dir).join("roms")).filter(|dir| dir.is_dir());
+    }
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
         .map(|dir| dir.join("shared/conformance/roms"))

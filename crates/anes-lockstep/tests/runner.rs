@@ -328,3 +328,21 @@ fn nes_pictures_are_rgb_frames() {
     let png = anes_lockstep::encode_png(256, 240, &rgb).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
 }
+
+#[test]
+fn scanline_granularity_sees_a_fault_within_its_scanline() {
+    with_subject!("scanline_granularity_sees_a_fault_within_its_scanline", |m| scanline_fault(m));
+}
+
+fn scanline_fault<M: Machine + Clone + Send>(machine: M) {
+    let cycle = frame_cycles(&machine) + frame_cycles(&machine) / 3;
+    let faults = FaultPlan::parse([format!("flip:ram:0x0123:6@{cycle}")]).unwrap();
+    let config = LockstepConfig { granularity: Granularity::Scanline, faults, ..LockstepConfig::default() };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
+    let RunOutcome::Diverged(divergence) = lockstep.run(&inputs(), 5) else { panic!("not seen") };
+    assert!(!divergence.at_frame_end, "seen at the scanline sync point, within the frame");
+    assert!(divergence.a.cpu_cycle >= cycle && divergence.a.cpu_cycle < cycle + 700, "{divergence}");
+    let found = lockstep.evidence().unwrap().localization.as_ref().expect("localized");
+    assert!(found.cpu_cycle < cycle && cycle <= found.end_cpu_cycle);
+    assert_eq!(found.fields[0].name, "ram[$0123]");
+}

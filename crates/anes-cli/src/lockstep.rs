@@ -30,7 +30,7 @@ const THREAD_WINDOW: usize = 16;
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,
-    /// Input stream: an anes input file (.anesinput) or an FCEUX movie (.fm2).
+    /// Input stream: an anes input file (.input) or an FCEUX movie (.fm2).
     #[arg(long)]
     input: Option<PathBuf>,
     /// Frames to run (default: the input's length, or 5,000).

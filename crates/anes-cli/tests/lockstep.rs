@@ -71,7 +71,7 @@ fn an_injected_fault_is_a_divergence_with_a_bundle() {
     assert_eq!(divergence["fields"][0]["name"], "ram[$0300]");
     assert!(divergence["cpu_cycle"].as_u64().unwrap() < 1_000_000);
     assert!(summary["frames_verified"].as_u64().unwrap() < 100);
-    for file in ["report.json", "report.html", "a.png", "b.png", "diff.png", "inputs.anesinput"] {
+    for file in ["report.json", "report.html", "a.png", "b.png", "diff.png", "inputs.input"] {
         assert!(dir.join(file).is_file(), "{file}");
     }
     // The text summary points to the bundle.

@@ -4,9 +4,9 @@
 //! |---|---|
 //! | `report.json` | the [`Report`] (serde) |
 //! | `report.html` | everything side by side; static, self-contained, no scripts |
-//! | `checkpoint_a.anessnap`, `checkpoint_b.anessnap` | both snapshots at the last verified checkpoint |
-//! | `divergence_a.anessnap`, `divergence_b.anessnap` | both snapshots after the first divergent instruction |
-//! | `inputs.anesinput` | the input stream slice from the checkpoint to the divergent frame |
+//! | `checkpoint_a.snap`, `checkpoint_b.snap` | both snapshots at the last verified checkpoint |
+//! | `divergence_a.snap`, `divergence_b.snap` | both snapshots after the first divergent instruction |
+//! | `inputs.input` | the input stream slice from the checkpoint to the divergent frame |
 //! | `build.json` | the build identity |
 //! | `a.png`, `b.png`, `diff.png` | both pictures at the end of the divergent frame and their difference |
 
@@ -263,16 +263,16 @@ impl Evidence {
         write("report.json", json.as_bytes())?;
         write("build.json", serde_json::to_string_pretty(&BUILD).expect("serializes").as_bytes())?;
         for (name, bytes) in [
-            ("checkpoint_a.anessnap", &self.checkpoint_a),
-            ("checkpoint_b.anessnap", &self.checkpoint_b),
-            ("divergence_a.anessnap", &self.divergence_a),
-            ("divergence_b.anessnap", &self.divergence_b),
+            ("checkpoint_a.snap", &self.checkpoint_a),
+            ("checkpoint_b.snap", &self.checkpoint_b),
+            ("divergence_a.snap", &self.divergence_a),
+            ("divergence_b.snap", &self.divergence_b),
         ] {
             if !bytes.is_empty() {
                 write(name, bytes)?;
             }
         }
-        write("inputs.anesinput", &InputStream::from_frames(self.inputs.clone()).to_bytes())?;
+        write("inputs.input", &InputStream::from_frames(self.inputs.clone()).to_bytes())?;
         let mut images = Vec::new();
         if let Some((width, height)) = self.picture_size {
             let diff = diff_image(&self.picture_a, &self.picture_b);

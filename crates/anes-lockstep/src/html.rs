@@ -181,12 +181,12 @@ pub(crate) fn render(evidence: &Evidence, report: &Report, images: &[(&str, Vec<
     h.push_str("<h2>Files</h2><ul>");
     let mut files = vec![("report.json", "this report as JSON"), ("build.json", "build identity")];
     if !evidence.checkpoint_a.is_empty() {
-        files.push(("checkpoint_a.anessnap", "A's snapshot at the last verified checkpoint"));
-        files.push(("checkpoint_b.anessnap", "B's snapshot at the last verified checkpoint"));
+        files.push(("checkpoint_a.snap", "A's snapshot at the last verified checkpoint"));
+        files.push(("checkpoint_b.snap", "B's snapshot at the last verified checkpoint"));
     }
-    files.push(("divergence_a.anessnap", "A's snapshot after the divergent instruction"));
-    files.push(("divergence_b.anessnap", "B's snapshot after the divergent instruction"));
-    files.push(("inputs.anesinput", "inputs from the checkpoint frame to the divergent frame"));
+    files.push(("divergence_a.snap", "A's snapshot after the divergent instruction"));
+    files.push(("divergence_b.snap", "B's snapshot after the divergent instruction"));
+    files.push(("inputs.input", "inputs from the checkpoint frame to the divergent frame"));
     for (name, what) in files {
         let _ = write!(h, "<li><a href=\"{name}\"><code>{name}</code></a>: {what}</li>");
     }

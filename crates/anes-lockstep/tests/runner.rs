@@ -203,11 +203,11 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
         "report.json",
         "report.html",
         "build.json",
-        "checkpoint_a.anessnap",
-        "checkpoint_b.anessnap",
-        "divergence_a.anessnap",
-        "divergence_b.anessnap",
-        "inputs.anesinput",
+        "checkpoint_a.snap",
+        "checkpoint_b.snap",
+        "divergence_a.snap",
+        "divergence_b.snap",
+        "inputs.input",
         "a.png",
         "b.png",
         "diff.png",
@@ -230,7 +230,7 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("ram[$11]") && page.contains("data:image/png;base64,"));
     assert!(!page.contains("<script"), "the page needs no scripts");
-    let inputs_slice = std::fs::read(dir.join("inputs.anesinput")).unwrap();
+    let inputs_slice = std::fs::read(dir.join("inputs.input")).unwrap();
     let slice = InputStream::from_bytes(&inputs_slice).unwrap();
     let checkpoint = report["checkpoint_frame"].as_u64().unwrap();
     assert_eq!(slice.len() as u64, report["detected"]["frame"].as_u64().unwrap() - checkpoint + 1);

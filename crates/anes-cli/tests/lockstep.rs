@@ -74,6 +74,20 @@ fn an_injected_fault_is_a_divergence_with_a_bundle() {
     for file in ["report.json", "report.html", "a.png", "b.png", "diff.png", "inputs.input"] {
         assert!(dir.join(file).is_file(), "{file}");
     }
+    // The bundle replays with `anes run`: from A's checkpoint to where the comparator saw the divergence.
+    let frames = divergence["detected"]["frame"].as_u64().unwrap() + 1
+        - divergence["checkpoint_frame"].as_u64().unwrap();
+    let rom = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes");
+    let replay = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["run", rom, "--json", "--frames", &frames.to_string()])
+        .arg("--load-state")
+        .arg(dir.join("checkpoint_a.snap"))
+        .arg("--input")
+        .arg(dir.join("inputs.input"))
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(json(&replay)["state_hash"], divergence["detected"]["a"]["state_hash"]);
     // The text summary points to the bundle.
     let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
     assert_eq!(output.status.code(), Some(1));

@@ -6,7 +6,7 @@
 //! | `report.html` | everything side by side; static, self-contained, no scripts |
 //! | `checkpoint_a.snap`, `checkpoint_b.snap` | both snapshots at the last verified checkpoint |
 //! | `divergence_a.snap`, `divergence_b.snap` | both snapshots after the first divergent instruction |
-//! | `inputs.input` | the input stream slice from the checkpoint to the divergent frame |
+//! | `inputs.input` | the input stream from frame 0 through the divergent frame (indexed by frame number, so `anes run ROM --load-state checkpoint_a.snap --input inputs.input` replays from the checkpoint) |
 //! | `build.json` | the build identity |
 //! | `a.png`, `b.png`, `diff.png` | both pictures at the end of the divergent frame and their difference |
 
@@ -57,7 +57,7 @@ pub struct Evidence {
     pub divergence_a: Vec<u8>,
     /// Machine B's snapshot there.
     pub divergence_b: Vec<u8>,
-    /// Inputs from the checkpoint frame to the divergent frame, inclusive.
+    /// Inputs from frame 0 through the divergent frame, indexed by frame number.
     pub inputs: Vec<FrameInput>,
     /// Size of the pictures, if the machines have pictures.
     pub picture_size: Option<(u32, u32)>,

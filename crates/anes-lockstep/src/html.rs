@@ -186,13 +186,22 @@ pub(crate) fn render(evidence: &Evidence, report: &Report, images: &[(&str, Vec<
     }
     files.push(("divergence_a.snap", "A's snapshot after the divergent instruction"));
     files.push(("divergence_b.snap", "B's snapshot after the divergent instruction"));
-    files.push(("inputs.input", "inputs from the checkpoint frame to the divergent frame"));
+    files.push(("inputs.input", "inputs from frame 0 through the divergent frame, indexed by frame number"));
     for (name, what) in files {
         let _ = write!(h, "<li><a href=\"{name}\"><code>{name}</code></a>: {what}</li>");
     }
+    h.push_str("</ul>");
+    if let Some(frame) = report.checkpoint_frame {
+        let _ = write!(
+            h,
+            "<p>Replay machine A from the checkpoint to the end of the divergent frame:</p>\
+             <pre>anes run ROM --load-state checkpoint_a.snap --input inputs.input --frames {}</pre>",
+            report.detected.frame + 1 - frame
+        );
+    }
     let _ = writeln!(
         h,
-        "</ul><p>anes-lockstep {} (commit {}).</p></body></html>",
+        "<p>anes-lockstep {} (commit {}).</p></body></html>",
         report.build.crate_version,
         report.build.git_commit.unwrap_or("unknown")
     );

@@ -386,11 +386,9 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         let checkpoint = self.cmp.checkpoints.back().copied();
         let checkpoint_a = checkpoint.map(|c| self.a.checkpoint(c.seq).to_vec()).unwrap_or_default();
         let checkpoint_b = checkpoint.map(|c| self.b.checkpoint(c.seq).to_vec()).unwrap_or_default();
-        let input_slice = checkpoint.map_or_else(Vec::new, |c| {
-            (c.frame..=divergence.frame)
-                .map(|n| inputs.frame(usize::try_from(n).unwrap_or(usize::MAX)))
-                .collect()
-        });
+        // From frame 0, so the stream is indexed by frame number like the snapshots' frame counters.
+        let input_slice =
+            (0..=divergence.frame).map(|n| inputs.frame(usize::try_from(n).unwrap_or(usize::MAX))).collect();
         let mut localization = None;
         let mut localization_error = None;
         let mut snapshots = (Vec::new(), Vec::new());

@@ -6,6 +6,7 @@
 
 mod conformance;
 mod input_file;
+mod lockstep;
 mod movie;
 mod output;
 mod rom;
@@ -26,6 +27,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Runs two consoles in lockstep over one input stream; localizes and keeps any divergence.
+    Lockstep(lockstep::Args),
     /// Runs the test ROMs of a conformance manifest and reports one result per ROM.
     Conformance(conformance::Args),
     /// Runs a ROM headless for some frames and prints where the machine stopped.
@@ -43,6 +46,7 @@ const EXIT_BAD_INPUT: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Lockstep(args) => lockstep::main(&args),
         Command::Conformance(args) => conformance::main(&args),
         Command::Run(args) => run::main(&args),
         Command::Trace(args) => trace::main(&args),

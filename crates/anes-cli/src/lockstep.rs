@@ -1,0 +1,143 @@
+//! `anes lockstep`: two consoles run one ROM over one input stream in lockstep; any difference stops
+//! the run, is localized to the first divergent instruction and kept as an evidence bundle.
+//!
+//! Exit status: 0 the machines agreed; 1 they diverged; 2 bad input.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anes_core::NesConfig;
+use anes_core::movie::InputStream;
+use anes_lockstep::{
+    FaultPlan, Granularity, Lockstep, LockstepConfig, NesMachine, Progress, RunOutcome, Summary, Threading,
+};
+use anyhow::Context;
+
+use crate::{input_file, output};
+
+/// The bundled demo ROM (roms/demo/demo.nes).
+const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
+/// Its bundled 5,000-frame input stream (roms/demo/demo.input).
+const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
+/// Frames a ROM without an input file runs by default.
+const DEFAULT_FRAMES: u64 = 5_000;
+/// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
+const THREAD_WINDOW: usize = 16;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The iNES ROM file (default: the bundled demo ROM and its input stream).
+    rom: Option<PathBuf>,
+    /// Input stream: an anes input file (.input) or an FCEUX movie (.fm2).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Frames to run (default: the input's length, or 5,000).
+    #[arg(long)]
+    frames: Option<u64>,
+    /// When to compare the machines: frame, scanline or instruction.
+    #[arg(long, default_value = "frame")]
+    granularity: Granularity,
+    /// Run each machine on its own worker thread.
+    #[arg(long)]
+    threads: bool,
+    /// Take a verified checkpoint every K frames.
+    #[arg(long, default_value_t = 60, value_name = "K")]
+    checkpoint_every: u64,
+    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE or
+    /// input:PORT:BIT@FRAME (repeatable).
+    #[arg(long = "inject", value_name = "SPEC")]
+    inject: Vec<String>,
+    /// Directory for the evidence bundle of a divergence.
+    #[arg(long, value_name = "DIR", default_value = "anes-lockstep-evidence")]
+    report: PathBuf,
+    /// Print one JSON summary object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let (rom, rom_name) = match &args.rom {
+        Some(path) => {
+            (std::fs::read(path).with_context(|| path.display().to_string())?, path.display().to_string())
+        }
+        None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
+    };
+    let inputs = match (&args.input, &args.rom) {
+        (Some(path), _) => input_file::read_input(path)?,
+        (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
+        (None, Some(_)) => InputStream::new(),
+    };
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
+    let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let machine = NesMachine::from_ines(&rom, NesConfig::default()).with_context(|| rom_name.clone())?;
+    let config = LockstepConfig {
+        granularity: args.granularity,
+        threading: if args.threads {
+            Threading::Threaded { window: THREAD_WINDOW }
+        } else {
+            Threading::SameThread
+        },
+        checkpoint_every: args.checkpoint_every,
+        faults,
+        ..LockstepConfig::default()
+    };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).context("lockstep configuration")?;
+
+    let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {elapsed} {msg}")
+            .expect("valid template"),
+    );
+    let started = Instant::now();
+    let mut on_progress = |p: Progress| {
+        if p.frames_verified % 16 == 0 {
+            bar.set_position(p.frames_verified);
+            if args.threads {
+                bar.set_message(format!("(leading worker {} frames ahead)", p.drift_frames));
+            }
+        }
+    };
+    let outcome = lockstep.run_with(&inputs, frames, &mut on_progress);
+    let seconds = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+
+    let mut bundle = None;
+    if let RunOutcome::Diverged(_) = outcome {
+        let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
+        bundle = Some(evidence.write_bundle(&args.report).context("writing the evidence bundle")?);
+    }
+    let summary = Summary {
+        frames_verified: lockstep.frames_verified(),
+        sync_points: lockstep.sync_points(),
+        fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
+        final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
+        divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
+    };
+    let mut out = output::stdout();
+    if args.json {
+        output::write_json(&mut out, &summary)?;
+    } else {
+        writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "frames verified   {}", summary.frames_verified)?;
+        writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
+        writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
+        writeln!(out, "final state hash  {}", summary.final_state_hash)?;
+        match (&summary.divergence, &bundle) {
+            (Some(report), Some(path)) => {
+                writeln!(out, "DIVERGENCE        {}", report.message)?;
+                for field in &report.fields {
+                    writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
+                }
+                if report.fields_omitted > 0 {
+                    writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
+                }
+                writeln!(out, "evidence          {}", path.display())?;
+            }
+            _ => writeln!(out, "no divergence")?,
+        }
+    }
+    out.flush()?;
+    Ok(if bundle.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

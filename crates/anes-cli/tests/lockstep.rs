@@ -1,0 +1,129 @@
+//! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2, and
+//! the evidence bundle a divergence leaves.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn anes(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anes"))
+        .arg("lockstep")
+        .args(args)
+        .output()
+        .expect("the anes binary runs")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {} / {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("anes-cli-lockstep-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn the_demo_runs_by_default_and_agrees() {
+    let output = anes(&["--frames", "120", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    assert_eq!(summary["frames_verified"], 120);
+    assert_eq!(summary["sync_points"], 121);
+    assert!(summary["divergence"].is_null());
+    assert!(summary["fps_per_instance"].as_f64().unwrap() > 0.0);
+    assert_eq!(summary["final_state_hash"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn threads_and_granularities_end_in_the_same_state() {
+    let runs = [
+        vec!["--frames", "60", "--json"],
+        vec!["--frames", "60", "--json", "--threads"],
+        vec!["--frames", "60", "--json", "--granularity", "scanline", "--checkpoint-every", "7"],
+    ];
+    let hashes: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|args| {
+            let output = anes(args);
+            assert_eq!(output.status.code(), Some(0), "{args:?}");
+            json(&output)["final_state_hash"].clone()
+        })
+        .collect();
+    assert!(hashes.iter().all(|h| *h == hashes[0]), "{hashes:?}");
+}
+
+#[test]
+fn an_injected_fault_is_a_divergence_with_a_bundle() {
+    let dir = scratch("bundle");
+    let report = dir.to_str().unwrap();
+    let output =
+        anes(&["--frames", "100", "--inject", "flip:ram:0x0300:3@1000000", "--report", report, "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    let divergence = &summary["divergence"];
+    assert_eq!(divergence["kind"], "state");
+    assert_eq!(divergence["fields"][0]["name"], "ram[$0300]");
+    assert!(divergence["cpu_cycle"].as_u64().unwrap() < 1_000_000);
+    assert!(summary["frames_verified"].as_u64().unwrap() < 100);
+    for file in ["report.json", "report.html", "a.png", "b.png", "diff.png", "inputs.input"] {
+        assert!(dir.join(file).is_file(), "{file}");
+    }
+    // The bundle replays with `anes run`: from A's checkpoint to where the comparator saw the divergence.
+    let frames = divergence["detected"]["frame"].as_u64().unwrap() + 1
+        - divergence["checkpoint_frame"].as_u64().unwrap();
+    let rom = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes");
+    let replay = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["run", rom, "--json", "--frames", &frames.to_string()])
+        .arg("--load-state")
+        .arg(dir.join("checkpoint_a.snap"))
+        .arg("--input")
+        .arg(dir.join("inputs.input"))
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(json(&replay)["state_hash"], divergence["detected"]["a"]["state_hash"]);
+    // The text summary points to the bundle.
+    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("DIVERGENCE") && text.contains("report.html"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_exit_status_2() {
+    for args in [
+        vec!["--inject", "flip:ram:0x0342:9@1"],
+        vec!["--inject", "flip:nosuch:0:0@1"],
+        vec!["/nonexistent/anes/missing.nes"],
+        vec!["--checkpoint-every", "0"],
+    ] {
+        let output = anes(&args);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.lines().count() == 1, "{args:?}: {err}");
+    }
+    let output = anes(&["--granularity", "pixel"]);
+    assert_eq!(output.status.code(), Some(2), "clap refuses an unknown granularity");
+}
+
+#[test]
+fn a_rom_with_an_input_file() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let rom = format!("{root}/roms/demo/demo.nes");
+    let input = format!("{root}/roms/demo/demo.input");
+    let output = anes(&[&rom, "--input", &input, "--frames", "40", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let with_file = json(&output)["final_state_hash"].clone();
+    let default = json(&anes(&["--frames", "40", "--json"]))["final_state_hash"].clone();
+    assert_eq!(with_file, default, "the demo's default input is its bundled input stream");
+    let output = anes(&[&rom, "--input", &format!("{root}/Cargo.toml")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not an input stream"));
+}

@@ -1,0 +1,332 @@
+//! The evidence of a divergence, kept in memory and written as one bundle directory:
+//!
+//! | file | contents |
+//! |---|---|
+//! | `report.json` | the [`Report`] (serde) |
+//! | `report.html` | everything side by side; static, self-contained, no scripts |
+//! | `checkpoint_a.snap`, `checkpoint_b.snap` | both snapshots at the last verified checkpoint |
+//! | `divergence_a.snap`, `divergence_b.snap` | both snapshots after the first divergent instruction |
+//! | `inputs.input` | the input stream from frame 0 through the divergent frame (indexed by frame number, so `anes run ROM --load-state checkpoint_a.snap --input inputs.input` replays from the checkpoint) |
+//! | `build.json` | the build identity |
+//! | `a.png`, `b.png`, `diff.png` | both pictures at the end of the divergent frame and their difference |
+
+use std::path::{Path, PathBuf};
+
+use anes_core::movie::{FrameInput, InputStream};
+use anes_core::state::FrameRecord;
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::config::Granularity;
+use crate::diff::{FieldDiff, LastWrite};
+use crate::localize::Localization;
+use crate::lockstep::{Divergence, DivergenceKind};
+use crate::schedule::FiredFault;
+
+/// What built this harness: the crate version and, when the build saw a git checkout, its commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BuildIdentity {
+    /// `anes-lockstep` crate version.
+    pub crate_version: &'static str,
+    /// Git commit of the source tree at build time, if it was a git checkout.
+    pub git_commit: Option<&'static str>,
+}
+
+/// The build identity of this binary.
+pub const BUILD: BuildIdentity =
+    BuildIdentity { crate_version: env!("CARGO_PKG_VERSION"), git_commit: option_env!("ANES_GIT_COMMIT") };
+
+/// Everything kept about one divergence. Rollback never discards it.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// What the comparator saw.
+    pub divergence: Divergence,
+    /// Sections whose digests differed at the sync point (known on one thread only).
+    pub differing_sections: Option<Vec<&'static str>>,
+    /// The first divergent instruction, when localization ran and succeeded.
+    pub localization: Option<Localization>,
+    /// Why localization did not succeed, when it ran.
+    pub localization_error: Option<String>,
+    /// Input-stream index of the last verified checkpoint (the replay's start).
+    pub checkpoint_frame: Option<u64>,
+    /// Machine A's snapshot at the checkpoint.
+    pub checkpoint_a: Vec<u8>,
+    /// Machine B's snapshot at the checkpoint.
+    pub checkpoint_b: Vec<u8>,
+    /// Machine A's snapshot after the first divergent instruction (or where the run stopped).
+    pub divergence_a: Vec<u8>,
+    /// Machine B's snapshot there.
+    pub divergence_b: Vec<u8>,
+    /// Inputs from frame 0 through the divergent frame, indexed by frame number.
+    pub inputs: Vec<FrameInput>,
+    /// Size of the pictures, if the machines have pictures.
+    pub picture_size: Option<(u32, u32)>,
+    /// Machine A's picture at the end of the divergent frame (RGB8).
+    pub picture_a: Vec<u8>,
+    /// Machine B's picture there.
+    pub picture_b: Vec<u8>,
+    /// Faults that fired in machine B.
+    pub faults: Vec<FiredFault>,
+    /// Granularity of the run.
+    pub granularity: Granularity,
+}
+
+/// A machine's record at a sync point, for JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordJson {
+    /// Frames completed.
+    pub frame: u64,
+    /// CPU cycle.
+    pub cpu_cycle: u64,
+    /// PPU scanline.
+    pub scanline: u16,
+    /// PPU dot.
+    pub dot: u16,
+    /// State hash, hex.
+    pub state_hash: String,
+}
+
+impl From<&FrameRecord> for RecordJson {
+    fn from(r: &FrameRecord) -> RecordJson {
+        RecordJson {
+            frame: r.frame,
+            cpu_cycle: r.cpu_cycle,
+            scanline: r.ppu_scanline,
+            dot: r.ppu_dot,
+            state_hash: r.state_hash.to_string(),
+        }
+    }
+}
+
+/// Where the comparator saw the divergence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DetectedJson {
+    /// Input-stream index of the frame.
+    pub frame: u64,
+    /// At the end of the frame (or inside it, for finer granularities).
+    pub at_frame_end: bool,
+    /// Ordinal of the sync point.
+    pub sync_point: u64,
+    /// Granularity of the run.
+    pub granularity: &'static str,
+    /// Machine A's record.
+    pub a: RecordJson,
+    /// Machine B's record.
+    pub b: RecordJson,
+    /// Sections whose digests differed there (null when the run was threaded: the workers had moved
+    /// on by the time the comparator saw it).
+    pub sections: Option<Vec<&'static str>>,
+}
+
+/// The `report.json` of a bundle, also printed by `anes lockstep --json`. When localization failed,
+/// the position fields describe where the comparator saw the divergence and `pc`/`instruction` are null.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// One-line summary.
+    pub message: String,
+    /// `state` or `cycle_misalignment`.
+    pub kind: DivergenceKind,
+    /// Input-stream index of the frame of the first divergent instruction.
+    pub frame: u64,
+    /// CPU cycle at the start of the first divergent instruction.
+    pub cpu_cycle: u64,
+    /// PPU scanline there.
+    pub scanline: u16,
+    /// PPU dot there.
+    pub dot: u16,
+    /// Program counter of the instruction.
+    pub pc: Option<u16>,
+    /// Its opcode.
+    pub opcode: Option<u8>,
+    /// Its disassembly.
+    pub instruction: Option<String>,
+    /// Every differing field, grouped by section, with the last write to it in each machine.
+    pub fields: Vec<FieldDiff>,
+    /// Differing fields not listed.
+    pub fields_omitted: usize,
+    /// Where the comparator saw it.
+    pub detected: DetectedJson,
+    /// Input-stream index of the checkpoint the localization replayed from.
+    pub checkpoint_frame: Option<u64>,
+    /// Instructions replayed from the checkpoint to the divergent one.
+    pub instructions_replayed: Option<u64>,
+    /// Why the instruction could not be localized, if it could not.
+    pub localization_error: Option<String>,
+    /// Faults injected into machine B.
+    pub faults: Vec<FiredFault>,
+    /// What built the harness.
+    pub build: BuildIdentity,
+}
+
+/// Why a bundle could not be written.
+#[derive(Debug, Error)]
+pub enum BundleError {
+    /// A file could not be written.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A picture could not be encoded.
+    #[error("encoding {path}: {source}")]
+    Png {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: png::EncodingError,
+    },
+}
+
+impl Evidence {
+    /// The report of this divergence.
+    pub fn report(&self) -> Report {
+        let d = &self.divergence;
+        let detected = DetectedJson {
+            frame: d.frame,
+            at_frame_end: d.at_frame_end,
+            sync_point: d.sync_point,
+            granularity: self.granularity.name(),
+            a: (&d.a).into(),
+            b: (&d.b).into(),
+            sections: self.differing_sections.clone(),
+        };
+        let faults = self.faults.clone();
+        let build = BUILD;
+        match &self.localization {
+            Some(l) => Report {
+                message: self.message(),
+                kind: l.kind,
+                frame: l.frame,
+                cpu_cycle: l.cpu_cycle,
+                scanline: l.scanline,
+                dot: l.dot,
+                pc: Some(l.pc),
+                opcode: Some(l.opcode),
+                instruction: Some(l.instruction.clone()),
+                fields: l.fields.clone(),
+                fields_omitted: l.fields_omitted,
+                detected,
+                checkpoint_frame: Some(l.checkpoint_frame),
+                instructions_replayed: Some(l.instructions_replayed),
+                localization_error: None,
+                faults,
+                build,
+            },
+            None => Report {
+                message: self.message(),
+                kind: d.kind,
+                frame: d.frame,
+                cpu_cycle: d.a.cpu_cycle,
+                scanline: d.a.ppu_scanline,
+                dot: d.a.ppu_dot,
+                pc: None,
+                opcode: None,
+                instruction: None,
+                fields: Vec::new(),
+                fields_omitted: 0,
+                detected,
+                checkpoint_frame: self.checkpoint_frame,
+                instructions_replayed: None,
+                localization_error: self.localization_error.clone(),
+                faults,
+                build,
+            },
+        }
+    }
+
+    /// One-line summary: what the comparator saw and, when localized, the first divergent instruction.
+    pub fn message(&self) -> String {
+        match &self.localization {
+            Some(l) => format!(
+                "{}; first divergent instruction: frame {}, CPU cycle {}, scanline {} dot {}, ${:04X}: {}",
+                self.divergence, l.frame, l.cpu_cycle, l.scanline, l.dot, l.pc, l.instruction
+            ),
+            None => self.divergence.to_string(),
+        }
+    }
+
+    /// Writes the bundle into `dir` (created if needed) and returns the path of `report.html`.
+    pub fn write_bundle(&self, dir: &Path) -> Result<PathBuf, BundleError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| BundleError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(io(&path))
+        };
+        let report = self.report();
+        let json = serde_json::to_string_pretty(&report).expect("reports serialize");
+        write("report.json", json.as_bytes())?;
+        write("build.json", serde_json::to_string_pretty(&BUILD).expect("serializes").as_bytes())?;
+        for (name, bytes) in [
+            ("checkpoint_a.snap", &self.checkpoint_a),
+            ("checkpoint_b.snap", &self.checkpoint_b),
+            ("divergence_a.snap", &self.divergence_a),
+            ("divergence_b.snap", &self.divergence_b),
+        ] {
+            if !bytes.is_empty() {
+                write(name, bytes)?;
+            }
+        }
+        write("inputs.input", &InputStream::from_frames(self.inputs.clone()).to_bytes())?;
+        let mut images = Vec::new();
+        if let Some((width, height)) = self.picture_size {
+            let diff = diff_image(&self.picture_a, &self.picture_b);
+            for (name, rgb) in [("a.png", &self.picture_a), ("b.png", &self.picture_b), ("diff.png", &diff)] {
+                if rgb.len() == (width * height * 3) as usize {
+                    let png = encode_png(width, height, rgb)
+                        .map_err(|source| BundleError::Png { path: dir.join(name), source })?;
+                    write(name, &png)?;
+                    images.push((name, png));
+                }
+            }
+        }
+        let html = crate::html::render(self, &report, &images);
+        write("report.html", html.as_bytes())?;
+        Ok(dir.join("report.html"))
+    }
+}
+
+/// Pixels that differ in red; the rest of A's picture dimmed to grey.
+pub fn diff_image(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len());
+    for (pa, pb) in a.chunks_exact(3).zip(b.chunks_exact(3)) {
+        if pa == pb {
+            let grey = ((u16::from(pa[0]) + u16::from(pa[1]) + u16::from(pa[2])) / 9) as u8;
+            out.extend_from_slice(&[grey, grey, grey]);
+        } else {
+            out.extend_from_slice(&[255, 0, 0]);
+        }
+    }
+    out
+}
+
+/// Encodes RGB8 pixels as a PNG file.
+pub fn encode_png(width: u32, height: u32, rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    Ok(out)
+}
+
+/// The last write of a field as report text.
+pub(crate) fn describe_write(write: Option<&LastWrite>) -> String {
+    match write {
+        None => "unchanged since the checkpoint".to_string(),
+        Some(w) => {
+            let by = match w.cause {
+                crate::diff::WriteCause::Instruction => "",
+                crate::diff::WriteCause::Fault => " (injected fault)",
+            };
+            format!("${:04X} @ cycle {} (frame {}){by}", w.pc, w.cpu_cycle, w.frame)
+        }
+    }
+}

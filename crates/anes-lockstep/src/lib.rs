@@ -1,0 +1,59 @@
+//! anes-lockstep: runs two deterministic machines over one input stream and compares them at every
+//! sync point; on the first difference it stops, localizes the first divergent instruction from the
+//! last verified checkpoint, names every differing field and the instruction that last wrote it, and
+//! keeps the evidence as a bundle (JSON, HTML, snapshots, inputs, pictures).
+//!
+//! - [`Machine`]: what a core provides (implemented for anes by [`NesMachine`]);
+//! - [`Lockstep`]: the runner (same thread or two worker threads, frame/scanline/instruction sync),
+//!   checkpoints and [`Lockstep::rollback`];
+//! - [`FaultPlan`]: deliberate faults in machine B, to prove the harness catches what it claims to;
+//! - [`Evidence`]: what is kept about a divergence, and [`Evidence::write_bundle`].
+//!
+//! Architecture invariants:
+//! - a frame counts as verified only when both machines' records at its end are equal, and nothing
+//!   after the first difference is ever counted;
+//! - after `Lockstep::new`, running frames allocates nothing on one thread (checkpoint buffers and
+//!   the checkpoint ring are preallocated); the threaded mode allocates only when a run starts (its
+//!   workers and channels), never per frame;
+//! - the evidence of a divergence is kept until the `Lockstep` is dropped, whatever rollbacks follow;
+//! - every injected fault fires once; a localization replay re-applies it where it fired.
+//!
+//! ```
+//! use anes_lockstep::{Lockstep, LockstepConfig, NesMachine, RunOutcome};
+//! use anes_core::{movie::InputStream, NesConfig};
+//! # let rom = anes_lockstep::testing::tiny_rom();
+//! let a = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
+//! let b = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
+//! let mut lockstep = Lockstep::new(a, b, LockstepConfig::default()).unwrap();
+//! assert_eq!(lockstep.run(&InputStream::new(), 30), RunOutcome::Agreed { frames: 30 });
+//! assert_eq!(lockstep.frames_verified(), 30);
+//! ```
+
+mod config;
+mod diff;
+mod evidence;
+mod fault;
+mod html;
+mod localize;
+mod lockstep;
+mod machine;
+mod schedule;
+mod side;
+mod status;
+mod summary;
+pub mod testing;
+
+pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
+pub use diff::{FieldDiff, LastWrite, WriteCause};
+pub use evidence::{
+    BUILD, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image, encode_png,
+};
+pub use fault::{Fault, FaultPlan, FaultSpecError};
+pub use localize::{Localization, LocalizeError};
+pub use lockstep::{
+    Divergence, DivergenceKind, Lockstep, LockstepError, Progress, Rollback, RollbackError, RunOutcome,
+};
+pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
+pub use schedule::{FaultPlanError, FiredFault};
+pub use status::LockstepStatus;
+pub use summary::Summary;

@@ -1,0 +1,340 @@
+//! The [`Machine`] trait: what the lockstep runner needs from a deterministic emulator core, and its
+//! implementation for the anes core ([`NesMachine`]).
+//!
+//! The trait is deliberately small so a frontend can implement it for any other deterministic core
+//! (and then run that core in lockstep against anes, instance against instance): frame-aware
+//! instruction stepping, a cheap [`Probe`], the state hash, the state as named byte sections,
+//! snapshots through caller-owned buffers, and optionally the last picture and fault hooks.
+
+use anes_core::movie::FrameInput;
+use anes_core::state::{FrameRecord, Section, StateHash};
+use anes_core::{Cartridge, Nes, NesConfig};
+use thiserror::Error;
+
+/// Width of an NES picture in pixels.
+pub const NES_PICTURE_WIDTH: u32 = 256;
+/// Height of an NES picture in pixels.
+pub const NES_PICTURE_HEIGHT: u32 = 240;
+
+/// Why a machine refused an operation. The machine is left as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MachineError {
+    /// A snapshot was refused by the core.
+    #[error("snapshot refused: {0}")]
+    Snapshot(String),
+    /// A fault could not be injected (bad offset, bit, or an impossible resulting state).
+    #[error("fault refused: {0}")]
+    Fault(String),
+    /// The section index does not exist on this machine.
+    #[error("section {index} does not exist (this machine has {count} sections)")]
+    NoSuchSection {
+        /// Index asked for.
+        index: usize,
+        /// Sections the machine has.
+        count: usize,
+    },
+    /// The machine does not implement an optional operation.
+    #[error("this machine does not support {0}")]
+    Unsupported(&'static str),
+}
+
+/// The cheap part of a machine's position, compared after every instruction while localizing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Probe {
+    /// CPU cycles since power-on.
+    pub cpu_cycle: u64,
+    /// PPU scanline (or the core's equivalent raster line).
+    pub scanline: u16,
+    /// PPU dot within the scanline.
+    pub dot: u16,
+    /// Program counter of the next instruction.
+    pub pc: u16,
+    /// The other CPU registers packed into one word (for the anes core: A, X, Y, SP, P).
+    pub registers: u64,
+}
+
+/// A deterministic machine the lockstep runner can drive, compare, rewind and inspect.
+///
+/// Contract: two machines of the same core built the same way and fed the same inputs go through the
+/// same sequence of states; [`Machine::run_frame`] is exactly [`Machine::begin_frame`] followed by
+/// [`Machine::step_instruction`] until it returns `true`; nothing here allocates after the first call
+/// except the cold-path text methods writing into caller-owned `String`s.
+///
+/// ```
+/// use anes_lockstep::{Machine, NesMachine};
+/// use anes_core::movie::FrameInput;
+/// # let rom = anes_lockstep::testing::tiny_rom();
+/// let mut a = NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
+/// let record = a.run_frame(FrameInput::default());
+/// assert_eq!(record.frame, 1);
+/// assert_eq!(record.state_hash, a.state_hash());
+/// ```
+pub trait Machine {
+    /// Applies one frame's input (console command, then buttons) before the frame's first instruction.
+    fn begin_frame(&mut self, input: FrameInput);
+
+    /// Runs one instruction (or interrupt sequence) of the current frame. Returns `true` when it
+    /// completed the frame: the machine's frame counter has advanced and [`Machine::record`] is the
+    /// frame's record.
+    fn step_instruction(&mut self) -> bool;
+
+    /// Runs one whole frame with `input` and returns its record. Cores override this with their fast
+    /// path; it must leave the machine in the state the default implementation would.
+    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        self.begin_frame(input);
+        while !self.step_instruction() {}
+        self.record()
+    }
+
+    /// The record of the machine as it is now: frame counter, CPU cycle, PPU position and state hash.
+    fn record(&self) -> FrameRecord;
+
+    /// Cycle, raster position and CPU registers: cheap enough to compare after every instruction.
+    fn probe(&self) -> Probe;
+
+    /// The hash of the machine's whole state.
+    fn state_hash(&self) -> StateHash;
+
+    /// Number of named state sections.
+    fn section_count(&self) -> usize;
+
+    /// The name of section `index` (`ram`, `cpu`, `ppu`), used in reports and fault specs.
+    fn section_name(&self, index: usize) -> &'static str;
+
+    /// The bytes of section `index` (empty for an index past the end).
+    fn section_bytes(&self, index: usize) -> &[u8];
+
+    /// Writes the name of the field holding byte `offset` of section `index` (`ram[$0342]`, `cpu.p`).
+    /// Multi-byte fields name the whole field, so consecutive bytes with one name form one field.
+    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
+        use core::fmt::Write;
+        let _ = write!(out, "{}[{offset:#06x}]", self.section_name(index));
+    }
+
+    /// blake3 digest of one section's bytes, so a mismatch names its sections at once.
+    fn section_digest(&self, index: usize) -> StateHash {
+        StateHash(*blake3::hash(self.section_bytes(index)).as_bytes())
+    }
+
+    /// Size of this machine's snapshots in bytes.
+    fn snapshot_len(&self) -> usize;
+
+    /// Writes a snapshot into `out`, replacing its contents; allocates nothing when `out` already has
+    /// [`Machine::snapshot_len`] bytes of capacity.
+    fn save_state(&self, out: &mut Vec<u8>);
+
+    /// Restores a snapshot taken by [`Machine::save_state`] of the same kind of machine.
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError>;
+
+    /// Writes the disassembly of the instruction at the program counter (`LDA $0342 = 17`).
+    fn disassemble(&self, out: &mut String);
+
+    /// The opcode byte at the program counter.
+    fn opcode(&self) -> u8;
+
+    /// Size of the pictures [`Machine::picture_rgb`] writes, if the machine has a picture.
+    fn picture_size(&self) -> Option<(u32, u32)> {
+        None
+    }
+
+    /// Writes the last completed picture as 8-bit RGB triples, row by row, into `out` (replacing its
+    /// contents). Returns `false` when the machine has no picture.
+    fn picture_rgb(&self, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        false
+    }
+
+    /// Fault injection: flips bit `bit` of byte `offset` of section `index`.
+    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
+        let _ = (index, offset, bit);
+        Err(MachineError::Unsupported("flipping state bits"))
+    }
+
+    /// Fault injection: stalls the CPU for `cycles` cycles, so the machine falls behind its twin.
+    fn stall_cycles(&mut self, cycles: u32) -> Result<(), MachineError> {
+        let _ = cycles;
+        Err(MachineError::Unsupported("stalling"))
+    }
+}
+
+/// The anes core as a [`Machine`]. Section indexes follow [`Section::ALL`].
+#[derive(Debug, Clone)]
+pub struct NesMachine {
+    nes: Nes,
+    /// Pictures the PPU had completed when the current frame began (the frame ends when it grows).
+    frame_target: u64,
+}
+
+impl NesMachine {
+    /// Wraps a console.
+    pub fn new(nes: Nes) -> NesMachine {
+        let frame_target = nes.frames_completed() + 1;
+        NesMachine { nes, frame_target }
+    }
+
+    /// Parses an iNES file and powers a console on with `config`.
+    pub fn from_ines(rom: &[u8], config: NesConfig) -> Result<NesMachine, anes_core::RomError> {
+        Ok(NesMachine::new(Nes::new(Cartridge::from_ines(rom)?, config)))
+    }
+
+    /// The console.
+    pub fn nes(&self) -> &Nes {
+        &self.nes
+    }
+
+    /// The console, mutably (test harnesses set up automation modes with it).
+    pub fn nes_mut(&mut self) -> &mut Nes {
+        &mut self.nes
+    }
+
+    /// Unwraps the console.
+    pub fn into_inner(self) -> Nes {
+        self.nes
+    }
+
+    /// Advances the machine's frame counter by one without running anything: the end of a frame
+    /// driven instruction by instruction.
+    ///
+    /// `Nes::run_until_frame_end` increments the counter after the frame's last instruction, and the
+    /// core has no public way to do that one step on its own yet (proposed: `Nes::step_in_frame`), so
+    /// the increment is written as the bit flips that turn `n` into `n + 1`, through the core's own
+    /// state-bit API: exact, allocation-free, and validated by the core like any state change.
+    fn advance_frame_counter(&mut self) {
+        let frame = self.nes.frame();
+        let changed = frame ^ frame.wrapping_add(1);
+        let frame_offset = core::mem::offset_of!(anes_core::state::MachineState, frame);
+        for bit in 0..64u32 {
+            if changed & (1 << bit) != 0 {
+                let offset = frame_offset + (bit / 8) as usize;
+                if let Err(refused) = self.nes.flip_state_bit(Section::Machine, offset, (bit % 8) as u8) {
+                    // The counter accepts any value, so the core refused the state of another field
+                    // that a running machine reached: the core's snapshot validation is wrong.
+                    panic!("the core refused the state of a running machine at a frame end: {refused}");
+                }
+            }
+        }
+    }
+}
+
+fn section_at(index: usize) -> Option<Section> {
+    Section::ALL.get(index).copied()
+}
+
+impl Machine for NesMachine {
+    fn begin_frame(&mut self, input: FrameInput) {
+        use anes_core::movie::Command;
+        match input.command {
+            Command::None => {}
+            Command::SoftReset => self.nes.soft_reset(),
+            Command::PowerCycle => self.nes.power_cycle(),
+        }
+        self.nes.set_buttons(0, input.pads[0]);
+        self.nes.set_buttons(1, input.pads[1]);
+        self.frame_target = self.nes.frames_completed() + 1;
+    }
+
+    fn step_instruction(&mut self) -> bool {
+        self.nes.step_instruction();
+        if self.nes.frames_completed() >= self.frame_target {
+            self.advance_frame_counter();
+            self.frame_target = self.nes.frames_completed() + 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        let record = self.nes.run_frame(input);
+        self.frame_target = self.nes.frames_completed() + 1;
+        record
+    }
+
+    fn record(&self) -> FrameRecord {
+        self.nes.frame_record()
+    }
+
+    #[inline]
+    fn probe(&self) -> Probe {
+        let cpu = self.nes.cpu();
+        let (scanline, dot) = self.nes.ppu_position();
+        Probe {
+            cpu_cycle: self.nes.cpu_cycle(),
+            scanline,
+            dot,
+            pc: cpu.pc,
+            registers: u64::from_le_bytes([cpu.a, cpu.x, cpu.y, cpu.sp, cpu.p, cpu.jammed, 0, 0]),
+        }
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.nes.state_hash()
+    }
+
+    fn section_count(&self) -> usize {
+        Section::ALL.len()
+    }
+
+    fn section_name(&self, index: usize) -> &'static str {
+        section_at(index).map_or("none", Section::name)
+    }
+
+    fn section_bytes(&self, index: usize) -> &[u8] {
+        section_at(index).map_or(&[], |s| self.nes.section_bytes(s))
+    }
+
+    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
+        if let Some(section) = section_at(index) {
+            anes_core::state::field_name(section, offset, out);
+        }
+    }
+
+    fn snapshot_len(&self) -> usize {
+        self.nes.snapshot_len()
+    }
+
+    fn save_state(&self, out: &mut Vec<u8>) {
+        self.nes.save_state(out);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+        self.nes.load_state(bytes).map_err(|e| MachineError::Snapshot(e.to_string()))?;
+        self.frame_target = self.nes.frames_completed() + 1;
+        Ok(())
+    }
+
+    fn disassemble(&self, out: &mut String) {
+        // The nestest trace line holds the disassembly in a fixed 32-column field after the
+        // address, the opcode bytes and the unofficial-opcode marker.
+        const TEXT: core::ops::Range<usize> = 16..48;
+        let mut line = String::with_capacity(96);
+        anes_core::cpu::trace_line(&self.nes, &mut line);
+        out.push_str(line.get(TEXT).unwrap_or(&line).trim_end());
+    }
+
+    fn opcode(&self) -> u8 {
+        self.nes.peek(self.nes.cpu().pc)
+    }
+
+    fn picture_size(&self) -> Option<(u32, u32)> {
+        Some((NES_PICTURE_WIDTH, NES_PICTURE_HEIGHT))
+    }
+
+    fn picture_rgb(&self, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        out.resize((NES_PICTURE_WIDTH * NES_PICTURE_HEIGHT * 3) as usize, 0);
+        anes_core::ppu::rgb::frame_to_rgb(self.nes.ppu().frame_buffer(), out);
+        true
+    }
+
+    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
+        let section =
+            section_at(index).ok_or(MachineError::NoSuchSection { index, count: Section::ALL.len() })?;
+        self.nes.flip_state_bit(section, offset, bit).map_err(|e| MachineError::Fault(e.to_string()))
+    }
+
+    fn stall_cycles(&mut self, cycles: u32) -> Result<(), MachineError> {
+        self.nes.stall_cycles(cycles);
+        Ok(())
+    }
+}

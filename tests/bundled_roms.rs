@@ -2,8 +2,8 @@
 
 mod support;
 
-use anes::core::movie::{FrameInput, InputStream};
 use anes::core::StateHash;
+use anes::core::movie::{FrameInput, InputStream};
 use support::{boot, random_input, repo_root};
 
 fn bundled() -> Vec<(String, Vec<u8>)> {
@@ -30,8 +30,9 @@ fn hashes(rom: &[u8], input: &InputStream, frames: usize) -> Vec<StateHash> {
 
 #[test]
 fn bundled_roms_run_change_state_and_respond_to_input() {
-    let demo_input = InputStream::from_bytes(&std::fs::read(repo_root().join("roms/demo/demo.input")).unwrap())
-        .expect("the bundled input stream is valid");
+    let demo_input =
+        InputStream::from_bytes(&std::fs::read(repo_root().join("roms/demo/demo.input")).unwrap())
+            .expect("the bundled input stream is valid");
     assert_eq!(demo_input.len(), 5_000);
     let other_input = random_input(0xB0B, 600);
     for (name, rom) in bundled() {

@@ -182,11 +182,6 @@ impl Nes {
         self.pads[0].buttons = input.pads[0];
         self.pads[1].buttons = input.pads[1];
     }
-        self.pads[0].buttons = input.pads[0];
-        self.pads[1].buttons = input.pads[1];
-        self.run_until_frame_end();
-        self.frame_record()
-    }
 
     /// Derived data (e.g. mappers' precomputed bank offsets) recomputed from state after a restore.
     pub(crate) fn rebuild_caches(&mut self) {
@@ -218,8 +213,6 @@ impl Nes {
             self.machine.frame += 1;
         }
         done
-    }
-        self.machine.frame += 1;
     }
 
     /// Frames completed since power-on (the number in [`FrameRecord::frame`]).

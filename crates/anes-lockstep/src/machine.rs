@@ -161,15 +161,12 @@ pub trait Machine {
 #[derive(Debug, Clone)]
 pub struct NesMachine {
     nes: Nes,
-    /// Pictures the PPU had completed when the current frame began (the frame ends when it grows).
-    frame_target: u64,
 }
 
 impl NesMachine {
     /// Wraps a console.
     pub fn new(nes: Nes) -> NesMachine {
-        let frame_target = nes.frames_completed() + 1;
-        NesMachine { nes, frame_target }
+        NesMachine { nes }
     }
 
     /// Parses an iNES file and powers a console on with `config`.
@@ -191,29 +188,6 @@ impl NesMachine {
     pub fn into_inner(self) -> Nes {
         self.nes
     }
-
-    /// Advances the machine's frame counter by one without running anything: the end of a frame
-    /// driven instruction by instruction.
-    ///
-    /// `Nes::run_until_frame_end` increments the counter after the frame's last instruction, and the
-    /// core has no public way to do that one step on its own yet (proposed: `Nes::step_in_frame`), so
-    /// the increment is written as the bit flips that turn `n` into `n + 1`, through the core's own
-    /// state-bit API: exact, allocation-free, and validated by the core like any state change.
-    fn advance_frame_counter(&mut self) {
-        let frame = self.nes.frame();
-        let changed = frame ^ frame.wrapping_add(1);
-        let frame_offset = core::mem::offset_of!(anes_core::state::MachineState, frame);
-        for bit in 0..64u32 {
-            if changed & (1 << bit) != 0 {
-                let offset = frame_offset + (bit / 8) as usize;
-                if let Err(refused) = self.nes.flip_state_bit(Section::Machine, offset, (bit % 8) as u8) {
-                    // The counter accepts any value, so the core refused the state of another field
-                    // that a running machine reached: the core's snapshot validation is wrong.
-                    panic!("the core refused the state of a running machine at a frame end: {refused}");
-                }
-            }
-        }
-    }
 }
 
 fn section_at(index: usize) -> Option<Section> {
@@ -222,32 +196,15 @@ fn section_at(index: usize) -> Option<Section> {
 
 impl Machine for NesMachine {
     fn begin_frame(&mut self, input: FrameInput) {
-        use anes_core::movie::Command;
-        match input.command {
-            Command::None => {}
-            Command::SoftReset => self.nes.soft_reset(),
-            Command::PowerCycle => self.nes.power_cycle(),
-        }
-        self.nes.set_buttons(0, input.pads[0]);
-        self.nes.set_buttons(1, input.pads[1]);
-        self.frame_target = self.nes.frames_completed() + 1;
+        self.nes.begin_frame(input);
     }
 
     fn step_instruction(&mut self) -> bool {
-        self.nes.step_instruction();
-        if self.nes.frames_completed() >= self.frame_target {
-            self.advance_frame_counter();
-            self.frame_target = self.nes.frames_completed() + 1;
-            true
-        } else {
-            false
-        }
+        self.nes.step_in_frame()
     }
 
     fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
-        let record = self.nes.run_frame(input);
-        self.frame_target = self.nes.frames_completed() + 1;
-        record
+        self.nes.run_frame(input)
     }
 
     fn record(&self) -> FrameRecord {
@@ -298,9 +255,7 @@ impl Machine for NesMachine {
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        self.nes.load_state(bytes).map_err(|e| MachineError::Snapshot(e.to_string()))?;
-        self.frame_target = self.nes.frames_completed() + 1;
-        Ok(())
+        self.nes.load_state(bytes).map_err(|e| MachineError::Snapshot(e.to_string()))
     }
 
     fn disassemble(&self, out: &mut String) {

@@ -1,0 +1,106 @@
+//! Lockstep benchmarks on the demo ROM with its bundled input: 60 frames of one instance alone, of two
+//! instances in lockstep on one thread, and on two worker threads; and finding a divergence injected at
+//! frame 4,000 with a checkpoint every 60 frames, without and with localization. The ratios that
+//! matter (lockstep over one instance) are in docs/PERFORMANCE.md.
+//! `cargo bench --bench lockstep` (quick: `-- --warm-up-time 0.3 --measurement-time 1`).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use anes::core::movie::InputStream;
+use anes::core::{Cartridge, Nes, NesConfig};
+use anes::lockstep::{FaultPlan, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+
+const FRAMES: u64 = 60;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn demo() -> (Vec<u8>, InputStream) {
+    let rom = std::fs::read(repo().join("roms/demo/demo.nes")).unwrap();
+    let input =
+        InputStream::from_bytes(&std::fs::read(repo().join("roms/demo/demo.input")).unwrap()).unwrap();
+    (rom, input)
+}
+
+/// A machine that has run the first `frames` frames of the input.
+fn machine_at(rom: &[u8], input: &InputStream, frames: u64) -> NesMachine {
+    let mut nes = Nes::new(Cartridge::from_ines(rom).unwrap(), NesConfig::default());
+    for i in 0..frames {
+        nes.run_frame(input.frame(i as usize));
+    }
+    NesMachine::new(nes)
+}
+
+fn per_frame(c: &mut Criterion) {
+    let (rom, input) = demo();
+    let start = machine_at(&rom, &input, 120);
+    let mut group = c.benchmark_group("lockstep_60_frames");
+    group.sample_size(20);
+    group.bench_function("single_instance", |b| {
+        b.iter_batched(
+            || start.clone(),
+            |mut m| {
+                for i in 120..120 + FRAMES {
+                    black_box(m.run_frame(input.frame(i as usize)));
+                }
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    for (name, threading) in
+        [("same_thread", Threading::SameThread), ("threaded", Threading::Threaded { window: 8 })]
+    {
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    let config = LockstepConfig { threading, ..LockstepConfig::default() };
+                    Lockstep::new(start.clone(), start.clone(), config).unwrap()
+                },
+                |mut lockstep| {
+                    assert_eq!(lockstep.run(&input, FRAMES), RunOutcome::Agreed { frames: FRAMES })
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+fn localization(c: &mut Criterion) {
+    let (rom, input) = demo();
+    // Start at frame 3,900 (a checkpoint boundary for K = 60 lies at 3,960), inject in frame 4,000.
+    let start = machine_at(&rom, &input, 3_900);
+    let mut probe = machine_at(&rom, &input, 3_999);
+    let cycle = probe.record().cpu_cycle + 15_000;
+    probe.run_frame(input.frame(3_999));
+    let plan = FaultPlan::parse([format!("flip:ram:0x0342:3@{cycle}")]).unwrap();
+    let mut group = c.benchmark_group("divergence_at_frame_4000");
+    group.sample_size(10);
+    for (name, localize) in [("detect", false), ("detect_and_localize", true)] {
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    let config = LockstepConfig {
+                        localize,
+                        pictures: false,
+                        faults: plan.clone(),
+                        ..LockstepConfig::default()
+                    };
+                    Lockstep::new(start.clone(), start.clone(), config).unwrap()
+                },
+                |mut lockstep| {
+                    let outcome = lockstep.run(&input, 200);
+                    assert!(matches!(outcome, RunOutcome::Diverged { .. }), "{outcome:?}");
+                },
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_frame, localization);
+criterion_main!(benches);

@@ -389,7 +389,9 @@ impl Cartridge {
         (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
     }
 
-    #[inline]
+    // Out of line: only boards that watch the PPU bus get here, and keeping it out lets the PPU's
+    // reads and address drives inline into its fetch loop.
+    #[inline(never)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
         if self.board.observe_ppu(addr, read) {
             self.board.update_map(&mut self.map);

@@ -1,0 +1,208 @@
+//! `anes conformance`: run a manifest's test ROMs, print one row per ROM and a closing
+//! `N passed, M failed` line, optionally checked against a baseline.
+
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anes_conformance::{Baseline, BaselineReport, Manifest, RomResult, Summary, default_jobs, run_roms};
+use anyhow::bail;
+use serde::Serialize;
+
+use crate::output;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The manifest (TOML); ROM paths in it are relative to it.
+    #[arg(long)]
+    manifest: PathBuf,
+    /// Run only ROMs whose path contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+    /// ROMs run in parallel [default: available parallelism].
+    #[arg(long)]
+    jobs: Option<NonZeroUsize>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// ROMs that must pass (one manifest path per line, `#` comments). With it, the exit status is 1
+    /// only if one of them did not pass, and passing ROMs missing from it are listed.
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    results: &'a [RomResult],
+    passed: usize,
+    failed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<JsonBaseline>,
+}
+
+#[derive(Serialize)]
+struct JsonBaseline {
+    regressed: Vec<String>,
+    not_run: Vec<String>,
+    new_passes: Vec<String>,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let manifest = Manifest::load(&args.manifest)?;
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let baseline = Baseline::load(path)?;
+            baseline.check_against(&manifest)?;
+            Some(baseline)
+        }
+        None => None,
+    };
+    if manifest.roms.is_empty() {
+        bail!("{}: the manifest lists no [[rom]] tables", args.manifest.display());
+    }
+    let roms = manifest.select(args.filter.as_deref());
+    if roms.is_empty() {
+        bail!(
+            "{}: no ROM path contains {:?}",
+            args.manifest.display(),
+            args.filter.as_deref().unwrap_or_default()
+        );
+    }
+    let progress = output::progress_bar(roms.len() as u64, args.json);
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let started = Instant::now();
+    let results = run_roms(&roms, jobs, &|result| {
+        progress.set_message(result.path.clone());
+        progress.inc(1);
+    });
+    progress.finish_and_clear();
+
+    let summary = Summary::of(&results);
+    let report = baseline.as_ref().map(|baseline| baseline.compare(&results));
+    let mut out = output::stdout();
+    if args.json {
+        let baseline = report.as_ref().map(|report| JsonBaseline {
+            regressed: report.regressed.iter().map(|r| r.path.clone()).collect(),
+            not_run: report.not_run.clone(),
+            new_passes: report.new_passes.clone(),
+        });
+        let json = JsonReport { results: &results, passed: summary.passed, failed: summary.failed, baseline };
+        output::write_json(&mut out, &json)?;
+    } else {
+        write_table(&mut out, &results)?;
+        if let (Some(baseline), Some(report)) = (&baseline, &report) {
+            write_baseline(&mut out, baseline, report)?;
+        }
+        write_timing(&mut out, &results, jobs, started.elapsed())?;
+        writeln!(out, "{summary}")?;
+    }
+    out.flush()?;
+    let failed = match &report {
+        Some(report) => !report.regressed.is_empty(),
+        None => summary.failed > 0,
+    };
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn write_table(out: &mut impl Write, results: &[RomResult]) -> anyhow::Result<()> {
+    let width = results.iter().map(|r| r.path.len()).max().unwrap_or(0);
+    writeln!(out, "{:<7} {:<6} {:>4} {:>6}  {:<width$}  TEXT", "STATUS", "EXPECT", "CODE", "FRAMES", "PATH")?;
+    for result in results {
+        let code = result.code.map_or_else(|| "-".to_owned(), |code| format!("${code:02X}"));
+        writeln!(
+            out,
+            "{:<7} {:<6} {:>4} {:>6}  {:<width$}  {}",
+            result.status.to_string(),
+            result.expected.to_string(),
+            code,
+            result.frames,
+            result.path,
+            truncate(&one_line(&result.text), TEXT_WIDTH_MAX),
+        )?;
+    }
+    Ok(())
+}
+
+/// Where the time went, to keep CI within budget as the core gets slower and the manifest longer.
+fn write_timing(
+    out: &mut impl Write,
+    results: &[RomResult],
+    jobs: NonZeroUsize,
+    elapsed: Duration,
+) -> anyhow::Result<()> {
+    let frames: u64 = results.iter().map(|r| r.frames).sum();
+    write!(
+        out,
+        "ran {} ROMs ({frames} frames) in {:.1} s with {jobs} jobs",
+        results.len(),
+        elapsed.as_secs_f64()
+    )?;
+    if let Some(slowest) = results.iter().max_by_key(|r| r.wall_time) {
+        write!(out, "; slowest {} ({:.1} s)", slowest.path, slowest.wall_time.as_secs_f64())?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_baseline(out: &mut impl Write, baseline: &Baseline, report: &BaselineReport) -> anyhow::Result<()> {
+    let file = baseline.path.display();
+    for result in &report.regressed {
+        writeln!(
+            out,
+            "REGRESSED (in {file}): {} is {}: {}",
+            result.path,
+            result.status,
+            one_line(&result.text)
+        )?;
+    }
+    for rom in &report.not_run {
+        writeln!(out, "not run (filtered out), in {file}: {rom}")?;
+    }
+    for rom in &report.new_passes {
+        writeln!(out, "passes but is not in {file} yet: {rom}")?;
+    }
+    writeln!(
+        out,
+        "baseline {file}: {} ROMs, {} regressed, {} not run, {} new passes",
+        baseline.roms.len(),
+        report.regressed.len(),
+        report.not_run.len(),
+        report.new_passes.len()
+    )?;
+    Ok(())
+}
+
+/// Characters of a ROM's text shown in a table row (`--json` has all of it).
+const TEXT_WIDTH_MAX: usize = 160;
+
+/// `text` cut to `max` characters, marked with "..." when cut.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// The ROM's text on one line: lines joined with " | ", runs of spaces collapsed.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{one_line, truncate};
+
+    #[test]
+    fn text_is_shown_on_one_bounded_line() {
+        assert_eq!(one_line("  Failed #2 \n\n  while   running\n"), "Failed #2 | while running");
+        assert_eq!(truncate("abcdef", 3), "abc...");
+        assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(truncate("\u{e9}\u{e9}\u{e9}\u{e9}", 2), "\u{e9}\u{e9}...");
+    }
+}

@@ -1,0 +1,65 @@
+//! `anes`: the command line of the anes NES lockstep harness.
+//!
+//! Exit status: 0 success; 1 a conformance run failed (a ROM expected to pass did not, or a baseline ROM
+//! regressed); 2 bad input (missing or malformed file, bad ROM, bad arguments), reported as one line
+//! `error: <file>: <problem>` on stderr.
+
+mod conformance;
+mod input_file;
+mod movie;
+mod output;
+mod rom;
+mod run;
+mod trace;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Deterministic NES emulation: conformance runs, headless runs, CPU traces and input streams.
+#[derive(Debug, Parser)]
+#[command(name = "anes", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Runs the test ROMs of a conformance manifest and reports one result per ROM.
+    Conformance(conformance::Args),
+    /// Runs a ROM headless for some frames and prints where the machine stopped.
+    Run(run::Args),
+    /// Prints the CPU trace of a ROM in nestest.log's format.
+    Trace(trace::Args),
+    /// Input-stream tools: convert FCEUX .fm2 movies, show what a stream holds.
+    #[command(subcommand)]
+    Movie(movie::MovieCommand),
+}
+
+/// Exit status for bad input.
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Conformance(args) => conformance::main(&args),
+        Command::Run(args) => run::main(&args),
+        Command::Trace(args) => trace::main(&args),
+        Command::Movie(command) => movie::main(&command),
+    };
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`anes trace ... | head`) is the reader's choice, not an error.
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", one_line(&format!("{err:#}")));
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// Error messages are one line, whatever the sources put in them.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,156 @@
+//! `anes run`: run a ROM headless, optionally from a snapshot and with an input stream, and report
+//! where the machine stopped; save a snapshot, a screenshot, and peeked memory.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anes_core::movie::InputStream;
+use anes_core::ppu::rgb::frame_to_rgb;
+use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use crate::input_file::{read_input, write_atomically};
+use crate::{output, rom};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The iNES ROM file.
+    rom: PathBuf,
+    /// Frames to run.
+    #[arg(long, default_value_t = 600)]
+    frames: u64,
+    /// Input stream: anes's binary format or an FCEUX .fm2 movie. Frame i of the machine takes
+    /// frame i of the stream (after --load-state, the stream continues where the snapshot was taken).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Start from this snapshot (taken with --save-state on the same ROM).
+    #[arg(long)]
+    load_state: Option<PathBuf>,
+    /// Write a snapshot of the final state here.
+    #[arg(long)]
+    save_state: Option<PathBuf>,
+    /// Write the last frame as a 256x240 PNG here.
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// Read CPU memory at the end, without side effects: ADDR[:LEN], ADDR in hex (0x optional),
+    /// LEN in decimal or 0x-hex (default 1). Repeatable.
+    #[arg(long, value_parser = parse_peek)]
+    peek: Vec<(u16, u32)>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_peek(spec: &str) -> Result<(u16, u32), String> {
+    let (addr, len) = spec.split_once(':').unwrap_or((spec, "1"));
+    let addr_digits = addr.trim_start_matches("0x").trim_start_matches("0X");
+    let addr = u16::from_str_radix(addr_digits, 16)
+        .map_err(|_| format!("address {addr:?} is not a hex number 0000-FFFF (e.g. 0x0400)"))?;
+    let len = match len.strip_prefix("0x").or_else(|| len.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => len.parse(),
+    }
+    .map_err(|_| format!("length {len:?} is not a number (decimal, or hex with 0x)"))?;
+    if len == 0 || len > 0x10000 {
+        return Err(format!("length {len} is not 1-65536"));
+    }
+    Ok((addr, len))
+}
+
+/// Where the machine stopped: the last FrameRecord plus context.
+#[derive(Debug, Serialize)]
+struct Stop {
+    rom: String,
+    frame: u64,
+    cpu_cycle: u64,
+    ppu_scanline: u16,
+    ppu_dot: u16,
+    state_hash: String,
+    pc: u16,
+    jammed: bool,
+    peek: serde_json::Map<String, serde_json::Value>,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let mut nes = rom::power_on(&args.rom)?;
+    let input = match &args.input {
+        Some(path) => read_input(path)?,
+        None => InputStream::new(),
+    };
+    if let Some(path) = &args.load_state {
+        let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+        nes.load_state(&bytes).with_context(|| format!("{}: snapshot refused", path.display()))?;
+    }
+    let progress = output::progress_bar(args.frames, args.json);
+    let mut record = nes.frame_record();
+    for i in 0..args.frames {
+        let index = usize::try_from(nes.frame()).unwrap_or(usize::MAX);
+        record = nes.run_frame(input.frame(index));
+        if i % 64 == 0 {
+            progress.set_position(i);
+        }
+    }
+    progress.finish_and_clear();
+    if let Some(path) = &args.save_state {
+        let mut snapshot = Vec::with_capacity(nes.snapshot_len());
+        nes.save_state(&mut snapshot);
+        write_atomically(path, &snapshot)?;
+    }
+    if let Some(path) = &args.screenshot {
+        write_png(path, nes.ppu().frame_buffer())?;
+    }
+    let mut peek = serde_json::Map::new();
+    for &(addr, len) in &args.peek {
+        let bytes: String =
+            (0..len).map(|i| format!("{:02x}", nes.peek(addr.wrapping_add(i as u16)))).collect();
+        peek.insert(format!("0x{addr:04x}"), bytes.into());
+    }
+    let stop = Stop {
+        rom: args.rom.display().to_string(),
+        frame: record.frame,
+        cpu_cycle: record.cpu_cycle,
+        ppu_scanline: record.ppu_scanline,
+        ppu_dot: record.ppu_dot,
+        state_hash: record.state_hash.to_string(),
+        pc: nes.cpu().pc,
+        jammed: nes.is_jammed(),
+        peek,
+    };
+    let mut out = output::stdout();
+    if args.json {
+        output::write_json(&mut out, &stop)?;
+    } else {
+        writeln!(out, "rom         {}", stop.rom)?;
+        writeln!(out, "frame       {}", stop.frame)?;
+        writeln!(out, "cpu cycle   {}", stop.cpu_cycle)?;
+        writeln!(out, "ppu         scanline {}, dot {}", stop.ppu_scanline, stop.ppu_dot)?;
+        writeln!(out, "pc          ${:04X}", stop.pc)?;
+        writeln!(out, "jammed      {}", if stop.jammed { "yes" } else { "no" })?;
+        writeln!(out, "state hash  {}", stop.state_hash)?;
+        for (addr, bytes) in &stop.peek {
+            writeln!(out, "peek {addr} {}", bytes.as_str().unwrap_or_default())?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a frame buffer (palette indices + emphasis) as an RGB PNG.
+pub fn write_png(path: &std::path::Path, frame: &[u16]) -> anyhow::Result<()> {
+    if frame.len() != FRAME_WIDTH * FRAME_HEIGHT {
+        bail!("internal: frame buffer has {} pixels", frame.len());
+    }
+    let mut rgb = vec![0u8; frame.len() * 3];
+    frame_to_rgb(frame, &mut rgb);
+    let mut encoded = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut encoded, FRAME_WIDTH as u32, FRAME_HEIGHT as u32);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header().context("PNG encoder")?;
+        writer.write_image_data(&rgb).context("PNG encoder")?;
+    }
+    write_atomically(path, &encoded)
+}

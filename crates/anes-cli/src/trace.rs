@@ -1,0 +1,56 @@
+//! `anes trace`: the CPU trace of a ROM in nestest.log's format.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::{output, rom};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The iNES ROM file.
+    rom: PathBuf,
+    /// Start here instead of at the reset vector (hex, e.g. C000 for nestest's automation mode).
+    #[arg(long, value_parser = parse_hex_u16)]
+    start_pc: Option<u16>,
+    /// Instructions to trace.
+    #[arg(long, default_value_t = 100)]
+    instructions: u64,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let mut nes = rom::power_on(&args.rom)?;
+    if let Some(pc) = args.start_pc {
+        nes.set_pc(pc);
+    }
+    let mut out = output::stdout();
+    let mut line = String::with_capacity(96);
+    for _ in 0..args.instructions {
+        line.clear();
+        anes_core::cpu::trace_line(&nes, &mut line);
+        writeln!(out, "{line}")?;
+        nes.step_instruction();
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parses `C000`, `$C000` or `0xC000`.
+fn parse_hex_u16(text: &str) -> Result<u16, String> {
+    let digits = text.strip_prefix('$').or_else(|| text.strip_prefix("0x")).unwrap_or(text);
+    u16::from_str_radix(digits, 16).map_err(|_| format!("{text:?} is not a 16-bit hex address such as C000"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_hex_u16;
+
+    #[test]
+    fn parses_hex_addresses_with_or_without_prefix() {
+        assert_eq!(parse_hex_u16("C000"), Ok(0xC000));
+        assert_eq!(parse_hex_u16("$c000"), Ok(0xC000));
+        assert_eq!(parse_hex_u16("0x8000"), Ok(0x8000));
+        assert!(parse_hex_u16("10000").is_err());
+        assert!(parse_hex_u16("G").is_err());
+    }
+}

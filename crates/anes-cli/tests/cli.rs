@@ -1,0 +1,380 @@
+//! The `anes` binary as a user meets it: exit statuses, one-line errors, tables, JSON and traces.
+
+#[path = "../../anes-conformance/tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use support::Scratch;
+
+fn anes(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anes")).args(args).output().expect("the anes binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Asserts exit status 2 and exactly one stderr line `error: <file>: <problem containing text>`.
+fn assert_bad_input(output: &Output, file: &Path, problem: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line expected: {err}");
+    let prefix = format!("error: {}: ", file.display());
+    assert!(err.starts_with(&prefix), "{err:?} should start with {prefix:?}");
+    assert!(err.contains(problem), "{err:?} should mention {problem:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `shared/conformance` (`ANES_CONFORMANCE_DIR` overrides), when present.
+fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("ANES_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"));
+    dir.join("manifest.toml").is_file().then_some(dir)
+}
+
+#[test]
+fn missing_rom_file_is_bad_input() {
+    let missing = Path::new("/nonexistent/anes/missing.nes");
+    for command in ["run", "trace"] {
+        let output = anes(&[command, missing.to_str().unwrap()]);
+        assert_bad_input(&output, missing, "No such file");
+    }
+}
+
+#[test]
+fn bad_rom_headers_are_bad_input() {
+    let scratch = Scratch::new("cli-bad-header");
+    let magic = scratch.write("magic.nes", b"this is not an iNES file");
+    assert_bad_input(&anes(&["run", magic.to_str().unwrap()]), &magic, "bad magic");
+    let short = scratch.write("short.nes", b"NES\x1a");
+    assert_bad_input(&anes(&["trace", short.to_str().unwrap()]), &short, "shorter than the 16-byte");
+    let mut truncated = support::silent_rom();
+    truncated.truncate(1000);
+    let truncated = scratch.write("truncated.nes", truncated);
+    assert_bad_input(&anes(&["run", truncated.to_str().unwrap()]), &truncated, "header declares");
+}
+
+#[test]
+fn unsupported_mapper_is_bad_input() {
+    let scratch = Scratch::new("cli-mapper");
+    let mut rom = support::silent_rom();
+    rom[6] = 0xF0; // mapper 255: low nibble
+    rom[7] = 0xF0; // high nibble
+    let rom = scratch.write("m255.nes", rom);
+    let output = anes(&["run", rom.to_str().unwrap(), "--frames", "1"]);
+    assert_bad_input(&output, &rom, "mapper 255");
+}
+
+#[test]
+fn missing_or_malformed_manifest_is_bad_input() {
+    let missing = Path::new("/nonexistent/anes/manifest.toml");
+    let output = anes(&["conformance", "--manifest", missing.to_str().unwrap()]);
+    assert_bad_input(&output, missing, "cannot read the manifest");
+
+    let scratch = Scratch::new("cli-malformed");
+    let manifest = scratch.write("manifest.toml", "[[rom]]\npath = \"a.nes\"\nexpected = 3\n");
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
+    assert_bad_input(&output, &manifest, "line ");
+
+    // A misspelt table name leaves nothing to run: that must not pass as "0 passed, 0 failed".
+    let manifest = scratch.write("manifest.toml", "[[roms]]\npath = \"a.nes\"\n");
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
+    assert_bad_input(&output, &manifest, "lists no [[rom]] tables");
+}
+
+#[test]
+fn filter_matching_nothing_and_unknown_baseline_rom_are_bad_input() {
+    let scratch = Scratch::new("cli-filter");
+    let table = scratch.rom_entry("a.nes", &support::blargg_rom("", 0), "blargg6000", 5, "");
+    let manifest = scratch.manifest(&[table]);
+    let manifest_arg = manifest.to_str().unwrap();
+    let output = anes(&["conformance", "--manifest", manifest_arg, "--filter", "zzz"]);
+    assert_bad_input(&output, &manifest, "no ROM path contains \"zzz\"");
+
+    let baseline = scratch.write("baseline.txt", "# known good\na.nes\nb.nes\n");
+    let output = anes(&["conformance", "--manifest", manifest_arg, "--baseline", baseline.to_str().unwrap()]);
+    assert_bad_input(&output, &baseline, "line 3: ROM \"b.nes\" is not in the manifest");
+}
+
+/// A manifest with one passing ROM, one failing ROM expected to pass and one failing `either` ROM.
+fn mixed_manifest(scratch: &Scratch) -> PathBuf {
+    scratch.manifest(&[
+        scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, ""),
+        scratch.rom_entry("bad.nes", &support::blargg_rom("Failed #2\nsecond line", 2), "blargg6000", 10, ""),
+        scratch.rom_entry(
+            "alt.nes",
+            &support::blargg_rom("alt", 5),
+            "blargg6000",
+            10,
+            "expected = \"either\"",
+        ),
+    ])
+}
+
+#[test]
+fn conformance_table_ends_with_the_counts_and_fails_on_a_must_pass_rom() {
+    let scratch = Scratch::new("cli-table");
+    let manifest = mixed_manifest(&scratch);
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap(), "--jobs", "2"]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.last(), Some(&"1 passed, 1 failed"), "{out}");
+    let row = |path: &str| *lines.iter().find(|line| line.contains(path)).unwrap();
+    assert!(row("good.nes").starts_with("pass "), "{out}");
+    assert!(row("bad.nes").starts_with("fail ") && row("bad.nes").contains("$02"), "{out}");
+    assert!(row("bad.nes").ends_with("Failed #2 | second line"), "{out}");
+    assert!(row("alt.nes").starts_with("fail    either"), "{out}");
+
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap(), "--filter", "good"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output).lines().last(), Some("1 passed, 0 failed"));
+}
+
+#[test]
+fn conformance_json_is_one_object() {
+    let scratch = Scratch::new("cli-json");
+    let manifest = mixed_manifest(&scratch);
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap(), "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).is_empty(), "no progress bar with --json: {}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!((json["passed"].as_u64(), json["failed"].as_u64()), (Some(1), Some(1)));
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(
+        results[1],
+        serde_json::json!({
+            "path": "bad.nes", "suite": "synthetic", "protocol": "blargg6000", "expected": "pass",
+            "status": "fail", "code": 2, "text": "Failed #2\nsecond line", "frames": 1
+        })
+    );
+    assert_eq!(results[0]["code"], 0);
+    assert!(json.get("baseline").is_none());
+}
+
+#[test]
+fn baseline_fails_only_on_regressions_and_lists_new_passes() {
+    let scratch = Scratch::new("cli-baseline");
+    let manifest = mixed_manifest(&scratch);
+    let manifest = manifest.to_str().unwrap();
+
+    let baseline = scratch.write("baseline.txt", "good.nes  # passes since day one\n");
+    let output = anes(&["conformance", "--manifest", manifest, "--baseline", baseline.to_str().unwrap()]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "bad.nes is not in the baseline: {out}");
+    assert!(out.contains("0 regressed"), "{out}");
+    assert_eq!(out.lines().last(), Some("1 passed, 1 failed"));
+
+    let baseline = scratch.write("baseline.txt", "bad.nes\n");
+    let output = anes(&["conformance", "--manifest", manifest, "--baseline", baseline.to_str().unwrap()]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    assert!(out.contains("REGRESSED") && out.contains("bad.nes is fail"), "{out}");
+    assert!(out.contains("passes but is not in") && out.contains("good.nes"), "{out}");
+}
+
+#[test]
+fn run_reports_where_the_machine_stopped() {
+    let scratch = Scratch::new("cli-run");
+    let rom = scratch.write("silent.nes", support::silent_rom());
+    let output = anes(&["run", rom.to_str().unwrap(), "--frames", "3", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!((json["frame"].as_u64(), json["jammed"].as_bool()), (Some(3), Some(false)));
+    assert_eq!(json["pc"].as_u64(), Some(0x8000));
+    assert_eq!(json["ppu_scanline"].as_u64(), Some(241));
+    assert_eq!(json["state_hash"].as_str().map(str::len), Some(64));
+    // The third picture ends at scanline 241 of the third frame: about (2 * 262 + 241) * 341 / 3 cycles.
+    assert!((80_000..90_000).contains(&json["cpu_cycle"].as_u64().unwrap()), "{json}");
+
+    let jam = scratch.write("jam.nes", support::jam_rom());
+    let output = anes(&["run", jam.to_str().unwrap(), "--frames", "2"]);
+    let out = stdout(&output);
+    assert!(out.contains("jammed      yes") && out.contains("frame       2\n"), "{out}");
+}
+
+fn demo_rom() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../roms/demo/demo.nes")
+}
+
+fn demo_input() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../roms/demo/demo.input")
+}
+
+fn run_json(args: &[&str]) -> serde_json::Value {
+    let output = anes(args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// 1,200 frames in one go give the same record as 600, a snapshot, and 600 more from the snapshot.
+#[test]
+fn run_resumes_from_a_snapshot_exactly() {
+    let scratch = Scratch::new("cli-snapshot");
+    let (rom, input) = (demo_rom(), demo_input());
+    let (rom, input) = (rom.to_str().unwrap(), input.to_str().unwrap());
+    let snapshot = scratch.path().join("half.snap");
+    let straight = run_json(&["run", rom, "--frames", "1200", "--input", input, "--json"]);
+    let first = run_json(&[
+        "run",
+        rom,
+        "--frames",
+        "600",
+        "--input",
+        input,
+        "--save-state",
+        snapshot.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(first["frame"].as_u64(), Some(600));
+    let resumed = run_json(&[
+        "run",
+        rom,
+        "--frames",
+        "600",
+        "--input",
+        input,
+        "--load-state",
+        snapshot.to_str().unwrap(),
+        "--json",
+    ]);
+    for key in ["frame", "cpu_cycle", "ppu_scanline", "ppu_dot", "state_hash"] {
+        assert_eq!(resumed[key], straight[key], "{key}");
+    }
+    // Another ROM's snapshot is refused with one line naming the file.
+    let silent = scratch.write("silent.nes", support::silent_rom());
+    let output = anes(&["run", silent.to_str().unwrap(), "--load-state", snapshot.to_str().unwrap()]);
+    assert_bad_input(&output, &snapshot, "another ROM");
+}
+
+#[test]
+fn run_peeks_memory_and_writes_a_screenshot() {
+    let scratch = Scratch::new("cli-peek");
+    let shot = scratch.path().join("frame.png");
+    let json = run_json(&[
+        "run",
+        demo_rom().to_str().unwrap(),
+        "--frames",
+        "30",
+        "--peek",
+        "0xFFFC:2",
+        "--peek",
+        "8000:0x3",
+        "--screenshot",
+        shot.to_str().unwrap(),
+        "--json",
+    ]);
+    // The reset vector and the first PRG bytes, read without side effects, as lowercase hex.
+    let rom = std::fs::read(demo_rom()).unwrap();
+    let peeked = json["peek"]["0xfffc"].as_str().unwrap();
+    assert_eq!(peeked.len(), 4);
+    assert_eq!(json["peek"]["0x8000"].as_str().map(str::len), Some(6));
+    assert!(peeked.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    assert!(rom.len() > 16);
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Width and height in the IHDR chunk.
+    assert_eq!(&png[16..24], &[0, 0, 1, 0, 0, 0, 0, 240]);
+    let bad = anes(&["run", demo_rom().to_str().unwrap(), "--peek", "0xZZ"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// An FCEUX movie converts to anes's format and drives `run` exactly like the movie itself.
+#[test]
+fn movie_convert_round_trips_fm2() {
+    let scratch = Scratch::new("cli-movie");
+    let mut fm2 = String::from("version 3\nemuVersion 22020\nport0 1\nport1 1\nport2 0\n");
+    for i in 0..120 {
+        let buttons = if i % 20 < 10 { "R......A" } else { "...U.S.." };
+        fm2.push_str(&format!("|{}|{buttons}|........||\n", u8::from(i == 60)));
+    }
+    let movie = scratch.write("play.fm2", fm2.as_bytes());
+    let converted = scratch.path().join("play.input");
+    let output = anes(&["movie", "convert", movie.to_str().unwrap(), converted.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("120 frames"));
+    let rom = demo_rom();
+    let with_fm2 = run_json(&[
+        "run",
+        rom.to_str().unwrap(),
+        "--frames",
+        "120",
+        "--input",
+        movie.to_str().unwrap(),
+        "--json",
+    ]);
+    let with_bin = run_json(&[
+        "run",
+        rom.to_str().unwrap(),
+        "--frames",
+        "120",
+        "--input",
+        converted.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(with_fm2["state_hash"], with_bin["state_hash"]);
+    let idle = run_json(&["run", rom.to_str().unwrap(), "--frames", "120", "--json"]);
+    assert_ne!(idle["state_hash"], with_bin["state_hash"], "input must matter to the demo");
+    let broken = scratch.write("broken.fm2", fm2.replace("|0|R......A|", "|0|R.A|").as_bytes());
+    let output = anes(&["movie", "convert", broken.to_str().unwrap(), converted.to_str().unwrap()]);
+    assert_bad_input(&output, &broken, "line 6");
+}
+
+#[test]
+fn trace_starts_at_the_reset_vector_or_the_given_pc() {
+    let scratch = Scratch::new("cli-trace");
+    let rom = scratch.write("silent.nes", support::silent_rom());
+    let output = anes(&["trace", rom.to_str().unwrap(), "--instructions", "2"]);
+    let out = stdout(&output);
+    assert_eq!(out.lines().count(), 2);
+    assert!(out.starts_with("8000  4C 00 80  JMP $8000 "), "{out}");
+    let output = anes(&["trace", rom.to_str().unwrap(), "--start-pc", "$C000", "--instructions", "1"]);
+    assert!(stdout(&output).starts_with("C000  4C 00 80  JMP $8000 "), "{}", stdout(&output));
+}
+
+#[test]
+fn trace_into_a_closed_pipe_ends_quietly() {
+    let scratch = Scratch::new("cli-pipe");
+    let rom = scratch.write("silent.nes", support::silent_rom());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["trace", rom.to_str().unwrap(), "--instructions", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("8000  "));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(output.stderr.is_empty(), "{}", stderr(&output));
+}
+
+#[test]
+fn trace_reproduces_nestest_log() {
+    let Some(dir) = conformance_dir() else {
+        eprintln!("skipped trace_reproduces_nestest_log: shared/conformance not found");
+        return;
+    };
+    let rom = dir.join("roms/other/nestest.nes");
+    let log = std::fs::read_to_string(dir.join("roms/other/nestest.log")).unwrap();
+    let output = anes(&["trace", rom.to_str().unwrap(), "--start-pc", "C000", "--instructions", "8991"]);
+    assert_eq!(output.status.code(), Some(0));
+    let trace = stdout(&output);
+    let expected: Vec<&str> = log.lines().collect();
+    let actual: Vec<&str> = trace.lines().collect();
+    assert_eq!(expected.len(), 8991);
+    for (i, (want, got)) in expected.iter().zip(&actual).enumerate() {
+        assert_eq!(got, want, "line {} differs", i + 1);
+    }
+    assert_eq!(actual.len(), expected.len());
+}

@@ -1,0 +1,335 @@
+//! The conformance manifest: one `[[rom]]` table per test ROM (see `shared/conformance/README.md`).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Why a manifest could not be loaded. Every message names the manifest file.
+#[derive(Debug, Error)]
+pub enum ManifestError {
+    /// The file could not be read.
+    #[error("{}: cannot read the manifest", path.display())]
+    Read {
+        /// The manifest file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not have the manifest's shape.
+    #[error("{}: line {line}, column {column}: {message}", path.display())]
+    Parse {
+        /// The manifest file.
+        path: PathBuf,
+        /// 1-based line of the offending TOML (1 when the parser gave no location).
+        line: usize,
+        /// 1-based column of the offending TOML.
+        column: usize,
+        /// What is wrong there.
+        message: String,
+    },
+    /// Two `[[rom]]` tables name the same file, so results could not be told apart.
+    #[error("{}: ROM {rom:?} is listed twice", path.display())]
+    DuplicateRom {
+        /// The manifest file.
+        path: PathBuf,
+        /// The ROM path as written in the manifest.
+        rom: String,
+    },
+}
+
+/// How a test ROM reports its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Protocol {
+    /// blargg's `$6000` status byte, `DE B0 61` signature at `$6001` and text at `$6004`.
+    Blargg6000,
+    /// A zero-page result byte and/or text in the nametables (older ROMs); see [`ScreenSpec`].
+    Screen,
+    /// nestest in automation mode, compared instruction by instruction with `nestest.log`.
+    NestestLog,
+    /// A protocol this runner does not implement (such rows are reported with status `error`).
+    Unsupported(String),
+}
+
+impl Protocol {
+    /// The protocol's name as written in the manifest.
+    pub fn name(&self) -> &str {
+        match self {
+            Protocol::Blargg6000 => "blargg6000",
+            Protocol::Screen => "screen",
+            Protocol::NestestLog => "nestest-log",
+            Protocol::Unsupported(name) => name,
+        }
+    }
+}
+
+impl From<String> for Protocol {
+    fn from(name: String) -> Self {
+        match name.as_str() {
+            "blargg6000" => Protocol::Blargg6000,
+            "screen" => Protocol::Screen,
+            "nestest-log" => Protocol::NestestLog,
+            _ => Protocol::Unsupported(name),
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the manifest expects of a ROM, which decides whether its result can fail a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Expected {
+    /// Must pass: a ROM of this kind that does not pass counts as failed.
+    Pass,
+    /// One of two mutually exclusive hardware revisions: pass or fail are both fine.
+    Either,
+    /// Prints information and is not scored.
+    Info,
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Expected::Pass => "pass",
+            Expected::Either => "either",
+            Expected::Info => "info",
+        })
+    }
+}
+
+/// How to read a `screen`-protocol ROM's result headlessly.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ScreenSpec {
+    /// Zero-page address of the result byte: `pass_value` = passed, 2 or more = failure code,
+    /// 0 = not finished.
+    pub result_addr: Option<u8>,
+    /// The result byte's value for "passed" (1 when not given).
+    pub pass_value: Option<u8>,
+    /// Texts that, once in a nametable, mean the ROM passed.
+    #[serde(default)]
+    pub text_pass: Vec<String>,
+    /// Texts that, once in a nametable, mean the ROM failed.
+    #[serde(default)]
+    pub text_fail: Vec<String>,
+    /// Free-text explanation of how the result is read.
+    #[serde(default)]
+    pub how: String,
+}
+
+/// One test ROM of the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RomEntry {
+    /// The ROM's path as written in the manifest (relative to the manifest); it names the ROM in
+    /// results and baselines.
+    pub path: String,
+    /// The ROM's file, resolved relative to the manifest's folder.
+    pub file: PathBuf,
+    /// The suite (a folder of nes-test-roms) it belongs to.
+    pub suite: String,
+    /// How it reports its result.
+    pub protocol: Protocol,
+    /// iNES mapper number its header must declare.
+    pub mapper: u16,
+    /// The ROM asks for a soft reset during the test.
+    pub needs_reset: bool,
+    /// NTSC frames to run before calling it a timeout.
+    pub frame_budget: u64,
+    /// What a run is expected to show.
+    pub expected: Expected,
+    /// TV system (`ntsc`).
+    pub region: String,
+    /// SHA-1 of the ROM file, lowercase hex.
+    pub sha1: String,
+    /// Free-text notes.
+    pub notes: String,
+    /// Why `expected` is what it is, when not `pass`.
+    pub expected_note: String,
+    /// How to read the result of a `screen` ROM.
+    pub screen: Option<ScreenSpec>,
+}
+
+/// A loaded manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// The manifest file it was read from.
+    pub path: PathBuf,
+    /// The ROMs, in manifest order.
+    pub roms: Vec<RomEntry>,
+}
+
+#[derive(Deserialize)]
+struct RawManifest {
+    #[serde(default)]
+    rom: Vec<RawRom>,
+}
+
+#[derive(Deserialize)]
+struct RawRom {
+    path: String,
+    suite: String,
+    protocol: String,
+    mapper: u16,
+    #[serde(default)]
+    needs_reset: bool,
+    frame_budget: u64,
+    expected: Expected,
+    #[serde(default = "default_region")]
+    region: String,
+    sha1: String,
+    #[serde(default)]
+    notes: String,
+    #[serde(default)]
+    expected_note: String,
+    screen: Option<ScreenSpec>,
+}
+
+fn default_region() -> String {
+    "ntsc".to_owned()
+}
+
+impl Manifest {
+    /// Reads and parses the manifest at `path`; ROM paths resolve relative to its folder.
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ManifestError::Read { path: path.to_owned(), source })?;
+        Manifest::parse(&text, path)
+    }
+
+    /// Parses manifest `text` as if read from `path` (which names it in errors and anchors ROM paths).
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, ManifestError> {
+        let raw: RawManifest = toml::from_str(text).map_err(|err| {
+            let (line, column) = err.span().map_or((1, 1), |span| line_and_column(text, span.start));
+            ManifestError::Parse {
+                path: path.to_owned(),
+                line,
+                column,
+                message: err.message().trim().replace('\n', " "),
+            }
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut roms: Vec<RomEntry> = Vec::with_capacity(raw.rom.len());
+        for rom in raw.rom {
+            if roms.iter().any(|seen| seen.path == rom.path) {
+                return Err(ManifestError::DuplicateRom { path: path.to_owned(), rom: rom.path });
+            }
+            roms.push(RomEntry {
+                file: dir.join(&rom.path),
+                path: rom.path,
+                suite: rom.suite,
+                protocol: Protocol::from(rom.protocol),
+                mapper: rom.mapper,
+                needs_reset: rom.needs_reset,
+                frame_budget: rom.frame_budget,
+                expected: rom.expected,
+                region: rom.region,
+                sha1: rom.sha1.to_ascii_lowercase(),
+                notes: rom.notes,
+                expected_note: rom.expected_note,
+                screen: rom.screen,
+            });
+        }
+        Ok(Manifest { path: path.to_owned(), roms })
+    }
+
+    /// The ROMs whose path contains `filter` (all of them for `None`), in manifest order.
+    pub fn select(&self, filter: Option<&str>) -> Vec<&RomEntry> {
+        self.roms.iter().filter(|rom| filter.is_none_or(|text| rom.path.contains(text))).collect()
+    }
+
+    /// The ROM with this path as written in the manifest.
+    pub fn rom(&self, path: &str) -> Option<&RomEntry> {
+        self.roms.iter().find(|rom| rom.path == path)
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rfind('\n').map_or(before.chars().count(), |nl| before[nl + 1..].chars().count()) + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE_ROM: &str = r#"
+[[rom]]
+path = "roms/a/b.nes"
+suite = "a"
+protocol = "screen"
+mapper = 0
+needs_reset = false
+frame_budget = 1800
+expected = "pass"
+region = "ntsc"
+sha1 = "ABCDEF"
+[rom.screen]
+result_addr = 248
+pass_value = 1
+text_pass = ["PASSED"]
+text_fail = ["FAILED"]
+how = "zero page"
+"#;
+
+    #[test]
+    fn parses_a_rom_and_resolves_its_path_against_the_manifest() {
+        let manifest = Manifest::parse(ONE_ROM, Path::new("/x/conformance/manifest.toml")).unwrap();
+        let rom = &manifest.roms[0];
+        assert_eq!(rom.path, "roms/a/b.nes");
+        assert_eq!(rom.file, Path::new("/x/conformance/roms/a/b.nes"));
+        assert_eq!(rom.protocol, Protocol::Screen);
+        assert_eq!(rom.sha1, "abcdef");
+        let screen = rom.screen.as_ref().unwrap();
+        assert_eq!((screen.result_addr, screen.pass_value), (Some(0xF8), Some(1)));
+        assert_eq!(screen.text_fail, ["FAILED"]);
+    }
+
+    #[test]
+    fn unknown_protocol_is_kept_for_the_runner_to_report() {
+        let text = ONE_ROM.replace("\"screen\"", "\"accuracycoin\"");
+        let manifest = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+        assert_eq!(manifest.roms[0].protocol, Protocol::Unsupported("accuracycoin".into()));
+    }
+
+    #[test]
+    fn malformed_manifest_names_file_and_location() {
+        let text = ONE_ROM.replace("expected = \"pass\"", "expected = \"maybe\"");
+        let err = Manifest::parse(&text, Path::new("dir/m.toml")).unwrap_err();
+        let ManifestError::Parse { line, .. } = &err else { panic!("{err:?}") };
+        assert_eq!(*line, 9);
+        let message = err.to_string();
+        assert!(message.starts_with("dir/m.toml: line 9, column "), "{message}");
+        assert!(message.contains("maybe"), "{message}");
+        assert!(!message.contains('\n'), "{message}");
+    }
+
+    #[test]
+    fn missing_field_is_a_parse_error() {
+        let text = ONE_ROM.replace("sha1 = \"ABCDEF\"\n", "");
+        let err = Manifest::parse(&text, Path::new("m.toml")).unwrap_err();
+        assert!(err.to_string().contains("sha1"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_rom_is_refused() {
+        let text = format!("{ONE_ROM}{ONE_ROM}");
+        let err = Manifest::parse(&text, Path::new("m.toml")).unwrap_err();
+        assert!(matches!(err, ManifestError::DuplicateRom { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn select_filters_by_path_substring() {
+        let manifest = Manifest::parse(ONE_ROM, Path::new("m.toml")).unwrap();
+        assert_eq!(manifest.select(Some("a/b")).len(), 1);
+        assert_eq!(manifest.select(Some("zzz")).len(), 0);
+        assert_eq!(manifest.select(None).len(), 1);
+    }
+}

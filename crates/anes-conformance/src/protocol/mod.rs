@@ -1,0 +1,89 @@
+//! Running one ROM under its protocol: loading and checking the file, then each protocol's way of
+//! reading the result.
+
+mod blargg6000;
+mod nestest_log;
+mod screen;
+
+use anes_core::{Cartridge, Nes, NesConfig};
+
+use crate::manifest::{Protocol, RomEntry};
+use crate::report::Status;
+
+/// How a ROM's run ended, before the runner adds its identity and timing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub status: Status,
+    pub code: Option<u8>,
+    pub text: String,
+}
+
+impl Outcome {
+    pub fn new(status: Status, code: Option<u8>, text: impl Into<String>) -> Outcome {
+        Outcome { status, code, text: text.into() }
+    }
+
+    pub fn error(text: impl Into<String>) -> Outcome {
+        Outcome::new(Status::Error, None, text)
+    }
+}
+
+/// Frames run so far; kept outside the run so a panic in the core can still report where it happened.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    pub frames: u64,
+}
+
+/// Loads `rom`, checks it against the manifest and runs it under its protocol.
+pub(crate) fn run(rom: &RomEntry, progress: &mut Progress) -> Outcome {
+    if let Protocol::Unsupported(name) = &rom.protocol {
+        return Outcome::error(format!(
+            "protocol {name:?} is not supported by this runner (supported: blargg6000, screen, nestest-log)"
+        ));
+    }
+    if rom.region != "ntsc" {
+        return Outcome::error(format!("region {:?} is not supported (the core is NTSC)", rom.region));
+    }
+    let bytes = match std::fs::read(&rom.file) {
+        Ok(bytes) => bytes,
+        Err(err) => return Outcome::error(format!("{}: cannot read the ROM: {err}", rom.file.display())),
+    };
+    let sha1 = sha1_smol::Sha1::from(&bytes).digest().to_string();
+    if sha1 != rom.sha1 {
+        return Outcome::error(format!(
+            "{}: SHA-1 is {sha1} but the manifest says {}: wrong or damaged file",
+            rom.file.display(),
+            rom.sha1
+        ));
+    }
+    let cart = match Cartridge::from_ines(&bytes) {
+        Ok(cart) => cart,
+        Err(err) => return Outcome::error(format!("{}: {err}", rom.file.display())),
+    };
+    if cart.info().mapper != rom.mapper {
+        return Outcome::error(format!(
+            "{}: header declares mapper {} but the manifest says {}",
+            rom.file.display(),
+            cart.info().mapper,
+            rom.mapper
+        ));
+    }
+    let mut nes = Nes::new(cart, NesConfig::default());
+    match &rom.protocol {
+        Protocol::Blargg6000 => blargg6000::run(&mut nes, rom, progress),
+        Protocol::Screen => screen::run(&mut nes, rom, progress),
+        Protocol::NestestLog => nestest_log::run(&mut nes, rom, progress),
+        Protocol::Unsupported(_) => unreachable!("refused above"),
+    }
+}
+
+/// Runs one frame and records it.
+fn run_frame(nes: &mut Nes, progress: &mut Progress) {
+    nes.run_until_frame_end();
+    progress.frames = nes.frames_completed();
+}
+
+/// A test ROM never executes a JAM opcode on hardware: the emulated program went astray.
+fn jammed(nes: &Nes) -> Outcome {
+    Outcome::new(Status::Fail, None, format!("CPU jammed at PC ${:04X}", nes.cpu().pc))
+}

@@ -1,0 +1,47 @@
+//! nestest in automation mode: start at `$C000` and compare the trace of every instruction with
+//! `nestest.log` beside the ROM (address, bytes, disassembly, registers, PPU position, CPU cycle).
+
+use anes_core::Nes;
+
+use super::{Outcome, Progress};
+use crate::manifest::RomEntry;
+use crate::report::Status;
+
+const START_PC: u16 = 0xC000;
+
+pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Outcome {
+    let log_file = rom.file.with_extension("log");
+    let log = match std::fs::read_to_string(&log_file) {
+        Ok(log) => log,
+        Err(err) => {
+            return Outcome::error(format!("{}: cannot read the golden log: {err}", log_file.display()));
+        }
+    };
+    nes.set_pc(START_PC);
+    let mut actual = String::with_capacity(96);
+    let mut lines = 0;
+    for (index, expected) in log.lines().enumerate() {
+        actual.clear();
+        anes_core::cpu::trace_line(nes, &mut actual);
+        if actual != expected.trim_end() {
+            progress.frames = nes.frames_completed();
+            return Outcome::new(
+                Status::Fail,
+                None,
+                format!("line {} differs\nexpected: {}\nactual:   {actual}", index + 1, expected.trim_end()),
+            );
+        }
+        nes.step_instruction();
+        lines = index + 1;
+    }
+    progress.frames = nes.frames_completed();
+    if lines == 0 {
+        return Outcome::error(format!("{}: the golden log is empty", log_file.display()));
+    }
+    // In automation mode nestest leaves its failure codes in $02 (official) and $03 (unofficial).
+    Outcome::new(
+        Status::Pass,
+        None,
+        format!("{lines} lines match; $02 = ${:02X}, $03 = ${:02X}", nes.peek(2), nes.peek(3)),
+    )
+}

@@ -1,0 +1,98 @@
+//! Runs ROMs in parallel, each isolated so that a panic in the core becomes a visible `error` row.
+
+use std::any::Any;
+use std::num::NonZeroUsize;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::manifest::RomEntry;
+use crate::protocol::{self, Outcome, Progress};
+use crate::report::RomResult;
+
+/// Runs one ROM. Never panics: a panic inside the core is caught and reported as status `error`
+/// with the panic message (it is a core bug, never the ROM's fault).
+pub fn run_rom(rom: &RomEntry) -> RomResult {
+    let started = Instant::now();
+    let mut progress = Progress::default();
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| protocol::run(rom, &mut progress))).unwrap_or_else(
+        |payload| {
+            Outcome::error(format!("the core panicked (a core bug): {}", panic_message(payload.as_ref())))
+        },
+    );
+    RomResult {
+        path: rom.path.clone(),
+        suite: rom.suite.clone(),
+        protocol: rom.protocol.name().to_owned(),
+        expected: rom.expected,
+        status: outcome.status,
+        code: outcome.code,
+        text: outcome.text,
+        frames: progress.frames,
+        wall_time: started.elapsed(),
+    }
+}
+
+/// Runs `roms` on up to `jobs` threads and returns their results in the order of `roms`.
+/// `on_result` is called from the worker threads as each ROM finishes (for progress display).
+pub fn run_roms(
+    roms: &[&RomEntry],
+    jobs: NonZeroUsize,
+    on_result: &(dyn Fn(&RomResult) + Sync),
+) -> Vec<RomResult> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<RomResult>>> = roms.iter().map(|_| Mutex::new(None)).collect();
+    let workers = jobs.get().min(roms.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(rom) = roms.get(index) else { break };
+                    let result = run_rom(rom);
+                    on_result(&result);
+                    *slots[index].lock().expect("no thread panics while holding a slot") = Some(result);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .expect("no thread panics while holding a slot")
+                .expect("every ROM index is taken by exactly one worker")
+        })
+        .collect()
+}
+
+/// The default number of jobs: the machine's available parallelism.
+pub fn default_jobs() -> NonZeroUsize {
+    std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_are_recovered_from_both_payload_kinds() {
+        let literal = panic::catch_unwind(|| panic!("literal")).unwrap_err();
+        assert_eq!(panic_message(literal.as_ref()), "literal");
+        let formatted = panic::catch_unwind(|| panic!("formatted {}", 7)).unwrap_err();
+        assert_eq!(panic_message(formatted.as_ref()), "formatted 7");
+        let other = panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
+        assert_eq!(panic_message(other.as_ref()), "non-string panic payload");
+    }
+}

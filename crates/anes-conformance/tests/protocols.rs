@@ -1,0 +1,196 @@
+//! Each protocol end to end on hand-assembled ROMs: results, codes, texts, resets, timeouts and the
+//! errors that must be rows rather than crashes.
+
+mod support;
+
+use anes_conformance::{Manifest, RomResult, Status, Summary, run_roms};
+use support::Scratch;
+
+fn run_manifest(scratch: &Scratch, tables: &[String], jobs: usize) -> Vec<RomResult> {
+    let manifest = Manifest::load(&scratch.manifest(tables)).unwrap();
+    run_roms(&manifest.select(None), jobs.try_into().unwrap(), &|_| {})
+}
+
+fn run_one(name: &str, table: impl FnOnce(&Scratch) -> String) -> RomResult {
+    let scratch = Scratch::new(name);
+    let table = table(&scratch);
+    run_manifest(&scratch, &[table], 1).remove(0)
+}
+
+#[test]
+fn blargg6000_pass_reports_code_and_text() {
+    let result = run_one("blargg-pass", |s| {
+        s.rom_entry("pass.nes", &support::blargg_rom("\x1b[0;32mAll good\n", 0), "blargg6000", 60, "")
+    });
+    assert_eq!((result.status, result.code, result.text.as_str()), (Status::Pass, Some(0), "All good"));
+    assert_eq!(result.frames, 1, "a result is read at the end of the first frame that shows it");
+}
+
+#[test]
+fn blargg6000_failure_code_and_text() {
+    let result = run_one("blargg-fail", |s| {
+        s.rom_entry("fail.nes", &support::blargg_rom("Failed #3", 3), "blargg6000", 60, "")
+    });
+    assert_eq!((result.status, result.code, result.text.as_str()), (Status::Fail, Some(3), "Failed #3"));
+}
+
+#[test]
+fn blargg6000_reset_request_is_honoured_after_six_frames() {
+    let result = run_one("blargg-reset", |s| {
+        s.rom_entry("reset.nes", &support::reset_rom(), "blargg6000", 60, "needs_reset = true\n")
+    });
+    assert_eq!((result.status, result.text.as_str()), (Status::Pass, "passed after reset"), "{result:?}");
+    assert!(result.frames >= 7, "reset pressed too early: passed at frame {}", result.frames);
+}
+
+#[test]
+fn silence_until_the_budget_is_a_timeout() {
+    let result =
+        run_one("timeout", |s| s.rom_entry("silent.nes", &support::silent_rom(), "blargg6000", 5, ""));
+    assert_eq!((result.status, result.code, result.frames), (Status::Timeout, None, 5));
+    assert!(result.text.contains("no DE B0 61 signature"), "{}", result.text);
+}
+
+#[test]
+fn a_jammed_cpu_fails_at_once() {
+    let result = run_one("jam", |s| s.rom_entry("jam.nes", &support::jam_rom(), "blargg6000", 60, ""));
+    assert_eq!((result.status, result.frames), (Status::Fail, 1));
+    assert!(result.text.starts_with("CPU jammed at PC $"), "{}", result.text);
+}
+
+#[test]
+fn screen_zero_page_pass_at_once_failure_code_at_the_end_of_the_budget() {
+    let screen = "[rom.screen]\nresult_addr = 248\npass_value = 1\nhow = \"zero page $F8\"\n";
+    let scratch = Scratch::new("screen");
+    let tables = [
+        scratch.rom_entry("pass.nes", &support::zero_page_rom(0xF8, 1), "screen", 30, screen),
+        scratch.rom_entry("fail.nes", &support::zero_page_rom(0xF8, 4), "screen", 30, screen),
+        scratch.rom_entry("silent.nes", &support::zero_page_rom(0xF8, 0), "screen", 3, screen),
+        scratch.rom_entry("subtest.nes", &support::zero_page_subtest_rom(0xF8), "screen", 30, screen),
+    ];
+    let results = run_manifest(&scratch, &tables, 2);
+    let got: Vec<_> = results.iter().map(|r| (r.path.as_str(), r.status, r.code, r.frames)).collect();
+    assert_eq!(
+        got[..3],
+        [
+            ("pass.nes", Status::Pass, Some(1), 1),
+            // A code of 2 or more may be a sub-test in progress: final only when the budget ends.
+            ("fail.nes", Status::Fail, Some(4), 30),
+            ("silent.nes", Status::Timeout, None, 3)
+        ]
+    );
+    let (path, status, code, frames) = got[3];
+    assert_eq!((path, status, code), ("subtest.nes", Status::Pass, Some(1)));
+    assert!((5..30).contains(&frames), "the delay loop lasts about 11 frames, not {frames}");
+}
+
+#[test]
+fn screen_text_is_awaited_even_when_the_result_byte_looks_final() {
+    // The byte is rewritten while the tests run, so with texts given only the text decides.
+    let screen = "[rom.screen]\nresult_addr = 248\npass_value = 1\ntext_pass = [\"PASSED\"]\n\
+                  text_fail = [\"FAILED\"]\n";
+    let result = run_one("screen-text", |s| {
+        s.rom_entry("t.nes", &support::zero_page_rom(0xF8, 1), "screen", 4, screen)
+    });
+    assert_eq!((result.status, result.frames), (Status::Timeout, 4));
+    assert!(result.text.contains("$F8 = $01"), "{}", result.text);
+}
+
+#[test]
+fn screen_without_a_way_to_read_the_result_is_an_error_row() {
+    let result = run_one("screen-empty", |s| {
+        s.rom_entry("t.nes", &support::silent_rom(), "screen", 4, "[rom.screen]\nhow = \"?\"\n")
+    });
+    assert_eq!(result.status, Status::Error);
+    assert!(result.text.contains("neither result_addr nor text_pass"), "{}", result.text);
+}
+
+#[test]
+fn nestest_log_passes_on_a_matching_log_and_names_the_first_differing_line() {
+    let scratch = Scratch::new("nestest-log");
+    let rom = support::silent_rom();
+    // The golden lines come from the core itself: this tests the comparison, not the CPU.
+    let mut nes =
+        anes_core::Nes::new(anes_core::Cartridge::from_ines(&rom).unwrap(), anes_core::NesConfig::default());
+    nes.set_pc(0xC000);
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        let mut line = String::new();
+        anes_core::cpu::trace_line(&nes, &mut line);
+        lines.push(line);
+        nes.step_instruction();
+    }
+    let table = scratch.rom_entry("nestest.nes", &rom, "nestest-log", 0, "");
+    scratch.write("nestest.log", lines.join("\r\n") + "\r\n");
+    let result = run_manifest(&scratch, std::slice::from_ref(&table), 1).remove(0);
+    assert_eq!(result.status, Status::Pass, "{}", result.text);
+
+    lines[1] = lines[1].replace("A:00", "A:01");
+    scratch.write("nestest.log", lines.join("\n"));
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    assert_eq!(result.status, Status::Fail);
+    assert!(result.text.starts_with("line 2 differs\nexpected: "), "{}", result.text);
+    assert!(result.text.contains(&format!("expected: {}", lines[1])), "{}", result.text);
+}
+
+#[test]
+fn problems_with_a_rom_are_error_rows_not_crashes() {
+    let scratch = Scratch::new("errors");
+    let good = support::blargg_rom("ok", 0);
+    let mut tables = vec![
+        scratch.rom_entry("unknown.nes", &good, "accuracycoin", 60, ""),
+        scratch.rom_entry("sha.nes", &good, "blargg6000", 60, ""),
+        scratch.rom_entry("mapper.nes", &good, "blargg6000", 60, "mapper = 4\n"),
+        scratch.rom_entry("header.nes", b"NOT A ROM AT ALL", "blargg6000", 60, ""),
+        scratch.rom_entry("pal.nes", &good, "blargg6000", 60, "region = \"pal\"\n"),
+        scratch.rom_entry("ok.nes", &good, "blargg6000", 60, ""),
+    ];
+    tables[1] = tables[1].replace(&support::sha1_hex(&good), &"0".repeat(40));
+    tables.push(
+        "[[rom]]\npath = \"missing.nes\"\nsuite = \"s\"\nprotocol = \"blargg6000\"\nmapper = 0\n\
+         frame_budget = 1\nexpected = \"pass\"\nsha1 = \"00\"\n"
+            .to_owned(),
+    );
+    let results = run_manifest(&scratch, &tables, 3);
+    let status: Vec<_> = results.iter().map(|r| (r.path.as_str(), r.status)).collect();
+    assert_eq!(
+        status,
+        [
+            ("unknown.nes", Status::Error),
+            ("sha.nes", Status::Error),
+            ("mapper.nes", Status::Error),
+            ("header.nes", Status::Error),
+            ("pal.nes", Status::Error),
+            ("ok.nes", Status::Pass),
+            ("missing.nes", Status::Error),
+        ]
+    );
+    let text = |i: usize| results[i].text.as_str();
+    assert!(text(0).contains("protocol \"accuracycoin\" is not supported"), "{}", text(0));
+    assert!(text(1).contains("SHA-1 is") && text(1).contains("wrong or damaged file"), "{}", text(1));
+    assert!(text(2).contains("header declares mapper 0 but the manifest says 4"), "{}", text(2));
+    assert!(text(3).contains("header.nes") && text(3).contains("magic"), "{}", text(3));
+    assert!(text(4).contains("region \"pal\""), "{}", text(4));
+    assert!(text(6).contains("missing.nes: cannot read the ROM"), "{}", text(6));
+    assert_eq!(Summary::of(&results), Summary { passed: 1, failed: 6 });
+}
+
+#[test]
+fn results_keep_manifest_order_whatever_the_number_of_jobs() {
+    let scratch = Scratch::new("order");
+    let tables: Vec<String> = (0..9u8)
+        .map(|i| {
+            let rom = if i % 3 == 0 { support::silent_rom() } else { support::blargg_rom("x", i % 3 - 1) };
+            let extra = if i % 2 == 0 { "expected = \"info\"\n" } else { "" };
+            scratch.rom_entry(&format!("r{i}.nes"), &rom, "blargg6000", u64::from(i) + 1, extra)
+        })
+        .collect();
+    let serial = run_manifest(&scratch, &tables, 1);
+    let parallel = run_manifest(&scratch, &tables, 4);
+    let strip = |results: &[RomResult]| -> Vec<_> {
+        results.iter().map(|r| (r.path.clone(), r.status, r.code, r.text.clone(), r.frames)).collect()
+    };
+    assert_eq!(strip(&serial), strip(&parallel));
+    let paths: Vec<_> = serial.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, (0..9).map(|i| format!("r{i}.nes")).collect::<Vec<_>>());
+}

@@ -1,0 +1,43 @@
+//! The conformance baseline (tests/conformance-baseline.txt) through the library: every ROM listed
+//! there must pass. Needs the ROMs in `../shared/conformance` (or `ANES_CONFORMANCE_DIR`); without
+//! them the test says why it skipped and passes.
+
+use std::path::{Path, PathBuf};
+
+use anes::conformance::{Baseline, Manifest, Status, default_jobs, run_roms};
+
+fn conformance_dir() -> PathBuf {
+    std::env::var_os("ANES_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"))
+}
+
+#[test]
+fn baseline_roms_pass() {
+    let manifest_path = conformance_dir().join("manifest.toml");
+    if !manifest_path.is_file() {
+        eprintln!(
+            "skipped baseline_roms_pass: {} not found (the test ROMs live beside the repository in \
+             ../shared/conformance; set ANES_CONFORMANCE_DIR to use another folder)",
+            manifest_path.display()
+        );
+        return;
+    }
+    let manifest = Manifest::load(&manifest_path).unwrap_or_else(|err| panic!("{err}"));
+    let baseline_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance-baseline.txt");
+    let baseline = Baseline::load(&baseline_path).unwrap_or_else(|err| panic!("{err}"));
+    baseline.check_against(&manifest).unwrap_or_else(|err| panic!("{err}"));
+
+    let roms: Vec<_> = manifest.roms.iter().filter(|rom| baseline.contains(&rom.path)).collect();
+    assert_eq!(roms.len(), baseline.roms.len(), "a ROM is listed twice in the baseline");
+    let results = run_roms(&roms, default_jobs(), &|_| {});
+    let mut regressed = Vec::new();
+    for result in &results {
+        eprintln!("{:<7} {:>6} frames  {}", result.status, result.frames, result.path);
+        if result.status != Status::Pass {
+            regressed.push(format!("{} is {}: {}", result.path, result.status, result.text));
+        }
+    }
+    eprintln!("ran {} baseline ROMs from {}", results.len(), manifest_path.display());
+    assert!(regressed.is_empty(), "baseline ROMs that no longer pass:\n{}", regressed.join("\n"));
+}

@@ -389,10 +389,20 @@ impl Cartridge {
         (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
     }
 
-    // Out of line: only boards that watch the PPU bus get here, and keeping it out lets the PPU's
-    // reads and address drives inline into its fetch loop.
-    #[inline(never)]
+    /// A watching board sees a PPU bus access. The MMC3's A12 edge check (a compare, on every fetch of
+    /// the PPU) stays inline; other boards' observers are called out of line.
+    #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
+        if let Board::Txrom(m) = &mut self.board {
+            // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
+            m.observe_ppu_address(addr);
+        } else {
+            self.observe_ppu_other(addr, read);
+        }
+    }
+
+    #[inline(never)]
+    fn observe_ppu_other(&mut self, addr: u16, read: bool) {
         if self.board.observe_ppu(addr, read) {
             self.board.update_map(&mut self.map);
         }

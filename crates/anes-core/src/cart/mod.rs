@@ -172,7 +172,7 @@ impl Cartridge {
     }
 
     /// A PPU read of $0000-$3EFF (pattern tables and nametables).
-    #[inline]
+    #[inline(always)]
     pub fn ppu_read(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
         let value = self.ppu_peek(addr, ciram);
         if self.map.watches_ppu {
@@ -182,7 +182,7 @@ impl Cartridge {
     }
 
     /// The value a PPU read would return, without side effects.
-    #[inline]
+    #[inline(always)]
     pub fn ppu_peek(&self, addr: u16, ciram: &[u8; 0x800]) -> u8 {
         let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
@@ -222,7 +222,7 @@ impl Cartridge {
     }
 
     /// The PPU drove `addr` onto its address bus without a data transfer.
-    #[inline]
+    #[inline(always)]
     pub fn ppu_address(&mut self, addr: u16) {
         if self.map.watches_ppu {
             self.observe_ppu(addr, false);

@@ -168,10 +168,11 @@ impl Nes {
         if self.bus.ppu_clock + MASTER_PER_DOT > target {
             return;
         }
-        let dots = (target - self.bus.ppu_clock) / MASTER_PER_DOT;
-        self.bus.ppu_clock += dots * MASTER_PER_DOT;
         let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
-        self.ppu.run_dots(dots, &mut memory);
+        while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+            self.ppu.tick_dot(&mut memory);
+            self.bus.ppu_clock += MASTER_PER_DOT;
+        }
     }
 
     /// Edge-detects /NMI and level-samples /IRQ at the end of a cycle. What the CPU acts on at the end

@@ -282,22 +282,6 @@ impl Ppu {
     /// Advances one dot.
     #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
-        self.run_dots(1, bus);
-    }
-
-    /// Advances `dots` dots, exactly as that many calls of [`Ppu::tick_dot`] would. The console's
-    /// catch-up loop lives here so that the per-dot code is compiled once, into this loop, instead of
-    /// being called once per dot from every CPU bus access.
-    #[inline(never)]
-    pub fn run_dots(&mut self, dots: u64, bus: &mut impl PpuBus) {
-        for _ in 0..dots {
-            self.step_dot(bus);
-        }
-    }
-
-    /// One dot: the body of [`Ppu::run_dots`]'s loop.
-    #[inline(always)]
-    fn step_dot(&mut self, bus: &mut impl PpuBus) {
         self.regs.rendering_history =
             (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         let scanline = self.regs.scanline;

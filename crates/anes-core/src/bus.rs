@@ -71,8 +71,9 @@ impl PpuBusPeek for PpuMemory<'_> {
     }
 }
 
+// Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
 impl PpuBus for PpuMemory<'_> {
-    #[inline]
+    #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.cart.ppu_read(addr, self.ciram)
     }
@@ -80,7 +81,7 @@ impl PpuBus for PpuMemory<'_> {
     fn write(&mut self, addr: u16, value: u8) {
         self.cart.ppu_write(addr, value, self.ciram)
     }
-    #[inline]
+    #[inline(always)]
     fn set_address(&mut self, addr: u16) {
         self.cart.ppu_address(addr)
     }

@@ -24,6 +24,36 @@ pub mod steps {
     pub const END_FIVE_STEP: u16 = 37282;
 }
 
+/// One bit per block of 128 sequencer cycles (the whole `u16` range): set where a block holds a step of
+/// either mode. Most cycles hold none, and this lets [`FrameCounter::tick`] see that with one lookup.
+const STEP_BLOCKS: [u64; 8] = {
+    let all = [
+        steps::QUARTER_1,
+        steps::HALF_1,
+        steps::QUARTER_3,
+        steps::IRQ_FIRST,
+        steps::HALF_2_FOUR_STEP,
+        steps::END_FOUR_STEP,
+        steps::HALF_2_FIVE_STEP,
+        steps::END_FIVE_STEP,
+    ];
+    let mut blocks = [0u64; 8];
+    let mut i = 0;
+    while i < all.len() {
+        let block = (all[i] >> 7) as usize;
+        blocks[block / 64] |= 1 << (block % 64);
+        i += 1;
+    }
+    blocks
+};
+
+/// True if no step of either sequence lies in `cycle`'s block of 128 cycles.
+#[inline(always)]
+fn no_step_near(cycle: u16) -> bool {
+    let block = usize::from(cycle >> 7);
+    STEP_BLOCKS[block / 64] & (1 << (block % 64)) == 0
+}
+
 /// The clock signals one cycle of the frame counter produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FrameClocks {
@@ -124,6 +154,15 @@ impl FrameCounter {
             }
         }
         self.cycle = self.cycle.wrapping_add(1);
+        if no_step_near(self.cycle) {
+            return FrameClocks::default();
+        }
+        self.step()
+    }
+
+    /// The step (if any) at `cycle`, the sequencer's new position.
+    #[inline]
+    fn step(&mut self) -> FrameClocks {
         let quarter = FrameClocks { quarter: true, half: false };
         let half = FrameClocks { quarter: true, half: true };
         match (self.mode, self.cycle) {
@@ -170,6 +209,24 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn the_step_filter_passes_every_step_cycle() {
+        // The early-out must never hide a step: every cycle where the full decode acts is in a marked block.
+        for cycle in 0..=u16::MAX {
+            if no_step_near(cycle) {
+                for mode in [0, 1, 2, 255] {
+                    let mut fc = FrameCounter { mode, cycle, ..FrameCounter::default() };
+                    let before = fc;
+                    assert_eq!(fc.step(), FrameClocks::default());
+                    assert_eq!(fc, before);
+                }
+            }
+        }
+        for step in [steps::QUARTER_1, steps::HALF_1, steps::IRQ_FIRST, steps::END_FIVE_STEP] {
+            assert!(!no_step_near(step));
+        }
     }
 
     #[test]

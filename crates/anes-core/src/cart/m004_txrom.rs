@@ -164,6 +164,9 @@ impl Txrom {
         }
     }
 
+    // Out of line: rare (once per scanline at most), and keeping it out keeps the A12 check small
+    // enough to inline into the PPU's fetches.
+    #[inline(never)]
     fn clock_counter(&mut self) {
         let s = &mut self.state;
         let before = s.irq_counter;

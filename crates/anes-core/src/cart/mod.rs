@@ -172,7 +172,7 @@ impl Cartridge {
     }
 
     /// A PPU read of $0000-$3EFF (pattern tables and nametables).
-    #[inline]
+    #[inline(always)]
     pub fn ppu_read(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
         let value = self.ppu_peek(addr, ciram);
         if self.map.watches_ppu {
@@ -182,7 +182,7 @@ impl Cartridge {
     }
 
     /// The value a PPU read would return, without side effects.
-    #[inline]
+    #[inline(always)]
     pub fn ppu_peek(&self, addr: u16, ciram: &[u8; 0x800]) -> u8 {
         let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
@@ -222,7 +222,7 @@ impl Cartridge {
     }
 
     /// The PPU drove `addr` onto its address bus without a data transfer.
-    #[inline]
+    #[inline(always)]
     pub fn ppu_address(&mut self, addr: u16) {
         if self.map.watches_ppu {
             self.observe_ppu(addr, false);
@@ -389,8 +389,20 @@ impl Cartridge {
         (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
     }
 
-    #[inline]
+    /// A watching board sees a PPU bus access. The MMC3's A12 edge check (a compare, on every fetch of
+    /// the PPU) stays inline; other boards' observers are called out of line.
+    #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
+        if let Board::Txrom(m) = &mut self.board {
+            // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
+            m.observe_ppu_address(addr);
+        } else {
+            self.observe_ppu_other(addr, read);
+        }
+    }
+
+    #[inline(never)]
+    fn observe_ppu_other(&mut self, addr: u16, read: bool) {
         if self.board.observe_ppu(addr, read) {
             self.board.update_map(&mut self.map);
         }

@@ -128,14 +128,6 @@ impl Nes {
     }
 
     #[inline(always)]
-    fn write_cycle_no_halt(&mut self, addr: u16, value: u8) {
-        self.begin_cycle(WRITE_ACCESS_OFFSET);
-        self.bus.open_bus = value;
-        self.decode_write(addr, value);
-        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET);
-    }
-
-    #[inline(always)]
     fn begin_cycle(&mut self, to_access: u64) {
         self.bus.cpu_cycle += 1;
         self.bus.master_clock += to_access;
@@ -228,7 +220,7 @@ impl Nes {
                 self.bus.oam_dma_value = self.read_cycle(src);
                 self.bus.oam_dma_count += 1;
             } else if !get && oam && count & 1 == 1 {
-                self.write_cycle_no_halt(0x2004, self.bus.oam_dma_value);
+                self.write(0x2004, self.bus.oam_dma_value);
                 self.bus.oam_dma_count += 1;
                 if self.bus.oam_dma_count == 512 {
                     self.bus.oam_dma_running = 0;

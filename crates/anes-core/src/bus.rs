@@ -1,9 +1,20 @@
 //! The CPU bus: address decoding, the cycle clock, the DMA unit and interrupt-line sampling.
 //!
-//! Every CPU bus access is one CPU cycle of 12 master clocks. The PPU catches up to the master clock
-//! twice per cycle: up to the moment of the access (5 master clocks into a read, 7 into a write), then
-//! to the end of the cycle. The interrupt lines are sampled after the cycle, which yields the
-//! hardware's "poll on the second-to-last cycle" behaviour (see `CpuState::nmi_pending_prev`).
+//! Every CPU bus access is one CPU cycle of 12 master clocks. Each cycle has three points where the PPU
+//! may have to be caught up to the master clock: the moment of the access (5 master clocks into a read,
+//! 7 into a write), the interrupt-sampling point one dot before the end of the cycle, and the end. The
+//! interrupt lines are sampled there, which yields the hardware's "poll on the second-to-last cycle"
+//! behaviour (see `CpuState::nmi_pending_prev`).
+//!
+//! Lazy catch-up: the PPU is only run at those points when the CPU could tell the difference. It runs
+//! up to the moment of every access that reaches it ($2000-$3FFF) or the cartridge (a write may switch
+//! CHR banks or mirroring), and before the next dot that changes what the CPU samples without an
+//! access: the VBlank flag (NMI), the end of a picture, the pre-render flag clear, and any PPU A12 edge
+//! that could raise the MMC3's IRQ. Between those points it lags, and then runs the owed dots in one
+//! stretch. The MMC3 also counts M2 edges while A12 is low; the stretch delivers them between the dots
+//! where an eager run would have (`PpuSync`). Every public entry point returns with the PPU caught up,
+//! so state, hashes and snapshots are exactly those of the eager schedule (`PpuCatchUp::Eager`, kept
+//! for the equivalence tests).
 
 use bytemuck::{Pod, Zeroable};
 
@@ -57,6 +68,44 @@ pub struct BusState {
 }
 
 const _: () = assert!(core::mem::size_of::<BusState>() == 40);
+
+/// How the PPU keeps up with the CPU. Both give bit-identical machines; `Lazy` is faster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PpuCatchUp {
+    /// Run the PPU only where the CPU could observe it, and at predicted events (the default).
+    #[default]
+    Lazy,
+    /// Run the PPU at every one of the three points of every CPU cycle (the reference schedule).
+    Eager,
+}
+
+/// Bookkeeping of the lazy PPU schedule. Not machine state: it is derived from the state at every
+/// public entry point (where the PPU has caught up) and rebuilt after a restore.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PpuSync {
+    /// The schedule chosen by the user.
+    pub mode: PpuCatchUp,
+    /// True when the lazy schedule is in force (see `Nes::reset_ppu_sync`).
+    pub lazy: bool,
+    /// True when the cartridge counts M2 edges against PPU A12 (MMC3), so lagging stretches must
+    /// deliver the M2 edges between the dots.
+    pub replay_m2: bool,
+    /// PPU clock at which the next dot the CPU could notice completes: catch-up points before it are
+    /// skipped. 0 forces the next point to run.
+    pub deadline: u64,
+    /// The last CPU cycle whose M2 edge the cartridge has seen (with `replay_m2`).
+    pub m2_delivered: u64,
+    /// Master clock at the start of the current CPU cycle.
+    pub cycle_start: u64,
+}
+
+/// Master clocks from the start of a cycle to its M2 edge as the cartridge sees it: after the dots up
+/// to the access, before the rest (exact for CPU/PPU phases 0 and 1, where no dot falls between the
+/// read and the write access offsets).
+const M2_EDGE_OFFSET: u64 = READ_ACCESS_OFFSET;
+/// Fewest dots between two A12 rises that both clock the MMC3 counter: A12 must fall and stay low for
+/// three M2 edges (two whole CPU cycles, six dots) in between.
+const MIN_DOTS_PER_A12_CLOCK: u64 = 6;
 
 /// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM).
 pub(crate) struct PpuMemory<'a> {
@@ -113,27 +162,46 @@ impl Nes {
     /// One CPU write cycle. The CPU cannot be halted on a write: DMA waits for the next read.
     #[inline]
     pub(crate) fn write(&mut self, addr: u16, value: u8) {
-        self.begin_cycle(WRITE_ACCESS_OFFSET);
+        // PPU registers, and the cartridge (bank and mirroring registers change what the PPU fetches).
+        let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
+        self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);
         self.bus.open_bus = value;
         self.decode_write(addr, value);
+        if reaches_ppu {
+            // The write may move the next event (NMI enable, rendering, the MMC3 counter).
+            self.sync.deadline = 0;
+        }
         self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET);
     }
 
     #[inline(always)]
     fn read_cycle(&mut self, addr: u16) -> u8 {
-        self.begin_cycle(READ_ACCESS_OFFSET);
+        let reaches_ppu = addr & 0xE000 == 0x2000;
+        self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_read(addr);
+        if reaches_ppu {
+            self.sync.deadline = 0;
+        }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET);
         value
     }
 
+    /// Starts a cycle and runs it up to its access; `reaches_ppu`: the access sees or changes the PPU,
+    /// so the PPU must have caught up with it.
     #[inline(always)]
-    fn begin_cycle(&mut self, to_access: u64) {
+    fn begin_cycle(&mut self, to_access: u64, reaches_ppu: bool) {
         self.bus.cpu_cycle += 1;
+        self.sync.cycle_start = self.bus.master_clock;
         self.bus.master_clock += to_access;
-        self.run_ppu();
+        if reaches_ppu {
+            self.catch_up_ppu();
+        } else {
+            self.run_ppu();
+        }
         self.apu.tick_cpu_cycle(self.bus.cpu_cycle);
-        self.cart.cpu_cycle();
+        if !self.sync.replay_m2 {
+            self.cart.cpu_cycle();
+        }
     }
 
     /// Finishes the cycle. The CPU latches /NMI and /IRQ one PPU dot before the cycle ends (during
@@ -153,18 +221,80 @@ impl Nes {
         }
     }
 
-    /// Lets the PPU catch up, dot by dot, to the master clock (minus the CPU/PPU phase offset).
+    /// A catch-up point: runs the PPU up to the master clock (minus the CPU/PPU phase offset) unless
+    /// the CPU cannot notice its lag yet.
     #[inline(always)]
     fn run_ppu(&mut self) {
         let target = self.bus.master_clock.saturating_sub(u64::from(self.bus.ppu_offset));
-        if self.bus.ppu_clock + MASTER_PER_DOT > target {
-            return;
+        if target >= self.sync.deadline {
+            self.catch_up_ppu();
         }
+    }
+
+    /// Runs the PPU, dot by dot, up to the master clock (minus the CPU/PPU phase offset), delivering
+    /// owed M2 edges in between, then predicts the next dot the CPU could notice.
+    #[inline(never)]
+    pub(crate) fn catch_up_ppu(&mut self) {
+        let offset = u64::from(self.bus.ppu_offset);
+        let target = self.bus.master_clock.saturating_sub(offset);
         let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
-        while self.bus.ppu_clock + MASTER_PER_DOT <= target {
-            self.ppu.tick_dot(&mut memory);
-            self.bus.ppu_clock += MASTER_PER_DOT;
+        if self.sync.replay_m2 {
+            let cycle = self.bus.cpu_cycle;
+            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+                // Master clock at which this dot runs; M2 edges placed before it are delivered first.
+                let dot_at = self.bus.ppu_clock + MASTER_PER_DOT + offset;
+                while self.sync.m2_delivered < cycle {
+                    let next = self.sync.m2_delivered + 1;
+                    let edge_at =
+                        (self.sync.cycle_start + M2_EDGE_OFFSET).saturating_sub((cycle - next) * CYCLE);
+                    if edge_at >= dot_at {
+                        break;
+                    }
+                    memory.cart.cpu_cycle();
+                    self.sync.m2_delivered = next;
+                }
+                self.ppu.tick_dot(&mut memory);
+                self.bus.ppu_clock += MASTER_PER_DOT;
+            }
+            // The current cycle's edge comes right after its access.
+            while self.sync.m2_delivered < cycle {
+                memory.cart.cpu_cycle();
+                self.sync.m2_delivered += 1;
+            }
+        } else {
+            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+                self.ppu.tick_dot(&mut memory);
+                self.bus.ppu_clock += MASTER_PER_DOT;
+            }
         }
+        if self.sync.lazy {
+            self.sync.deadline = self.next_observable_dot();
+        }
+    }
+
+    /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
+    /// the next VBlank, picture or pre-render event, or (MMC3, rendering) the earliest A12 edge that
+    /// could raise the IRQ.
+    fn next_observable_dot(&self) -> u64 {
+        let mut dots = self.ppu.dots_before_event();
+        if self.sync.replay_m2 && self.ppu.regs().mask & 0x18 != 0 {
+            let clocks = self.cart.a12_clocks_before_irq();
+            dots = dots.min(u64::from(clocks).saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK));
+        }
+        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
+    }
+
+    /// Recomputes the lazy schedule from the state: after power-on, a restore or a state edit, at a
+    /// moment when the PPU has caught up.
+    pub(crate) fn reset_ppu_sync(&mut self) {
+        let counts_m2 = self.cart.counts_m2_edges();
+        // At phases 2 and 3 a dot falls between the read and write access offsets, so where an M2
+        // edge goes depends on the access kind; those machines keep the eager schedule.
+        self.sync.lazy = self.sync.mode == PpuCatchUp::Lazy && !(counts_m2 && self.bus.ppu_offset >= 2);
+        self.sync.replay_m2 = self.sync.lazy && counts_m2;
+        self.sync.deadline = 0;
+        self.sync.m2_delivered = self.bus.cpu_cycle;
+        self.sync.cycle_start = self.bus.master_clock;
     }
 
     /// Edge-detects /NMI and level-samples /IRQ at the end of a cycle. What the CPU acts on at the end

@@ -24,6 +24,7 @@ mod nes;
 pub mod ppu;
 pub mod state;
 
+pub use bus::PpuCatchUp;
 pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use clock::{CpuCycle, MasterClock};
 pub use cpu::CpuState;

@@ -1,7 +1,7 @@
 //! The console: owns every chip and the memory between them.
 
 use crate::apu::Apu;
-use crate::bus::{BusState, PpuMemoryView};
+use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -106,6 +106,8 @@ pub struct Nes {
     config: NesConfig,
     /// Reused buffer for `load_state`'s fallback copy. Not state.
     pub(crate) scratch: Vec<u8>,
+    /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus.rs`).
+    pub(crate) sync: PpuSync,
 }
 
 impl Nes {
@@ -131,6 +133,7 @@ impl Nes {
             rom_identity,
             config,
             scratch: Vec::new(),
+            sync: PpuSync::default(),
         };
         nes.power_on();
         nes
@@ -153,7 +156,9 @@ impl Nes {
         self.cart.power_on();
         self.machine =
             MachineState { frame: 0, seed: config.seed, ram_init: config.ram_init as u8, reserved: [0; 7] };
+        self.reset_ppu_sync();
         self.reset_sequence();
+        self.catch_up_ppu();
     }
 
     /// Switches the console off and on again with the same config and cartridge (battery-backed RAM
@@ -186,6 +191,45 @@ impl Nes {
     /// Derived data (e.g. mappers' precomputed bank offsets) recomputed from state after a restore.
     pub(crate) fn rebuild_caches(&mut self) {
         self.cart.rebuild_caches();
+        self.reset_ppu_sync();
+    }
+
+    /// Chooses how the PPU keeps up with the CPU. [`PpuCatchUp::Lazy`] (the default) and
+    /// [`PpuCatchUp::Eager`] produce bit-identical machines; eager is the slower reference schedule.
+    ///
+    /// ```
+    /// use anes_core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+    /// // A 16 KiB NROM program that turns rendering on and loops (reset vector $8000).
+    /// let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// let mut prg = vec![0xEA; 0x4000];
+    /// prg[..8].copy_from_slice(&[0xA9, 0x1E, 0x8D, 0x01, 0x20, 0x4C, 0x05, 0x80]);
+    /// prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    /// rom.extend(prg);
+    /// rom.extend(vec![0x55; 0x2000]);
+    /// let mut lazy = Nes::new(Cartridge::from_ines(&rom)?, NesConfig::default());
+    /// let mut eager = lazy.clone();
+    /// eager.set_ppu_catch_up(PpuCatchUp::Eager);
+    /// for _ in 0..3 {
+    ///     assert_eq!(lazy.run_frame(Default::default()), eager.run_frame(Default::default()));
+    /// }
+    /// # Ok::<(), anes_core::RomError>(())
+    /// ```
+    pub fn set_ppu_catch_up(&mut self, mode: PpuCatchUp) {
+        self.sync.mode = mode;
+        self.reset_ppu_sync();
+    }
+
+    /// The PPU schedule in use (see [`Nes::set_ppu_catch_up`]).
+    pub fn ppu_catch_up(&self) -> PpuCatchUp {
+        self.sync.mode
+    }
+
+    /// Runs one instruction, or the interrupt sequence if an interrupt was latched by the end of the
+    /// previous instruction; a jammed CPU spends one cycle per call. Returns with every chip at the
+    /// end of the instruction's last cycle.
+    pub fn step_instruction(&mut self) {
+        self.run_instruction();
+        self.catch_up_ppu();
     }
 
     /// Presses the reset button: the PPU, APU and board see reset, and the CPU runs its reset sequence
@@ -195,12 +239,23 @@ impl Nes {
         self.apu.reset();
         self.cart.reset();
         self.reset_sequence();
+        self.catch_up_ppu();
     }
 
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
     /// the PPU reaches scanline 241, dot 0.
     pub fn run_until_frame_end(&mut self) {
-        while !self.step_in_frame() {}
+        loop {
+            let pictures = self.ppu.frames_completed();
+            self.run_instruction();
+            // The lazy schedule catches the PPU up on the dot that completes a picture, so the
+            // picture count is exact here without a full catch-up.
+            if self.ppu.frames_completed() != pictures {
+                break;
+            }
+        }
+        self.machine.frame += 1;
+        self.catch_up_ppu();
     }
 
     /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in

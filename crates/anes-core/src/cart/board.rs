@@ -283,6 +283,19 @@ impl Board {
         }
     }
 
+    /// True when the board counts M2 edges against PPU A12 (the MMC3's filter).
+    pub fn counts_m2_edges(&self) -> bool {
+        matches!(self, Board::Txrom(_))
+    }
+
+    /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
+    pub fn a12_clocks_before_irq(&self) -> u32 {
+        match self {
+            Board::Txrom(m) => m.a12_clocks_before_irq(),
+            _ => u32::MAX,
+        }
+    }
+
     /// The board's /IRQ output.
     #[inline]
     pub fn irq_line(&self) -> bool {

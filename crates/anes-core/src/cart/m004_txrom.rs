@@ -186,6 +186,19 @@ impl Txrom {
         }
     }
 
+    /// Counter clocks (filtered A12 rises) that must happen before /IRQ can be asserted; `u32::MAX`
+    /// when it cannot be (disabled, or already asserted: only a CPU write changes it then).
+    pub fn a12_clocks_before_irq(&self) -> u32 {
+        let s = &self.state;
+        if s.irq_enabled == 0 || s.irq_pending != 0 {
+            u32::MAX
+        } else if s.irq_reload != 0 || s.irq_counter == 0 {
+            1
+        } else {
+            u32::from(s.irq_counter)
+        }
+    }
+
     /// The /IRQ output (true = asserted).
     #[inline]
     pub fn irq_line(&self) -> bool {

@@ -235,6 +235,18 @@ impl Cartridge {
         self.board.cpu_cycle();
     }
 
+    /// True when the board counts CPU cycles (M2 edges) against PPU A12, so the order of PPU dots and
+    /// CPU cycles matters to it (the MMC3's A12 filter).
+    pub fn counts_m2_edges(&self) -> bool {
+        self.board.counts_m2_edges()
+    }
+
+    /// PPU A12 counter clocks that must happen before the board's /IRQ could be asserted; `u32::MAX`
+    /// when the PPU cannot assert it (no counter, disabled, or already asserted).
+    pub fn a12_clocks_before_irq(&self) -> u32 {
+        self.board.a12_clocks_before_irq()
+    }
+
     /// The board's /IRQ output (true = asserted).
     #[inline]
     pub fn irq_line(&self) -> bool {

@@ -6,8 +6,10 @@ use crate::nes::Nes;
 
 impl Nes {
     /// Runs one instruction, or the interrupt sequence if an interrupt was latched by the end of the
-    /// previous instruction. A jammed CPU spends one cycle per call.
-    pub fn step_instruction(&mut self) {
+    /// previous instruction. A jammed CPU spends one cycle per call. The PPU may lag behind (see
+    /// `bus.rs`); [`Nes::step_instruction`] is this plus the catch-up.
+    #[inline]
+    pub(crate) fn run_instruction(&mut self) {
         if self.cpu.jammed != 0 {
             // A halted 6502 keeps the bus busy with reads of $FFFF; time still passes.
             self.read(0xFFFF);

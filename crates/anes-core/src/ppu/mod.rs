@@ -409,6 +409,29 @@ impl Ppu {
         }
     }
 
+    /// Dots that can be processed before the next one whose effect the CPU can see without accessing
+    /// a register: the dot that completes a picture (240, 340), the VBlank flag's (241, 1) and the
+    /// pre-render flag clear (261, 1). 0: the next dot is one of them. Never more than the real
+    /// distance (the odd-frame skip is assumed); 0 for a restored position outside the frame.
+    pub fn dots_before_event(&self) -> u64 {
+        const EVENTS: [(u16, u16); 3] = [(240, 340), (VBLANK_SCANLINE, 1), (PRE_RENDER_SCANLINE, 1)];
+        let (scanline, dot) = (self.regs.scanline, self.regs.dot);
+        if scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE {
+            return 0;
+        }
+        let here = u64::from(scanline) * u64::from(DOTS_PER_SCANLINE) + u64::from(dot);
+        let frame = u64::from(SCANLINES_PER_FRAME) * u64::from(DOTS_PER_SCANLINE);
+        EVENTS
+            .iter()
+            .map(|&(s, d)| {
+                let at = u64::from(s) * u64::from(DOTS_PER_SCANLINE) + u64::from(d);
+                // Crossing the end of the frame may skip a dot.
+                if at >= here { at - here } else { (at + frame - here).saturating_sub(1) }
+            })
+            .min()
+            .unwrap_or(0)
+    }
+
     /// The /NMI output: true while VBlank is flagged and NMI output is enabled. The CPU samples it one
     /// dot before the end of its cycle (see `bus.rs`), which is why a $2002 read on the dot the flag is
     /// set or the dot after still suppresses the NMI (nesdev "NMI"; ppu_vbl_nmi 05-nmi_timing,

@@ -64,5 +64,6 @@ impl Nes {
         for _ in 0..cycles {
             self.read(self.cpu.pc);
         }
+        self.catch_up_ppu();
     }
 }

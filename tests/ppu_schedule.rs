@@ -1,7 +1,7 @@
 //! The lazy PPU schedule (the default: the PPU runs only where the CPU could observe it) must give
 //! exactly the machine the eager reference schedule gives (the PPU caught up at every point of every
 //! CPU cycle): the same FrameRecord, state hash included, after every frame, on every ROM and at every
-//! CPU/PPU phase, and after a restore in the middle of a frame.
+//! CPU/PPU phase, and after a restore in the middle of a frame; and the same picture.
 
 mod support;
 
@@ -23,6 +23,11 @@ fn assert_frames_agree(name: &str, alignment: u8, lazy: &mut Nes, eager: &mut Ne
         let a = lazy.run_frame(frame);
         let b = eager.run_frame(frame);
         assert_eq!(a, b, "{name}, phase {alignment}: lazy and eager differ after frame {i}");
+        // The picture is output, not state, so the hash does not cover it: compare it too.
+        assert!(
+            lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(),
+            "{name}, phase {alignment}: the pictures differ after frame {i}"
+        );
     }
 }
 

@@ -107,13 +107,56 @@ const M2_EDGE_OFFSET: u64 = READ_ACCESS_OFFSET;
 /// three M2 edges (two whole CPU cycles, six dots) in between.
 const MIN_DOTS_PER_A12_CLOCK: u64 = 6;
 
-/// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM).
-pub(crate) struct PpuMemory<'a> {
+/// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM). With
+/// `REPLAY_M2`, M2 edges owed to the cartridge are delivered before each access, up to the dot the
+/// access belongs to (the lazy schedule's stretches; see `PpuSync`).
+pub(crate) struct PpuMemory<'a, const REPLAY_M2: bool> {
     pub cart: &'a mut Cartridge,
     pub ciram: &'a mut [u8; 0x800],
+    pub m2: M2Replay,
 }
 
-impl PpuBusPeek for PpuMemory<'_> {
+/// M2 edges owed to the cartridge during a stretch of dots, by master clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct M2Replay {
+    /// The next edge not yet delivered.
+    pub next_edge_at: u64,
+    /// The last edge owed (the current cycle's).
+    pub last_edge_at: u64,
+    /// The master clock at which the dot being run completes: edges before it come first.
+    pub dot_at: u64,
+}
+
+impl M2Replay {
+    /// Delivers the owed edges placed before master clock `limit`.
+    #[inline(always)]
+    fn deliver_before(&mut self, cart: &mut Cartridge, limit: u64) {
+        while self.next_edge_at <= self.last_edge_at && self.next_edge_at < limit {
+            cart.cpu_cycle();
+            self.next_edge_at += CYCLE;
+        }
+    }
+}
+
+impl<'a> PpuMemory<'a, false> {
+    /// The bus where no M2 edge is owed: register accesses (the PPU has caught up) and the eager
+    /// schedule.
+    #[inline(always)]
+    pub(crate) fn plain(cart: &'a mut Cartridge, ciram: &'a mut [u8; 0x800]) -> Self {
+        PpuMemory { cart, ciram, m2: M2Replay::default() }
+    }
+}
+
+impl<const REPLAY_M2: bool> PpuMemory<'_, REPLAY_M2> {
+    #[inline(always)]
+    fn deliver_m2(&mut self) {
+        if REPLAY_M2 {
+            self.m2.deliver_before(self.cart, self.m2.dot_at);
+        }
+    }
+}
+
+impl<const REPLAY_M2: bool> PpuBusPeek for PpuMemory<'_, REPLAY_M2> {
     #[inline]
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
@@ -121,18 +164,27 @@ impl PpuBusPeek for PpuMemory<'_> {
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
-impl PpuBus for PpuMemory<'_> {
+impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
     #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
+        self.deliver_m2();
         self.cart.ppu_read(addr, self.ciram)
     }
     #[inline]
     fn write(&mut self, addr: u16, value: u8) {
+        self.deliver_m2();
         self.cart.ppu_write(addr, value, self.ciram)
     }
     #[inline(always)]
     fn set_address(&mut self, addr: u16) {
+        self.deliver_m2();
         self.cart.ppu_address(addr)
+    }
+    #[inline(always)]
+    fn advance_dots(&mut self, dots: u32) {
+        if REPLAY_M2 {
+            self.m2.dot_at += u64::from(dots) * MASTER_PER_DOT;
+        }
     }
 }
 
@@ -231,45 +283,44 @@ impl Nes {
         }
     }
 
-    /// Runs the PPU, dot by dot, up to the master clock (minus the CPU/PPU phase offset), delivering
-    /// owed M2 edges in between, then predicts the next dot the CPU could notice.
+    /// Runs the PPU up to the master clock (minus the CPU/PPU phase offset), delivering owed M2
+    /// edges in between, then predicts the next dot the CPU could notice.
     #[inline(never)]
     pub(crate) fn catch_up_ppu(&mut self) {
         let offset = u64::from(self.bus.ppu_offset);
         let target = self.bus.master_clock.saturating_sub(offset);
-        let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
+        if !self.sync.lazy {
+            // The reference schedule: one dot at a time, M2 edges delivered by the cycles themselves.
+            let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
+            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+                self.ppu.tick_dot(&mut memory);
+                self.bus.ppu_clock += MASTER_PER_DOT;
+            }
+            return;
+        }
+        let owed = target.saturating_sub(self.bus.ppu_clock) / MASTER_PER_DOT;
+        // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
+        let dots = u32::try_from(owed).unwrap_or(u32::MAX);
         if self.sync.replay_m2 {
             let cycle = self.bus.cpu_cycle;
-            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
-                // Master clock at which this dot runs; M2 edges placed before it are delivered first.
-                let dot_at = self.bus.ppu_clock + MASTER_PER_DOT + offset;
-                while self.sync.m2_delivered < cycle {
-                    let next = self.sync.m2_delivered + 1;
-                    let edge_at =
-                        (self.sync.cycle_start + M2_EDGE_OFFSET).saturating_sub((cycle - next) * CYCLE);
-                    if edge_at >= dot_at {
-                        break;
-                    }
-                    memory.cart.cpu_cycle();
-                    self.sync.m2_delivered = next;
-                }
-                self.ppu.tick_dot(&mut memory);
-                self.bus.ppu_clock += MASTER_PER_DOT;
-            }
-            // The current cycle's edge comes right after its access.
-            while self.sync.m2_delivered < cycle {
-                memory.cart.cpu_cycle();
-                self.sync.m2_delivered += 1;
-            }
+            // The current cycle's edge comes right after its access; earlier ones a cycle apart.
+            let last_edge_at = self.sync.cycle_start + M2_EDGE_OFFSET;
+            let owed_edges = cycle.saturating_sub(self.sync.m2_delivered);
+            let m2 = M2Replay {
+                next_edge_at: (last_edge_at + CYCLE).saturating_sub(owed_edges.saturating_mul(CYCLE)),
+                last_edge_at,
+                dot_at: self.bus.ppu_clock + MASTER_PER_DOT + offset,
+            };
+            let mut memory = PpuMemory::<true> { cart: &mut self.cart, ciram: &mut self.ciram, m2 };
+            self.ppu.run_dots(dots, &mut memory);
+            memory.m2.deliver_before(memory.cart, u64::MAX);
+            self.sync.m2_delivered = cycle;
         } else {
-            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
-                self.ppu.tick_dot(&mut memory);
-                self.bus.ppu_clock += MASTER_PER_DOT;
-            }
+            let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
+            self.ppu.run_dots(dots, &mut memory);
         }
-        if self.sync.lazy {
-            self.sync.deadline = self.next_observable_dot();
-        }
+        self.bus.ppu_clock += u64::from(dots) * MASTER_PER_DOT;
+        self.sync.deadline = self.next_observable_dot();
     }
 
     /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
@@ -370,7 +421,7 @@ impl Nes {
         let value = match addr {
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
             0x2000..=0x3FFF => {
-                let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
+                let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.read_register(addr, &mut memory)
             }
             0x4015 => return self.apu.read_status() | (self.bus.open_bus & 0x20),
@@ -390,7 +441,7 @@ impl Nes {
         match addr {
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)] = value,
             0x2000..=0x3FFF => {
-                let mut memory = PpuMemory { cart: &mut self.cart, ciram: &mut self.ciram };
+                let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.write_register(addr, value, &mut memory);
             }
             0x4014 => {

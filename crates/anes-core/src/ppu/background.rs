@@ -71,9 +71,16 @@ impl Ppu {
                 self.reload_background_shifters();
             }
         }
+        self.background_fetch(bus, dot & 7);
+    }
+
+    /// Fetch phase `phase` (the dot number modulo 8) of the tile pipeline: the first dot of each
+    /// two-dot fetch drives the address, the second reads.
+    #[inline(always)]
+    pub(super) fn background_fetch(&mut self, bus: &mut impl PpuBus, phase: u16) {
         let r = &mut self.regs;
         let v = r.v;
-        match dot & 7 {
+        match phase {
             1 => bus.set_address(nametable_address(v)),
             2 => r.nt_latch = bus.read(nametable_address(v)),
             3 => bus.set_address(attribute_address(v)),

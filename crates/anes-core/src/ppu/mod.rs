@@ -31,6 +31,7 @@ mod pixel;
 mod registers;
 pub mod rgb;
 mod sprites;
+mod stretch;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -49,6 +50,11 @@ pub trait PpuBus: PpuBusPeek {
     fn write(&mut self, addr: u16, value: u8);
     /// `addr` is driven on the bus without a data transfer (mappers watching A12 see it).
     fn set_address(&mut self, addr: u16);
+    /// `dots` more dots are done (a bus that interleaves other clocks with the PPU's counts them).
+    #[inline(always)]
+    fn advance_dots(&mut self, dots: u32) {
+        let _ = dots;
+    }
 }
 
 /// Dots per scanline.

@@ -18,29 +18,36 @@ impl Ppu {
     /// direct access).
     #[inline(always)]
     pub(super) fn output_blank_pixel(&mut self, x: u16) {
-        let index = if self.regs.v & 0x3F00 == 0x3F00 { palette_index(self.regs.v) } else { 0 };
-        self.store_pixel(x, index);
+        let color = self.blank_pixel_color();
+        self.store_color(x, color);
     }
 
     /// Outputs the pixel at `x` (0-255) of the current visible scanline while rendering is enabled.
     #[inline(always)]
     pub(super) fn output_rendered_pixel(&mut self, x: u16) {
+        let (show_background, show_sprites) = self.layers_shown(x < 8);
+        let index = self.rendered_pixel(x, show_background, show_sprites);
+        self.store_pixel(x, index);
+    }
+
+    /// Which layers PPUMASK shows (background, sprites), in the leftmost 8 pixels (`left`) or not.
+    /// Sprites count as hidden on a line without any.
+    #[inline(always)]
+    pub(super) fn layers_shown(&self, left: bool) -> (bool, bool) {
         let m = self.regs.mask;
-        let left = x < 8;
-        let background = if m & mask::BACKGROUND != 0 && (!left || m & mask::BACKGROUND_LEFT != 0) {
-            self.background_pixel()
-        } else {
-            0
-        };
-        let sprite = if self.regs.sprite_count != 0
-            && m & mask::SPRITES != 0
-            && (!left || m & mask::SPRITES_LEFT != 0)
-        {
-            self.sprite_pixel(x)
-        } else {
-            0
-        };
-        let index = if sprite == 0 {
+        let background = m & mask::BACKGROUND != 0 && (!left || m & mask::BACKGROUND_LEFT != 0);
+        let sprites =
+            self.regs.sprite_count != 0 && m & mask::SPRITES != 0 && (!left || m & mask::SPRITES_LEFT != 0);
+        (background, sprites)
+    }
+
+    /// The palette index of the pixel at `x` with the given layers shown: background and sprite
+    /// multiplexed by priority, and sprite 0 hit detected.
+    #[inline(always)]
+    pub(super) fn rendered_pixel(&mut self, x: u16, show_background: bool, show_sprites: bool) -> usize {
+        let background = if show_background { self.background_pixel() } else { 0 };
+        let sprite = if show_sprites { self.sprite_pixel(x) } else { 0 };
+        if sprite == 0 {
             usize::from(background)
         } else if background == 0 {
             usize::from(0x10 | (sprite & 0x0F))
@@ -55,16 +62,33 @@ impl Ppu {
             } else {
                 usize::from(0x10 | (sprite & 0x0F))
             }
-        };
-        self.store_pixel(x, index);
+        }
+    }
+
+    /// The pixel rendering-disabled output shows (what [`Ppu::output_blank_pixel`] stores).
+    #[inline(always)]
+    pub(super) fn blank_pixel_color(&self) -> u16 {
+        let index = if self.regs.v & 0x3F00 == 0x3F00 { palette_index(self.regs.v) } else { 0 };
+        self.pixel_color(index)
+    }
+
+    /// Palette entry `index` with greyscale and emphasis applied.
+    #[inline(always)]
+    pub(super) fn pixel_color(&self, index: usize) -> u16 {
+        let m = self.regs.mask;
+        let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
+        u16::from(self.palette[index & 0x1F] & grey) | (u16::from(m & 0xE0) << 1)
     }
 
     /// Writes palette entry `index` (greyscale and emphasis applied) as the pixel at `x`.
     #[inline(always)]
     fn store_pixel(&mut self, x: u16, index: usize) {
-        let m = self.regs.mask;
-        let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
-        let color = u16::from(self.palette[index & 0x1F] & grey) | (u16::from(m & 0xE0) << 1);
+        self.store_color(x, self.pixel_color(index));
+    }
+
+    /// Writes `color` as the pixel at `x` of the current scanline.
+    #[inline(always)]
+    fn store_color(&mut self, x: u16, color: u16) {
         let offset = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(x);
         if let Some(pixel) = self.frame.get_mut(offset) {
             *pixel = color;

@@ -1,0 +1,116 @@
+//! Runs of dots: [`Ppu::run_dots`] is exactly `count` calls of [`Ppu::tick_dot`], with two kinds of
+//! stretch done in bulk: where the PPU only counts (rendering off and settled), a scanline segment at
+//! a time; and dots 1-256 of a rendered line, a tile (8 dots) at a time, with the fetch phase of each
+//! dot known in advance and PPUMASK constant (no CPU access falls inside a stretch).
+
+use super::background::increment_y;
+use super::{
+    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
+};
+
+impl Ppu {
+    /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
+    pub fn run_dots(&mut self, mut count: u32, bus: &mut impl PpuBus) {
+        while count > 0 {
+            let (scanline, dot) = (self.regs.scanline, self.regs.dot);
+            let rendering = self.regs.rendering_enabled();
+            if rendering && scanline < 240 && dot & 7 == 1 && dot <= 249 && count >= 8 {
+                self.run_visible_tile(bus);
+                count -= 8;
+                continue;
+            }
+            let idle = self.regs.rendering_history == 0 && !rendering;
+            // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
+            let flag_dot = (scanline == VBLANK_SCANLINE || scanline == PRE_RENDER_SCANLINE) && dot <= 1;
+            if !idle || flag_dot || scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE {
+                self.tick_dot(bus);
+                bus.advance_dots(1);
+                count -= 1;
+                continue;
+            }
+            // Rendering has been off for 8 dots: no fetch, no evaluation, no odd-frame skip, and the
+            // rendering history stays 0. Only blank pixels and the position change.
+            let run = count.min(u32::from(DOTS_PER_SCANLINE - dot));
+            if scanline < 240 {
+                self.fill_blank_pixels(dot, run);
+            }
+            // The last dot of the run goes through `advance_position` for the scanline and frame
+            // bookkeeping.
+            self.regs.dot = dot + (run as u16) - 1;
+            self.advance_position();
+            bus.advance_dots(run);
+            count -= run;
+        }
+    }
+
+    /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
+    /// `tick_dot` do. Sprite evaluation touches nothing the background pipeline or the pixel
+    /// multiplexer reads, so it runs as its own loop after them.
+    #[inline(always)]
+    fn run_visible_tile(&mut self, bus: &mut impl PpuBus) {
+        let first = self.regs.dot;
+        let (show_background, show_sprites) = self.layers_shown(first == 1);
+        let mut colors = [0u16; 8];
+        self.visible_tile_dot::<0>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<1>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<2>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<3>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<4>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<5>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<6>(bus, first, show_background, show_sprites, &mut colors);
+        self.visible_tile_dot::<7>(bus, first, show_background, show_sprites, &mut colors);
+        for dot in first..first + 8 {
+            self.sprite_evaluation_dot(dot);
+        }
+        if first == 249 {
+            // Dot 256: after the coarse X increment of the last fetch.
+            self.regs.v = increment_y(self.regs.v);
+        }
+        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
+        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+            pixels.copy_from_slice(&colors);
+        }
+        // Eight dots with rendering enabled; the position cannot wrap before dot 257.
+        self.regs.rendering_history = 0xFF;
+        self.regs.dot = first + 8;
+    }
+
+    /// Dot `first + PHASE` of [`Ppu::run_visible_tile`]: shift and reload, the fetch of this phase,
+    /// and the pixel into `colors[PHASE]`.
+    #[inline(always)]
+    fn visible_tile_dot<const PHASE: u16>(
+        &mut self,
+        bus: &mut impl PpuBus,
+        first: u16,
+        show_background: bool,
+        show_sprites: bool,
+        colors: &mut [u16; 8],
+    ) {
+        // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
+        if PHASE != 0 || first != 1 {
+            self.shift_background();
+            if PHASE == 0 {
+                self.reload_background_shifters();
+            }
+        }
+        self.background_fetch(bus, (PHASE + 1) & 7);
+        let x = first - 1 + PHASE;
+        let index = self.rendered_pixel(x, show_background, show_sprites);
+        colors[usize::from(PHASE)] = self.pixel_color(index);
+        bus.advance_dots(1);
+    }
+
+    /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).
+    fn fill_blank_pixels(&mut self, dot: u16, run: u32) {
+        let first = usize::from(dot.max(1) - 1);
+        let end = (usize::from(dot) + run as usize).saturating_sub(1).min(FRAME_WIDTH);
+        if first >= end {
+            return;
+        }
+        let color = self.blank_pixel_color();
+        let row = usize::from(self.regs.scanline) * FRAME_WIDTH;
+        if let Some(pixels) = self.frame.get_mut(row + first..row + end) {
+            pixels.fill(color);
+        }
+    }
+}

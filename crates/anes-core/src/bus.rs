@@ -90,6 +90,8 @@ pub(crate) struct PpuSync {
     /// True when the cartridge counts M2 edges against PPU A12 (MMC3), so lagging stretches must
     /// deliver the M2 edges between the dots.
     pub replay_m2: bool,
+    /// True when the cartridge counts M2 edges and each cycle delivers its own (eager schedule).
+    pub direct_m2: bool,
     /// PPU clock at which the next dot the CPU could notice completes: catch-up points before it are
     /// skipped. 0 forces the next point to run.
     pub deadline: u64,
@@ -103,9 +105,15 @@ pub(crate) struct PpuSync {
 /// to the access, before the rest (exact for CPU/PPU phases 0 and 1, where no dot falls between the
 /// read and the write access offsets).
 const M2_EDGE_OFFSET: u64 = READ_ACCESS_OFFSET;
-/// Fewest dots between two A12 rises that both clock the MMC3 counter: A12 must fall and stay low for
-/// three M2 edges (two whole CPU cycles, six dots) in between.
+/// Fewest dots between two A12 rises that both clock the MMC3 counter, in general: A12 must fall and
+/// stay low for three M2 edges (two whole CPU cycles, six dots) in between.
 const MIN_DOTS_PER_A12_CLOCK: u64 = 6;
+/// The same with 8x8 sprites: background and sprite patterns each come from one table, so on a
+/// rendered line A12 is low for more than six dots only once (the background's fetches with the
+/// background at $0000, or the sprite slots' with the sprites at $0000; every other low stretch is
+/// a 4-dot pair of nametable fetches). One clock per line at most: a line apart, less the odd-frame
+/// skip. A PPUCTRL or PPUMASK write changes the pattern, and recomputes this.
+const MIN_DOTS_PER_A12_CLOCK_8X8: u64 = 340;
 
 /// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM). With
 /// `REPLAY_M2`, M2 edges owed to the cartridge are delivered before each access, up to the dot the
@@ -216,56 +224,66 @@ impl Nes {
     pub(crate) fn write(&mut self, addr: u16, value: u8) {
         // PPU registers, and the cartridge (bank and mirroring registers change what the PPU fetches).
         let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
-        self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);
+        let quiet = self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);
         self.bus.open_bus = value;
         self.decode_write(addr, value);
         if reaches_ppu {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
             self.sync.deadline = 0;
         }
-        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET);
+        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET, quiet);
     }
 
     #[inline(always)]
     fn read_cycle(&mut self, addr: u16) -> u8 {
         let reaches_ppu = addr & 0xE000 == 0x2000;
-        self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
+        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_read(addr);
         if reaches_ppu {
             self.sync.deadline = 0;
         }
-        self.end_cycle(CYCLE - READ_ACCESS_OFFSET);
+        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
         value
     }
 
     /// Starts a cycle and runs it up to its access; `reaches_ppu`: the access sees or changes the PPU,
-    /// so the PPU must have caught up with it.
+    /// so the PPU must have caught up with it. Returns true when the cycle is quiet: the PPU is not due
+    /// at any of its catch-up points (the lazy schedule's common case, checked once per cycle).
     #[inline(always)]
-    fn begin_cycle(&mut self, to_access: u64, reaches_ppu: bool) {
+    fn begin_cycle(&mut self, to_access: u64, reaches_ppu: bool) -> bool {
         self.bus.cpu_cycle += 1;
-        self.sync.cycle_start = self.bus.master_clock;
-        self.bus.master_clock += to_access;
+        let start = self.bus.master_clock;
+        self.sync.cycle_start = start;
+        self.bus.master_clock = start + to_access;
+        let quiet = !reaches_ppu
+            && (start + CYCLE).saturating_sub(u64::from(self.bus.ppu_offset)) < self.sync.deadline;
         if reaches_ppu {
             self.catch_up_ppu();
-        } else {
+        } else if !quiet {
             self.run_ppu();
         }
         self.apu.tick_cpu_cycle(self.bus.cpu_cycle);
-        if !self.sync.replay_m2 {
+        if self.sync.direct_m2 {
             self.cart.cpu_cycle();
         }
+        quiet
     }
 
     /// Finishes the cycle. The CPU latches /NMI and /IRQ one PPU dot before the cycle ends (during
     /// phi2), so an interrupt raised on the last dot is seen a cycle later; this places NMI and the
     /// MMC3's A12-clocked IRQ on the dots ppu_vbl_nmi and mmc3_test_2 4-scanline_timing expect.
     #[inline(always)]
-    fn end_cycle(&mut self, rest: u64) {
-        self.bus.master_clock += rest - MASTER_PER_DOT;
-        self.run_ppu();
-        self.sample_interrupt_lines();
-        self.bus.master_clock += MASTER_PER_DOT;
-        self.run_ppu();
+    fn end_cycle(&mut self, rest: u64, quiet: bool) {
+        if quiet {
+            self.bus.master_clock += rest;
+            self.sample_interrupt_lines();
+        } else {
+            self.bus.master_clock += rest - MASTER_PER_DOT;
+            self.run_ppu();
+            self.sample_interrupt_lines();
+            self.bus.master_clock += MASTER_PER_DOT;
+            self.run_ppu();
+        }
         if self.bus.dmc_dma_running == 0 && self.apu.dmc_wants_dma() {
             self.bus.dmc_dma_running = 1;
             self.bus.dmc_dma_dummy = 1;
@@ -328,9 +346,12 @@ impl Nes {
     /// could raise the IRQ.
     fn next_observable_dot(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event();
-        if self.sync.replay_m2 && self.ppu.regs().mask & 0x18 != 0 {
+        let regs = self.ppu.regs();
+        if self.sync.replay_m2 && regs.mask & 0x18 != 0 {
             let clocks = self.cart.a12_clocks_before_irq();
-            dots = dots.min(u64::from(clocks).saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK));
+            let spacing =
+                if regs.ctrl & 0x20 == 0 { MIN_DOTS_PER_A12_CLOCK_8X8 } else { MIN_DOTS_PER_A12_CLOCK };
+            dots = dots.min(u64::from(clocks).saturating_sub(1).saturating_mul(spacing));
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
     }
@@ -343,6 +364,7 @@ impl Nes {
         // edge goes depends on the access kind; those machines keep the eager schedule.
         self.sync.lazy = self.sync.mode == PpuCatchUp::Lazy && !(counts_m2 && self.bus.ppu_offset >= 2);
         self.sync.replay_m2 = self.sync.lazy && counts_m2;
+        self.sync.direct_m2 = !self.sync.lazy && counts_m2;
         self.sync.deadline = 0;
         self.sync.m2_delivered = self.bus.cpu_cycle;
         self.sync.cycle_start = self.bus.master_clock;

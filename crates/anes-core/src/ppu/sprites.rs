@@ -147,9 +147,15 @@ impl Ppu {
         let index = dot - 257;
         let slot = usize::from(index >> 3);
         let phase = index & 7;
-        let base = slot * 4;
         // The OAM bus shows Y, tile, attribute, then X for the rest of the slot.
-        self.regs.oam_bus = self.secondary_oam[base + usize::from(phase.min(3))];
+        self.regs.oam_bus = self.secondary_oam[slot * 4 + usize::from(phase.min(3))];
+        self.sprite_fetch(bus, slot, phase);
+    }
+
+    /// Phase `phase` (0-7) of the fetches of sprite slot `slot` (0-7).
+    #[inline(always)]
+    pub(super) fn sprite_fetch(&mut self, bus: &mut impl PpuBus, slot: usize, phase: u16) {
+        let base = slot * 4;
         match phase {
             0 | 2 => bus.set_address(0x2000 | (self.regs.v & 0x0FFF)),
             1 => {

@@ -1,9 +1,10 @@
-//! Runs of dots: [`Ppu::run_dots`] is exactly `count` calls of [`Ppu::tick_dot`], with two kinds of
-//! stretch done in bulk: where the PPU only counts (rendering off and settled), a scanline segment at
-//! a time; and dots 1-256 of a rendered line, a tile (8 dots) at a time, with the fetch phase of each
-//! dot known in advance and PPUMASK constant (no CPU access falls inside a stretch).
+//! Runs of dots: [`Ppu::run_dots`] is exactly `count` calls of [`Ppu::tick_dot`], with the common
+//! stretches done in bulk: where the PPU only counts (rendering off and settled), a scanline segment
+//! at a time; and on rendered visible lines, 8 dots at a time (a tile of dots 1-256 or 321-336, a
+//! sprite slot of 257-320), with the fetch phase of each dot known in advance and PPUMASK and PPUCTRL
+//! constant (no CPU access falls inside a stretch).
 
-use super::background::increment_y;
+use super::background::{copy_horizontal, increment_y};
 use super::{
     DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
 };
@@ -14,10 +15,22 @@ impl Ppu {
         while count > 0 {
             let (scanline, dot) = (self.regs.scanline, self.regs.dot);
             let rendering = self.regs.rendering_enabled();
-            if rendering && scanline < 240 && dot & 7 == 1 && dot <= 249 && count >= 8 {
-                self.run_visible_tile(bus);
-                count -= 8;
-                continue;
+            if rendering && scanline < 240 && dot & 7 == 1 && count >= 8 {
+                if dot <= 249 {
+                    self.run_visible_tile(bus);
+                    count -= 8;
+                    continue;
+                }
+                if dot <= 313 {
+                    self.run_sprite_slot(bus);
+                    count -= 8;
+                    continue;
+                }
+                if dot <= 329 {
+                    self.run_prefetch_tile(bus);
+                    count -= 8;
+                    continue;
+                }
             }
             let idle = self.regs.rendering_history == 0 && !rendering;
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
@@ -98,6 +111,48 @@ impl Ppu {
         let index = self.rendered_pixel(x, show_background, show_sprites);
         colors[usize::from(PHASE)] = self.pixel_color(index);
         bus.advance_dots(1);
+    }
+
+    /// Dots `d..d + 8` of a visible line with rendering on, `d` = 257, 265, ..., 313: the fetches
+    /// of sprite slot (d - 257) / 8 (see `Ppu::sprite_fetch_dot`).
+    #[inline(always)]
+    fn run_sprite_slot(&mut self, bus: &mut impl PpuBus) {
+        let first = self.regs.dot;
+        if first == 257 {
+            self.regs.v = copy_horizontal(self.regs.v, self.regs.t);
+            self.start_sprite_fetches(false);
+        }
+        let slot = usize::from((first - 257) >> 3);
+        for phase in 0..8 {
+            self.sprite_fetch(bus, slot, phase);
+            bus.advance_dots(1);
+        }
+        // What the OAM bus and OAMADDR show after the slot's last dot.
+        self.regs.oam_bus = self.secondary_oam[slot * 4 + 3];
+        self.regs.oam_addr = 0;
+        self.regs.rendering_history = 0xFF;
+        self.regs.dot = first + 8;
+    }
+
+    /// Dots `d..d + 8` of a visible line with rendering on, `d` = 321 or 329: the first two tiles
+    /// of the next line enter the pipeline; no pixel is output.
+    #[inline(always)]
+    fn run_prefetch_tile(&mut self, bus: &mut impl PpuBus) {
+        let first = self.regs.dot;
+        for phase in 0..8 {
+            // Dot 321 neither shifts nor reloads; 329 does both.
+            if phase != 0 || first != 321 {
+                self.shift_background();
+                if phase == 0 {
+                    self.reload_background_shifters();
+                }
+            }
+            self.background_fetch(bus, (phase + 1) & 7);
+            bus.advance_dots(1);
+        }
+        self.regs.oam_bus = self.secondary_oam[0];
+        self.regs.rendering_history = 0xFF;
+        self.regs.dot = first + 8;
     }
 
     /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).

@@ -45,6 +45,39 @@ impl Ppu {
         }
     }
 
+    /// Dots `first..first + 8` (`first` = 1, 9, ..., 249) of sprite evaluation: exactly eight calls of
+    /// [`Ppu::sprite_evaluation_dot`].
+    #[inline(always)]
+    pub(super) fn sprite_evaluation_tile(&mut self, first: u16) {
+        if first + 7 <= 64 {
+            // Clearing secondary OAM: the even dots of the tile write bytes (first + 1) / 2 - 1 onwards.
+            self.regs.oam_bus = 0xFF;
+            let start = usize::from(first / 2);
+            self.secondary_oam[start..start + 4].fill(0xFF);
+            return;
+        }
+        for dot in (first..first + 8).step_by(2) {
+            // An odd dot reads primary OAM, the even dot after it acts on the byte.
+            if dot == 65 {
+                let r = &mut self.regs;
+                r.eval_secondary_addr = 0;
+                r.eval_copy_left = 0;
+                r.eval_done = 0;
+                r.eval_sprite_0 = 0;
+            }
+            self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
+            self.evaluation_write(dot + 1);
+        }
+    }
+
+    /// True if any loaded output unit has a pixel in columns `x..x + 8`.
+    #[inline(always)]
+    pub(super) fn sprite_in_columns(&self, x: u16) -> bool {
+        let r = &self.regs;
+        let count = usize::from(r.sprite_count).min(8);
+        r.sprite_x[..count].iter().any(|&sprite_x| (x + 7).wrapping_sub(u16::from(sprite_x)) < 15)
+    }
+
     /// The even-dot half of an evaluation step, acting on the byte read on the odd dot before.
     #[inline(always)]
     fn evaluation_write(&mut self, dot: u16) {

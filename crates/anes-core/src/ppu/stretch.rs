@@ -63,6 +63,8 @@ impl Ppu {
     fn run_visible_tile(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
         let (show_background, show_sprites) = self.layers_shown(first == 1);
+        // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
+        let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
         let mut colors = [0u16; 8];
         self.visible_tile_dot::<0>(bus, first, show_background, show_sprites, &mut colors);
         self.visible_tile_dot::<1>(bus, first, show_background, show_sprites, &mut colors);
@@ -72,9 +74,7 @@ impl Ppu {
         self.visible_tile_dot::<5>(bus, first, show_background, show_sprites, &mut colors);
         self.visible_tile_dot::<6>(bus, first, show_background, show_sprites, &mut colors);
         self.visible_tile_dot::<7>(bus, first, show_background, show_sprites, &mut colors);
-        for dot in first..first + 8 {
-            self.sprite_evaluation_dot(dot);
-        }
+        self.sprite_evaluation_tile(first);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
             self.regs.v = increment_y(self.regs.v);

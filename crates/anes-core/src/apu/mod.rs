@@ -61,6 +61,9 @@ pub struct Apu {
     state: ApuState,
     /// Audio output; `None` (the default) costs nothing per cycle.
     output: Option<Box<AudioOutput>>,
+    /// True when a register write (or a restore) may have left a length counter write to apply on
+    /// the next cycle. Not state: applying settled counters changes nothing, so this only skips work.
+    length_writes_pending: bool,
 }
 
 impl Default for Apu {
@@ -80,7 +83,7 @@ impl Apu {
             frame_counter: FrameCounter::new(),
             ..ApuState::default()
         };
-        Apu { state, output: None }
+        Apu { state, output: None, length_writes_pending: true }
     }
 
     /// The reset button was pressed (nesdev "CPU power up state"): the APU is silenced as by a write of
@@ -121,6 +124,7 @@ impl Apu {
     /// The state as mutable bytes, to restore a snapshot. Any byte pattern is accepted without
     /// panicking (indexes into tables are masked where used); there are no derived caches to rebuild.
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        self.length_writes_pending = true;
         bytemuck::bytes_of_mut(&mut self.state)
     }
 
@@ -145,10 +149,13 @@ impl Apu {
             s.pulse[0].clock_sweep();
             s.pulse[1].clock_sweep();
         }
-        s.pulse[0].length.apply_writes();
-        s.pulse[1].length.apply_writes();
-        s.triangle.length.apply_writes();
-        s.noise.length.apply_writes();
+        if self.length_writes_pending {
+            self.length_writes_pending = false;
+            s.pulse[0].length.apply_writes();
+            s.pulse[1].length.apply_writes();
+            s.triangle.length.apply_writes();
+            s.noise.length.apply_writes();
+        }
 
         s.triangle.clock_timer();
         if get {
@@ -167,6 +174,7 @@ impl Apu {
 
     /// A CPU write of $4000-$4013, $4015 or $4017 on cycle `cpu_cycle` (other addresses are ignored).
     pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) {
+        self.length_writes_pending = true;
         let s = &mut self.state;
         let index = addr & 3;
         match addr {
@@ -182,6 +190,7 @@ impl Apu {
     }
 
     fn write_status(&mut self, value: u8, get_cycle: bool) {
+        self.length_writes_pending = true;
         let s = &mut self.state;
         s.pulse[0].length.set_enabled(value & 0x01 != 0);
         s.pulse[1].length.set_enabled(value & 0x02 != 0);

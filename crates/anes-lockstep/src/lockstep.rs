@@ -1,5 +1,6 @@
 //! The runner: two machines, one input stream, a comparison at every sync point.
 
+use crossbeam_channel::TryRecvError;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -632,29 +633,61 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
         let worker_frames = [AtomicU64::new(self.a.frame), AtomicU64::new(self.b.frame)];
         let (tx_a, rx_a) = crossbeam_channel::bounded::<SyncRecord>(window);
         let (tx_b, rx_b) = crossbeam_channel::bounded::<SyncRecord>(window);
+        // The comparator sleeps on a doorbell that a worker rings only when its queue holds half a
+        // window (or it stops), so it wakes every few records instead of on every one: on two cores
+        // a wake-up per frame costs more than the comparison.
+        let (bell_tx, bell_rx) = crossbeam_channel::bounded::<()>(1);
+        let ring_at = (window / 2).max(1);
         let (side_a, side_b, cmp) = (&mut self.a, &mut self.b, &mut self.cmp);
         let agreed = std::thread::scope(|scope| {
             let (stop, worker_frames) = (&stop, &worker_frames);
+            let bell_a = Doorbell { tx: bell_tx.clone(), ring_at };
+            let bell_b = Doorbell { tx: bell_tx, ring_at };
             scope.spawn(move || {
-                worker(side_a, inputs, granularity, every, target, &tx_a, stop, &worker_frames[0])
+                worker(side_a, inputs, granularity, every, target, &tx_a, &bell_a, stop, &worker_frames[0])
             });
             scope.spawn(move || {
-                worker(side_b, inputs, granularity, every, target, &tx_b, stop, &worker_frames[1])
+                worker(side_b, inputs, granularity, every, target, &tx_b, &bell_b, stop, &worker_frames[1])
             });
             let mut agreed = true;
-            while cmp.verified_until < target {
-                let (Ok(a), Ok(b)) = (rx_a.recv(), rx_b.recv()) else { break };
-                if !cmp.compare(&a, &b, every) {
-                    agreed = false;
+            let mut waiting_a: Option<SyncRecord> = None;
+            let mut workers_gone = false;
+            'run: while cmp.verified_until < target {
+                // Compare every pair both workers have published.
+                loop {
+                    let a = match waiting_a.take().map_or_else(|| rx_a.try_recv(), Ok) {
+                        Ok(a) => a,
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => break 'run,
+                    };
+                    let b = match rx_b.try_recv() {
+                        Ok(b) => b,
+                        Err(TryRecvError::Empty) => {
+                            waiting_a = Some(a);
+                            break;
+                        }
+                        Err(TryRecvError::Disconnected) => break 'run,
+                    };
+                    if !cmp.compare(&a, &b, every) {
+                        agreed = false;
+                        break 'run;
+                    }
+                    if a.frame_end {
+                        let lead = worker_frames[0]
+                            .load(Ordering::Relaxed)
+                            .max(worker_frames[1].load(Ordering::Relaxed));
+                        cmp.status.set_drift_frames(lead.saturating_sub(cmp.verified_until));
+                        progress(cmp.progress());
+                    }
+                    if cmp.verified_until >= target {
+                        break 'run;
+                    }
+                }
+                if workers_gone {
                     break;
                 }
-                if a.frame_end {
-                    let lead = worker_frames[0]
-                        .load(Ordering::Relaxed)
-                        .max(worker_frames[1].load(Ordering::Relaxed));
-                    cmp.status.set_drift_frames(lead.saturating_sub(cmp.verified_until));
-                    progress(cmp.progress());
-                }
+                // Both workers gone: one last pass over what they left.
+                workers_gone = bell_rx.recv().is_err();
             }
             stop.store(true, Ordering::Relaxed);
             // Dropping the receivers releases a worker blocked on a full channel.
@@ -666,6 +699,28 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
     }
 }
 
+/// A worker's side of the comparator's doorbell. Dropping it (the worker returning or unwinding)
+/// rings, so the comparator never sleeps through a worker's end.
+struct Doorbell {
+    tx: crossbeam_channel::Sender<()>,
+    ring_at: usize,
+}
+
+impl Doorbell {
+    /// Rings if `queue` holds at least half a window. A bell already ringing stays as it is.
+    fn ring_if_due(&self, queue: &crossbeam_channel::Sender<SyncRecord>) {
+        if queue.len() >= self.ring_at {
+            let _ = self.tx.try_send(());
+        }
+    }
+}
+
+impl Drop for Doorbell {
+    fn drop(&mut self) {
+        let _ = self.tx.try_send(());
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn worker<M: Machine>(
     side: &mut Side<M>,
@@ -674,6 +729,7 @@ fn worker<M: Machine>(
     checkpoint_every: u64,
     target: u64,
     tx: &crossbeam_channel::Sender<SyncRecord>,
+    bell: &Doorbell,
     stop: &AtomicBool,
     frames_done: &AtomicU64,
 ) {
@@ -685,6 +741,7 @@ fn worker<M: Machine>(
         if tx.send(record).is_err() {
             break;
         }
+        bell.ring_if_due(tx);
     }
 }
 

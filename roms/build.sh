@@ -23,6 +23,7 @@ stress/unofficial.s     common/nrom.cfg
 stress/dma_collide.s    common/nrom.cfg
 stress/ppu_race.s       common/nrom.cfg
 stress/mmc3_irq.s       common/mmc3_small.cfg
+stress/mmc3_a12.s       common/mmc3_small.cfg
 stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
 "

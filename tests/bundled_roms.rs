@@ -19,7 +19,7 @@ fn bundled() -> Vec<(String, Vec<u8>)> {
             roms.push((path.display().to_string(), std::fs::read(&path).expect("read ROM")));
         }
     }
-    assert!(roms.len() >= 7, "the demo and six stress ROMs are bundled");
+    assert!(roms.len() >= 8, "the demo and seven stress ROMs are bundled");
     roms
 }
 

@@ -1,8 +1,9 @@
 //! anes-core: a cycle-accurate, deterministic NES (NTSC Ricoh 2A03 + 2C02) with no I/O, no clock and no
 //! globals, so any number of consoles can run side by side in one process and agree bit for bit.
 //!
-//! The CPU drives time: every bus access is one CPU cycle, during which the PPU catches up dot by dot to
-//! the master clock and the APU and the cartridge see the cycle. See `docs/ARCHITECTURE.md`.
+//! The CPU drives time: every bus access is one CPU cycle, by the end of which the PPU is owed the dots
+//! up to the master clock (paid lazily, where the CPU could notice: [`PpuCatchUp`]) and the APU and the
+//! cartridge see the cycle. See `docs/ARCHITECTURE.md`.
 //!
 //! ```no_run
 //! use anes_core::{Cartridge, Nes, NesConfig};

@@ -24,14 +24,7 @@
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
-
-MMC3_SELECT  = $8000
-MMC3_DATA    = $8001
-MMC3_MIRROR  = $A000
-MMC3_LATCH   = $C000
-MMC3_RELOAD  = $C001
-MMC3_DISABLE = $E000
-MMC3_ENABLE  = $E001
+.include "mmc3.inc"
 
 BTN_A      = $80
 BTN_B      = $40
@@ -208,12 +201,7 @@ reset:
         ldx #$FF
         txs
         ; Only $E000-$FFFF is known at power-on: fix the MMC3 modes and banks before anything else.
-        ldx #7
-:       stx MMC3_SELECT
-        lda bank_init,x
-        sta MMC3_DATA
-        dex
-        bpl :-
+        MMC3_SET_BANKS
         lda #0
         sta mmc3_shadow
         sta MMC3_SELECT
@@ -475,9 +463,7 @@ nmi:
         dex
         bpl :-
         lda irq_line
-        sta MMC3_LATCH
-        sta MMC3_RELOAD
-        sta MMC3_ENABLE
+        MMC3_ARM_IRQ
         lda scroll_x
         sta split_x
         lda scroll_x+1

@@ -100,22 +100,14 @@ main:
         jmp main
 
 nmi:
-        pha
-        txa
-        pha
-        tya
-        pha
+        PUSH_AXY
         ; Start OAM DMA after 0-31 loop turns, so its alignment against the DMC fetches wanders.
         lda seed
         and #31
         tax
 :       dex
         bpl :-
-        lda #0
-        sta OAMADDR
-        lda #>OAM
-        sta OAMDMA
-        jsr show_hex
+        OAM_DMA_AND_HEX
         ; 64 reads of $2007 from a varying address in the font's pattern data.
         lda #$03
         sta PPUADDR
@@ -131,23 +123,9 @@ nmi:
         dex
         bne :-
         sta sum2007
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
-        lda #%10000000
-        sta PPUCTRL
-        lda #%00011110
-        sta PPUMASK
-        inc frame
-        bne :+
-        inc frame+1
-:       lda #1
-        sta nmi_seen
-        pla
-        tay
-        pla
-        tax
-        pla
+        SCROLL_CTRL_MASK %10000000, %00011110
+        FRAME_DONE
+        PULL_AXY
 irq:    rti
 
 hex_list:

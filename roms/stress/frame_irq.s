@@ -81,11 +81,7 @@ main:
         jmp main
 
 nmi:
-        pha
-        txa
-        pha
-        tya
-        pha
+        PUSH_AXY
         lda #1
         sta in_nmi
         inc nmi_count
@@ -104,17 +100,9 @@ nmi:
 :       dex
         bne :-
         jsr show_hex
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
-        lda #%10000000
-        sta PPUCTRL
-        lda #%00001010
-        sta PPUMASK
-        inc frame
-        bne :+
-        inc frame+1
-:       lda sum4015             ; stir: 1-4 extra LFSR steps chosen by the timing-dependent checksum
+        SCROLL_CTRL_MASK %10000000, %00001010
+        COUNT_FRAME
+        lda sum4015             ; stir: 1-4 extra LFSR steps chosen by the timing-dependent checksum
         and #3                  ; (stepping, not overwriting, keeps the maximal-length orbit)
         tax
 :       jsr lfsr_step
@@ -124,11 +112,7 @@ nmi:
         sta nmi_seen
         lda #0
         sta in_nmi
-        pla
-        tay
-        pla
-        tax
-        pla
+        PULL_AXY
         rti
 
 irq:

@@ -10,14 +10,7 @@
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
-
-MMC3_SELECT  = $8000
-MMC3_DATA    = $8001
-MMC3_MIRROR  = $A000
-MMC3_LATCH   = $C000
-MMC3_RELOAD  = $C001
-MMC3_DISABLE = $E000
-MMC3_ENABLE  = $E001
+.include "mmc3.inc"
 
 .segment "HEADER"
         .byte "NES", $1A, 2, 1, $41, $00    ; mapper 4, 32 KiB PRG, 8 KiB CHR, vertical
@@ -39,12 +32,7 @@ irq_rnd:   .res 1       ; the IRQ handler's own generator (the main LFSR is not 
 reset:
         BOOT
         ; Power-on MMC3 bank registers are unknown: set all eight (PRG mode 0, CHR mode 0).
-        ldx #7
-:       stx MMC3_SELECT
-        lda bank_init,x
-        sta MMC3_DATA
-        dex
-        bpl :-
+        MMC3_SET_BANKS
         lda #0
         sta MMC3_MIRROR         ; vertical
         sta MMC3_DISABLE
@@ -122,19 +110,9 @@ setup_mask:
         .byte %00011110, %00011110, %00011000, %00010100
 
 nmi:
-        pha
-        txa
-        pha
-        tya
-        pha
-        lda #0
-        sta OAMADDR
-        lda #>OAM
-        sta OAMDMA
-        jsr show_hex
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
+        PUSH_AXY
+        OAM_DMA_AND_HEX
+        SCROLL_TOP_LEFT
         lda frame
         lsr
         lsr
@@ -163,19 +141,9 @@ nmi:
 :       ; Arm the first IRQ of the frame with a small latch (0-15; 0 fires on every clock).
         jsr lfsr_step
         and #$0F
-        sta MMC3_LATCH
-        sta MMC3_RELOAD
-        sta MMC3_ENABLE
-        inc frame
-        bne :+
-        inc frame+1
-:       lda #1
-        sta nmi_seen
-        pla
-        tay
-        pla
-        tax
-        pla
+        MMC3_ARM_IRQ
+        FRAME_DONE
+        PULL_AXY
         rti
 
 irq:
@@ -203,9 +171,7 @@ irq:
         sta PPUCTRL
 :       jsr irq_random
         and #$07
-        sta MMC3_LATCH
-        sta MMC3_RELOAD
-        sta MMC3_ENABLE
+        MMC3_ARM_IRQ
 @done:  pla
         tax
         pla
@@ -213,11 +179,7 @@ irq:
 
 ; 8-bit Galois LFSR (taps $B8), period 255.
 irq_random:
-        lda irq_rnd
-        lsr
-        bcc :+
-        eor #$B8
-:       sta irq_rnd
+        IRQ_RANDOM_STEP
         rts
 
 hex_list:

@@ -7,14 +7,7 @@
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
-
-MMC3_SELECT  = $8000
-MMC3_DATA    = $8001
-MMC3_MIRROR  = $A000
-MMC3_LATCH   = $C000
-MMC3_RELOAD  = $C001
-MMC3_DISABLE = $E000
-MMC3_ENABLE  = $E001
+.include "mmc3.inc"
 
 .segment "HEADER"
         .byte "NES", $1A, 2, 1, $41, $00    ; mapper 4, 32 KiB PRG, 8 KiB CHR, vertical
@@ -36,12 +29,7 @@ irq_rnd:   .res 1       ; the IRQ handler's own generator (the main LFSR is not 
 reset:
         BOOT
         ; Power-on MMC3 bank registers are unknown: set all eight (PRG mode 0, CHR mode 0).
-        ldx #7
-:       stx MMC3_SELECT
-        lda bank_init,x
-        sta MMC3_DATA
-        dex
-        bpl :-
+        MMC3_SET_BANKS
         lda #0
         sta MMC3_MIRROR         ; vertical
         sta MMC3_DISABLE
@@ -93,23 +81,9 @@ sprites:
         .byte 100, $2A, 0, 40,  140, $2B, 1, 80,  180, $2A, 2, 120,  60, $2B, 3, 200
 
 nmi:
-        pha
-        txa
-        pha
-        tya
-        pha
-        lda #0
-        sta OAMADDR
-        lda #>OAM
-        sta OAMDMA
-        jsr show_hex
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
-        lda #%10001000
-        sta PPUCTRL
-        lda #%00011110
-        sta PPUMASK
+        PUSH_AXY
+        OAM_DMA_AND_HEX
+        SCROLL_CTRL_MASK %10001000, %00011110
         sta emph
         lda irqs
         sta irqs_last
@@ -121,19 +95,9 @@ nmi:
         clc
         adc #8
         sta latch
-        sta MMC3_LATCH
-        sta MMC3_RELOAD
-        sta MMC3_ENABLE
-        inc frame
-        bne :+
-        inc frame+1
-:       lda #1
-        sta nmi_seen
-        pla
-        tay
-        pla
-        tax
-        pla
+        MMC3_ARM_IRQ
+        FRAME_DONE
+        PULL_AXY
         rti
 
 irq:
@@ -165,9 +129,7 @@ irq:
         and #$1F
         adc #4
         sta latch
-        sta MMC3_LATCH
-        sta MMC3_RELOAD
-        sta MMC3_ENABLE
+        MMC3_ARM_IRQ
 @done:  pla
         tax
         pla
@@ -175,11 +137,7 @@ irq:
 
 ; 8-bit Galois LFSR (taps $B8), period 255.
 irq_random:
-        lda irq_rnd
-        lsr
-        bcc :+
-        eor #$B8
-:       sta irq_rnd
+        IRQ_RANDOM_STEP
         rts
 
 hex_list:

@@ -117,18 +117,8 @@ main:
 @one:   lda nmi_count
         sta last_nmi
         ; Vblank work.
-        lda #0
-        sta OAMADDR
-        lda #>OAM
-        sta OAMDMA
-        jsr show_hex
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
-        lda #%10000000
-        sta PPUCTRL
-        lda #%00011110
-        sta PPUMASK
+        OAM_DMA_AND_HEX
+        SCROLL_CTRL_MASK %10000000, %00011110
         inc frame
         ; Sprite 0 hit: wait for last frame's flag to clear, then for this frame's.
         ldx #0

@@ -136,29 +136,11 @@ tail_b: dey
 template_end:
 
 nmi:
-        pha
-        txa
-        pha
-        tya
-        pha
+        PUSH_AXY
         jsr show_hex
-        lda #0
-        sta PPUSCROLL
-        sta PPUSCROLL
-        lda #%10000000
-        sta PPUCTRL
-        lda #%00001010
-        sta PPUMASK
-        inc frame
-        bne :+
-        inc frame+1
-:       lda #1
-        sta nmi_seen
-        pla
-        tay
-        pla
-        tax
-        pla
+        SCROLL_CTRL_MASK %10000000, %00001010
+        FRAME_DONE
+        PULL_AXY
 irq:    rti
 
 hex_list:

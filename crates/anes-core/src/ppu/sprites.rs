@@ -32,17 +32,23 @@ impl Ppu {
             return;
         }
         if dot == 65 {
-            let r = &mut self.regs;
-            r.eval_secondary_addr = 0;
-            r.eval_copy_left = 0;
-            r.eval_done = 0;
-            r.eval_sprite_0 = 0;
+            self.start_evaluation();
         }
         if dot & 1 == 1 {
             self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
         } else {
             self.evaluation_write(dot);
         }
+    }
+
+    /// Dot 65: evaluation starts with secondary OAM empty and sprite 0 not found.
+    #[inline(always)]
+    fn start_evaluation(&mut self) {
+        let r = &mut self.regs;
+        r.eval_secondary_addr = 0;
+        r.eval_copy_left = 0;
+        r.eval_done = 0;
+        r.eval_sprite_0 = 0;
     }
 
     /// Dots `first..first + 8` (`first` = 1, 9, ..., 249) of sprite evaluation: exactly eight calls of
@@ -59,11 +65,7 @@ impl Ppu {
         for dot in (first..first + 8).step_by(2) {
             // An odd dot reads primary OAM, the even dot after it acts on the byte.
             if dot == 65 {
-                let r = &mut self.regs;
-                r.eval_secondary_addr = 0;
-                r.eval_copy_left = 0;
-                r.eval_done = 0;
-                r.eval_sprite_0 = 0;
+                self.start_evaluation();
             }
             self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
             self.evaluation_write(dot + 1);

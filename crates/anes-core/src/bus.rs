@@ -346,11 +346,10 @@ impl Nes {
     /// could raise the IRQ.
     fn next_observable_dot(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event();
-        let regs = self.ppu.regs();
-        if self.sync.replay_m2 && regs.mask & 0x18 != 0 {
+        if self.sync.replay_m2 && self.ppu.rendering_enabled() {
             let clocks = self.cart.a12_clocks_before_irq();
             let spacing =
-                if regs.ctrl & 0x20 == 0 { MIN_DOTS_PER_A12_CLOCK_8X8 } else { MIN_DOTS_PER_A12_CLOCK };
+                if self.ppu.sprites_8x16() { MIN_DOTS_PER_A12_CLOCK } else { MIN_DOTS_PER_A12_CLOCK_8X8 };
             dots = dots.min(u64::from(clocks).saturating_sub(1).saturating_mul(spacing));
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))

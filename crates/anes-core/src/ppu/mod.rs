@@ -438,6 +438,18 @@ impl Ppu {
             .unwrap_or(0)
     }
 
+    /// True while PPUMASK enables either layer (the PPU fetches on rendered lines).
+    #[inline]
+    pub fn rendering_enabled(&self) -> bool {
+        self.regs.rendering_enabled()
+    }
+
+    /// True when PPUCTRL selects 8x16 sprites.
+    #[inline]
+    pub fn sprites_8x16(&self) -> bool {
+        self.regs.ctrl & ctrl::SPRITE_16 != 0
+    }
+
     /// The /NMI output: true while VBlank is flagged and NMI output is enabled. The CPU samples it one
     /// dot before the end of its cycle (see `bus.rs`), which is why a $2002 read on the dot the flag is
     /// set or the dot after still suppresses the NMI (nesdev "NMI"; ppu_vbl_nmi 05-nmi_timing,

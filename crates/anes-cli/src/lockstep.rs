@@ -15,6 +15,7 @@ use anes_lockstep::{
 };
 use anyhow::Context;
 
+use crate::rom::PpuSchedule;
 use crate::{input_file, output};
 
 /// The bundled demo ROM (roms/demo/demo.nes).
@@ -52,6 +53,10 @@ pub struct Args {
     /// Directory for the evidence bundle of a divergence.
     #[arg(long, value_name = "DIR", default_value = "anes-lockstep-evidence")]
     report: PathBuf,
+    /// Machine B's PPU schedule: lazy (as A) or eager, the reference schedule, which makes the run a
+    /// check of anes's lazy PPU on this ROM and input.
+    #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy, value_name = "SCHEDULE")]
+    ppu_b: PpuSchedule,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -83,7 +88,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         faults,
         ..LockstepConfig::default()
     };
-    let mut lockstep = Lockstep::new(machine.clone(), machine, config).context("lockstep configuration")?;
+    let mut machine_b = machine.clone();
+    machine_b.nes_mut().set_ppu_catch_up(args.ppu_b.into());
+    let mut lockstep = Lockstep::new(machine, machine_b, config).context("lockstep configuration")?;
 
     let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
     bar.set_style(

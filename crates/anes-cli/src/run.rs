@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::input_file::{read_input, write_atomically};
+use crate::rom::PpuSchedule;
 use crate::{output, rom};
 
 #[derive(Debug, clap::Args)]
@@ -38,6 +39,9 @@ pub struct Args {
     /// LEN in decimal or 0x-hex (default 1). Repeatable.
     #[arg(long, value_parser = parse_peek)]
     peek: Vec<(u16, u32)>,
+    /// PPU schedule: lazy (the default) or eager (the slower reference; the results are identical).
+    #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy)]
+    ppu: PpuSchedule,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -75,6 +79,7 @@ struct Stop {
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut nes = rom::power_on(&args.rom)?;
+    nes.set_ppu_catch_up(args.ppu.into());
     let input = match &args.input {
         Some(path) => read_input(path)?,
         None => InputStream::new(),

@@ -127,3 +127,14 @@ fn a_rom_with_an_input_file() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not an input stream"));
 }
+
+#[test]
+fn an_eager_ppu_machine_b_agrees_with_the_lazy_machine_a() {
+    // The reference PPU schedule against the default one, frame by frame, on the demo.
+    let output = anes(&["--frames", "180", "--json", "--ppu-b", "eager"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    let eager = json(&output);
+    assert!(eager["divergence"].is_null());
+    let lazy = json(&anes(&["--frames", "180", "--json"]));
+    assert_eq!(eager["final_state_hash"], lazy["final_state_hash"]);
+}

@@ -349,6 +349,8 @@ impl Nes {
 
     /// Mutable access to the cartridge (battery RAM, MMC3 revision).
     pub fn cartridge_mut(&mut self) -> &mut Cartridge {
+        // The board may change under the PPU schedule's prediction: predict afresh.
+        self.sync.deadline = 0;
         &mut self.cart
     }
 

@@ -5,7 +5,7 @@
 
 mod support;
 
-use anes::core::movie::InputStream;
+use anes::core::movie::{Command, InputStream};
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{determinism_roms, random_input, shared_roms};
 
@@ -73,6 +73,23 @@ fn lazy_equals_eager_on_the_timing_suites() {
             let input = InputStream::from_frames(vec![Default::default(); 150]);
             assert_frames_agree(&path.display().to_string(), 0, &mut lazy, &mut eager, &input);
         }
+    }
+}
+
+#[test]
+fn resets_and_power_cycles_agree() {
+    // The console commands re-run the CPU's reset sequence and rebuild the PPU or the whole machine.
+    for rom in ["roms/demo/demo.nes", "roms/stress/mmc3_a12.nes", "roms/stress/ppu_race.nes"] {
+        let bytes = std::fs::read(support::repo_root().join(rom)).expect("bundled ROM");
+        let mut input = random_input(11, 200);
+        let mut frames = input.frames().to_vec();
+        frames[37].command = Command::SoftReset;
+        frames[90].command = Command::PowerCycle;
+        frames[91].command = Command::SoftReset;
+        frames[150].command = Command::SoftReset;
+        input = InputStream::from_frames(frames);
+        let (mut lazy, mut eager) = pair(&bytes, 0);
+        assert_frames_agree(rom, 0, &mut lazy, &mut eager, &input);
     }
 }
 

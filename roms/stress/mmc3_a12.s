@@ -4,8 +4,9 @@
 ; between the tables, sprites only, background only). 64 sprites stacked 8 and more per line keep
 ; all eight fetch slots busy. The counter is armed with small latches (0 included); each IRQ re-arms
 ; it with another, and every other IRQ flips the sprite size and the 8x8 sprite table, so IRQs land
-; a few lines apart and anywhere on a line. The main loop only spins (no PPU access), which leaves
-; the emulator's PPU running in long stretches between IRQs: what its lazy schedule must predict.
+; a few lines apart and anywhere on a line. Every other frame the main loop turns rendering off and
+; on again at random moments (fetches restart mid-line); otherwise it only spins, which leaves the
+; emulator's PPU running in long stretches between IRQs: what its lazy schedule must predict.
 ; Shown: IRQs last frame, total IRQs, set-up, checksum of the spin counts the IRQs captured, frame.
 ; Licence: MIT OR Apache-2.0 (ours).
 
@@ -82,6 +83,28 @@ reset:
         sta PPUCTRL
         cli
 main:
+        ; Every other frame, rendering goes off at a random moment and back on a random moment later,
+        ; so fetches (and the clock of the first one from $1000 after a pause) start anywhere.
+        lda frame
+        and #1
+        beq @spin
+        jsr lfsr_step           ; up to 255 x 8 turns of 5 cycles: anywhere in the first third
+        tax
+:       ldy #8
+:       dey
+        bne :-
+        dex
+        bne :--
+        lda #0
+        sta PPUMASK
+        jsr lfsr_step           ; off for up to 63 turns of 5 cycles (about half a line)
+        and #$3F
+        tax
+:       dex
+        bne :-
+        ldx setup
+        lda setup_mask,x
+        sta PPUMASK
         ; Spin without touching the PPU until the NMI has run.
 @spin:  inc spin
         bne :+

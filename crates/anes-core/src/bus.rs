@@ -108,12 +108,18 @@ const M2_EDGE_OFFSET: u64 = READ_ACCESS_OFFSET;
 /// Fewest dots between two A12 rises that both clock the MMC3 counter, in general: A12 must fall and
 /// stay low for three M2 edges (two whole CPU cycles, six dots) in between.
 const MIN_DOTS_PER_A12_CLOCK: u64 = 6;
-/// The same with 8x8 sprites: background and sprite patterns each come from one table, so on a
-/// rendered line A12 is low for more than six dots only once (the background's fetches with the
-/// background at $0000, or the sprite slots' with the sprites at $0000; every other low stretch is
-/// a 4-dot pair of nametable fetches). One clock per line at most: a line apart, less the odd-frame
-/// skip. A PPUCTRL or PPUMASK write changes the pattern, and recomputes this.
+/// The same with 8x8 sprites, from the second clock after a prediction on: background and sprite
+/// patterns each come from one table, so on a rendered line A12 stays low for more than six dots
+/// only once (the background fetches with the background at $0000, the sprite slots with the sprites
+/// at $0000; every other low stretch is a 4-dot pair of nametable fetches): one clock per line, a
+/// line apart less the odd-frame skip. Two clocks can come sooner: the first fetch from $1000 after
+/// rendering was off (the pre-render line's after VBlank, or any after a PPUMASK write) also clocks,
+/// and the line's regular clock follows as soon as 7 dots later. Both start a prediction (the
+/// pre-render flag clear is an event, a PPUMASK write a register access), so the c-th clock is at
+/// least (c - 2) lines away. A PPUCTRL write changes the pattern, and recomputes this.
 const MIN_DOTS_PER_A12_CLOCK_8X8: u64 = 340;
+/// Clocks that may come before the 8x8 spacing holds (see `MIN_DOTS_PER_A12_CLOCK_8X8`).
+const A12_CLOCKS_UNSPACED_8X8: u64 = 2;
 
 /// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM). With
 /// `REPLAY_M2`, M2 edges owed to the cartridge are delivered before each access, up to the dot the
@@ -347,10 +353,14 @@ impl Nes {
     fn next_observable_dot(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event();
         if self.sync.replay_m2 && self.ppu.rendering_enabled() {
-            let clocks = self.cart.a12_clocks_before_irq();
-            let spacing =
-                if self.ppu.sprites_8x16() { MIN_DOTS_PER_A12_CLOCK } else { MIN_DOTS_PER_A12_CLOCK_8X8 };
-            dots = dots.min(u64::from(clocks).saturating_sub(1).saturating_mul(spacing));
+            let clocks = u64::from(self.cart.a12_clocks_before_irq());
+            // Dots that are safe to run before the clock that could raise the IRQ.
+            let safe = if self.ppu.sprites_8x16() {
+                clocks.saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK)
+            } else {
+                clocks.saturating_sub(A12_CLOCKS_UNSPACED_8X8).saturating_mul(MIN_DOTS_PER_A12_CLOCK_8X8)
+            };
+            dots = dots.min(safe);
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
     }

@@ -235,6 +235,8 @@ impl Nes {
     /// Presses the reset button: the PPU, APU and board see reset, and the CPU runs its reset sequence
     /// (A, X, Y kept; SP decremented by 3 without writes; I set).
     pub fn soft_reset(&mut self) {
+        // PPUCTRL and PPUMASK change outside a bus cycle: predict the PPU schedule afresh.
+        self.sync.deadline = 0;
         self.ppu.reset();
         self.apu.reset();
         self.cart.reset();

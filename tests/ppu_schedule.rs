@@ -122,3 +122,99 @@ fn a_restore_mid_frame_continues_exactly_as_eager() {
     let rest: InputStream = InputStream::from_frames(input.frames()[21..].to_vec());
     assert_frames_agree("demo after restore", 0, &mut lazy, &mut eager, &rest);
 }
+
+/// A random MMC3 program: an endless loop of PPU and mapper register writes, reads and delays in a
+/// random order, with random values, at random moments; the IRQ handler acknowledges and reloads the
+/// counter with a random latch, and the loop re-enables it. Built from instruction templates so it
+/// runs rather than jams.
+fn random_mmc3_program(seed: u64) -> Vec<u8> {
+    let mut rng = seed;
+    let mut next = |bound: u64| support::next_random(&mut rng) % bound;
+    let mut code: Vec<u8> = vec![0x78, 0xA2, 0xFF, 0x9A]; // SEI; LDX #$FF; TXS
+    let store = |code: &mut Vec<u8>, value: u8, addr: u16| {
+        code.extend([0xA9, value, 0x8D, addr as u8, (addr >> 8) as u8]); // LDA #value; STA addr
+    };
+    // No APU frame IRQ (the handler only acknowledges the MMC3); scanline IRQs on from the start.
+    store(&mut code, 0x40, 0x4017);
+    store(&mut code, next(8) as u8, 0xC000);
+    store(&mut code, 0, 0xC001);
+    store(&mut code, 0, 0xE001);
+    code.push(0x58); // CLI
+    let loop_start = 0xE000 + code.len() as u16;
+    for _ in 0..48 {
+        let value = next(256) as u8;
+        match next(16) {
+            0 => store(&mut code, value | 0x80, 0x2000),
+            1 | 2 => store(&mut code, value, 0x2001),
+            3 => code.extend([0xAD, 0x02, 0x20]), // LDA $2002
+            4 => {
+                store(&mut code, value, 0x2005);
+                store(&mut code, next(256) as u8, 0x2005);
+            }
+            5 => {
+                store(&mut code, value & 0x3F, 0x2006);
+                store(&mut code, next(256) as u8, 0x2006);
+            }
+            6 => {
+                // A palette entry or a read through PPUDATA.
+                store(&mut code, 0x3F, 0x2006);
+                store(&mut code, value & 0x1F, 0x2006);
+                if next(2) == 0 {
+                    store(&mut code, next(64) as u8, 0x2007);
+                } else {
+                    code.extend([0xAD, 0x07, 0x20]); // LDA $2007
+                }
+            }
+            7 => store(&mut code, 0x02, 0x4014), // sprite DMA from page 2
+            8 => {
+                store(&mut code, value & 0xC7, 0x8000);
+                store(&mut code, next(256) as u8, 0x8001);
+            }
+            9 => store(&mut code, value, 0xA000),
+            10 => store(&mut code, value & 0x0F, 0xC000),
+            11 => store(&mut code, value, [0xC001, 0xE000, 0xE001][next(3) as usize]),
+            12 => store(&mut code, value & 0x1E, 0x2001), // rendering often off, then on again
+            13 => {
+                // Fill a byte of shadow OAM: LDA #v; STA $0200 + n.
+                code.extend([0xA9, value, 0x8D, next(256) as u8, 0x02]);
+            }
+            _ => {
+                // A delay of up to ~3,000 cycles: LDY #n; LDX #m; DEX; BNE; DEY; BNE.
+                let (outer, inner) = (1 + next(8) as u8, next(256) as u8);
+                code.extend([0xA0, outer, 0xA2, inner, 0xCA, 0xD0, 0xFD, 0x88, 0xD0, 0xF8]);
+            }
+        }
+    }
+    code.extend([0x4C, loop_start as u8, (loop_start >> 8) as u8]); // JMP loop
+    let nmi = 0xE000 + code.len() as u16;
+    code.push(0x40); // RTI
+    let irq = 0xE000 + code.len() as u16;
+    let latch = next(8) as u8;
+    // PHA; STA $E000; LDA #latch; STA $C000; STA $C001; PLA; RTI. The loop's $E001 writes re-enable.
+    code.extend([0x48, 0x8D, 0x00, 0xE0, 0xA9, latch, 0x8D, 0x00, 0xC0, 0x8D, 0x01, 0xC0, 0x68, 0x40]);
+    assert!(code.len() < 0x1FFA, "the program fits the fixed bank");
+    let mut prg = vec![0xEA; 0x8000];
+    prg[0x6000..0x6000 + code.len()].copy_from_slice(&code);
+    prg[0x7FFA..].copy_from_slice(&[nmi as u8, (nmi >> 8) as u8, 0x00, 0xE0, irq as u8, (irq >> 8) as u8]);
+    let mut chr = vec![0u8; 0x2000];
+    for byte in &mut chr {
+        *byte = next(256) as u8;
+    }
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, 2, 1, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    rom.extend(prg);
+    rom.extend(chr);
+    rom
+}
+
+#[test]
+fn random_register_programs_agree() {
+    // Whatever a program does to the PPU and the MMC3, at whatever moment, the two schedules agree.
+    for seed in 0..40u64 {
+        let rom = random_mmc3_program(seed);
+        for alignment in [0, 1] {
+            let (mut lazy, mut eager) = pair(&rom, alignment);
+            let input = InputStream::from_frames(vec![Default::default(); 24]);
+            assert_frames_agree(&format!("random program {seed}"), alignment, &mut lazy, &mut eager, &input);
+        }
+    }
+}

@@ -20,9 +20,14 @@ const FRAMES_PER_SAMPLE: usize = 60;
 
 fn roms() -> Vec<(String, Vec<u8>)> {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut list: Vec<PathBuf> = vec![repo.join("roms/demo/demo.nes"), repo.join("roms/stress/dma_collide.nes")];
+    let mut list: Vec<PathBuf> =
+        vec![repo.join("roms/demo/demo.nes"), repo.join("roms/stress/dma_collide.nes")];
     let shared = repo.join("../shared/conformance/roms");
-    for rel in ["other/nestest.nes", "instr_test-v5/all_instrs.nes", "sprite_hit_tests_2005.10.05/09.timing_basics.nes"] {
+    for rel in [
+        "other/nestest.nes",
+        "instr_test-v5/all_instrs.nes",
+        "sprite_hit_tests_2005.10.05/09.timing_basics.nes",
+    ] {
         if shared.join(rel).is_file() {
             list.push(shared.join(rel));
         }
@@ -91,7 +96,9 @@ fn print_ratios(roms: &[(String, Vec<u8>)]) {
         let json: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
         json["median"]["point_estimate"].as_f64()
     };
-    println!("\npeer group: median time per {FRAMES_PER_SAMPLE} frames, ratio tetanes / anes (> 1: anes faster)");
+    println!(
+        "\npeer group: median time per {FRAMES_PER_SAMPLE} frames, ratio tetanes / anes (> 1: anes faster)"
+    );
     for (name, _) in roms {
         let group = format!("peer_{name}");
         match (median(&group, "anes"), median(&group, "tetanes")) {

@@ -7,6 +7,9 @@
 //! - `screen`: a zero-page result byte and/or result text in the nametables;
 //! - `nestest-log`: nestest's trace compared line by line with `nestest.log`.
 //!
+//! The protocols drive an emulator through the [`Console`] trait: anes's `Nes` by default
+//! ([`run_rom`]), any other with [`run_rom_on`].
+//!
 //! Every ROM's SHA-1 is checked first. A run's [`Summary`] counts as `failed` only ROMs expected to
 //! `pass` that did not; `either` and `info` ROMs are reported but never fail a run.
 //!
@@ -19,12 +22,14 @@
 //! ```
 
 mod baseline;
+mod console;
 mod manifest;
 mod protocol;
 mod report;
 mod runner;
 
 pub use baseline::{Baseline, BaselineError, BaselineReport};
+pub use console::{Console, PowerOn};
 pub use manifest::{Expected, Manifest, ManifestError, Protocol, RomEntry, ScreenSpec};
 pub use report::{RomResult, Status, Summary};
-pub use runner::{default_jobs, run_rom, run_roms};
+pub use runner::{default_jobs, run_rom, run_rom_on, run_roms};

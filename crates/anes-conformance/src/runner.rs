@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::console::{Console, PowerOn};
 use crate::manifest::RomEntry;
 use crate::protocol::{self, Outcome, Progress};
 use crate::report::RomResult;
@@ -21,6 +22,25 @@ pub fn run_rom(rom: &RomEntry) -> RomResult {
             Outcome::error(format!("the core panicked (a core bug): {}", panic_message(payload.as_ref())))
         },
     );
+    result(rom, outcome, &progress, started)
+}
+
+/// Runs one ROM on another emulator: `power_on` builds it from the parsed cartridge (its header
+/// already checked against the manifest) and the file's bytes, or says why it cannot. The ROM's
+/// protocol reads the result through [`Console`]; `nestest-log`, which compares anes's own trace,
+/// is reported as `error` for consoles without [`Console::as_nes`]. Never panics: a panic in the
+/// emulator is reported as `error`.
+pub fn run_rom_on<C: Console>(rom: &RomEntry, power_on: PowerOn<'_, C>) -> RomResult {
+    let started = Instant::now();
+    let mut progress = Progress::default();
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| protocol::run_on(rom, &mut progress, power_on)))
+        .unwrap_or_else(|payload| {
+            Outcome::error(format!("the emulator panicked: {}", panic_message(payload.as_ref())))
+        });
+    result(rom, outcome, &progress, started)
+}
+
+fn result(rom: &RomEntry, outcome: Outcome, progress: &Progress, started: Instant) -> RomResult {
     RomResult {
         path: rom.path.clone(),
         suite: rom.suite.clone(),

@@ -2,9 +2,8 @@
 //! running, `$81` reset requested, `$00` passed, `$01-$7F` failure code) and `$6004` holds the ROM's
 //! zero-terminated text.
 
-use anes_core::Nes;
-
 use super::{Outcome, Progress, jammed, run_frame};
+use crate::console::Console;
 use crate::manifest::RomEntry;
 use crate::report::Status;
 
@@ -14,12 +13,12 @@ const STATUS_RESET_REQUESTED: u8 = 0x81;
 /// The ROMs ask for at least 100 ms between the request and the reset press.
 const FRAMES_BEFORE_RESET: u64 = 6;
 
-pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Outcome {
+pub(super) fn run(nes: &mut impl Console, rom: &RomEntry, progress: &mut Progress) -> Outcome {
     let mut reset_at_frame = None;
     for _ in 0..rom.frame_budget {
         run_frame(nes, progress);
-        if nes.is_jammed() {
-            return jammed(nes);
+        if let Some(pc) = nes.jammed_at() {
+            return jammed(pc);
         }
         if !has_signature(nes) {
             continue;
@@ -48,12 +47,12 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
     Outcome::new(Status::Timeout, None, state.trim())
 }
 
-fn has_signature(nes: &Nes) -> bool {
+fn has_signature(nes: &impl Console) -> bool {
     [nes.peek(0x6001), nes.peek(0x6002), nes.peek(0x6003)] == SIGNATURE
 }
 
 /// The text at `$6004` up to its NUL, without ANSI escape sequences, trimmed.
-fn text(nes: &Nes) -> String {
+fn text(nes: &impl Console) -> String {
     let bytes: Vec<u8> = (0x6004..=0x7FFF).map(|addr| nes.peek(addr)).take_while(|&b| b != 0).collect();
     strip_ansi(&bytes).trim().to_owned()
 }

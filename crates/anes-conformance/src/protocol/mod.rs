@@ -7,6 +7,7 @@ mod screen;
 
 use anes_core::{Cartridge, Nes, NesConfig};
 
+use crate::console::{Console, PowerOn};
 use crate::manifest::{Protocol, RomEntry};
 use crate::report::Status;
 
@@ -34,8 +35,18 @@ pub(crate) struct Progress {
     pub frames: u64,
 }
 
-/// Loads `rom`, checks it against the manifest and runs it under its protocol.
+/// Loads `rom`, checks it against the manifest and runs it on anes under its protocol.
 pub(crate) fn run(rom: &RomEntry, progress: &mut Progress) -> Outcome {
+    run_on(rom, progress, &|cart, _| Ok(Nes::new(cart, NesConfig::default())))
+}
+
+/// Loads `rom`, checks it against the manifest, powers a console on with `power_on` (given the parsed
+/// cartridge and the file's bytes) and runs it under the ROM's protocol.
+pub(crate) fn run_on<C: Console>(
+    rom: &RomEntry,
+    progress: &mut Progress,
+    power_on: PowerOn<'_, C>,
+) -> Outcome {
     if let Protocol::Unsupported(name) = &rom.protocol {
         return Outcome::error(format!(
             "protocol {name:?} is not supported by this runner (supported: blargg6000, screen, nestest-log)"
@@ -68,22 +79,27 @@ pub(crate) fn run(rom: &RomEntry, progress: &mut Progress) -> Outcome {
             rom.mapper
         ));
     }
-    let mut nes = Nes::new(cart, NesConfig::default());
+    let mut console = match power_on(cart, &bytes) {
+        Ok(console) => console,
+        Err(err) => return Outcome::error(format!("{}: {err}", rom.file.display())),
+    };
     match &rom.protocol {
-        Protocol::Blargg6000 => blargg6000::run(&mut nes, rom, progress),
-        Protocol::Screen => screen::run(&mut nes, rom, progress),
-        Protocol::NestestLog => nestest_log::run(&mut nes, rom, progress),
+        Protocol::Blargg6000 => blargg6000::run(&mut console, rom, progress),
+        Protocol::Screen => screen::run(&mut console, rom, progress),
+        Protocol::NestestLog => match console.as_nes() {
+            Some(nes) => nestest_log::run(nes, rom, progress),
+            None => Outcome::error("nestest-log compares anes's trace format: not run on this emulator"),
+        },
         Protocol::Unsupported(_) => unreachable!("refused above"),
     }
 }
 
 /// Runs one frame and records it.
-fn run_frame(nes: &mut Nes, progress: &mut Progress) {
-    nes.run_until_frame_end();
-    progress.frames = nes.frames_completed();
+fn run_frame(console: &mut impl Console, progress: &mut Progress) {
+    progress.frames = console.run_frame();
 }
 
 /// A test ROM never executes a JAM opcode on hardware: the emulated program went astray.
-fn jammed(nes: &Nes) -> Outcome {
-    Outcome::new(Status::Fail, None, format!("CPU jammed at PC ${:04X}", nes.cpu().pc))
+fn jammed(pc: u16) -> Outcome {
+    Outcome::new(Status::Fail, None, format!("CPU jammed at PC ${pc:04X}"))
 }

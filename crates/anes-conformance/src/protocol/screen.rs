@@ -6,9 +6,8 @@
 //! but a failure code only at the end of the frame budget: the ROMs keep the running sub-test's code
 //! in the byte, so it is final only once nothing changes it any more.
 
-use anes_core::Nes;
-
 use super::{Outcome, Progress, jammed, run_frame};
+use crate::console::Console;
 use crate::manifest::{RomEntry, ScreenSpec};
 use crate::report::Status;
 
@@ -16,7 +15,7 @@ use crate::report::Status;
 const ROWS: u16 = 30;
 const COLUMNS: u16 = 32;
 
-pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Outcome {
+pub(super) fn run(nes: &mut impl Console, rom: &RomEntry, progress: &mut Progress) -> Outcome {
     let Some(spec) = rom.screen.as_ref() else {
         return Outcome::error("screen protocol without a [rom.screen] table in the manifest");
     };
@@ -27,8 +26,8 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
     let pass_value = spec.pass_value.unwrap_or(1);
     for _ in 0..rom.frame_budget {
         run_frame(nes, progress);
-        if nes.is_jammed() {
-            return jammed(nes);
+        if let Some(pc) = nes.jammed_at() {
+            return jammed(pc);
         }
         if by_text {
             // The result byte is rewritten while the tests run (e.g. with the sub-test number), so
@@ -64,7 +63,7 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
     Outcome::new(Status::Timeout, None, text)
 }
 
-fn decide_by_text(nes: &Nes, spec: &ScreenSpec, pass_value: u8) -> Option<Outcome> {
+fn decide_by_text(nes: &impl Console, spec: &ScreenSpec, pass_value: u8) -> Option<Outcome> {
     let code = spec.result_addr.map(|addr| nes.peek(u16::from(addr)));
     // Failure text wins: a screen that shows both has not passed.
     for table in 0..4 {
@@ -82,7 +81,7 @@ fn decide_by_text(nes: &Nes, spec: &ScreenSpec, pass_value: u8) -> Option<Outcom
 }
 
 /// Nametable `table` (0-3) as 30 lines of text: printable ASCII tiles as characters, others as spaces.
-fn nametable_rows(nes: &Nes, table: u16) -> Vec<String> {
+fn nametable_rows(nes: &impl Console, table: u16) -> Vec<String> {
     let base = 0x2000 + table * 0x400;
     (0..ROWS)
         .map(|row| {
@@ -102,6 +101,6 @@ fn join(rows: &[String]) -> String {
 }
 
 /// What nametable 0 shows, for a result reported through the result byte.
-fn screen_text(nes: &Nes) -> String {
+fn screen_text(nes: &impl Console) -> String {
     join(&nametable_rows(nes, 0))
 }

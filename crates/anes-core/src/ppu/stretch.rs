@@ -169,3 +169,56 @@ impl Ppu {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Ppu;
+    use super::super::test_bus::FlatBus;
+    use proptest::prelude::*;
+
+    /// A PPU in an arbitrary state: registers, position, OAM, palette and the memory behind it.
+    fn arbitrary_ppu(regs: &[u8], oam: &[u8], palette: &[u8], memory: &[u8]) -> (Ppu, FlatBus) {
+        let mut ppu = Ppu::new();
+        let [regs_bytes, oam_bytes, _secondary, palette_bytes] = ppu.state_bytes_mut();
+        regs_bytes.copy_from_slice(regs);
+        oam_bytes.copy_from_slice(oam);
+        palette_bytes.copy_from_slice(palette);
+        // A position inside the frame (an out-of-range one is folded by `tick_dot` on both sides).
+        ppu.regs.scanline %= 262;
+        ppu.regs.dot %= 341;
+        let mut bus = FlatBus::new();
+        bus.0.copy_from_slice(memory);
+        (ppu, bus)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// `run_dots(n)` is `n` calls of `tick_dot`, from any state and in stretches of any length:
+        /// same registers, memories, picture and bus contents after every stretch.
+        #[test]
+        fn run_dots_is_tick_dot_repeated(
+            regs in proptest::collection::vec(any::<u8>(), 88),
+            oam in proptest::collection::vec(any::<u8>(), 256),
+            palette in proptest::collection::vec(0u8..64, 32),
+            memory in proptest::collection::vec(any::<u8>(), 0x4000),
+            rendering in any::<bool>(),
+            stretches in proptest::collection::vec(0u32..40, 1..150),
+        ) {
+            let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
+            if rendering {
+                bulk.regs.mask |= 0x18;
+            }
+            let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));
+            for (i, &count) in stretches.iter().enumerate() {
+                bulk.run_dots(count, &mut bulk_bus);
+                for _ in 0..count {
+                    single.tick_dot(&mut single_bus);
+                }
+                prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
+                prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
+                prop_assert!(bulk_bus.0 == single_bus.0, "PPU memory differs after stretch {}", i);
+            }
+        }
+    }
+}

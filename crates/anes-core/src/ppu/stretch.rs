@@ -139,15 +139,8 @@ impl Ppu {
     #[inline(always)]
     fn run_prefetch_tile(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
-        for phase in 0..8 {
-            // Dot 321 neither shifts nor reloads; 329 does both.
-            if phase != 0 || first != 321 {
-                self.shift_background();
-                if phase == 0 {
-                    self.reload_background_shifters();
-                }
-            }
-            self.background_fetch(bus, (phase + 1) & 7);
+        for dot in first..first + 8 {
+            self.background_dot(bus, dot);
             bus.advance_dots(1);
         }
         self.regs.oam_bus = self.secondary_oam[0];

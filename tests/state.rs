@@ -2,9 +2,9 @@
 
 mod support;
 
-use anes::core::movie::{FrameInput, InputStream};
+use anes::core::movie::{Command, FrameInput, InputStream};
 use anes::core::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
-use anes::core::{Cartridge, Nes, NesConfig, Section};
+use anes::core::{Cartridge, Nes, NesConfig, RamInit, Section};
 use proptest::prelude::*;
 use support::{boot, determinism_roms, next_random, random_input};
 
@@ -225,6 +225,214 @@ fn power_on_follows_the_seed() {
     fresh.run_frame(FrameInput::default());
     assert_eq!(nes.section_bytes(Section::Cpu), fresh.section_bytes(Section::Cpu));
     assert_ne!(powered, nes.state_hash());
+}
+
+/// A snapshot's power-on config travels with it: a console built with another config that restores
+/// it power-cycles exactly like the console that saved it (seed, RAM pattern and CPU/PPU phase).
+#[test]
+fn restored_config_governs_the_next_power_cycle() {
+    let rom = synthetic_rom();
+    let config = NesConfig { seed: 0xDEC0DE, ram_init: RamInit::Seeded, cpu_ppu_alignment: Some(2) };
+    let mut saved = Nes::new(Cartridge::from_ines(&rom).unwrap(), config);
+    for i in 0..12 {
+        saved.run_frame(FrameInput::buttons(i * 3, 0));
+    }
+    let mut snapshot = Vec::new();
+    saved.save_state(&mut snapshot);
+    for other in [
+        NesConfig::default(),
+        NesConfig { seed: 1, ram_init: RamInit::Ones, cpu_ppu_alignment: None },
+        NesConfig { seed: 0xDEC0DE, ram_init: RamInit::Seeded, cpu_ppu_alignment: Some(1) },
+    ] {
+        let mut restored = Nes::new(Cartridge::from_ines(&rom).unwrap(), other);
+        restored.load_state(&snapshot).unwrap();
+        assert_eq!(restored.config(), config, "the restored machine reports the saved config");
+        let mut original = saved.clone();
+        let cycle = FrameInput { pads: [0, 0], command: Command::PowerCycle };
+        assert_eq!(restored.run_frame(cycle), original.run_frame(cycle), "restored into {other:?}");
+        for i in 0..20 {
+            let input = FrameInput::buttons(i * 5, 0);
+            assert_eq!(restored.run_frame(input), original.run_frame(input), "restored into {other:?}");
+        }
+        assert_eq!(restored.section_bytes(Section::Ram), original.section_bytes(Section::Ram));
+    }
+    // A config that derives the phase from the seed is stored as such, and round-trips.
+    let from_seed = NesConfig { seed: 99, ram_init: RamInit::Zeros, cpu_ppu_alignment: None };
+    let nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), from_seed);
+    assert_eq!(nes.config(), from_seed);
+    let mut copy = boot(&rom);
+    let mut bytes = Vec::new();
+    nes.save_state(&mut bytes);
+    copy.load_state(&bytes).unwrap();
+    assert_eq!(copy.config(), from_seed);
+}
+
+/// The byte offset of `field` (e.g. "master_clock") within `section`, from the section's layout.
+fn field_offset(section: Section, field: &str) -> usize {
+    section_layout(section)
+        .expect("a struct-shaped section")
+        .iter()
+        .find(|f| f.name == field)
+        .unwrap_or_else(|| panic!("{} has no field {field}", section.name()))
+        .offset
+}
+
+/// Overwrites bytes of one section's payload in `snapshot` and fixes the section's checksum, as a
+/// forger who knows the format would.
+fn forge(nes: &Nes, snapshot: &mut [u8], section: Section, offset: usize, bytes: &[u8]) {
+    let mut at = SNAPSHOT_HEADER_LEN;
+    for s in Section::ALL {
+        let len = nes.section_bytes(s).len();
+        if s == section {
+            let payload = at + 20;
+            snapshot[payload + offset..payload + offset + bytes.len()].copy_from_slice(bytes);
+            let checksum = blake3::hash(&snapshot[payload..payload + len]);
+            snapshot[at + 12..at + 20].copy_from_slice(&checksum.as_bytes()[..8]);
+            return;
+        }
+        at += 20 + len;
+    }
+}
+
+/// Clocks and counters a running machine can never reach are refused by name, so no clock can wrap
+/// (a clock just below the u64 wrap used to make `anes run --load-state` spin forever), and the
+/// machine stays untouched.
+#[test]
+fn impossible_clocks_and_counters_are_refused_by_name() {
+    let rom = synthetic_rom();
+    let mut nes = boot(&rom);
+    for _ in 0..3 {
+        nes.run_frame(FrameInput::default());
+    }
+    let before = nes.state_hash();
+    let mut good = Vec::new();
+    nes.save_state(&mut good);
+    let refusal = |snapshot: &[u8]| {
+        let mut probe = nes.clone();
+        let err = probe.load_state(snapshot).expect_err("an impossible state is refused");
+        assert_eq!(probe.state_hash(), before, "a refused snapshot changed the machine");
+        err.to_string()
+    };
+
+    // Clocks near the wrap, consistent with each other: only the range check can refuse them.
+    let cpu_cycle = u64::MAX / 12 - 1000;
+    let master = cpu_cycle * 12;
+    let mut near_wrap = good.clone();
+    for (field, value) in [("cpu_cycle", cpu_cycle), ("master_clock", master), ("ppu_clock", master)] {
+        forge(&nes, &mut near_wrap, Section::Bus, field_offset(Section::Bus, field), &value.to_le_bytes());
+    }
+    let message = refusal(&near_wrap);
+    assert!(message.contains("bus.master_clock") && message.contains("largest supported"), "{message}");
+
+    let mut frame_max = good.clone();
+    forge(
+        &nes,
+        &mut frame_max,
+        Section::Machine,
+        field_offset(Section::Machine, "frame"),
+        &u64::MAX.to_le_bytes(),
+    );
+    let message = refusal(&frame_max);
+    assert!(message.contains("machine.frame"), "{message}");
+
+    let mut pictures = good.clone();
+    let offset = field_offset(Section::Ppu, "frames_completed");
+    forge(&nes, &mut pictures, Section::Ppu, offset, &(u64::MAX - 1).to_le_bytes());
+    let message = refusal(&pictures);
+    assert!(message.contains("ppu.frames_completed"), "{message}");
+
+    let mut phase = good.clone();
+    forge(&nes, &mut phase, Section::Machine, field_offset(Section::Machine, "cpu_ppu_alignment"), &[3]);
+    let message = refusal(&phase);
+    assert!(message.contains("cpu_ppu_alignment") && message.contains("bus.ppu_offset"), "{message}");
+
+    // The largest clock a machine may start from loads and runs on.
+    let mut far = good.clone();
+    let cpu_cycle = anes::core::clock::MAX_MASTER_CLOCK / 12;
+    for (field, value) in
+        [("cpu_cycle", cpu_cycle), ("master_clock", cpu_cycle * 12), ("ppu_clock", cpu_cycle * 12)]
+    {
+        forge(&nes, &mut far, Section::Bus, field_offset(Section::Bus, field), &value.to_le_bytes());
+    }
+    let mut runner = nes.clone();
+    runner.load_state(&far).unwrap();
+    let record = runner.run_frame(FrameInput::default());
+    assert!(record.cpu_cycle > cpu_cycle && record.cpu_cycle < cpu_cycle + 40_000);
+}
+
+/// Bytes the format documents as reserved zeros are checked: in the snapshot header, in section
+/// headers, and inside the state structs (where they would otherwise feed the hash).
+#[test]
+fn non_zero_reserved_bytes_are_refused() {
+    let rom = synthetic_rom();
+    let mut nes = boot(&rom);
+    nes.run_frame(FrameInput::default());
+    let mut good = Vec::new();
+    nes.save_state(&mut good);
+
+    let mut header = good.clone();
+    header[14] = 0x40;
+    let err = nes.load_state(&header).unwrap_err();
+    assert_eq!(err, SnapshotError::ReservedByte { offset: 14, what: "snapshot header", found: 0x40 });
+
+    let mut section_header = good.clone();
+    section_header[SNAPSHOT_HEADER_LEN + 7] = 1;
+    let err = nes.load_state(&section_header).unwrap_err();
+    assert!(
+        matches!(err, SnapshotError::ReservedByte { offset, .. } if offset == SNAPSHOT_HEADER_LEN + 7),
+        "{err}"
+    );
+
+    let mut in_struct = good.clone();
+    forge(&nes, &mut in_struct, Section::Bus, field_offset(Section::Bus, "reserved") + 2, &[0x80]);
+    let err = nes.load_state(&in_struct).unwrap_err();
+    assert!(err.to_string().contains("bus.reserved"), "{err}");
+    let mut nested = good.clone();
+    // Reserved bytes inside nested structs count too (the APU's channels).
+    let apu = anes::core::state::section_layout(Section::Apu).unwrap();
+    let pulses = apu.iter().find(|f| f.name == "pulse").unwrap();
+    let length = pulses.inner.unwrap().iter().find(|f| f.name == "length").unwrap();
+    let reserved = length.inner.unwrap().iter().find(|f| f.name == "reserved").unwrap();
+    let offset = pulses.offset + pulses.elem_size + length.offset + reserved.offset;
+    forge(&nes, &mut nested, Section::Apu, offset, &[1]);
+    let err = nes.load_state(&nested).unwrap_err();
+    assert!(err.to_string().contains("apu.pulse[1].length.reserved"), "{err}");
+    nes.load_state(&good).unwrap();
+}
+
+/// The console's narrow cartridge operations keep every invariant: choosing the MMC3 revision mid-run
+/// re-predicts the lazy PPU schedule (lazy and eager machines stay identical) and is state (hashed);
+/// a battery save is refused whole or loaded whole.
+#[test]
+fn cartridge_operations_keep_the_machine_exact() {
+    let rom = std::fs::read(support::repo_root().join("roms/demo/demo.nes")).unwrap();
+    let input = random_input(11, 160);
+    let mut lazy = boot(&rom);
+    let mut eager = boot(&rom);
+    eager.set_ppu_catch_up(anes::core::PpuCatchUp::Eager);
+    let mut untouched = boot(&rom);
+    for i in 0..160 {
+        if i == 50 {
+            assert!(lazy.set_mmc3_revision(anes::core::Mmc3Revision::A));
+            assert!(eager.set_mmc3_revision(anes::core::Mmc3Revision::A));
+            assert_ne!(lazy.state_hash(), untouched.state_hash(), "the revision is state");
+        }
+        let record = lazy.run_frame(input.frame(i));
+        assert_eq!(record, eager.run_frame(input.frame(i)), "frame {i}");
+        untouched.run_frame(input.frame(i));
+    }
+    let mut nrom = boot(&synthetic_rom());
+    assert!(!nrom.set_mmc3_revision(anes::core::Mmc3Revision::A), "not an MMC3");
+
+    // Header flag 6 bit 1: battery-backed PRG RAM.
+    let mut battery_rom = synthetic_rom();
+    battery_rom[6] |= 0x02;
+    let mut nes = boot(&battery_rom);
+    let before = nes.state_hash();
+    assert!(nes.load_battery_ram(&[0xAA; 100]).is_err());
+    assert_eq!(nes.state_hash(), before, "a refused save changes nothing");
+    nes.load_battery_ram(&[0xAA; 0x2000]).unwrap();
+    assert_eq!(nes.peek(0x6123), 0xAA);
 }
 
 proptest! {

@@ -1,5 +1,7 @@
 //! Units of time. One monotonic `u64` master clock drives everything; it is never rebased, so a stored
-//! value never depends on when it was stored.
+//! value never depends on when it was stored. The clocks are plain `u64` fields of the bus state
+//! (`BusState::master_clock`, `cpu_cycle`, `ppu_clock`) named by their unit; their arithmetic stays in
+//! `bus.rs` and these ratios.
 //!
 //! NTSC: one CPU cycle is 12 master clocks, one PPU dot is 4 master clocks (3 dots per CPU cycle).
 
@@ -8,10 +10,7 @@ pub const MASTER_PER_CPU_CYCLE: u64 = 12;
 /// Master clocks per PPU dot (NTSC 2C02 divides by 4).
 pub const MASTER_PER_DOT: u64 = 4;
 
-/// A count of master-clock ticks since power-on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct MasterClock(pub u64);
-
-/// A count of CPU cycles since power-on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct CpuCycle(pub u64);
+/// The largest master clock a machine may start from (a snapshot with a later clock is refused):
+/// 2^60 master clocks are about 1,700 years of emulated time, and from there the clock would need
+/// over 25,000 more years to wrap, so no clock, cycle or frame counter ever does.
+pub const MAX_MASTER_CLOCK: u64 = 1 << 60;

@@ -27,7 +27,6 @@ pub mod state;
 
 pub use bus::PpuCatchUp;
 pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
-pub use clock::{CpuCycle, MasterClock};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
 pub use state::{FrameRecord, Section, StateHash};

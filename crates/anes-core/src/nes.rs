@@ -7,7 +7,7 @@ use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{Command, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
-use crate::state::{FrameRecord, MachineState};
+use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
 /// What work RAM holds at power-on. Real RAM powers on with a chip-dependent, partly random pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,8 +35,9 @@ impl RamInit {
 }
 
 /// How to power the console on. Everything that differs between two power-ons of real hardware is
-/// chosen here, explicitly, and stored in the machine state, so two consoles with the same config run
-/// identically and a power-cycle command repeats the same power-on.
+/// chosen here, explicitly, and stored in the machine state ([`MachineState`]: hashed, snapshotted and
+/// restored with the rest), so two consoles with the same config run identically and a power-cycle
+/// command repeats the same power-on, also after a snapshot of another config was restored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NesConfig {
     /// Seed for everything real hardware leaves to chance at power-on.
@@ -63,6 +64,33 @@ impl NesConfig {
             Some(phase) => phase & 3,
             None => (splitmix64(self.seed ^ 0xA11C_0000) & 3) as u8,
         }
+    }
+
+    /// The config as stored in the machine state, with the frame counter at `frame`.
+    fn to_state(self, frame: u64) -> MachineState {
+        MachineState {
+            frame,
+            seed: self.seed,
+            ram_init: self.ram_init as u8,
+            cpu_ppu_alignment: self.cpu_ppu_alignment.map_or(ALIGNMENT_FROM_SEED, |phase| phase & 3),
+            reserved: [0; 6],
+        }
+    }
+
+    /// The config stored in `state`, or why it is not a valid one.
+    pub(crate) fn from_state(state: &MachineState) -> Result<NesConfig, String> {
+        let ram_init = RamInit::from_u8(state.ram_init)
+            .ok_or_else(|| format!("machine.ram_init {} is not a RAM init kind (0-2)", state.ram_init))?;
+        let cpu_ppu_alignment = match state.cpu_ppu_alignment {
+            ALIGNMENT_FROM_SEED => None,
+            phase @ 0..=3 => Some(phase),
+            other => {
+                return Err(format!(
+                    "machine.cpu_ppu_alignment {other} is neither a phase (0-3) nor {ALIGNMENT_FROM_SEED} (from the seed)"
+                ));
+            }
+        };
+        Ok(NesConfig { seed: state.seed, ram_init, cpu_ppu_alignment })
     }
 }
 
@@ -102,10 +130,6 @@ pub struct Nes {
     pub(crate) machine: MachineState,
     /// blake3 of PRG + CHR ROM: immutable, covered by the hash and the snapshot header.
     pub(crate) rom_identity: [u8; 32],
-    /// The config this machine powered on with (a power-cycle command reuses it).
-    config: NesConfig,
-    /// Reused buffer for `load_state`'s fallback copy. Not state.
-    pub(crate) scratch: Vec<u8>,
     /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus.rs`).
     pub(crate) sync: PpuSync,
 }
@@ -129,20 +153,18 @@ impl Nes {
             ppu: Ppu::new(),
             apu: Apu::new(),
             cart,
-            machine: MachineState::default(),
+            machine: config.to_state(0),
             rom_identity,
-            config,
-            scratch: Vec::new(),
             sync: PpuSync::default(),
         };
         nes.power_on();
         nes
     }
 
-    /// Power-on: every chip in its power-on state, RAM per the config, then the CPU's reset sequence
-    /// (7 cycles), so the first instruction is at the reset vector.
+    /// Power-on with the config in the machine state: every chip in its power-on state, RAM per the
+    /// config, then the CPU's reset sequence (7 cycles), so the first instruction is at the reset vector.
     fn power_on(&mut self) {
-        let config = self.config;
+        let config = self.config();
         self.cpu = CpuState { p: crate::cpu::flags::U | crate::cpu::flags::I, ..CpuState::default() };
         self.bus = BusState { ppu_offset: config.alignment(), ..BusState::default() };
         self.ram = power_on_ram(&config);
@@ -154,15 +176,15 @@ impl Nes {
         self.ppu = Ppu::new();
         self.apu = Apu::new();
         self.cart.power_on();
-        self.machine =
-            MachineState { frame: 0, seed: config.seed, ram_init: config.ram_init as u8, reserved: [0; 7] };
+        self.machine = config.to_state(0);
         self.reset_ppu_sync();
         self.reset_sequence();
         self.catch_up_ppu();
     }
 
-    /// Switches the console off and on again with the same config and cartridge (battery-backed RAM
-    /// survives, as on hardware). The frame counter restarts at 0.
+    /// Switches the console off and on again with the config in its state (the one it powered on with,
+    /// or the one a restored snapshot carried) and the same cartridge (battery-backed RAM survives, as
+    /// on hardware). The frame counter restarts at 0.
     pub fn power_cycle(&mut self) {
         self.power_on();
     }
@@ -277,9 +299,10 @@ impl Nes {
         self.machine.frame
     }
 
-    /// The config this machine powered on with.
-    pub fn config(&self) -> &NesConfig {
-        &self.config
+    /// The config this machine powered on with, as stored in its state (after a restore: the config
+    /// of the machine the snapshot was taken from).
+    pub fn config(&self) -> NesConfig {
+        NesConfig::from_state(&self.machine).expect("the machine state holds a valid config")
     }
 
     /// CPU registers and interrupt latches.
@@ -349,11 +372,22 @@ impl Nes {
         self.apu.drain_samples(out)
     }
 
-    /// Mutable access to the cartridge (battery RAM, MMC3 revision).
-    pub fn cartridge_mut(&mut self) -> &mut Cartridge {
-        // The board may change under the PPU schedule's prediction: predict afresh.
-        self.sync.deadline = 0;
-        &mut self.cart
+    /// Selects the MMC3's IRQ behaviour (see [`Cartridge::set_mmc3_revision`]); returns false,
+    /// changing nothing, when the board is not an MMC3. The revision is mapper state: it is hashed and
+    /// snapshotted, and survives power cycles.
+    pub fn set_mmc3_revision(&mut self, revision: crate::Mmc3Revision) -> bool {
+        let changed = self.cart.set_mmc3_revision(revision);
+        // The revision decides when the counter raises its IRQ: predict the PPU schedule afresh.
+        self.reset_ppu_sync();
+        changed
+    }
+
+    /// Restores a battery save into the cartridge's battery-backed PRG RAM (see
+    /// [`Cartridge::load_battery_ram`]); on error nothing changes. Typically called right after
+    /// [`Nes::new`], before the first frame, as a console is switched on with a saved game inside.
+    pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), crate::BatteryRamError> {
+        // PRG RAM is plain memory: nothing derived (bank map, PPU schedule) depends on its contents.
+        self.cart.load_battery_ram(data)
     }
 
     /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].

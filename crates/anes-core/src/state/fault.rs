@@ -49,8 +49,9 @@ impl Nes {
         if offset >= len {
             return Err(FaultError::OutOfRange { section: section.name(), offset, len });
         }
+        // Flipped in place and checked there; a refusal flips the bit back, leaving no trace.
         self.section_bytes_mut(section)[offset] ^= 1 << bit;
-        if let Err(e) = self.validate_contents() {
+        if let Err(e) = self.check_contents(&|s| self.section_bytes(s)) {
             self.section_bytes_mut(section)[offset] ^= 1 << bit;
             return Err(FaultError::Impossible { section: section.name(), offset, bit, why: e.to_string() });
         }

@@ -998,10 +998,18 @@ const MACHINE_STATE: &[FieldLayout] = &[
         inner: None,
     },
     FieldLayout {
+        offset: offset_of!(MachineState, cpu_ppu_alignment),
+        size: size_of::<u8>(),
+        name: "cpu_ppu_alignment",
+        type_name: type_name::<u8>,
+        elem_size: size_of::<u8>(),
+        inner: None,
+    },
+    FieldLayout {
         offset: offset_of!(MachineState, reserved),
-        size: size_of::<[u8; 7]>(),
+        size: size_of::<[u8; 6]>(),
         name: "reserved",
-        type_name: type_name::<[u8; 7]>,
+        type_name: type_name::<[u8; 6]>,
         elem_size: size_of::<u8>(),
         inner: None,
     },
@@ -1641,6 +1649,23 @@ fn name_in_layout(
         }
         None => Some(start..start + field.elem_size),
     }
+}
+
+/// The offset of the first non-zero byte inside a field named `reserved` (at any depth) of a struct
+/// with `layout` whose bytes are `bytes`, if any.
+pub(crate) fn nonzero_reserved_byte(layout: &[FieldLayout], bytes: &[u8]) -> Option<usize> {
+    layout.iter().find_map(|field| {
+        let within = bytes.get(field.offset..field.offset + field.size)?;
+        if field.name == "reserved" {
+            return within.iter().position(|&b| b != 0).map(|at| field.offset + at);
+        }
+        let inner = field.inner?;
+        within
+            .chunks_exact(field.elem_size)
+            .enumerate()
+            .find_map(|(i, element)| nonzero_reserved_byte(inner, element).map(|at| i * field.elem_size + at))
+            .map(|at| field.offset + at)
+    })
 }
 
 /// Names byte `offset` of `section` into `out` (e.g. `cpu.p`, `bus.cpu_cycle`, `ram[$0342]`,

@@ -12,7 +12,7 @@ mod snapshot;
 
 pub use fault::FaultError;
 pub use fields::{FieldLayout, field_name, mapper_layout, section_layout};
-pub use sections::{MachineState, Section};
+pub use sections::{ALIGNMENT_FROM_SEED, MachineState, Section};
 pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError};
 
 use crate::nes::Nes;

@@ -57,6 +57,11 @@ impl Section {
         Section::Input,
     ];
 
+    /// The section's position in [`Section::ALL`] (and in snapshots).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The section's name in reports and `--json` output.
     pub const fn name(self) -> &'static str {
         match self {
@@ -109,19 +114,36 @@ impl Section {
     }
 }
 
-/// Power-on parameters and the frame counter: the machine-level part of the state.
+const _: () = {
+    let mut i = 0;
+    while i < Section::ALL.len() {
+        assert!(Section::ALL[i].index() == i, "Section::ALL is in declaration order");
+        i += 1;
+    }
+};
+
+/// The power-on config and the frame counter: the machine-level part of the state. The config is
+/// state so that a power cycle after a restore repeats the power-on of the machine that was saved,
+/// whatever config the restoring console was built with.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
 pub struct MachineState {
     /// Frames completed since power-on (see [`Nes::run_until_frame_end`]).
     pub frame: u64,
-    /// The power-on seed of the machine config (a power-cycle command reuses it).
+    /// [`crate::NesConfig::seed`].
     pub seed: u64,
-    /// How RAM is filled at power-on ([`crate::RamInit`] as u8).
+    /// [`crate::NesConfig::ram_init`] ([`crate::RamInit`] as u8).
     pub ram_init: u8,
+    /// [`crate::NesConfig::cpu_ppu_alignment`]: the phase 0-3, or [`ALIGNMENT_FROM_SEED`] for `None`.
+    /// (Formerly a reserved zero byte: snapshots from before read as phase 0, and are refused if their
+    /// bus disagrees.)
+    pub cpu_ppu_alignment: u8,
     /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 7],
+    pub reserved: [u8; 6],
 }
+
+/// [`MachineState::cpu_ppu_alignment`] of a config that derives the phase from its seed.
+pub const ALIGNMENT_FROM_SEED: u8 = 0xFF;
 
 const _: () = assert!(core::mem::size_of::<MachineState>() == 24);
 

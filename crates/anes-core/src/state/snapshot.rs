@@ -4,12 +4,15 @@
 //! (0 = NTSC), 3 reserved zero bytes, ROM identity (32, blake3 of PRG + CHR ROM).
 //! Then every section of [`Section::ALL`] in order: tag (4 ASCII bytes), section version `u16`,
 //! 2 reserved zero bytes, payload length `u32`, checksum (the first 8 bytes of blake3 of the payload),
-//! payload. Loading validates everything before it changes anything.
+//! payload. Loading validates everything, framing and contents, before it changes anything.
 
 use thiserror::Error;
 
-use super::Section;
-use crate::nes::Nes;
+use super::{MachineState, Section};
+use crate::bus::BusState;
+use crate::clock::{MASTER_PER_CPU_CYCLE, MASTER_PER_DOT, MAX_MASTER_CLOCK};
+use crate::nes::{Nes, NesConfig};
+use crate::ppu::PpuRegs;
 
 /// First bytes of every snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"ANESSNAP";
@@ -55,6 +58,17 @@ pub enum SnapshotError {
     #[error("snapshot region byte {found} (offset 12) is not supported; this build models NTSC (0)")]
     UnsupportedRegion {
         /// Region byte found.
+        found: u8,
+    },
+    /// A byte the format reserves (always written as zero) is not zero: the file was not written by
+    /// this format, or is damaged.
+    #[error("reserved byte at offset {offset} ({what}) is {found:#04x}; the format requires zero")]
+    ReservedByte {
+        /// Where the byte is.
+        offset: usize,
+        /// Which header it belongs to.
+        what: &'static str,
+        /// Its value.
         found: u8,
     },
     /// Taken with another ROM.
@@ -119,7 +133,8 @@ pub enum SnapshotError {
         /// Offset of its header.
         offset: usize,
     },
-    /// Valid framing but impossible contents (e.g. a flag byte that is neither 0 nor 1).
+    /// Valid framing but impossible contents (e.g. a clock near the end of its range, a reserved field
+    /// that is not zero).
     #[error("section {section}: invalid contents: {why}")]
     InvalidContents {
         /// Section name.
@@ -140,6 +155,19 @@ pub enum SnapshotError {
 fn checksum(payload: &[u8]) -> [u8; 8] {
     let hash = blake3::hash(payload);
     hash.as_bytes()[..8].try_into().expect("8 bytes")
+}
+
+/// Refuses a non-zero byte in `range` of `bytes`, which the format reserves.
+fn reserved_zero(
+    bytes: &[u8],
+    range: core::ops::Range<usize>,
+    what: &'static str,
+) -> Result<(), SnapshotError> {
+    let start = range.start;
+    match bytes[range].iter().position(|&b| b != 0) {
+        Some(at) => Err(SnapshotError::ReservedByte { offset: start + at, what, found: bytes[start + at] }),
+        None => Ok(()),
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -173,69 +201,108 @@ impl Nes {
         }
     }
 
-    /// Restores a snapshot taken with [`Nes::save_state`] on a machine running the same ROM. Every
-    /// byte is validated before anything changes: on error the machine is untouched.
+    /// Restores a snapshot taken with [`Nes::save_state`] on a machine running the same ROM. Framing,
+    /// checksums and contents are all validated against the snapshot's bytes before anything is
+    /// copied: on error the machine is untouched. Allocation-free.
     pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
         let payloads = self.validate_snapshot(bytes)?;
-        // Keep the current state to fall back on if the contents turn out impossible (a forged snapshot
-        // with valid checksums). The scratch buffer is reused, so loading allocates only the first time.
-        let mut backup = core::mem::take(&mut self.scratch);
-        self.save_state(&mut backup);
-        self.apply_sections(bytes, &payloads);
-        let result = self.validate_contents();
-        if result.is_err() {
-            let backup_ranges =
-                self.validate_snapshot(&backup).expect("a snapshot this machine just wrote is valid");
-            self.apply_sections(&backup, &backup_ranges);
-        }
-        self.scratch = backup;
-        result
-    }
-
-    fn apply_sections(&mut self, bytes: &[u8], payloads: &[core::ops::Range<usize>; Section::ALL.len()]) {
-        for (section, range) in Section::ALL.into_iter().zip(payloads.iter().cloned()) {
-            self.section_bytes_mut(section).copy_from_slice(&bytes[range]);
+        let payload = |section: Section| &bytes[payloads[section.index()].clone()];
+        self.check_contents(&payload)?;
+        for section in Section::ALL {
+            self.section_bytes_mut(section).copy_from_slice(payload(section));
         }
         self.rebuild_caches();
+        Ok(())
     }
 
-    /// Invariants a snapshot's contents must satisfy beyond framing and checksums; every component
-    /// tolerates any other byte values without panicking.
-    pub(crate) fn validate_contents(&self) -> Result<(), SnapshotError> {
+    /// The invariants a state must satisfy beyond framing and checksums, checked on the section bytes
+    /// `section_bytes` returns (a snapshot's, or this machine's own). Every component tolerates any
+    /// other byte values without panicking; these are the values that would make the machine lie
+    /// (a clock that could wrap, a config that does not exist, reserved bytes that feed the hash).
+    pub(crate) fn check_contents<'a>(
+        &self,
+        section_bytes: &dyn Fn(Section) -> &'a [u8],
+    ) -> Result<(), SnapshotError> {
         let invalid =
             |section: Section, why: String| SnapshotError::InvalidContents { section: section.name(), why };
-        let bus = &self.bus;
+        let machine: MachineState = bytemuck::pod_read_unaligned(section_bytes(Section::Machine));
+        let bus: BusState = bytemuck::pod_read_unaligned(section_bytes(Section::Bus));
+        let ppu: PpuRegs = bytemuck::pod_read_unaligned(section_bytes(Section::Ppu));
+        let config = NesConfig::from_state(&machine).map_err(|why| invalid(Section::Machine, why))?;
         if bus.ppu_offset > 3 {
-            return Err(invalid(Section::Bus, format!("CPU/PPU alignment {} is not 0-3", bus.ppu_offset)));
-        }
-        // Snapshots are taken between instructions: every cycle is complete and the PPU has caught up.
-        if bus.cpu_cycle.checked_mul(crate::clock::MASTER_PER_CPU_CYCLE) != Some(bus.master_clock) {
             return Err(invalid(
                 Section::Bus,
-                format!("master clock {} is not 12 x CPU cycle {}", bus.master_clock, bus.cpu_cycle),
+                format!("bus.ppu_offset {} is not a phase (0-3)", bus.ppu_offset),
             ));
         }
-        let ppu_target = bus.master_clock.saturating_sub(u64::from(bus.ppu_offset));
-        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= crate::clock::MASTER_PER_DOT {
+        // The phase chosen at power-on never changes afterwards.
+        if config.alignment() != bus.ppu_offset {
+            return Err(invalid(
+                Section::Machine,
+                format!(
+                    "machine.cpu_ppu_alignment {} gives phase {} at power-on, but bus.ppu_offset is {}",
+                    machine.cpu_ppu_alignment,
+                    config.alignment(),
+                    bus.ppu_offset
+                ),
+            ));
+        }
+        if bus.master_clock > MAX_MASTER_CLOCK {
             return Err(invalid(
                 Section::Bus,
                 format!(
-                    "PPU clock {} is not caught up with master clock {}",
+                    "bus.master_clock {} is beyond the largest supported {MAX_MASTER_CLOCK}",
+                    bus.master_clock
+                ),
+            ));
+        }
+        // Snapshots are taken between instructions: every cycle is complete and the PPU has caught up.
+        if bus.cpu_cycle.checked_mul(MASTER_PER_CPU_CYCLE) != Some(bus.master_clock) {
+            return Err(invalid(
+                Section::Bus,
+                format!("bus.master_clock {} is not 12 x bus.cpu_cycle {}", bus.master_clock, bus.cpu_cycle),
+            ));
+        }
+        let ppu_target = bus.master_clock.saturating_sub(u64::from(bus.ppu_offset));
+        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= MASTER_PER_DOT {
+            return Err(invalid(
+                Section::Bus,
+                format!(
+                    "bus.ppu_clock {} is not caught up with bus.master_clock {}",
                     bus.ppu_clock, bus.master_clock
+                ),
+            ));
+        }
+        // Counters of events that each take at least one CPU cycle cannot exceed the cycle count.
+        if machine.frame > bus.cpu_cycle {
+            return Err(invalid(
+                Section::Machine,
+                format!("machine.frame {} exceeds bus.cpu_cycle {}", machine.frame, bus.cpu_cycle),
+            ));
+        }
+        if ppu.frames_completed > bus.cpu_cycle {
+            return Err(invalid(
+                Section::Ppu,
+                format!(
+                    "ppu.frames_completed {} exceeds bus.cpu_cycle {}",
+                    ppu.frames_completed, bus.cpu_cycle
                 ),
             ));
         }
         if bus.oam_dma_count >= 512 {
             return Err(invalid(
                 Section::Bus,
-                format!("sprite DMA byte count {} is not 0-511", bus.oam_dma_count),
+                format!("bus.oam_dma_count {} is not a sprite DMA byte count (0-511)", bus.oam_dma_count),
             ));
         }
-        if crate::nes::RamInit::from_u8(self.machine.ram_init).is_none() {
-            return Err(invalid(
-                Section::Machine,
-                format!("RAM init kind {} is unknown", self.machine.ram_init),
-            ));
+        for section in Section::ALL {
+            if let Some(layout) = self.section_layout(section) {
+                if let Some(offset) = super::fields::nonzero_reserved_byte(layout, section_bytes(section)) {
+                    let mut name = String::new();
+                    self.field_name(section, offset, &mut name);
+                    return Err(invalid(section, format!("{name} is reserved and must be zero")));
+                }
+            }
         }
         Ok(())
     }
@@ -268,6 +335,7 @@ impl Nes {
         if bytes[12] != REGION_NTSC {
             return Err(SnapshotError::UnsupportedRegion { found: bytes[12] });
         }
+        reserved_zero(bytes, 13..16, "snapshot header")?;
         if bytes[16..48] != self.rom_identity {
             return Err(SnapshotError::WrongRom {
                 found: hex(&bytes[16..48]),
@@ -287,6 +355,7 @@ impl Nes {
                     found: String::from_utf8_lossy(&header[0..4]).into_owned(),
                 });
             }
+            reserved_zero(bytes, offset + 6..offset + 8, "section header")?;
             let found_version = u16::from_le_bytes([header[4], header[5]]);
             if found_version != section.version() {
                 return Err(SnapshotError::SectionVersion {

@@ -79,26 +79,62 @@ pub enum PpuCatchUp {
     Eager,
 }
 
+/// The schedule in force: the user's [`PpuCatchUp`] combined with whether the cartridge counts M2
+/// edges against PPU A12 (the MMC3), which decides who delivers those edges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Schedule {
+    /// The PPU runs at every catch-up point, one dot at a time (the board counts no M2 edges).
+    #[default]
+    Eager,
+    /// The same, and every CPU cycle delivers its own M2 edge to the board.
+    EagerCountingM2,
+    /// The PPU runs only where the CPU could notice, in stretches.
+    Lazy,
+    /// The same, and each stretch delivers the M2 edges it owes between its dots, where an eager run
+    /// would have.
+    LazyReplayingM2,
+}
+
 /// Bookkeeping of the lazy PPU schedule. Not machine state: it is derived from the state at every
 /// public entry point (where the PPU has caught up) and rebuilt after a restore.
+///
+/// Assumption: cartridge reads never observe PPU-clocked state (no supported board's CPU-side
+/// registers depend on the PPU's progress; the MMC3's IRQ reaches the CPU through its /IRQ line, which
+/// the prediction covers). A board whose reads did would have to catch the PPU up before them, as
+/// cartridge writes do.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PpuSync {
     /// The schedule chosen by the user.
     pub mode: PpuCatchUp,
-    /// True when the lazy schedule is in force (see `Nes::reset_ppu_sync`).
-    pub lazy: bool,
-    /// True when the cartridge counts M2 edges against PPU A12 (MMC3), so lagging stretches must
-    /// deliver the M2 edges between the dots.
-    pub replay_m2: bool,
-    /// True when the cartridge counts M2 edges and each cycle delivers its own (eager schedule).
-    pub direct_m2: bool,
+    /// The schedule in force (see `Nes::reset_ppu_sync`).
+    pub schedule: Schedule,
     /// PPU clock at which the next dot the CPU could notice completes: catch-up points before it are
     /// skipped. 0 forces the next point to run.
     pub deadline: u64,
-    /// The last CPU cycle whose M2 edge the cartridge has seen (with `replay_m2`).
+    /// The same as a master clock at the start of a cycle: a cycle that starts before it needs no
+    /// catch-up at any of its points (`deadline` + phase − one cycle; 0 when `deadline` is).
+    pub quiet_before: u64,
+    /// The last CPU cycle whose M2 edge the cartridge has seen (with `LazyReplayingM2`).
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
     pub cycle_start: u64,
+}
+
+impl PpuSync {
+    /// Forgets the prediction, so the next catch-up point runs the PPU and predicts afresh: after
+    /// anything that may move the next observable dot (a register access, a cartridge write, a reset).
+    #[inline(always)]
+    pub fn invalidate(&mut self) {
+        self.deadline = 0;
+        self.quiet_before = 0;
+    }
+
+    /// Sets the prediction: the PPU clock at which the next observable dot completes.
+    #[inline(always)]
+    fn predict(&mut self, deadline: u64, ppu_offset: u8) {
+        self.deadline = deadline;
+        self.quiet_before = deadline.saturating_add(u64::from(ppu_offset)).saturating_sub(CYCLE);
+    }
 }
 
 /// Master clocks from the start of a cycle to its M2 edge as the cartridge sees it: after the dots up
@@ -235,7 +271,7 @@ impl Nes {
         self.decode_write(addr, value);
         if reaches_ppu {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
-            self.sync.deadline = 0;
+            self.sync.invalidate();
         }
         self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET, quiet);
     }
@@ -246,7 +282,7 @@ impl Nes {
         let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_read(addr);
         if reaches_ppu {
-            self.sync.deadline = 0;
+            self.sync.invalidate();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
         value
@@ -261,15 +297,15 @@ impl Nes {
         let start = self.bus.master_clock;
         self.sync.cycle_start = start;
         self.bus.master_clock = start + to_access;
-        let quiet = !reaches_ppu
-            && (start + CYCLE).saturating_sub(u64::from(self.bus.ppu_offset)) < self.sync.deadline;
+        // Quiet: the PPU is not due at any of this cycle's points, (start + CYCLE - phase) < deadline.
+        let quiet = !reaches_ppu && start < self.sync.quiet_before;
         if reaches_ppu {
             self.catch_up_ppu();
         } else if !quiet {
             self.run_ppu();
         }
-        self.apu.tick_cpu_cycle(self.bus.cpu_cycle);
-        if self.sync.direct_m2 {
+        self.apu.sync_to(self.bus.cpu_cycle);
+        if self.sync.schedule == Schedule::EagerCountingM2 {
             self.cart.cpu_cycle();
         }
         quiet
@@ -290,7 +326,7 @@ impl Nes {
             self.bus.master_clock += MASTER_PER_DOT;
             self.run_ppu();
         }
-        if self.bus.dmc_dma_running == 0 && self.apu.dmc_wants_dma() {
+        if self.apu.dmc_wants_dma() && self.bus.dmc_dma_running == 0 {
             self.bus.dmc_dma_running = 1;
             self.bus.dmc_dma_dummy = 1;
             self.bus.dma_halt = 1;
@@ -313,7 +349,7 @@ impl Nes {
     pub(crate) fn catch_up_ppu(&mut self) {
         let offset = u64::from(self.bus.ppu_offset);
         let target = self.bus.master_clock.saturating_sub(offset);
-        if !self.sync.lazy {
+        if matches!(self.sync.schedule, Schedule::Eager | Schedule::EagerCountingM2) {
             // The reference schedule: one dot at a time, M2 edges delivered by the cycles themselves.
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
             while self.bus.ppu_clock + MASTER_PER_DOT <= target {
@@ -325,7 +361,7 @@ impl Nes {
         let owed = target.saturating_sub(self.bus.ppu_clock) / MASTER_PER_DOT;
         // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
         let dots = u32::try_from(owed).unwrap_or(u32::MAX);
-        if self.sync.replay_m2 {
+        if self.sync.schedule == Schedule::LazyReplayingM2 {
             let cycle = self.bus.cpu_cycle;
             // The current cycle's edge comes right after its access; earlier ones a cycle apart.
             let last_edge_at = self.sync.cycle_start + M2_EDGE_OFFSET;
@@ -344,7 +380,9 @@ impl Nes {
             self.ppu.run_dots(dots, &mut memory);
         }
         self.bus.ppu_clock += u64::from(dots) * MASTER_PER_DOT;
-        self.sync.deadline = self.next_observable_dot();
+        self.sync.predict(self.next_observable_dot(), self.bus.ppu_offset);
+        debug_assert!(target - self.bus.ppu_clock < MASTER_PER_DOT, "the PPU has caught up");
+        debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }
 
     /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
@@ -352,7 +390,7 @@ impl Nes {
     /// could raise the IRQ.
     fn next_observable_dot(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event();
-        if self.sync.replay_m2 && self.ppu.rendering_enabled() {
+        if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() {
             let clocks = u64::from(self.cart.a12_clocks_before_irq());
             // Dots that are safe to run before the clock that could raise the IRQ.
             let safe = if self.ppu.sprites_8x16() {
@@ -371,10 +409,14 @@ impl Nes {
         let counts_m2 = self.cart.counts_m2_edges();
         // At phases 2 and 3 a dot falls between the read and write access offsets, so where an M2
         // edge goes depends on the access kind; those machines keep the eager schedule.
-        self.sync.lazy = self.sync.mode == PpuCatchUp::Lazy && !(counts_m2 && self.bus.ppu_offset >= 2);
-        self.sync.replay_m2 = self.sync.lazy && counts_m2;
-        self.sync.direct_m2 = !self.sync.lazy && counts_m2;
-        self.sync.deadline = 0;
+        let lazy = self.sync.mode == PpuCatchUp::Lazy && !(counts_m2 && self.bus.ppu_offset >= 2);
+        self.sync.schedule = match (lazy, counts_m2) {
+            (false, false) => Schedule::Eager,
+            (false, true) => Schedule::EagerCountingM2,
+            (true, false) => Schedule::Lazy,
+            (true, true) => Schedule::LazyReplayingM2,
+        };
+        self.sync.invalidate();
         self.sync.m2_delivered = self.bus.cpu_cycle;
         self.sync.cycle_start = self.bus.master_clock;
     }
@@ -416,7 +458,7 @@ impl Nes {
             if get && dmc_ready {
                 let value = self.read_cycle(self.apu.dmc_dma_address());
                 self.bus.dmc_dma_running = 0;
-                self.apu.dmc_dma_complete(value);
+                self.apu.dmc_dma_complete(value, self.bus.cpu_cycle);
                 continue;
             }
             // A DMC request that arrived during sprite DMA spends its halt, then its dummy cycle.
@@ -455,7 +497,7 @@ impl Nes {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.read_register(addr, &mut memory)
             }
-            0x4015 => return self.apu.read_status() | (self.bus.open_bus & 0x20),
+            0x4015 => return self.apu.read_status(self.bus.cpu_cycle) | (self.bus.open_bus & 0x20),
             0x4016 | 0x4017 => {
                 let port = usize::from(addr & 1);
                 self.pads[port].read() | (self.bus.open_bus & 0xE0)

@@ -25,6 +25,7 @@ mod nes;
 pub mod ppu;
 pub mod state;
 
+pub use apu::ApuCatchUp;
 pub use bus::PpuCatchUp;
 pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use cpu::CpuState;

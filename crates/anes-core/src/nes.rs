@@ -1,6 +1,6 @@
 //! The console: owns every chip and the memory between them.
 
-use crate::apu::Apu;
+use crate::apu::{Apu, ApuCatchUp};
 use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
@@ -174,12 +174,13 @@ impl Nes {
         self.pads[0].buttons = held[0];
         self.pads[1].buttons = held[1];
         self.ppu = Ppu::new();
-        self.apu = Apu::new();
+        self.apu.power_on();
         self.cart.power_on();
         self.machine = config.to_state(0);
         self.reset_ppu_sync();
+        self.apu.resync(self.bus.cpu_cycle);
         self.reset_sequence();
-        self.catch_up_ppu();
+        self.catch_up();
     }
 
     /// Switches the console off and on again with the config in its state (the one it powered on with,
@@ -214,6 +215,14 @@ impl Nes {
     pub(crate) fn rebuild_caches(&mut self) {
         self.cart.rebuild_caches();
         self.reset_ppu_sync();
+        self.apu.resync(self.bus.cpu_cycle);
+    }
+
+    /// Brings the lazily run chips (PPU, APU) up to the end of the last CPU cycle: every public entry
+    /// point returns through here, so what the outside sees is the eager schedule's machine.
+    pub(crate) fn catch_up(&mut self) {
+        self.catch_up_ppu();
+        self.apu.catch_up(self.bus.cpu_cycle);
     }
 
     /// Chooses how the PPU keeps up with the CPU. [`PpuCatchUp::Lazy`] (the default) and
@@ -246,24 +255,62 @@ impl Nes {
         self.sync.mode
     }
 
+    /// Chooses how the APU keeps up with the CPU. [`ApuCatchUp::Lazy`] (the default) and
+    /// [`ApuCatchUp::Eager`] produce bit-identical machines; eager is the slower reference schedule.
+    /// With audio output on, the APU ticks every cycle either way.
+    ///
+    /// ```
+    /// use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig};
+    /// // A 16 KiB NROM program that starts the pulse channel and the 4-step frame IRQ, then loops
+    /// // reading $4015 (reset vector $8000).
+    /// let program = [
+    ///     0xA9, 0x01, 0x8D, 0x15, 0x40, // LDA #$01; STA $4015
+    ///     0xA9, 0x3F, 0x8D, 0x00, 0x40, // LDA #$3F; STA $4000
+    ///     0xA9, 0x08, 0x8D, 0x03, 0x40, // LDA #$08; STA $4003
+    ///     0xA9, 0x00, 0x8D, 0x17, 0x40, // LDA #$00; STA $4017
+    ///     0xAD, 0x15, 0x40, 0x4C, 0x14, 0x80, // loop: LDA $4015; JMP loop
+    /// ];
+    /// let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// let mut prg = vec![0xEA; 0x4000];
+    /// prg[..program.len()].copy_from_slice(&program);
+    /// prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    /// rom.extend(prg);
+    /// rom.extend(vec![0x55; 0x2000]);
+    /// let mut lazy = Nes::new(Cartridge::from_ines(&rom)?, NesConfig::default());
+    /// let mut eager = lazy.clone();
+    /// eager.set_apu_catch_up(ApuCatchUp::Eager);
+    /// for _ in 0..5 {
+    ///     assert_eq!(lazy.run_frame(Default::default()), eager.run_frame(Default::default()));
+    /// }
+    /// # Ok::<(), anes_core::RomError>(())
+    /// ```
+    pub fn set_apu_catch_up(&mut self, mode: ApuCatchUp) {
+        self.apu.set_catch_up(mode);
+    }
+
+    /// The APU schedule in use (see [`Nes::set_apu_catch_up`]).
+    pub fn apu_catch_up(&self) -> ApuCatchUp {
+        self.apu.catch_up_mode()
+    }
+
     /// Runs one instruction, or the interrupt sequence if an interrupt was latched by the end of the
     /// previous instruction; a jammed CPU spends one cycle per call. Returns with every chip at the
     /// end of the instruction's last cycle.
     pub fn step_instruction(&mut self) {
         self.run_instruction();
-        self.catch_up_ppu();
+        self.catch_up();
     }
 
     /// Presses the reset button: the PPU, APU and board see reset, and the CPU runs its reset sequence
     /// (A, X, Y kept; SP decremented by 3 without writes; I set).
     pub fn soft_reset(&mut self) {
         // PPUCTRL and PPUMASK change outside a bus cycle: predict the PPU schedule afresh.
-        self.sync.deadline = 0;
+        self.sync.invalidate();
         self.ppu.reset();
         self.apu.reset();
         self.cart.reset();
         self.reset_sequence();
-        self.catch_up_ppu();
+        self.catch_up();
     }
 
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
@@ -279,7 +326,7 @@ impl Nes {
             }
         }
         self.machine.frame += 1;
-        self.catch_up_ppu();
+        self.catch_up();
     }
 
     /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in

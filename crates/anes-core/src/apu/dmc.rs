@@ -134,7 +134,38 @@ impl Dmc {
             self.timer_counter -= 1;
             return;
         }
-        self.timer_counter = DMC_RATES[usize::from(self.rate_index & 0x0F)] / 2 - 1;
+        self.timer_counter = self.reload();
+        self.output_bit();
+    }
+
+    /// The timer's reload value: half the rate's period in CPU cycles (it counts APU cycles), minus one.
+    fn reload(&self) -> u16 {
+        DMC_RATES[usize::from(self.rate_index & 0x0F)] / 2 - 1
+    }
+
+    /// `clocks` APU cycles of the timer at once (exactly `clocks` calls of [`Dmc::clock_timer`]).
+    #[inline]
+    pub fn advance_timer(&mut self, clocks: u64) {
+        let reload = self.reload();
+        let bits = super::timer::advance(&mut self.timer_counter, reload, clocks);
+        for _ in 0..bits {
+            self.output_bit();
+        }
+    }
+
+    /// Timer clocks until the sample buffer empties into the shift register (the moment a reload DMA
+    /// may be wanted), when it is full now.
+    pub fn clocks_until_buffer_empties(&self) -> Option<u64> {
+        (self.buffer_full != 0).then(|| {
+            // The buffer moves to the shift register at the output bit that leaves none remaining.
+            let bits = u64::from(self.bits_remaining.max(1));
+            super::timer::clocks_until_reload(self.timer_counter, self.reload(), bits)
+        })
+    }
+
+    /// The end of an output cycle's bit: the level moves by 2 unless silenced, the shift register
+    /// shifts, and after the eighth bit the buffer (if full) becomes the next byte to play.
+    fn output_bit(&mut self) {
         if self.silence == 0 {
             if self.shift_register & 1 != 0 {
                 if self.output_level <= 125 {

@@ -24,23 +24,25 @@ pub mod steps {
     pub const END_FIVE_STEP: u16 = 37282;
 }
 
+/// Every count at which [`FrameCounter::tick`] may act, whatever the mode.
+const ALL_STEPS: [u16; 8] = [
+    steps::QUARTER_1,
+    steps::HALF_1,
+    steps::QUARTER_3,
+    steps::IRQ_FIRST,
+    steps::HALF_2_FOUR_STEP,
+    steps::END_FOUR_STEP,
+    steps::HALF_2_FIVE_STEP,
+    steps::END_FIVE_STEP,
+];
+
 /// One bit per block of 128 sequencer cycles (the whole `u16` range): set where a block holds a step of
 /// either mode. Most cycles hold none, and this lets [`FrameCounter::tick`] see that with one lookup.
 const STEP_BLOCKS: [u64; 8] = {
-    let all = [
-        steps::QUARTER_1,
-        steps::HALF_1,
-        steps::QUARTER_3,
-        steps::IRQ_FIRST,
-        steps::HALF_2_FOUR_STEP,
-        steps::END_FOUR_STEP,
-        steps::HALF_2_FIVE_STEP,
-        steps::END_FIVE_STEP,
-    ];
     let mut blocks = [0u64; 8];
     let mut i = 0;
-    while i < all.len() {
-        let block = (all[i] >> 7) as usize;
+    while i < ALL_STEPS.len() {
+        let block = (ALL_STEPS[i] >> 7) as usize;
         blocks[block / 64] |= 1 << (block % 64);
         i += 1;
     }
@@ -161,6 +163,34 @@ impl FrameCounter {
     }
 
     /// The step (if any) at `cycle`, the sequencer's new position.
+    /// True when no $4017 write or reset is waiting to restart the sequence: ticks then only count,
+    /// except at the steps.
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        self.write_delay == 0 && self.restart_on_next_cycle == 0
+    }
+
+    /// Ticks until the next one that reaches a step count and may act (1-65,536), when settled. The
+    /// ticks before it only count.
+    #[inline]
+    pub fn ticks_until_step(&self) -> u64 {
+        let mut nearest = 1 << 16;
+        for step in ALL_STEPS {
+            let ticks = u64::from(step.wrapping_sub(self.cycle));
+            if ticks != 0 && ticks < nearest {
+                nearest = ticks;
+            }
+        }
+        nearest
+    }
+
+    /// `ticks` ticks that reach no step, when settled (exactly `ticks` calls of [`FrameCounter::tick`]
+    /// that return no clocks and change nothing else).
+    #[inline]
+    pub fn advance_quiet(&mut self, ticks: u64) {
+        self.cycle = self.cycle.wrapping_add(ticks as u16);
+    }
+
     #[inline]
     fn step(&mut self) -> FrameClocks {
         let quarter = FrameClocks { quarter: true, half: false };

@@ -60,10 +60,24 @@ impl Noise {
     #[inline]
     pub fn clock_timer(&mut self) {
         if self.timer_counter == 0 {
-            self.timer_counter = NOISE_PERIODS[usize::from(self.period_index & 0x0F)] - 1;
+            self.timer_counter = self.reload();
             self.shift();
         } else {
             self.timer_counter -= 1;
+        }
+    }
+
+    fn reload(&self) -> u16 {
+        NOISE_PERIODS[usize::from(self.period_index & 0x0F)] - 1
+    }
+
+    /// `clocks` APU cycles of the timer at once (exactly `clocks` calls of [`Noise::clock_timer`]).
+    #[inline]
+    pub fn advance_timer(&mut self, clocks: u64) {
+        let reload = self.reload();
+        let shifts = super::timer::advance(&mut self.timer_counter, reload, clocks);
+        for _ in 0..shifts {
+            self.shift();
         }
     }
 

@@ -118,6 +118,13 @@ impl Pulse {
         }
     }
 
+    /// `clocks` APU cycles of the timer at once (exactly `clocks` calls of [`Pulse::clock_timer`]).
+    #[inline]
+    pub fn advance_timer(&mut self, clocks: u64) {
+        let steps = super::timer::advance(&mut self.timer_counter, self.timer_period, clocks);
+        self.sequence_step = ((u64::from(self.sequence_step) + steps) & 7) as u8;
+    }
+
     /// The channel's output level (0-15).
     #[inline]
     pub fn output(&self) -> u8 {

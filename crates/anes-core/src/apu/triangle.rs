@@ -80,6 +80,16 @@ impl Triangle {
         }
     }
 
+    /// `clocks` CPU cycles of the timer at once (exactly `clocks` calls of [`Triangle::clock_timer`];
+    /// the linear and length counters do not change meanwhile).
+    #[inline]
+    pub fn advance_timer(&mut self, clocks: u64) {
+        let steps = super::timer::advance(&mut self.timer_counter, self.timer_period, clocks);
+        if self.linear_counter != 0 && self.length.is_active() {
+            self.sequence_step = ((u64::from(self.sequence_step) + steps) & 31) as u8;
+        }
+    }
+
     /// The channel's output level (0-15). The sequencer holds its step when silenced, so the level
     /// stays where it stopped (no click), as on hardware.
     #[inline]

@@ -65,6 +65,6 @@ impl Nes {
         for _ in 0..cycles {
             self.read(self.cpu.pc);
         }
-        self.catch_up_ppu();
+        self.catch_up();
     }
 }

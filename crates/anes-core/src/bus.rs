@@ -16,8 +16,6 @@
 //! so state, hashes and snapshots are exactly those of the eager schedule (`PpuCatchUp::Eager`, kept
 //! for the equivalence tests).
 
-use bytemuck::{Pod, Zeroable};
-
 use crate::cart::Cartridge;
 use crate::clock::MASTER_PER_DOT;
 use crate::nes::Nes;
@@ -35,36 +33,36 @@ pub const fn is_get_cycle(cpu_cycle: u64) -> bool {
     cpu_cycle & 1 == 1
 }
 
-/// Clock, data bus and DMA unit: everything of the console's glue logic that changes over time.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct BusState {
-    /// Master clocks since power-on.
-    pub master_clock: u64,
-    /// CPU cycles since power-on (the number of the cycle running, during a cycle).
-    pub cpu_cycle: u64,
-    /// Master clock up to which the PPU has run.
-    pub ppu_clock: u64,
-    /// Bytes of sprite DMA done while it runs (0-511: even = read next, odd = write next); 0 otherwise.
-    pub oam_dma_count: u16,
-    /// The last value on the CPU data bus (what unmapped reads return).
-    pub open_bus: u8,
-    /// CPU/PPU phase: the PPU runs this many master clocks behind the CPU (0-3).
-    pub ppu_offset: u8,
-    /// Page written to $4014.
-    pub oam_dma_page: u8,
-    /// 1 while sprite DMA is in progress.
-    pub oam_dma_running: u8,
-    /// The byte sprite DMA read and will write to $2004 next.
-    pub oam_dma_value: u8,
-    /// 1 while the DMC's sample fetch is in progress.
-    pub dmc_dma_running: u8,
-    /// 1 when the CPU must be halted on its next read cycle.
-    pub dma_halt: u8,
-    /// 1 while the DMC fetch still owes its dummy cycle.
-    pub dmc_dma_dummy: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 6],
+crate::state::state_struct! {
+    /// Clock, data bus and DMA unit: everything of the console's glue logic that changes over time.
+    pub struct BusState {
+        /// Master clocks since power-on.
+        pub master_clock: u64,
+        /// CPU cycles since power-on (the number of the cycle running, during a cycle).
+        pub cpu_cycle: u64,
+        /// Master clock up to which the PPU has run.
+        pub ppu_clock: u64,
+        /// Bytes of sprite DMA done while it runs (0-511: even = read next, odd = write next); 0 otherwise.
+        pub oam_dma_count: u16,
+        /// The last value on the CPU data bus (what unmapped reads return).
+        pub open_bus: u8,
+        /// CPU/PPU phase: the PPU runs this many master clocks behind the CPU (0-3).
+        pub ppu_offset: u8,
+        /// Page written to $4014.
+        pub oam_dma_page: u8,
+        /// 1 while sprite DMA is in progress.
+        pub oam_dma_running: u8,
+        /// The byte sprite DMA read and will write to $2004 next.
+        pub oam_dma_value: u8,
+        /// 1 while the DMC's sample fetch is in progress.
+        pub dmc_dma_running: u8,
+        /// 1 when the CPU must be halted on its next read cycle.
+        pub dma_halt: u8,
+        /// 1 while the DMC fetch still owes its dummy cycle.
+        pub dmc_dma_dummy: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 6],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<BusState>() == 40);

@@ -1,7 +1,5 @@
 //! Standard controllers on $4016/$4017.
 
-use bytemuck::{Pod, Zeroable};
-
 /// Button bits in the order the controller shifts them out (A first).
 pub mod buttons {
     /// A.
@@ -22,18 +20,18 @@ pub mod buttons {
     pub const RIGHT: u8 = 0x80;
 }
 
-/// One standard controller (a 4021 shift register behind a strobe latch).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct ControllerState {
-    /// Buttons currently held (see [`buttons`]).
-    pub buttons: u8,
-    /// The shift register; 1s shift in after the eight buttons.
-    pub shift: u8,
-    /// Strobe (bit 0 of the last $4016 write): while high the register reloads continuously.
-    pub strobe: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: u8,
+crate::state::state_struct! {
+    /// One standard controller (a 4021 shift register behind a strobe latch).
+    pub struct ControllerState {
+        /// Buttons currently held (see [`buttons`]).
+        pub buttons: u8,
+        /// The shift register; 1s shift in after the eight buttons.
+        pub shift: u8,
+        /// Strobe (bit 0 of the last $4016 write): while high the register reloads continuously.
+        pub strobe: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: u8,
+    }
 }
 
 impl ControllerState {

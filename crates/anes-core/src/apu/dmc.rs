@@ -1,54 +1,52 @@
 //! The delta modulation channel: sample playback fed by DMA (nesdev "APU DMC", "DMA").
 
-use bytemuck::{Pod, Zeroable};
-
 /// NTSC output periods in CPU cycles, indexed by bits 3-0 of $4010.
 pub const DMC_RATES: [u16; 16] =
     [428, 380, 340, 320, 286, 254, 226, 214, 190, 160, 142, 128, 106, 84, 72, 54];
 
-/// The DMC: timer, output unit (shift register, bit counter, 7-bit level), one-byte sample buffer and
-/// memory reader (address, bytes remaining).
-///
-/// The timer runs on the first half of APU cycles (DMA "get" cycles), so a buffer emptied at the start
-/// of an output cycle raises its "reload" DMA request in time for the DMA to halt the CPU on the
-/// following put cycle (nesdev "DMA": reload DMAs attempt to halt on put cycles).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct Dmc {
-    /// Address of the next sample byte ($8000-$FFFF).
-    pub current_address: u16,
-    /// Sample bytes still to fetch.
-    pub bytes_remaining: u16,
-    /// The timer's count (in APU cycles) down to the next output bit.
-    pub timer_counter: u16,
-    /// $4012: the sample starts at $C000 + 64 * value.
-    pub sample_address: u8,
-    /// $4013: the sample is 16 * value + 1 bytes long.
-    pub sample_length: u8,
-    /// Rate index (bits 3-0 of $4010).
-    pub rate_index: u8,
-    /// 1 when the end of a non-looping sample raises the DMC interrupt.
-    pub irq_enabled: u8,
-    /// 1 when the sample restarts at its end.
-    pub loop_flag: u8,
-    /// The DMC interrupt flag.
-    pub irq_flag: u8,
-    /// The 7-bit output level.
-    pub output_level: u8,
-    /// The output unit's shift register.
-    pub shift_register: u8,
-    /// Bits left in the current output cycle (1-8).
-    pub bits_remaining: u8,
-    /// 1 when the current output cycle is silent (the buffer was empty when it started).
-    pub silence: u8,
-    /// The sample buffer.
-    pub sample_buffer: u8,
-    /// 1 while the sample buffer holds a byte.
-    pub buffer_full: u8,
-    /// CPU cycles until the "load" DMA requested by a $4015 write may start (0 = none pending).
-    pub load_delay: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: u8,
+crate::state::state_struct! {
+    /// The DMC: timer, output unit (shift register, bit counter, 7-bit level), one-byte sample buffer and
+    /// memory reader (address, bytes remaining).
+    ///
+    /// The timer runs on the first half of APU cycles (DMA "get" cycles), so a buffer emptied at the start
+    /// of an output cycle raises its "reload" DMA request in time for the DMA to halt the CPU on the
+    /// following put cycle (nesdev "DMA": reload DMAs attempt to halt on put cycles).
+    pub struct Dmc {
+        /// Address of the next sample byte ($8000-$FFFF).
+        pub current_address: u16,
+        /// Sample bytes still to fetch.
+        pub bytes_remaining: u16,
+        /// The timer's count (in APU cycles) down to the next output bit.
+        pub timer_counter: u16,
+        /// $4012: the sample starts at $C000 + 64 * value.
+        pub sample_address: u8,
+        /// $4013: the sample is 16 * value + 1 bytes long.
+        pub sample_length: u8,
+        /// Rate index (bits 3-0 of $4010).
+        pub rate_index: u8,
+        /// 1 when the end of a non-looping sample raises the DMC interrupt.
+        pub irq_enabled: u8,
+        /// 1 when the sample restarts at its end.
+        pub loop_flag: u8,
+        /// The DMC interrupt flag.
+        pub irq_flag: u8,
+        /// The 7-bit output level.
+        pub output_level: u8,
+        /// The output unit's shift register.
+        pub shift_register: u8,
+        /// Bits left in the current output cycle (1-8).
+        pub bits_remaining: u8,
+        /// 1 when the current output cycle is silent (the buffer was empty when it started).
+        pub silence: u8,
+        /// The sample buffer.
+        pub sample_buffer: u8,
+        /// 1 while the sample buffer holds a byte.
+        pub buffer_full: u8,
+        /// CPU cycles until the "load" DMA requested by a $4015 write may start (0 = none pending).
+        pub load_delay: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Dmc>() == 20);

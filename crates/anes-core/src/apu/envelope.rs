@@ -1,25 +1,23 @@
 //! The envelope generator of the pulse and noise channels (nesdev "APU Envelope").
 
-use bytemuck::{Pod, Zeroable};
-
-/// Volume envelope: a constant volume, or a sawtooth decaying from 15 at a programmable rate.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct Envelope {
-    /// 1 after a write of the channel's fourth register: restart on the next quarter frame.
-    pub start: u8,
-    /// The divider's count.
-    pub divider: u8,
-    /// The decay level (15 down to 0).
-    pub decay: u8,
-    /// Bits 3-0 of the control register: the constant volume, or the divider period minus one.
-    pub volume: u8,
-    /// 1 when the constant volume is output.
-    pub constant: u8,
-    /// 1 when the decay level loops from 0 back to 15 (the same bit as the length counter halt).
-    pub loop_flag: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
+crate::state::state_struct! {
+    /// Volume envelope: a constant volume, or a sawtooth decaying from 15 at a programmable rate.
+    pub struct Envelope {
+        /// 1 after a write of the channel's fourth register: restart on the next quarter frame.
+        pub start: u8,
+        /// The divider's count.
+        pub divider: u8,
+        /// The decay level (15 down to 0).
+        pub decay: u8,
+        /// Bits 3-0 of the control register: the constant volume, or the divider period minus one.
+        pub volume: u8,
+        /// 1 when the constant volume is output.
+        pub constant: u8,
+        /// 1 when the decay level loops from 0 back to 15 (the same bit as the length counter halt).
+        pub loop_flag: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 2],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Envelope>() == 8);

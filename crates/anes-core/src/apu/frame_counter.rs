@@ -1,8 +1,6 @@
 //! The frame counter (frame sequencer): quarter- and half-frame clocks and the frame interrupt
 //! (nesdev "APU Frame Counter").
 
-use bytemuck::{Pod, Zeroable};
-
 /// CPU cycles after the sequencer's reset at which the steps happen (the wiki's APU-cycle numbers
 /// doubled: APU cycle 3728.5 is CPU cycle 7457).
 pub mod steps {
@@ -65,27 +63,27 @@ pub struct FrameClocks {
     pub half: bool,
 }
 
-/// The frame counter.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct FrameCounter {
-    /// CPU cycles since the sequence (re)started.
-    pub cycle: u16,
-    /// 0 = 4-step sequence, 1 = 5-step sequence.
-    pub mode: u8,
-    /// 1 when the frame interrupt is inhibited (bit 6 of $4017).
-    pub irq_inhibit: u8,
-    /// The frame interrupt flag.
-    pub irq_flag: u8,
-    /// The last value written to $4017 (a reset rewrites it).
-    pub last_write: u8,
-    /// CPU cycles until the last $4017 write restarts the sequence (0 = none pending).
-    pub write_delay: u8,
-    /// 1 when the next cycle must schedule a restart as if $4017 had been written three cycles earlier
-    /// (power-on and reset, whose cycle number the APU does not know).
-    pub restart_on_next_cycle: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
+crate::state::state_struct! {
+    /// The frame counter.
+    pub struct FrameCounter {
+        /// CPU cycles since the sequence (re)started.
+        pub cycle: u16,
+        /// 0 = 4-step sequence, 1 = 5-step sequence.
+        pub mode: u8,
+        /// 1 when the frame interrupt is inhibited (bit 6 of $4017).
+        pub irq_inhibit: u8,
+        /// The frame interrupt flag.
+        pub irq_flag: u8,
+        /// The last value written to $4017 (a reset rewrites it).
+        pub last_write: u8,
+        /// CPU cycles until the last $4017 write restarts the sequence (0 = none pending).
+        pub write_delay: u8,
+        /// 1 when the next cycle must schedule a restart as if $4017 had been written three cycles earlier
+        /// (power-on and reset, whose cycle number the APU does not know).
+        pub restart_on_next_cycle: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 2],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<FrameCounter>() == 10);

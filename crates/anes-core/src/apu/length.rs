@@ -1,36 +1,34 @@
 //! The length counter shared by the pulse, triangle and noise channels (nesdev "APU Length Counter").
 
-use bytemuck::{Pod, Zeroable};
-
 /// Length counter load values, indexed by bits 7-3 of $4003/$4007/$400B/$400F.
 pub const LENGTH_TABLE: [u8; 32] = [
     10, 254, 20, 2, 40, 4, 80, 6, 160, 8, 60, 10, 14, 12, 26, 14, //
     12, 16, 24, 18, 48, 20, 96, 22, 192, 24, 72, 26, 16, 28, 32, 30,
 ];
 
-/// A length counter: silences its channel when it reaches zero; clocked by half-frame signals.
-///
-/// Register writes reach the counter one cycle late, after that cycle's frame-counter clock: a reload
-/// on the same cycle as a clock is dropped if the clock changed the counter (it was non-zero), and a
-/// change of the halt flag only affects clocks after the write (nesdev "APU Length Counter"; blargg's
-/// apu_test 5-len_timing and the 2005 frame counter notes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct LengthCounter {
-    /// The count; the channel is silent at zero.
-    pub counter: u8,
-    /// 1 while the halt flag stops clocking.
-    pub halt: u8,
-    /// The halt flag as last written, applied at the next cycle.
-    pub pending_halt: u8,
-    /// A load value written but not yet applied (0 = none: the table has no zero).
-    pub pending_reload: u8,
-    /// `counter` at the moment of the pending load, to detect an intervening clock.
-    pub counter_at_write: u8,
-    /// 1 when enabled through $4015; while disabled the counter is held at zero.
-    pub enabled: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
+crate::state::state_struct! {
+    /// A length counter: silences its channel when it reaches zero; clocked by half-frame signals.
+    ///
+    /// Register writes reach the counter one cycle late, after that cycle's frame-counter clock: a reload
+    /// on the same cycle as a clock is dropped if the clock changed the counter (it was non-zero), and a
+    /// change of the halt flag only affects clocks after the write (nesdev "APU Length Counter"; blargg's
+    /// apu_test 5-len_timing and the 2005 frame counter notes).
+    pub struct LengthCounter {
+        /// The count; the channel is silent at zero.
+        pub counter: u8,
+        /// 1 while the halt flag stops clocking.
+        pub halt: u8,
+        /// The halt flag as last written, applied at the next cycle.
+        pub pending_halt: u8,
+        /// A load value written but not yet applied (0 = none: the table has no zero).
+        pub pending_reload: u8,
+        /// `counter` at the moment of the pending load, to detect an intervening clock.
+        pub counter_at_write: u8,
+        /// 1 when enabled through $4015; while disabled the counter is held at zero.
+        pub enabled: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 2],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<LengthCounter>() == 8);

@@ -39,8 +39,6 @@ pub mod pulse;
 mod timer;
 pub mod triangle;
 
-use bytemuck::{Pod, Zeroable};
-
 use crate::bus::is_get_cycle;
 use dmc::Dmc;
 use frame_counter::FrameCounter;
@@ -49,20 +47,20 @@ use output::AudioOutput;
 use pulse::Pulse;
 use triangle::Triangle;
 
-/// All mutable state of the APU, in one plain-old-data block.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct ApuState {
-    /// Pulse 1 ($4000-$4003) and pulse 2 ($4004-$4007).
-    pub pulse: [Pulse; 2],
-    /// Triangle ($4008-$400B).
-    pub triangle: Triangle,
-    /// Noise ($400C-$400F).
-    pub noise: Noise,
-    /// DMC ($4010-$4013).
-    pub dmc: Dmc,
-    /// Frame counter ($4017).
-    pub frame_counter: FrameCounter,
+crate::state::state_struct! {
+    /// All mutable state of the APU, in one plain-old-data block.
+    pub struct ApuState {
+        /// Pulse 1 ($4000-$4003) and pulse 2 ($4004-$4007).
+        pub pulse: [Pulse; 2],
+        /// Triangle ($4008-$400B).
+        pub triangle: Triangle,
+        /// Noise ($400C-$400F).
+        pub noise: Noise,
+        /// DMC ($4010-$4013).
+        pub dmc: Dmc,
+        /// Frame counter ($4017).
+        pub frame_counter: FrameCounter,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<ApuState>() == 138);

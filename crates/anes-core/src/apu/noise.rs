@@ -1,7 +1,5 @@
 //! The noise channel: a 15-bit linear feedback shift register (nesdev "APU Noise").
 
-use bytemuck::{Pod, Zeroable};
-
 use super::envelope::Envelope;
 use super::length::LengthCounter;
 
@@ -9,24 +7,24 @@ use super::length::LengthCounter;
 /// 3-0 of $400E.
 const NOISE_PERIODS: [u16; 16] = [2, 4, 8, 16, 32, 48, 64, 80, 101, 127, 190, 254, 381, 508, 1017, 2034];
 
-/// The noise channel.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct Noise {
-    /// The shift register (1 at power-on; never all zero).
-    pub shift_register: u16,
-    /// The timer's count down to the next shift.
-    pub timer_counter: u16,
-    /// Period index (bits 3-0 of $400E).
-    pub period_index: u8,
-    /// 1 for the short (93-step) sequence: feedback from bit 6 instead of bit 1.
-    pub mode: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
-    /// Volume envelope.
-    pub envelope: Envelope,
-    /// Length counter.
-    pub length: LengthCounter,
+crate::state::state_struct! {
+    /// The noise channel.
+    pub struct Noise {
+        /// The shift register (1 at power-on; never all zero).
+        pub shift_register: u16,
+        /// The timer's count down to the next shift.
+        pub timer_counter: u16,
+        /// Period index (bits 3-0 of $400E).
+        pub period_index: u8,
+        /// 1 for the short (93-step) sequence: feedback from bit 6 instead of bit 1.
+        pub mode: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 2],
+        /// Volume envelope.
+        pub envelope: Envelope,
+        /// Length counter.
+        pub length: LengthCounter,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Noise>() == 24);

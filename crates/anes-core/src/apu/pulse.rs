@@ -1,45 +1,43 @@
 //! The two pulse (square wave) channels with their sweep units (nesdev "APU Pulse", "APU Sweep").
 
-use bytemuck::{Pod, Zeroable};
-
 use super::envelope::Envelope;
 use super::length::LengthCounter;
 
 /// Duty waveforms in output order, indexed by bits 7-6 of $4000/$4004 (12.5%, 25%, 50%, 25% negated).
 const DUTY_SEQUENCES: [u8; 4] = [0b0100_0000, 0b0110_0000, 0b0111_1000, 0b1001_1111];
 
-/// One pulse channel.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct Pulse {
-    /// The 11-bit timer period (in APU cycles, minus one).
-    pub timer_period: u16,
-    /// The timer's count down to the next sequencer step.
-    pub timer_counter: u16,
-    /// Duty waveform index (0-3).
-    pub duty: u8,
-    /// Position in the 8-step duty waveform.
-    pub sequence_step: u8,
-    /// 1 when the sweep unit may change the period.
-    pub sweep_enabled: u8,
-    /// The sweep divider's period minus one (0-7).
-    pub sweep_period: u8,
-    /// 1 when the sweep subtracts.
-    pub sweep_negate: u8,
-    /// The sweep's shift count (0-7).
-    pub sweep_shift: u8,
-    /// 1 after a $4001/$4005 write: reload the divider at the next half frame.
-    pub sweep_reload: u8,
-    /// The sweep divider's count.
-    pub sweep_divider: u8,
-    /// 1 for pulse 1, whose sweep negates in ones' complement (subtracting one more).
-    pub ones_complement: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 3],
-    /// Volume envelope.
-    pub envelope: Envelope,
-    /// Length counter.
-    pub length: LengthCounter,
+crate::state::state_struct! {
+    /// One pulse channel.
+    pub struct Pulse {
+        /// The 11-bit timer period (in APU cycles, minus one).
+        pub timer_period: u16,
+        /// The timer's count down to the next sequencer step.
+        pub timer_counter: u16,
+        /// Duty waveform index (0-3).
+        pub duty: u8,
+        /// Position in the 8-step duty waveform.
+        pub sequence_step: u8,
+        /// 1 when the sweep unit may change the period.
+        pub sweep_enabled: u8,
+        /// The sweep divider's period minus one (0-7).
+        pub sweep_period: u8,
+        /// 1 when the sweep subtracts.
+        pub sweep_negate: u8,
+        /// The sweep's shift count (0-7).
+        pub sweep_shift: u8,
+        /// 1 after a $4001/$4005 write: reload the divider at the next half frame.
+        pub sweep_reload: u8,
+        /// The sweep divider's count.
+        pub sweep_divider: u8,
+        /// 1 for pulse 1, whose sweep negates in ones' complement (subtracting one more).
+        pub ones_complement: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 3],
+        /// Volume envelope.
+        pub envelope: Envelope,
+        /// Length counter.
+        pub length: LengthCounter,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Pulse>() == 32);

@@ -1,7 +1,5 @@
 //! The triangle channel and its linear counter (nesdev "APU Triangle").
 
-use bytemuck::{Pod, Zeroable};
-
 use super::length::LengthCounter;
 
 /// The 32-step triangle waveform.
@@ -10,28 +8,28 @@ const TRIANGLE_SEQUENCE: [u8; 32] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
 ];
 
-/// The triangle channel.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct Triangle {
-    /// The 11-bit timer period (in CPU cycles, minus one).
-    pub timer_period: u16,
-    /// The timer's count down to the next sequencer step.
-    pub timer_counter: u16,
-    /// Position in the 32-step waveform.
-    pub sequence_step: u8,
-    /// The linear counter.
-    pub linear_counter: u8,
-    /// The linear counter's reload value (bits 6-0 of $4008).
-    pub linear_reload_value: u8,
-    /// 1 when the next quarter frame reloads the linear counter.
-    pub linear_reload: u8,
-    /// Bit 7 of $4008: keeps the reload flag set (and halts the length counter).
-    pub control: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 3],
-    /// Length counter.
-    pub length: LengthCounter,
+crate::state::state_struct! {
+    /// The triangle channel.
+    pub struct Triangle {
+        /// The 11-bit timer period (in CPU cycles, minus one).
+        pub timer_period: u16,
+        /// The timer's count down to the next sequencer step.
+        pub timer_counter: u16,
+        /// Position in the 32-step waveform.
+        pub sequence_step: u8,
+        /// The linear counter.
+        pub linear_counter: u8,
+        /// The linear counter's reload value (bits 6-0 of $4008).
+        pub linear_reload_value: u8,
+        /// 1 when the next quarter frame reloads the linear counter.
+        pub linear_reload: u8,
+        /// Bit 7 of $4008: keeps the reload flag set (and halts the length counter).
+        pub control: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 3],
+        /// Length counter.
+        pub length: LengthCounter,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<Triangle>() == 20);

@@ -12,31 +12,29 @@
 //! follow whichever CHR register PPU A12 selects in 4 KiB mode; like other emulators this model always
 //! uses CHR bank 0, which is what games write to both registers.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-/// MMC1 registers, shift register and write-timing memory.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct SxromState {
-    /// Bits shifted in so far (LSB first).
-    pub shift: u8,
-    /// Number of bits in `shift` (0-4).
-    pub shift_count: u8,
-    /// Control: bits 0-1 mirroring, bits 2-3 PRG mode, bit 4 CHR mode.
-    pub control: u8,
-    /// CHR bank 0 (also PRG/RAM bank bits on large boards).
-    pub chr_bank0: u8,
-    /// CHR bank 1 (4 KiB mode only).
-    pub chr_bank1: u8,
-    /// PRG bank: bits 0-3 16 KiB bank, bit 4 PRG RAM disable.
-    pub prg_bank: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 2],
-    /// CPU cycle of the last write to $8000-$FFFF (0: none yet; cycles are numbered from 1).
-    pub last_write_cycle: u64,
+crate::state::state_struct! {
+    /// MMC1 registers, shift register and write-timing memory.
+    pub struct SxromState {
+        /// Bits shifted in so far (LSB first).
+        pub shift: u8,
+        /// Number of bits in `shift` (0-4).
+        pub shift_count: u8,
+        /// Control: bits 0-1 mirroring, bits 2-3 PRG mode, bit 4 CHR mode.
+        pub control: u8,
+        /// CHR bank 0 (also PRG/RAM bank bits on large boards).
+        pub chr_bank0: u8,
+        /// CHR bank 1 (4 KiB mode only).
+        pub chr_bank1: u8,
+        /// PRG bank: bits 0-3 16 KiB bank, bit 4 PRG RAM disable.
+        pub prg_bank: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 2],
+        /// CPU cycle of the last write to $8000-$FFFF (0: none yet; cycles are numbered from 1).
+        pub last_write_cycle: u64,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<SxromState>() == 16);

@@ -1,16 +1,14 @@
 //! Mapper 2: UxROM (nesdev "UxROM"). A 16 KiB PRG bank at $8000 selected by any write to
 //! $8000-$FFFF, the last 16 KiB fixed at $C000, 8 KiB of CHR RAM, wired mirroring.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 
-/// UxROM registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct UxromState {
-    /// 16 KiB PRG bank at $8000 (all bits kept; the bank wraps modulo the ROM size).
-    pub prg_bank: u8,
+crate::state::state_struct! {
+    /// UxROM registers.
+    pub struct UxromState {
+        /// 16 KiB PRG bank at $8000 (all bits kept; the bank wraps modulo the ROM size).
+        pub prg_bank: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<UxromState>() == 1);

@@ -1,16 +1,14 @@
 //! Mapper 3: CNROM (nesdev "CNROM"). Fixed 16/32 KiB PRG, an 8 KiB CHR bank selected by any write to
 //! $8000-$FFFF, wired mirroring. The security-diode variants are not modelled.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 
-/// CNROM registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct CnromState {
-    /// 8 KiB CHR bank (wraps modulo the CHR size).
-    pub chr_bank: u8,
+crate::state::state_struct! {
+    /// CNROM registers.
+    pub struct CnromState {
+        /// 8 KiB CHR bank (wraps modulo the CHR size).
+        pub chr_bank: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<CnromState>() == 1);

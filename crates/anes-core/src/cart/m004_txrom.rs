@@ -11,8 +11,6 @@
 //! - [`Mmc3Revision::A`] (MMC3A, "old" behaviour; NES 2.0 submapper 4): IRQ only when the counter
 //!   became 0 by decrementing, or by a reload requested through $C001, so a latch of 0 fires once.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
@@ -42,36 +40,36 @@ impl Mmc3Revision {
 /// M2 falling edges A12 must stay low before a rising edge clocks the counter.
 const A12_LOW_M2_EDGES: u8 = 3;
 
-/// MMC3 registers, IRQ counter and A12 filter.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct TxromState {
-    /// $8000: bits 0-2 register to update, bit 6 PRG mode, bit 7 CHR A12 inversion.
-    pub bank_select: u8,
-    /// $A000 bit 0: 0 vertical, 1 horizontal.
-    pub mirroring: u8,
-    /// $A001: bit 7 PRG RAM enable, bit 6 write protect.
-    pub prg_ram_protect: u8,
-    /// $C000: counter reload value.
-    pub irq_latch: u8,
-    /// Scanline counter.
-    pub irq_counter: u8,
-    /// 1 when $C001 requested a reload on the next clock.
-    pub irq_reload: u8,
-    /// 1 when IRQs are enabled ($E001).
-    pub irq_enabled: u8,
-    /// 1 while /IRQ is asserted.
-    pub irq_pending: u8,
-    /// R0-R7: R0-R1 2 KiB CHR, R2-R5 1 KiB CHR, R6-R7 8 KiB PRG.
-    pub registers: [u8; 8],
-    /// PPU A12 as last seen (0 or 1).
-    pub a12_level: u8,
-    /// M2 edges seen since A12 went low (saturating).
-    pub a12_low_m2_edges: u8,
-    /// IRQ behaviour: 0 = revision B, 1 = revision A (see [`Mmc3Revision`]).
-    pub revision: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 5],
+crate::state::state_struct! {
+    /// MMC3 registers, IRQ counter and A12 filter.
+    pub struct TxromState {
+        /// $8000: bits 0-2 register to update, bit 6 PRG mode, bit 7 CHR A12 inversion.
+        pub bank_select: u8,
+        /// $A000 bit 0: 0 vertical, 1 horizontal.
+        pub mirroring: u8,
+        /// $A001: bit 7 PRG RAM enable, bit 6 write protect.
+        pub prg_ram_protect: u8,
+        /// $C000: counter reload value.
+        pub irq_latch: u8,
+        /// Scanline counter.
+        pub irq_counter: u8,
+        /// 1 when $C001 requested a reload on the next clock.
+        pub irq_reload: u8,
+        /// 1 when IRQs are enabled ($E001).
+        pub irq_enabled: u8,
+        /// 1 while /IRQ is asserted.
+        pub irq_pending: u8,
+        /// R0-R7: R0-R1 2 KiB CHR, R2-R5 1 KiB CHR, R6-R7 8 KiB PRG.
+        pub registers: [u8; 8],
+        /// PPU A12 as last seen (0 or 1).
+        pub a12_level: u8,
+        /// M2 edges seen since A12 went low (saturating).
+        pub a12_low_m2_edges: u8,
+        /// IRQ behaviour: 0 = revision B, 1 = revision A (see [`Mmc3Revision`]).
+        pub revision: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 5],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<TxromState>() == 24);

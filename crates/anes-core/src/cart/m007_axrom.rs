@@ -1,17 +1,15 @@
 //! Mapper 7: AxROM (nesdev "AxROM"). A 32 KiB PRG bank (bits 0-2) and the single-screen nametable
 //! page (bit 4) selected by any write to $8000-$FFFF; 8 KiB of CHR RAM.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-/// AxROM registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct AxromState {
-    /// The last value written: bits 0-2 PRG bank, bit 4 CIRAM page.
-    pub register: u8,
+crate::state::state_struct! {
+    /// AxROM registers.
+    pub struct AxromState {
+        /// The last value written: bits 0-2 PRG bank, bit 4 CIRAM page.
+        pub register: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<AxromState>() == 1);

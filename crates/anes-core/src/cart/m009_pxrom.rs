@@ -7,31 +7,29 @@
 //! half. The read that triggers the latch still sees the old bank; the switch takes effect for the
 //! next fetch. $F000 bit 0 selects mirroring (0 vertical, 1 horizontal).
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-/// MMC2/MMC4 registers and latches.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct LatchChrState {
-    /// $A000: PRG bank (8 KiB on the MMC2, 16 KiB on the MMC4).
-    pub prg_bank: u8,
-    /// $B000: 4 KiB CHR bank at $0000 while latch 0 is $FD.
-    pub chr_fd0: u8,
-    /// $C000: 4 KiB CHR bank at $0000 while latch 0 is $FE.
-    pub chr_fe0: u8,
-    /// $D000: 4 KiB CHR bank at $1000 while latch 1 is $FD.
-    pub chr_fd1: u8,
-    /// $E000: 4 KiB CHR bank at $1000 while latch 1 is $FE.
-    pub chr_fe1: u8,
-    /// $F000 bit 0: 0 vertical, 1 horizontal.
-    pub mirroring: u8,
-    /// Latch 0: 0 = $FD, 1 = $FE.
-    pub latch0: u8,
-    /// Latch 1: 0 = $FD, 1 = $FE.
-    pub latch1: u8,
+crate::state::state_struct! {
+    /// MMC2/MMC4 registers and latches.
+    pub struct LatchChrState {
+        /// $A000: PRG bank (8 KiB on the MMC2, 16 KiB on the MMC4).
+        pub prg_bank: u8,
+        /// $B000: 4 KiB CHR bank at $0000 while latch 0 is $FD.
+        pub chr_fd0: u8,
+        /// $C000: 4 KiB CHR bank at $0000 while latch 0 is $FE.
+        pub chr_fe0: u8,
+        /// $D000: 4 KiB CHR bank at $1000 while latch 1 is $FD.
+        pub chr_fd1: u8,
+        /// $E000: 4 KiB CHR bank at $1000 while latch 1 is $FE.
+        pub chr_fe1: u8,
+        /// $F000 bit 0: 0 vertical, 1 horizontal.
+        pub mirroring: u8,
+        /// Latch 0: 0 = $FD, 1 = $FE.
+        pub latch0: u8,
+        /// Latch 1: 0 = $FD, 1 = $FE.
+        pub latch1: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<LatchChrState>() == 8);

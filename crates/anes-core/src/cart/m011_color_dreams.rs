@@ -1,16 +1,14 @@
 //! Mapper 11: Color Dreams (nesdev "Color Dreams"). Any write to $8000-$FFFF selects a 32 KiB PRG bank
 //! (bits 0-1) and an 8 KiB CHR bank (bits 4-7). The board has bus conflicts.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 
-/// Color Dreams registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct ColorDreamsState {
-    /// The last value written: bits 0-1 PRG bank, bits 4-7 CHR bank.
-    pub register: u8,
+crate::state::state_struct! {
+    /// Color Dreams registers.
+    pub struct ColorDreamsState {
+        /// The last value written: bits 0-1 PRG bank, bits 4-7 CHR bank.
+        pub register: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<ColorDreamsState>() == 1);

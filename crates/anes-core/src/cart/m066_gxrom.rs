@@ -1,16 +1,14 @@
 //! Mapper 66: GxROM (nesdev "GxROM"). Any write to $8000-$FFFF selects a 32 KiB PRG bank (bits 4-5)
 //! and an 8 KiB CHR bank (bits 0-1). The board has bus conflicts.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 
-/// GxROM registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct GxromState {
-    /// The last value written: bits 4-5 PRG bank, bits 0-1 CHR bank.
-    pub register: u8,
+crate::state::state_struct! {
+    /// GxROM registers.
+    pub struct GxromState {
+        /// The last value written: bits 4-5 PRG bank, bits 0-1 CHR bank.
+        pub register: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<GxromState>() == 1);

@@ -3,19 +3,17 @@
 //! RAM. On the BF9097 (NES 2.0 submapper 1, Fire Hawk), bit 4 of a write to $8000-$9FFF selects the
 //! single-screen nametable page; other boards have wired mirroring and ignore those writes.
 
-use bytemuck::{Pod, Zeroable};
-
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-/// Camerica registers.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct CamericaState {
-    /// 16 KiB PRG bank at $8000.
-    pub prg_bank: u8,
-    /// BF9097 only: 0 = wired mirroring (nothing written yet), 1 = single-screen page 0, 2 = page 1.
-    pub single_screen: u8,
+crate::state::state_struct! {
+    /// Camerica registers.
+    pub struct CamericaState {
+        /// 16 KiB PRG bank at $8000.
+        pub prg_bank: u8,
+        /// BF9097 only: 0 = wired mirroring (nothing written yet), 1 = single-screen page 0, 2 = page 1.
+        pub single_screen: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<CamericaState>() == 2);

@@ -11,8 +11,6 @@ mod opcodes;
 pub use disasm::trace_line;
 pub use opcodes::{Mnemonic, Mode, OPCODES, OpcodeInfo};
 
-use bytemuck::{Pod, Zeroable};
-
 /// Status flag bits of `P`.
 pub mod flags {
     /// Carry.
@@ -40,39 +38,39 @@ pub const RESET_VECTOR: u16 = 0xFFFC;
 /// IRQ/BRK vector.
 pub const IRQ_VECTOR: u16 = 0xFFFE;
 
-/// CPU registers and interrupt-detection latches: all of the CPU's mutable state.
-///
-/// `p` always has bit 5 set and bit 4 clear (B exists only on the stack), as nestest.log prints it.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct CpuState {
-    /// Program counter.
-    pub pc: u16,
-    /// Accumulator.
-    pub a: u8,
-    /// X index.
-    pub x: u8,
-    /// Y index.
-    pub y: u8,
-    /// Stack pointer (the stack is page 1).
-    pub sp: u8,
-    /// Status flags (see [`flags`]).
-    pub p: u8,
-    /// 1 once a JAM opcode halted the CPU; only reset or power clears it.
-    pub jammed: u8,
-    /// /NMI level sampled at the end of the previous cycle (1 = asserted), for edge detection.
-    pub nmi_line_prev: u8,
-    /// An NMI edge was detected and the NMI is not yet serviced.
-    pub nmi_pending: u8,
-    /// `nmi_pending` as it was one cycle earlier: what the end of an instruction acts on, which yields
-    /// the hardware's poll on the second-to-last cycle.
-    pub nmi_pending_prev: u8,
-    /// IRQ line asserted and I clear at the end of the last cycle.
-    pub irq_pending: u8,
-    /// `irq_pending` one cycle earlier.
-    pub irq_pending_prev: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 3],
+crate::state::state_struct! {
+    /// CPU registers and interrupt-detection latches: all of the CPU's mutable state.
+    ///
+    /// `p` always has bit 5 set and bit 4 clear (B exists only on the stack), as nestest.log prints it.
+    pub struct CpuState {
+        /// Program counter.
+        pub pc: u16,
+        /// Accumulator.
+        pub a: u8,
+        /// X index.
+        pub x: u8,
+        /// Y index.
+        pub y: u8,
+        /// Stack pointer (the stack is page 1).
+        pub sp: u8,
+        /// Status flags (see [`flags`]).
+        pub p: u8,
+        /// 1 once a JAM opcode halted the CPU; only reset or power clears it.
+        pub jammed: u8,
+        /// /NMI level sampled at the end of the previous cycle (1 = asserted), for edge detection.
+        pub nmi_line_prev: u8,
+        /// An NMI edge was detected and the NMI is not yet serviced.
+        pub nmi_pending: u8,
+        /// `nmi_pending` as it was one cycle earlier: what the end of an instruction acts on, which yields
+        /// the hardware's poll on the second-to-last cycle.
+        pub nmi_pending_prev: u8,
+        /// IRQ line asserted and I clear at the end of the last cycle.
+        pub irq_pending: u8,
+        /// `irq_pending` one cycle earlier.
+        pub irq_pending_prev: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 3],
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<CpuState>() == 16);

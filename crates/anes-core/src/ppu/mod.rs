@@ -33,8 +33,6 @@ pub mod rgb;
 mod sprites;
 mod stretch;
 
-use bytemuck::{Pod, Zeroable};
-
 /// Side-effect-free view of the PPU's address bus, for peeks (debuggers, disassembly, state diffs).
 pub trait PpuBusPeek {
     /// What a read of `addr` would return, without side effects.
@@ -115,89 +113,89 @@ mod status {
     pub const VBLANK: u8 = 0x80;
 }
 
-/// Every register, latch, counter and flag of the PPU (everything but the memories).
-///
-/// Field names follow the nesdev wiki ("PPU scrolling" for `v`, `t`, `x`, `w`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct PpuRegs {
-    /// Pictures completed since power-on (incremented on reaching scanline 241, dot 0).
-    pub frames_completed: u64,
-    /// Current VRAM address (15 bits: fine Y, nametable, coarse Y, coarse X).
-    pub v: u16,
-    /// Temporary VRAM address (the top-left of the screen while rendering).
-    pub t: u16,
-    /// Scanline about to be processed (0-261).
-    pub scanline: u16,
-    /// Dot about to be processed (0-340).
-    pub dot: u16,
-    /// Background pattern shifter, low bit plane (bit 15 = the next pixel before fine X).
-    pub bg_pattern_lo: u16,
-    /// Background pattern shifter, high bit plane.
-    pub bg_pattern_hi: u16,
-    /// Background palette shifter, low bit (one bit per pixel).
-    pub bg_attr_lo: u16,
-    /// Background palette shifter, high bit.
-    pub bg_attr_hi: u16,
-    /// Fine X scroll (0-7).
-    pub x: u8,
-    /// First/second write toggle of $2005/$2006 (0 or 1).
-    pub w: u8,
-    /// PPUCTRL ($2000).
-    pub ctrl: u8,
-    /// PPUMASK ($2001).
-    pub mask: u8,
-    /// PPUSTATUS flags (bits 5-7; bits 0-4 are always 0 here, they read from the I/O latch).
-    pub status: u8,
-    /// OAMADDR ($2003); also the sprite evaluation pointer while rendering.
-    pub oam_addr: u8,
-    /// The PPUDATA read buffer.
-    pub read_buffer: u8,
-    /// The I/O data latch between the CPU and the PPU ("PPU open bus").
-    pub io_latch: u8,
-    /// Per bit of `io_latch`: frames left before the bit decays to 0 (0 = already decayed).
-    pub io_decay_frames: [u8; 8],
-    /// 1 during odd frames (the pre-render line is one dot shorter when rendering).
-    pub odd_frame: u8,
-    /// 1 when a $2002 read one dot before VBlank suppresses setting the flag this frame.
-    pub vblank_suppress: u8,
-    /// 1 from power-on or reset until the pre-render line: writes to $2000/$2001/$2005/$2006 are ignored.
-    pub reset_warmup: u8,
-    /// Nametable byte fetched for the next tile.
-    pub nt_latch: u8,
-    /// Attribute bits (0-3) fetched for the next tile.
-    pub at_latch: u8,
-    /// Pattern low bit plane fetched for the next tile.
-    pub pattern_lo_latch: u8,
-    /// Pattern high bit plane fetched for the next tile.
-    pub pattern_hi_latch: u8,
-    /// The value on the internal OAM data bus (what $2004 returns while rendering).
-    pub oam_bus: u8,
-    /// Sprite output units: pattern low bit plane (already flipped horizontally, bit 7 leftmost).
-    pub sprite_pattern_lo: [u8; 8],
-    /// Sprite output units: pattern high bit plane.
-    pub sprite_pattern_hi: [u8; 8],
-    /// Sprite output units: attribute byte.
-    pub sprite_attr: [u8; 8],
-    /// Sprite output units: X position.
-    pub sprite_x: [u8; 8],
-    /// Sprite output units loaded for the current scanline (0-8).
-    pub sprite_count: u8,
-    /// 1 when output unit 0 holds OAM sprite 0 on the current scanline.
-    pub sprite_0_in_unit_0: u8,
-    /// Evaluation: next byte of secondary OAM to write (32 = full).
-    pub eval_secondary_addr: u8,
-    /// Evaluation: bytes left to copy of an in-range sprite (or to read after an overflow).
-    pub eval_copy_left: u8,
-    /// Evaluation: 1 once all 64 sprites were examined (or the overflow sprite was read).
-    pub eval_done: u8,
-    /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
-    pub eval_sprite_0: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: u8,
-    /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
-    /// bit 0.
-    pub rendering_history: u8,
+crate::state::state_struct! {
+    /// Every register, latch, counter and flag of the PPU (everything but the memories).
+    ///
+    /// Field names follow the nesdev wiki ("PPU scrolling" for `v`, `t`, `x`, `w`).
+    pub struct PpuRegs {
+        /// Pictures completed since power-on (incremented on reaching scanline 241, dot 0).
+        pub frames_completed: u64,
+        /// Current VRAM address (15 bits: fine Y, nametable, coarse Y, coarse X).
+        pub v: u16,
+        /// Temporary VRAM address (the top-left of the screen while rendering).
+        pub t: u16,
+        /// Scanline about to be processed (0-261).
+        pub scanline: u16,
+        /// Dot about to be processed (0-340).
+        pub dot: u16,
+        /// Background pattern shifter, low bit plane (bit 15 = the next pixel before fine X).
+        pub bg_pattern_lo: u16,
+        /// Background pattern shifter, high bit plane.
+        pub bg_pattern_hi: u16,
+        /// Background palette shifter, low bit (one bit per pixel).
+        pub bg_attr_lo: u16,
+        /// Background palette shifter, high bit.
+        pub bg_attr_hi: u16,
+        /// Fine X scroll (0-7).
+        pub x: u8,
+        /// First/second write toggle of $2005/$2006 (0 or 1).
+        pub w: u8,
+        /// PPUCTRL ($2000).
+        pub ctrl: u8,
+        /// PPUMASK ($2001).
+        pub mask: u8,
+        /// PPUSTATUS flags (bits 5-7; bits 0-4 are always 0 here, they read from the I/O latch).
+        pub status: u8,
+        /// OAMADDR ($2003); also the sprite evaluation pointer while rendering.
+        pub oam_addr: u8,
+        /// The PPUDATA read buffer.
+        pub read_buffer: u8,
+        /// The I/O data latch between the CPU and the PPU ("PPU open bus").
+        pub io_latch: u8,
+        /// Per bit of `io_latch`: frames left before the bit decays to 0 (0 = already decayed).
+        pub io_decay_frames: [u8; 8],
+        /// 1 during odd frames (the pre-render line is one dot shorter when rendering).
+        pub odd_frame: u8,
+        /// 1 when a $2002 read one dot before VBlank suppresses setting the flag this frame.
+        pub vblank_suppress: u8,
+        /// 1 from power-on or reset until the pre-render line: writes to $2000/$2001/$2005/$2006 are ignored.
+        pub reset_warmup: u8,
+        /// Nametable byte fetched for the next tile.
+        pub nt_latch: u8,
+        /// Attribute bits (0-3) fetched for the next tile.
+        pub at_latch: u8,
+        /// Pattern low bit plane fetched for the next tile.
+        pub pattern_lo_latch: u8,
+        /// Pattern high bit plane fetched for the next tile.
+        pub pattern_hi_latch: u8,
+        /// The value on the internal OAM data bus (what $2004 returns while rendering).
+        pub oam_bus: u8,
+        /// Sprite output units: pattern low bit plane (already flipped horizontally, bit 7 leftmost).
+        pub sprite_pattern_lo: [u8; 8],
+        /// Sprite output units: pattern high bit plane.
+        pub sprite_pattern_hi: [u8; 8],
+        /// Sprite output units: attribute byte.
+        pub sprite_attr: [u8; 8],
+        /// Sprite output units: X position.
+        pub sprite_x: [u8; 8],
+        /// Sprite output units loaded for the current scanline (0-8).
+        pub sprite_count: u8,
+        /// 1 when output unit 0 holds OAM sprite 0 on the current scanline.
+        pub sprite_0_in_unit_0: u8,
+        /// Evaluation: next byte of secondary OAM to write (32 = full).
+        pub eval_secondary_addr: u8,
+        /// Evaluation: bytes left to copy of an in-range sprite (or to read after an overflow).
+        pub eval_copy_left: u8,
+        /// Evaluation: 1 once all 64 sprites were examined (or the overflow sprite was read).
+        pub eval_done: u8,
+        /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
+        pub eval_sprite_0: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: u8,
+        /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
+        /// bit 0.
+        pub rendering_history: u8,
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<PpuRegs>() == 88);

@@ -7,11 +7,14 @@
 
 mod fault;
 mod fields;
+mod layout;
 mod sections;
 mod snapshot;
 
 pub use fault::FaultError;
-pub use fields::{FieldLayout, field_name, mapper_layout, section_layout};
+pub use fields::{field_name, mapper_layout, section_layout};
+pub(crate) use layout::state_struct;
+pub use layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use sections::{ALIGNMENT_FROM_SEED, MachineState, Section};
 pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError};
 

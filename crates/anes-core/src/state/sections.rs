@@ -1,7 +1,5 @@
 //! The named sections of machine state, in their fixed canonical order.
 
-use bytemuck::{Pod, Zeroable};
-
 use crate::nes::Nes;
 
 /// A named block of machine state. Snapshots store, and the state hash covers, every section in the
@@ -122,24 +120,24 @@ const _: () = {
     }
 };
 
-/// The power-on config and the frame counter: the machine-level part of the state. The config is
-/// state so that a power cycle after a restore repeats the power-on of the machine that was saved,
-/// whatever config the restoring console was built with.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
-pub struct MachineState {
-    /// Frames completed since power-on (see [`Nes::run_until_frame_end`]).
-    pub frame: u64,
-    /// [`crate::NesConfig::seed`].
-    pub seed: u64,
-    /// [`crate::NesConfig::ram_init`] ([`crate::RamInit`] as u8).
-    pub ram_init: u8,
-    /// [`crate::NesConfig::cpu_ppu_alignment`]: the phase 0-3, or [`ALIGNMENT_FROM_SEED`] for `None`.
-    /// (Formerly a reserved zero byte: snapshots from before read as phase 0, and are refused if their
-    /// bus disagrees.)
-    pub cpu_ppu_alignment: u8,
-    /// Reserved, always zero (explicit padding).
-    pub reserved: [u8; 6],
+crate::state::state_struct! {
+    /// The power-on config and the frame counter: the machine-level part of the state. The config is
+    /// state so that a power cycle after a restore repeats the power-on of the machine that was saved,
+    /// whatever config the restoring console was built with.
+    pub struct MachineState {
+        /// Frames completed since power-on (see [`Nes::run_until_frame_end`]).
+        pub frame: u64,
+        /// [`crate::NesConfig::seed`].
+        pub seed: u64,
+        /// [`crate::NesConfig::ram_init`] ([`crate::RamInit`] as u8).
+        pub ram_init: u8,
+        /// [`crate::NesConfig::cpu_ppu_alignment`]: the phase 0-3, or [`ALIGNMENT_FROM_SEED`] for `None`.
+        /// (Formerly a reserved zero byte: snapshots from before read as phase 0, and are refused if their
+        /// bus disagrees.)
+        pub cpu_ppu_alignment: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: [u8; 6],
+    }
 }
 
 /// [`MachineState::cpu_ppu_alignment`] of a config that derives the phase from its seed.

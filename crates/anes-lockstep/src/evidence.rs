@@ -20,7 +20,7 @@ use thiserror::Error;
 use crate::config::Granularity;
 use crate::diff::{FieldDiff, LastWrite};
 use crate::localize::Localization;
-use crate::lockstep::{Divergence, DivergenceKind};
+use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FiredFault;
 
 /// What built this harness: the crate version and, when the build saw a git checkout, its commit.

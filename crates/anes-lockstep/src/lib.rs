@@ -29,6 +29,9 @@
 //! assert_eq!(lockstep.frames_verified(), 30);
 //! ```
 
+mod checkpoint;
+mod collect;
+mod comparator;
 mod config;
 mod diff;
 mod evidence;
@@ -37,11 +40,13 @@ mod html;
 mod localize;
 mod lockstep;
 mod machine;
+mod outcome;
 mod schedule;
 mod side;
 mod status;
 mod summary;
 pub mod testing;
+mod threaded;
 
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
 pub use diff::{FieldDiff, LastWrite, WriteCause};
@@ -50,10 +55,9 @@ pub use evidence::{
 };
 pub use fault::{Fault, FaultPlan, FaultSpecError};
 pub use localize::{Localization, LocalizeError};
-pub use lockstep::{
-    Divergence, DivergenceKind, Lockstep, LockstepError, Progress, Rollback, RollbackError, RunOutcome,
-};
+pub use lockstep::Lockstep;
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
+pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
 pub use summary::Summary;

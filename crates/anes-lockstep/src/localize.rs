@@ -14,8 +14,8 @@ use thiserror::Error;
 
 use crate::config::LockstepConfig;
 use crate::diff::{FieldDiff, LastWrite, WriteCause, diff_fields};
-use crate::lockstep::{Divergence, DivergenceKind};
 use crate::machine::{Machine, MachineError, Probe};
+use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FaultSchedule;
 
 /// Fields listed in a report at most; the rest are counted in [`Localization::fields_omitted`].

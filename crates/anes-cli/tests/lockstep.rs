@@ -109,6 +109,13 @@ fn bad_input_is_exit_status_2() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: ") && err.lines().count() == 1, "{args:?}: {err}");
     }
+    // A stall is at most one frame: 2^32 - 1 cycles would make a 5-frame run take minutes.
+    let started = std::time::Instant::now();
+    let output = anes(&["--frames", "5", "--inject", "stall:4294967295@100"]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("1 to 29781") && err.lines().count() == 1, "{err}");
+    assert!(started.elapsed().as_secs() < 30, "refused at parse time, before running");
     let output = anes(&["--granularity", "pixel"]);
     assert_eq!(output.status.code(), Some(2), "clap refuses an unknown granularity");
 }

@@ -53,7 +53,7 @@ pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
     BUILD, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image, encode_png,
 };
-pub use fault::{Fault, FaultPlan, FaultSpecError};
+pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
 pub use localize::{Localization, LocalizeError};
 pub use lockstep::Lockstep;
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};

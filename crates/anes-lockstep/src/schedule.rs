@@ -3,7 +3,7 @@
 use anes_core::movie::FrameInput;
 use serde::Serialize;
 
-use crate::fault::{Fault, FaultPlan};
+use crate::fault::{Fault, FaultPlan, MAX_STALL_CYCLES};
 use crate::machine::{Machine, MachineError};
 
 /// A fault that fired (or was refused by the machine when it came due).
@@ -52,6 +52,17 @@ pub enum FaultPlanError {
         /// Sections the machine has.
         available: String,
     },
+    /// A stall built without [`crate::FaultPlan::parse`] is longer than [`crate::MAX_STALL_CYCLES`]
+    /// (or of no cycles).
+    #[error("fault {spec}: a stall of {cycles} cycles is out of range: 1 to {max} (one frame of CPU cycles)")]
+    StallOutOfRange {
+        /// The fault.
+        spec: String,
+        /// The cycles asked for.
+        cycles: u32,
+        /// The longest stall allowed.
+        max: u32,
+    },
     /// The flip's offset is past the end of its section.
     #[error("fault {spec}: offset {offset:#x} is outside section {section} ({len} bytes)")]
     OffsetOutOfRange {
@@ -71,6 +82,15 @@ impl FaultSchedule {
     pub(crate) fn new<M: Machine + ?Sized>(plan: &FaultPlan, machine: &M) -> Result<Self, FaultPlanError> {
         let mut entries = Vec::with_capacity(plan.faults().len());
         for fault in plan.faults() {
+            if let Fault::Stall { cycles, .. } = *fault {
+                if !(1..=MAX_STALL_CYCLES).contains(&cycles) {
+                    return Err(FaultPlanError::StallOutOfRange {
+                        spec: fault.to_string(),
+                        cycles,
+                        max: MAX_STALL_CYCLES,
+                    });
+                }
+            }
             let mut section = 0;
             if let Fault::FlipBit { section: name, offset, .. } = fault {
                 section = (0..machine.section_count())

@@ -15,8 +15,8 @@ use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_lockstep::testing::{FakeMachine, tiny_rom};
 use anes_lockstep::{
-    DivergenceKind, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, Progress,
-    RunOutcome, Threading,
+    DivergenceKind, Fault, FaultPlan, FaultPlanError, Granularity, Lockstep, LockstepConfig, LockstepError,
+    Machine, NesMachine, Progress, RunOutcome, Threading,
 };
 use common::{SlippingSnapshots, keeping_contract, nes_subject};
 
@@ -262,6 +262,18 @@ fn bad_plans_and_configs_are_refused() {
     assert!(err.to_string().contains("no section \"vram\"") && err.to_string().contains("cpu, ram"), "{err}");
     let err = Lockstep::new(machine.clone(), machine.clone(), plan("flip:ram:64:0@1")).unwrap_err();
     assert!(err.to_string().contains("outside section ram"), "{err}");
+    // A stall built directly, past the parser's bound, is refused too (it would cost its length in
+    // bus cycles: 2^32 of them take minutes).
+    let config = LockstepConfig {
+        faults: FaultPlan::new().with(Fault::Stall { cycles: u32::MAX, cpu_cycle: 100 }),
+        ..LockstepConfig::default()
+    };
+    let err = Lockstep::new(machine.clone(), machine.clone(), config).unwrap_err();
+    assert!(
+        matches!(err, LockstepError::FaultPlan(FaultPlanError::StallOutOfRange { cycles: u32::MAX, .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("1 to 29781"), "{err}");
     let config = LockstepConfig { checkpoint_every: 0, ..LockstepConfig::default() };
     assert!(Lockstep::new(machine.clone(), machine, config).is_err());
 }

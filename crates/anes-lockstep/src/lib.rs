@@ -35,6 +35,7 @@ mod comparator;
 mod config;
 mod diff;
 mod evidence;
+mod fate;
 mod fault;
 mod html;
 mod localize;
@@ -53,6 +54,7 @@ pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
     BUILD, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image, encode_png,
 };
+pub use fate::{FaultFate, FaultOutcome};
 pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
 pub use localize::{Localization, LocalizeError};
 pub use lockstep::Lockstep;

@@ -12,6 +12,7 @@ use crate::checkpoint::CheckpointRing;
 use crate::comparator::Comparator;
 use crate::config::{LockstepConfig, Threading};
 use crate::evidence::Evidence;
+use crate::fate::FaultOutcome;
 use crate::machine::Machine;
 use crate::outcome::{Divergence, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 use crate::schedule::{FaultSchedule, FiredFault};
@@ -136,17 +137,35 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         }
         let target = self.cmp.verified_until.saturating_add(frames);
         let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
+        self.start_run();
         while self.cmp.verified_until < target {
             let a = self.a.advance(&mut self.ring.a, inputs, granularity, every);
             let b = self.b.advance(&mut self.ring.b, inputs, granularity, every);
             if !self.cmp.compare(&a, &b, every, &mut self.ring.verified) {
-                return self.diverged(inputs);
+                return self.end_run(inputs, frames);
             }
             if a.frame_end {
                 progress(self.cmp.progress());
             }
         }
-        RunOutcome::Agreed { frames }
+        self.end_run(inputs, frames)
+    }
+
+    /// Numbers both sides' next sync records after the comparator's last one.
+    pub(crate) fn start_run(&mut self) {
+        self.a.sync_point = self.cmp.sync_points + 1;
+        self.b.sync_point = self.cmp.sync_points + 1;
+    }
+
+    /// Ends a run of `frames` frames: settles the faults that fired and, at a divergence, collects
+    /// its evidence.
+    pub(crate) fn end_run(&mut self, inputs: &InputStream, frames: u64) -> RunOutcome {
+        let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
+        self.b.faults.settle(self.cmp.sync_points, diverged_at);
+        match diverged_at {
+            Some(_) => self.diverged(inputs),
+            None => RunOutcome::Agreed { frames },
+        }
     }
 
     /// While diverged, runs do nothing. A divergence found when the machines were paired (they differ
@@ -258,6 +277,13 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     /// Faults that fired in machine B so far.
     pub fn fired_faults(&self) -> Vec<FiredFault> {
         self.b.faults.fired().cloned().collect()
+    }
+
+    /// Every fault of the plan, in plan order, with its fate so far: detected or masked at the sync
+    /// point after it was applied, refused by machine B, or not reached yet.
+    pub fn fault_fates(&self) -> Vec<FaultOutcome> {
+        let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
+        self.b.faults.fates(self.cmp.sync_points, diverged_at)
     }
 
     /// Live status, shareable with other threads (metrics exporters, watchdogs).

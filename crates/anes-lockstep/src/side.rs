@@ -31,6 +31,9 @@ pub(crate) struct Side<M> {
     pub faults: FaultSchedule,
     /// Input-stream index of the frame in progress, or of the next one.
     pub frame: u64,
+    /// Ordinal of the next sync record this side produces (the comparator's numbering; set when a
+    /// run starts). Faults remember it to be judged at that sync point.
+    pub sync_point: u64,
     pub in_frame: bool,
     frame_start_cycle: u64,
     frame_cycles_bound: u64,
@@ -42,6 +45,7 @@ impl<M: Machine> Side<M> {
             machine,
             faults,
             frame,
+            sync_point: 0,
             in_frame: false,
             frame_start_cycle: 0,
             frame_cycles_bound: INITIAL_FRAME_CYCLES_BOUND,
@@ -68,7 +72,7 @@ impl<M: Machine> Side<M> {
     pub(crate) fn next_sync(&mut self, inputs: &InputStream, granularity: Granularity) -> SyncRecord {
         if !self.in_frame {
             let input = inputs.frame(usize::try_from(self.frame).unwrap_or(usize::MAX));
-            let input = self.faults.input_for(self.frame, input, &self.machine);
+            let input = self.faults.input_for(self.frame, input, &self.machine, self.sync_point);
             self.frame_start_cycle = self.machine.probe().cpu_cycle;
             let fault_due =
                 self.faults.due_before(self.frame_start_cycle.saturating_add(self.frame_cycles_bound));
@@ -84,7 +88,7 @@ impl<M: Machine> Side<M> {
         loop {
             let done = self.machine.step_instruction();
             if self.faults.has_pending() && self.faults.due_before(self.machine.probe().cpu_cycle) {
-                self.faults.fire_due(self.frame, &mut self.machine);
+                self.faults.fire_due(self.frame, &mut self.machine, self.sync_point);
             }
             if done {
                 self.in_frame = false;
@@ -97,12 +101,14 @@ impl<M: Machine> Side<M> {
                 Granularity::Instruction => true,
             };
             if sync {
+                self.sync_point += 1;
                 return SyncRecord { frame: self.frame, record: self.machine.record(), frame_end: false };
             }
         }
     }
 
     fn finish_frame(&mut self, record: FrameRecord) -> SyncRecord {
+        self.sync_point += 1;
         let sync = SyncRecord { frame: self.frame, record, frame_end: true };
         // A frame of an NTSC NES is about 29,781 cycles; twice the last frame is a safe bound for when
         // a fault may come due, and a longer frame only means stepping one frame instruction-wise.

@@ -37,6 +37,7 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
         // a wake-up per frame costs more than the comparison.
         let (bell_tx, bell_rx) = crossbeam_channel::bounded::<()>(1);
         let ring_at = (window / 2).max(1);
+        self.start_run();
         let plan = Plan { inputs, granularity: self.config.granularity, checkpoint_every: every, target };
         let (cmp, checkpoints) = (&mut self.cmp, &mut self.ring.verified);
         let agreed = std::thread::scope(|scope| {
@@ -106,7 +107,8 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
             agreed
         });
         self.cmp.status.set_drift_frames(0);
-        if agreed { RunOutcome::Agreed { frames } } else { self.diverged(inputs) }
+        debug_assert_eq!(agreed, self.cmp.divergence.is_none());
+        self.end_run(inputs, frames)
     }
 }
 

@@ -8,7 +8,8 @@ mod common;
 
 use anes_core::movie::{FrameInput, InputStream};
 use anes_lockstep::{
-    DivergenceKind, Fault, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome, WriteCause,
+    DivergenceKind, Fault, FaultFate, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome,
+    WriteCause,
 };
 use common::{Rng, nes_subject};
 
@@ -140,8 +141,10 @@ fn inject<M: Machine + Clone + Send>(
         let fired = lockstep.fired_faults();
         assert_eq!(fired.len(), 1, "{}: the fault must come due within {RUN_FRAMES} frames", drawn.name);
         let fired = &fired[0];
+        let fate = lockstep.fault_fates().remove(0).fate;
         if fired.refused.is_some() {
             // The core refuses flips that would make an impossible state (e.g. a CPU/PPU phase of 4).
+            assert!(matches!(fate, FaultFate::Refused { .. }), "{}: {fate:?}", drawn.name);
             refused += 1;
             continue;
         }
@@ -150,6 +153,15 @@ fn inject<M: Machine + Clone + Send>(
             RunOutcome::Diverged(divergence) => {
                 detected += 1;
                 assert_eq!(divergence.frame, fired.frame, "{context}: seen at the next sync point");
+                assert_eq!(
+                    fate,
+                    FaultFate::Detected {
+                        frame: fired.frame,
+                        cpu_cycle: fired.cpu_cycle,
+                        sync_point: divergence.sync_point
+                    },
+                    "{context}"
+                );
                 let evidence = lockstep.evidence().unwrap();
                 let found = evidence
                     .localization
@@ -168,6 +180,10 @@ fn inject<M: Machine + Clone + Send>(
             }
             RunOutcome::Agreed { .. } => {
                 masked += 1;
+                assert!(
+                    matches!(fate, FaultFate::Masked { frame, .. } if frame == fired.frame),
+                    "{context}: {fate:?}"
+                );
                 confirm_masked(base, &drawn, frame_ends, config, &context);
             }
         }

@@ -1,7 +1,10 @@
 //! `anes lockstep`: two consoles run one ROM over one input stream in lockstep; any difference stops
 //! the run, is localized to the first divergent instruction and kept as an evidence bundle.
 //!
-//! Exit status: 0 the machines agreed; 1 they diverged; 2 bad input.
+//! Exit status: 0 the machines agreed (and every injected fault was applied: masked faults are told
+//! as such); 1 they diverged; 2 bad input, including an injected fault that machine B refused or
+//! that the run ended before reaching (the summary is printed first, then one `error:` line per such
+//! fault).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -24,10 +27,17 @@ const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
 const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
 /// Frames a ROM without an input file runs by default.
 const DEFAULT_FRAMES: u64 = 5_000;
+/// Exit status when the machines diverged.
+const EXIT_DIVERGED: u8 = 1;
+/// Exit status when an injected fault was refused or never reached (and nothing diverged): the run
+/// did not test what it was asked to, which is bad input like any other.
+const EXIT_FAULT_NOT_APPLIED: u8 = 2;
 /// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
 const THREAD_WINDOW: usize = 16;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an \
+injected fault that machine B refused or that the run ended before reaching.")]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,
@@ -46,8 +56,10 @@ pub struct Args {
     /// Take a verified checkpoint every K frames.
     #[arg(long, default_value_t = 60, value_name = "K")]
     checkpoint_every: u64,
-    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE or
-    /// input:PORT:BIT@FRAME (repeatable).
+    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE (N from 1 to
+    /// 29781, one frame) or input:PORT:BIT@FRAME (repeatable). Each fault's fate is reported:
+    /// detected, masked (the machines agreed at the next sync point), refused by machine B, or not
+    /// reached; a refused or unreached fault makes the exit status 2 unless the machines diverged.
     #[arg(long = "inject", value_name = "SPEC")]
     inject: Vec<String>,
     /// Directory for the evidence bundle of a divergence.
@@ -121,6 +133,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
         final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
         divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
+        faults: lockstep.fault_fates(),
     };
     let mut out = output::stdout();
     if args.json {
@@ -131,6 +144,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
         writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
         writeln!(out, "final state hash  {}", summary.final_state_hash)?;
+        for fault in &summary.faults {
+            writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
+        }
         match (&summary.divergence, &bundle) {
             (Some(report), Some(path)) => {
                 writeln!(out, "DIVERGENCE        {}", report.message)?;
@@ -146,5 +162,13 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    Ok(if bundle.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    if bundle.is_some() {
+        return Ok(ExitCode::from(EXIT_DIVERGED));
+    }
+    // Without a divergence, a fault that was not applied leaves the run short of what was asked.
+    let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
+    for fault in &unapplied {
+        eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
+    }
+    Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
 }

@@ -1,5 +1,5 @@
-//! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2, and
-//! the evidence bundle a divergence leaves.
+//! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2,
+//! every injected fault's fate, and the evidence bundle a divergence leaves.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -144,4 +144,94 @@ fn an_eager_ppu_machine_b_agrees_with_the_lazy_machine_a() {
     assert!(eager["divergence"].is_null());
     let lazy = json(&anes(&["--frames", "180", "--json"]));
     assert_eq!(eager["final_state_hash"], lazy["final_state_hash"]);
+}
+
+/// The synthetic test ROM written to a file, and the CPU cycle at which its frame 1 starts.
+fn tiny_rom_file(name: &str) -> (PathBuf, u64) {
+    use anes_lockstep::Machine;
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tiny.nes");
+    std::fs::write(&path, anes_lockstep::testing::tiny_rom()).unwrap();
+    let mut machine =
+        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
+            .unwrap();
+    machine.run_frame(Default::default());
+    (path, machine.probe().cpu_cycle)
+}
+
+fn stderr_lines(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stderr).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
+    // Not reached: the run ends first. Exit status 2, one line saying so, and the fate in JSON.
+    let spec = "flip:ram:0x0300:3@99999999";
+    let output = anes(&["--frames", "5", "--json", "--inject", spec]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stderr_lines(&output),
+        [format!("error: --inject {spec}: not reached: the run ended before it came due")]
+    );
+    let summary = json(&output);
+    assert!(summary["divergence"].is_null());
+    assert_eq!(summary["faults"], serde_json::json!([{"spec": spec, "fate": "not_reached"}]));
+
+    // Masked: the synthetic ROM stores over $0250 within the frame. A pass, told as masked.
+    let (rom, frame_1) = tiny_rom_file("masked");
+    let rom = rom.to_str().unwrap();
+    let spec = format!("flip:ram:0x0250:1@{}", frame_1 + 200);
+    let output = anes(&[rom, "--frames", "5", "--json", "--inject", &spec]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let fault = &json(&output)["faults"][0];
+    assert_eq!(
+        (fault["spec"].as_str(), fault["fate"].as_str(), fault["frame"].as_u64()),
+        (Some(spec.as_str()), Some("masked"), Some(1))
+    );
+    let output = anes(&[rom, "--frames", "5", "--inject", &spec]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains(&format!("fault             {spec}: masked: applied in frame 1")), "{text}");
+
+    // Refused: a flip the core refuses (an impossible state), found by trying.
+    use anes_lockstep::Machine;
+    let machine =
+        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
+            .unwrap();
+    let (section, offset, bit) = (0..machine.section_count())
+        .flat_map(|s| (0..machine.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
+        .find(|&(s, o, b)| machine.clone().flip_state_bit(s, o, b).is_err())
+        .expect("some flip makes an impossible state");
+    let spec = format!("flip:{}:{offset:#06x}:{bit}@5000", machine.section_name(section));
+    let output = anes(&[rom, "--frames", "2", "--json", "--inject", &spec]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = stderr_lines(&output);
+    assert!(
+        lines.len() == 1 && lines[0].starts_with(&format!("error: --inject {spec}: refused in frame 0")),
+        "{lines:?}"
+    );
+    assert_eq!(json(&output)["faults"][0]["fate"], "refused");
+
+    // Detected, with a later fault the divergence stopped the run before: the divergence decides.
+    let output = anes(&[
+        "--frames",
+        "100",
+        "--json",
+        "--inject",
+        "flip:ram:0x0300:3@1000000",
+        "--inject",
+        "stall:3@99999999",
+        "--report",
+        scratch("detected").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    let faults = &json(&output)["faults"];
+    assert_eq!(
+        (faults[0]["fate"].as_str(), faults[1]["fate"].as_str()),
+        (Some("detected"), Some("not_reached"))
+    );
+    assert_eq!(faults[0]["sync_point"], json(&output)["divergence"]["detected"]["sync_point"]);
+    let _ = std::fs::remove_dir_all(scratch("detected"));
+    let _ = std::fs::remove_dir_all(scratch("masked"));
 }

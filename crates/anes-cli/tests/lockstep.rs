@@ -235,3 +235,35 @@ fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
     let _ = std::fs::remove_dir_all(scratch("detected"));
     let _ = std::fs::remove_dir_all(scratch("masked"));
 }
+
+#[test]
+fn threaded_and_same_thread_reports_are_the_same() {
+    // Same divergence, both modes: the JSON summaries are equal but for the speed and the folder,
+    // and so are the bundles, report.html included.
+    let mut summaries = Vec::new();
+    let mut pages = Vec::new();
+    for (name, threads) in [("same-thread", false), ("threaded", true)] {
+        let dir = scratch(name);
+        let report = dir.to_str().unwrap();
+        let mut args =
+            vec!["--frames", "100", "--inject", "flip:ram:0x0342:3@1234567", "--report", report, "--json"];
+        if threads {
+            args.push("--threads");
+        }
+        let output = anes(&args);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        let mut summary = json(&output);
+        let object = summary.as_object_mut().unwrap();
+        assert!(object.remove("fps_per_instance").is_some());
+        object.remove("evidence");
+        assert!(
+            summary["divergence"]["detected"]["sections"].as_array().is_some_and(|s| !s.is_empty()),
+            "{name}"
+        );
+        summaries.push(summary);
+        pages.push(std::fs::read(dir.join("report.html")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert_eq!(summaries[0], summaries[1]);
+    assert!(pages[0] == pages[1], "report.html differs between the modes");
+}

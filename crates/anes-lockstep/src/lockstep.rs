@@ -142,13 +142,13 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             let a = self.a.advance(&mut self.ring.a, inputs, granularity, every);
             let b = self.b.advance(&mut self.ring.b, inputs, granularity, every);
             if !self.cmp.compare(&a, &b, every, &mut self.ring.verified) {
-                return self.end_run(inputs, frames);
+                return self.end_run(inputs, frames, true);
             }
             if a.frame_end {
                 progress(self.cmp.progress());
             }
         }
-        self.end_run(inputs, frames)
+        self.end_run(inputs, frames, true)
     }
 
     /// Numbers both sides' next sync records after the comparator's last one.
@@ -158,12 +158,12 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     }
 
     /// Ends a run of `frames` frames: settles the faults that fired and, at a divergence, collects
-    /// its evidence.
-    pub(crate) fn end_run(&mut self, inputs: &InputStream, frames: u64) -> RunOutcome {
+    /// its evidence. `at_sync_point`: the machines stopped where they were last compared (one thread).
+    pub(crate) fn end_run(&mut self, inputs: &InputStream, frames: u64, at_sync_point: bool) -> RunOutcome {
         let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
         self.b.faults.settle(self.cmp.sync_points, diverged_at);
         match diverged_at {
-            Some(_) => self.diverged(inputs),
+            Some(_) => self.diverged(inputs, at_sync_point),
             None => RunOutcome::Agreed { frames },
         }
     }
@@ -174,15 +174,16 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         let divergence = self.cmp.divergence.as_ref()?;
         if self.evidence_pending {
             self.evidence_pending = false;
-            return Some(self.diverged(inputs));
+            // Nothing ran since the pairing: the machines are still at the sync point.
+            return Some(self.diverged(inputs, true));
         }
         Some(RunOutcome::Diverged(Box::new(divergence.clone())))
     }
 
     /// Ends a run at the divergence the comparator just found: collects and keeps its evidence.
-    pub(crate) fn diverged(&mut self, inputs: &InputStream) -> RunOutcome {
+    fn diverged(&mut self, inputs: &InputStream, at_sync_point: bool) -> RunOutcome {
         let divergence = self.cmp.divergence.clone().expect("called on a divergence");
-        let evidence = self.collect_evidence(inputs, &divergence);
+        let evidence = self.collect_evidence(inputs, &divergence, at_sync_point);
         self.evidence.push(evidence);
         RunOutcome::Diverged(Box::new(divergence))
     }

@@ -1,5 +1,6 @@
 //! `anes lockstep`: two consoles run one ROM over one input stream in lockstep; any difference stops
-//! the run, is localized to the first divergent instruction and kept as an evidence bundle.
+//! the run, is localized to the first divergent instruction and kept as an evidence bundle, in a new
+//! folder per run unless `--report` names one (see `evidence_dir.rs`).
 //!
 //! Exit status: 0 the machines agreed (and every injected fault was applied: masked faults are told
 //! as such); 1 they diverged; 2 bad input, including an injected fault that machine B refused or
@@ -20,6 +21,10 @@ use anyhow::Context;
 
 use crate::rom::PpuSchedule;
 use crate::{input_file, output};
+
+mod evidence_dir;
+
+use evidence_dir::EvidenceDir;
 
 /// The bundled demo ROM (roms/demo/demo.nes).
 const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
@@ -62,9 +67,15 @@ pub struct Args {
     /// reached; a refused or unreached fault makes the exit status 2 unless the machines diverged.
     #[arg(long = "inject", value_name = "SPEC")]
     inject: Vec<String>,
-    /// Directory for the evidence bundle of a divergence.
-    #[arg(long, value_name = "DIR", default_value = "anes-lockstep-evidence")]
-    report: PathBuf,
+    /// Directory for the evidence bundle of a divergence (default: a new folder
+    /// anes-evidence/<UTC time>-<ROM name>/ in the current directory, never one that exists). An
+    /// existing DIR must be empty, unless --force.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write the bundle into --report DIR even if it is not empty: the bundle's files there are
+    /// replaced, other files are left alone.
+    #[arg(long, requires = "report")]
+    force: bool,
     /// Machine B's PPU schedule: lazy (as A) or eager, the reference schedule, which makes the run a
     /// check of anes's lazy PPU on this ROM and input.
     #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy, value_name = "SCHEDULE")]
@@ -88,6 +99,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(args.rom.as_deref()),
+    };
     let machine = NesMachine::from_ines(&rom, NesConfig::default()).with_context(|| rom_name.clone())?;
     let config = LockstepConfig {
         granularity: args.granularity,
@@ -125,7 +140,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut bundle = None;
     if let RunOutcome::Diverged(_) = outcome {
         let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
-        bundle = Some(evidence.write_bundle(&args.report).context("writing the evidence bundle")?);
+        let dir = evidence_dir.prepare()?;
+        // The error names the file and carries the OS error as its source: printed once.
+        let page = evidence.write_bundle(&dir)?;
+        bundle = Some((dir, page));
     }
     let summary = Summary {
         frames_verified: lockstep.frames_verified(),
@@ -134,6 +152,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
         divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
         faults: lockstep.fault_fates(),
+        evidence: bundle.as_ref().map(|(dir, _)| dir.display().to_string()),
     };
     let mut out = output::stdout();
     if args.json {
@@ -148,7 +167,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
         }
         match (&summary.divergence, &bundle) {
-            (Some(report), Some(path)) => {
+            (Some(report), Some((_, page))) => {
                 writeln!(out, "DIVERGENCE        {}", report.message)?;
                 for field in &report.fields {
                     writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
@@ -156,7 +175,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 if report.fields_omitted > 0 {
                     writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
                 }
-                writeln!(out, "evidence          {}", path.display())?;
+                writeln!(out, "evidence          {}", page.display())?;
             }
             _ => writeln!(out, "no divergence")?,
         }

@@ -12,6 +12,19 @@ fn anes(args: &[&str]) -> Output {
         .expect("the anes binary runs")
 }
 
+/// `anes lockstep ARGS` run in the directory `cwd`.
+fn anes_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anes"))
+        .arg("lockstep")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the anes binary runs")
+}
+
+/// A fault the demo shows as a divergence within 100 frames.
+const DIVERGING: [&str; 4] = ["--frames", "100", "--inject", "flip:ram:0x0342:3@1234567"];
+
 fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
@@ -88,8 +101,8 @@ fn an_injected_fault_is_a_divergence_with_a_bundle() {
         .unwrap();
     assert_eq!(replay.status.code(), Some(0), "{}", String::from_utf8_lossy(&replay.stderr));
     assert_eq!(json(&replay)["state_hash"], divergence["detected"]["a"]["state_hash"]);
-    // The text summary points to the bundle.
-    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
+    // The text summary points to the bundle (--force: the folder holds the first bundle).
+    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report, "--force"]);
     assert_eq!(output.status.code(), Some(1));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("DIVERGENCE") && text.contains("report.html"), "{text}");
@@ -266,4 +279,96 @@ fn threaded_and_same_thread_reports_are_the_same() {
     }
     assert_eq!(summaries[0], summaries[1]);
     assert!(pages[0] == pages[1], "report.html differs between the modes");
+}
+
+#[test]
+fn by_default_each_divergence_gets_a_new_folder_named_by_time_and_rom() {
+    let cwd = scratch("default-folder");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut folders = Vec::new();
+    for _ in 0..2 {
+        let output = anes_in(&cwd, &[&DIVERGING[..], &["--json"]].concat());
+        assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+        let folder =
+            json(&output)["evidence"].as_str().expect("the summary says where the evidence went").to_string();
+        assert!(cwd.join(&folder).join("report.json").is_file(), "{folder}");
+        folders.push(folder);
+    }
+    assert_ne!(folders[0], folders[1], "the second run does not write over the first");
+    for folder in &folders {
+        // anes-evidence/<YYYYMMDDTHHMMSSZ>-demo, plus -N when that exists.
+        let name = folder.strip_prefix("anes-evidence/").unwrap_or_else(|| panic!("{folder}"));
+        let (time, rest) = name.split_at(16);
+        let digits = |t: &str| t.chars().all(|c| c.is_ascii_digit());
+        assert!(
+            digits(&time[..8]) && &time[8..9] == "T" && digits(&time[9..15]) && time.ends_with('Z'),
+            "{name}"
+        );
+        assert!(rest == "-demo" || rest.strip_prefix("-demo-").is_some_and(digits), "{name}");
+    }
+    let entries: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries, ["anes-evidence"], "nothing else is written in the current directory");
+    // The text summary says where it went.
+    let output = anes_in(&cwd, &DIVERGING);
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("evidence ")).unwrap_or_else(|| panic!("{text}"));
+    let page = line.strip_prefix("evidence").unwrap().trim();
+    let third = page.strip_suffix("/report.html").unwrap_or_else(|| panic!("{line}"));
+    assert!(third.starts_with("anes-evidence/") && !folders.iter().any(|f| f == third), "{line}");
+    assert!(cwd.join(page).is_file(), "{line}");
+    // A run that agrees writes nothing.
+    let output = anes_in(&cwd, &["--frames", "10", "--json"]);
+    assert!(json(&output)["evidence"].is_null());
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn an_explicit_report_folder_must_be_new_or_empty_unless_forced() {
+    let dir = scratch("explicit");
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.to_str().unwrap();
+    // Empty: fine.
+    let output = anes(&[&DIVERGING[..], &["--report", report]].concat());
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let first = std::fs::read(dir.join("report.json")).unwrap();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    // Not empty: refused before running, nothing touched.
+    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("error: {report}: is not empty")) && err.contains("--force"), "{err}");
+    assert!(output.stdout.is_empty(), "refused before the run");
+    assert_eq!(std::fs::read(dir.join("report.json")).unwrap(), first);
+    // --force: the bundle's files are replaced, other files kept.
+    let output =
+        anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report, "--force", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(json(&output)["evidence"], report);
+    assert_ne!(std::fs::read(dir.join("report.json")).unwrap(), first);
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+    // --force means nothing without --report.
+    let output = anes(&["--frames", "10", "--force"]);
+    assert_eq!(output.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_report_path_that_cannot_be_a_folder_is_one_line_with_the_problem_once() {
+    let dir = scratch("report-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("existing-file");
+    std::fs::write(&file, b"x").unwrap();
+    let below_file = file.join("bundle");
+    for (path, problem) in [(&file, "exists and is not a directory"), (&below_file, "Not a directory")] {
+        let path = path.to_str().unwrap();
+        let output = anes(&[&DIVERGING[..], &["--report", path]].concat());
+        assert_eq!(output.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("error: {path}: ")), "{err}");
+        assert_eq!(err.matches(problem).count(), 1, "the problem is said once: {err}");
+        assert_eq!(err.matches(path).count(), 1, "the path is said once: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

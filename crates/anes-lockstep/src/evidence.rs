@@ -163,26 +163,44 @@ pub struct Report {
     pub build: BuildIdentity,
 }
 
-/// Why a bundle could not be written.
+/// Why a bundle could not be written. The message names the file; the cause is the error's
+/// [`source`](std::error::Error::source), so a chain printed whole (`{:#}` with anyhow) says it once:
+/// `DIR/report.json: cannot write the evidence bundle: Permission denied (os error 13)`.
 #[derive(Debug, Error)]
 pub enum BundleError {
-    /// A file could not be written.
-    #[error("writing {path}: {source}")]
+    /// A file or the directory could not be written.
+    #[error("{}: cannot write the evidence bundle", path.display())]
     Io {
-        /// The file.
+        /// The file or directory.
         path: PathBuf,
-        /// The error.
+        /// What the operating system said.
         source: std::io::Error,
     },
     /// A picture could not be encoded.
-    #[error("encoding {path}: {source}")]
+    #[error("{}: cannot encode the picture", path.display())]
     Png {
         /// The file.
         path: PathBuf,
-        /// The error.
+        /// What the encoder said.
         source: png::EncodingError,
     },
 }
+
+/// The names of the files a bundle may hold (see the module docs): what
+/// [`Evidence::write_bundle`] writes into its directory, and nothing else.
+pub const BUNDLE_FILES: [&str; 11] = [
+    "report.json",
+    "report.html",
+    "build.json",
+    "checkpoint_a.snap",
+    "checkpoint_b.snap",
+    "divergence_a.snap",
+    "divergence_b.snap",
+    "inputs.input",
+    "a.png",
+    "b.png",
+    "diff.png",
+];
 
 impl Evidence {
     /// The report of this divergence.

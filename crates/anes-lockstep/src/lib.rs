@@ -52,7 +52,8 @@ mod threaded;
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
 pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
-    BUILD, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image, encode_png,
+    BUILD, BUNDLE_FILES, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image,
+    encode_png,
 };
 pub use fate::{FaultFate, FaultOutcome};
 pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};

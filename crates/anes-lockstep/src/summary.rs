@@ -20,4 +20,7 @@ pub struct Summary {
     pub divergence: Option<Report>,
     /// Every injected fault, in the order given, with its fate.
     pub faults: Vec<FaultOutcome>,
+    /// The folder the evidence bundle of the divergence went to (its `report.html` is the page to
+    /// open); `None` without a divergence.
+    pub evidence: Option<String>,
 }

@@ -209,6 +209,15 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
     ] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
+    // BUNDLE_FILES names exactly what a bundle holds (`anes lockstep --force` replaces those).
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut listed: Vec<String> = anes_lockstep::BUNDLE_FILES.iter().map(|f| f.to_string()).collect();
+    written.sort();
+    listed.sort();
+    assert_eq!(written, listed);
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     for key in ["frame", "cpu_cycle", "scanline", "dot", "pc", "instruction", "kind", "fields"] {
@@ -410,4 +419,23 @@ fn under_ci_missing_conformance_roms_fail_instead_of_skipping() {
         "{}",
         text(&ci)
     );
+}
+
+#[test]
+fn a_bundle_error_names_the_file_and_leaves_the_cause_to_its_source() {
+    // About the bundle writer: FakeMachine is the cheapest way to a divergence.
+    let machine = FakeMachine::new(9);
+    let config = LockstepConfig {
+        faults: FaultPlan::parse(["flip:ram:0x0011:2@1000"]).unwrap(),
+        ..LockstepConfig::default()
+    };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
+    assert!(matches!(lockstep.run(&inputs(), 20), RunOutcome::Diverged(_)));
+    let file = std::env::temp_dir().join(format!("anes-lockstep-bundle-file-{}", std::process::id()));
+    std::fs::write(&file, b"not a folder").unwrap();
+    let err = lockstep.evidence().unwrap().write_bundle(&file).unwrap_err();
+    let cause = std::error::Error::source(&err).expect("the OS error is the source").to_string();
+    assert_eq!(err.to_string(), format!("{}: cannot write the evidence bundle", file.display()));
+    assert!(!err.to_string().contains(&cause), "the cause is said once, by the source: {err} / {cause}");
+    std::fs::remove_file(&file).unwrap();
 }

@@ -1,7 +1,11 @@
 //! `anes lockstep`: two consoles run one ROM over one input stream in lockstep; any difference stops
-//! the run, is localized to the first divergent instruction and kept as an evidence bundle.
+//! the run, is localized to the first divergent instruction and kept as an evidence bundle, in a new
+//! folder per run unless `--report` names one (see `evidence_dir.rs`).
 //!
-//! Exit status: 0 the machines agreed; 1 they diverged; 2 bad input.
+//! Exit status: 0 the machines agreed (and every injected fault was applied: masked faults are told
+//! as such); 1 they diverged; 2 bad input, including an injected fault that machine B refused or
+//! that the run ended before reaching (the summary is printed first, then one `error:` line per such
+//! fault).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,16 +22,27 @@ use anyhow::Context;
 use crate::rom::PpuSchedule;
 use crate::{input_file, output};
 
+mod evidence_dir;
+
+use evidence_dir::EvidenceDir;
+
 /// The bundled demo ROM (roms/demo/demo.nes).
 const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
 /// Its bundled 5,000-frame input stream (roms/demo/demo.input).
 const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
 /// Frames a ROM without an input file runs by default.
 const DEFAULT_FRAMES: u64 = 5_000;
+/// Exit status when the machines diverged.
+const EXIT_DIVERGED: u8 = 1;
+/// Exit status when an injected fault was refused or never reached (and nothing diverged): the run
+/// did not test what it was asked to, which is bad input like any other.
+const EXIT_FAULT_NOT_APPLIED: u8 = 2;
 /// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
 const THREAD_WINDOW: usize = 16;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an \
+injected fault that machine B refused or that the run ended before reaching.")]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,
@@ -46,13 +61,21 @@ pub struct Args {
     /// Take a verified checkpoint every K frames.
     #[arg(long, default_value_t = 60, value_name = "K")]
     checkpoint_every: u64,
-    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE or
-    /// input:PORT:BIT@FRAME (repeatable).
+    /// Inject a fault into machine B: flip:SECTION:OFFSET:BIT@CYCLE, stall:N@CYCLE (N from 1 to
+    /// 29781, one frame) or input:PORT:BIT@FRAME (repeatable). Each fault's fate is reported:
+    /// detected, masked (the machines agreed at the next sync point), refused by machine B, or not
+    /// reached; a refused or unreached fault makes the exit status 2 unless the machines diverged.
     #[arg(long = "inject", value_name = "SPEC")]
     inject: Vec<String>,
-    /// Directory for the evidence bundle of a divergence.
-    #[arg(long, value_name = "DIR", default_value = "anes-lockstep-evidence")]
-    report: PathBuf,
+    /// Directory for the evidence bundle of a divergence (default: a new folder
+    /// anes-evidence/<UTC time>-<ROM name>/ in the current directory, never one that exists). An
+    /// existing DIR must be empty, unless --force.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Write the bundle into --report DIR even if it is not empty: the bundle's files there are
+    /// replaced, other files are left alone.
+    #[arg(long, requires = "report")]
+    force: bool,
     /// Machine B's PPU schedule: lazy (as A) or eager, the reference schedule, which makes the run a
     /// check of anes's lazy PPU on this ROM and input.
     #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy, value_name = "SCHEDULE")]
@@ -76,6 +99,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(args.rom.as_deref()),
+    };
     let machine = NesMachine::from_ines(&rom, NesConfig::default()).with_context(|| rom_name.clone())?;
     let config = LockstepConfig {
         granularity: args.granularity,
@@ -113,7 +140,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut bundle = None;
     if let RunOutcome::Diverged(_) = outcome {
         let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
-        bundle = Some(evidence.write_bundle(&args.report).context("writing the evidence bundle")?);
+        let dir = evidence_dir.prepare()?;
+        // The error names the file and carries the OS error as its source: printed once.
+        let page = evidence.write_bundle(&dir)?;
+        bundle = Some((dir, page));
     }
     let summary = Summary {
         frames_verified: lockstep.frames_verified(),
@@ -121,6 +151,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
         final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
         divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
+        faults: lockstep.fault_fates(),
+        evidence: bundle.as_ref().map(|(dir, _)| dir.display().to_string()),
     };
     let mut out = output::stdout();
     if args.json {
@@ -131,8 +163,11 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
         writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
         writeln!(out, "final state hash  {}", summary.final_state_hash)?;
+        for fault in &summary.faults {
+            writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
+        }
         match (&summary.divergence, &bundle) {
-            (Some(report), Some(path)) => {
+            (Some(report), Some((_, page))) => {
                 writeln!(out, "DIVERGENCE        {}", report.message)?;
                 for field in &report.fields {
                     writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
@@ -140,11 +175,19 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 if report.fields_omitted > 0 {
                     writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
                 }
-                writeln!(out, "evidence          {}", path.display())?;
+                writeln!(out, "evidence          {}", page.display())?;
             }
             _ => writeln!(out, "no divergence")?,
         }
     }
     out.flush()?;
-    Ok(if bundle.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    if bundle.is_some() {
+        return Ok(ExitCode::from(EXIT_DIVERGED));
+    }
+    // Without a divergence, a fault that was not applied leaves the run short of what was asked.
+    let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
+    for fault in &unapplied {
+        eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
+    }
+    Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
 }

@@ -1,5 +1,5 @@
-//! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2, and
-//! the evidence bundle a divergence leaves.
+//! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2,
+//! every injected fault's fate, and the evidence bundle a divergence leaves.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -11,6 +11,19 @@ fn anes(args: &[&str]) -> Output {
         .output()
         .expect("the anes binary runs")
 }
+
+/// `anes lockstep ARGS` run in the directory `cwd`.
+fn anes_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anes"))
+        .arg("lockstep")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the anes binary runs")
+}
+
+/// A fault the demo shows as a divergence within 100 frames.
+const DIVERGING: [&str; 4] = ["--frames", "100", "--inject", "flip:ram:0x0342:3@1234567"];
 
 fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
@@ -88,8 +101,8 @@ fn an_injected_fault_is_a_divergence_with_a_bundle() {
         .unwrap();
     assert_eq!(replay.status.code(), Some(0), "{}", String::from_utf8_lossy(&replay.stderr));
     assert_eq!(json(&replay)["state_hash"], divergence["detected"]["a"]["state_hash"]);
-    // The text summary points to the bundle.
-    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
+    // The text summary points to the bundle (--force: the folder holds the first bundle).
+    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report, "--force"]);
     assert_eq!(output.status.code(), Some(1));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains("DIVERGENCE") && text.contains("report.html"), "{text}");
@@ -109,6 +122,13 @@ fn bad_input_is_exit_status_2() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with("error: ") && err.lines().count() == 1, "{args:?}: {err}");
     }
+    // A stall is at most one frame: 2^32 - 1 cycles would make a 5-frame run take minutes.
+    let started = std::time::Instant::now();
+    let output = anes(&["--frames", "5", "--inject", "stall:4294967295@100"]);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("1 to 29781") && err.lines().count() == 1, "{err}");
+    assert!(started.elapsed().as_secs() < 30, "refused at parse time, before running");
     let output = anes(&["--granularity", "pixel"]);
     assert_eq!(output.status.code(), Some(2), "clap refuses an unknown granularity");
 }
@@ -137,4 +157,218 @@ fn an_eager_ppu_machine_b_agrees_with_the_lazy_machine_a() {
     assert!(eager["divergence"].is_null());
     let lazy = json(&anes(&["--frames", "180", "--json"]));
     assert_eq!(eager["final_state_hash"], lazy["final_state_hash"]);
+}
+
+/// The synthetic test ROM written to a file, and the CPU cycle at which its frame 1 starts.
+fn tiny_rom_file(name: &str) -> (PathBuf, u64) {
+    use anes_lockstep::Machine;
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tiny.nes");
+    std::fs::write(&path, anes_lockstep::testing::tiny_rom()).unwrap();
+    let mut machine =
+        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
+            .unwrap();
+    machine.run_frame(Default::default());
+    (path, machine.probe().cpu_cycle)
+}
+
+fn stderr_lines(output: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&output.stderr).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
+    // Not reached: the run ends first. Exit status 2, one line saying so, and the fate in JSON.
+    let spec = "flip:ram:0x0300:3@99999999";
+    let output = anes(&["--frames", "5", "--json", "--inject", spec]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        stderr_lines(&output),
+        [format!("error: --inject {spec}: not reached: the run ended before it came due")]
+    );
+    let summary = json(&output);
+    assert!(summary["divergence"].is_null());
+    assert_eq!(summary["faults"], serde_json::json!([{"spec": spec, "fate": "not_reached"}]));
+
+    // Masked: the synthetic ROM stores over $0250 within the frame. A pass, told as masked.
+    let (rom, frame_1) = tiny_rom_file("masked");
+    let rom = rom.to_str().unwrap();
+    let spec = format!("flip:ram:0x0250:1@{}", frame_1 + 200);
+    let output = anes(&[rom, "--frames", "5", "--json", "--inject", &spec]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let fault = &json(&output)["faults"][0];
+    assert_eq!(
+        (fault["spec"].as_str(), fault["fate"].as_str(), fault["frame"].as_u64()),
+        (Some(spec.as_str()), Some("masked"), Some(1))
+    );
+    let output = anes(&[rom, "--frames", "5", "--inject", &spec]);
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains(&format!("fault             {spec}: masked: applied in frame 1")), "{text}");
+
+    // Refused: a flip the core refuses (an impossible state), found by trying.
+    use anes_lockstep::Machine;
+    let machine =
+        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
+            .unwrap();
+    let (section, offset, bit) = (0..machine.section_count())
+        .flat_map(|s| (0..machine.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
+        .find(|&(s, o, b)| machine.clone().flip_state_bit(s, o, b).is_err())
+        .expect("some flip makes an impossible state");
+    let spec = format!("flip:{}:{offset:#06x}:{bit}@5000", machine.section_name(section));
+    let output = anes(&[rom, "--frames", "2", "--json", "--inject", &spec]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = stderr_lines(&output);
+    assert!(
+        lines.len() == 1 && lines[0].starts_with(&format!("error: --inject {spec}: refused in frame 0")),
+        "{lines:?}"
+    );
+    assert_eq!(json(&output)["faults"][0]["fate"], "refused");
+
+    // Detected, with a later fault the divergence stopped the run before: the divergence decides.
+    let output = anes(&[
+        "--frames",
+        "100",
+        "--json",
+        "--inject",
+        "flip:ram:0x0300:3@1000000",
+        "--inject",
+        "stall:3@99999999",
+        "--report",
+        scratch("detected").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    let faults = &json(&output)["faults"];
+    assert_eq!(
+        (faults[0]["fate"].as_str(), faults[1]["fate"].as_str()),
+        (Some("detected"), Some("not_reached"))
+    );
+    assert_eq!(faults[0]["sync_point"], json(&output)["divergence"]["detected"]["sync_point"]);
+    let _ = std::fs::remove_dir_all(scratch("detected"));
+    let _ = std::fs::remove_dir_all(scratch("masked"));
+}
+
+#[test]
+fn threaded_and_same_thread_reports_are_the_same() {
+    // Same divergence, both modes: the JSON summaries are equal but for the speed and the folder,
+    // and so are the bundles, report.html included.
+    let mut summaries = Vec::new();
+    let mut pages = Vec::new();
+    for (name, threads) in [("same-thread", false), ("threaded", true)] {
+        let dir = scratch(name);
+        let report = dir.to_str().unwrap();
+        let mut args =
+            vec!["--frames", "100", "--inject", "flip:ram:0x0342:3@1234567", "--report", report, "--json"];
+        if threads {
+            args.push("--threads");
+        }
+        let output = anes(&args);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        let mut summary = json(&output);
+        let object = summary.as_object_mut().unwrap();
+        assert!(object.remove("fps_per_instance").is_some());
+        object.remove("evidence");
+        assert!(
+            summary["divergence"]["detected"]["sections"].as_array().is_some_and(|s| !s.is_empty()),
+            "{name}"
+        );
+        summaries.push(summary);
+        pages.push(std::fs::read(dir.join("report.html")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert_eq!(summaries[0], summaries[1]);
+    assert!(pages[0] == pages[1], "report.html differs between the modes");
+}
+
+#[test]
+fn by_default_each_divergence_gets_a_new_folder_named_by_time_and_rom() {
+    let cwd = scratch("default-folder");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut folders = Vec::new();
+    for _ in 0..2 {
+        let output = anes_in(&cwd, &[&DIVERGING[..], &["--json"]].concat());
+        assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+        let folder =
+            json(&output)["evidence"].as_str().expect("the summary says where the evidence went").to_string();
+        assert!(cwd.join(&folder).join("report.json").is_file(), "{folder}");
+        folders.push(folder);
+    }
+    assert_ne!(folders[0], folders[1], "the second run does not write over the first");
+    for folder in &folders {
+        // anes-evidence/<YYYYMMDDTHHMMSSZ>-demo, plus -N when that exists.
+        let name = folder.strip_prefix("anes-evidence/").unwrap_or_else(|| panic!("{folder}"));
+        let (time, rest) = name.split_at(16);
+        let digits = |t: &str| t.chars().all(|c| c.is_ascii_digit());
+        assert!(
+            digits(&time[..8]) && &time[8..9] == "T" && digits(&time[9..15]) && time.ends_with('Z'),
+            "{name}"
+        );
+        assert!(rest == "-demo" || rest.strip_prefix("-demo-").is_some_and(digits), "{name}");
+    }
+    let entries: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(entries, ["anes-evidence"], "nothing else is written in the current directory");
+    // The text summary says where it went.
+    let output = anes_in(&cwd, &DIVERGING);
+    let text = String::from_utf8(output.stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("evidence ")).unwrap_or_else(|| panic!("{text}"));
+    let page = line.strip_prefix("evidence").unwrap().trim();
+    let third = page.strip_suffix("/report.html").unwrap_or_else(|| panic!("{line}"));
+    assert!(third.starts_with("anes-evidence/") && !folders.iter().any(|f| f == third), "{line}");
+    assert!(cwd.join(page).is_file(), "{line}");
+    // A run that agrees writes nothing.
+    let output = anes_in(&cwd, &["--frames", "10", "--json"]);
+    assert!(json(&output)["evidence"].is_null());
+    std::fs::remove_dir_all(&cwd).unwrap();
+}
+
+#[test]
+fn an_explicit_report_folder_must_be_new_or_empty_unless_forced() {
+    let dir = scratch("explicit");
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.to_str().unwrap();
+    // Empty: fine.
+    let output = anes(&[&DIVERGING[..], &["--report", report]].concat());
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let first = std::fs::read(dir.join("report.json")).unwrap();
+    std::fs::write(dir.join("notes.txt"), b"mine").unwrap();
+    // Not empty: refused before running, nothing touched.
+    let output = anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("error: {report}: is not empty")) && err.contains("--force"), "{err}");
+    assert!(output.stdout.is_empty(), "refused before the run");
+    assert_eq!(std::fs::read(dir.join("report.json")).unwrap(), first);
+    // --force: the bundle's files are replaced, other files kept.
+    let output =
+        anes(&["--frames", "100", "--inject", "stall:5@1000000", "--report", report, "--force", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(json(&output)["evidence"], report);
+    assert_ne!(std::fs::read(dir.join("report.json")).unwrap(), first);
+    assert_eq!(std::fs::read(dir.join("notes.txt")).unwrap(), b"mine");
+    // --force means nothing without --report.
+    let output = anes(&["--frames", "10", "--force"]);
+    assert_eq!(output.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_report_path_that_cannot_be_a_folder_is_one_line_with_the_problem_once() {
+    let dir = scratch("report-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("existing-file");
+    std::fs::write(&file, b"x").unwrap();
+    let below_file = file.join("bundle");
+    for (path, problem) in [(&file, "exists and is not a directory"), (&below_file, "Not a directory")] {
+        let path = path.to_str().unwrap();
+        let output = anes(&[&DIVERGING[..], &["--report", path]].concat());
+        assert_eq!(output.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("error: {path}: ")), "{err}");
+        assert_eq!(err.matches(problem).count(), 1, "the problem is said once: {err}");
+        assert_eq!(err.matches(path).count(), 1, "the path is said once: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

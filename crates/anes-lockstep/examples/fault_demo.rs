@@ -1,7 +1,8 @@
 //! Demonstrates the harness catching an injected fault: two consoles run a ROM in lockstep, machine B
 //! gets the faults given as spec strings, and the evidence bundle is written to `DIR`.
 //! `cargo run -p anes-lockstep --example fault_demo -- [ROM] [DIR] [SPEC]...`
-//! (default: the synthetic test ROM, `anes-lockstep-evidence`, `flip:ram:0x0010:3@500000`).
+//! (default: the synthetic test ROM, `anes-evidence/fault-demo`, `flip:ram:0x0010:3@500000`; the
+//! bundle files in `DIR` are replaced on every run).
 
 use std::path::PathBuf;
 
@@ -15,7 +16,7 @@ fn main() {
         Some(path) => std::fs::read(path).expect("read ROM"),
         None => anes_lockstep::testing::tiny_rom(),
     };
-    let dir = PathBuf::from(args.get(1).map_or("anes-lockstep-evidence", String::as_str));
+    let dir = PathBuf::from(args.get(1).map_or("anes-evidence/fault-demo", String::as_str));
     let specs: Vec<&str> = if args.len() > 2 {
         args[2..].iter().map(String::as_str).collect()
     } else {

@@ -20,7 +20,7 @@ use thiserror::Error;
 use crate::config::Granularity;
 use crate::diff::{FieldDiff, LastWrite};
 use crate::localize::Localization;
-use crate::lockstep::{Divergence, DivergenceKind};
+use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FiredFault;
 
 /// What built this harness: the crate version and, when the build saw a git checkout, its commit.
@@ -41,11 +41,14 @@ pub const BUILD: BuildIdentity =
 pub struct Evidence {
     /// What the comparator saw.
     pub divergence: Divergence,
-    /// Sections whose digests differed at the sync point (known on one thread only).
+    /// Sections whose digests differed at the sync point where the comparator saw the divergence, in
+    /// either threading mode; `None` only when that point could not be reached again (a threaded run
+    /// whose checkpoint no longer restores).
     pub differing_sections: Option<Vec<&'static str>>,
     /// The first divergent instruction, when localization ran and succeeded.
     pub localization: Option<Localization>,
-    /// Why localization did not succeed, when it ran.
+    /// Why localization did not succeed, when it ran (or why the sync point could not be reached
+    /// again).
     pub localization_error: Option<String>,
     /// Input-stream index of the last verified checkpoint (the replay's start).
     pub checkpoint_frame: Option<u64>,
@@ -53,7 +56,8 @@ pub struct Evidence {
     pub checkpoint_a: Vec<u8>,
     /// Machine B's snapshot at the checkpoint.
     pub checkpoint_b: Vec<u8>,
-    /// Machine A's snapshot after the first divergent instruction (or where the run stopped).
+    /// Machine A's snapshot after the first divergent instruction (without a localization: at the
+    /// sync point where the comparator saw the divergence).
     pub divergence_a: Vec<u8>,
     /// Machine B's snapshot there.
     pub divergence_b: Vec<u8>,
@@ -61,7 +65,8 @@ pub struct Evidence {
     pub inputs: Vec<FrameInput>,
     /// Size of the pictures, if the machines have pictures.
     pub picture_size: Option<(u32, u32)>,
-    /// Machine A's picture at the end of the divergent frame (RGB8).
+    /// Machine A's picture at the end of the divergent frame (RGB8; without a localization: its
+    /// picture at the sync point where the comparator saw the divergence).
     pub picture_a: Vec<u8>,
     /// Machine B's picture there.
     pub picture_b: Vec<u8>,
@@ -113,8 +118,8 @@ pub struct DetectedJson {
     pub a: RecordJson,
     /// Machine B's record.
     pub b: RecordJson,
-    /// Sections whose digests differed there (null when the run was threaded: the workers had moved
-    /// on by the time the comparator saw it).
+    /// Sections whose digests differed there, in either threading mode (null only when a threaded
+    /// run could not return to that point: its checkpoint no longer restores).
     pub sections: Option<Vec<&'static str>>,
 }
 
@@ -158,26 +163,44 @@ pub struct Report {
     pub build: BuildIdentity,
 }
 
-/// Why a bundle could not be written.
+/// Why a bundle could not be written. The message names the file; the cause is the error's
+/// [`source`](std::error::Error::source), so a chain printed whole (`{:#}` with anyhow) says it once:
+/// `DIR/report.json: cannot write the evidence bundle: Permission denied (os error 13)`.
 #[derive(Debug, Error)]
 pub enum BundleError {
-    /// A file could not be written.
-    #[error("writing {path}: {source}")]
+    /// A file or the directory could not be written.
+    #[error("{}: cannot write the evidence bundle", path.display())]
     Io {
-        /// The file.
+        /// The file or directory.
         path: PathBuf,
-        /// The error.
+        /// What the operating system said.
         source: std::io::Error,
     },
     /// A picture could not be encoded.
-    #[error("encoding {path}: {source}")]
+    #[error("{}: cannot encode the picture", path.display())]
     Png {
         /// The file.
         path: PathBuf,
-        /// The error.
+        /// What the encoder said.
         source: png::EncodingError,
     },
 }
+
+/// The names of the files a bundle may hold (see the module docs): what
+/// [`Evidence::write_bundle`] writes into its directory, and nothing else.
+pub const BUNDLE_FILES: [&str; 11] = [
+    "report.json",
+    "report.html",
+    "build.json",
+    "checkpoint_a.snap",
+    "checkpoint_b.snap",
+    "divergence_a.snap",
+    "divergence_b.snap",
+    "inputs.input",
+    "a.png",
+    "b.png",
+    "diff.png",
+];
 
 impl Evidence {
     /// The report of this divergence.

@@ -4,7 +4,7 @@
 //! Spec strings (numbers are decimal or `0x` hex, `_` separators allowed):
 //! - `flip:SECTION:OFFSET:BIT@CYCLE`: flip bit `BIT` of byte `OFFSET` of state section `SECTION` at
 //!   the end of the instruction running on CPU cycle `CYCLE` (e.g. `flip:ram:0x0342:3@1234567`);
-//! - `stall:N@CYCLE`: stall B's CPU for `N` cycles there;
+//! - `stall:N@CYCLE`: stall B's CPU for `N` cycles there, 1 to [`MAX_STALL_CYCLES`] (one frame);
 //! - `input:PORT:BIT@FRAME`: invert button bit `BIT` of controller `PORT` (0 or 1) in B's input for
 //!   input-stream frame `FRAME` (0-based).
 
@@ -12,6 +12,11 @@ use core::fmt;
 use core::str::FromStr;
 
 use thiserror::Error;
+
+/// The longest stall a fault may ask for: one NTSC frame of CPU cycles (29,780.5, rounded up). A
+/// stall costs its length in emulated bus cycles, and a longer one says nothing a one-frame stall
+/// does not: the machine is a frame behind either way.
+pub const MAX_STALL_CYCLES: u32 = 29_781;
 
 /// One fault, always applied to machine B.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +34,7 @@ pub enum Fault {
     },
     /// Stall the CPU for `cycles` cycles at the end of the instruction running on `cpu_cycle`.
     Stall {
-        /// Cycles lost.
+        /// Cycles lost, 1 to [`MAX_STALL_CYCLES`].
         cycles: u32,
         /// CPU cycle.
         cpu_cycle: u64,
@@ -103,6 +108,18 @@ pub enum FaultSpecError {
         field: &'static str,
         /// The text found.
         found: String,
+    },
+    /// A stall of no cycles or of more than [`MAX_STALL_CYCLES`].
+    #[error(
+        "fault spec {spec:?}: a stall of {cycles} cycles is out of range: 1 to {max} (one frame of CPU cycles)"
+    )]
+    StallOutOfRange {
+        /// The spec.
+        spec: String,
+        /// The cycles asked for.
+        cycles: u64,
+        /// The longest stall allowed, [`MAX_STALL_CYCLES`].
+        max: u32,
     },
     /// A number outside its range.
     #[error("fault spec {spec:?}: {field} {value} is out of range ({range})")]
@@ -179,8 +196,15 @@ impl FromStr for Fault {
                     return Err(wrong("stall", "N@CYCLE"));
                 };
                 let cycles = parse_number(spec, "cycles", cycles)?;
-                let cycles = ranged(spec, "cycles", cycles, u64::from(u32::MAX), "0-4294967295")?;
-                Ok(Fault::Stall { cycles: cycles as u32, cpu_cycle: parse_number(spec, "cycle", when)? })
+                let cycles = u32::try_from(cycles)
+                    .ok()
+                    .filter(|c| (1..=MAX_STALL_CYCLES).contains(c))
+                    .ok_or_else(|| FaultSpecError::StallOutOfRange {
+                        spec: spec.to_string(),
+                        cycles,
+                        max: MAX_STALL_CYCLES,
+                    })?;
+                Ok(Fault::Stall { cycles, cpu_cycle: parse_number(spec, "cycle", when)? })
             }
             "input" => {
                 let [port, bit] = args[..] else {
@@ -294,5 +318,24 @@ mod tests {
         assert!(matches!("stall:1@".parse::<Fault>(), Err(E::BadNumber { field: "cycle", .. })));
         let message = "flip:ram:1:8@2".parse::<Fault>().unwrap_err().to_string();
         assert!(message.contains("bit 8") && message.contains("0-7"), "{message}");
+    }
+
+    #[test]
+    fn stalls_are_at_most_one_frame() {
+        assert_eq!("stall:29781@5".parse::<Fault>(), Ok(Fault::Stall { cycles: 29_781, cpu_cycle: 5 }));
+        assert_eq!("stall:1@5".parse::<Fault>(), Ok(Fault::Stall { cycles: 1, cpu_cycle: 5 }));
+        for (spec, cycles) in
+            [("stall:29782@100", 29_782), ("stall:4294967295@100", 4_294_967_295), ("stall:0@100", 0)]
+        {
+            let err = spec.parse::<Fault>().unwrap_err();
+            assert_eq!(
+                err,
+                FaultSpecError::StallOutOfRange { spec: spec.to_string(), cycles, max: 29_781 },
+                "{spec}"
+            );
+            assert!(err.to_string().contains("1 to 29781"), "{err}");
+        }
+        let err = "stall:99999999999@1".parse::<Fault>().unwrap_err();
+        assert!(matches!(err, FaultSpecError::StallOutOfRange { cycles: 99_999_999_999, .. }), "{err}");
     }
 }

@@ -29,31 +29,38 @@
 //! assert_eq!(lockstep.frames_verified(), 30);
 //! ```
 
+mod checkpoint;
+mod collect;
+mod comparator;
 mod config;
 mod diff;
 mod evidence;
+mod fate;
 mod fault;
 mod html;
 mod localize;
 mod lockstep;
 mod machine;
+mod outcome;
 mod schedule;
 mod side;
 mod status;
 mod summary;
 pub mod testing;
+mod threaded;
 
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
 pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
-    BUILD, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image, encode_png,
+    BUILD, BUNDLE_FILES, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image,
+    encode_png,
 };
-pub use fault::{Fault, FaultPlan, FaultSpecError};
+pub use fate::{FaultFate, FaultOutcome};
+pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
 pub use localize::{Localization, LocalizeError};
-pub use lockstep::{
-    Divergence, DivergenceKind, Lockstep, LockstepError, Progress, Rollback, RollbackError, RunOutcome,
-};
+pub use lockstep::Lockstep;
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
+pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
 pub use summary::Summary;

@@ -14,8 +14,8 @@ use thiserror::Error;
 
 use crate::config::LockstepConfig;
 use crate::diff::{FieldDiff, LastWrite, WriteCause, diff_fields};
-use crate::lockstep::{Divergence, DivergenceKind};
 use crate::machine::{Machine, MachineError, Probe};
+use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FaultSchedule;
 
 /// Fields listed in a report at most; the rest are counted in [`Localization::fields_omitted`].
@@ -182,7 +182,7 @@ impl<A: Machine + ?Sized, B: Machine + ?Sized> Pair<'_, A, B> {
         if self.need_begin {
             let input = self.inputs.frame(usize::try_from(self.frame).unwrap_or(usize::MAX));
             self.a.begin_frame(input);
-            let input_b = self.faults.input_for(self.frame, input, &*self.b);
+            let input_b = self.faults.input_for(self.frame, input, &*self.b, 0);
             self.b.begin_frame(input_b);
             self.need_begin = false;
         }
@@ -197,7 +197,7 @@ impl<A: Machine + ?Sized, B: Machine + ?Sized> Pair<'_, A, B> {
             check_watch(watch, 1, &*self.b, before[1], WriteCause::Instruction);
         }
         if self.faults.has_pending() && self.faults.due_before(self.b.probe().cpu_cycle) {
-            self.faults.fire_due(self.frame, &mut *self.b);
+            self.faults.fire_due(self.frame, &mut *self.b, 0);
             if let Some(watch) = watch {
                 check_watch(watch, 1, &*self.b, before[1], WriteCause::Fault);
             }
@@ -377,7 +377,7 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
             for _ in 0..MAX_PICTURE_STEPS {
                 let done = pair.b.step_instruction();
                 if pair.faults.has_pending() && pair.faults.due_before(pair.b.probe().cpu_cycle) {
-                    pair.faults.fire_due(frame, &mut *pair.b);
+                    pair.faults.fire_due(frame, &mut *pair.b, 0);
                 }
                 if done {
                     break;

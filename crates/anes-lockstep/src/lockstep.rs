@@ -1,223 +1,23 @@
-//! The runner: two machines, one input stream, a comparison at every sync point.
+//! The runner: two machines, one input stream, a comparison at every sync point. This module pairs
+//! the machines, runs them on the calling thread and rolls them back; the threaded runner is in
+//! `threaded.rs`, the comparison in `comparator.rs`, the checkpoints in `checkpoint.rs` and the
+//! evidence collection in `collect.rs`.
 
-use crossbeam_channel::TryRecvError;
-use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use anes_core::movie::InputStream;
 use anes_core::state::{FrameRecord, StateHash};
-use serde::Serialize;
-use thiserror::Error;
 
-use crate::config::{Granularity, LockstepConfig, Threading};
+use crate::checkpoint::CheckpointRing;
+use crate::comparator::Comparator;
+use crate::config::{LockstepConfig, Threading};
 use crate::evidence::Evidence;
-use crate::localize::{self, ReplayStart};
-use crate::machine::{Machine, MachineError};
-use crate::schedule::{FaultPlanError, FaultSchedule, FiredFault};
+use crate::fate::FaultOutcome;
+use crate::machine::Machine;
+use crate::outcome::{Divergence, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
+use crate::schedule::{FaultSchedule, FiredFault};
 use crate::side::{Side, SyncRecord};
 use crate::status::LockstepStatus;
-
-/// Checkpoint buffers per machine at most (each holds one snapshot).
-const MAX_CHECKPOINT_SLOTS: usize = 4096;
-
-/// What kind of difference was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DivergenceKind {
-    /// The machines are at the same CPU cycle but their states differ.
-    State,
-    /// The machines are at different CPU cycles: one runs behind the other.
-    CycleMisalignment,
-}
-
-impl DivergenceKind {
-    /// `state` or `cycle_misalignment`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            DivergenceKind::State => "state",
-            DivergenceKind::CycleMisalignment => "cycle_misalignment",
-        }
-    }
-}
-
-/// A difference seen at a sync point: the run stops there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Divergence {
-    /// State or cycle misalignment.
-    pub kind: DivergenceKind,
-    /// Input-stream index of the frame the sync point belongs to (frames count from 0; the record at
-    /// the end of frame `n` has `frame == n + 1` frames completed).
-    pub frame: u64,
-    /// True when the sync point was the end of the frame.
-    pub at_frame_end: bool,
-    /// Ordinal of the sync point since the Lockstep was created (1-based).
-    pub sync_point: u64,
-    /// Machine A's record there.
-    pub a: FrameRecord,
-    /// Machine B's record there.
-    pub b: FrameRecord,
-}
-
-impl core::fmt::Display for Divergence {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let place = if self.at_frame_end { "at the end of frame" } else { "during frame" };
-        match self.kind {
-            DivergenceKind::CycleMisalignment => {
-                let (behind, ahead, cycles) = if self.b.cpu_cycle < self.a.cpu_cycle {
-                    ("B", "A", self.a.cpu_cycle - self.b.cpu_cycle)
-                } else {
-                    ("A", "B", self.b.cpu_cycle - self.a.cpu_cycle)
-                };
-                let unit = if cycles == 1 { "cycle" } else { "cycles" };
-                write!(f, "{behind} is {cycles} CPU {unit} behind {ahead} {place} {}", self.frame)
-            }
-            DivergenceKind::State => write!(
-                f,
-                "state hashes differ {place} {} (CPU cycle {}): A {} vs B {}",
-                self.frame, self.a.cpu_cycle, self.a.state_hash, self.b.state_hash
-            ),
-        }
-    }
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunOutcome {
-    /// Every frame asked for was verified.
-    Agreed {
-        /// Frames verified by this call.
-        frames: u64,
-    },
-    /// The machines diverged (or already had, before this call): nothing after the last verified frame
-    /// counts as verified. The evidence is in [`Lockstep::evidence`].
-    Diverged(Box<Divergence>),
-}
-
-/// Progress of a run, reported once per verified frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Frames verified since the Lockstep was created.
-    pub frames_verified: u64,
-    /// Sync points compared.
-    pub sync_points: u64,
-    /// Lead of the leading machine over the comparator, in frames.
-    pub drift_frames: u64,
-}
-
-/// Why a Lockstep could not be created.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum LockstepError {
-    /// The fault plan does not fit machine B.
-    #[error(transparent)]
-    FaultPlan(#[from] FaultPlanError),
-    /// A configuration value is out of range.
-    #[error("invalid lockstep configuration: {0}")]
-    Config(&'static str),
-}
-
-/// Why a rollback failed.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum RollbackError {
-    /// No verified checkpoint is left (all failed verification, or none was ever taken).
-    #[error("no verified checkpoint to roll back to ({discarded} failed verification and were discarded)")]
-    NoVerifiedCheckpoint {
-        /// Checkpoints discarded during this attempt.
-        discarded: usize,
-    },
-}
-
-/// What a successful rollback did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rollback {
-    /// Input-stream index of the frame the machines resume at.
-    pub frame: u64,
-    /// The state hash both machines were verified to have.
-    pub state_hash: StateHash,
-    /// Newer checkpoints that failed verification and were discarded.
-    pub discarded: usize,
-}
-
-/// A verified checkpoint: both machines' snapshots (in the sides' slots) had this hash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CheckpointMeta {
-    pub seq: u64,
-    /// Input-stream index of the next frame to run from it.
-    pub frame: u64,
-    pub state_hash: StateHash,
-}
-
-/// Everything the comparator owns (kept apart from the sides so worker threads can borrow those).
-#[derive(Debug)]
-struct Comparator {
-    checkpoints: VecDeque<CheckpointMeta>,
-    checkpoints_kept: usize,
-    checkpoint_seq: u64,
-    start_frame: u64,
-    /// Frames before this input index are verified.
-    verified_until: u64,
-    sync_points: u64,
-    /// Machine A's record at the last verified sync point that ended a frame (or at the start).
-    last_verified: FrameRecord,
-    divergence: Option<Divergence>,
-    status: Arc<LockstepStatus>,
-}
-
-impl Comparator {
-    /// Compares one pair of sync records; on agreement at a frame end, counts the frame and records
-    /// the checkpoint the sides saved there.
-    #[inline]
-    fn compare(&mut self, a: &SyncRecord, b: &SyncRecord, checkpoint_every: u64) -> bool {
-        self.sync_points += 1;
-        self.status.set_sync_points(self.sync_points);
-        if a != b {
-            let kind = if a.record.cpu_cycle != b.record.cpu_cycle {
-                DivergenceKind::CycleMisalignment
-            } else {
-                DivergenceKind::State
-            };
-            self.divergence = Some(Divergence {
-                kind,
-                frame: a.frame.min(b.frame),
-                at_frame_end: a.frame_end || b.frame_end,
-                sync_point: self.sync_points,
-                a: a.record,
-                b: b.record,
-            });
-            self.status.set_diverged(true);
-            return false;
-        }
-        if a.frame_end {
-            self.last_verified = a.record;
-            self.verified_until = a.frame + 1;
-            self.status.set_frames_verified(self.verified_until - self.start_frame);
-            if self.verified_until % checkpoint_every == 0 {
-                self.checkpoint_seq += 1;
-                self.push_checkpoint(CheckpointMeta {
-                    seq: self.checkpoint_seq,
-                    frame: self.verified_until,
-                    state_hash: a.record.state_hash,
-                });
-            }
-        }
-        true
-    }
-
-    fn push_checkpoint(&mut self, meta: CheckpointMeta) {
-        if self.checkpoints.len() == self.checkpoints_kept {
-            self.checkpoints.pop_front();
-        }
-        self.checkpoints.push_back(meta);
-    }
-
-    fn progress(&self) -> Progress {
-        Progress {
-            frames_verified: self.verified_until - self.start_frame,
-            sync_points: self.sync_points,
-            drift_frames: self.status.drift_frames(),
-        }
-    }
-}
 
 /// Two deterministic machines run over one input stream and compared at every sync point.
 ///
@@ -253,10 +53,11 @@ impl Comparator {
 /// ```
 #[derive(Debug)]
 pub struct Lockstep<A, B> {
-    a: Side<A>,
-    b: Side<B>,
-    config: LockstepConfig,
-    cmp: Comparator,
+    pub(crate) a: Side<A>,
+    pub(crate) b: Side<B>,
+    pub(crate) config: LockstepConfig,
+    pub(crate) cmp: Comparator,
+    pub(crate) ring: CheckpointRing,
     evidence: Vec<Evidence>,
     /// The machines differed when paired; the evidence is collected by the first run.
     evidence_pending: bool,
@@ -282,47 +83,40 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         }
         let faults = FaultSchedule::new(&config.faults, &b)?;
         let start_frame = a.record().frame;
-        // Slots beyond the kept ones hold checkpoints saved but not yet verified: one on the same
+        // Buffers beyond the kept ones hold checkpoints saved but not yet verified: one on the same
         // thread; in threaded mode as many as a worker can save while up to `window` records ahead.
         let in_flight = match config.threading {
             Threading::SameThread => 1,
             Threading::Threaded { window } => window as u64 / config.checkpoint_every + 2,
         };
-        let slot_count = config.checkpoints_kept.saturating_add(in_flight as usize);
-        if slot_count > MAX_CHECKPOINT_SLOTS {
-            return Err(LockstepError::Config(
+        let mut ring = usize::try_from(in_flight)
+            .ok()
+            .and_then(|in_flight| {
+                CheckpointRing::new(config.checkpoints_kept, in_flight, (a.snapshot_len(), b.snapshot_len()))
+            })
+            .ok_or(LockstepError::Config(
                 "too many checkpoint buffers: lower checkpoints_kept or the threaded window, or raise checkpoint_every",
-            ));
-        }
-        let mut a = Side::new(a, FaultSchedule::default(), slot_count, start_frame);
-        let mut b = Side::new(b, faults, slot_count, start_frame);
-        a.save_checkpoint(0);
-        b.save_checkpoint(0);
-        let status = Arc::new(LockstepStatus::default());
+            ))?;
+        ring.save_start(&a, &b);
+        let a = Side::new(a, FaultSchedule::default(), start_frame);
+        let b = Side::new(b, faults, start_frame);
         let mut cmp = Comparator {
-            checkpoints: VecDeque::with_capacity(config.checkpoints_kept),
-            checkpoints_kept: config.checkpoints_kept,
-            checkpoint_seq: 0,
             start_frame,
             verified_until: start_frame,
             sync_points: 0,
             last_verified: a.machine.record(),
             divergence: None,
-            status,
+            status: Arc::new(LockstepStatus::default()),
         };
         let first = (
             SyncRecord { frame: start_frame, record: a.machine.record(), frame_end: false },
             SyncRecord { frame: start_frame, record: b.machine.record(), frame_end: false },
         );
-        let agree = cmp.compare(&first.0, &first.1, config.checkpoint_every);
+        let agree = cmp.compare(&first.0, &first.1, config.checkpoint_every, &mut ring.verified);
         if agree {
-            cmp.push_checkpoint(CheckpointMeta {
-                seq: 0,
-                frame: start_frame,
-                state_hash: first.0.record.state_hash,
-            });
+            ring.verify_start(start_frame, first.0.record.state_hash);
         }
-        Ok(Lockstep { a, b, config, cmp, evidence: Vec::new(), evidence_pending: !agree })
+        Ok(Lockstep { a, b, config, cmp, ring, evidence: Vec::new(), evidence_pending: !agree })
     }
 
     /// Runs `frames` more frames (or until a divergence) on the calling thread, whatever
@@ -343,116 +137,55 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         }
         let target = self.cmp.verified_until.saturating_add(frames);
         let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
+        self.start_run();
         while self.cmp.verified_until < target {
-            let a = self.a.next_sync(inputs, granularity, every);
-            let b = self.b.next_sync(inputs, granularity, every);
-            if !self.cmp.compare(&a, &b, every) {
-                return self.diverged(inputs);
+            let a = self.a.advance(&mut self.ring.a, inputs, granularity, every);
+            let b = self.b.advance(&mut self.ring.b, inputs, granularity, every);
+            if !self.cmp.compare(&a, &b, every, &mut self.ring.verified) {
+                return self.end_run(inputs, frames, true);
             }
             if a.frame_end {
                 progress(self.cmp.progress());
             }
         }
-        RunOutcome::Agreed { frames }
+        self.end_run(inputs, frames, true)
+    }
+
+    /// Numbers both sides' next sync records after the comparator's last one.
+    pub(crate) fn start_run(&mut self) {
+        self.a.sync_point = self.cmp.sync_points + 1;
+        self.b.sync_point = self.cmp.sync_points + 1;
+    }
+
+    /// Ends a run of `frames` frames: settles the faults that fired and, at a divergence, collects
+    /// its evidence. `at_sync_point`: the machines stopped where they were last compared (one thread).
+    pub(crate) fn end_run(&mut self, inputs: &InputStream, frames: u64, at_sync_point: bool) -> RunOutcome {
+        let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
+        self.b.faults.settle(self.cmp.sync_points, diverged_at);
+        match diverged_at {
+            Some(_) => self.diverged(inputs, at_sync_point),
+            None => RunOutcome::Agreed { frames },
+        }
     }
 
     /// While diverged, runs do nothing. A divergence found when the machines were paired (they differ
     /// from the start) gets its evidence on the first run, which has the inputs.
-    fn already_diverged(&mut self, inputs: &InputStream) -> Option<RunOutcome> {
+    pub(crate) fn already_diverged(&mut self, inputs: &InputStream) -> Option<RunOutcome> {
         let divergence = self.cmp.divergence.as_ref()?;
         if self.evidence_pending {
             self.evidence_pending = false;
-            return Some(self.diverged(inputs));
+            // Nothing ran since the pairing: the machines are still at the sync point.
+            return Some(self.diverged(inputs, true));
         }
         Some(RunOutcome::Diverged(Box::new(divergence.clone())))
     }
 
-    fn diverged(&mut self, inputs: &InputStream) -> RunOutcome {
+    /// Ends a run at the divergence the comparator just found: collects and keeps its evidence.
+    fn diverged(&mut self, inputs: &InputStream, at_sync_point: bool) -> RunOutcome {
         let divergence = self.cmp.divergence.clone().expect("called on a divergence");
-        let evidence = self.collect_evidence(inputs, &divergence);
+        let evidence = self.collect_evidence(inputs, &divergence, at_sync_point);
         self.evidence.push(evidence);
         RunOutcome::Diverged(Box::new(divergence))
-    }
-
-    fn collect_evidence(&mut self, inputs: &InputStream, divergence: &Divergence) -> Evidence {
-        // On one thread the machines are still at the sync point: their section digests name the
-        // sections that differ there. Worker threads may have run on, so they are not asked.
-        let differing_sections = (self.config.threading == Threading::SameThread).then(|| {
-            let (a, b) = (&self.a.machine, &self.b.machine);
-            (0..a.section_count())
-                .filter(|&i| a.section_digest(i) != b.section_digest(i))
-                .map(|i| a.section_name(i))
-                .collect()
-        });
-        let checkpoint = self.cmp.checkpoints.back().copied();
-        let checkpoint_a = checkpoint.map(|c| self.a.checkpoint(c.seq).to_vec()).unwrap_or_default();
-        let checkpoint_b = checkpoint.map(|c| self.b.checkpoint(c.seq).to_vec()).unwrap_or_default();
-        // From frame 0, so the stream is indexed by frame number like the snapshots' frame counters.
-        let input_slice =
-            (0..=divergence.frame).map(|n| inputs.frame(usize::try_from(n).unwrap_or(usize::MAX))).collect();
-        let mut localization = None;
-        let mut localization_error = None;
-        let mut snapshots = (Vec::new(), Vec::new());
-        let mut pictures = (Vec::new(), Vec::new());
-        let mut picture_size = None;
-        match checkpoint {
-            Some(c) if self.config.localize => {
-                let start = ReplayStart {
-                    frame: c.frame,
-                    state_hash: c.state_hash,
-                    snapshot_a: &checkpoint_a,
-                    snapshot_b: &checkpoint_b,
-                };
-                let result = localize::localize(
-                    &mut self.a.machine,
-                    &mut self.b.machine,
-                    &mut self.b.faults,
-                    inputs,
-                    start,
-                    divergence,
-                    &self.config,
-                );
-                match result {
-                    Ok(found) => {
-                        snapshots = (found.snapshot_a.clone(), found.snapshot_b.clone());
-                        pictures = (found.picture_a.clone(), found.picture_b.clone());
-                        picture_size = found.picture_size;
-                        localization = Some(found.localization);
-                    }
-                    Err(e) => localization_error = Some(e.to_string()),
-                }
-            }
-            Some(_) => {}
-            None => localization_error = Some("no verified checkpoint to replay from".to_string()),
-        }
-        if localization.is_none() {
-            // Without a replay, the machines' current state is the best picture of the divergence
-            // (exact on the same thread; in threaded mode the workers may have run a little further).
-            self.a.machine.save_state(&mut snapshots.0);
-            self.b.machine.save_state(&mut snapshots.1);
-            if self.config.pictures {
-                picture_size = self.a.machine.picture_size();
-                self.a.machine.picture_rgb(&mut pictures.0);
-                self.b.machine.picture_rgb(&mut pictures.1);
-            }
-        }
-        Evidence {
-            divergence: divergence.clone(),
-            differing_sections,
-            localization,
-            localization_error,
-            checkpoint_frame: checkpoint.map(|c| c.frame),
-            checkpoint_a,
-            checkpoint_b,
-            divergence_a: snapshots.0,
-            divergence_b: snapshots.1,
-            inputs: input_slice,
-            picture_size,
-            picture_a: pictures.0,
-            picture_b: pictures.1,
-            faults: self.b.faults.fired().cloned().collect(),
-            granularity: self.config.granularity,
-        }
     }
 
     /// Restores both machines to the last verified checkpoint and verifies that both state hashes
@@ -460,45 +193,29 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     /// verification is discarded and the previous one tried. The evidence is kept.
     pub fn rollback(&mut self) -> Result<Rollback, RollbackError> {
         let mut discarded = 0;
-        while let Some(checkpoint) = self.cmp.checkpoints.back().copied() {
-            if self.restore(checkpoint).is_ok() {
-                self.cmp.divergence = None;
-                self.cmp.status.set_diverged(false);
-                self.cmp.status.count_rollback();
-                return Ok(Rollback {
-                    frame: checkpoint.frame,
-                    state_hash: checkpoint.state_hash,
-                    discarded,
-                });
+        let (a, b) = (&mut self.a, &mut self.b);
+        while let Some(restored) =
+            self.ring.restore_newest(&mut a.machine, &mut b.machine, self.cmp.sync_points)
+        {
+            let Ok(checkpoint) = restored else {
+                discarded += 1;
+                continue;
+            };
+            for side_frame in [&mut a.frame, &mut b.frame] {
+                *side_frame = checkpoint.frame;
             }
-            self.cmp.checkpoints.pop_back();
-            discarded += 1;
+            a.in_frame = false;
+            b.in_frame = false;
+            self.cmp.verified_until = checkpoint.frame;
+            self.cmp.last_verified = a.machine.record();
+            self.cmp.divergence = None;
+            self.cmp.status.set_frames_verified(checkpoint.frame - self.cmp.start_frame);
+            self.cmp.status.set_drift_frames(0);
+            self.cmp.status.set_diverged(false);
+            self.cmp.status.count_rollback();
+            return Ok(Rollback { frame: checkpoint.frame, state_hash: checkpoint.state_hash, discarded });
         }
         Err(RollbackError::NoVerifiedCheckpoint { discarded })
-    }
-
-    fn restore(&mut self, checkpoint: CheckpointMeta) -> Result<(), MachineError> {
-        let seq = checkpoint.seq;
-        let (a, b) = (&mut self.a, &mut self.b);
-        a.machine.load_state(&a.slots[(seq % a.slots.len() as u64) as usize])?;
-        b.machine.load_state(&b.slots[(seq % b.slots.len() as u64) as usize])?;
-        if a.machine.state_hash() != checkpoint.state_hash || b.machine.state_hash() != checkpoint.state_hash
-        {
-            return Err(MachineError::Snapshot("restored state does not have the recorded hash".into()));
-        }
-        for side_seq in [&mut a.checkpoint_seq, &mut b.checkpoint_seq] {
-            *side_seq = seq;
-        }
-        a.frame = checkpoint.frame;
-        b.frame = checkpoint.frame;
-        a.in_frame = false;
-        b.in_frame = false;
-        self.cmp.checkpoint_seq = seq;
-        self.cmp.verified_until = checkpoint.frame;
-        self.cmp.last_verified = a.machine.record();
-        self.cmp.status.set_frames_verified(checkpoint.frame - self.cmp.start_frame);
-        self.cmp.status.set_drift_frames(0);
-        Ok(())
     }
 
     /// Frames both machines agreed on since the Lockstep was created. Nothing after the last verified
@@ -550,17 +267,24 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
 
     /// Input-stream frame indexes of the verified checkpoints kept, oldest first.
     pub fn checkpoint_frames(&self) -> impl Iterator<Item = u64> + '_ {
-        self.cmp.checkpoints.iter().map(|c| c.frame)
+        self.ring.verified.frames()
     }
 
     /// The state hash both machines had at the last verified frame end (or checkpoint).
     pub fn last_verified_checkpoint(&self) -> Option<(u64, StateHash)> {
-        self.cmp.checkpoints.back().map(|c| (c.frame, c.state_hash))
+        self.ring.verified.newest().map(|c| (c.frame, c.state_hash))
     }
 
     /// Faults that fired in machine B so far.
     pub fn fired_faults(&self) -> Vec<FiredFault> {
         self.b.faults.fired().cloned().collect()
+    }
+
+    /// Every fault of the plan, in plan order, with its fate so far: detected or masked at the sync
+    /// point after it was applied, refused by machine B, or not reached yet.
+    pub fn fault_fates(&self) -> Vec<FaultOutcome> {
+        let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
+        self.b.faults.fates(self.cmp.sync_points, diverged_at)
     }
 
     /// Live status, shareable with other threads (metrics exporters, watchdogs).
@@ -587,15 +311,6 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     pub fn into_machines(self) -> (A, B) {
         (self.a.machine, self.b.machine)
     }
-
-    #[cfg(test)]
-    pub(crate) fn corrupt_checkpoint_for_test(&mut self, which: usize) {
-        let seq = self.cmp.checkpoints[which].seq;
-        let len = self.b.slots.len() as u64;
-        let slot = &mut self.b.slots[(seq % len) as usize];
-        let last = slot.len() - 1;
-        slot[last] ^= 1;
-    }
 }
 
 impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
@@ -615,133 +330,6 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
             Threading::SameThread => self.run_interleaved_with(inputs, frames, progress),
             Threading::Threaded { window } => self.run_threaded(inputs, frames, window, progress),
         }
-    }
-
-    fn run_threaded(
-        &mut self,
-        inputs: &InputStream,
-        frames: u64,
-        window: usize,
-        progress: &mut dyn FnMut(Progress),
-    ) -> RunOutcome {
-        if let Some(outcome) = self.already_diverged(inputs) {
-            return outcome;
-        }
-        let target = self.cmp.verified_until.saturating_add(frames);
-        let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
-        let stop = AtomicBool::new(false);
-        let worker_frames = [AtomicU64::new(self.a.frame), AtomicU64::new(self.b.frame)];
-        let (tx_a, rx_a) = crossbeam_channel::bounded::<SyncRecord>(window);
-        let (tx_b, rx_b) = crossbeam_channel::bounded::<SyncRecord>(window);
-        // The comparator sleeps on a doorbell that a worker rings only when its queue holds half a
-        // window (or it stops), so it wakes every few records instead of on every one: on two cores
-        // a wake-up per frame costs more than the comparison.
-        let (bell_tx, bell_rx) = crossbeam_channel::bounded::<()>(1);
-        let ring_at = (window / 2).max(1);
-        let (side_a, side_b, cmp) = (&mut self.a, &mut self.b, &mut self.cmp);
-        let agreed = std::thread::scope(|scope| {
-            let (stop, worker_frames) = (&stop, &worker_frames);
-            let bell_a = Doorbell { tx: bell_tx.clone(), ring_at };
-            let bell_b = Doorbell { tx: bell_tx, ring_at };
-            scope.spawn(move || {
-                worker(side_a, inputs, granularity, every, target, &tx_a, &bell_a, stop, &worker_frames[0])
-            });
-            scope.spawn(move || {
-                worker(side_b, inputs, granularity, every, target, &tx_b, &bell_b, stop, &worker_frames[1])
-            });
-            let mut agreed = true;
-            let mut waiting_a: Option<SyncRecord> = None;
-            let mut workers_gone = false;
-            'run: while cmp.verified_until < target {
-                // Compare every pair both workers have published.
-                loop {
-                    let a = match waiting_a.take().map_or_else(|| rx_a.try_recv(), Ok) {
-                        Ok(a) => a,
-                        Err(TryRecvError::Empty) => break,
-                        Err(TryRecvError::Disconnected) => break 'run,
-                    };
-                    let b = match rx_b.try_recv() {
-                        Ok(b) => b,
-                        Err(TryRecvError::Empty) => {
-                            waiting_a = Some(a);
-                            break;
-                        }
-                        Err(TryRecvError::Disconnected) => break 'run,
-                    };
-                    if !cmp.compare(&a, &b, every) {
-                        agreed = false;
-                        break 'run;
-                    }
-                    if a.frame_end {
-                        let lead = worker_frames[0]
-                            .load(Ordering::Relaxed)
-                            .max(worker_frames[1].load(Ordering::Relaxed));
-                        cmp.status.set_drift_frames(lead.saturating_sub(cmp.verified_until));
-                        progress(cmp.progress());
-                    }
-                    if cmp.verified_until >= target {
-                        break 'run;
-                    }
-                }
-                if workers_gone {
-                    break;
-                }
-                // Both workers gone: one last pass over what they left.
-                workers_gone = bell_rx.recv().is_err();
-            }
-            stop.store(true, Ordering::Relaxed);
-            // Dropping the receivers releases a worker blocked on a full channel.
-            drop((rx_a, rx_b));
-            agreed
-        });
-        self.cmp.status.set_drift_frames(0);
-        if agreed { RunOutcome::Agreed { frames } } else { self.diverged(inputs) }
-    }
-}
-
-/// A worker's side of the comparator's doorbell. Dropping it (the worker returning or unwinding)
-/// rings, so the comparator never sleeps through a worker's end.
-struct Doorbell {
-    tx: crossbeam_channel::Sender<()>,
-    ring_at: usize,
-}
-
-impl Doorbell {
-    /// Rings if `queue` holds at least half a window. A bell already ringing stays as it is.
-    fn ring_if_due(&self, queue: &crossbeam_channel::Sender<SyncRecord>) {
-        if queue.len() >= self.ring_at {
-            let _ = self.tx.try_send(());
-        }
-    }
-}
-
-impl Drop for Doorbell {
-    fn drop(&mut self) {
-        let _ = self.tx.try_send(());
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn worker<M: Machine>(
-    side: &mut Side<M>,
-    inputs: &InputStream,
-    granularity: Granularity,
-    checkpoint_every: u64,
-    target: u64,
-    tx: &crossbeam_channel::Sender<SyncRecord>,
-    bell: &Doorbell,
-    stop: &AtomicBool,
-    frames_done: &AtomicU64,
-) {
-    while (side.frame < target || side.in_frame) && !stop.load(Ordering::Relaxed) {
-        let record = side.next_sync(inputs, granularity, checkpoint_every);
-        if record.frame_end {
-            frames_done.store(side.frame, Ordering::Relaxed);
-        }
-        if tx.send(record).is_err() {
-            break;
-        }
-        bell.ring_if_due(tx);
     }
 }
 
@@ -769,7 +357,7 @@ mod tests {
         let mut lockstep = Lockstep::new(a, b, config).unwrap();
         assert!(matches!(lockstep.run(&InputStream::new(), 40), RunOutcome::Diverged(_)));
         assert_eq!(lockstep.checkpoint_frames().collect::<Vec<_>>(), [0, 10, 20]);
-        lockstep.corrupt_checkpoint_for_test(2);
+        lockstep.ring.corrupt_for_test(2);
         let rollback = lockstep.rollback().unwrap();
         assert_eq!((rollback.frame, rollback.discarded), (10, 1));
         assert!(lockstep.evidence().is_some(), "rollback keeps the evidence");
@@ -790,25 +378,5 @@ mod tests {
         assert_eq!(lockstep.evidence_history().len(), 1);
         let _ = lockstep.run(&InputStream::new(), 5);
         assert_eq!(lockstep.evidence_history().len(), 1, "collected once");
-    }
-
-    #[test]
-    fn cycle_misalignment_message_names_the_lagging_machine() {
-        let record = |cpu_cycle| FrameRecord {
-            frame: 813,
-            cpu_cycle,
-            ppu_scanline: 241,
-            ppu_dot: 0,
-            state_hash: StateHash::default(),
-        };
-        let divergence = Divergence {
-            kind: DivergenceKind::CycleMisalignment,
-            frame: 812,
-            at_frame_end: true,
-            sync_point: 813,
-            a: record(100),
-            b: record(97),
-        };
-        assert_eq!(divergence.to_string(), "B is 3 CPU cycles behind A at the end of frame 812");
     }
 }

@@ -1,9 +1,12 @@
-//! When the faults of a [`FaultPlan`] fire, during a run and again during a localization replay.
+//! When the faults of a [`FaultPlan`] fire, during a run and again during a localization replay, and
+//! what became of each: every fault that fired is settled at the end of the run by the comparator's
+//! verdict on the first sync point after it.
 
 use anes_core::movie::FrameInput;
 use serde::Serialize;
 
-use crate::fault::{Fault, FaultPlan};
+use crate::fate::{FaultFate, FaultOutcome};
+use crate::fault::{Fault, FaultPlan, MAX_STALL_CYCLES};
 use crate::machine::{Machine, MachineError};
 
 /// A fault that fired (or was refused by the machine when it came due).
@@ -25,8 +28,31 @@ struct Entry {
     /// Section index for flips, resolved against the machine once.
     section: usize,
     fired: Option<FiredFault>,
+    /// Ordinal of the first sync point after it fired, which decides its fate.
+    judged_at: u64,
+    /// Whether the machines differed there, once a run compared it.
+    detected: Option<bool>,
     /// Re-applied during the current replay.
     replayed: bool,
+}
+
+impl Entry {
+    /// The fate of this fault when the comparator has compared `compared` sync points and, if
+    /// `diverged_at` is set, found the last of them different.
+    fn fate(&self, compared: u64, diverged_at: Option<u64>) -> FaultFate {
+        let Some(fired) = self.fired.as_ref().filter(|_| self.judged_at <= compared) else {
+            return FaultFate::NotReached;
+        };
+        let (frame, cpu_cycle, sync_point) = (fired.frame, fired.cpu_cycle, self.judged_at);
+        if let Some(reason) = &fired.refused {
+            return FaultFate::Refused { frame, cpu_cycle, reason: reason.clone() };
+        }
+        // Every sync point before the one that diverged agreed.
+        match self.detected.unwrap_or(diverged_at == Some(sync_point)) {
+            true => FaultFate::Detected { frame, cpu_cycle, sync_point },
+            false => FaultFate::Masked { frame, cpu_cycle, sync_point },
+        }
+    }
 }
 
 /// The fault plan of machine B, with what has fired. Empty (and free) for machine A.
@@ -52,6 +78,17 @@ pub enum FaultPlanError {
         /// Sections the machine has.
         available: String,
     },
+    /// A stall built without [`crate::FaultPlan::parse`] is longer than [`crate::MAX_STALL_CYCLES`]
+    /// (or of no cycles).
+    #[error("fault {spec}: a stall of {cycles} cycles is out of range: 1 to {max} (one frame of CPU cycles)")]
+    StallOutOfRange {
+        /// The fault.
+        spec: String,
+        /// The cycles asked for.
+        cycles: u32,
+        /// The longest stall allowed.
+        max: u32,
+    },
     /// The flip's offset is past the end of its section.
     #[error("fault {spec}: offset {offset:#x} is outside section {section} ({len} bytes)")]
     OffsetOutOfRange {
@@ -71,6 +108,15 @@ impl FaultSchedule {
     pub(crate) fn new<M: Machine + ?Sized>(plan: &FaultPlan, machine: &M) -> Result<Self, FaultPlanError> {
         let mut entries = Vec::with_capacity(plan.faults().len());
         for fault in plan.faults() {
+            if let Fault::Stall { cycles, .. } = *fault {
+                if !(1..=MAX_STALL_CYCLES).contains(&cycles) {
+                    return Err(FaultPlanError::StallOutOfRange {
+                        spec: fault.to_string(),
+                        cycles,
+                        max: MAX_STALL_CYCLES,
+                    });
+                }
+            }
             let mut section = 0;
             if let Fault::FlipBit { section: name, offset, .. } = fault {
                 section = (0..machine.section_count())
@@ -93,7 +139,14 @@ impl FaultSchedule {
                     });
                 }
             }
-            entries.push(Entry { fault: fault.clone(), section, fired: None, replayed: false });
+            entries.push(Entry {
+                fault: fault.clone(),
+                section,
+                fired: None,
+                judged_at: 0,
+                detected: None,
+                replayed: false,
+            });
         }
         let mut schedule = FaultSchedule { entries, next_due: u64::MAX, replay_from: None };
         schedule.update_next_due();
@@ -132,12 +185,14 @@ impl FaultSchedule {
         self.next_due != u64::MAX
     }
 
-    /// B's input for frame `frame`, with the input faults of that frame applied.
+    /// B's input for frame `frame`, with the input faults of that frame applied. `sync_point` is the
+    /// ordinal of B's next sync record (ignored while replaying).
     pub(crate) fn input_for<M: Machine + ?Sized>(
         &mut self,
         frame: u64,
         mut input: FrameInput,
         machine: &M,
+        sync_point: u64,
     ) -> FrameInput {
         if self.entries.is_empty() {
             return input;
@@ -149,23 +204,37 @@ impl FaultSchedule {
                 continue;
             }
             input.pads[usize::from(port)] ^= 1 << bit;
-            self.mark_fired(i, frame, machine.probe().cpu_cycle, None);
+            self.mark_fired(i, (frame, machine.probe().cpu_cycle, sync_point), None);
         }
         input
     }
 
-    fn mark_fired(&mut self, index: usize, frame: u64, cpu_cycle: u64, refused: Option<String>) {
+    /// Marks a fault fired at `(frame, cpu_cycle, ordinal of the next sync record)`.
+    fn mark_fired(
+        &mut self,
+        index: usize,
+        (frame, cpu_cycle, sync_point): (u64, u64, u64),
+        refused: Option<String>,
+    ) {
         let entry = &mut self.entries[index];
         if self.replay_from.is_some() {
             entry.replayed = true;
         } else {
             entry.fired = Some(FiredFault { spec: entry.fault.to_string(), frame, cpu_cycle, refused });
+            entry.judged_at = sync_point;
+            entry.detected = None;
         }
     }
 
     /// Applies every state fault whose cycle B's CPU has reached. Call after each instruction of B
-    /// when [`FaultSchedule::due_before`] says so. Returns true when something was applied.
-    pub(crate) fn fire_due<M: Machine + ?Sized>(&mut self, frame: u64, machine: &mut M) -> bool {
+    /// when [`FaultSchedule::due_before`] says so; `sync_point` is the ordinal of B's next sync record
+    /// (ignored while replaying). Returns true when something was applied.
+    pub(crate) fn fire_due<M: Machine + ?Sized>(
+        &mut self,
+        frame: u64,
+        machine: &mut M,
+        sync_point: u64,
+    ) -> bool {
         let cycle = machine.probe().cpu_cycle;
         let mut applied = false;
         for i in 0..self.entries.len() {
@@ -180,7 +249,7 @@ impl FaultSchedule {
                 Fault::CorruptInput { .. } => Ok(()),
             };
             applied |= result.is_ok();
-            self.mark_fired(i, frame, cycle, result.err().map(|e: MachineError| e.to_string()));
+            self.mark_fired(i, (frame, cycle, sync_point), result.err().map(|e: MachineError| e.to_string()));
         }
         self.update_next_due();
         applied
@@ -218,5 +287,32 @@ impl FaultSchedule {
     /// Faults that fired (or were refused), in plan order.
     pub(crate) fn fired(&self) -> impl Iterator<Item = &FiredFault> {
         self.entries.iter().filter_map(|e| e.fired.as_ref())
+    }
+
+    /// Settles the faults that fired when a run ends, the comparator having compared `compared` sync
+    /// points and, if `diverged_at` is set, found the last of them different. A fault that fired
+    /// after the last sync point compared (a worker thread runs ahead of the comparator) is put back
+    /// as not fired: the run never got there, and it fires when a run after a rollback does, as it
+    /// would have on one thread. The verdicts are kept: a rollback does not change them.
+    pub(crate) fn settle(&mut self, compared: u64, diverged_at: Option<u64>) {
+        for entry in &mut self.entries {
+            if entry.fired.is_none() || entry.detected.is_some() {
+                continue;
+            }
+            if entry.judged_at > compared {
+                entry.fired = None;
+                continue;
+            }
+            entry.detected = Some(diverged_at == Some(entry.judged_at));
+        }
+        self.update_next_due();
+    }
+
+    /// Every fault of the plan, in plan order, with its fate (see [`FaultSchedule::settle`]).
+    pub(crate) fn fates(&self, compared: u64, diverged_at: Option<u64>) -> Vec<FaultOutcome> {
+        self.entries
+            .iter()
+            .map(|e| FaultOutcome { spec: e.fault.to_string(), fate: e.fate(compared, diverged_at) })
+            .collect()
     }
 }

@@ -1,10 +1,11 @@
-//! One machine of the pair and everything only it touches: its fault schedule, its half of the
-//! checkpoint ring and its position in the input stream. In threaded mode each side lives on its own
-//! worker thread.
+//! One machine of the pair and everything only it touches: its fault schedule and its position in
+//! the input stream. In threaded mode each side lives on its own worker thread, with its machine's
+//! bank of the checkpoint ring.
 
 use anes_core::movie::InputStream;
 use anes_core::state::FrameRecord;
 
+use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
 use crate::machine::Machine;
 use crate::schedule::FaultSchedule;
@@ -28,61 +29,56 @@ const INITIAL_FRAME_CYCLES_BOUND: u64 = 1 << 20;
 pub(crate) struct Side<M> {
     pub machine: M,
     pub faults: FaultSchedule,
-    /// Checkpoint buffers, preallocated to the snapshot size.
-    pub slots: Vec<Vec<u8>>,
-    /// Sequence number of the last checkpoint this side saved (slot = number % slots).
-    pub checkpoint_seq: u64,
     /// Input-stream index of the frame in progress, or of the next one.
     pub frame: u64,
+    /// Ordinal of the next sync record this side produces (the comparator's numbering; set when a
+    /// run starts). Faults remember it to be judged at that sync point.
+    pub sync_point: u64,
     pub in_frame: bool,
     frame_start_cycle: u64,
     frame_cycles_bound: u64,
 }
 
 impl<M: Machine> Side<M> {
-    pub(crate) fn new(machine: M, faults: FaultSchedule, slot_count: usize, frame: u64) -> Side<M> {
-        let len = machine.snapshot_len();
-        let slots = (0..slot_count).map(|_| Vec::with_capacity(len)).collect();
+    pub(crate) fn new(machine: M, faults: FaultSchedule, frame: u64) -> Side<M> {
         Side {
             machine,
             faults,
-            slots,
-            checkpoint_seq: 0,
             frame,
+            sync_point: 0,
             in_frame: false,
             frame_start_cycle: 0,
             frame_cycles_bound: INITIAL_FRAME_CYCLES_BOUND,
         }
     }
 
-    /// Saves checkpoint number `seq` into its slot.
-    pub(crate) fn save_checkpoint(&mut self, seq: u64) {
-        self.checkpoint_seq = seq;
-        let slot = (seq % self.slots.len() as u64) as usize;
-        self.machine.save_state(&mut self.slots[slot]);
-    }
-
-    /// The bytes of checkpoint number `seq` (meaningful while it has not been overwritten).
-    pub(crate) fn checkpoint(&self, seq: u64) -> &[u8] {
-        &self.slots[(seq % self.slots.len() as u64) as usize]
-    }
-
-    /// Runs the machine to its next sync point and reports it.
-    pub(crate) fn next_sync(
+    /// Runs the machine to its next sync point and reports it; at the end of a frame after which a
+    /// checkpoint is due (every `checkpoint_every` frames), the machine is saved into `bank` there.
+    pub(crate) fn advance(
         &mut self,
+        bank: &mut SnapshotBank,
         inputs: &InputStream,
         granularity: Granularity,
         checkpoint_every: u64,
     ) -> SyncRecord {
+        let sync = self.next_sync(inputs, granularity);
+        if sync.frame_end && self.frame % checkpoint_every == 0 {
+            bank.save_next(&self.machine);
+        }
+        sync
+    }
+
+    /// Runs the machine to its next sync point and reports it.
+    pub(crate) fn next_sync(&mut self, inputs: &InputStream, granularity: Granularity) -> SyncRecord {
         if !self.in_frame {
             let input = inputs.frame(usize::try_from(self.frame).unwrap_or(usize::MAX));
-            let input = self.faults.input_for(self.frame, input, &self.machine);
+            let input = self.faults.input_for(self.frame, input, &self.machine, self.sync_point);
             self.frame_start_cycle = self.machine.probe().cpu_cycle;
             let fault_due =
                 self.faults.due_before(self.frame_start_cycle.saturating_add(self.frame_cycles_bound));
             if granularity == Granularity::Frame && !fault_due {
                 let record = self.machine.run_frame(input);
-                return self.finish_frame(record, checkpoint_every);
+                return self.finish_frame(record);
             }
             self.machine.begin_frame(input);
             self.in_frame = true;
@@ -92,12 +88,12 @@ impl<M: Machine> Side<M> {
         loop {
             let done = self.machine.step_instruction();
             if self.faults.has_pending() && self.faults.due_before(self.machine.probe().cpu_cycle) {
-                self.faults.fire_due(self.frame, &mut self.machine);
+                self.faults.fire_due(self.frame, &mut self.machine, self.sync_point);
             }
             if done {
                 self.in_frame = false;
                 let record = self.machine.record();
-                return self.finish_frame(record, checkpoint_every);
+                return self.finish_frame(record);
             }
             let sync = match granularity {
                 Granularity::Frame => false,
@@ -105,21 +101,20 @@ impl<M: Machine> Side<M> {
                 Granularity::Instruction => true,
             };
             if sync {
+                self.sync_point += 1;
                 return SyncRecord { frame: self.frame, record: self.machine.record(), frame_end: false };
             }
         }
     }
 
-    fn finish_frame(&mut self, record: FrameRecord, checkpoint_every: u64) -> SyncRecord {
+    fn finish_frame(&mut self, record: FrameRecord) -> SyncRecord {
+        self.sync_point += 1;
         let sync = SyncRecord { frame: self.frame, record, frame_end: true };
         // A frame of an NTSC NES is about 29,781 cycles; twice the last frame is a safe bound for when
         // a fault may come due, and a longer frame only means stepping one frame instruction-wise.
         self.frame_cycles_bound =
             record.cpu_cycle.saturating_sub(self.frame_start_cycle).max(1).saturating_mul(2);
         self.frame += 1;
-        if self.frame % checkpoint_every == 0 {
-            self.save_checkpoint(self.checkpoint_seq + 1);
-        }
         sync
     }
 }

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::evidence::Report;
+use crate::fate::FaultOutcome;
 
 /// What a run achieved. `divergence` is `None` when the machines agreed throughout.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,4 +18,9 @@ pub struct Summary {
     pub final_state_hash: String,
     /// The localized finding, if the machines diverged.
     pub divergence: Option<Report>,
+    /// Every injected fault, in the order given, with its fate.
+    pub faults: Vec<FaultOutcome>,
+    /// The folder the evidence bundle of the divergence went to (its `report.html` is the page to
+    /// open); `None` without a divergence.
+    pub evidence: Option<String>,
 }

@@ -7,9 +7,9 @@
 mod common;
 
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::FakeMachine;
 use anes_lockstep::{
-    DivergenceKind, Fault, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome, WriteCause,
+    DivergenceKind, Fault, FaultFate, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome,
+    WriteCause,
 };
 use common::{Rng, nes_subject};
 
@@ -76,10 +76,7 @@ fn plan(machine: &impl Machine, drawn: &Drawn) -> FaultPlan {
 
 #[test]
 fn thousand_random_bit_flips_are_caught_localized_or_confirmed_masked() {
-    match nes_subject("thousand_random_bit_flips") {
-        Some(nes) => campaign(nes),
-        None => campaign(FakeMachine::new(7)),
-    }
+    campaign(nes_subject("thousand_random_bit_flips"));
 }
 
 fn campaign<M: Machine + Clone + Send>(base: M) {
@@ -144,8 +141,10 @@ fn inject<M: Machine + Clone + Send>(
         let fired = lockstep.fired_faults();
         assert_eq!(fired.len(), 1, "{}: the fault must come due within {RUN_FRAMES} frames", drawn.name);
         let fired = &fired[0];
+        let fate = lockstep.fault_fates().remove(0).fate;
         if fired.refused.is_some() {
             // The core refuses flips that would make an impossible state (e.g. a CPU/PPU phase of 4).
+            assert!(matches!(fate, FaultFate::Refused { .. }), "{}: {fate:?}", drawn.name);
             refused += 1;
             continue;
         }
@@ -154,6 +153,15 @@ fn inject<M: Machine + Clone + Send>(
             RunOutcome::Diverged(divergence) => {
                 detected += 1;
                 assert_eq!(divergence.frame, fired.frame, "{context}: seen at the next sync point");
+                assert_eq!(
+                    fate,
+                    FaultFate::Detected {
+                        frame: fired.frame,
+                        cpu_cycle: fired.cpu_cycle,
+                        sync_point: divergence.sync_point
+                    },
+                    "{context}"
+                );
                 let evidence = lockstep.evidence().unwrap();
                 let found = evidence
                     .localization
@@ -172,6 +180,10 @@ fn inject<M: Machine + Clone + Send>(
             }
             RunOutcome::Agreed { .. } => {
                 masked += 1;
+                assert!(
+                    matches!(fate, FaultFate::Masked { frame, .. } if frame == fired.frame),
+                    "{context}: {fate:?}"
+                );
                 confirm_masked(base, &drawn, frame_ends, config, &context);
             }
         }

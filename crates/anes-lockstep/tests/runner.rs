@@ -1,6 +1,11 @@
 //! The runner's promises: modes and granularities agree, stalls are cycle misalignments, input faults
 //! are caught at their frame, the evidence bundle holds everything, and the status getters tell the
 //! truth.
+//!
+//! The promises about finding faults are checked on the NES core (nestest, or the synthetic ROM
+//! without the conformance ROMs), which must keep the `Machine` contract or the test fails, and
+//! again on `FakeMachine`, deliberately: the runner must not depend on anything NES-specific.
+//! Tests about the runner alone (bundles, status, refusals) use `FakeMachine` only, as said there.
 
 mod common;
 
@@ -10,24 +15,10 @@ use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_lockstep::testing::{FakeMachine, tiny_rom};
 use anes_lockstep::{
-    DivergenceKind, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, Progress,
-    RunOutcome, Threading,
+    DivergenceKind, Fault, FaultPlan, FaultPlanError, Granularity, Lockstep, LockstepConfig, LockstepError,
+    Machine, NesMachine, Progress, RunOutcome, Threading,
 };
-use common::nes_subject;
-
-/// Runs `$body` with `$m` bound to the NES subject when the core keeps the Machine contract, else to a
-/// FakeMachine (the helper prints why).
-macro_rules! with_subject {
-    ($test:literal, |$m:ident| $body:expr) => {
-        match nes_subject($test) {
-            Some($m) => $body,
-            None => {
-                let $m = FakeMachine::new(3);
-                $body
-            }
-        }
-    };
-}
+use common::{SlippingSnapshots, keeping_contract, nes_subject};
 
 fn inputs() -> InputStream {
     // Buttons change every few frames, so the input stream matters.
@@ -104,7 +95,8 @@ fn every_mode_and_granularity_reaches_the_same_state() {
 
 #[test]
 fn a_stalled_machine_is_a_cycle_misalignment() {
-    with_subject!("a_stalled_machine_is_a_cycle_misalignment", |m| stall(m));
+    stall(nes_subject("a_stalled_machine_is_a_cycle_misalignment"));
+    stall(FakeMachine::new(3));
 }
 
 fn stall<M: Machine + Clone + Send>(machine: M) {
@@ -129,7 +121,8 @@ fn stall<M: Machine + Clone + Send>(machine: M) {
 
 #[test]
 fn threaded_mode_finds_the_same_divergence_and_bounds_the_lead() {
-    with_subject!("threaded_mode_finds_the_same_divergence", |m| threaded(m));
+    threaded(nes_subject("threaded_mode_finds_the_same_divergence"));
+    threaded(FakeMachine::new(3));
 }
 
 fn threaded<M: Machine + Clone + Send>(machine: M) {
@@ -168,13 +161,14 @@ fn threaded<M: Machine + Clone + Send>(machine: M) {
         assert_eq!(lockstep.run(&inputs(), 20), RunOutcome::Agreed { frames: 20 });
     }
     let (same, threaded) = (&found[0], &found[1]);
-    assert_eq!((same.frame, same.cpu_cycle, same.pc), (threaded.frame, threaded.cpu_cycle, threaded.pc));
-    assert_eq!(same.fields, threaded.fields);
+    assert!(same.detected.sections.as_ref().is_some_and(|s| s.contains(&"ram")), "{:?}", same.detected);
+    assert_eq!(same, threaded, "the same report in both modes");
 }
 
 #[test]
 fn a_corrupted_input_bit_is_caught_in_its_frame() {
-    with_subject!("a_corrupted_input_bit_is_caught_in_its_frame", |m| corrupted_input(m));
+    corrupted_input(nes_subject("a_corrupted_input_bit_is_caught_in_its_frame"));
+    corrupted_input(FakeMachine::new(3));
 }
 
 fn corrupted_input<M: Machine + Clone + Send>(machine: M) {
@@ -190,6 +184,7 @@ fn corrupted_input<M: Machine + Clone + Send>(machine: M) {
 
 #[test]
 fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
+    // About the bundle the runner writes: FakeMachine's small state keeps the field list exact.
     let machine = FakeMachine::new(9);
     let faults = FaultPlan::parse(["flip:ram:0x0011:2@1000"]).unwrap();
     let config = LockstepConfig { checkpoint_every: 2, faults, ..LockstepConfig::default() };
@@ -214,6 +209,15 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
     ] {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
+    // BUNDLE_FILES names exactly what a bundle holds (`anes lockstep --force` replaces those).
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut listed: Vec<String> = anes_lockstep::BUNDLE_FILES.iter().map(|f| f.to_string()).collect();
+    written.sort();
+    listed.sort();
+    assert_eq!(written, listed);
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
     for key in ["frame", "cpu_cycle", "scanline", "dot", "pc", "instruction", "kind", "fields"] {
@@ -245,6 +249,7 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
 
 #[test]
 fn status_is_shared_and_live() {
+    // About the runner's status only: any machine will do, FakeMachine is the cheapest.
     let machine = FakeMachine::new(1);
     let config = LockstepConfig { threading: Threading::Threaded { window: 2 }, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
@@ -256,6 +261,7 @@ fn status_is_shared_and_live() {
 
 #[test]
 fn bad_plans_and_configs_are_refused() {
+    // About the runner's refusals: FakeMachine's two sections make the messages predictable.
     let machine = FakeMachine::new(1);
     let plan = |spec: &str| LockstepConfig {
         faults: FaultPlan::parse([spec]).unwrap(),
@@ -265,13 +271,25 @@ fn bad_plans_and_configs_are_refused() {
     assert!(err.to_string().contains("no section \"vram\"") && err.to_string().contains("cpu, ram"), "{err}");
     let err = Lockstep::new(machine.clone(), machine.clone(), plan("flip:ram:64:0@1")).unwrap_err();
     assert!(err.to_string().contains("outside section ram"), "{err}");
+    // A stall built directly, past the parser's bound, is refused too (it would cost its length in
+    // bus cycles: 2^32 of them take minutes).
+    let config = LockstepConfig {
+        faults: FaultPlan::new().with(Fault::Stall { cycles: u32::MAX, cpu_cycle: 100 }),
+        ..LockstepConfig::default()
+    };
+    let err = Lockstep::new(machine.clone(), machine.clone(), config).unwrap_err();
+    assert!(
+        matches!(err, LockstepError::FaultPlan(FaultPlanError::StallOutOfRange { cycles: u32::MAX, .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("1 to 29781"), "{err}");
     let config = LockstepConfig { checkpoint_every: 0, ..LockstepConfig::default() };
     assert!(Lockstep::new(machine.clone(), machine, config).is_err());
 }
 
 #[test]
 fn finer_granularity_sees_what_a_frame_end_misses() {
-    // FakeMachine's latch is overwritten by every instruction: a flip there is gone by the frame end.
+    // FakeMachine deliberately: its latch is overwritten by every instruction: a flip there is gone by the frame end.
     let machine = FakeMachine::new(4);
     let faults = FaultPlan::parse(["flip:cpu:20:1@1000"]).unwrap();
     let run = |granularity| {
@@ -290,6 +308,7 @@ fn finer_granularity_sees_what_a_frame_end_misses() {
 
 #[test]
 fn without_localization_the_report_says_where_the_comparator_saw_it() {
+    // About the runner's report without a replay: FakeMachine is the cheapest subject.
     let machine = FakeMachine::new(6);
     let faults = FaultPlan::parse(["flip:ram:3:0@2000"]).unwrap();
     let config = LockstepConfig { localize: false, faults, ..LockstepConfig::default() };
@@ -335,12 +354,16 @@ fn nes_pictures_are_rgb_frames() {
 
 #[test]
 fn scanline_granularity_sees_a_fault_within_its_scanline() {
-    with_subject!("scanline_granularity_sees_a_fault_within_its_scanline", |m| scanline_fault(m));
+    scanline_fault(nes_subject("scanline_granularity_sees_a_fault_within_its_scanline"), 0x0123);
+    scanline_fault(FakeMachine::new(3), 0x23);
 }
 
-fn scanline_fault<M: Machine + Clone + Send>(machine: M) {
+fn scanline_fault<M: Machine + Clone + Send>(machine: M, offset: usize) {
     let cycle = frame_cycles(&machine) + frame_cycles(&machine) / 3;
-    let faults = FaultPlan::parse([format!("flip:ram:0x0123:6@{cycle}")]).unwrap();
+    let faults = FaultPlan::parse([format!("flip:ram:{offset}:6@{cycle}")]).unwrap();
+    let ram = (0..machine.section_count()).find(|&i| machine.section_name(i) == "ram").unwrap();
+    let mut name = String::new();
+    machine.field_name(ram, offset, &mut name);
     let config = LockstepConfig { granularity: Granularity::Scanline, faults, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
     let RunOutcome::Diverged(divergence) = lockstep.run(&inputs(), 5) else { panic!("not seen") };
@@ -348,5 +371,71 @@ fn scanline_fault<M: Machine + Clone + Send>(machine: M) {
     assert!(divergence.a.cpu_cycle >= cycle && divergence.a.cpu_cycle < cycle + 700, "{divergence}");
     let found = lockstep.evidence().unwrap().localization.as_ref().expect("localized");
     assert!(found.cpu_cycle < cycle && cycle <= found.end_cpu_cycle);
-    assert_eq!(found.fields[0].name, "ram[$0123]");
+    assert_eq!(found.fields[0].name, name);
+}
+
+#[test]
+#[should_panic(expected = "breaks the Machine contract")]
+fn a_machine_that_breaks_the_contract_fails_the_test() {
+    // The subjects above go through this check: a broken contract must fail, never fall back.
+    keeping_contract(SlippingSnapshots(FakeMachine::new(1)));
+}
+
+#[test]
+fn the_nes_core_keeps_the_machine_contract() {
+    keeping_contract(nes_subject("the_nes_core_keeps_the_machine_contract"));
+    keeping_contract(NesMachine::from_ines(&tiny_rom(), NesConfig::default()).unwrap());
+}
+
+#[test]
+fn under_ci_missing_conformance_roms_fail_instead_of_skipping() {
+    // Rerun a test that uses nestest in a child process of this test binary, with the conformance
+    // folder pointed somewhere empty: skipped (on the synthetic ROM) normally, a failure under CI.
+    let missing = std::env::temp_dir().join(format!("anes-no-conformance-{}", std::process::id()));
+    let rerun = |ci: Option<&str>| {
+        let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["--exact", "nes_frames_stepped_instruction_by_instruction_equal_run_frame"])
+            .env("ANES_CONFORMANCE_DIR", &missing)
+            .env_remove("CI");
+        if let Some(value) = ci {
+            command.env("CI", value);
+        }
+        command.output().unwrap()
+    };
+    let text = |output: &std::process::Output| {
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+    };
+    let fresh_clone = rerun(None);
+    assert!(fresh_clone.status.success(), "without CI the test skips: {}", text(&fresh_clone));
+    assert!(text(&fresh_clone).contains("1 passed"), "{}", text(&fresh_clone));
+    let not_ci = rerun(Some("false"));
+    assert!(not_ci.status.success(), "CI=false is not CI: {}", text(&not_ci));
+    let ci = rerun(Some("true"));
+    assert!(!ci.status.success(), "under CI a missing folder fails: {}", text(&ci));
+    let looked = missing.join("roms").display().to_string();
+    assert!(
+        text(&ci).contains("conformance ROMs are missing") && text(&ci).contains(&looked),
+        "{}",
+        text(&ci)
+    );
+}
+
+#[test]
+fn a_bundle_error_names_the_file_and_leaves_the_cause_to_its_source() {
+    // About the bundle writer: FakeMachine is the cheapest way to a divergence.
+    let machine = FakeMachine::new(9);
+    let config = LockstepConfig {
+        faults: FaultPlan::parse(["flip:ram:0x0011:2@1000"]).unwrap(),
+        ..LockstepConfig::default()
+    };
+    let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
+    assert!(matches!(lockstep.run(&inputs(), 20), RunOutcome::Diverged(_)));
+    let file = std::env::temp_dir().join(format!("anes-lockstep-bundle-file-{}", std::process::id()));
+    std::fs::write(&file, b"not a folder").unwrap();
+    let err = lockstep.evidence().unwrap().write_bundle(&file).unwrap_err();
+    let cause = std::error::Error::source(&err).expect("the OS error is the source").to_string();
+    assert_eq!(err.to_string(), format!("{}: cannot write the evidence bundle", file.display()));
+    assert!(!err.to_string().contains(&cause), "the cause is said once, by the source: {err} / {cause}");
+    std::fs::remove_file(&file).unwrap();
 }

@@ -5,39 +5,64 @@
 use std::path::PathBuf;
 
 use anes_core::NesConfig;
-use anes_lockstep::NesMachine;
+use anes_core::movie::FrameInput;
+use anes_core::state::{FrameRecord, StateHash};
+use anes_lockstep::testing::{FakeMachine, check_contract};
+use anes_lockstep::{Machine, MachineError, NesMachine, Probe};
 
-/// nestest.nes from the shared conformance ROMs, if present.
+/// True under CI: the `CI` environment variable is set to anything but empty, `0` or `false` (CI
+/// services set `CI=true`). Under CI a missing conformance folder fails the tests that need it
+/// instead of skipping them.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
+}
+
+/// nestest.nes from the shared conformance ROMs, if present (under CI it must be).
 pub fn nestest() -> Option<Vec<u8>> {
-    conformance_roms().and_then(|dir| std::fs::read(dir.join("other/nestest.nes")).ok())
+    let path = conformance_roms()?.join("other/nestest.nes");
+    match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if in_ci() => panic!("CI is set and {} cannot be read: {e}", path.display()),
+        Err(_) => None,
+    }
 }
 
 /// The conformance ROMs: `$ANES_CONFORMANCE_DIR/roms`, else `shared/conformance/roms` beside the
-/// project (or beside any folder above it, for worktrees).
+/// project (or beside any folder above it, for worktrees). `None` when missing, except under CI,
+/// where a missing folder panics naming every place looked in.
 pub fn conformance_roms() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ANES_CONFORMANCE_DIR") {
-        return Some(PathBuf::from(dir).join("roms")).filter(|dir| dir.is_dir());
+    let candidates: Vec<PathBuf> = match std::env::var_os("ANES_CONFORMANCE_DIR") {
+        Some(dir) => vec![PathBuf::from(dir).join("roms")],
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .map(|dir| dir.join("shared/conformance/roms"))
+            .collect(),
+    };
+    let found = candidates.iter().find(|dir| dir.is_dir()).cloned();
+    if found.is_none() && in_ci() {
+        let looked: Vec<String> = candidates.iter().map(|dir| dir.display().to_string()).collect();
+        panic!(
+            "CI is set and the conformance ROMs are missing: looked in {} (set ANES_CONFORMANCE_DIR to the folder holding roms/)",
+            looked.join(", ")
+        );
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|dir| dir.join("shared/conformance/roms"))
-        .find(|dir| dir.is_dir())
+    found
 }
 
-/// The NES subject if the core keeps the whole [`anes_lockstep::Machine`] contract (snapshots that
-/// restore the exact position, replays that repeat); otherwise `None`, with the reason printed, and the
-/// test runs on [`anes_lockstep::testing::FakeMachine`] instead.
-pub fn nes_subject(test: &str) -> Option<NesMachine> {
-    let machine = subject(test);
-    match anes_lockstep::testing::check_contract(&machine, 2) {
-        Ok(()) => Some(machine),
-        Err(violation) => {
-            eprintln!(
-                "{test}: the NES core breaks the Machine contract ({violation}); running on FakeMachine"
-            );
-            None
-        }
+/// The NES subject ([`subject`]), after checking that the core keeps the whole
+/// [`anes_lockstep::Machine`] contract (snapshots that restore the exact position, replays that
+/// repeat). A broken contract fails the test.
+pub fn nes_subject(test: &str) -> NesMachine {
+    keeping_contract(subject(test))
+}
+
+/// `machine`, if it keeps the [`Machine`] contract; panics with the violation if it does not. The
+/// runner's promises hold only for machines that keep it, so a test never carries on without it.
+pub fn keeping_contract<M: Machine + Clone>(machine: M) -> M {
+    if let Err(violation) = check_contract(&machine, 2) {
+        panic!("the machine breaks the Machine contract: {violation}");
     }
+    machine
 }
 
 /// A machine running nestest in automation mode (PC = $C000: all CPU tests back to back, a busy mix of
@@ -55,6 +80,54 @@ pub fn subject(test: &str) -> NesMachine {
             );
             NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), NesConfig::default()).expect("parses")
         }
+    }
+}
+
+/// A [`FakeMachine`] whose restored snapshots are one instruction off: it breaks the contract.
+#[derive(Debug, Clone)]
+pub struct SlippingSnapshots(pub FakeMachine);
+
+impl Machine for SlippingSnapshots {
+    fn begin_frame(&mut self, input: FrameInput) {
+        self.0.begin_frame(input);
+    }
+    fn step_instruction(&mut self) -> bool {
+        self.0.step_instruction()
+    }
+    fn record(&self) -> FrameRecord {
+        self.0.record()
+    }
+    fn probe(&self) -> Probe {
+        self.0.probe()
+    }
+    fn state_hash(&self) -> StateHash {
+        self.0.state_hash()
+    }
+    fn section_count(&self) -> usize {
+        self.0.section_count()
+    }
+    fn section_name(&self, index: usize) -> &'static str {
+        self.0.section_name(index)
+    }
+    fn section_bytes(&self, index: usize) -> &[u8] {
+        self.0.section_bytes(index)
+    }
+    fn snapshot_len(&self) -> usize {
+        self.0.snapshot_len()
+    }
+    fn save_state(&self, out: &mut Vec<u8>) {
+        self.0.save_state(out);
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+        self.0.load_state(bytes)?;
+        self.0.step_instruction();
+        Ok(())
+    }
+    fn disassemble(&self, out: &mut String) {
+        self.0.disassemble(out);
+    }
+    fn opcode(&self) -> u8 {
+        self.0.opcode()
     }
 }
 

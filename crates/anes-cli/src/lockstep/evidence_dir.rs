@@ -1,0 +1,197 @@
+//! Where `anes lockstep` puts the evidence bundle of a divergence, without ever writing over
+//! earlier evidence unasked: by default a new folder `anes-evidence/<UTC time>-<ROM name>/` (with a
+//! `-2`, `-3`, ... suffix if that exists); with `--report DIR`, DIR if it is missing or empty, or
+//! with `--force` whatever it holds (the bundle's own files are replaced, nothing else is touched).
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anes_lockstep::BUNDLE_FILES;
+use anyhow::{Context, bail};
+
+/// The folder default bundles go in, relative to the current directory.
+pub const DEFAULT_PARENT: &str = "anes-evidence";
+/// Folders tried for one run before giving up (the same second and ROM, `-2` up to this).
+const MAX_SUFFIX: u32 = 1000;
+
+/// Where the bundle goes, decided before the run so a bad `--report` fails before any emulation.
+#[derive(Debug)]
+pub enum EvidenceDir {
+    /// A new folder under [`DEFAULT_PARENT`] named after the ROM, created when needed.
+    New {
+        /// The ROM's name in the folder name.
+        rom_stem: String,
+    },
+    /// `--report DIR`.
+    Given {
+        /// The folder.
+        dir: PathBuf,
+        /// `--force`: replace the bundle files of a folder that is not empty.
+        force: bool,
+    },
+}
+
+impl EvidenceDir {
+    /// Checks `--report DIR` now: it must be a directory (or not exist yet) and, unless `force`, empty.
+    pub fn given(dir: PathBuf, force: bool) -> anyhow::Result<EvidenceDir> {
+        check_given(&dir, force)?;
+        Ok(EvidenceDir::Given { dir, force })
+    }
+
+    /// The default: a new folder per run, named by the time and the ROM file's name (`rom` `None`:
+    /// the bundled demo).
+    pub fn new_for(rom: Option<&Path>) -> EvidenceDir {
+        let stem = rom.and_then(Path::file_stem).map_or("demo".into(), |s| s.to_string_lossy());
+        let rom_stem: String = stem
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+            .collect();
+        EvidenceDir::New { rom_stem: if rom_stem.is_empty() { "rom".into() } else { rom_stem } }
+    }
+
+    /// Creates (or, for `--report`, checks again) the folder for this run's bundle and returns it.
+    pub fn prepare(&self) -> anyhow::Result<PathBuf> {
+        match self {
+            EvidenceDir::New { rom_stem } => {
+                let name = format!("{}-{rom_stem}", utc_timestamp(seconds_since_epoch()));
+                new_folder(Path::new(DEFAULT_PARENT), &name)
+            }
+            EvidenceDir::Given { dir, force } => {
+                check_given(dir, *force)?;
+                if *force {
+                    for file in BUNDLE_FILES {
+                        let path = dir.join(file);
+                        match std::fs::remove_file(&path) {
+                            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                                return Err(e).with_context(|| path.display().to_string());
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(dir.clone())
+            }
+        }
+    }
+}
+
+/// `--report DIR` must not be a file, and must be empty unless `force`. A missing DIR is fine.
+fn check_given(dir: &Path, force: bool) -> anyhow::Result<()> {
+    let name = dir.display();
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| name.to_string()),
+        Ok(meta) if !meta.is_dir() => {
+            bail!("{name}: exists and is not a directory (--report needs a folder)")
+        }
+        Ok(_) => {}
+    }
+    let mut entries = std::fs::read_dir(dir).with_context(|| name.to_string())?;
+    if !force && entries.next().is_some() {
+        bail!(
+            "{name}: is not empty (it may hold earlier evidence); name a new or empty folder, or pass --force to replace the bundle files in it"
+        );
+    }
+    Ok(())
+}
+
+/// Creates `parent/name`, or `parent/name-2`, `-3`, ... if it exists; never reuses a folder.
+fn new_folder(parent: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(parent).with_context(|| parent.display().to_string())?;
+    for n in 1..=MAX_SUFFIX {
+        let dir = if n == 1 { parent.join(name) } else { parent.join(format!("{name}-{n}")) };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| dir.display().to_string()),
+        }
+    }
+    bail!("{}: {name} and {MAX_SUFFIX} numbered variants already exist", parent.display())
+}
+
+fn seconds_since_epoch() -> u64 {
+    // A clock before 1970 is a broken clock; the folder is still new, named 1970.
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// `YYYYMMDDTHHMMSSZ` (ISO 8601 basic format, UTC) for `seconds` since 1970-01-01T00:00:00Z.
+fn utc_timestamp(seconds: u64) -> String {
+    let (year, month, day) = civil_date(seconds / 86_400);
+    let second_of_day = seconds % 86_400;
+    let (hour, minute, second) = (second_of_day / 3600, second_of_day / 60 % 60, second_of_day % 60);
+    format!("{year:04}{month:02}{day:02}T{hour:02}{minute:02}{second:02}Z")
+}
+
+fn is_leap_year(year: u64) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+/// Year, month (1-12) and day (1-31) of the day `days` after 1970-01-01, Gregorian calendar.
+fn civil_date(mut days: u64) -> (u64, u64, u64) {
+    let mut year = 1970;
+    loop {
+        let length = if is_leap_year(year) { 366 } else { 365 };
+        if days < length {
+            break;
+        }
+        days -= length;
+        year += 1;
+    }
+    const MONTH_DAYS: [u64; 12] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let mut month = 0;
+    loop {
+        let length = MONTH_DAYS[month] + u64::from(month == 1 && is_leap_year(year));
+        if days < length {
+            break;
+        }
+        days -= length;
+        month += 1;
+    }
+    (year, month as u64 + 1, days + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_match_the_date_utility() {
+        // Expected values from `date -u -d @N +%Y%m%dT%H%M%SZ` (GNU coreutils).
+        for (seconds, expected) in [
+            (0, "19700101T000000Z"),
+            (951_782_400, "20000229T000000Z"),
+            (951_868_799, "20000229T235959Z"),
+            (1_709_251_199, "20240229T235959Z"),
+            (4_107_542_399, "21000228T235959Z"),
+            (1_764_510_792, "20251130T135312Z"),
+        ] {
+            assert_eq!(utc_timestamp(seconds), expected, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn rom_names_become_safe_folder_names() {
+        let stem = |rom: Option<&str>| match EvidenceDir::new_for(rom.map(Path::new)) {
+            EvidenceDir::New { rom_stem } => rom_stem,
+            EvidenceDir::Given { .. } => unreachable!(),
+        };
+        assert_eq!(stem(None), "demo");
+        assert_eq!(stem(Some("/roms/Super Mario Bros. (W).nes")), "Super_Mario_Bros.__W_");
+        assert_eq!(stem(Some("roms/nestest.nes")), "nestest");
+    }
+
+    #[test]
+    fn a_new_folder_never_reuses_an_existing_one() {
+        let parent = std::env::temp_dir().join(format!("anes-evidence-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        let first = new_folder(&parent, "20251130T135312Z-demo").unwrap();
+        std::fs::write(first.join("report.json"), b"earlier").unwrap();
+        let second = new_folder(&parent, "20251130T135312Z-demo").unwrap();
+        let third = new_folder(&parent, "20251130T135312Z-demo").unwrap();
+        assert_eq!(first, parent.join("20251130T135312Z-demo"));
+        assert_eq!(second, parent.join("20251130T135312Z-demo-2"));
+        assert_eq!(third, parent.join("20251130T135312Z-demo-3"));
+        assert_eq!(std::fs::read(first.join("report.json")).unwrap(), b"earlier");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+}

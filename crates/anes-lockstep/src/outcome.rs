@@ -1,0 +1,150 @@
+//! What a run reports: how it ended, the divergence that stopped it, its progress, and why creating
+//! a Lockstep or rolling it back failed.
+
+use anes_core::state::{FrameRecord, StateHash};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::schedule::FaultPlanError;
+
+/// What kind of difference was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DivergenceKind {
+    /// The machines are at the same CPU cycle but their states differ.
+    State,
+    /// The machines are at different CPU cycles: one runs behind the other.
+    CycleMisalignment,
+}
+
+impl DivergenceKind {
+    /// `state` or `cycle_misalignment`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DivergenceKind::State => "state",
+            DivergenceKind::CycleMisalignment => "cycle_misalignment",
+        }
+    }
+}
+
+/// A difference seen at a sync point: the run stops there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// State or cycle misalignment.
+    pub kind: DivergenceKind,
+    /// Input-stream index of the frame the sync point belongs to (frames count from 0; the record at
+    /// the end of frame `n` has `frame == n + 1` frames completed).
+    pub frame: u64,
+    /// True when the sync point was the end of the frame.
+    pub at_frame_end: bool,
+    /// Ordinal of the sync point since the Lockstep was created (1-based).
+    pub sync_point: u64,
+    /// Machine A's record there.
+    pub a: FrameRecord,
+    /// Machine B's record there.
+    pub b: FrameRecord,
+}
+
+impl core::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let place = if self.at_frame_end { "at the end of frame" } else { "during frame" };
+        match self.kind {
+            DivergenceKind::CycleMisalignment => {
+                let (behind, ahead, cycles) = if self.b.cpu_cycle < self.a.cpu_cycle {
+                    ("B", "A", self.a.cpu_cycle - self.b.cpu_cycle)
+                } else {
+                    ("A", "B", self.b.cpu_cycle - self.a.cpu_cycle)
+                };
+                let unit = if cycles == 1 { "cycle" } else { "cycles" };
+                write!(f, "{behind} is {cycles} CPU {unit} behind {ahead} {place} {}", self.frame)
+            }
+            DivergenceKind::State => write!(
+                f,
+                "state hashes differ {place} {} (CPU cycle {}): A {} vs B {}",
+                self.frame, self.a.cpu_cycle, self.a.state_hash, self.b.state_hash
+            ),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    /// Every frame asked for was verified.
+    Agreed {
+        /// Frames verified by this call.
+        frames: u64,
+    },
+    /// The machines diverged (or already had, before this call): nothing after the last verified frame
+    /// counts as verified. The evidence is in [`Lockstep::evidence`].
+    Diverged(Box<Divergence>),
+}
+
+/// Progress of a run, reported once per verified frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Frames verified since the Lockstep was created.
+    pub frames_verified: u64,
+    /// Sync points compared.
+    pub sync_points: u64,
+    /// Lead of the leading machine over the comparator, in frames.
+    pub drift_frames: u64,
+}
+
+/// Why a Lockstep could not be created.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LockstepError {
+    /// The fault plan does not fit machine B.
+    #[error(transparent)]
+    FaultPlan(#[from] FaultPlanError),
+    /// A configuration value is out of range.
+    #[error("invalid lockstep configuration: {0}")]
+    Config(&'static str),
+}
+
+/// Why a rollback failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RollbackError {
+    /// No verified checkpoint is left (all failed verification, or none was ever taken).
+    #[error("no verified checkpoint to roll back to ({discarded} failed verification and were discarded)")]
+    NoVerifiedCheckpoint {
+        /// Checkpoints discarded during this attempt.
+        discarded: usize,
+    },
+}
+
+/// What a successful rollback did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rollback {
+    /// Input-stream index of the frame the machines resume at.
+    pub frame: u64,
+    /// The state hash both machines were verified to have.
+    pub state_hash: StateHash,
+    /// Newer checkpoints that failed verification and were discarded.
+    pub discarded: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cycle_misalignment_message_names_the_lagging_machine() {
+        let record = |cpu_cycle| FrameRecord {
+            frame: 813,
+            cpu_cycle,
+            ppu_scanline: 241,
+            ppu_dot: 0,
+            state_hash: StateHash::default(),
+        };
+        let divergence = Divergence {
+            kind: DivergenceKind::CycleMisalignment,
+            frame: 812,
+            at_frame_end: true,
+            sync_point: 813,
+            a: record(100),
+            b: record(97),
+        };
+        assert_eq!(divergence.to_string(), "B is 3 CPU cycles behind A at the end of frame 812");
+    }
+}

@@ -206,11 +206,15 @@ fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.contains(&format!("fault             {spec}: masked: applied in frame 1")), "{text}");
 
-    // Refused: a flip the core refuses (an impossible state), found by trying.
+    // Refused: a flip the core refuses (an impossible state), found by trying where it will fire.
     use anes_lockstep::Machine;
-    let machine =
+    let mut machine =
         anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
             .unwrap();
+    machine.begin_frame(Default::default());
+    while machine.probe().cpu_cycle < 5000 {
+        machine.step_instruction();
+    }
     let (section, offset, bit) = (0..machine.section_count())
         .flat_map(|s| (0..machine.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
         .find(|&(s, o, b)| machine.clone().flip_state_bit(s, o, b).is_err())

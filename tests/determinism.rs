@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use support::{boot, determinism_roms, next_random, random_input};
 
 fn run_records(nes: &mut Nes, input: &InputStream) -> Vec<FrameRecord> {
-    input.frames().iter().map(|&frame| nes.run_frame(frame)).collect()
+    input.frames().map(|frame| nes.run_frame(frame)).collect()
 }
 
 proptest! {

@@ -19,7 +19,7 @@ fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
 }
 
 fn assert_frames_agree(name: &str, alignment: u8, lazy: &mut Nes, eager: &mut Nes, input: &InputStream) {
-    for (i, &frame) in input.frames().iter().enumerate() {
+    for (i, frame) in input.frames().enumerate() {
         let a = lazy.run_frame(frame);
         let b = eager.run_frame(frame);
         assert_eq!(a, b, "{name}, phase {alignment}: lazy and eager differ after frame {i}");
@@ -82,7 +82,7 @@ fn resets_and_power_cycles_agree() {
     for rom in ["roms/demo/demo.nes", "roms/stress/mmc3_a12.nes", "roms/stress/ppu_race.nes"] {
         let bytes = std::fs::read(support::repo_root().join(rom)).expect("bundled ROM");
         let mut input = random_input(11, 200);
-        let mut frames = input.frames().to_vec();
+        let mut frames: Vec<_> = input.frames().collect();
         frames[37].command = Command::SoftReset;
         frames[90].command = Command::PowerCycle;
         frames[91].command = Command::SoftReset;
@@ -98,7 +98,7 @@ fn a_restore_mid_frame_continues_exactly_as_eager() {
     let demo = std::fs::read(support::repo_root().join("roms/demo/demo.nes")).expect("bundled demo ROM");
     let input = random_input(7, 40);
     let (mut lazy, mut eager) = pair(&demo, 0);
-    for &frame in input.frames().iter().take(20) {
+    for frame in input.frames().take(20) {
         eager.run_frame(frame);
     }
     // Into the middle of the next frame, instruction by instruction.
@@ -119,7 +119,7 @@ fn a_restore_mid_frame_continues_exactly_as_eager() {
         eager.frame_record()
     };
     assert_eq!(a_done, b_done, "the rest of the restored frame");
-    let rest: InputStream = InputStream::from_frames(input.frames()[21..].to_vec());
+    let rest: InputStream = input.frames().skip(21).collect();
     assert_frames_agree("demo after restore", 0, &mut lazy, &mut eager, &rest);
 }
 

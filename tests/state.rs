@@ -164,19 +164,19 @@ fn save_load_midway_matches_uninterrupted() {
         let mut straight = boot(&rom);
         let mut last = None;
         for frame in input.frames() {
-            last = Some(straight.run_frame(*frame));
+            last = Some(straight.run_frame(frame));
         }
         let mut first_half = boot(&rom);
-        for frame in &input.frames()[..600] {
-            first_half.run_frame(*frame);
+        for frame in input.frames().take(600) {
+            first_half.run_frame(frame);
         }
         let mut snapshot = Vec::new();
         first_half.save_state(&mut snapshot);
         let mut second_half = boot(&rom);
         second_half.load_state(&snapshot).unwrap();
         let mut resumed = None;
-        for frame in &input.frames()[600..] {
-            resumed = Some(second_half.run_frame(*frame));
+        for frame in input.frames().skip(600) {
+            resumed = Some(second_half.run_frame(frame));
         }
         assert_eq!(resumed, last, "{name}");
     }

@@ -42,15 +42,26 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
         }
         MovieCommand::Info { input } => {
             let stream = read_input(input)?;
-            let frames = stream.frames();
-            let count = |c: Command| frames.iter().filter(|f| f.command == c).count();
-            let pressed = |port: usize| frames.iter().filter(|f| f.pads[port] != 0).count();
+            // Counted run by run: a valid stream may hold billions of frames.
+            let (mut soft_resets, mut power_cycles, mut active) = (0, 0, [0; 2]);
+            for run in stream.runs() {
+                match run.input.command {
+                    Command::SoftReset => soft_resets += run.len,
+                    Command::PowerCycle => power_cycles += run.len,
+                    Command::None => {}
+                }
+                for (port, frames) in active.iter_mut().enumerate() {
+                    if run.input.pads[port] != 0 {
+                        *frames += run.len;
+                    }
+                }
+            }
             let mut out = output::stdout();
-            writeln!(out, "frames         {}", frames.len())?;
-            writeln!(out, "soft resets    {}", count(Command::SoftReset))?;
-            writeln!(out, "power cycles   {}", count(Command::PowerCycle))?;
-            writeln!(out, "port 1 active  {} frames", pressed(0))?;
-            writeln!(out, "port 2 active  {} frames", pressed(1))?;
+            writeln!(out, "frames         {}", stream.len())?;
+            writeln!(out, "soft resets    {soft_resets}")?;
+            writeln!(out, "power cycles   {power_cycles}")?;
+            writeln!(out, "port 1 active  {} frames", active[0])?;
+            writeln!(out, "port 2 active  {} frames", active[1])?;
             out.flush()?;
         }
     }

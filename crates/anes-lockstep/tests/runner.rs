@@ -39,9 +39,9 @@ fn nes_frames_stepped_instruction_by_instruction_equal_run_frame() {
     let rom = common::nestest().unwrap_or_else(tiny_rom);
     let mut whole = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
     let mut stepped = whole.clone();
-    for (n, input) in inputs().frames().iter().take(30).enumerate() {
-        let record = whole.run_frame(*input);
-        stepped.begin_frame(*input);
+    for (n, input) in inputs().frames().take(30).enumerate() {
+        let record = whole.run_frame(input);
+        stepped.begin_frame(input);
         while !stepped.step_instruction() {}
         assert_eq!(stepped.record(), record, "frame {n}");
         assert_eq!(record.frame, n as u64 + 1);
@@ -241,7 +241,7 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
         report["detected"]["frame"].as_u64().unwrap() + 1,
         "frames 0 to the divergence"
     );
-    assert_eq!(slice.frames(), &inputs().frames()[..slice.len()]);
+    assert!(slice.frames().eq(inputs().frames().take(slice.len())), "the slice is the stream's first frames");
     let png = std::fs::read(dir.join("diff.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use super::{Command, FrameInput, InputStream};
+use super::{Command, FrameInput, InputStream, MAX_FRAMES};
 
 /// Why an `.fm2` file could not be imported. Line numbers start at 1.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -70,21 +70,28 @@ impl InputStream {
         let text = std::str::from_utf8(bytes).map_err(|e| Fm2Error::NotText { offset: e.valid_up_to() })?;
         let mut ports = [Device::Gamepad, Device::Gamepad];
         let mut length: Option<usize> = None;
-        let mut frames = Vec::new();
+        let mut frames = InputStream::new();
         for (index, raw) in text.lines().enumerate() {
             let line_no = index + 1;
             let line = raw.trim_end_matches('\r');
             if index == 0 && line.trim() != "version 3" {
-                return Err(Fm2Error::BadVersion { line: line_no, found: line.to_string() });
+                return Err(Fm2Error::BadVersion { line: line_no, found: quote(line) });
             }
             if line.starts_with('|') {
+                if frames.len() == MAX_FRAMES {
+                    return Err(Fm2Error::BadInputLine {
+                        line: line_no,
+                        found: quote(line),
+                        why: "an input stream holds at most 2^32 - 1 frames",
+                    });
+                }
                 frames.push(parse_input_line(line, line_no, ports)?);
                 continue;
             }
             if !frames.is_empty() && !line.trim().is_empty() {
                 return Err(Fm2Error::BadInputLine {
                     line: line_no,
-                    found: line.to_string(),
+                    found: quote(line),
                     why: "input lines start with `|`; header keys must come before the input log",
                 });
             }
@@ -94,16 +101,12 @@ impl InputStream {
                 }
                 return Err(Fm2Error::BadHeader {
                     line: line_no,
-                    found: line.to_string(),
+                    found: quote(line),
                     why: "expected `key value`",
                 });
             };
-            let unsupported = |why| Fm2Error::Unsupported {
-                line: line_no,
-                key: key.to_string(),
-                value: value.to_string(),
-                why,
-            };
+            let unsupported =
+                |why| Fm2Error::Unsupported { line: line_no, key: quote(key), value: quote(value), why };
             let flag = value.trim() != "0";
             match key {
                 "binary" if flag => {
@@ -133,7 +136,7 @@ impl InputStream {
                 "length" => {
                     length = Some(value.trim().parse().map_err(|_| Fm2Error::BadHeader {
                         line: line_no,
-                        found: line.to_string(),
+                        found: quote(line),
                         why: "length must be a non-negative integer",
                     })?);
                 }
@@ -143,16 +146,28 @@ impl InputStream {
         if let Some(length) = length {
             frames.truncate(length);
         }
-        Ok(InputStream::from_frames(frames))
+        Ok(frames)
+    }
+}
+
+/// The most characters of a line an error message repeats.
+const QUOTE_CHARS: usize = 80;
+
+/// `text` for an error message, cut short when long (a line may be megabytes).
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
     }
 }
 
 fn parse_input_line(line: &str, line_no: usize, ports: [Device; 2]) -> Result<FrameInput, Fm2Error> {
-    let bad = |why| Fm2Error::BadInputLine { line: line_no, found: line.to_string(), why };
+    let bad = |why| Fm2Error::BadInputLine { line: line_no, found: quote(line), why };
     // `|c|p0|p1|p2|`: splitting on `|` gives "", commands, port0, port1, port2, "".
-    let fields: Vec<&str> = line.split('|').collect();
-    if fields.len() < 5 {
-        return Err(bad("expected `|commands|port0|port1|port2|`"));
+    let mut split = line.split('|');
+    let mut fields = [""; 5];
+    for field in &mut fields {
+        *field = split.next().ok_or_else(|| bad("expected `|commands|port0|port1|port2|`"))?;
     }
     let commands: u32 = fields[1].trim().parse().map_err(|_| bad("the command field must be an integer"))?;
     let command = if commands & 2 != 0 {
@@ -223,5 +238,20 @@ mod tests {
         assert!(matches!(err, Fm2Error::BadVersion { line: 1, .. }));
         let err = InputStream::from_fm2(MOVIE.replace("port0 1", "port0 2").as_bytes()).unwrap_err();
         assert!(err.to_string().contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn the_length_key_cuts_the_log() {
+        let movie = MOVIE.replace("port2 0\n", "port2 0\nlength 2\n");
+        let stream = InputStream::from_fm2(movie.as_bytes()).unwrap();
+        assert_eq!(stream, InputStream::from_fm2(MOVIE.as_bytes()).unwrap().frames().take(2).collect());
+    }
+
+    #[test]
+    fn errors_quote_long_lines_briefly() {
+        let long = format!("{MOVIE}|0|{}|........||\n", "R".repeat(100_000));
+        let err = InputStream::from_fm2(long.as_bytes()).unwrap_err();
+        assert!(matches!(err, Fm2Error::BadInputLine { line: 10, .. }), "{err}");
+        assert!(err.to_string().len() < 300, "{err}");
     }
 }

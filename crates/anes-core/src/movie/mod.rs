@@ -6,6 +6,10 @@
 //! [`InputStream::from_bytes`]; layout in `docs/state-format.md`) and can be imported from FCEUX
 //! `.fm2` movies ([`InputStream::from_fm2`]).
 //!
+//! A stream is kept run-length encoded in memory as in its file, so its memory follows the number of
+//! input changes, never the frame count: a valid file of a few hundred kilobytes may hold four billion
+//! frames. [`InputStream::frame`] answers from the runs without allocating.
+//!
 //! ```
 //! use anes_core::movie::{FrameInput, InputStream};
 //! use anes_core::input::buttons;
@@ -18,9 +22,11 @@
 
 mod fm2;
 mod format;
+mod runs;
 
 pub use fm2::Fm2Error;
-pub use format::{INPUT_STREAM_MAGIC, INPUT_STREAM_VERSION, InputStreamError};
+pub use format::{INPUT_STREAM_MAGIC, INPUT_STREAM_VERSION, InputStreamError, MAX_INPUT_STREAM_LEN};
+pub use runs::{Frames, InputRun, InputStream, MAX_FRAMES};
 
 /// A console command applied at the start of a frame, before its input is latched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,48 +66,5 @@ impl FrameInput {
     /// Input with the given buttons and no command.
     pub const fn buttons(port1: u8, port2: u8) -> FrameInput {
         FrameInput { pads: [port1, port2], command: Command::None }
-    }
-}
-
-/// A sequence of per-frame inputs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct InputStream {
-    frames: Vec<FrameInput>,
-}
-
-impl InputStream {
-    /// An empty stream.
-    pub fn new() -> InputStream {
-        InputStream::default()
-    }
-
-    /// A stream of the given frames.
-    pub fn from_frames(frames: Vec<FrameInput>) -> InputStream {
-        InputStream { frames }
-    }
-
-    /// Appends a frame.
-    pub fn push(&mut self, frame: FrameInput) {
-        self.frames.push(frame);
-    }
-
-    /// The frames.
-    pub fn frames(&self) -> &[FrameInput] {
-        &self.frames
-    }
-
-    /// Number of frames.
-    pub fn len(&self) -> usize {
-        self.frames.len()
-    }
-
-    /// True when the stream has no frames.
-    pub fn is_empty(&self) -> bool {
-        self.frames.is_empty()
-    }
-
-    /// Input for frame `index`; past the end, no buttons (a stream ends with the controllers released).
-    pub fn frame(&self, index: usize) -> FrameInput {
-        self.frames.get(index).copied().unwrap_or_default()
     }
 }

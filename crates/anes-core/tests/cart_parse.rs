@@ -53,7 +53,7 @@ fn nes20_exponent_multiplier_sizes() {
 #[test]
 fn nes20_fields() {
     let mut rom = RomBuilder::new(4, 2, 0).nes20(4, 0x70, 0x09).flags6(0x02).build();
-    rom[12] = 1;
+    rom[12] = 2;
     rom[15] = 0x01;
     let cart = Cartridge::from_ines(&rom).unwrap();
     let info = cart.info();
@@ -62,7 +62,7 @@ fn nes20_fields() {
     assert_eq!((info.prg_ram_size, info.prg_nvram_size), (0, 0x2000));
     assert_eq!((info.chr_ram_size, info.chr_nvram_size), (0x8000, 0));
     assert_eq!(cart.chr_ram().len(), 0x8000);
-    assert_eq!(info.region, Region::Pal);
+    assert_eq!(info.region, Region::Multi);
     assert_eq!(info.default_expansion_device, 1);
     // No PRG RAM declared at all: $6000 is open bus.
     let cart = RomBuilder::new(0, 1, 1).nes20(0, 0, 0).cartridge();

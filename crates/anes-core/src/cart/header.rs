@@ -20,17 +20,33 @@ pub enum Mirroring {
     FourScreen,
 }
 
-/// The TV system a ROM declares.
+/// The TV system a ROM declares (NES 2.0 byte 12 bits 0-1, in this order).
+///
+/// The core emulates NTSC timing only, so a parsed cartridge is always [`Region::Ntsc`] or
+/// [`Region::Multi`]; the other values name what [`RomError::UnsupportedRegion`] refuses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Region {
     /// NTSC (RP2C02).
     Ntsc,
     /// PAL (RP2C07).
     Pal,
-    /// Works on both.
+    /// Runs on either: the same ROM was sold in both regions or the game adapts to the console's
+    /// timing, so it runs as NTSC.
     Multi,
-    /// Dendy clone timing.
+    /// Dendy clone timing (UA6538).
     Dendy,
+}
+
+impl Region {
+    /// The name used in messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Region::Ntsc => "NTSC",
+            Region::Pal => "PAL",
+            Region::Multi => "multi-region",
+            Region::Dendy => "Dendy",
+        }
+    }
 }
 
 /// Which header dialect the file uses (nesdev "INES", section "Variant comparison").
@@ -77,7 +93,9 @@ pub struct RomInfo {
     pub battery: bool,
     /// Byte 6 bit 2: a 512-byte trainer precedes PRG ROM; it is loaded at $7000-$71FF.
     pub trainer: bool,
-    /// TV system: NES 2.0 byte 12 bits 0-1; iNES 1.0 byte 9 bit 0 (NTSC or PAL).
+    /// TV system: NES 2.0 byte 12 bits 0-1, where PAL and Dendy are refused. Always NTSC for iNES 1.0:
+    /// its TV-system bits (byte 9 bit 0, and the unofficial byte 10 bits 0-1) are ignored, because
+    /// virtually no dump in circulation sets them, so they cannot tell a PAL dump from an NTSC one.
     pub region: Region,
     /// NES 2.0 byte 14 bits 0-1: number of miscellaneous ROMs after CHR ROM (not used by any supported
     /// board; 0 for iNES 1.0).
@@ -263,6 +281,9 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
                 2 => Region::Multi,
                 _ => Region::Dendy,
             };
+            if matches!(info.region, Region::Pal | Region::Dendy) {
+                return Err(RomError::UnsupportedRegion { value: header[12], region: info.region.name() });
+            }
             info.misc_rom_count = header[14] & 3;
             info.default_expansion_device = header[15] & 0x3F;
         }
@@ -271,9 +292,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
             if !archaic {
                 check_console_type(header[7] & 3, None)?;
                 info.mapper |= u16::from(header[7] & 0xF0);
-                if header[9] & 1 != 0 {
-                    info.region = Region::Pal;
-                }
+                // Byte 9 bit 0 (PAL) is not trusted; see `RomInfo::region`.
             }
             info.prg_rom_size = usize::from(header[4]) * 0x4000;
             info.chr_rom_size = usize::from(header[5]) * 0x2000;
@@ -344,7 +363,44 @@ fn check_console_type(console_type: u8, extended: Option<u8>) -> Result<(), RomE
 
 #[cfg(test)]
 mod tests {
-    use super::{nes20_ram_size, nes20_rom_size};
+    use super::*;
+
+    /// An NROM file: 16 KiB PRG ROM, 8 KiB CHR ROM, with `header` bytes 7-15 as given.
+    fn nrom(bytes_7_to_15: [u8; 9]) -> Vec<u8> {
+        let mut rom = vec![0u8; HEADER_LEN + 0x4000 + 0x2000];
+        rom[..7].copy_from_slice(b"NES\x1a\x01\x01\x00");
+        rom[7..HEADER_LEN].copy_from_slice(&bytes_7_to_15);
+        rom
+    }
+
+    #[test]
+    fn nes20_pal_and_dendy_are_refused_naming_byte_12() {
+        for (byte12, region) in [(1u8, "PAL"), (3, "Dendy"), (0xFD, "PAL")] {
+            let rom = nrom([0x08, 0, 0, 0, 0, byte12, 0, 0, 0]);
+            let err = parse(&rom).unwrap_err();
+            assert_eq!(err, RomError::UnsupportedRegion { value: byte12, region });
+            let message = err.to_string();
+            assert!(message.contains("byte 12") && message.contains(region), "{message}");
+        }
+    }
+
+    #[test]
+    fn nes20_ntsc_and_multi_region_run_as_ntsc() {
+        for (byte12, region) in [(0u8, Region::Ntsc), (2, Region::Multi)] {
+            let rom = nrom([0x08, 0, 0, 0, 0, byte12, 0, 0, 0]);
+            assert_eq!(parse(&rom).unwrap().info.region, region);
+        }
+    }
+
+    #[test]
+    fn ines_tv_system_bits_are_ignored() {
+        // Byte 9 bit 0 (PAL in the iNES 1.0 text) and byte 10 bits 0-1 (unofficial): still NTSC.
+        for (byte9, byte10) in [(1u8, 0u8), (0, 2), (1, 3)] {
+            let rom = nrom([0, 0, byte9, byte10, 0, 0, 0, 0, 0]);
+            let info = parse(&rom).unwrap().info;
+            assert_eq!((info.format, info.region), (HeaderFormat::Ines, Region::Ntsc));
+        }
+    }
 
     #[test]
     fn nes20_sizes() {

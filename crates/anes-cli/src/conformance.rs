@@ -15,7 +15,7 @@ use crate::output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The manifest (TOML); ROM paths in it are relative to it.
+    /// The manifest (TOML, at most 1 MiB); ROM paths in it are relative to it, ROMs at most 16 MiB.
     #[arg(long)]
     manifest: PathBuf,
     /// Run only ROMs whose path contains this text.

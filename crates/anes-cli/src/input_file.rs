@@ -5,10 +5,12 @@ use std::path::Path;
 use anes_core::movie::{INPUT_STREAM_MAGIC, InputStream};
 use anyhow::{Context, bail};
 
+use crate::limited_read::{self, read_limited};
+
 /// Reads an input stream in anes's binary format or an FCEUX `.fm2` movie (told apart by content).
 /// Errors name the file and, for movies, the line.
 pub fn read_input(path: &Path) -> anyhow::Result<InputStream> {
-    let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+    let bytes = read_limited(path, limited_read::INPUT)?;
     let name = path.display();
     if bytes.starts_with(&INPUT_STREAM_MAGIC) {
         InputStream::from_bytes(&bytes).with_context(|| format!("{name}: anes input stream"))

@@ -20,7 +20,7 @@ use anes_lockstep::{
 use anyhow::Context;
 
 use crate::rom::PpuSchedule;
-use crate::{input_file, output};
+use crate::{input_file, limited_read, output};
 
 mod evidence_dir;
 
@@ -87,9 +87,7 @@ pub struct Args {
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = match &args.rom {
-        Some(path) => {
-            (std::fs::read(path).with_context(|| path.display().to_string())?, path.display().to_string())
-        }
+        Some(path) => (limited_read::read_limited(path, limited_read::ROM)?, path.display().to_string()),
         None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
     };
     let inputs = match (&args.input, &args.rom) {

@@ -6,6 +6,7 @@
 
 mod conformance;
 mod input_file;
+mod limited_read;
 mod lockstep;
 mod movie;
 mod output;

@@ -13,14 +13,14 @@ use crate::output;
 pub enum MovieCommand {
     /// Converts an FCEUX .fm2 movie (or an anes input stream) into anes's binary input-stream format.
     Convert {
-        /// The movie to read (.fm2 text, or anes binary).
+        /// The movie to read (.fm2 text, or anes binary; at most 64 MiB).
         input: PathBuf,
         /// Where to write the anes input stream.
         output: PathBuf,
     },
     /// Prints what an input stream holds: frames, resets, button activity.
     Info {
-        /// The input stream or .fm2 movie.
+        /// The input stream or .fm2 movie (at most 64 MiB).
         input: PathBuf,
     },
 }

@@ -13,20 +13,21 @@ use serde::Serialize;
 
 use crate::input_file::{read_input, write_atomically};
 use crate::rom::PpuSchedule;
-use crate::{output, rom};
+use crate::{limited_read, output, rom};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The iNES ROM file.
+    /// The iNES ROM file (at most 16 MiB).
     rom: PathBuf,
     /// Frames to run.
     #[arg(long, default_value_t = 600)]
     frames: u64,
-    /// Input stream: anes's binary format or an FCEUX .fm2 movie. Frame i of the machine takes
-    /// frame i of the stream (after --load-state, the stream continues where the snapshot was taken).
+    /// Input stream: anes's binary format or an FCEUX .fm2 movie (at most 64 MiB). Frame i of the
+    /// machine takes frame i of the stream (after --load-state, the stream continues where the
+    /// snapshot was taken).
     #[arg(long)]
     input: Option<PathBuf>,
-    /// Start from this snapshot (taken with --save-state on the same ROM).
+    /// Start from this snapshot (taken with --save-state on the same ROM; at most 16 MiB).
     #[arg(long)]
     load_state: Option<PathBuf>,
     /// Write a snapshot of the final state here.
@@ -85,7 +86,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         None => InputStream::new(),
     };
     if let Some(path) = &args.load_state {
-        let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+        let bytes = limited_read::read_limited(path, limited_read::SNAPSHOT)?;
         nes.load_state(&bytes).with_context(|| format!("{}: snapshot refused", path.display()))?;
     }
     let progress = output::progress_bar(args.frames, args.json);

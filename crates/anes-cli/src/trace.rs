@@ -8,7 +8,7 @@ use crate::{output, rom};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The iNES ROM file.
+    /// The iNES ROM file (at most 16 MiB).
     rom: PathBuf,
     /// Start here instead of at the reset vector (hex, e.g. C000 for nestest's automation mode).
     #[arg(long, value_parser = parse_hex_u16)]

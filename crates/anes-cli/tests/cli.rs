@@ -382,3 +382,113 @@ fn trace_reproduces_nestest_log() {
     }
     assert_eq!(actual.len(), expected.len());
 }
+
+/// Every file the CLI reads is read up to the most its kind can hold: a device that never ends is
+/// refused with the limit, not read until memory runs out.
+#[test]
+fn endless_files_are_refused_at_their_size_limit() {
+    let zero = Path::new("/dev/zero");
+    if !zero.exists() {
+        eprintln!("note: no /dev/zero here: endless-file test skipped");
+        return;
+    }
+    let dev = zero.to_str().unwrap();
+    let rom = demo_rom();
+    let rom = rom.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (&["run", dev], "16 MiB, the limit for ROM files"),
+        (&["trace", dev], "16 MiB, the limit for ROM files"),
+        (&["lockstep", dev, "--frames", "1"], "16 MiB, the limit for ROM files"),
+        (&["run", rom, "--input", dev], "64 MiB, the limit for input stream and movie files"),
+        (&["movie", "info", dev], "64 MiB, the limit for input stream and movie files"),
+        (&["run", rom, "--load-state", dev], "16 MiB, the limit for snapshot files"),
+        (&["conformance", "--manifest", dev], "1 MiB, the limit for manifest files"),
+    ];
+    for (args, problem) in cases {
+        assert_bad_input(&anes(args), zero, problem);
+    }
+    // A manifest naming /dev/zero as a ROM: that ROM's row is an error, the others run.
+    let scratch = Scratch::new("cli-endless-rom");
+    let mut endless = scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "");
+    endless = endless.replace("\"good.nes\"", "\"/dev/zero\"");
+    let good = scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "");
+    let manifest = scratch.manifest(&[endless, good]);
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap(), "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let results = json["results"].as_array().unwrap();
+    assert_eq!((results[0]["status"].as_str(), results[1]["status"].as_str()), (Some("error"), Some("pass")));
+    let text = results[0]["text"].as_str().unwrap();
+    assert!(text.contains("/dev/zero") && text.contains("16 MiB, the limit for ROM files"), "{text}");
+}
+
+/// A FIFO is read like any file, up to the limit.
+#[test]
+fn a_fifo_that_never_ends_is_refused() {
+    let scratch = Scratch::new("cli-fifo");
+    let fifo = scratch.path().join("endless.nes");
+    match Command::new("mkfifo").arg(&fifo).status() {
+        Ok(status) if status.success() => {}
+        _ => {
+            eprintln!("note: mkfifo unavailable: FIFO test skipped");
+            return;
+        }
+    }
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(writer_path).unwrap();
+        let block = vec![0u8; 1 << 16];
+        // Until the reader closes its end (a broken pipe).
+        while pipe.write_all(&block).is_ok() {}
+    });
+    assert_bad_input(&anes(&["run", fifo.to_str().unwrap()]), &fifo, "16 MiB, the limit for ROM files");
+    writer.join().unwrap();
+}
+
+/// A 320 KiB input stream that holds 2^32 - 1 frames is described, and played, in little memory.
+#[test]
+fn four_billion_frames_cost_the_memory_of_their_file() {
+    use anes_core::movie::{FrameInput, InputStream};
+    let mut stream = InputStream::new();
+    for run in 0..65_537u32 {
+        stream.push_repeated(FrameInput::buttons(run as u8 & 1, 0), 65_535);
+    }
+    let scratch = Scratch::new("cli-long-input");
+    let bytes = stream.to_bytes();
+    assert!(bytes.len() < 330_000);
+    let input = scratch.write("long.input", &bytes);
+    let input = input.to_str().unwrap();
+    let rom = demo_rom();
+    // 256 MiB of address space: expanding the frames would need 12 GiB.
+    let limited = |args: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 262144 && exec \"$0\" {args}"))
+            .arg(env!("CARGO_BIN_EXE_anes"))
+            .output()
+            .expect("sh runs")
+    };
+    let info = limited(&format!("movie info {input}"));
+    assert_eq!(info.status.code(), Some(0), "{}", stderr(&info));
+    let text = stdout(&info);
+    assert!(text.contains("frames         4294967295"), "{text}");
+    assert!(text.contains("port 1 active  2147450880 frames"), "{text}");
+    let run = limited(&format!("run {} --frames 2 --input {input}", rom.display()));
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
+/// NES 2.0 PAL and Dendy headers are refused with the header byte, as .fm2 `palFlag 1` is.
+#[test]
+fn unsupported_regions_are_bad_input() {
+    let scratch = Scratch::new("cli-region");
+    let mut rom = support::silent_rom();
+    rom[7] = 0x08; // NES 2.0
+    rom[12] = 1; // PAL
+    let pal = scratch.write("pal.nes", &rom);
+    assert_bad_input(&anes(&["run", pal.to_str().unwrap()]), &pal, "byte 12");
+    rom[12] = 3; // Dendy
+    let dendy = scratch.write("dendy.nes", &rom);
+    assert_bad_input(&anes(&["trace", dendy.to_str().unwrap()]), &dendy, "Dendy timing is not emulated");
+    let fm2 = scratch.write("pal.fm2", "version 3\npalFlag 1\n|0|........|........||\n");
+    assert_bad_input(&anes(&["movie", "info", fm2.to_str().unwrap()]), &fm2, "NTSC");
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::limited_read::{MAX_BASELINE_LEN, read_text_limited};
 use crate::manifest::Manifest;
 use crate::report::{RomResult, Status};
 
@@ -56,7 +57,7 @@ pub struct BaselineReport {
 impl Baseline {
     /// Reads the baseline at `path`.
     pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
-        let text = std::fs::read_to_string(path)
+        let text = read_text_limited(path, MAX_BASELINE_LEN, "baseline")
             .map_err(|source| BaselineError::Read { path: path.to_owned(), source })?;
         Ok(Baseline::parse(&text, path))
     }

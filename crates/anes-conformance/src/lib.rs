@@ -23,6 +23,7 @@
 
 mod baseline;
 mod console;
+mod limited_read;
 mod manifest;
 mod protocol;
 mod report;
@@ -30,6 +31,7 @@ mod runner;
 
 pub use baseline::{Baseline, BaselineError, BaselineReport};
 pub use console::{Console, PowerOn};
+pub use limited_read::{MAX_BASELINE_LEN, MAX_LOG_LEN, MAX_MANIFEST_LEN};
 pub use manifest::{Expected, Manifest, ManifestError, Protocol, RomEntry, ScreenSpec};
 pub use report::{RomResult, Status, Summary};
 pub use runner::{default_jobs, run_rom, run_rom_on, run_roms};

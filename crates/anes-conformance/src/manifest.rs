@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::limited_read::{MAX_MANIFEST_LEN, read_text_limited};
+
 /// Why a manifest could not be loaded. Every message names the manifest file.
 #[derive(Debug, Error)]
 pub enum ManifestError {
-    /// The file could not be read.
+    /// The file could not be read, is not UTF-8 text or is larger than [`MAX_MANIFEST_LEN`].
     #[error("{}: cannot read the manifest", path.display())]
     Read {
         /// The manifest file.
@@ -194,9 +196,10 @@ fn default_region() -> String {
 }
 
 impl Manifest {
-    /// Reads and parses the manifest at `path`; ROM paths resolve relative to its folder.
+    /// Reads and parses the manifest at `path`; ROM paths resolve relative to its folder. A file larger
+    /// than [`MAX_MANIFEST_LEN`] is refused.
     pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
-        let text = std::fs::read_to_string(path)
+        let text = read_text_limited(path, MAX_MANIFEST_LEN, "manifest")
             .map_err(|source| ManifestError::Read { path: path.to_owned(), source })?;
         Manifest::parse(&text, path)
     }
@@ -323,6 +326,28 @@ how = "zero page"
         let text = format!("{ONE_ROM}{ONE_ROM}");
         let err = Manifest::parse(&text, Path::new("m.toml")).unwrap_err();
         assert!(matches!(err, ManifestError::DuplicateRom { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn load_refuses_files_over_the_limit_and_text_that_is_not_utf8() {
+        let dir = std::env::temp_dir().join(format!("anes-manifest-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("manifest.toml");
+        let mut padded = ONE_ROM.as_bytes().to_vec();
+        padded.resize(MAX_MANIFEST_LEN, b'\n');
+        std::fs::write(&path, &padded).unwrap();
+        assert_eq!(Manifest::load(&path).unwrap().roms.len(), 1, "a manifest at the limit loads");
+        padded.push(b'\n');
+        std::fs::write(&path, &padded).unwrap();
+        let err = Manifest::load(&path).unwrap_err();
+        let ManifestError::Read { source, .. } = &err else { panic!("{err:?}") };
+        assert_eq!(source.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(source.to_string().contains("1 MiB, the limit for manifest files"), "{source}");
+        std::fs::write(&path, b"[[rom]]\npath = \"\xff\"\n").unwrap();
+        let err = Manifest::load(&path).unwrap_err();
+        let ManifestError::Read { source, .. } = &err else { panic!("{err:?}") };
+        assert!(source.to_string().contains("offset 16"), "{source}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -5,9 +5,11 @@ mod blargg6000;
 mod nestest_log;
 mod screen;
 
+use anes_core::cart::MAX_ROM_FILE_LEN;
 use anes_core::{Cartridge, Nes, NesConfig};
 
 use crate::console::{Console, PowerOn};
+use crate::limited_read::read_limited;
 use crate::manifest::{Protocol, RomEntry};
 use crate::report::Status;
 
@@ -55,7 +57,7 @@ pub(crate) fn run_on<C: Console>(
     if rom.region != "ntsc" {
         return Outcome::error(format!("region {:?} is not supported (the core is NTSC)", rom.region));
     }
-    let bytes = match std::fs::read(&rom.file) {
+    let bytes = match read_limited(&rom.file, MAX_ROM_FILE_LEN, "ROM") {
         Ok(bytes) => bytes,
         Err(err) => return Outcome::error(format!("{}: cannot read the ROM: {err}", rom.file.display())),
     };

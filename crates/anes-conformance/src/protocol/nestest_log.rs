@@ -4,6 +4,7 @@
 use anes_core::Nes;
 
 use super::{Outcome, Progress};
+use crate::limited_read::{MAX_LOG_LEN, read_text_limited};
 use crate::manifest::RomEntry;
 use crate::report::Status;
 
@@ -11,7 +12,7 @@ const START_PC: u16 = 0xC000;
 
 pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Outcome {
     let log_file = rom.file.with_extension("log");
-    let log = match std::fs::read_to_string(&log_file) {
+    let log = match read_text_limited(&log_file, MAX_LOG_LEN, "trace log") {
         Ok(log) => log,
         Err(err) => {
             return Outcome::error(format!("{}: cannot read the golden log: {err}", log_file.display()));

@@ -23,6 +23,12 @@ impl core::fmt::Display for RomPart {
     }
 }
 
+/// The largest ROM file this core loads: 16 MiB. The largest iNES 1.0 file is under 6 MiB, and no
+/// board anes implements addresses more than 2 MiB of PRG ROM and 256 KiB of CHR ROM, so only a
+/// NES 2.0 header declaring far more than any supported board can use (or a device such as
+/// `/dev/zero`) reaches it. Readers cap their reads here.
+pub const MAX_ROM_FILE_LEN: usize = 16 << 20;
+
 /// Mapper numbers this core implements, in the order shown to users.
 pub const SUPPORTED_MAPPERS: [u16; 11] = [0, 1, 2, 3, 4, 7, 9, 10, 11, 66, 71];
 
@@ -62,6 +68,14 @@ pub enum RomError {
     TooShortForHeader {
         /// File length.
         len: usize,
+    },
+    /// The file is larger than any ROM this core loads.
+    #[error("file is {len} bytes, larger than the {max}-byte limit for a ROM (MAX_ROM_FILE_LEN)")]
+    FileTooLarge {
+        /// File length.
+        len: usize,
+        /// [`MAX_ROM_FILE_LEN`].
+        max: usize,
     },
     /// Bytes 0-3 are not "NES\x1A".
     #[error(

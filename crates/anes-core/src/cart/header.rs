@@ -3,7 +3,7 @@
 //! Every size is computed with checked arithmetic and checked against the file length before any slice
 //! is taken, so no input panics.
 
-use super::error::{RomError, RomPart};
+use super::error::{MAX_ROM_FILE_LEN, RomError, RomPart};
 
 /// Nametable arrangement wired by the board (or selected by the mapper at power-on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,6 +218,9 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
     if &magic != b"NES\x1a" {
         return Err(RomError::BadMagic { found: magic });
     }
+    if bytes.len() > MAX_ROM_FILE_LEN {
+        return Err(RomError::FileTooLarge { len: bytes.len(), max: MAX_ROM_FILE_LEN });
+    }
     let format = match header[7] & 0x0C {
         0x08 => HeaderFormat::Nes20,
         0x00 if header[12..16].iter().all(|&b| b == 0) => HeaderFormat::Ines,
@@ -390,6 +393,18 @@ mod tests {
             let rom = nrom([0x08, 0, 0, 0, 0, byte12, 0, 0, 0]);
             assert_eq!(parse(&rom).unwrap().info.region, region);
         }
+    }
+
+    #[test]
+    fn files_over_the_limit_are_refused() {
+        let mut rom = nrom([0; 9]);
+        rom.resize(MAX_ROM_FILE_LEN, 0);
+        assert!(parse(&rom).is_ok(), "trailing bytes up to the limit are allowed");
+        rom.push(0);
+        assert_eq!(
+            parse(&rom).unwrap_err(),
+            RomError::FileTooLarge { len: MAX_ROM_FILE_LEN + 1, max: MAX_ROM_FILE_LEN }
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod m066_gxrom;
 mod m071_camerica;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
-pub use error::{BatteryRamError, RomError, RomPart, SUPPORTED_MAPPERS};
+pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub use header::{HeaderFormat, Mirroring, Region, RomInfo};
 pub use m001_sxrom::SxromState;
 pub use m002_uxrom::UxromState;

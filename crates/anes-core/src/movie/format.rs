@@ -227,7 +227,7 @@ impl InputStream {
             if total > u64::from(declared) {
                 return Err(InputStreamError::FrameCountMismatch { declared, actual: total });
             }
-            stream.push_run(FrameInput { pads: [chunk[2], chunk[3]], command }, u32::from(len));
+            stream.push_repeated(FrameInput { pads: [chunk[2], chunk[3]], command }, usize::from(len));
         }
         if total != u64::from(declared) {
             return Err(InputStreamError::FrameCountMismatch { declared, actual: total });

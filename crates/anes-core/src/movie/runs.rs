@@ -93,23 +93,26 @@ impl InputStream {
     /// # Panics
     /// If the stream already holds [`MAX_FRAMES`] frames.
     pub fn push(&mut self, frame: FrameInput) {
-        self.push_run(frame, 1);
+        self.push_repeated(frame, 1);
     }
 
-    /// Appends `len` frames of `input`, merging with the last run when it holds the same input.
+    /// Appends `count` copies of `frame` (a button held for `count` frames) in constant time.
     ///
     /// # Panics
     /// If the stream would hold more than [`MAX_FRAMES`] frames; parsers check their counts first.
-    pub(super) fn push_run(&mut self, input: FrameInput, len: u32) {
-        if len == 0 {
+    pub fn push_repeated(&mut self, frame: FrameInput, count: usize) {
+        if count == 0 {
             return;
         }
-        let end = self.len_u32().checked_add(len).expect("an input stream holds at most 2^32 - 1 frames");
+        let end = u32::try_from(count)
+            .ok()
+            .and_then(|count| self.len_u32().checked_add(count))
+            .expect("an input stream holds at most 2^32 - 1 frames");
         match (self.run_ends.last_mut(), self.run_inputs.last()) {
-            (Some(last_end), Some(&last)) if last == input => *last_end = end,
+            (Some(last_end), Some(&last)) if last == frame => *last_end = end,
             _ => {
                 self.run_ends.push(end);
-                self.run_inputs.push(input);
+                self.run_inputs.push(frame);
             }
         }
     }
@@ -316,6 +319,24 @@ mod tests {
             assert!(stream.frames().eq(expected.iter().copied()), "len {len}");
             assert_eq!(stream, InputStream::from_frames(expected), "len {len}");
         }
+    }
+
+    #[test]
+    fn push_repeated_holds_billions_of_frames_in_one_run() {
+        let mut stream = InputStream::new();
+        stream.push_repeated(FrameInput::buttons(1, 0), MAX_FRAMES - 1);
+        stream.push(FrameInput::buttons(1, 0));
+        stream.push_repeated(FrameInput::buttons(2, 0), 0);
+        assert_eq!((stream.len(), stream.runs().len()), (MAX_FRAMES, 1));
+        assert_eq!(stream.frame(MAX_FRAMES - 1), FrameInput::buttons(1, 0));
+    }
+
+    #[test]
+    #[should_panic(expected = "at most 2^32 - 1 frames")]
+    fn a_frame_past_max_frames_is_refused() {
+        let mut stream = InputStream::new();
+        stream.push_repeated(FrameInput::default(), MAX_FRAMES);
+        stream.push(FrameInput::default());
     }
 
     #[test]

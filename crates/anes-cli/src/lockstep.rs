@@ -19,7 +19,7 @@ use anes_lockstep::{
 };
 use anyhow::Context;
 
-use crate::rom::PpuSchedule;
+use crate::rom::Schedule;
 use crate::{input_file, limited_read, output};
 
 mod evidence_dir;
@@ -78,8 +78,12 @@ pub struct Args {
     force: bool,
     /// Machine B's PPU schedule: lazy (as A) or eager, the reference schedule, which makes the run a
     /// check of anes's lazy PPU on this ROM and input.
-    #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy, value_name = "SCHEDULE")]
-    ppu_b: PpuSchedule,
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
+    ppu_b: Schedule,
+    /// Machine B's APU schedule: lazy (as A) or eager, the reference schedule, which makes the run a
+    /// check of anes's lazy APU on this ROM and input.
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
+    apu_b: Schedule,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -115,6 +119,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut machine_b = machine.clone();
     machine_b.nes_mut().set_ppu_catch_up(args.ppu_b.into());
+    machine_b.nes_mut().set_apu_catch_up(args.apu_b.into());
     let mut lockstep = Lockstep::new(machine, machine_b, config).context("lockstep configuration")?;
 
     let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use anes_core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp};
 use anyhow::Context;
 
 use crate::limited_read;
@@ -14,21 +14,30 @@ pub fn power_on(path: &Path) -> anyhow::Result<Nes> {
     Ok(Nes::new(cart, NesConfig::default()))
 }
 
-/// How the PPU keeps up with the CPU (`--ppu`): both give bit-identical machines.
+/// How a lazily run chip keeps up with the CPU (`--ppu`, `--apu`): both give bit-identical machines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum PpuSchedule {
-    /// Only where the CPU could observe it, in stretches (the default).
+pub enum Schedule {
+    /// Only where the CPU could observe it, owed time in bulk (the default).
     #[default]
     Lazy,
-    /// At every point of every CPU cycle, one dot at a time (the reference).
+    /// At every point of every CPU cycle (the reference).
     Eager,
 }
 
-impl From<PpuSchedule> for PpuCatchUp {
-    fn from(schedule: PpuSchedule) -> PpuCatchUp {
+impl From<Schedule> for PpuCatchUp {
+    fn from(schedule: Schedule) -> PpuCatchUp {
         match schedule {
-            PpuSchedule::Lazy => PpuCatchUp::Lazy,
-            PpuSchedule::Eager => PpuCatchUp::Eager,
+            Schedule::Lazy => PpuCatchUp::Lazy,
+            Schedule::Eager => PpuCatchUp::Eager,
+        }
+    }
+}
+
+impl From<Schedule> for ApuCatchUp {
+    fn from(schedule: Schedule) -> ApuCatchUp {
+        match schedule {
+            Schedule::Lazy => ApuCatchUp::Lazy,
+            Schedule::Eager => ApuCatchUp::Eager,
         }
     }
 }

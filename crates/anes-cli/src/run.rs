@@ -12,7 +12,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::input_file::{read_input, write_atomically};
-use crate::rom::PpuSchedule;
+use crate::rom::Schedule;
 use crate::{limited_read, output, rom};
 
 #[derive(Debug, clap::Args)]
@@ -41,8 +41,11 @@ pub struct Args {
     #[arg(long, value_parser = parse_peek)]
     peek: Vec<(u16, u32)>,
     /// PPU schedule: lazy (the default) or eager (the slower reference; the results are identical).
-    #[arg(long, value_enum, default_value_t = PpuSchedule::Lazy)]
-    ppu: PpuSchedule,
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy)]
+    ppu: Schedule,
+    /// APU schedule: lazy (the default) or eager (the slower reference; the results are identical).
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy)]
+    apu: Schedule,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -81,6 +84,7 @@ struct Stop {
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut nes = rom::power_on(&args.rom)?;
     nes.set_ppu_catch_up(args.ppu.into());
+    nes.set_apu_catch_up(args.apu.into());
     let input = match &args.input {
         Some(path) => read_input(path)?,
         None => InputStream::new(),

@@ -246,8 +246,10 @@ fn run_resumes_from_a_snapshot_exactly() {
         input,
         "--load-state",
         snapshot.to_str().unwrap(),
-        // The reference PPU schedule resumes a snapshot of the default one exactly.
+        // The reference PPU and APU schedules resume a snapshot of the default ones exactly.
         "--ppu",
+        "eager",
+        "--apu",
         "eager",
         "--json",
     ]);

@@ -149,14 +149,16 @@ fn a_rom_with_an_input_file() {
 }
 
 #[test]
-fn an_eager_ppu_machine_b_agrees_with_the_lazy_machine_a() {
-    // The reference PPU schedule against the default one, frame by frame, on the demo.
-    let output = anes(&["--frames", "180", "--json", "--ppu-b", "eager"]);
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
-    let eager = json(&output);
-    assert!(eager["divergence"].is_null());
+fn an_eager_ppu_or_apu_machine_b_agrees_with_the_lazy_machine_a() {
+    // The reference schedules against the default ones, frame by frame, on the demo.
     let lazy = json(&anes(&["--frames", "180", "--json"]));
-    assert_eq!(eager["final_state_hash"], lazy["final_state_hash"]);
+    for flag in ["--ppu-b", "--apu-b"] {
+        let output = anes(&["--frames", "180", "--json", flag, "eager"]);
+        assert_eq!(output.status.code(), Some(0), "{flag}: {}", String::from_utf8_lossy(&output.stdout));
+        let eager = json(&output);
+        assert!(eager["divergence"].is_null(), "{flag}");
+        assert_eq!(eager["final_state_hash"], lazy["final_state_hash"], "{flag}");
+    }
 }
 
 /// The synthetic test ROM written to a file, and the CPU cycle at which its frame 1 starts.

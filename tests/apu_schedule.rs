@@ -18,25 +18,20 @@ fn apu_roms() -> Vec<(String, Vec<u8>)> {
     for rel in ["roms/demo/demo.nes", "roms/stress/dma_collide.nes", "roms/stress/frame_irq.nes"] {
         roms.push((rel.to_string(), std::fs::read(repo_root().join(rel)).expect("bundled ROM")));
     }
-    match shared_roms() {
-        Some(dir) => {
-            for rel in [
-                "apu_test/rom_singles/1-len_ctr.nes",
-                "apu_test/rom_singles/3-irq_flag.nes",
-                "apu_test/rom_singles/4-jitter.nes",
-                "apu_test/rom_singles/5-len_timing.nes",
-                "apu_test/rom_singles/6-irq_flag_timing.nes",
-                "apu_test/rom_singles/7-dmc_basics.nes",
-                "apu_test/rom_singles/8-dmc_rates.nes",
-                "cpu_interrupts_v2/rom_singles/4-irq_and_dma.nes",
-                "cpu_interrupts_v2/rom_singles/3-nmi_and_irq.nes",
-                "cpu_exec_space/test_cpu_exec_space_apu.nes",
-            ] {
-                roms.push((rel.to_string(), std::fs::read(dir.join(rel)).expect("conformance ROM")));
-            }
-        }
-        None => {
-            eprintln!("note: ../shared/conformance not present: APU schedule tests use bundled ROMs only")
+    if let Some(dir) = shared_roms("APU timing suites for the APU schedule tests") {
+        for rel in [
+            "apu_test/rom_singles/1-len_ctr.nes",
+            "apu_test/rom_singles/3-irq_flag.nes",
+            "apu_test/rom_singles/4-jitter.nes",
+            "apu_test/rom_singles/5-len_timing.nes",
+            "apu_test/rom_singles/6-irq_flag_timing.nes",
+            "apu_test/rom_singles/7-dmc_basics.nes",
+            "apu_test/rom_singles/8-dmc_rates.nes",
+            "cpu_interrupts_v2/rom_singles/4-irq_and_dma.nes",
+            "cpu_interrupts_v2/rom_singles/3-nmi_and_irq.nes",
+            "cpu_exec_space/test_cpu_exec_space_apu.nes",
+        ] {
+            roms.push((rel.to_string(), std::fs::read(dir.join(rel)).expect("conformance ROM")));
         }
     }
     roms

@@ -1,30 +1,17 @@
 //! The conformance baseline (tests/conformance-baseline.txt) through the library: every ROM listed
 //! there must pass. Needs the ROMs in `../shared/conformance` (or `ANES_CONFORMANCE_DIR`); without
-//! them the test says why it skipped and passes.
+//! them a bare `cargo test` says why it skipped, and under CI (`CI` set) the test fails.
 
-use std::path::{Path, PathBuf};
+mod support;
 
 use anes::conformance::{Baseline, Manifest, Status, default_jobs, run_roms};
 
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("ANES_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"))
-}
-
 #[test]
 fn baseline_roms_pass() {
-    let manifest_path = conformance_dir().join("manifest.toml");
-    if !manifest_path.is_file() {
-        eprintln!(
-            "skipped baseline_roms_pass: {} not found (the test ROMs live beside the repository in \
-             ../shared/conformance; set ANES_CONFORMANCE_DIR to use another folder)",
-            manifest_path.display()
-        );
-        return;
-    }
+    let Some(dir) = support::conformance_folder("baseline_roms_pass") else { return };
+    let manifest_path = dir.join("manifest.toml");
     let manifest = Manifest::load(&manifest_path).unwrap_or_else(|err| panic!("{err}"));
-    let baseline_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance-baseline.txt");
+    let baseline_path = support::repo_root().join("tests/conformance-baseline.txt");
     let baseline = Baseline::load(&baseline_path).unwrap_or_else(|err| panic!("{err}"));
     baseline.check_against(&manifest).unwrap_or_else(|err| panic!("{err}"));
 

@@ -76,7 +76,7 @@ fn seeds() -> &'static Seeds {
             long_run.to_bytes(),
         ];
         let mut manifests = vec![sample_manifest().into_bytes()];
-        if let Some(dir) = support::shared_roms() {
+        if let Some(dir) = support::shared_roms("fuzz_parsers: the conformance manifest as a seed") {
             if let Ok(text) = std::fs::read(dir.join("../manifest.toml")) {
                 manifests.push(text);
             }

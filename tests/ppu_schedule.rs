@@ -5,6 +5,8 @@
 
 mod support;
 
+use std::path::{Path, PathBuf};
+
 use anes::core::movie::{Command, InputStream};
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{determinism_roms, random_input, shared_roms};
@@ -59,21 +61,30 @@ fn lazy_equals_eager_at_phases_2_and_3() {
 #[test]
 fn lazy_equals_eager_on_the_timing_suites() {
     // The ROMs that probe the PPU and the MMC3 counter cycle by cycle.
-    let Some(dir) = shared_roms() else {
-        eprintln!("note: ../shared/conformance not present: timing-suite comparison skipped");
-        return;
-    };
+    let Some(dir) = shared_roms("lazy_equals_eager_on_the_timing_suites") else { return };
     for suite in ["mmc3_test_2/rom_singles", "ppu_vbl_nmi/rom_singles", "sprite_hit_tests_2005.10.05"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(suite)) else { continue };
-        let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        paths.sort();
-        for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "nes")) {
-            let rom = std::fs::read(path).expect("read ROM");
+        for (path, rom) in nes_files(&dir.join(suite)) {
             let (mut lazy, mut eager) = pair(&rom, 0);
             let input = InputStream::from_frames(vec![Default::default(); 150]);
             assert_frames_agree(&path.display().to_string(), 0, &mut lazy, &mut eager, &input);
         }
     }
+}
+
+/// The `.nes` files directly in `dir`, sorted, with their bytes; a missing or empty folder is an error.
+fn nes_files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.retain(|p| p.extension().is_some_and(|e| e == "nes"));
+    paths.sort();
+    assert!(!paths.is_empty(), "{}: no .nes files", dir.display());
+    paths
+        .into_iter()
+        .map(|path| {
+            let rom = std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            (path, rom)
+        })
+        .collect()
 }
 
 #[test]

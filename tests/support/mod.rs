@@ -11,50 +11,88 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shared conformance ROM folder, when present beside the checkout.
-pub fn shared_roms() -> Option<PathBuf> {
-    let dir = repo_root().join("../shared/conformance/roms");
-    dir.is_dir().then_some(dir)
+/// Where the conformance ROMs are looked for: `ANES_CONFORMANCE_DIR` when set, else
+/// `../shared/conformance` beside the checkout.
+pub fn conformance_dir() -> PathBuf {
+    std::env::var_os("ANES_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/conformance"))
+}
+
+/// True when the environment variable `name` is set to anything but empty, "false" or "0".
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| !matches!(value.trim(), "" | "false" | "0"))
+}
+
+/// True under CI (CI services set `CI=true`).
+pub fn running_under_ci() -> bool {
+    env_flag("CI")
+}
+
+/// The conformance folder (the one holding `manifest.toml` and `roms/`) for `test`, or `None` when
+/// it is missing. A missing folder is skipped with a printed line on a bare `cargo test` (a fresh
+/// clone has no ROMs), and fails the test under CI, where a skipped check would pass unseen.
+pub fn conformance_folder(test: &str) -> Option<PathBuf> {
+    let dir = conformance_dir();
+    if dir.join("manifest.toml").is_file() {
+        return Some(dir);
+    }
+    let looked_at = match std::env::var_os("ANES_CONFORMANCE_DIR") {
+        Some(_) => format!("ANES_CONFORMANCE_DIR={}", dir.display()),
+        None => format!("../shared/conformance beside the checkout ({})", dir.display()),
+    };
+    let why = format!(
+        "{test}: no conformance folder: {looked_at} has no manifest.toml (put the test ROMs there or set \
+         ANES_CONFORMANCE_DIR to the folder that holds them)"
+    );
+    assert!(!running_under_ci(), "{why}; CI is set, so a missing folder is an error, not a skip");
+    eprintln!("skipped {why}");
+    None
+}
+
+/// The conformance ROMs (`roms/` of [`conformance_folder`]), with the same skip-or-fail rule.
+pub fn shared_roms(test: &str) -> Option<PathBuf> {
+    conformance_folder(test).map(|dir| dir.join("roms"))
 }
 
 /// ROMs for determinism tests: every bundled ROM under roms/, plus a varied selection of the shared
-/// conformance ROMs when ../shared is present. Prints what was skipped and why.
+/// conformance ROMs when the conformance folder is present (see [`conformance_folder`]).
 pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
     let mut roms = Vec::new();
     collect_nes_files(&repo_root().join("roms"), &mut roms);
-    match shared_roms() {
-        Some(dir) => {
-            for rel in [
-                "other/nestest.nes",
-                "instr_test-v5/rom_singles/03-immediate.nes",
-                "cpu_interrupts_v2/rom_singles/1-cli_latency.nes",
-                "ppu_vbl_nmi/rom_singles/05-nmi_timing.nes",
-                "sprite_hit_tests_2005.10.05/09.timing_basics.nes",
-                "apu_test/rom_singles/7-dmc_basics.nes",
-                "instr_test-v5/all_instrs.nes",
-                "mmc3_test_2/rom_singles/4-scanline_timing.nes",
-            ] {
-                if let Ok(bytes) = std::fs::read(dir.join(rel)) {
-                    roms.push((rel.to_string(), bytes));
-                }
-            }
+    assert!(
+        !roms.is_empty(),
+        "no .nes files under roms/: the bundled ROMs are committed; is the checkout complete?"
+    );
+    if let Some(dir) = shared_roms("determinism ROMs from the conformance folder") {
+        for rel in [
+            "other/nestest.nes",
+            "instr_test-v5/rom_singles/03-immediate.nes",
+            "cpu_interrupts_v2/rom_singles/1-cli_latency.nes",
+            "ppu_vbl_nmi/rom_singles/05-nmi_timing.nes",
+            "sprite_hit_tests_2005.10.05/09.timing_basics.nes",
+            "apu_test/rom_singles/7-dmc_basics.nes",
+            "instr_test-v5/all_instrs.nes",
+            "mmc3_test_2/rom_singles/4-scanline_timing.nes",
+        ] {
+            let path = dir.join(rel);
+            let bytes = std::fs::read(&path).unwrap_or_else(|err| {
+                panic!("{}: {err} (the conformance folder is incomplete)", path.display())
+            });
+            roms.push((rel.to_string(), bytes));
         }
-        None => eprintln!("note: ../shared/conformance not present: determinism tests use bundled ROMs only"),
     }
-    // Keep only ROMs this build can load (a mapper still being built is not a determinism failure).
-    roms.retain(|(name, bytes)| match Cartridge::from_ines(bytes) {
-        Ok(_) => true,
-        Err(e) => {
-            eprintln!("skipped {name}: {e}");
-            false
+    // Every mapper these ROMs use is supported: one that no longer loads is a regression, not a skip.
+    for (name, bytes) in &roms {
+        if let Err(err) = Cartridge::from_ines(bytes) {
+            panic!("{name}: {err}");
         }
-    });
-    assert!(!roms.is_empty(), "no ROMs at all: roms/ holds the bundled ROMs; is the checkout complete?");
+    }
     roms
 }
 
 fn collect_nes_files(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {

@@ -1,14 +1,16 @@
 //! The lazy PPU schedule (the default: the PPU runs only where the CPU could observe it) must give
 //! exactly the machine the eager reference schedule gives (the PPU caught up at every point of every
 //! CPU cycle): the same FrameRecord, state hash included, after every frame, on every ROM and at every
-//! CPU/PPU phase, and after a restore in the middle of a frame; and the same picture.
+//! CPU/PPU phase, and after a restore in the middle of a frame; and the same picture. The
+//! `..._after_every_instruction_...` tests compare the whole state after every instruction
+//! (`ANES_PPU_SCHEDULE_FULL=1` runs them longer, at every phase).
 
 mod support;
 
 use std::path::{Path, PathBuf};
 
 use anes::core::movie::{Command, InputStream};
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Section};
 use support::{determinism_roms, random_input, shared_roms};
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
@@ -30,6 +32,88 @@ fn assert_frames_agree(name: &str, alignment: u8, lazy: &mut Nes, eager: &mut Ne
             lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(),
             "{name}, phase {alignment}: the pictures differ after frame {i}"
         );
+    }
+}
+
+/// Runs `input` on both machines one instruction at a time and compares them after every
+/// instruction: the CPU cycle, the PPU position, whether the frame ended, and every byte the state
+/// hash covers (compared directly: hashing ~10,000 times a frame costs ~30 times the emulation);
+/// at each frame's end the records (state hashes included) and the pictures too. A mismatch names the
+/// frame, the instruction, the CPU cycle and the first differing section.
+fn assert_instructions_agree(
+    name: &str,
+    alignment: u8,
+    lazy: &mut Nes,
+    eager: &mut Nes,
+    input: &InputStream,
+) {
+    for (frame_index, frame) in input.frames().enumerate() {
+        lazy.begin_frame(frame);
+        eager.begin_frame(frame);
+        for instruction in 1u64.. {
+            let lazy_done = lazy.step_in_frame();
+            let eager_done = eager.step_in_frame();
+            if lazy.cpu_cycle() != eager.cpu_cycle()
+                || lazy.ppu_position() != eager.ppu_position()
+                || lazy_done != eager_done
+                || Section::ALL
+                    .iter()
+                    .any(|&section| lazy.section_bytes(section) != eager.section_bytes(section))
+            {
+                panic!(
+                    "{name}, phase {alignment}: lazy and eager differ in frame {frame_index} after its instruction \
+                     {instruction}: {}",
+                    describe_difference(lazy, eager)
+                );
+            }
+            if lazy_done {
+                break;
+            }
+        }
+        assert_eq!(
+            lazy.frame_record(),
+            eager.frame_record(),
+            "{name}, phase {alignment}: the records differ at the end of frame {frame_index}"
+        );
+        assert!(
+            lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(),
+            "{name}, phase {alignment}: the pictures differ after frame {frame_index}"
+        );
+    }
+}
+
+/// Where the two machines stand, and the first section whose digest differs with the offset of its
+/// first differing byte.
+fn describe_difference(lazy: &Nes, eager: &Nes) -> String {
+    let first_section =
+        lazy.section_digests().into_iter().zip(eager.section_digests()).find(|(a, b)| a != b).map_or(
+            "none".to_owned(),
+            |((section, _), _)| {
+                let (a, b) = (lazy.section_bytes(section), eager.section_bytes(section));
+                let offset = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+                format!("{} (byte {offset})", section.name())
+            },
+        );
+    format!(
+        "CPU cycle {} (eager {}), PPU at {:?} (eager {:?}), PC ${:04X} (eager ${:04X}); first differing section: \
+         {first_section}",
+        lazy.cpu_cycle(),
+        eager.cpu_cycle(),
+        lazy.ppu_position(),
+        eager.ppu_position(),
+        lazy.cpu().pc,
+        eager.cpu().pc,
+    )
+}
+
+/// How long the per-instruction comparison runs: by default each ROM runs `frames` frames at one
+/// phase, rotating through the four across the ROMs (both tests together: ~22 s of CPU in the dev
+/// profile); with `ANES_PPU_SCHEDULE_FULL=1` every ROM runs 600 frames at every phase.
+fn every_instruction_plan(rom_index: usize, frames: usize) -> (usize, Vec<u8>) {
+    if support::env_flag("ANES_PPU_SCHEDULE_FULL") {
+        (600, vec![0, 1, 2, 3])
+    } else {
+        (frames, vec![(rom_index % 4) as u8])
     }
 }
 
@@ -226,6 +310,33 @@ fn random_register_programs_agree() {
             let (mut lazy, mut eager) = pair(&rom, alignment);
             let input = InputStream::from_frames(vec![Default::default(); 24]);
             assert_frames_agree(&format!("random program {seed}"), alignment, &mut lazy, &mut eager, &input);
+        }
+    }
+}
+
+#[test]
+fn lazy_equals_eager_after_every_instruction_on_the_determinism_roms() {
+    for (index, (name, rom)) in determinism_roms().into_iter().enumerate() {
+        let (frames, phases) = every_instruction_plan(index, 200);
+        for alignment in phases {
+            let (mut lazy, mut eager) = pair(&rom, alignment);
+            let input = random_input(index as u64 ^ 0xE5E5 << 32 ^ u64::from(alignment), frames);
+            assert_instructions_agree(&name, alignment, &mut lazy, &mut eager, &input);
+        }
+    }
+}
+
+#[test]
+fn lazy_equals_eager_after_every_instruction_on_the_mmc3_suite() {
+    let Some(dir) = shared_roms("lazy_equals_eager_after_every_instruction_on_the_mmc3_suite") else {
+        return;
+    };
+    for (index, (path, rom)) in nes_files(&dir.join("mmc3_test_2/rom_singles")).into_iter().enumerate() {
+        let (frames, phases) = every_instruction_plan(index, 300);
+        for alignment in phases {
+            let (mut lazy, mut eager) = pair(&rom, alignment);
+            let input = InputStream::from_frames(vec![Default::default(); frames]);
+            assert_instructions_agree(&path.display().to_string(), alignment, &mut lazy, &mut eager, &input);
         }
     }
 }

@@ -9,7 +9,7 @@ mod execute;
 mod opcodes;
 
 pub use disasm::trace_line;
-pub use opcodes::{Mnemonic, Mode, OPCODES, OpcodeInfo};
+pub use opcodes::{ExtraCycles, Mnemonic, Mode, OPCODES, OpcodeInfo};
 
 /// Status flag bits of `P`.
 pub mod flags {

@@ -14,6 +14,21 @@
 use anes_core::cpu::{ExtraCycles, Mnemonic, Mode, OPCODES, OpcodeInfo, flags};
 use anes_core::{Cartridge, Nes, NesConfig};
 
+/// One run's starting point.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    /// Registers (S is always [`STACK`]).
+    a: u8,
+    x: u8,
+    y: u8,
+    p: u8,
+    /// Where `(zp),Y` points before indexing.
+    indirect_y_base: u16,
+    /// Where the opcode sits, and the two bytes after it.
+    at: u16,
+    operand: [u8; 2],
+}
+
 /// The operand bytes after the opcode: zero page $80, absolute $0380.
 const OPERAND: [u8; 2] = [0x80, 0x03];
 /// Where `(zp,X)` points.
@@ -26,18 +41,6 @@ const RAM_IMAGE: u16 = 0x9000;
 const IRQ_HANDLER: u16 = 0xB000;
 /// The stack pointer every run starts with.
 const STACK: u8 = 0xF0;
-
-/// Registers and the `(zp),Y` base for one run.
-#[derive(Debug, Clone, Copy)]
-struct Case {
-    a: u8,
-    x: u8,
-    y: u8,
-    p: u8,
-    indirect_y_base: u16,
-    at: u16,
-    operand: [u8; 2],
-}
 
 /// Every index stays inside its page.
 const NEAR: Case =
@@ -107,15 +110,8 @@ impl Case {
         };
         put_word(&mut ram, zp.wrapping_add(self.x), INDIRECT_X_TARGET);
         put_word(&mut ram, zp, self.indirect_y_base);
-        let markers = [
-            Mode::ZeroPageY,
-            Mode::Absolute,
-            Mode::AbsoluteX,
-            Mode::AbsoluteY,
-            Mode::IndirectX,
-            Mode::IndirectY,
-        ];
-        for (i, mode) in markers.into_iter().enumerate() {
+        // Zero page and zero page,X hold the pointers; every other mode's address gets a marker.
+        for (i, mode) in MEMORY_MODES[2..].iter().copied().enumerate() {
             let addr = self.effective_address(mode, &ram).expect("a memory mode");
             ram[usize::from(addr)] = 0xC1 + 2 * i as u8;
         }

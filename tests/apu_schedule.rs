@@ -9,7 +9,7 @@ mod support;
 
 use anes::core::movie::{Command, FrameInput};
 use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig};
-use support::{boot, random_input, repo_root, shared_roms};
+use support::{boot, conformance_roms, random_input, repo_root};
 
 /// The APU-heavy ROMs: ours (the demo plays all five channels with DMC samples; the stress ROMs
 /// collide DMA with everything) and, when present, the APU and interrupt timing suites.
@@ -18,8 +18,9 @@ fn apu_roms() -> Vec<(String, Vec<u8>)> {
     for rel in ["roms/demo/demo.nes", "roms/stress/dma_collide.nes", "roms/stress/frame_irq.nes"] {
         roms.push((rel.to_string(), std::fs::read(repo_root().join(rel)).expect("bundled ROM")));
     }
-    if let Some(dir) = shared_roms("APU timing suites for the APU schedule tests") {
-        for rel in [
+    roms.extend(conformance_roms(
+        "APU timing suites for the APU schedule tests",
+        &[
             "apu_test/rom_singles/1-len_ctr.nes",
             "apu_test/rom_singles/3-irq_flag.nes",
             "apu_test/rom_singles/4-jitter.nes",
@@ -30,10 +31,8 @@ fn apu_roms() -> Vec<(String, Vec<u8>)> {
             "cpu_interrupts_v2/rom_singles/4-irq_and_dma.nes",
             "cpu_interrupts_v2/rom_singles/3-nmi_and_irq.nes",
             "cpu_exec_space/test_cpu_exec_space_apu.nes",
-        ] {
-            roms.push((rel.to_string(), std::fs::read(dir.join(rel)).expect("conformance ROM")));
-        }
-    }
+        ],
+    ));
     roms
 }
 

@@ -55,6 +55,23 @@ pub fn shared_roms(test: &str) -> Option<PathBuf> {
     conformance_folder(test).map(|dir| dir.join("roms"))
 }
 
+/// The conformance ROMs at `paths` (relative to its `roms/`), named by those paths; none when the
+/// folder is missing and `test` may skip (see [`conformance_folder`]). A listed ROM missing from a
+/// present folder is an error.
+pub fn conformance_roms(test: &str, paths: &[&str]) -> Vec<(String, Vec<u8>)> {
+    let Some(dir) = shared_roms(test) else { return Vec::new() };
+    paths
+        .iter()
+        .map(|rel| {
+            let path = dir.join(rel);
+            let bytes = std::fs::read(&path).unwrap_or_else(|err| {
+                panic!("{}: {err} (the conformance folder is incomplete)", path.display())
+            });
+            (rel.to_string(), bytes)
+        })
+        .collect()
+}
+
 /// ROMs for determinism tests: every bundled ROM under roms/, plus a varied selection of the shared
 /// conformance ROMs when the conformance folder is present (see [`conformance_folder`]).
 pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
@@ -64,8 +81,9 @@ pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
         !roms.is_empty(),
         "no .nes files under roms/: the bundled ROMs are committed; is the checkout complete?"
     );
-    if let Some(dir) = shared_roms("determinism ROMs from the conformance folder") {
-        for rel in [
+    roms.extend(conformance_roms(
+        "determinism ROMs from the conformance folder",
+        &[
             "other/nestest.nes",
             "instr_test-v5/rom_singles/03-immediate.nes",
             "cpu_interrupts_v2/rom_singles/1-cli_latency.nes",
@@ -74,14 +92,8 @@ pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
             "apu_test/rom_singles/7-dmc_basics.nes",
             "instr_test-v5/all_instrs.nes",
             "mmc3_test_2/rom_singles/4-scanline_timing.nes",
-        ] {
-            let path = dir.join(rel);
-            let bytes = std::fs::read(&path).unwrap_or_else(|err| {
-                panic!("{}: {err} (the conformance folder is incomplete)", path.display())
-            });
-            roms.push((rel.to_string(), bytes));
-        }
-    }
+        ],
+    ));
     // Every mapper these ROMs use is supported: one that no longer loads is a regression, not a skip.
     for (name, bytes) in &roms {
         if let Err(err) = Cartridge::from_ines(bytes) {

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn anes(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_anes"))
-        .arg("lockstep")
-        .args(args)
-        .output()
-        .expect("the anes binary runs")
+    // In a folder of the test's own, so a divergence's default evidence folder never lands in the
+    // source tree.
+    let cwd = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lockstep-cwd");
+    std::fs::create_dir_all(&cwd).expect("a scratch folder");
+    anes_in(&cwd, args)
 }
 
 /// `anes lockstep ARGS` run in the directory `cwd`.

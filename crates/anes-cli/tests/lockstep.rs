@@ -210,17 +210,11 @@ fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
 
     // Refused: a flip the core refuses (an impossible state), found by trying where it will fire.
     use anes_lockstep::Machine;
-    let mut machine =
+    let machine =
         anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
             .unwrap();
-    machine.begin_frame(Default::default());
-    while machine.probe().cpu_cycle < 5000 {
-        machine.step_instruction();
-    }
-    let (section, offset, bit) = (0..machine.section_count())
-        .flat_map(|s| (0..machine.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
-        .find(|&(s, o, b)| machine.clone().flip_state_bit(s, o, b).is_err())
-        .expect("some flip makes an impossible state");
+    let (section, offset, bit) =
+        anes_lockstep::testing::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
     let spec = format!("flip:{}:{offset:#06x}:{bit}@5000", machine.section_name(section));
     let output = anes(&[rom, "--frames", "2", "--json", "--inject", &spec]);
     assert_eq!(output.status.code(), Some(2));

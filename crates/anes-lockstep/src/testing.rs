@@ -321,6 +321,76 @@ impl Machine for FakeMachine {
     }
 }
 
+/// The first state bit (section, offset, bit) whose flip `machine` refuses as an impossible state at
+/// CPU cycle `cpu_cycle` of its first frame, found by trying each bit on a copy: for tests of how a
+/// refused fault is reported. What is impossible depends on the clocks, hence the cycle.
+pub fn refused_flip<M: Machine + Clone>(machine: &M, cpu_cycle: u64) -> Option<(usize, usize, u8)> {
+    let mut there = machine.clone();
+    there.begin_frame(FrameInput::default());
+    while there.probe().cpu_cycle < cpu_cycle {
+        there.step_instruction();
+    }
+    (0..there.section_count())
+        .flat_map(|s| (0..there.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
+        .find(|&(s, o, b)| there.clone().flip_state_bit(s, o, b).is_err())
+}
+
+/// A [`FakeMachine`] whose snapshot restore is broken in a chosen way, to show that
+/// [`check_contract`] (and the tests built on it) catch a machine that breaks the contract: a test
+/// that passes on such a machine proves nothing.
+#[derive(Debug, Clone)]
+pub struct BrokenRestore {
+    /// The machine underneath.
+    pub inner: FakeMachine,
+    /// Applied after every restore, given the machine as it was just before the restore.
+    pub after_restore: fn(before: &FakeMachine, restored: &mut FakeMachine),
+}
+
+impl Machine for BrokenRestore {
+    fn begin_frame(&mut self, input: FrameInput) {
+        self.inner.begin_frame(input);
+    }
+    fn step_instruction(&mut self) -> bool {
+        self.inner.step_instruction()
+    }
+    fn record(&self) -> FrameRecord {
+        self.inner.record()
+    }
+    fn probe(&self) -> Probe {
+        self.inner.probe()
+    }
+    fn state_hash(&self) -> StateHash {
+        self.inner.state_hash()
+    }
+    fn section_count(&self) -> usize {
+        self.inner.section_count()
+    }
+    fn section_name(&self, index: usize) -> &'static str {
+        self.inner.section_name(index)
+    }
+    fn section_bytes(&self, index: usize) -> &[u8] {
+        self.inner.section_bytes(index)
+    }
+    fn snapshot_len(&self) -> usize {
+        self.inner.snapshot_len()
+    }
+    fn save_state(&self, out: &mut Vec<u8>) {
+        self.inner.save_state(out);
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+        let before = self.inner.clone();
+        self.inner.load_state(bytes)?;
+        (self.after_restore)(&before, &mut self.inner);
+        Ok(())
+    }
+    fn disassemble(&self, out: &mut String) {
+        self.inner.disassemble(out);
+    }
+    fn opcode(&self) -> u8 {
+        self.inner.opcode()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,58 +400,14 @@ mod tests {
         check_contract(&FakeMachine::new(1), 3).unwrap();
     }
 
-    /// A machine whose snapshot forgets its accumulator.
-    #[derive(Debug, Clone)]
-    struct Forgetful(FakeMachine);
-
-    impl Machine for Forgetful {
-        fn begin_frame(&mut self, input: FrameInput) {
-            self.0.begin_frame(input);
-        }
-        fn step_instruction(&mut self) -> bool {
-            self.0.step_instruction()
-        }
-        fn record(&self) -> FrameRecord {
-            self.0.record()
-        }
-        fn probe(&self) -> Probe {
-            self.0.probe()
-        }
-        fn state_hash(&self) -> StateHash {
-            self.0.state_hash()
-        }
-        fn section_count(&self) -> usize {
-            self.0.section_count()
-        }
-        fn section_name(&self, index: usize) -> &'static str {
-            self.0.section_name(index)
-        }
-        fn section_bytes(&self, index: usize) -> &[u8] {
-            self.0.section_bytes(index)
-        }
-        fn snapshot_len(&self) -> usize {
-            self.0.snapshot_len()
-        }
-        fn save_state(&self, out: &mut Vec<u8>) {
-            self.0.save_state(out);
-        }
-        fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-            let a = self.0.cpu[18];
-            self.0.load_state(bytes)?;
-            self.0.cpu[18] = a;
-            Ok(())
-        }
-        fn disassemble(&self, out: &mut String) {
-            self.0.disassemble(out);
-        }
-        fn opcode(&self) -> u8 {
-            self.0.opcode()
-        }
-    }
-
     #[test]
     fn an_incomplete_snapshot_breaks_the_contract() {
-        let err = check_contract(&Forgetful(FakeMachine::new(1)), 2).unwrap_err();
+        // The restore keeps the accumulator the machine had before: the snapshot "forgets" it.
+        let forgetful = BrokenRestore {
+            inner: FakeMachine::new(1),
+            after_restore: |before, restored| restored.cpu[18] = before.cpu[18],
+        };
+        let err = check_contract(&forgetful, 2).unwrap_err();
         assert!(matches!(err, ContractViolation::SnapshotIncomplete { .. }), "{err}");
     }
 }

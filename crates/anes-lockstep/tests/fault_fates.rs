@@ -97,17 +97,8 @@ fn a_fault_masked_at_frame_ends_is_detected_at_instruction_granularity() {
 #[test]
 fn a_refused_fault_says_why() {
     let machine = tiny();
-    // The first bit whose flip the core refuses (an impossible state), found by trying at the cycle
-    // where the fault fires (what is possible depends on the clocks).
-    let mut there = machine.clone();
-    there.begin_frame(Default::default());
-    while there.probe().cpu_cycle < 5000 {
-        there.step_instruction();
-    }
-    let (section, offset, bit) = (0..there.section_count())
-        .flat_map(|s| (0..there.section_bytes(s).len()).flat_map(move |o| (0..8u8).map(move |b| (s, o, b))))
-        .find(|&(s, o, b)| there.clone().flip_state_bit(s, o, b).is_err())
-        .expect("some flip makes an impossible state");
+    let (section, offset, bit) =
+        anes_lockstep::testing::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
     let spec = format!("flip:{}:{offset}:{bit}@5000", machine.section_name(section));
     let (outcome, fates) = run(&machine, &[spec], Threading::SameThread, 3);
     assert_eq!(outcome, RunOutcome::Agreed { frames: 3 }, "nothing was changed");

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::{FakeMachine, tiny_rom};
+use anes_lockstep::testing::{BrokenRestore, FakeMachine, tiny_rom};
 use anes_lockstep::{
     DivergenceKind, Fault, FaultPlan, FaultPlanError, Granularity, Lockstep, LockstepConfig, LockstepError,
     Machine, NesMachine, Progress, RunOutcome, Threading,
 };
-use common::{SlippingSnapshots, keeping_contract, nes_subject};
+use common::{keeping_contract, nes_subject};
 
 fn inputs() -> InputStream {
     // Buttons change every few frames, so the input stream matters.
@@ -194,19 +194,7 @@ fn the_evidence_bundle_holds_report_snapshots_inputs_and_pictures() {
     let dir = std::env::temp_dir().join(format!("anes-lockstep-bundle-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let html = evidence.write_bundle(&dir).unwrap();
-    for file in [
-        "report.json",
-        "report.html",
-        "build.json",
-        "checkpoint_a.snap",
-        "checkpoint_b.snap",
-        "divergence_a.snap",
-        "divergence_b.snap",
-        "inputs.input",
-        "a.png",
-        "b.png",
-        "diff.png",
-    ] {
+    for file in anes_lockstep::BUNDLE_FILES {
         assert!(dir.join(file).is_file(), "{file} missing");
     }
     // BUNDLE_FILES names exactly what a bundle holds (`anes lockstep --force` replaces those).
@@ -378,7 +366,13 @@ fn scanline_fault<M: Machine + Clone + Send>(machine: M, offset: usize) {
 #[should_panic(expected = "breaks the Machine contract")]
 fn a_machine_that_breaks_the_contract_fails_the_test() {
     // The subjects above go through this check: a broken contract must fail, never fall back.
-    keeping_contract(SlippingSnapshots(FakeMachine::new(1)));
+    // Restored snapshots one instruction off break the contract.
+    keeping_contract(BrokenRestore {
+        inner: FakeMachine::new(1),
+        after_restore: |_, restored| {
+            restored.step_instruction();
+        },
+    });
 }
 
 #[test]

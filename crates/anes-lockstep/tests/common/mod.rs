@@ -5,10 +5,8 @@
 use std::path::PathBuf;
 
 use anes_core::NesConfig;
-use anes_core::movie::FrameInput;
-use anes_core::state::{FrameRecord, StateHash};
-use anes_lockstep::testing::{FakeMachine, check_contract};
-use anes_lockstep::{Machine, MachineError, NesMachine, Probe};
+use anes_lockstep::testing::check_contract;
+use anes_lockstep::{Machine, NesMachine};
 
 /// True under CI: the `CI` environment variable is set to anything but empty, `0` or `false` (CI
 /// services set `CI=true`). Under CI a missing conformance folder fails the tests that need it
@@ -80,54 +78,6 @@ pub fn subject(test: &str) -> NesMachine {
             );
             NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), NesConfig::default()).expect("parses")
         }
-    }
-}
-
-/// A [`FakeMachine`] whose restored snapshots are one instruction off: it breaks the contract.
-#[derive(Debug, Clone)]
-pub struct SlippingSnapshots(pub FakeMachine);
-
-impl Machine for SlippingSnapshots {
-    fn begin_frame(&mut self, input: FrameInput) {
-        self.0.begin_frame(input);
-    }
-    fn step_instruction(&mut self) -> bool {
-        self.0.step_instruction()
-    }
-    fn record(&self) -> FrameRecord {
-        self.0.record()
-    }
-    fn probe(&self) -> Probe {
-        self.0.probe()
-    }
-    fn state_hash(&self) -> StateHash {
-        self.0.state_hash()
-    }
-    fn section_count(&self) -> usize {
-        self.0.section_count()
-    }
-    fn section_name(&self, index: usize) -> &'static str {
-        self.0.section_name(index)
-    }
-    fn section_bytes(&self, index: usize) -> &[u8] {
-        self.0.section_bytes(index)
-    }
-    fn snapshot_len(&self) -> usize {
-        self.0.snapshot_len()
-    }
-    fn save_state(&self, out: &mut Vec<u8>) {
-        self.0.save_state(out);
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        self.0.load_state(bytes)?;
-        self.0.step_instruction();
-        Ok(())
-    }
-    fn disassemble(&self, out: &mut String) {
-        self.0.disassemble(out);
-    }
-    fn opcode(&self) -> u8 {
-        self.0.opcode()
     }
 }
 

@@ -31,3 +31,13 @@ pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, Ro
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
 pub use state::{FrameRecord, Section, StateHash};
+
+/// The emulation epoch: bumped by every intended change of emulated behaviour (a timing fix, a new
+/// state field, a new hashed layout), in the same commit that re-blesses the golden records. Two
+/// builds of one epoch must produce the same frame records for the same ROM and inputs, so a canary
+/// that differs from its baseline within an epoch is a regression; across epochs a difference is the
+/// expected change (`anes canary` tells which).
+///
+/// History: 1, the state and hash layout of snapshot format 1 with the state hash domain "anes state
+/// hash v2".
+pub const EMULATION_EPOCH: u32 = 1;

@@ -9,9 +9,13 @@
 //! - [`config`]: the TOML configuration;
 //! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
 
+pub mod alertmanager;
 pub mod backoff;
+pub mod config;
 pub mod dlq;
 pub mod evidence;
+pub mod http;
 pub mod metrics;
 pub mod pipeline;
+pub mod runtime;
 pub mod worker;

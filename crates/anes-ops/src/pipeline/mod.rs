@@ -546,6 +546,12 @@ pub struct PipelineStatus {
     pub rollbacks_failed: u64,
     /// True once shutdown began.
     pub draining: bool,
+    /// Seconds since the service started, when this status was taken.
+    pub now_seconds: f64,
+    /// When the last firing notification for this pipeline arrived (seconds since the service started).
+    pub last_alert_firing_seconds: Option<f64>,
+    /// When the last resolved notification arrived.
+    pub last_alert_resolved_seconds: Option<f64>,
 }
 
 /// The pipeline state machine.
@@ -577,6 +583,7 @@ pub struct Pipeline {
     feed_due: bool,
     actions: VecDeque<Action>,
     now: Duration,
+    last_alert: (Option<Duration>, Option<Duration>),
 }
 
 impl Pipeline {
@@ -618,6 +625,7 @@ impl Pipeline {
             feed_due: false,
             actions: VecDeque::new(),
             now: Duration::ZERO,
+            last_alert: (None, None),
         };
         for w in WorkerId::BOTH {
             pipeline.actions.push_back(Action::Start { worker: w, incarnation: 1 });
@@ -734,10 +742,12 @@ impl Pipeline {
             }
             Event::AlertFiring => {
                 self.metrics.alerts_firing.inc();
+                self.last_alert.0 = Some(self.now);
                 self.alert_firing();
             }
             Event::AlertResolved => {
                 self.metrics.alerts_resolved.inc();
+                self.last_alert.1 = Some(self.now);
                 tracing::info!(
                     pipeline = %self.settings.id, mode = self.mode().name(),
                     "alert resolved: noted; a resolved alert never re-admits a worker by itself"
@@ -1551,6 +1561,9 @@ impl Pipeline {
             rollbacks_succeeded: self.rollbacks.0,
             rollbacks_failed: self.rollbacks.1,
             draining: self.draining,
+            now_seconds: self.now.as_secs_f64(),
+            last_alert_firing_seconds: self.last_alert.0.map(|t| t.as_secs_f64()),
+            last_alert_resolved_seconds: self.last_alert.1.map(|t| t.as_secs_f64()),
         }
     }
 }

@@ -30,6 +30,8 @@ const PUBLISH: Duration = Duration::from_millis(100);
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
 /// Records a replay at `max` pace offers at once.
 const MAX_OFFER: u64 = 4096;
+/// A replay at `max` pace keeps at most this many drift windows of records unverified.
+const MAX_AHEAD_WINDOWS: u64 = 4;
 
 /// Why the service could not start.
 #[derive(Debug, Error)]
@@ -309,23 +311,13 @@ impl Driver {
                 last_publish = now;
                 self.publish();
             }
+            // A real-time replay wakes when its next record is due; everything else wakes on messages,
+            // or at the next tick.
             let wait = match (&self.plan.source, drain_deadline) {
-                (Some(source), None) => {
+                (Some(source), None) if source.is_real_time() => {
                     source.next_due_at().map_or(TICK, |due| due.saturating_sub(now).min(TICK))
                 }
                 _ => TICK,
-            };
-            let wait = if self.pipeline.room() > 0
-                && self
-                    .plan
-                    .source
-                    .as_ref()
-                    .is_some_and(|s| !s.finished() && s.next_due_at() == Some(Duration::ZERO))
-                && drain_deadline.is_none()
-            {
-                Duration::ZERO
-            } else {
-                wait
             };
             crossbeam_channel::select! {
                 recv(worker_rx) -> message => {
@@ -366,7 +358,14 @@ impl Driver {
 
     fn offer_replay(&mut self, now: Duration) {
         let Some(source) = self.plan.source.as_mut() else { return };
-        let room = self.pipeline.room();
+        let mut room = self.pipeline.room();
+        if !source.is_real_time() {
+            // As fast as possible, but only a few drift windows ahead of verification: enough to keep
+            // both workers busy, refilled in large steps so the driver does not wake for every record.
+            let window = self.plan.settings.drift_window;
+            let backlog = self.pipeline.unverified();
+            room = if backlog > 2 * window { 0 } else { room.min(MAX_AHEAD_WINDOWS * window - backlog) };
+        }
         let due = source.due(now, room.min(MAX_OFFER)).min(room);
         for _ in 0..due {
             let input = source.next_record();

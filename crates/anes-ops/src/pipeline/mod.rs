@@ -664,6 +664,11 @@ impl Pipeline {
         self.drained
     }
 
+    /// Records in the log not verified yet.
+    pub fn unverified(&self) -> u64 {
+        self.log.unverified()
+    }
+
     /// Records the pipeline can take now without refusing.
     pub fn room(&self) -> u64 {
         if self.draining {

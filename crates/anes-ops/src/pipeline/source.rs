@@ -85,6 +85,11 @@ impl ReplaySource {
         }
     }
 
+    /// True for a [`Pace::RealTime`] replay.
+    pub fn is_real_time(&self) -> bool {
+        matches!(self.pace, Pace::RealTime { .. })
+    }
+
     /// Records handed out so far.
     pub fn produced(&self) -> u64 {
         self.produced

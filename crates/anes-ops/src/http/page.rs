@@ -27,7 +27,7 @@ const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#
 h1{font-size:20px;margin:0 0 4px}p.sub{color:#5b6475;margin:0 0 16px}\
 table{border-collapse:collapse;background:#fff;box-shadow:0 1px 2px #0002;width:100%}\
 th,td{padding:8px 10px;border-bottom:1px solid #e3e6eb;text-align:left;vertical-align:top}\
-th{background:#eef0f4;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+th{background:#eef0f4;font-weight:600}td:not(:last-child){white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .mode{display:inline-block;padding:2px 8px;border-radius:10px;font-weight:600;font-size:12px}\
 .normal{background:#d9f2e1;color:#14532d}.read_only{background:#fde2e1;color:#7f1d1d}.recovery{background:#fdf1d3;color:#78350f}\
 .flag1{color:#b91c1c;font-weight:700}small{color:#5b6475}a{color:#1d4ed8}";

@@ -176,6 +176,17 @@ pub enum Decision {
 }
 
 /// Remembers the notifications already acted on.
+///
+/// ```
+/// use anes_ops::alertmanager::{parse, Decision, Deduplicator};
+/// let body = r#"{"version":"4","status":"firing","receiver":"anes","alerts":[{"status":"firing",
+///   "labels":{"alertname":"DualWorkerStateDivergence","pipeline_id":"p1"},
+///   "startsAt":"2026-11-29T07:06:24.878Z","fingerprint":"72d33b258b0722f7"}]}"#;
+/// let notification = parse(body.as_bytes()).unwrap();
+/// let mut dedup = Deduplicator::new();
+/// assert_eq!(dedup.decide(&notification.alerts[0]), Decision::Firing { pipeline: "p1".into() });
+/// assert_eq!(dedup.decide(&notification.alerts[0]), Decision::Duplicate);
+/// ```
 #[derive(Debug, Default)]
 pub struct Deduplicator {
     seen: HashSet<(String, String, Status)>,

@@ -128,6 +128,14 @@ pub struct PipelineConfig {
 }
 
 /// The whole configuration, validated.
+///
+/// ```
+/// use anes_ops::config::Config;
+/// let config = Config::parse("[[pipeline]]\nid = \"p1\"\nrollback = \"immediate\"\n", "anes.toml").unwrap();
+/// assert_eq!(config.pipelines[0].settings.id, "p1");
+/// let mistake = Config::parse("[[pipeline]]\nid = \"p1\"\ndrift_window = 7\n", "anes.toml").unwrap_err();
+/// assert!(mistake.to_string().starts_with("anes.toml: pipeline[0].drift_window: 7"));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Listen address.

@@ -32,6 +32,18 @@ pub trait DeadLetterQueue: Send + std::fmt::Debug {
 }
 
 /// A bounded in-memory [`DeadLetterQueue`].
+///
+/// ```
+/// use anes_core::movie::FrameInput;
+/// use anes_ops::dlq::{DeadLetterQueue, MemoryDlq};
+/// let mut queue = MemoryDlq::new(2);
+/// queue.push(FrameInput::buttons(1, 0)).unwrap();
+/// queue.push(FrameInput::buttons(2, 0)).unwrap();
+/// assert!(queue.push(FrameInput::default()).is_err(), "bounded");
+/// let mut out = Vec::new();
+/// queue.take_front(10, &mut out);
+/// assert_eq!(out, [FrameInput::buttons(1, 0), FrameInput::buttons(2, 0)]);
+/// ```
 #[derive(Debug)]
 pub struct MemoryDlq {
     records: VecDeque<FrameInput>,

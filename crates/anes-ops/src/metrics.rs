@@ -118,6 +118,16 @@ fn compare_latency_histogram() -> Histogram {
 }
 
 /// Every metric family of the service and the registry that encodes them.
+///
+/// ```
+/// use anes_ops::metrics::Metrics;
+/// let metrics = Metrics::new();
+/// let p1 = metrics.pipeline("p1");
+/// p1.drift.set(51);
+/// let mut text = String::new();
+/// metrics.encode(&mut text).unwrap();
+/// assert!(text.contains("worker_drift_offset_records{pipeline_id=\"p1\"} 51"));
+/// ```
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,

@@ -33,6 +33,18 @@ struct PendingFault {
 }
 
 /// A console driven by protocol commands.
+///
+/// ```
+/// use anes_ops::worker::engine::{Engine, Flow};
+/// use anes_ops::worker::protocol::{Command, Reply, WireInput};
+/// let mut engine = Engine::new();
+/// let mut replies = Vec::new();
+/// let rom = anes_lockstep::testing::tiny_rom();
+/// engine.handle(Command::Load { rom, checkpoint_every: 60 }, &mut |r| replies.push(r));
+/// let flow = engine.handle(Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
+/// assert_eq!(flow, Flow::Continue);
+/// assert!(matches!(replies.last(), Some(Reply::Record { seq: 0, record }) if record.frame == 1));
+/// ```
 #[derive(Debug, Default)]
 pub struct Engine {
     machine: Option<NesMachine>,

@@ -120,6 +120,17 @@ impl WireInput {
 }
 
 /// Parent to child.
+///
+/// ```
+/// use anes_ops::worker::protocol::{Command, WireInput, decode_command, encode_command, read_frame};
+/// let command = Command::Frames { first_seq: 0, inputs: vec![WireInput([0x08, 0, 0])] };
+/// let mut bytes = Vec::new();
+/// encode_command(&command, &mut bytes);
+/// let mut frame = Vec::new();
+/// assert!(read_frame(&mut &bytes[..], &mut frame).unwrap());
+/// assert_eq!(decode_command(&frame).unwrap(), command);
+/// assert_eq!(serde_json::to_string(&command).unwrap(), r#"{"type":"frames","first_seq":0,"inputs":[[8,0,0]]}"#);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Command {

@@ -46,7 +46,7 @@ sleep 3
 curl -sf -X POST -H "Authorization: Bearer screenshot-token" -H "Content-Type: application/json" \
     -d '{"worker": "b", "fault": "flip:ram:0x07f0:3"}' "http://127.0.0.1:$port/v1/pipelines/p1/drill" >/dev/null
 sleep 2
-chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$tmp/chromium" --hide-scrollbars --window-size=1400,400 \
     --screenshot="$tmp/page.png" "http://127.0.0.1:$port/" 2>/dev/null

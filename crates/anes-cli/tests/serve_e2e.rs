@@ -242,7 +242,8 @@ fn alert_webhook_rollback_end_to_end() {
         http.get(&format!("http://{am}/-/ready")).filter(|(s, _)| *s == 200)
     });
     wait_until("prometheus scraping anes", Duration::from_secs(40), || {
-        let v = http.json(&format!("http://{prom}/api/v1/query?query=up%7Bjob%3D%22anes%22%7D"));
+        let (_, body) = http.get(&format!("http://{prom}/api/v1/query?query=up%7Bjob%3D%22anes%22%7D"))?;
+        let v: Value = serde_json::from_str(&body).ok()?;
         (v["data"]["result"][0]["value"][1] == "1").then_some(())
     });
     println!("all three servers up after {:.1} s", started.elapsed().as_secs_f64());
@@ -356,16 +357,22 @@ fn alert_webhook_rollback_end_to_end() {
     // The status page lists both pipelines, in a real browser when one is installed.
     let (code, page) = http.get(&format!("{base}/")).unwrap();
     assert!(code == 200 && page.contains("<b>p1</b>") && page.contains("<b>p2</b>"));
-    if let Ok(out) = Command::new("chromium")
+    let dom_file = dir.join("dom.html");
+    let chromium = Command::new("chromium")
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
         .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
         .arg(format!("--user-data-dir={}", dir.join("chromium").display()))
         .arg("--dump-dom")
         .arg(format!("{base}/"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(fs::File::create(&dom_file).unwrap()))
         .stderr(Stdio::null())
-        .output()
-    {
-        let dom = String::from_utf8_lossy(&out.stdout);
+        .spawn();
+    if let Ok(child) = chromium {
+        processes.children.push(("chromium", child, dom_file.clone()));
+        let exit = wait_exit(processes.child("chromium"), Duration::from_secs(60));
+        assert!(exit.is_some(), "chromium did not finish within 60 s");
+        let dom = fs::read_to_string(&dom_file).unwrap();
         assert!(dom.contains("<b>p1</b>") && dom.contains("<b>p2</b>"), "chromium's DOM: {dom}");
         println!("chromium renders the status page with both pipelines");
     }

@@ -121,7 +121,7 @@ fn get(agent: &ureq::Agent, port: u16, path: &str) -> Option<String> {
 
 fn throughput(c: &mut Criterion) {
     let mut group = c.benchmark_group("throughput");
-    group.sample_size(20);
+    group.sample_size(10);
 
     let inputs = looping_input(2_000_000);
     let machine = NesMachine::from_ines(DEMO_ROM, NesConfig::default()).unwrap();

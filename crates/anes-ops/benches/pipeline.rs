@@ -43,6 +43,7 @@ fn looping_input(frames: usize) -> InputStream {
 /// A service: pipelines, the HTTP server on a loopback port, and a scraper thread.
 struct Service {
     pipelines: Option<Pipelines>,
+    metrics: Arc<Metrics>,
     port: u16,
     stop: Arc<AtomicBool>,
     runtime: tokio::runtime::Runtime,
@@ -62,7 +63,7 @@ impl Service {
         let pipelines = start_pipelines(&config, &options, &metrics).unwrap();
         let state = AppState {
             pipelines: Arc::new(pipelines.handles.clone()),
-            metrics,
+            metrics: Arc::clone(&metrics),
             token: None,
             drill: false,
             evidence_dir: std::env::temp_dir(),
@@ -90,11 +91,12 @@ impl Service {
                 }
             })
         });
-        Service { pipelines: Some(pipelines), port, stop, runtime, scraper }
+        Service { pipelines: Some(pipelines), metrics, port, stop, runtime, scraper }
     }
 
+    /// Read from the live counter (the status the API serves is refreshed only every 100 ms).
     fn frames_verified(&self) -> u64 {
-        self.pipelines.as_ref().unwrap().handles[0].status().frames_verified
+        self.metrics.frames_verified("bench")
     }
 }
 

@@ -329,6 +329,13 @@ impl Metrics {
         metrics
     }
 
+    /// The current value of `anes_frames_verified_total` for a pipeline (0 for one never added).
+    pub fn frames_verified(&self, pipeline_id: &str) -> u64 {
+        self.frames_verified
+            .get(&PipelineLabel { pipeline_id: pipeline_id.to_string() })
+            .map_or(0, |c| c.get())
+    }
+
     /// Counts a notification that was not acted on.
     pub fn notification_ignored(&self, reason: &'static str) {
         self.notifications_ignored.get_or_create(&Reason { reason }).inc();

@@ -56,7 +56,7 @@ fn run(commands: Receiver<Command>, state: &AtomicU8, mut out: ReplyBatcher) {
                 }
                 continue;
             }
-            Err(RecvTimeoutError::Disconnected) => break "stopped".to_string(),
+            Err(RecvTimeoutError::Disconnected) => break stop_reason(state),
         };
         if state.load(Ordering::Relaxed) != RUNNING {
             break stop_reason(state);
@@ -110,5 +110,43 @@ impl WorkerHandle for ThreadWorker {
 impl Drop for ThreadWorker {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::protocol::WireInput;
+
+    fn next(rx: &crossbeam_channel::Receiver<WorkerMessage>) -> WorkerOutput {
+        rx.recv_timeout(Duration::from_secs(10)).expect("a message").body
+    }
+
+    #[test]
+    fn a_thread_worker_runs_frames_and_reports_how_it_ended() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut worker = ThreadWorker::spawn(WorkerId::B, 7, tx.clone()).unwrap();
+        assert!(matches!(next(&rx), WorkerOutput::Replies(r) if matches!(r[0], Reply::Hello { .. })));
+        worker.send(Command::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+        worker.send(Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] });
+        let mut records = 0;
+        while records < 3 {
+            if let WorkerOutput::Replies(replies) = next(&rx) {
+                records += replies.iter().filter(|r| matches!(r, Reply::Record { .. })).count();
+            }
+        }
+        worker.crash();
+        assert!(matches!(next(&rx), WorkerOutput::Exited { reason } if reason.contains("crashed")));
+
+        let mut stalled = ThreadWorker::spawn(WorkerId::A, 8, tx).unwrap();
+        let _hello = next(&rx);
+        stalled.send(Command::Stall { millis: 600_000 });
+        std::thread::sleep(Duration::from_millis(50));
+        let started = Instant::now();
+        stalled.stop();
+        assert!(started.elapsed() < Duration::from_secs(2), "a stalled worker stops at once");
+        let message = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!((message.worker, message.incarnation), (WorkerId::A, 8));
+        assert!(matches!(message.body, WorkerOutput::Exited { reason } if reason == "stopped"));
     }
 }

@@ -78,7 +78,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let token = read_token(config.token_file.as_deref())?;
     let options = ServiceOptions {
         demo_rom: Arc::new(DEMO_ROM.to_vec()),
-        demo_input: Arc::new(InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?),
+        demo_input: anes_ops::pipeline::stream_frames(
+            &InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
+        )
+        .into(),
         worker_program: std::env::current_exe().ok(),
         token,
     };

@@ -22,6 +22,7 @@ use anes_ops::alertmanager::Deduplicator;
 use anes_ops::config::Config;
 use anes_ops::http::{AppState, router};
 use anes_ops::metrics::Metrics;
+use anes_ops::pipeline::stream_frames;
 use anes_ops::runtime::{Pipelines, ServiceOptions, start_pipelines};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -35,8 +36,8 @@ fn demo_input() -> InputStream {
 
 /// The demo input repeated, as long as the longest run needs (a replay loops the same way).
 fn looping_input(frames: usize) -> InputStream {
-    let one = demo_input();
-    let looped: Vec<FrameInput> = one.frames().iter().copied().cycle().take(frames).collect();
+    let one = stream_frames(&demo_input());
+    let looped: Vec<FrameInput> = one.iter().copied().cycle().take(frames).collect();
     InputStream::from_frames(looped)
 }
 
@@ -55,7 +56,7 @@ impl Service {
         let config = Config::parse(config_text, "bench.toml").unwrap();
         let options = ServiceOptions {
             demo_rom: Arc::new(DEMO_ROM.to_vec()),
-            demo_input: Arc::new(demo_input()),
+            demo_input: stream_frames(&demo_input()).into(),
             worker_program: None,
             token: None,
         };

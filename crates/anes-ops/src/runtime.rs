@@ -71,7 +71,7 @@ pub struct ServiceOptions {
     /// The bundled demo ROM (used by pipelines without `rom`).
     pub demo_rom: Arc<Vec<u8>>,
     /// The bundled demo input stream.
-    pub demo_input: Arc<InputStream>,
+    pub demo_input: Arc<[FrameInput]>,
     /// The `anes` executable, for process workers.
     pub worker_program: Option<PathBuf>,
     /// The bearer token (already read from its file or the environment).
@@ -224,7 +224,7 @@ pub fn start_pipelines(
             InputSpec::Push => None,
             InputSpec::Replay { file, looping, pace } => {
                 let stream = match file {
-                    Some(path) => Arc::new(read_stream(path)?),
+                    Some(path) => crate::pipeline::stream_frames(&read_stream(path)?).into(),
                     None => Arc::clone(&options.demo_input),
                 };
                 Some(ReplaySource::new(stream, *looping, *pace))

@@ -33,7 +33,7 @@ fn fixture() -> &'static Fixture {
         .unwrap();
         let options = ServiceOptions {
             demo_rom: Arc::new(anes_lockstep::testing::tiny_rom()),
-            demo_input: Arc::new(InputStream::from_frames(vec![FrameInput::default(); 10])),
+            demo_input: vec![FrameInput::default(); 10].into(),
             worker_program: None,
             token: Some(TOKEN.into()),
         };

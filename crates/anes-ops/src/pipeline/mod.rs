@@ -52,7 +52,7 @@ use thiserror::Error;
 
 pub use log::Accounting;
 use log::{InputLog, LogRecord};
-pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource};
+pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, WorkerStatus};
 
 use crate::backoff::Backoff;

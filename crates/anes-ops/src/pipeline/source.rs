@@ -6,6 +6,12 @@ use std::time::Duration;
 
 use anes_core::movie::{FrameInput, InputStream};
 
+/// The frames of a stream, in order (a plain slice is `Sync`, so one recording can feed any number of
+/// pipeline threads).
+pub fn stream_frames(stream: &InputStream) -> Vec<FrameInput> {
+    (0..stream.len()).map(|i| stream.frame(i)).collect()
+}
+
 /// NTSC frames per second (master clock / 4 / 341 / 262 + the odd short frame): 60.0988.
 pub const NTSC_FRAMES_PER_SECOND: f64 = 60.0988;
 
@@ -24,7 +30,7 @@ pub enum Pace {
 /// A replay of a recorded stream.
 #[derive(Debug, Clone)]
 pub struct ReplaySource {
-    stream: Arc<InputStream>,
+    stream: Arc<[FrameInput]>,
     looping: bool,
     pace: Pace,
     started_at: Option<Duration>,
@@ -35,7 +41,7 @@ pub struct ReplaySource {
 impl ReplaySource {
     /// A replay of `stream`, once or looping, at `pace`. The clock starts at the first call to
     /// [`ReplaySource::due`].
-    pub fn new(stream: Arc<InputStream>, looping: bool, pace: Pace) -> ReplaySource {
+    pub fn new(stream: Arc<[FrameInput]>, looping: bool, pace: Pace) -> ReplaySource {
         ReplaySource { stream, looping, pace, started_at: None, produced: 0 }
     }
 
@@ -66,7 +72,7 @@ impl ReplaySource {
     /// The next record; call only while [`ReplaySource::due`] says one is due.
     pub fn next_record(&mut self) -> FrameInput {
         let len = self.stream.len().max(1) as u64;
-        let input = self.stream.frame((self.produced % len) as usize);
+        let input = self.stream.get((self.produced % len) as usize).copied().unwrap_or_default();
         self.produced += 1;
         input
     }
@@ -100,8 +106,9 @@ impl ReplaySource {
 mod tests {
     use super::*;
 
-    fn stream(n: usize) -> Arc<InputStream> {
-        Arc::new(InputStream::from_frames((0..n).map(|i| FrameInput::buttons(i as u8, 0)).collect()))
+    fn stream(n: usize) -> Arc<[FrameInput]> {
+        let recorded = InputStream::from_frames((0..n).map(|i| FrameInput::buttons(i as u8, 0)).collect());
+        stream_frames(&recorded).into()
     }
 
     #[test]

@@ -43,9 +43,16 @@ impl Pipeline {
                 slot.loaded = Some(record);
                 match &self.phase {
                     Phase::RollingBack(r) if r.step == Step::Restore => {
-                        let checkpoint = self.checkpoints.back().cloned();
-                        if let Some(cp) = checkpoint {
-                            self.send_restore(worker, &cp);
+                        match self.checkpoints.back().cloned() {
+                            Some(cp) => self.send_restore(worker, &cp),
+                            // Restoring to power-on: a fresh start is the restore.
+                            None => {
+                                let slot = &mut self.workers[worker.index()];
+                                slot.phase = WorkerPhase::Running;
+                                slot.restored = Some(record);
+                                slot.reset_to(0);
+                                self.check_restored();
+                            }
                         }
                     }
                     Phase::RollingBack(_) | Phase::RetryWait { .. } | Phase::GaveUp { .. } => {
@@ -139,13 +146,9 @@ impl Pipeline {
             i.suspects = Some(vec![worker]);
         }
         match self.phase.clone() {
-            Phase::Normal => {
-                if self.settings.policy == RollbackPolicy::Immediate {
-                    self.start_rollback(Trigger::Detection, Some(id), vec![worker]);
-                }
-                // Under the alert policy the twin runs on to the drift window and the alert fires.
-                self.feed_due = true;
-            }
+            // Whatever the policy: a dead worker corrupts nothing, but waiting for the drift alert
+            // could mean waiting forever when fewer than 51 records arrive after it died.
+            Phase::Normal => self.start_rollback(Trigger::Detection, Some(id), vec![worker]),
             Phase::RollingBack(_) => {
                 self.attempt_failed(&format!("worker {worker} exited during the rollback: {reason}"))
             }

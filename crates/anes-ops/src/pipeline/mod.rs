@@ -74,10 +74,12 @@ const INCIDENTS_KEPT: usize = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RollbackPolicy {
-    /// When the alert fires (Alertmanager calls the webhook): the design's procedure.
+    /// When the alert fires (Alertmanager calls the webhook): the design's procedure. (A worker that
+    /// dies is replaced at once under either policy: the drift alert could wait forever on a quiet
+    /// pipeline.)
     #[default]
     Alert,
-    /// As soon as the pipeline itself sees a divergence or a dead worker.
+    /// As soon as the pipeline itself sees a divergence.
     Immediate,
 }
 

@@ -1,5 +1,7 @@
 //! Divergences, alerts and the six-step rollback procedure; time-driven transitions and the drain.
 
+use std::sync::Arc;
+
 use anes_core::state::FrameRecord;
 
 use super::*;
@@ -131,7 +133,8 @@ impl Pipeline {
                 suspects.push(slot.id);
             }
         }
-        if suspects.is_empty() {
+        if suspects.is_empty() || self.checkpoints.is_empty() {
+            // Not knowing who, or going back to power-on: both start again.
             suspects = WorkerId::BOTH.to_vec();
         }
         suspects.sort();
@@ -186,7 +189,7 @@ impl Pipeline {
 
     pub(super) fn restore_step(&mut self) {
         let Some(checkpoint) = self.checkpoints.back().cloned() else {
-            return self.attempt_failed("no verified checkpoint to restore");
+            return self.restore_power_on();
         };
         self.set_step(Step::Restore);
         for w in WorkerId::BOTH {
@@ -213,6 +216,30 @@ impl Pipeline {
         );
     }
 
+    /// Before the first checkpoint is verified (a worker died or diverged while starting), the last
+    /// state both workers shared is power-on: both start afresh, and the log runs from its first record.
+    fn restore_power_on(&mut self) {
+        if self.log.verified_high() > 0 {
+            return self.attempt_failed("no verified checkpoint to restore");
+        }
+        self.set_step(Step::Restore);
+        for w in WorkerId::BOTH {
+            let slot = &mut self.workers[w.index()];
+            slot.restored = None;
+            if slot.phase != WorkerPhase::Stopped {
+                // Only reached with both isolated (no checkpoint makes both suspects).
+                return self.attempt_failed("a worker to restart from power-on was not stopped");
+            }
+            slot.incarnation += 1;
+            slot.restarts += 1;
+            slot.phase = WorkerPhase::Starting;
+            slot.reset_to(0);
+            self.metrics.restarts[w.index()].inc();
+            self.actions.push_back(Action::Start { worker: w, incarnation: slot.incarnation });
+        }
+        self.step_done(Step::Restore, "no checkpoint verified yet: both workers start again from power-on");
+    }
+
     pub(super) fn send_restore(&mut self, worker: WorkerId, checkpoint: &Checkpoint) {
         let slot = &mut self.workers[worker.index()];
         slot.phase = WorkerPhase::Restoring;
@@ -230,15 +257,29 @@ impl Pipeline {
             return;
         }
         let (Some(ra), Some(rb)) = (self.workers[0].restored, self.workers[1].restored) else { return };
-        let Some(checkpoint) = self.checkpoints.back().cloned() else { return };
+        let checkpoint = match self.checkpoints.back().cloned() {
+            Some(c) => c,
+            None if ra == rb => {
+                // Power-on: it becomes the first checkpoint once a snapshot of it arrives.
+                self.boundaries.push_back((0, ra.state_hash.0));
+                Checkpoint {
+                    seq: 0,
+                    state_hash: ra.state_hash.0,
+                    snapshot: Arc::default(),
+                    taken_at: self.now,
+                }
+            }
+            None => return self.attempt_failed("the workers disagree at power-on"),
+        };
         self.set_step(Step::Verify);
         if ra.state_hash.0 == checkpoint.state_hash && rb.state_hash.0 == checkpoint.state_hash && ra == rb {
             self.step_done(Step::Verify, "recovery mode: both state hashes equal the checkpoint's");
             self.diverged = false;
             self.metrics.divergence_flag.set(0);
             self.verified_until = checkpoint.seq;
-            self.snapshots.clear();
-            self.boundaries.clear();
+            self.snapshots.retain(|s| s.0 == 0 && checkpoint.seq == 0);
+            self.boundaries.retain(|b| b.0 == 0 && checkpoint.seq == 0);
+            self.match_snapshots();
             for slot in &mut self.workers {
                 slot.reset_to(checkpoint.seq);
             }

@@ -414,7 +414,7 @@ fn pushed_batches_skip_duplicates_and_refuse_gaps() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// Random interleavings of worker progress, message delivery, time, input and drills: records are
     /// never lost or counted twice, and once the drills stop the pipeline heals by itself.

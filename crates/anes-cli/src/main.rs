@@ -12,7 +12,9 @@ mod movie;
 mod output;
 mod rom;
 mod run;
+mod serve;
 mod trace;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -39,6 +41,11 @@ enum Command {
     /// Input-stream tools: convert FCEUX .fm2 movies, show what a stream holds.
     #[command(subcommand)]
     Movie(movie::MovieCommand),
+    /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
+    /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
+    Serve(serve::Args),
+    /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
+    Worker(worker::Args),
 }
 
 /// Exit status for bad input.
@@ -52,6 +59,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run::main(&args),
         Command::Trace(args) => trace::main(&args),
         Command::Movie(command) => movie::main(&command),
+        Command::Serve(args) => serve::main(&args),
+        Command::Worker(args) => worker::main(&args),
     };
     match result {
         Ok(code) => code,

@@ -368,13 +368,21 @@ fn alert_webhook_rollback_end_to_end() {
         .stdout(Stdio::from(fs::File::create(&dom_file).unwrap()))
         .stderr(Stdio::null())
         .spawn();
-    if let Ok(child) = chromium {
-        processes.children.push(("chromium", child, dom_file.clone()));
-        let exit = wait_exit(processes.child("chromium"), Duration::from_secs(60));
-        assert!(exit.is_some(), "chromium did not finish within 60 s");
-        let dom = fs::read_to_string(&dom_file).unwrap();
-        assert!(dom.contains("<b>p1</b>") && dom.contains("<b>p2</b>"), "chromium's DOM: {dom}");
-        println!("chromium renders the status page with both pipelines");
+    match chromium {
+        Ok(child) => {
+            processes.children.push(("chromium", child, dom_file.clone()));
+            let exit = wait_exit(processes.child("chromium"), Duration::from_secs(60));
+            assert!(exit.is_some(), "chromium did not finish within 60 s");
+            let dom = fs::read_to_string(&dom_file).unwrap();
+            assert!(dom.contains("<b>p1</b>") && dom.contains("<b>p2</b>"), "chromium's DOM: {dom}");
+            println!("chromium renders the status page with both pipelines");
+        }
+        // CI installs Chromium (scripts/install-ops-servers.sh --chromium): there the check must run.
+        Err(e) => {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+            assert!(!ci, "chromium cannot be started ({e}) and CI is set");
+            println!("chromium not available ({e}): the status page was checked over HTTP only");
+        }
     }
 
     // ---- SIGTERM: intake stops, final verified checkpoints, nothing lost --------------------------

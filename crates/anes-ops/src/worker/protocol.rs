@@ -25,10 +25,9 @@ use thiserror::Error;
 /// Version of this protocol. A child that speaks another version is refused at the handshake.
 pub const PROTOCOL_VERSION: u16 = 1;
 
-/// Changes whenever the same ROM and inputs may produce different frame records than builds of the
-/// previous epoch did (a fix in the emulation, a new state field). Two builds of one epoch must agree
-/// frame by frame; a canary of another epoch is compared by its final state, not frame by frame.
-pub const EMULATION_EPOCH: u32 = 1;
+/// The core's emulation epoch ([`anes_core::EMULATION_EPOCH`]), which a child names in its hello:
+/// two builds of one epoch must agree frame by frame.
+pub const EMULATION_EPOCH: u32 = anes_core::EMULATION_EPOCH;
 
 /// First bytes of the [`Reply::Hello`] payload in the binary encoding.
 pub const HELLO_MAGIC: [u8; 4] = *b"ANWP";

@@ -115,7 +115,7 @@ pub struct StoreSection {
     pub url: Option<String>,
     /// Checkpoints kept (default 4).
     pub kept: Option<usize>,
-    /// Delay ceiling of the first retry, seconds (default 1; doubling per retry).
+    /// Delay ceiling of the first retry, seconds (default 2; doubling per retry).
     pub retry_base_seconds: Option<f64>,
     /// Largest delay ceiling, seconds (default 30).
     pub retry_cap_seconds: Option<f64>,

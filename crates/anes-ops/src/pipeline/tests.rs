@@ -34,6 +34,7 @@ struct Sim {
     inputs_sent: u64,
     drained: Option<Option<Checkpoint>>,
     investigations: u32,
+    persisted: u32,
 }
 
 impl Sim {
@@ -55,6 +56,7 @@ impl Sim {
             inputs_sent: 0,
             drained: None,
             investigations: 0,
+            persisted: 0,
         };
         sim.run_actions();
         sim
@@ -116,6 +118,7 @@ impl Sim {
                     self.events.push_back(Event::Verdict { incident: investigation.incident, suspects });
                 }
                 Action::Drained(checkpoint) => self.drained = Some(checkpoint),
+                Action::Persist(_) | Action::BumpStoreEpoch => self.persisted += 1,
             }
         }
     }
@@ -214,6 +217,7 @@ impl Sim {
                 self.inputs_sent += 1;
             }
         }
+        self.pipeline.commit_input().unwrap();
         self.run_actions();
     }
 

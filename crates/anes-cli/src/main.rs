@@ -5,6 +5,7 @@
 //! `error: <file>: <problem>` on stderr.
 
 mod conformance;
+mod dlq;
 mod input_file;
 mod limited_read;
 mod lockstep;
@@ -44,6 +45,9 @@ enum Command {
     /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
     /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
     Serve(serve::Args),
+    /// Dead-letter queue tools: show what a queue file holds.
+    #[command(subcommand)]
+    Dlq(dlq::DlqCommand),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
     Worker(worker::Args),
 }
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Movie(command) => movie::main(&command),
         Command::Serve(args) => serve::main(&args),
         Command::Worker(args) => worker::main(&args),
+        Command::Dlq(command) => dlq::main(&command),
     };
     match result {
         Ok(code) => code,

@@ -245,7 +245,8 @@ fn kill_9_during_checkpoint_writes_and_dlq_appends_loses_nothing() {
         if s["mode"] == "normal" && a["unverified"] == 0 && a["in_dlq"] == 0 {
             break s;
         }
-        assert!(settle.elapsed() < Duration::from_secs(60), "the last run did not settle: {s}");
+        // After many read-only trials the last run may re-run tens of thousands of records (debug build).
+        assert!(settle.elapsed() < Duration::from_secs(300), "the last run did not settle: {s}");
         std::thread::sleep(Duration::from_millis(100));
     };
     let a = &final_status["accounting"];

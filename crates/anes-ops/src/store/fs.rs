@@ -197,7 +197,7 @@ impl FsStore {
                 names.push((frame, epoch, name));
             }
         }
-        names.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        names.sort_by_key(|n| std::cmp::Reverse((n.0, n.1)));
         Ok(names)
     }
 

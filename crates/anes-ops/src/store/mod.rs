@@ -153,7 +153,7 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
 
 /// Sorts verified checkpoints newest first: highest frame, then highest epoch.
 pub(crate) fn newest_first(verified: &mut [StoredCheckpoint]) {
-    verified.sort_by(|a, b| (b.header.frame, b.header.epoch).cmp(&(a.header.frame, a.header.epoch)));
+    verified.sort_by_key(|c| std::cmp::Reverse((c.header.frame, c.header.epoch)));
 }
 
 #[cfg(test)]

@@ -289,26 +289,28 @@ impl Console {
         if self.nes.game_genie_codes().eq(codes.iter()) {
             return Ok(self.nes.load_state(machine)?);
         }
-        let mut previous = [None; MAX_GAME_GENIE_CODES];
-        let mut previous_count = 0;
-        for (slot, code) in previous.iter_mut().zip(self.nes.game_genie_codes()) {
-            *slot = Some(*code);
-            previous_count += 1;
-        }
-        self.set_codes_or_refuse(codes)?;
+        // The machine snapshot's identity check needs the snapshot's codes plugged in first; if the
+        // snapshot is then refused, the codes the console had go back in.
+        let (previous, previous_count) = self.codes_array();
+        self.nes
+            .set_game_genie_codes(codes)
+            .map_err(|error| ConsoleStateError::Codes { offset: 10, why: error.to_string() })?;
         if let Err(error) = self.nes.load_state(machine) {
-            let previous: [GameGenieCode; MAX_GAME_GENIE_CODES] = previous
-                .map(|code| code.unwrap_or(GameGenieCode { address: 0x8000, value: 0, compare: None }));
             self.nes.set_game_genie_codes(&previous[..previous_count]).expect("the codes it had are valid");
             return Err(error.into());
         }
         Ok(())
     }
 
-    fn set_codes_or_refuse(&mut self, codes: &[GameGenieCode]) -> Result<(), ConsoleStateError> {
-        self.nes
-            .set_game_genie_codes(codes)
-            .map_err(|error| ConsoleStateError::Codes { offset: 10, why: error.to_string() })
+    /// The plugged-in codes copied into an array (no allocation), and how many there are.
+    fn codes_array(&self) -> ([GameGenieCode; MAX_GAME_GENIE_CODES], usize) {
+        let mut codes = [GameGenieCode { address: 0x8000, value: 0, compare: None }; MAX_GAME_GENIE_CODES];
+        let mut count = 0;
+        for (slot, code) in codes.iter_mut().zip(self.nes.game_genie_codes()) {
+            *slot = *code;
+            count += 1;
+        }
+        (codes, count)
     }
 
     /// blake3 of the whole machine state and identity, Game Genie codes included (see

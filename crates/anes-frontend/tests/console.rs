@@ -111,3 +111,34 @@ fn battery_ram_is_dirty_until_saved() {
     assert!(console.load_battery_ram(&save[1..]).is_err());
     assert!(!demo().battery_ram_dirty(), "no battery, never dirty");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any damage to a state's bytes is refused whole or loads a valid machine; nothing panics and a
+    /// refusal changes nothing.
+    #[test]
+    fn damaged_states_never_panic(flips in proptest::collection::vec((0usize..1 << 16, 0u8..8), 1..8)) {
+        let mut console = demo();
+        console.run_frame(Default::default());
+        let mut state = vec![0; console.snapshot_len()];
+        console.save_state_into(&mut state).unwrap();
+        let before = console.state_hash();
+        for (at, bit) in flips {
+            let at = at % state.len();
+            state[at] ^= 1 << bit;
+        }
+        if console.load_state(&state).is_err() {
+            proptest::prop_assert_eq!(console.state_hash(), before);
+        }
+        console.run_frame(Default::default());
+    }
+
+    /// Any text given as a Game Genie code decodes or is refused with a reason; never a panic.
+    #[test]
+    fn any_text_is_a_code_or_an_error(text in "\\PC{0,10}") {
+        if let Ok(code) = text.parse::<GameGenieCode>() {
+            proptest::prop_assert_eq!(code.to_string().parse::<GameGenieCode>().unwrap(), code);
+        }
+    }
+}

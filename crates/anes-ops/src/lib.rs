@@ -11,6 +11,7 @@
 
 pub mod alertmanager;
 pub mod backoff;
+pub mod canary;
 pub mod config;
 pub mod dlq;
 pub mod evidence;

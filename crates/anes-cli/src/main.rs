@@ -4,7 +4,10 @@
 //! regressed); 2 bad input (missing or malformed file, bad ROM, bad arguments), reported as one line
 //! `error: <file>: <problem>` on stderr.
 
+mod bundled;
+mod canary;
 mod conformance;
+mod evidence_dir;
 mod input_file;
 mod limited_read;
 mod lockstep;
@@ -46,6 +49,9 @@ enum Command {
     Serve(serve::Args),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
     Worker(worker::Args),
+    /// The canary gate: the baseline and the candidate build replay one input stream; the first
+    /// differing frame stops the run and is localized to the instruction and the state field.
+    Canary(canary::Args),
 }
 
 /// Exit status for bad input.
@@ -61,6 +67,7 @@ fn main() -> ExitCode {
         Command::Movie(command) => movie::main(&command),
         Command::Serve(args) => serve::main(&args),
         Command::Worker(args) => worker::main(&args),
+        Command::Canary(args) => canary::main(&args),
     };
     match result {
         Ok(code) => code,

@@ -145,7 +145,7 @@ fn golden_logs_stand_in_for_the_baseline_and_name_the_epoch() {
     // A log one record of which disagrees: caught at that frame, and its EPOCH makes it a regression.
     let text = std::fs::read_to_string(&log).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    lines[1233] = lines[1233].replace(|c: char| c == 'a', "b");
+    lines[1233] = lines[1233].replace('a', "b");
     let tampered = dir.join("demo.records");
     std::fs::write(&tampered, lines.join("\n")).unwrap();
     std::fs::write(dir.join("EPOCH"), format!("{}\n", anes_core::EMULATION_EPOCH)).unwrap();

@@ -978,7 +978,7 @@ mod tests {
                     scanline: 241,
                     dot: 3,
                     pc: 0xC004,
-                    registers: 0x1234_5678_9A,
+                    registers: 0x0012_3456_789A,
                 },
             },
             Reply::Stepped { done: true, probe: WireProbe::default() },

@@ -4,8 +4,11 @@
 //! regressed); 2 bad input (missing or malformed file, bad ROM, bad arguments), reported as one line
 //! `error: <file>: <problem>` on stderr.
 
+mod bundled;
+mod canary;
 mod conformance;
 mod dlq;
+mod evidence_dir;
 mod input_file;
 mod limited_read;
 mod lockstep;
@@ -50,6 +53,9 @@ enum Command {
     Dlq(dlq::DlqCommand),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
     Worker(worker::Args),
+    /// The canary gate: the baseline and the candidate build replay one input stream; the first
+    /// differing frame stops the run and is localized to the instruction and the state field.
+    Canary(canary::Args),
 }
 
 /// Exit status for bad input.
@@ -66,6 +72,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::main(&args),
         Command::Worker(args) => worker::main(&args),
         Command::Dlq(command) => dlq::main(&command),
+        Command::Canary(args) => canary::main(&args),
     };
     match result {
         Ok(code) => code,

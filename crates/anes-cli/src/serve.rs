@@ -15,12 +15,8 @@ use anes_ops::config::Config;
 use anes_ops::runtime::{ServiceOptions, read_token, run_service};
 use anyhow::Context;
 
+use crate::bundled::{DEMO_INPUT, DEMO_ROM};
 use crate::output;
-
-/// The bundled demo ROM (roms/demo/demo.nes).
-const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
-/// Its bundled 5,000-frame input stream (roms/demo/demo.input).
-const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

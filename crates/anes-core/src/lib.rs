@@ -19,6 +19,7 @@ pub mod bus;
 pub mod cart;
 pub mod clock;
 pub mod cpu;
+mod host;
 pub mod input;
 pub mod movie;
 mod nes;
@@ -27,7 +28,7 @@ pub mod state;
 
 pub use apu::ApuCatchUp;
 pub use bus::PpuCatchUp;
-pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
+pub use cart::{BatteryRamError, Cartridge, GameGenieCode, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
 pub use state::{FrameRecord, Section, StateHash};

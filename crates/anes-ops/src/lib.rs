@@ -13,6 +13,7 @@
 
 pub mod alertmanager;
 pub mod backoff;
+pub mod canary;
 pub mod config;
 pub mod dlq;
 pub mod evidence;

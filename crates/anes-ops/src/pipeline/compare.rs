@@ -110,6 +110,13 @@ impl Pipeline {
                     self.verification_failed(&reason);
                 }
             }
+            // Pipelines never send inspection commands: an answer to one is a worker out of protocol.
+            Reply::Probe { .. }
+            | Reply::Stepped { .. }
+            | Reply::Disassembly { .. }
+            | Reply::Picture { .. } => {
+                tracing::error!(pipeline = %self.settings.id, %worker, "worker sent an inspection reply nobody asked for");
+            }
         }
     }
 

@@ -74,6 +74,51 @@ impl Engine {
             Command::Inject { spec } => self.inject(&spec, reply),
             Command::Stall { millis } => return Flow::Stall(Duration::from_millis(u64::from(millis))),
             Command::Shutdown => return Flow::Shutdown,
+            Command::BeginFrame { input } => match (self.machine.as_mut(), input.to_input()) {
+                (None, _) => reply(not_loaded()),
+                (Some(_), None) => reply(Reply::Error {
+                    message: format!("begin_frame: unknown command byte {:#04x}", input.0[2]),
+                }),
+                (Some(machine), Some(input)) => {
+                    machine.begin_frame(input);
+                    reply(Reply::Probe { probe: machine.probe().into() });
+                }
+            },
+            Command::StepInstruction => match self.machine.as_mut() {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let done = machine.step_instruction();
+                    if done {
+                        self.next_seq += 1;
+                    }
+                    reply(Reply::Stepped { done, probe: machine.probe().into() });
+                }
+            },
+            Command::Probe => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Probe { probe: machine.probe().into() }),
+            },
+            Command::Record => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Record { seq: self.next_seq, record: machine.record().into() }),
+            },
+            Command::Disassemble => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let mut text = String::new();
+                    machine.disassemble(&mut text);
+                    reply(Reply::Disassembly { opcode: machine.opcode(), text });
+                }
+            },
+            Command::Picture => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let mut rgb = Vec::new();
+                    machine.picture_rgb(&mut rgb);
+                    let (width, height) = machine.picture_size().unwrap_or((0, 0));
+                    reply(Reply::Picture { width, height, rgb });
+                }
+            },
         }
         Flow::Continue
     }

@@ -9,6 +9,12 @@
 //! completes a checkpoint interval. Commands are handled strictly in order, so every reply to a command
 //! comes after every reply to the commands before it.
 //!
+//! Inspection (what `anes canary` uses to localize a difference between two builds, instruction by
+//! instruction, through the lockstep runner): [`Command::BeginFrame`], [`Command::StepInstruction`],
+//! [`Command::Probe`], [`Command::Record`], [`Command::Disassemble`] and [`Command::Picture`] each get
+//! exactly one reply, so a parent can drive a child as if it were a machine of its own
+//! (`anes_ops::canary::RemoteMachine`).
+//!
 //! Two encodings of the same messages:
 //! - **binary** (the default): frames of `u32` little-endian length, then a tag byte and the payload
 //!   (layouts in [`encode_command`] / [`encode_reply`]); at most [`MAX_FRAME_LEN`] bytes;
@@ -118,6 +124,45 @@ impl WireInput {
     }
 }
 
+/// The cheap part of a machine's position, after an instruction (the lockstep runner's `Probe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct WireProbe {
+    /// CPU cycles since power-on.
+    pub cpu_cycle: u64,
+    /// PPU scanline.
+    pub scanline: u16,
+    /// PPU dot.
+    pub dot: u16,
+    /// Program counter of the next instruction.
+    pub pc: u16,
+    /// A, X, Y, SP and P packed as the lockstep runner packs them.
+    pub registers: u64,
+}
+
+impl From<anes_lockstep::Probe> for WireProbe {
+    fn from(p: anes_lockstep::Probe) -> WireProbe {
+        WireProbe {
+            cpu_cycle: p.cpu_cycle,
+            scanline: p.scanline,
+            dot: p.dot,
+            pc: p.pc,
+            registers: p.registers,
+        }
+    }
+}
+
+impl From<WireProbe> for anes_lockstep::Probe {
+    fn from(p: WireProbe) -> anes_lockstep::Probe {
+        anes_lockstep::Probe {
+            cpu_cycle: p.cpu_cycle,
+            scanline: p.scanline,
+            dot: p.dot,
+            pc: p.pc,
+            registers: p.registers,
+        }
+    }
+}
+
 /// Parent to child.
 ///
 /// ```
@@ -173,6 +218,24 @@ pub enum Command {
     },
     /// Exit.
     Shutdown,
+    /// Inspection: apply one frame's input (console command, then buttons) before the frame's first
+    /// instruction. Answered by [`Reply::Probe`].
+    BeginFrame {
+        /// The input.
+        input: WireInput,
+    },
+    /// Inspection: run one instruction. Answered by [`Reply::Stepped`]; an instruction that completes
+    /// the frame advances the sequence number a later [`Command::Frames`] must start from.
+    StepInstruction,
+    /// Inspection: where the machine is. Answered by [`Reply::Probe`].
+    Probe,
+    /// Inspection: the machine's record now (frame counter, position, state hash). Answered by
+    /// [`Reply::Record`] with the next sequence number.
+    Record,
+    /// Inspection: the instruction at the program counter. Answered by [`Reply::Disassembly`].
+    Disassemble,
+    /// Inspection: the last completed picture. Answered by [`Reply::Picture`].
+    Picture,
 }
 
 /// Child to parent.
@@ -232,6 +295,35 @@ pub enum Reply {
     Error {
         /// What was wrong.
         message: String,
+    },
+    /// Answer to [`Command::Probe`] and [`Command::BeginFrame`].
+    Probe {
+        /// Where the machine is.
+        probe: WireProbe,
+    },
+    /// Answer to [`Command::StepInstruction`].
+    Stepped {
+        /// True when the instruction completed the frame.
+        done: bool,
+        /// Where the machine is after it.
+        probe: WireProbe,
+    },
+    /// Answer to [`Command::Disassemble`].
+    Disassembly {
+        /// The opcode byte at the program counter.
+        opcode: u8,
+        /// The instruction in the trace's notation (`LDA $0342 = 17`).
+        text: String,
+    },
+    /// Answer to [`Command::Picture`].
+    Picture {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+        /// 8-bit RGB triples, row by row.
+        #[serde(with = "hex_bytes")]
+        rgb: Vec<u8>,
     },
 }
 
@@ -317,6 +409,12 @@ mod tag {
     pub const INJECT: u8 = 0x05;
     pub const STALL: u8 = 0x06;
     pub const SHUTDOWN: u8 = 0x07;
+    pub const BEGIN_FRAME: u8 = 0x08;
+    pub const STEP_INSTRUCTION: u8 = 0x09;
+    pub const PROBE_REQUEST: u8 = 0x0A;
+    pub const RECORD_REQUEST: u8 = 0x0B;
+    pub const DISASSEMBLE: u8 = 0x0C;
+    pub const PICTURE_REQUEST: u8 = 0x0D;
     pub const HELLO: u8 = 0x81;
     pub const LOADED: u8 = 0x82;
     pub const RECORD: u8 = 0x83;
@@ -324,6 +422,10 @@ mod tag {
     pub const RESTORED: u8 = 0x85;
     pub const FAULT_FIRED: u8 = 0x86;
     pub const ERROR: u8 = 0x87;
+    pub const PROBE: u8 = 0x88;
+    pub const STEPPED: u8 = 0x89;
+    pub const DISASSEMBLY: u8 = 0x8A;
+    pub const PICTURE: u8 = 0x8B;
 }
 
 /// Appends one binary frame holding `command`.
@@ -331,7 +433,9 @@ mod tag {
 /// Layouts (little-endian; `bytes` is a `u32` length and the bytes, `str` the same in UTF-8):
 /// `Load` 0x01: `checkpoint_every u64, rom bytes`; `Frames` 0x02: `first_seq u64, count u32,
 /// count × [port1, port2, command]`; `Restore` 0x03: `seq u64, snapshot bytes`; `Snapshot` 0x04;
-/// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07.
+/// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07; `BeginFrame` 0x08:
+/// `[port1, port2, command]`; `StepInstruction` 0x09; `Probe` 0x0A; `Record` 0x0B; `Disassemble` 0x0C;
+/// `Picture` 0x0D.
 pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
     let start = begin_frame(out);
     match command {
@@ -363,6 +467,15 @@ pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
             out.extend_from_slice(&millis.to_le_bytes());
         }
         Command::Shutdown => out.push(tag::SHUTDOWN),
+        Command::BeginFrame { input } => {
+            out.push(tag::BEGIN_FRAME);
+            out.extend_from_slice(&input.0);
+        }
+        Command::StepInstruction => out.push(tag::STEP_INSTRUCTION),
+        Command::Probe => out.push(tag::PROBE_REQUEST),
+        Command::Record => out.push(tag::RECORD_REQUEST),
+        Command::Disassemble => out.push(tag::DISASSEMBLE),
+        Command::Picture => out.push(tag::PICTURE_REQUEST),
     }
     end_frame(out, start);
 }
@@ -372,8 +485,11 @@ pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
 /// Layouts: `Hello` 0x81: `magic "ANWP", protocol_version u16, emulation_epoch u32, version str,
 /// git_commit str (empty: none)`; `Loaded` 0x82: `rom_identity [32], record`; `Record` 0x83: `seq u64,
 /// record`; `Snapshot` 0x84: `seq u64, state_hash [32], bytes`; `Restored` 0x85: `seq u64, record`;
-/// `FaultFired` 0x86: `seq u64, spec str, refused str (empty: none)`; `Error` 0x87: `message str`.
-/// A record is `frame u64, cpu_cycle u64, scanline u16, dot u16, state_hash [32]` (52 bytes).
+/// `FaultFired` 0x86: `seq u64, spec str, refused str (empty: none)`; `Error` 0x87: `message str`;
+/// `Probe` 0x88: `probe`; `Stepped` 0x89: `done u8 (0 or 1), probe`; `Disassembly` 0x8A: `opcode u8,
+/// text str`; `Picture` 0x8B: `width u32, height u32, rgb bytes`.
+/// A record is `frame u64, cpu_cycle u64, scanline u16, dot u16, state_hash [32]` (52 bytes); a probe
+/// `cpu_cycle u64, scanline u16, dot u16, pc u16, registers u64` (22 bytes).
 pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
     let start = begin_frame(out);
     match reply {
@@ -416,8 +532,36 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
             out.push(tag::ERROR);
             put_bytes(out, message.as_bytes());
         }
+        Reply::Probe { probe } => {
+            out.push(tag::PROBE);
+            put_probe(out, probe);
+        }
+        Reply::Stepped { done, probe } => {
+            out.push(tag::STEPPED);
+            out.push(u8::from(*done));
+            put_probe(out, probe);
+        }
+        Reply::Disassembly { opcode, text } => {
+            out.push(tag::DISASSEMBLY);
+            out.push(*opcode);
+            put_bytes(out, text.as_bytes());
+        }
+        Reply::Picture { width, height, rgb } => {
+            out.push(tag::PICTURE);
+            out.extend_from_slice(&width.to_le_bytes());
+            out.extend_from_slice(&height.to_le_bytes());
+            put_bytes(out, rgb);
+        }
     }
     end_frame(out, start);
+}
+
+fn put_probe(out: &mut Vec<u8>, p: &WireProbe) {
+    out.extend_from_slice(&p.cpu_cycle.to_le_bytes());
+    out.extend_from_slice(&p.scanline.to_le_bytes());
+    out.extend_from_slice(&p.dot.to_le_bytes());
+    out.extend_from_slice(&p.pc.to_le_bytes());
+    out.extend_from_slice(&p.registers.to_le_bytes());
 }
 
 fn begin_frame(out: &mut Vec<u8>) -> usize {
@@ -503,6 +647,16 @@ impl<'a> Fields<'a> {
         })
     }
 
+    fn probe(&mut self) -> Result<WireProbe, ProtocolError> {
+        Ok(WireProbe {
+            cpu_cycle: self.u64("probe.cpu_cycle")?,
+            scanline: self.u16("probe.scanline")?,
+            dot: self.u16("probe.dot")?,
+            pc: self.u16("probe.pc")?,
+            registers: self.u64("probe.registers")?,
+        })
+    }
+
     fn finish<T>(self, value: T) -> Result<T, ProtocolError> {
         if self.rest.is_empty() {
             Ok(value)
@@ -560,6 +714,16 @@ pub fn decode_command(frame: &[u8]) -> Result<Command, ProtocolError> {
             f.finish(Command::Stall { millis })
         }
         tag::SHUTDOWN => fields("shutdown").finish(Command::Shutdown),
+        tag::BEGIN_FRAME => {
+            let mut f = fields("begin_frame");
+            let input = WireInput(f.array("input")?);
+            f.finish(Command::BeginFrame { input })
+        }
+        tag::STEP_INSTRUCTION => fields("step_instruction").finish(Command::StepInstruction),
+        tag::PROBE_REQUEST => fields("probe").finish(Command::Probe),
+        tag::RECORD_REQUEST => fields("record").finish(Command::Record),
+        tag::DISASSEMBLE => fields("disassemble").finish(Command::Disassemble),
+        tag::PICTURE_REQUEST => fields("picture").finish(Command::Picture),
         other => Err(ProtocolError::UnknownTag(other)),
     }
 }
@@ -624,6 +788,40 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
             let mut f = fields("error");
             let message = f.string("message")?;
             f.finish(Reply::Error { message })
+        }
+        tag::PROBE => {
+            let mut f = fields("probe");
+            let probe = f.probe()?;
+            f.finish(Reply::Probe { probe })
+        }
+        tag::STEPPED => {
+            let mut f = fields("stepped");
+            let done = match f.array::<1>("done")?[0] {
+                0 => false,
+                1 => true,
+                other => {
+                    return Err(ProtocolError::BadField {
+                        message: "stepped",
+                        field: "done",
+                        problem: format!("{other} is neither 0 nor 1"),
+                    });
+                }
+            };
+            let probe = f.probe()?;
+            f.finish(Reply::Stepped { done, probe })
+        }
+        tag::DISASSEMBLY => {
+            let mut f = fields("disassembly");
+            let [opcode] = f.array("opcode")?;
+            let text = f.string("text")?;
+            f.finish(Reply::Disassembly { opcode, text })
+        }
+        tag::PICTURE => {
+            let mut f = fields("picture");
+            let width = f.u32("width")?;
+            let height = f.u32("height")?;
+            let rgb = f.bytes("rgb")?.to_vec();
+            f.finish(Reply::Picture { width, height, rgb })
         }
         other => Err(ProtocolError::UnknownTag(other)),
     }
@@ -751,6 +949,12 @@ mod tests {
             Command::Inject { spec: "flip:ram:0x0010:3".into() },
             Command::Stall { millis: 1500 },
             Command::Shutdown,
+            Command::BeginFrame { input: WireInput([0x80, 0x01, 2]) },
+            Command::StepInstruction,
+            Command::Probe,
+            Command::Record,
+            Command::Disassemble,
+            Command::Picture,
         ]
     }
 
@@ -768,6 +972,19 @@ mod tests {
             Reply::FaultFired { seq: 4, spec: "stall:3@99".into(), refused: None },
             Reply::FaultFired { seq: 4, spec: "flip:cpu:0x0099:1@5".into(), refused: Some("no".into()) },
             Reply::Error { message: "bad".into() },
+            Reply::Probe {
+                probe: WireProbe {
+                    cpu_cycle: 29_781,
+                    scanline: 241,
+                    dot: 3,
+                    pc: 0xC004,
+                    registers: 0x0012_3456_789A,
+                },
+            },
+            Reply::Stepped { done: true, probe: WireProbe::default() },
+            Reply::Stepped { done: false, probe: WireProbe { pc: 0x8000, ..WireProbe::default() } },
+            Reply::Disassembly { opcode: 0xAD, text: "LDA $4016 = 41".into() },
+            Reply::Picture { width: 2, height: 1, rgb: vec![1, 2, 3, 4, 5, 6] },
         ]
     }
 

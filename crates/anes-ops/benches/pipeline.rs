@@ -49,11 +49,19 @@ struct Service {
     stop: Arc<AtomicBool>,
     runtime: tokio::runtime::Runtime,
     scraper: Option<std::thread::JoinHandle<()>>,
+    data_dir: std::path::PathBuf,
 }
 
 impl Service {
     fn start(config_text: &str, scrape: bool) -> Service {
-        let config = Config::parse(config_text, "bench.toml").unwrap();
+        let mut config = Config::parse(config_text, "bench.toml").unwrap();
+        // Durable state in a directory of its own, removed on drop (never `./anes-data`).
+        let data_dir = std::env::temp_dir().join(format!(
+            "anes-bench-pipeline-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        ));
+        config.data_dir = data_dir.clone();
         let options = ServiceOptions {
             demo_rom: Arc::new(DEMO_ROM.to_vec()),
             demo_input: stream_frames(&demo_input()).into(),
@@ -92,7 +100,7 @@ impl Service {
                 }
             })
         });
-        Service { pipelines: Some(pipelines), metrics, port, stop, runtime, scraper }
+        Service { pipelines: Some(pipelines), metrics, port, stop, runtime, scraper, data_dir }
     }
 
     /// Read from the live counter (the status the API serves is refreshed only every 100 ms).
@@ -110,6 +118,7 @@ impl Drop for Service {
         if let Some(p) = self.pipelines.take() {
             p.drain();
         }
+        let _ = std::fs::remove_dir_all(&self.data_dir);
         let _ = &self.runtime;
     }
 }

@@ -7,6 +7,7 @@
 //! - every record acknowledged to the producer (HTTP 2xx, counted by the answer's `next_seq`) below
 //!   that checkpoint is verified (inside it); every one from it on is in the journal or the dead-letter
 //!   queue with the content the producer sent: 0 lost;
+//!
 //! then the restarted service must report at least every acknowledged record as received.
 //! At the end a last run drains everything (normal mode, nothing unverified, nothing queued) and stops
 //! on SIGTERM with balanced accounting.

@@ -48,7 +48,11 @@ pub fn main(command: &DlqCommand) -> anyhow::Result<ExitCode> {
             writeln!(out, "  at offset {}, {} bytes: {}", d.offset, d.len, d.reason)?;
         }
         for r in queue.records.iter().take(SHOWN) {
-            writeln!(out, "  seq {:>10}  port1 {:#04x}  port2 {:#04x}  command {}", r.seq, r.pads[0], r.pads[1], r.command)?;
+            writeln!(
+                out,
+                "  seq {:>10}  port1 {:#04x}  port2 {:#04x}  command {}",
+                r.seq, r.pads[0], r.pads[1], r.command
+            )?;
         }
         if queue.records.len() > SHOWN {
             writeln!(out, "  ... {} more (--json lists them all)", queue.records.len() - SHOWN)?;

@@ -85,7 +85,13 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
             let stream = anes_core::movie::InputStream::from_frames(window.to_vec());
             write_atomically(destination, &stream.to_bytes())?;
             let mut out = output::stdout();
-            writeln!(out, "{}: records {from}..{} ({count} frames) written to {}", source.display(), from + count, destination.display())?;
+            writeln!(
+                out,
+                "{}: records {from}..{} ({count} frames) written to {}",
+                source.display(),
+                from + count,
+                destination.display()
+            )?;
             out.flush()?;
         }
         MovieCommand::Info { input } => {

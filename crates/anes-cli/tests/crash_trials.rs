@@ -161,11 +161,18 @@ fn check_disk(data: &Path, acked: u64, trial: usize) -> (Option<u64>, u64, u64) 
         assert!(q.damage.is_empty(), "trial {trial}: queue damage {:?}", q.damage);
         for r in &q.records {
             queued += 1;
-            held.insert(r.seq, FrameInput { pads: r.pads, command: anes_core::movie::Command::from_u8(r.command).unwrap() });
+            held.insert(
+                r.seq,
+                FrameInput { pads: r.pads, command: anes_core::movie::Command::from_u8(r.command).unwrap() },
+            );
         }
     }
     for seq in start..acked {
-        assert_eq!(held.get(&seq), Some(&input(seq)), "trial {trial}: acknowledged record {seq} is lost (checkpoint at {start})");
+        assert_eq!(
+            held.get(&seq),
+            Some(&input(seq)),
+            "trial {trial}: acknowledged record {seq} is lost (checkpoint at {start})"
+        );
     }
     (newest, acked.saturating_sub(start), queued)
 }
@@ -200,16 +207,23 @@ fn kill_9_during_checkpoint_writes_and_dlq_appends_loses_nothing() {
         let mut serve = start(&dir, &config, trial);
         let status = wait_status(&agent, &base, &mut serve, &dir, trial);
         let received = status["accounting"]["received"].as_u64().unwrap();
-        assert!(received >= acked, "trial {trial}: the restarted service has {received} records, {acked} were acknowledged");
+        assert!(
+            received >= acked,
+            "trial {trial}: the restarted service has {received} records, {acked} were acknowledged"
+        );
         let recovered = status["store"]["recovered_from_seq"].as_u64();
         if trial > 0 {
             let newest = check_disk(&data, acked, trial).0;
-            assert_eq!(recovered, newest, "trial {trial}: recovered from another checkpoint than the newest complete one");
+            assert_eq!(
+                recovered, newest,
+                "trial {trial}: recovered from another checkpoint than the newest complete one"
+            );
         }
         stats.0 += u64::from(recovered.is_some());
         // Half the trials: a divergence makes the pipeline read-only, so records go to the queue.
         let run_for = Duration::from_millis(200 + rng.below(1300));
-        let drill_after = (rng.below(2) == 0).then(|| Duration::from_millis(rng.below(run_for.as_millis() as u64)));
+        let drill_after =
+            (rng.below(2) == 0).then(|| Duration::from_millis(rng.below(run_for.as_millis() as u64)));
         let t0 = Instant::now();
         let mut next = received;
         if let Some(after) = drill_after {
@@ -218,7 +232,7 @@ fn kill_9_during_checkpoint_writes_and_dlq_appends_loses_nothing() {
                 .post(&format!("{base}/v1/pipelines/c/drill"))
                 .header("Authorization", &format!("Bearer {TOKEN}"))
                 .header("Content-Type", "application/json")
-                .send(r#"{"worker": "b", "fault": "flip:ram:0x0010:3"}"#);
+                .send(r#"{"worker": "b", "fault": "flip:ram:0x07f0:3"}"#);
             assert!(r.is_ok_and(|r| r.status() == 202));
             stats.3 += 1;
         }

@@ -44,19 +44,45 @@ fn movie_cut_takes_a_window_of_a_journal_that_anes_run_accepts() {
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let stream = InputStream::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(stream.len(), 500);
-    assert_eq!((0..500).map(|i| stream.frame(i)).collect::<Vec<_>>(), (1234..1734).map(input).collect::<Vec<_>>());
+    assert_eq!(
+        (0..500).map(|i| stream.frame(i)).collect::<Vec<_>>(),
+        (1234..1734).map(input).collect::<Vec<_>>()
+    );
     let last = dir.join("last.input");
-    let status = Command::new(env!("CARGO_BIN_EXE_anes")).args(["movie", "cut"]).arg(&journal_dir).arg(&last).args(["--last", "100"]).status().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["movie", "cut"])
+        .arg(&journal_dir)
+        .arg(&last)
+        .args(["--last", "100"])
+        .status()
+        .unwrap();
     assert!(status.success());
     let stream = InputStream::from_bytes(&std::fs::read(&last).unwrap()).unwrap();
     assert_eq!(stream.frame(99), input(2999));
     // The window runs.
     let rom = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../roms/demo/demo.nes");
-    let run = Command::new(env!("CARGO_BIN_EXE_anes")).arg("run").arg(&rom).arg("--input").arg(&out).args(["--frames", "500"]).output().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .arg("run")
+        .arg(&rom)
+        .arg("--input")
+        .arg(&out)
+        .args(["--frames", "500"])
+        .output()
+        .unwrap();
     assert!(run.status.success(), "anes run --input: {}", String::from_utf8_lossy(&run.stderr));
-    let bad = Command::new(env!("CARGO_BIN_EXE_anes")).args(["movie", "cut"]).arg(&journal_dir).arg(&last).args(["--from", "2990", "--frames", "100"]).output().unwrap();
+    let bad = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["movie", "cut"])
+        .arg(&journal_dir)
+        .arg(&last)
+        .args(["--from", "2990", "--frames", "100"])
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("holds 0..3000"), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("holds 0..3000"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -73,7 +99,11 @@ fn dlq_inspect_shows_records_and_a_torn_tail() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes.extend_from_slice(b"REC1\x0b\x00");
     std::fs::write(&path, &bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_anes")).args(["dlq", "inspect", "--json"]).arg(&path).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["dlq", "inspect", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["records"].as_array().unwrap().len(), 5);

@@ -406,9 +406,15 @@ fn parse_store(store: &StoreSection) -> Result<StoreSpec, (&'static str, String)
             if store.dir.is_some() {
                 return Err(("store.dir", "only the filesystem backend has a directory".into()));
             }
-            let url = store.url.clone().ok_or(("store.url", "missing: the redis backend needs url = \"redis://HOST:PORT/DB\"".to_string()))?;
+            let url = store.url.clone().ok_or((
+                "store.url",
+                "missing: the redis backend needs url = \"redis://HOST:PORT/DB\"".to_string(),
+            ))?;
             if redis::Client::open(url.as_str()).is_err() {
-                return Err(("store.url", format!("{url:?} is not a redis URL such as redis://127.0.0.1:6379/0")));
+                return Err((
+                    "store.url",
+                    format!("{url:?} is not a redis URL such as redis://127.0.0.1:6379/0"),
+                ));
             }
             StoreBackend::Redis(url)
         }
@@ -560,11 +566,27 @@ mod tests {
                 "2x",
             ),
             ("[[pipeline]]\nid = \"p\"\nrom = \"x.nes\"\n", "pipeline[0].input.file", "own input"),
-            ("[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\n", "pipeline[0].store.backend", "\"s3\""),
-            ("[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"redis\"\n", "pipeline[0].store.url", "missing"),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\n",
+                "pipeline[0].store.backend",
+                "\"s3\"",
+            ),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"redis\"\n",
+                "pipeline[0].store.url",
+                "missing",
+            ),
             ("[[pipeline]]\nid = \"p\"\n[pipeline.store]\nkept = 0\n", "pipeline[0].store.kept", "1 to 256"),
-            ("[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nfsync = \"sometimes\"\n", "line 4, key fsync", "unknown variant"),
-            ("[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nsegment_bytes = 10\n", "pipeline[0].journal.segment_bytes", "4096"),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nfsync = \"sometimes\"\n",
+                "line 4, key fsync",
+                "unknown variant",
+            ),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nsegment_bytes = 10\n",
+                "pipeline[0].journal.segment_bytes",
+                "4096",
+            ),
             ("", "pipeline", "at least one"),
             ("[[pipeline]\n", "line 1", ""),
         ];

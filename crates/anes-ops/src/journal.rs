@@ -138,7 +138,11 @@ impl JournalContents {
                 continue;
             }
             if b.first_seq > next {
-                return Err(JournalError::Gap { dir: dir.display().to_string(), expected: next, found: b.first_seq });
+                return Err(JournalError::Gap {
+                    dir: dir.display().to_string(),
+                    expected: next,
+                    found: b.first_seq,
+                });
             }
             out.extend_from_slice(&b.inputs[(next - b.first_seq) as usize..]);
             next = end;
@@ -199,9 +203,10 @@ pub fn read_journal(dir: &Path) -> Result<JournalContents, JournalError> {
         for range in scan.records {
             match decode_batch(&bytes[range.clone()]) {
                 Ok(batch) => contents.batches.push(batch),
-                Err(reason) => contents
-                    .damage
-                    .push((name.clone(), Damage { offset: range.start as u64 - 16, len: range.len() as u64 + 16, reason })),
+                Err(reason) => contents.damage.push((
+                    name.clone(),
+                    Damage { offset: range.start as u64 - 16, len: range.len() as u64 + 16, reason },
+                )),
             }
         }
         if let Some(t) = scan.torn_tail {
@@ -250,7 +255,11 @@ pub struct FileJournal {
 impl FileJournal {
     /// Opens a journal directory for appending: reads it back ([`read_journal`]), cuts a torn last
     /// batch, and returns the journal and what it holds (for recovery).
-    pub fn open(dir: &Path, pipeline: &str, settings: JournalSettings) -> Result<(FileJournal, JournalContents), JournalError> {
+    pub fn open(
+        dir: &Path,
+        pipeline: &str,
+        settings: JournalSettings,
+    ) -> Result<(FileJournal, JournalContents), JournalError> {
         fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         let contents = read_journal(dir)?;
         if let Some((name, bytes)) = &contents.torn_tail {
@@ -282,7 +291,8 @@ impl FileJournal {
         if let Some((first, path)) = segments(dir)?.pop() {
             let len = fs::metadata(&path).map_err(|e| io(&path, e))?.len();
             if contents.batches.last().is_some_and(|b| b.first_seq >= first) || (len > 0 && end == first) {
-                let mut file = OpenOptions::new().read(true).write(true).open(&path).map_err(|e| io(&path, e))?;
+                let mut file =
+                    OpenOptions::new().read(true).write(true).open(&path).map_err(|e| io(&path, e))?;
                 file.seek(SeekFrom::End(0)).map_err(|e| io(&path, e))?;
                 journal.current = Some((first, file, len));
             }
@@ -313,7 +323,13 @@ impl FileJournal {
     fn start_segment(&mut self, first: u64) -> Result<(), JournalError> {
         let path = self.dir.join(segment_name(first));
         let header = FileHeader { magic: JOURNAL_MAGIC, pipeline_id: self.pipeline.clone() }.encode();
-        let mut file = OpenOptions::new().create(true).truncate(true).read(true).write(true).open(&path).map_err(|e| io(&path, e))?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io(&path, e))?;
         file.write_all(&header).map_err(|e| io(&path, e))?;
         if self.sync() {
             file.sync_all().map_err(|e| io(&path, e))?;
@@ -453,7 +469,8 @@ mod tests {
     #[test]
     fn a_crash_at_every_byte_of_the_last_batch_loses_only_that_batch() {
         let dir = temp("crash");
-        let settings = JournalSettings { segment_bytes: 1 << 20, segments_kept: 2, fsync: FsyncPolicy::Never };
+        let settings =
+            JournalSettings { segment_bytes: 1 << 20, segments_kept: 2, fsync: FsyncPolicy::Never };
         let (mut j, _) = FileJournal::open(&dir, "p", settings).unwrap();
         write(&mut j, 0, 40, 10);
         drop(j);
@@ -469,7 +486,11 @@ mod tests {
             assert!(contents.torn_tail.is_some());
             write(&mut j, 30, 45, 15);
             let back = read_journal(&dir).unwrap();
-            assert_eq!(back.records_from(&dir, 0).unwrap(), (0..45).map(input).collect::<Vec<_>>(), "cut {cut}");
+            assert_eq!(
+                back.records_from(&dir, 0).unwrap(),
+                (0..45).map(input).collect::<Vec<_>>(),
+                "cut {cut}"
+            );
             assert!(back.torn_tail.is_none() && back.damage.is_empty());
         }
         fs::remove_dir_all(&dir).unwrap();
@@ -478,7 +499,8 @@ mod tests {
     #[test]
     fn a_gap_is_reported_not_papered_over() {
         let dir = temp("gap");
-        let settings = JournalSettings { segment_bytes: 1 << 20, segments_kept: 2, fsync: FsyncPolicy::Never };
+        let settings =
+            JournalSettings { segment_bytes: 1 << 20, segments_kept: 2, fsync: FsyncPolicy::Never };
         let (mut j, _) = FileJournal::open(&dir, "p", settings).unwrap();
         write(&mut j, 0, 10, 10);
         j.continue_at(50);

@@ -348,12 +348,14 @@ impl Metrics {
             refused_fenced: self
                 .records_refused
                 .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "fenced" }),
-            rollback_retries: self
-                .retries
-                .get_or_create_owned(&PipelineOperation { pipeline_id: id.to_string(), operation: "rollback" }),
-            rollback_give_ups: self
-                .give_ups
-                .get_or_create_owned(&PipelineOperation { pipeline_id: id.to_string(), operation: "rollback" }),
+            rollback_retries: self.retries.get_or_create_owned(&PipelineOperation {
+                pipeline_id: id.to_string(),
+                operation: "rollback",
+            }),
+            rollback_give_ups: self.give_ups.get_or_create_owned(&PipelineOperation {
+                pipeline_id: id.to_string(),
+                operation: "rollback",
+            }),
             divergences_state: self
                 .divergences
                 .get_or_create_owned(&PipelineKind { pipeline_id: id.to_string(), kind: "state" }),
@@ -394,7 +396,9 @@ impl Metrics {
 
     /// Handles of a pipeline's store metrics, for its checkpoint writer.
     pub fn store(&self, id: &str, backend: &'static str) -> StoreMetrics {
-        let result = |result| self.store_writes.get_or_create_owned(&PipelineResult { pipeline_id: id.to_string(), result });
+        let result = |result| {
+            self.store_writes.get_or_create_owned(&PipelineResult { pipeline_id: id.to_string(), result })
+        };
         let operation = PipelineOperation { pipeline_id: id.to_string(), operation: "store" };
         StoreMetrics {
             writes_ok: result("ok"),

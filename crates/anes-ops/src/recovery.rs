@@ -162,7 +162,13 @@ pub fn open(
     if let Some(&(seq, _)) = first.first()
         && seq != log_end
     {
-        return Err(setup(id, format!("the dead-letter queue starts at record {seq} but the journal ends at {log_end}: records are missing; inspect it with `anes dlq inspect {}`", dlq.path().display())));
+        return Err(setup(
+            id,
+            format!(
+                "the dead-letter queue starts at record {seq} but the journal ends at {log_end}: records are missing; inspect it with `anes dlq inspect {}`",
+                dlq.path().display()
+            ),
+        ));
     }
     let summary = format!(
         "data directory {}; {} store epoch {epoch}; {}; {} journaled records to re-run; {} in the dead-letter queue{}{}",
@@ -176,7 +182,11 @@ pub fn open(
         report.records,
         if skipped > 0 { format!("; {skipped} damaged checkpoints skipped") } else { String::new() },
         if report.torn_tail_bytes > 0 || !report.damage.is_empty() {
-            format!("; queue recovered (torn tail {} bytes, {} damaged stretches)", report.torn_tail_bytes, report.damage.len())
+            format!(
+                "; queue recovered (torn tail {} bytes, {} damaged stretches)",
+                report.torn_tail_bytes,
+                report.damage.len()
+            )
         } else {
             String::new()
         },
@@ -188,7 +198,13 @@ pub fn open(
         snapshot: Arc::new(c.payload),
         taken_at: Duration::ZERO,
     });
-    let pipeline =
-        Pipeline::recover(config.settings.clone(), metrics, Box::new(dlq), Box::new(journal), checkpoint, log);
+    let pipeline = Pipeline::recover(
+        config.settings.clone(),
+        metrics,
+        Box::new(dlq),
+        Box::new(journal),
+        checkpoint,
+        log,
+    );
     Ok(Opened { pipeline, store, epoch, lock: DirLockGuard { _lock: lock }, summary })
 }

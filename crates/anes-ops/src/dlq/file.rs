@@ -50,7 +50,8 @@ fn decode(payload: &[u8]) -> Result<(u64, FrameInput), String> {
         return Err(format!("a record of {} bytes, not {PAYLOAD_LEN}", payload.len()));
     }
     let seq = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
-    let command = Command::from_u8(payload[10]).ok_or_else(|| format!("unknown command byte {:#04x}", payload[10]))?;
+    let command =
+        Command::from_u8(payload[10]).ok_or_else(|| format!("unknown command byte {:#04x}", payload[10]))?;
     Ok((seq, FrameInput { pads: [payload[8], payload[9]], command }))
 }
 
@@ -102,8 +103,12 @@ pub fn inspect(path: &Path) -> Result<DlqInspection, DlqError> {
     let mut records = Vec::new();
     for range in &scan.records {
         match decode(&bytes[range.clone()]) {
-            Ok((seq, input)) => records.push(InspectedRecord { seq, pads: input.pads, command: input.command as u8 }),
-            Err(reason) => damage.push(Damage { offset: range.start as u64 - 16, len: range.len() as u64 + 16, reason }),
+            Ok((seq, input)) => {
+                records.push(InspectedRecord { seq, pads: input.pads, command: input.command as u8 })
+            }
+            Err(reason) => {
+                damage.push(Damage { offset: range.start as u64 - 16, len: range.len() as u64 + 16, reason })
+            }
         }
     }
     let contiguous = records.windows(2).all(|w| w[1].seq == w[0].seq + 1);
@@ -165,24 +170,39 @@ impl FileDlq {
         let rewrite = if path.exists() {
             let bytes = read_capped(path)?;
             let scan = framed::scan(&bytes, &DLQ_MAGIC).map_err(|e| {
-                io(path, format!("{e}: not a dead-letter queue; move it away (the service will start a new queue)"))
+                io(
+                    path,
+                    format!(
+                        "{e}: not a dead-letter queue; move it away (the service will start a new queue)"
+                    ),
+                )
             })?;
             if scan.header.pipeline_id != pipeline {
-                return Err(io(path, format!("holds pipeline {:?}'s queue, not {pipeline:?}'s", scan.header.pipeline_id)));
+                return Err(io(
+                    path,
+                    format!("holds pipeline {:?}'s queue, not {pipeline:?}'s", scan.header.pipeline_id),
+                ));
             }
             report.damage = scan.damage.clone();
             for range in &scan.records {
                 match decode(&bytes[range.clone()]) {
                     Ok((seq, _)) if seq < journal_end => report.already_journaled += 1,
                     Ok(record) => records.push_back(record),
-                    Err(reason) => report.damage.push(Damage { offset: range.start as u64 - 16, len: range.len() as u64 + 16, reason }),
+                    Err(reason) => report.damage.push(Damage {
+                        offset: range.start as u64 - 16,
+                        len: range.len() as u64 + 16,
+                        reason,
+                    }),
                 }
             }
             if let Some(t) = scan.torn_tail {
                 report.torn_tail_bytes = (bytes.len() - t) as u64;
             }
             if !report.damage.is_empty() {
-                let aside = (1..).map(|n| path.with_extension(format!("adlq.damaged-{n}"))).find(|p| !p.exists()).expect("a free name");
+                let aside = (1..)
+                    .map(|n| path.with_extension(format!("adlq.damaged-{n}")))
+                    .find(|p| !p.exists())
+                    .expect("a free name");
                 fs::copy(path, &aside).map_err(|e| io(&aside, e))?;
                 tracing::error!(file = %path.display(), kept = %aside.display(), damage = ?report.damage, "the dead-letter queue has damaged records: skipped; the original is kept");
                 report.kept_aside = Some(aside.display().to_string());
@@ -209,7 +229,16 @@ impl FileDlq {
         report.records = records.len();
         let committed = records.len();
         Ok((
-            FileDlq { path: path.to_path_buf(), file, header_len: header.len() as u64, records, committed, pending: Vec::new(), capacity, fsync },
+            FileDlq {
+                path: path.to_path_buf(),
+                file,
+                header_len: header.len() as u64,
+                records,
+                committed,
+                pending: Vec::new(),
+                capacity,
+                fsync,
+            },
             report,
         ))
     }

@@ -213,7 +213,9 @@ impl Pipeline {
                 continue;
             }
             // Only committed records run: a record reaches a worker after it is journaled.
-            let limit = end.min(other_processed.saturating_add(self.settings.drift_window)).min(self.log.committed_end());
+            let limit = end
+                .min(other_processed.saturating_add(self.settings.drift_window))
+                .min(self.log.committed_end());
             let mut next = slot.next_to_send;
             while next < limit {
                 let to = limit.min(next + MAX_FEED);

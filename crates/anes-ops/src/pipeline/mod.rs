@@ -373,7 +373,9 @@ pub enum Refusal {
         capacity: usize,
     },
     /// The journal or the dead-letter queue could not be written: nothing of this was kept.
-    #[error("the records could not be stored durably (journal or dead-letter queue: see the service's log); retry later")]
+    #[error(
+        "the records could not be stored durably (journal or dead-letter queue: see the service's log); retry later"
+    )]
     Storage,
     /// Another service took this pipeline over (a newer store epoch).
     #[error("another service took this pipeline over (store epoch {current}); send records there")]
@@ -637,6 +639,9 @@ impl Pipeline {
         pipeline.verified_before_start = start;
         pipeline.verified_until = start;
         pipeline.received = pipeline.log.end() + pipeline.dlq.len() as u64;
+        // The queue's records were dead-lettered by the previous run; counting them here keeps
+        // dead-lettered = replayed + still queued true across the restart.
+        pipeline.dead_lettered = pipeline.dlq.len() as u64;
         pipeline.store.recovered_from_seq = checkpoint.as_ref().map(|c| c.seq);
         if let Some(c) = checkpoint {
             pipeline.last_verified_cycle = c.cpu_cycle;
@@ -784,7 +789,8 @@ impl Pipeline {
         let log_pending = self.log.end() - self.log.committed_end();
         let journal = if log_pending > 0 { self.journal.commit().map_err(|e| e.to_string()) } else { Ok(()) };
         let journal_ok = journal.is_ok();
-        let dlq = if self.uncommitted_dlq > 0 { self.dlq.commit().map_err(|e| e.to_string()) } else { Ok(()) };
+        let dlq =
+            if self.uncommitted_dlq > 0 { self.dlq.commit().map_err(|e| e.to_string()) } else { Ok(()) };
         let mut dropped = 0;
         if journal_ok {
             self.log.commit();
@@ -798,7 +804,9 @@ impl Pipeline {
         }
         self.uncommitted_dlq = 0;
         if dropped == 0 {
-            if self.mode() != Mode::Normal && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq) {
+            if self.mode() != Mode::Normal
+                && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq)
+            {
                 self.replay_progress();
             }
             return Ok(());

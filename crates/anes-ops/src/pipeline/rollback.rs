@@ -411,7 +411,9 @@ impl Pipeline {
             self.metrics.checkpoint_age.set(self.now.saturating_sub(c.taken_at).as_secs_f64());
         }
         match self.phase.clone() {
-            Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => self.replay_progress(),
+            Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => {
+                self.replay_progress()
+            }
             Phase::RollingBack(r) if self.now >= r.deadline => {
                 self.attempt_failed(&format!(
                     "step {} made no progress for {:?}",
@@ -459,7 +461,13 @@ impl Pipeline {
         };
         self.drained = true;
         if ha == hb {
-            let checkpoint = Checkpoint { seq: end, cpu_cycle: self.last_verified_cycle, state_hash: ha, snapshot: bytes, taken_at: self.now };
+            let checkpoint = Checkpoint {
+                seq: end,
+                cpu_cycle: self.last_verified_cycle,
+                state_hash: ha,
+                snapshot: bytes,
+                taken_at: self.now,
+            };
             tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %crate::worker::protocol::to_hex(&ha), "final verified checkpoint");
             self.push_checkpoint(checkpoint.clone());
             self.actions.push_back(Action::Drained(Some(checkpoint)));

@@ -119,7 +119,13 @@ impl FsStore {
             return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
         }
         fs::create_dir_all(dir).map_err(|e| unavailable("creating", dir, e))?;
-        Ok(FsStore { dir: dir.to_path_buf(), pipeline: pipeline.to_string(), kept: kept.max(1), temp_counter: 0, fsync: true })
+        Ok(FsStore {
+            dir: dir.to_path_buf(),
+            pipeline: pipeline.to_string(),
+            kept: kept.max(1),
+            temp_counter: 0,
+            fsync: true,
+        })
     }
 
     /// The same store without its fsyncs: writes stay atomic against a process crash (rename) but not
@@ -216,10 +222,16 @@ impl FsStore {
         let path = self.dir.join(name);
         let mut file = File::open(&path).map_err(|e| e.to_string())?;
         let mut bytes = Vec::new();
-        (&mut file).take(MAX_HEADER_LEN + MAX_PAYLOAD_LEN + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        (&mut file)
+            .take(MAX_HEADER_LEN + MAX_PAYLOAD_LEN + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| e.to_string())?;
         let (header, payload) = CheckpointHeader::decode_blob(&bytes).map_err(|e| e.to_string())?;
         if header.pipeline_id != self.pipeline {
-            return Err(format!("holds pipeline {:?}'s checkpoint, not {:?}'s", header.pipeline_id, self.pipeline));
+            return Err(format!(
+                "holds pipeline {:?}'s checkpoint, not {:?}'s",
+                header.pipeline_id, self.pipeline
+            ));
         }
         if (header.frame, header.epoch) != (frame, epoch) {
             return Err(format!(
@@ -243,6 +255,15 @@ impl CheckpointStore for FsStore {
         let epoch = self.read_epoch()? + 1;
         // Invariant: EPOCH is replaced atomically; a crash leaves the old or the new number, and the
         // new one is in force only once the rename is durable, before any write uses it.
+        self.write_atomically("EPOCH", format!("{epoch}\n").as_bytes())?;
+        Ok(epoch)
+    }
+
+    fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
+        let _lock = self.lock()?;
+        // Under the lock the check and the new EPOCH are one step: no takeover can come in between.
+        fence::check(&self.pipeline, held, self.read_epoch()?)?;
+        let epoch = held + 1;
         self.write_atomically("EPOCH", format!("{epoch}\n").as_bytes())?;
         Ok(epoch)
     }
@@ -273,7 +294,9 @@ impl CheckpointStore for FsStore {
             let mut buffer = vec![0u8; 64 << 10];
             while left > 0 {
                 let want = buffer.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-                let n = payload.read(&mut buffer[..want]).map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
+                let n = payload
+                    .read(&mut buffer[..want])
+                    .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
                 if n == 0 {
                     return Err(StoreError::Invalid(format!(
                         "the payload ended {left} bytes short of the {} its header declares",
@@ -342,7 +365,8 @@ mod tests {
 
     fn put(store: &mut FsStore, epoch: u64, frame: u64) -> Result<Persisted, StoreError> {
         let payload = vec![frame as u8; 3000];
-        let header = CheckpointHeader::for_payload("p", epoch, frame, frame * 100, [frame as u8; 32], &payload);
+        let header =
+            CheckpointHeader::for_payload("p", epoch, frame, frame * 100, [frame as u8; 32], &payload);
         store.put(&header, &mut payload.as_slice())
     }
 
@@ -373,7 +397,10 @@ mod tests {
         let header = CheckpointHeader::for_payload("p", e1, 120, 0, [0; 32], &payload);
         let mut counting = Counting { inner: &payload, read: 0 };
         let err = old.put(&header, &mut counting).unwrap_err();
-        assert!(matches!(err, StoreError::Fenced { writer, current, .. } if writer == e1 && current == e2), "{err}");
+        assert!(
+            matches!(err, StoreError::Fenced { writer, current, .. } if writer == e1 && current == e2),
+            "{err}"
+        );
         assert_eq!(counting.read, 0, "the refusal read payload bytes");
         assert!(err.to_string().contains(&format!("writer epoch {e1} is older than the store's epoch {e2}")));
         // The accepted write reads it all.

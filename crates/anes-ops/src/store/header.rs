@@ -78,7 +78,9 @@ pub enum HeaderError {
         found: [u8; 8],
     },
     /// A version this build cannot read.
-    #[error("checkpoint format version {found} at offset 8 is not supported (this build reads {CHECKPOINT_VERSION})")]
+    #[error(
+        "checkpoint format version {found} at offset 8 is not supported (this build reads {CHECKPOINT_VERSION})"
+    )]
     UnsupportedVersion {
         /// Version found.
         found: u16,
@@ -215,7 +217,10 @@ impl CheckpointHeader {
     /// Checks a payload against the header's length and checksum.
     pub fn check_payload(&self, payload: &[u8]) -> Result<(), HeaderError> {
         if payload.len() as u64 != self.payload_len {
-            return Err(HeaderError::PayloadLength { found: payload.len() as u64, declared: self.payload_len });
+            return Err(HeaderError::PayloadLength {
+                found: payload.len() as u64,
+                declared: self.payload_len,
+            });
         }
         if blake3::hash(payload).as_bytes() != &self.payload_checksum {
             return Err(HeaderError::PayloadChecksum);

@@ -3,11 +3,13 @@
 //! Redis ([`RedisStore`], the design's `pipeline:<id>:state`).
 //!
 //! Fencing: every pipeline has a store **epoch**, a counter kept by the store (distinct from the core's
-//! emulation epoch). A writer takes over a pipeline by bumping it ([`CheckpointStore::bump_epoch`]: at
-//! every start of the service and every rollback) and writes with the epoch it got. A write carrying an
-//! older epoch is refused ([`StoreError::Fenced`], naming both epochs), decided from the header alone
-//! ([`fence::check`], the rule in one place), before a byte of the payload is read or stored. A writer
-//! that is fenced learns it from that error and stops writing ([`writer::CheckpointWriter`]).
+//! emulation epoch). A service takes over a pipeline at start by bumping it
+//! ([`CheckpointStore::bump_epoch`]) and writes with the epoch it got; each of its rollbacks moves to
+//! the next epoch only while its own is still the store's ([`CheckpointStore::advance_epoch`], so a
+//! writer that was taken over cannot take the pipeline back). A write carrying an older epoch is refused
+//! ([`StoreError::Fenced`], naming both epochs), decided from the header alone ([`fence::check`], the
+//! rule in one place), before a byte of the payload is read or stored. A writer that is fenced learns it
+//! from that error and stops writing ([`writer::CheckpointWriter`]).
 
 pub mod fence;
 pub mod fs;
@@ -132,6 +134,12 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     /// Takes the pipeline over: bumps its epoch atomically and returns the new one, the token to write
     /// with. Every writer holding an older epoch is fenced from then on.
     fn bump_epoch(&mut self) -> Result<u64, StoreError>;
+
+    /// A writer's own next epoch (a rollback's restore): bumps the epoch only when `held` is still the
+    /// store's, by the fencing rule ([`fence::check`]), atomically with the check, and returns the new
+    /// one. A writer that was taken over gets [`StoreError::Fenced`] and cannot take the pipeline back;
+    /// only a start-up takes over unconditionally ([`CheckpointStore::bump_epoch`]).
+    fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError>;
 
     /// The pipeline's current epoch (0 before the first takeover).
     fn current_epoch(&mut self) -> Result<u64, StoreError>;

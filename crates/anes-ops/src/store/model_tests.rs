@@ -12,6 +12,7 @@ pub fn schedules() -> impl Strategy<Value = (usize, Vec<Op>)> {
     (2usize..=4).prop_flat_map(|writers| {
         let op = prop_oneof![
             1 => (0..writers).prop_map(Op::Bump),
+            1 => (0..writers).prop_map(Op::Advance),
             3 => ((0..writers), 0u64..50).prop_map(|(w, f)| Op::Write(w, f * 60)),
         ];
         (Just(writers), proptest::collection::vec(op, 1..40))

@@ -50,6 +50,17 @@ return {{'ok', tostring(oldest[2])}}
     )
 }
 
+/// The fenced bump of [`CheckpointStore::advance_epoch`]: the rule, then `INCR`, in one script.
+fn advance_script() -> String {
+    format!(
+        r#"-- KEYS: epoch. ARGV: the epoch the writer holds
+{}
+return {{'ok', tostring(redis.call('INCR', KEYS[1]))}}
+"#,
+        fence::LUA_RULE
+    )
+}
+
 /// A pipeline's checkpoints in Redis.
 pub struct RedisStore {
     url: String,
@@ -57,6 +68,7 @@ pub struct RedisStore {
     kept: usize,
     connection: Option<redis::Connection>,
     put: redis::Script,
+    advance: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -84,6 +96,7 @@ impl RedisStore {
             kept: kept.max(1),
             connection: None,
             put: redis::Script::new(&put_script()),
+            advance: redis::Script::new(&advance_script()),
         })
     }
 
@@ -114,10 +127,35 @@ impl RedisStore {
                     c.set_write_timeout(Some(IO_TIMEOUT))?;
                     Ok(c)
                 })
-                .map_err(|e| StoreError::Unavailable { backend: BACKEND, reason: format!("{}: {e}", self.url) })?;
+                .map_err(|e| StoreError::Unavailable {
+                    backend: BACKEND,
+                    reason: format!("{}: {e}", self.url),
+                })?;
             self.connection = Some(connection);
         }
         Ok(self.connection.as_mut().expect("just connected"))
+    }
+
+    /// A script's answer: `{'ok', N}` gives N; `{'fenced' | 'ahead', current}` the fencing error for
+    /// `writer` (the same rule, [`fence::check`], says which).
+    fn verdict(&self, verdict: &str, value: &str, writer: u64) -> Result<u64, StoreError> {
+        let number = |v: &str| v.parse::<f64>().map(|f| f as u64).unwrap_or(0);
+        match verdict {
+            "ok" => Ok(number(value)),
+            "fenced" | "ahead" => {
+                let current = number(value);
+                Err(fence::check(&self.pipeline, writer, current).err().unwrap_or_else(|| {
+                    StoreError::Unavailable {
+                        backend: BACKEND,
+                        reason: format!("the script refused epoch {writer} against {current}"),
+                    }
+                }))
+            }
+            other => Err(StoreError::Unavailable {
+                backend: BACKEND,
+                reason: format!("unexpected script answer {other:?}"),
+            }),
+        }
     }
 
     fn query<T: redis::FromRedisValue>(&mut self, command: &redis::Cmd) -> Result<T, StoreError> {
@@ -134,6 +172,15 @@ impl CheckpointStore for RedisStore {
     fn bump_epoch(&mut self) -> Result<u64, StoreError> {
         let key = self.key("epoch");
         self.query(redis::cmd("INCR").arg(key))
+    }
+
+    fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
+        let script = self.advance.clone();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.key("epoch")).arg(held);
+        let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
+        let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
+        self.verdict(&verdict, &value, held)
     }
 
     fn current_epoch(&mut self) -> Result<u64, StoreError> {
@@ -170,19 +217,8 @@ impl CheckpointStore for RedisStore {
         invocation.arg(header.epoch).arg(&member).arg(header.frame).arg(blob).arg(self.kept);
         let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
         let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
-        let number = |v: &str| v.parse::<f64>().map(|f| f as u64).unwrap_or(0);
-        match verdict.as_str() {
-            "ok" => Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame: number(&value) }),
-            "fenced" | "ahead" => {
-                let current = number(&value);
-                let refused = fence::check(&self.pipeline, header.epoch, current);
-                Err(refused.err().unwrap_or_else(|| StoreError::Unavailable {
-                    backend: BACKEND,
-                    reason: format!("the script refused epoch {} against {current}", header.epoch),
-                }))
-            }
-            other => Err(StoreError::Unavailable { backend: BACKEND, reason: format!("unexpected script answer {other:?}") }),
-        }
+        let oldest_kept_frame = self.verdict(&verdict, &value, header.epoch)?;
+        Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame })
     }
 
     fn load(&mut self) -> Result<Loaded, StoreError> {
@@ -197,11 +233,9 @@ impl CheckpointStore for RedisStore {
                     Ok((header, _)) if header.pipeline_id != self.pipeline => {
                         Err(format!("holds pipeline {:?}'s checkpoint", header.pipeline_id))
                     }
-                    Ok((header, payload)) => Ok(StoredCheckpoint {
-                        payload: payload.to_vec(),
-                        header,
-                        name: member.clone(),
-                    }),
+                    Ok((header, payload)) => {
+                        Ok(StoredCheckpoint { payload: payload.to_vec(), header, name: member.clone() })
+                    }
                     Err(e) => Err(e.to_string()),
                 },
             };

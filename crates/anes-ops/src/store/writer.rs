@@ -51,7 +51,13 @@ impl Default for RetryPolicy {
     /// 2.5 per 100 ms (with a 1 s base, a 100 ms window holds more than a fifth of them a third of the
     /// time).
     fn default() -> RetryPolicy {
-        RetryPolicy { base: Duration::from_secs(2), cap: Duration::from_secs(30), attempts: 10, seed: 0x5707e, jitter: true }
+        RetryPolicy {
+            base: Duration::from_secs(2),
+            cap: Duration::from_secs(30),
+            attempts: 10,
+            seed: 0x5707e,
+            jitter: true,
+        }
     }
 }
 
@@ -185,7 +191,8 @@ impl CheckpointWriter {
         self.shared.1.notify_all();
     }
 
-    /// Asks for a new epoch (a rollback): later writes carry it.
+    /// Asks for a new epoch (a rollback): later writes carry it. Refused, and the writer fenced, when
+    /// another writer took the pipeline over meanwhile ([`CheckpointStore::advance_epoch`]).
     pub fn bump_epoch(&self) {
         let mut slot = self.slot();
         slot.bump = true;
@@ -316,10 +323,25 @@ impl Thread {
         true
     }
 
+    /// The store refused this writer by the fencing rule: it writes nothing more, and says so.
+    fn fenced(&mut self, e: &StoreError) {
+        let (writer, current) = match *e {
+            StoreError::Fenced { writer, current, .. } | StoreError::EpochAhead { writer, current, .. } => {
+                (writer, current)
+            }
+            _ => (self.epoch, 0),
+        };
+        tracing::error!(pipeline = %self.pipeline, writer, current, error = %e, "fenced: another writer took the pipeline over; this service writes no more checkpoints for it");
+        self.slot().fenced = true;
+        (self.notify)(WriterEvent::Fenced { writer, current, message: e.to_string() });
+    }
+
+    /// A rollback's new epoch: only while this writer's epoch is still the store's (a writer that was
+    /// taken over must not take the pipeline back by bumping past its successor).
     fn bump(&mut self) {
         let mut attempt = 0;
         loop {
-            match self.store.bump_epoch() {
+            match self.store.advance_epoch(self.epoch) {
                 Ok(epoch) => {
                     tracing::info!(pipeline = %self.pipeline, from = self.epoch, to = epoch, "store epoch bumped");
                     self.epoch = epoch;
@@ -327,6 +349,7 @@ impl Thread {
                     (self.notify)(WriterEvent::Epoch(epoch));
                     return;
                 }
+                Err(e) if e.is_fenced() => return self.fenced(&e),
                 Err(e) if e.is_retryable() && self.retry_after(attempt, &e) => attempt += 1,
                 Err(e) => {
                     tracing::error!(pipeline = %self.pipeline, error = %e, "bumping the store epoch failed; writes keep the old epoch");
@@ -359,16 +382,7 @@ impl Thread {
                 }
                 Err(e) if e.is_fenced() => {
                     self.metrics.writes_fenced.inc();
-                    let (writer, current) = match e {
-                        StoreError::Fenced { writer, current, .. } | StoreError::EpochAhead { writer, current, .. } => {
-                            (writer, current)
-                        }
-                        _ => (self.epoch, 0),
-                    };
-                    tracing::error!(pipeline = %self.pipeline, writer, current, error = %e, "fenced: another writer took the pipeline over; this service writes no more checkpoints for it");
-                    self.slot().fenced = true;
-                    (self.notify)(WriterEvent::Fenced { writer, current, message: e.to_string() });
-                    return;
+                    return self.fenced(&e);
                 }
                 Err(e) if e.is_retryable() => {
                     if !self.retry_after(attempt, &e) {
@@ -390,5 +404,82 @@ impl Thread {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::FsStore;
+
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "anes-writer-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn checkpoint(frame: u64) -> PendingCheckpoint {
+        PendingCheckpoint {
+            frame,
+            cpu_cycle: frame,
+            state_hash: [1; 32],
+            snapshot: Arc::new(vec![frame as u8; 512]),
+        }
+    }
+
+    /// An old primary that rolls back after a takeover, before it wrote anything, must not bump the
+    /// epoch past its successor's (that would fence the successor and let the old one write again).
+    #[test]
+    fn a_taken_over_writer_cannot_take_the_pipeline_back_with_a_rollback() {
+        let dir = temp_dir("takeback");
+        let mut first = FsStore::open(&dir, "p", 4).unwrap();
+        let e_old = first.bump_epoch().unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&events);
+        let old = CheckpointWriter::start(
+            "p",
+            Box::new(first),
+            e_old,
+            RetryPolicy::default(),
+            StoreMetrics::detached(),
+            Box::new(move |e| seen.lock().unwrap().push(e)),
+        );
+        // Its own rollback while it is current: the next epoch.
+        old.bump_epoch();
+        old.submit(checkpoint(60));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !events.lock().unwrap().iter().any(|e| matches!(e, WriterEvent::Persisted(p) if p.frame == 60))
+        {
+            assert!(Instant::now() < deadline, "{:?}", events.lock().unwrap());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let e_mine = e_old + 1;
+        assert!(events.lock().unwrap().iter().any(|e| matches!(e, WriterEvent::Epoch(n) if *n == e_mine)));
+        // Another service takes over; the old one rolls back before its next write.
+        let mut successor = FsStore::open(&dir, "p", 4).unwrap();
+        let e_new = successor.bump_epoch().unwrap();
+        assert_eq!(e_new, e_mine + 1);
+        old.bump_epoch();
+        old.submit(checkpoint(120));
+        assert!(old.finish(Duration::from_secs(10)));
+        let events = events.lock().unwrap();
+        let fenced: Vec<_> = events.iter().filter(|e| matches!(e, WriterEvent::Fenced { .. })).collect();
+        assert!(
+            matches!(fenced.as_slice(), [WriterEvent::Fenced { writer, current, .. }] if *writer == e_mine && *current == e_new),
+            "{events:?}"
+        );
+        assert!(
+            !events.iter().any(|e| matches!(e, WriterEvent::Persisted(p) if p.frame == 120)),
+            "{events:?}"
+        );
+        assert_eq!(successor.current_epoch().unwrap(), e_new, "the successor still owns the pipeline");
+        let payload = vec![7u8; 64];
+        let header = CheckpointHeader::for_payload("p", e_new, 180, 0, [0; 32], &payload);
+        successor.put(&header, &mut payload.as_slice()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -37,7 +37,9 @@ pub fn available(test: &str) -> bool {
     if std::env::var_os("CI").is_some() {
         panic!("{test}: redis-server is needed and could not be installed ({})", script.display());
     }
-    println!("{test} skipped: redis-server is not installed and cannot be (scripts/install-ops-servers.sh --redis)");
+    println!(
+        "{test} skipped: redis-server is not installed and cannot be (scripts/install-ops-servers.sh --redis)"
+    );
     false
 }
 
@@ -67,7 +69,16 @@ impl RedisServer {
     fn spawn(&mut self) {
         let log = std::fs::File::create(self.dir.join("redis.log")).unwrap();
         let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string(), "--save", "", "--appendonly", "yes"])
+            .args([
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                &self.port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+            ])
             .args(["--appendfsync", "everysec", "--protected-mode", "yes", "--daemonize", "no"])
             .arg("--dir")
             .arg(&self.dir)

@@ -22,6 +22,10 @@ done
 if [[ "$*" == "--redis" ]]; then
     want=(redis-server)
 fi
+# --pushgateway alone: only the Pushgateway.
+if [[ "$*" == "--pushgateway" ]]; then
+    want=(prometheus-pushgateway)
+fi
 
 missing=()
 for package in "${want[@]}"; do

@@ -76,3 +76,8 @@ pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback,
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
 pub use summary::Summary;
+
+/// The guide `docs/USING-LOCKSTEP.md`, whose examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/USING-LOCKSTEP.md")]
+struct UsingLockstepGuide;

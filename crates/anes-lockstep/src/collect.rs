@@ -95,7 +95,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
                 // now is the whole finding (e.g. a randomised power-on state).
                 if self.config.localize && reached.is_ok() {
                     let (a, b) = (&self.a.machine, &self.b.machine);
-                    frame_localization = Some(FrameLocalization::at_pairing(a, b, divergence));
+                    frame_localization = Some(FrameLocalization::from_pairing(a, b, divergence));
                 }
             }
         }

@@ -44,7 +44,7 @@ pub struct FrameLocalization {
 impl FrameLocalization {
     /// The differences of two machines as they are now, where the comparator saw them differ when
     /// they were paired.
-    pub(crate) fn at_pairing<A: Machine + ?Sized, B: Machine + ?Sized>(
+    pub(crate) fn from_pairing<A: Machine + ?Sized, B: Machine + ?Sized>(
         a: &A,
         b: &B,
         divergence: &Divergence,

@@ -7,6 +7,7 @@
 mod bundled;
 mod canary;
 mod conformance;
+mod dlq;
 mod evidence_dir;
 mod input_file;
 mod limited_read;
@@ -47,6 +48,9 @@ enum Command {
     /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
     /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
     Serve(serve::Args),
+    /// Dead-letter queue tools: show what a queue file holds.
+    #[command(subcommand)]
+    Dlq(dlq::DlqCommand),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
     Worker(worker::Args),
     /// The canary gate: the baseline and the candidate build replay one input stream; the first
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Movie(command) => movie::main(&command),
         Command::Serve(args) => serve::main(&args),
         Command::Worker(args) => worker::main(&args),
+        Command::Dlq(command) => dlq::main(&command),
         Command::Canary(args) => canary::main(&args),
     };
     match result {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anes_core::movie::Command;
+use anyhow::Context;
 
 use crate::input_file::{read_input, write_atomically};
 use crate::output;
@@ -17,6 +18,23 @@ pub enum MovieCommand {
         input: PathBuf,
         /// Where to write the anes input stream.
         output: PathBuf,
+    },
+    /// Cuts a window out of a journal directory (`<data_dir>/<id>/journal`) or an input stream, as a
+    /// standalone input stream that `anes run --input` and `anes lockstep --input` accept.
+    Cut {
+        /// A journal directory, or an input stream / .fm2 movie (sequence numbers are frame indexes).
+        source: PathBuf,
+        /// Where to write the window.
+        output: PathBuf,
+        /// First sequence number of the window (with --frames).
+        #[arg(long, requires = "frames", conflicts_with = "last")]
+        from: Option<u64>,
+        /// Frames in the window (with --from).
+        #[arg(long, requires = "from")]
+        frames: Option<u64>,
+        /// The last N records instead.
+        #[arg(long, conflicts_with_all = ["from", "frames"])]
+        last: Option<u64>,
     },
     /// Prints what an input stream holds: frames, resets, button activity.
     Info {
@@ -36,6 +54,42 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
                 "{}: {} frames written to {}",
                 input.display(),
                 stream.len(),
+                destination.display()
+            )?;
+            out.flush()?;
+        }
+        MovieCommand::Cut { source, output: destination, from, frames, last } => {
+            let (start, records) = if source.is_dir() {
+                let journal = anes_ops::journal::read_journal(source)
+                    .with_context(|| format!("{}: journal", source.display()))?;
+                let start = journal.start().unwrap_or(0);
+                (start, journal.records_from(source, start)?)
+            } else {
+                let stream = read_input(source)?;
+                (0, anes_ops::pipeline::stream_frames(&stream))
+            };
+            let end = start + records.len() as u64;
+            let (from, count) = match (from, frames, last) {
+                (Some(f), Some(n), None) => (*f, *n),
+                (None, None, Some(n)) => (end.saturating_sub(*n), (*n).min(end - start)),
+                _ => anyhow::bail!("{}: give --from SEQ --frames N, or --last N", source.display()),
+            };
+            if from < start || from.checked_add(count).is_none_or(|e| e > end) || count == 0 {
+                anyhow::bail!(
+                    "{}: records {from}..{} asked for, but it holds {start}..{end}",
+                    source.display(),
+                    from.saturating_add(count)
+                );
+            }
+            let window = &records[(from - start) as usize..(from - start + count) as usize];
+            let stream = anes_core::movie::InputStream::from_frames(window.to_vec());
+            write_atomically(destination, &stream.to_bytes())?;
+            let mut out = output::stdout();
+            writeln!(
+                out,
+                "{}: records {from}..{} ({count} frames) written to {}",
+                source.display(),
+                from + count,
                 destination.display()
             )?;
             out.flush()?;

@@ -48,6 +48,11 @@ pub struct Args {
     /// Directory for the final checkpoints written at shutdown (overrides server.state_dir).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Directory of the pipelines' durable state: journal, dead-letter queue and (filesystem store)
+    /// checkpoints (overrides server.data_dir; default anes-data beside the configuration file, or in
+    /// the working directory without one).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Human)]
     log_format: LogFormat,
@@ -66,6 +71,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &args.evidence_dir {
         config.evidence_dir = dir.clone();
+    }
+    if let Some(dir) = &args.data_dir {
+        config.data_dir = dir.clone();
     }
     if let Some(dir) = &args.state_dir {
         config.state_dir = Some(dir.clone());

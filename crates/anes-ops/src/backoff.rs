@@ -9,12 +9,20 @@ pub struct Backoff {
     base: Duration,
     cap: Duration,
     rng: SplitMix64,
+    jitter: bool,
 }
 
 impl Backoff {
     /// Delays up to `base · 2^attempt`, never above `cap`; `seed` fixes the jitter.
     pub fn new(base: Duration, cap: Duration, seed: u64) -> Backoff {
-        Backoff { base, cap, rng: SplitMix64(seed) }
+        Backoff { base, cap, rng: SplitMix64(seed), jitter: true }
+    }
+
+    /// The same delays without jitter (`min(cap, base · 2^attempt)` exactly): what a herd of clients
+    /// that lost their server together does. For comparison in tests only.
+    pub fn without_jitter(mut self) -> Backoff {
+        self.jitter = false;
+        self
     }
 
     /// The delay before retry number `attempt` (0 for the first retry).
@@ -24,6 +32,9 @@ impl Backoff {
         let nanos = ceiling.as_nanos().min(u128::from(u64::MAX)) as u64;
         if nanos == 0 {
             return Duration::ZERO;
+        }
+        if !self.jitter {
+            return ceiling;
         }
         Duration::from_nanos(self.rng.next() % (nanos + 1))
     }

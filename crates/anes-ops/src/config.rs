@@ -9,8 +9,16 @@ use std::time::Duration;
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::framed::FsyncPolicy;
+use crate::journal::JournalSettings;
 use crate::pipeline::{ALERT_DRIFT_THRESHOLD, PipelineSettings, RollbackPolicy};
+use crate::store::writer::RetryPolicy;
 use crate::worker::WorkerMode;
+
+/// The default data directory, relative to the configuration file's directory (or, without one, to
+/// the working directory): beside `anes-evidence`, where an operator looks first, and inside whatever
+/// volume a container mounts as its working directory.
+pub const DEFAULT_DATA_DIR: &str = "anes-data";
 
 /// The default address: loopback, port 9650.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9650";
@@ -51,6 +59,9 @@ pub struct ServerSection {
     pub evidence_dir: Option<PathBuf>,
     /// Where final checkpoints go at shutdown (default: not written).
     pub state_dir: Option<PathBuf>,
+    /// Where each pipeline's durable state lives (default `anes-data`): `<data_dir>/<id>/` holds its
+    /// journal, dead-letter queue and (filesystem store) checkpoints.
+    pub data_dir: Option<PathBuf>,
     /// Enable the drill endpoint.
     pub drill: Option<bool>,
 }
@@ -82,6 +93,66 @@ pub struct PipelineSection {
     pub dlq_capacity: Option<usize>,
     /// Seconds a rollback step may make no progress (default 20).
     pub step_timeout_seconds: Option<f64>,
+    /// When the dead-letter queue's appends are fsynced: `always`, `batch` (default), `never`.
+    pub dlq_fsync: Option<FsyncPolicy>,
+    /// `[pipeline.store]`: where verified checkpoints are kept.
+    #[serde(default)]
+    pub store: StoreSection,
+    /// `[pipeline.journal]`: the input journal.
+    #[serde(default)]
+    pub journal: JournalSection,
+}
+
+/// `[pipeline.store]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `filesystem` (default) or `redis`.
+    pub backend: Option<String>,
+    /// Filesystem: the directory (default `<data_dir>/<id>/checkpoints`).
+    pub dir: Option<PathBuf>,
+    /// Redis: the URL (`redis://127.0.0.1:6379/0`).
+    pub url: Option<String>,
+    /// Checkpoints kept (default 4).
+    pub kept: Option<usize>,
+    /// Delay ceiling of the first retry, seconds (default 2; doubling per retry).
+    pub retry_base_seconds: Option<f64>,
+    /// Largest delay ceiling, seconds (default 30).
+    pub retry_cap_seconds: Option<f64>,
+    /// Attempts of one request before it is given up (default 10).
+    pub retry_attempts: Option<u32>,
+}
+
+/// `[pipeline.journal]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalSection {
+    /// A new segment starts at this size (default 8 MiB).
+    pub segment_bytes: Option<u64>,
+    /// Segments kept at least (default 16).
+    pub segments_kept: Option<usize>,
+    /// `always`, `batch` (default) or `never`.
+    pub fsync: Option<FsyncPolicy>,
+}
+
+/// Where a pipeline's checkpoints are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreBackend {
+    /// Files in a directory (`None`: `<data_dir>/<id>/checkpoints`).
+    Filesystem(Option<PathBuf>),
+    /// A Redis server.
+    Redis(String),
+}
+
+/// A pipeline's store, validated.
+#[derive(Debug, Clone)]
+pub struct StoreSpec {
+    /// Backend.
+    pub backend: StoreBackend,
+    /// Checkpoints kept.
+    pub kept: usize,
+    /// Retries of store requests.
+    pub retry: RetryPolicy,
 }
 
 /// `[pipeline.input]`.
@@ -125,6 +196,12 @@ pub struct PipelineConfig {
     pub input: InputSpec,
     /// Workers.
     pub workers: WorkerMode,
+    /// The checkpoint store.
+    pub store: StoreSpec,
+    /// The journal.
+    pub journal: JournalSettings,
+    /// The dead-letter queue's fsync policy.
+    pub dlq_fsync: FsyncPolicy,
 }
 
 /// The whole configuration, validated.
@@ -146,6 +223,8 @@ pub struct Config {
     pub evidence_dir: PathBuf,
     /// Final checkpoint directory.
     pub state_dir: Option<PathBuf>,
+    /// Durable state directory.
+    pub data_dir: PathBuf,
     /// Drill endpoint on.
     pub drill: bool,
     /// Pipelines.
@@ -179,11 +258,15 @@ impl Config {
         };
         config.token_file.as_mut().map(resolve);
         config.state_dir.as_mut().map(resolve);
+        resolve(&mut config.data_dir);
         resolve(&mut config.evidence_dir);
         for p in &mut config.pipelines {
             p.rom.as_mut().map(resolve);
             if let InputSpec::Replay { file: Some(f), .. } = &mut p.input {
                 resolve(f);
+            }
+            if let StoreBackend::Filesystem(Some(d)) = &mut p.store.backend {
+                resolve(d);
             }
         }
         Ok(config)
@@ -287,11 +370,16 @@ impl Config {
             }
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;
+            let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
+            let journal = parse_journal(&p.journal).map_err(|(field, problem)| err(key(field), problem))?;
             pipelines.push(PipelineConfig {
                 settings,
                 rom: p.rom,
                 input,
                 workers: p.workers.unwrap_or_default(),
+                store,
+                journal,
+                dlq_fsync: p.dlq_fsync.unwrap_or_default(),
             });
         }
         Ok(Config {
@@ -299,10 +387,83 @@ impl Config {
             token_file: server.token_file,
             evidence_dir: server.evidence_dir.unwrap_or_else(|| PathBuf::from("anes-evidence")),
             state_dir: server.state_dir,
+            data_dir: server.data_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             drill: server.drill.unwrap_or(false),
             pipelines,
         })
     }
+}
+
+fn parse_store(store: &StoreSection) -> Result<StoreSpec, (&'static str, String)> {
+    let backend = match store.backend.as_deref().unwrap_or("filesystem") {
+        "filesystem" => {
+            if store.url.is_some() {
+                return Err(("store.url", "only the redis backend has a URL (backend = \"redis\")".into()));
+            }
+            StoreBackend::Filesystem(store.dir.clone())
+        }
+        "redis" => {
+            if store.dir.is_some() {
+                return Err(("store.dir", "only the filesystem backend has a directory".into()));
+            }
+            let url = store.url.clone().ok_or((
+                "store.url",
+                "missing: the redis backend needs url = \"redis://HOST:PORT/DB\"".to_string(),
+            ))?;
+            if redis::Client::open(url.as_str()).is_err() {
+                return Err((
+                    "store.url",
+                    format!("{url:?} is not a redis URL such as redis://127.0.0.1:6379/0"),
+                ));
+            }
+            StoreBackend::Redis(url)
+        }
+        other => return Err(("store.backend", format!("{other:?}: use \"filesystem\" or \"redis\""))),
+    };
+    let kept = store.kept.unwrap_or(4);
+    if kept == 0 || kept > 256 {
+        return Err(("store.kept", format!("{kept}: use 1 to 256")));
+    }
+    let mut retry = RetryPolicy::default();
+    if let Some(s) = store.retry_base_seconds {
+        if !(0.001..=60.0).contains(&s) {
+            return Err(("store.retry_base_seconds", format!("{s}: use 0.001 to 60")));
+        }
+        retry.base = Duration::from_secs_f64(s);
+    }
+    if let Some(s) = store.retry_cap_seconds {
+        if !(0.001..=3600.0).contains(&s) || Duration::from_secs_f64(s) < retry.base {
+            return Err(("store.retry_cap_seconds", format!("{s}: use the base to 3600")));
+        }
+        retry.cap = Duration::from_secs_f64(s);
+    }
+    if let Some(n) = store.retry_attempts {
+        if n == 0 || n > 1000 {
+            return Err(("store.retry_attempts", format!("{n}: use 1 to 1000")));
+        }
+        retry.attempts = n;
+    }
+    Ok(StoreSpec { backend, kept, retry })
+}
+
+fn parse_journal(journal: &JournalSection) -> Result<JournalSettings, (&'static str, String)> {
+    let mut settings = JournalSettings::default();
+    if let Some(n) = journal.segment_bytes {
+        if !(4096..=1 << 30).contains(&n) {
+            return Err(("journal.segment_bytes", format!("{n}: use 4096 to 1073741824")));
+        }
+        settings.segment_bytes = n;
+    }
+    if let Some(n) = journal.segments_kept {
+        if n == 0 || n > 100_000 {
+            return Err(("journal.segments_kept", format!("{n}: use 1 to 100000")));
+        }
+        settings.segments_kept = n;
+    }
+    if let Some(f) = journal.fsync {
+        settings.fsync = f;
+    }
+    Ok(settings)
 }
 
 fn parse_input(input: &InputSection, has_rom: bool) -> Result<InputSpec, (&'static str, String)> {
@@ -405,6 +566,27 @@ mod tests {
                 "2x",
             ),
             ("[[pipeline]]\nid = \"p\"\nrom = \"x.nes\"\n", "pipeline[0].input.file", "own input"),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\n",
+                "pipeline[0].store.backend",
+                "\"s3\"",
+            ),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"redis\"\n",
+                "pipeline[0].store.url",
+                "missing",
+            ),
+            ("[[pipeline]]\nid = \"p\"\n[pipeline.store]\nkept = 0\n", "pipeline[0].store.kept", "1 to 256"),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nfsync = \"sometimes\"\n",
+                "line 4, key fsync",
+                "unknown variant",
+            ),
+            (
+                "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nsegment_bytes = 10\n",
+                "pipeline[0].journal.segment_bytes",
+                "4096",
+            ),
             ("", "pipeline", "at least one"),
             ("[[pipeline]\n", "line 1", ""),
         ];

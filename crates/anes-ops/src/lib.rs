@@ -6,6 +6,8 @@
 //! - [`worker`]: the workers (threads or `anes worker` processes) and their protocol;
 //! - [`metrics`]: what `/metrics` exports;
 //! - [`alertmanager`]: the webhook's payload and the deduplication of notifications;
+//! - [`store`]: the fenced checkpoint store (filesystem, Redis) and its writer thread;
+//! - [`journal`] and [`dlq`]: the durable input journal and dead-letter queue;
 //! - [`config`]: the TOML configuration;
 //! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
 
@@ -15,8 +17,12 @@ pub mod canary;
 pub mod config;
 pub mod dlq;
 pub mod evidence;
+pub mod framed;
 pub mod http;
+pub mod journal;
 pub mod metrics;
 pub mod pipeline;
+pub mod recovery;
 pub mod runtime;
+pub mod store;
 pub mod worker;

@@ -79,6 +79,18 @@ struct PipelineStatus {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineBackend {
+    pipeline_id: String,
+    backend: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineOperation {
+    pipeline_id: String,
+    operation: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Reason {
     reason: &'static str,
 }
@@ -117,6 +129,10 @@ fn compare_latency_histogram() -> Histogram {
     Histogram::new(COMPARE_LATENCY_BUCKETS)
 }
 
+fn store_write_histogram() -> Histogram {
+    Histogram::new(COMPARE_LATENCY_BUCKETS)
+}
+
 /// Every metric family of the service and the registry that encodes them.
 ///
 /// ```
@@ -148,6 +164,11 @@ pub struct Metrics {
     worker_up: Family<PipelineWorker, Gauge>,
     alert_notifications: Family<PipelineStatus, Counter>,
     notifications_ignored: Family<Reason, Counter>,
+    store_writes: Family<PipelineResult, Counter>,
+    store_write_seconds: Family<PipelineBackend, Histogram, fn() -> Histogram>,
+    store_epoch: Family<PipelineLabel, Gauge>,
+    retries: Family<PipelineOperation, Counter>,
+    give_ups: Family<PipelineOperation, Counter>,
 }
 
 impl Default for Metrics {
@@ -181,6 +202,11 @@ impl Metrics {
             worker_up: Family::default(),
             alert_notifications: Family::default(),
             notifications_ignored: Family::default(),
+            store_writes: Family::default(),
+            store_write_seconds: Family::new_with_constructor(store_write_histogram),
+            store_epoch: Family::default(),
+            retries: Family::default(),
+            give_ups: Family::default(),
         };
         let mut m = m;
         let r = &mut m.registry;
@@ -256,6 +282,31 @@ impl Metrics {
             "Alert notifications not acted on, by reason (duplicate, unknown pipeline, no pipeline label)",
             m.notifications_ignored.clone(),
         );
+        r.register(
+            "anes_store_writes",
+            "Checkpoint writes to the store that ended, by result (ok, fenced, gave_up, invalid)",
+            m.store_writes.clone(),
+        );
+        r.register(
+            "anes_store_write_seconds",
+            "Time to write one checkpoint to the store (fsyncs or the Redis round trip included)",
+            m.store_write_seconds.clone(),
+        );
+        r.register(
+            "anes_store_epoch",
+            "The pipeline's store epoch this service writes with (its fencing token)",
+            m.store_epoch.clone(),
+        );
+        r.register(
+            "anes_retries",
+            "Retries after a failure, by operation (store: a store request; rollback: a rollback attempt, which restarts workers)",
+            m.retries.clone(),
+        );
+        r.register(
+            "anes_retry_give_ups",
+            "Operations abandoned after their last retry, by operation (store, rollback)",
+            m.give_ups.clone(),
+        );
         let build: Family<BuildLabels, Gauge> = Family::default();
         build
             .get_or_create(&BuildLabels {
@@ -291,6 +342,20 @@ impl Metrics {
             refused_stopping: self
                 .records_refused
                 .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "stopping" }),
+            refused_storage: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "storage" }),
+            refused_fenced: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "fenced" }),
+            rollback_retries: self.retries.get_or_create_owned(&PipelineOperation {
+                pipeline_id: id.to_string(),
+                operation: "rollback",
+            }),
+            rollback_give_ups: self.give_ups.get_or_create_owned(&PipelineOperation {
+                pipeline_id: id.to_string(),
+                operation: "rollback",
+            }),
             divergences_state: self
                 .divergences
                 .get_or_create_owned(&PipelineKind { pipeline_id: id.to_string(), kind: "state" }),
@@ -327,6 +392,26 @@ impl Metrics {
         };
         metrics.set_mode(Mode::Normal);
         metrics
+    }
+
+    /// Handles of a pipeline's store metrics, for its checkpoint writer.
+    pub fn store(&self, id: &str, backend: &'static str) -> StoreMetrics {
+        let result = |result| {
+            self.store_writes.get_or_create_owned(&PipelineResult { pipeline_id: id.to_string(), result })
+        };
+        let operation = PipelineOperation { pipeline_id: id.to_string(), operation: "store" };
+        StoreMetrics {
+            writes_ok: result("ok"),
+            writes_fenced: result("fenced"),
+            writes_gave_up: result("gave_up"),
+            writes_invalid: result("invalid"),
+            write_seconds: self
+                .store_write_seconds
+                .get_or_create_owned(&PipelineBackend { pipeline_id: id.to_string(), backend }),
+            epoch: self.store_epoch.get_or_create_owned(&PipelineLabel { pipeline_id: id.to_string() }),
+            retries: self.retries.get_or_create_owned(&operation),
+            give_ups: self.give_ups.get_or_create_owned(&operation),
+        }
     }
 
     /// The current value of `anes_frames_verified_total` for a pipeline (0 for one never added).
@@ -367,6 +452,14 @@ pub struct PipelineMetrics {
     pub refused_dlq: Counter,
     /// `anes_records_refused_total{reason="stopping"}`.
     pub refused_stopping: Counter,
+    /// `anes_records_refused_total{reason="storage"}`: the journal or the queue could not be written.
+    pub refused_storage: Counter,
+    /// `anes_records_refused_total{reason="fenced"}`: another service took the pipeline over.
+    pub refused_fenced: Counter,
+    /// `anes_retries_total{operation="rollback"}`.
+    pub rollback_retries: Counter,
+    /// `anes_retry_give_ups_total{operation="rollback"}`.
+    pub rollback_give_ups: Counter,
     /// `anes_divergences_total{kind="state"}`.
     pub divergences_state: Counter,
     /// `anes_divergences_total{kind="cycle_misalignment"}`.
@@ -397,6 +490,34 @@ pub struct PipelineMetrics {
     pub alerts_firing: Counter,
     /// `anes_alert_notifications_total{status="resolved"}`.
     pub alerts_resolved: Counter,
+}
+
+/// One pipeline's store metric handles.
+#[derive(Debug, Clone)]
+pub struct StoreMetrics {
+    /// `anes_store_writes_total{result="ok"}`.
+    pub writes_ok: Counter,
+    /// `anes_store_writes_total{result="fenced"}`.
+    pub writes_fenced: Counter,
+    /// `anes_store_writes_total{result="gave_up"}`.
+    pub writes_gave_up: Counter,
+    /// `anes_store_writes_total{result="invalid"}`.
+    pub writes_invalid: Counter,
+    /// `anes_store_write_seconds`.
+    pub write_seconds: Histogram,
+    /// `anes_store_epoch`.
+    pub epoch: Gauge,
+    /// `anes_retries_total{operation="store"}`.
+    pub retries: Counter,
+    /// `anes_retry_give_ups_total{operation="store"}`.
+    pub give_ups: Counter,
+}
+
+impl StoreMetrics {
+    /// Handles registered nowhere (tests).
+    pub fn detached() -> StoreMetrics {
+        Metrics::new().store("detached", "filesystem")
+    }
 }
 
 impl PipelineMetrics {

@@ -17,8 +17,9 @@ use crate::config::{Config, InputSpec};
 use crate::metrics::Metrics;
 use crate::pipeline::{
     Action, Checkpoint, Event, Pipeline, PipelineSettings, PipelineStatus, PushOutcome, ReplaySource,
-    SequenceGap,
+    SequenceGap, StoreEvent,
 };
+use crate::store::writer::{CheckpointWriter, PendingCheckpoint, WriterEvent};
 use crate::worker::protocol::to_hex;
 use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerMode, WorkerOutput};
 
@@ -28,6 +29,8 @@ const TICK: Duration = Duration::from_millis(50);
 const PUBLISH: Duration = Duration::from_millis(100);
 /// How long a drain may take before the service stops with the last checkpoint verified so far.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the checkpoint writer gets at shutdown to store the final checkpoint.
+const WRITER_FINISH: Duration = Duration::from_secs(10);
 /// Records a replay at `max` pace offers at once.
 const MAX_OFFER: u64 = 4096;
 /// A replay at `max` pace keeps at most this many drift windows of records unverified.
@@ -132,6 +135,7 @@ pub struct PipelineReport {
 }
 
 struct PipelinePlan {
+    config: crate::config::PipelineConfig,
     settings: PipelineSettings,
     rom: Arc<Vec<u8>>,
     source: Option<ReplaySource>,
@@ -237,13 +241,52 @@ pub fn start_pipelines(
                 p.settings.id
             )));
         }
-        plans.push(PipelinePlan { settings: p.settings.clone(), rom, source, launcher });
+        plans.push(PipelinePlan { config: p.clone(), settings: p.settings.clone(), rom, source, launcher });
     }
     let mut handles = Vec::new();
     let mut threads = Vec::new();
-    for plan in plans {
+    for mut plan in plans {
         let (control_tx, control_rx) = crossbeam_channel::unbounded();
-        let pipeline = Pipeline::new(plan.settings.clone(), metrics.pipeline(&plan.settings.id));
+        let opened = crate::recovery::open(
+            &plan.config,
+            &config.data_dir,
+            &plan.rom,
+            metrics.pipeline(&plan.settings.id),
+        )?;
+        tracing::info!(pipeline = %plan.settings.id, "{}", opened.summary);
+        let mut pipeline = opened.pipeline;
+        pipeline.handle(Duration::ZERO, Event::Store(StoreEvent::Epoch(opened.epoch)));
+        if let Some(source) = plan.source.as_mut() {
+            source.skip(pipeline.accounting().received);
+        }
+        let id = plan.settings.id.clone();
+        let back = control_tx.clone();
+        let writer = CheckpointWriter::start(
+            &id,
+            opened.store,
+            opened.epoch,
+            plan.config.store.retry,
+            metrics.store(
+                &id,
+                match plan.config.store.backend {
+                    crate::config::StoreBackend::Filesystem(_) => "filesystem",
+                    crate::config::StoreBackend::Redis(_) => "redis",
+                },
+            ),
+            Box::new(move |event| {
+                let event = match event {
+                    WriterEvent::Epoch(e) => StoreEvent::Epoch(e),
+                    WriterEvent::Persisted(p) => StoreEvent::Persisted {
+                        seq: p.frame,
+                        epoch: p.epoch,
+                        oldest_kept_seq: p.oldest_kept_frame,
+                    },
+                    WriterEvent::Fenced { writer, current, .. } => StoreEvent::Fenced { writer, current },
+                    _ => return,
+                };
+                let _ = back.send(Control::Event(Event::Store(event)));
+            }),
+        );
         let status = Arc::new(Mutex::new(Arc::new(pipeline.status())));
         let handle = PipelineHandle {
             id: plan.settings.id.clone(),
@@ -253,6 +296,8 @@ pub fn start_pipelines(
         };
         let driver = Driver {
             pipeline,
+            writer: Some(writer),
+            _lock: opened.lock,
             plan,
             control: control_rx,
             control_tx,
@@ -274,6 +319,8 @@ pub fn start_pipelines(
 
 struct Driver {
     pipeline: Pipeline,
+    writer: Option<CheckpointWriter>,
+    _lock: crate::recovery::DirLockGuard,
     plan: PipelinePlan,
     control: Receiver<Control>,
     control_tx: Sender<Control>,
@@ -352,6 +399,11 @@ impl Driver {
                 tracing::debug!(pipeline = %id, worker = %WorkerId::BOTH[w], "worker stopped at shutdown");
             }
         }
+        if let Some(writer) = self.writer.take()
+            && !writer.finish(WRITER_FINISH)
+        {
+            tracing::error!(pipeline = %id, "the checkpoint store did not take the final checkpoint within {WRITER_FINISH:?}");
+        }
         self.publish();
         self.report(final_checkpoint)
     }
@@ -370,8 +422,12 @@ impl Driver {
         for _ in 0..due {
             let input = source.next_record();
             if self.pipeline.offer_input(now, input).is_err() {
+                source.rewind(1);
                 break;
             }
+        }
+        if let Err(dropped) = self.pipeline.commit_input() {
+            source.rewind(dropped);
         }
     }
 
@@ -436,6 +492,21 @@ impl Driver {
                 }
                 Action::Investigate(investigation) => self.investigate(now, *investigation),
                 Action::Drained(checkpoint) => *drained = Some(checkpoint),
+                Action::Persist(c) => {
+                    if let Some(writer) = &self.writer {
+                        writer.submit(PendingCheckpoint {
+                            frame: c.seq,
+                            cpu_cycle: c.cpu_cycle,
+                            state_hash: c.state_hash,
+                            snapshot: c.snapshot,
+                        });
+                    }
+                }
+                Action::BumpStoreEpoch => {
+                    if let Some(writer) = &self.writer {
+                        writer.bump_epoch();
+                    }
+                }
             }
         }
     }

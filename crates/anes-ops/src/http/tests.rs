@@ -26,11 +26,12 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let config = Config::parse(
+        let mut config = Config::parse(
             "[[pipeline]]\nid = \"r\"\n[[pipeline]]\nid = \"live\"\n[pipeline.input]\nsource = \"push\"\n",
             "test.toml",
         )
         .unwrap();
+        config.data_dir = test_data_dir();
         let options = ServiceOptions {
             demo_rom: Arc::new(anes_lockstep::testing::tiny_rom()),
             demo_input: vec![FrameInput::default(); 10].into(),
@@ -53,6 +54,28 @@ fn fixture() -> &'static Fixture {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         Fixture { runtime, state }
     })
+}
+
+/// A fresh data directory for this test binary's pipelines (never the source tree's `anes-data`). They
+/// run until the process exits, so the directory cannot be removed at the end; directories of earlier
+/// runs whose process is gone are removed here instead.
+fn test_data_dir() -> std::path::PathBuf {
+    const PREFIX: &str = "anes-http-test-data-";
+    let temp = std::env::temp_dir();
+    if let Ok(entries) = std::fs::read_dir(&temp) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if let Some(pid) = name.strip_prefix(PREFIX)
+                && pid.parse::<u32>().is_ok()
+                && !std::path::Path::new("/proc").join(pid).exists()
+            {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = temp.join(format!("{PREFIX}{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
 }
 
 fn call(state: &AppState, request: Request<Body>) -> (StatusCode, String, String) {

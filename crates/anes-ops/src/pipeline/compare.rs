@@ -128,7 +128,7 @@ impl Pipeline {
         }
         if ra == rb {
             // The power-on state is the first checkpoint, once a snapshot of it arrives.
-            self.boundaries.push_back((0, ra.state_hash.0));
+            self.boundaries.push_back((0, ra.state_hash.0, ra.cpu_cycle));
             self.match_snapshots();
         } else {
             tracing::error!(pipeline = %self.settings.id, "the workers disagree at power-on: different builds or ROMs");
@@ -212,7 +212,10 @@ impl Pipeline {
             if slot.phase != WorkerPhase::Running {
                 continue;
             }
-            let limit = end.min(other_processed.saturating_add(self.settings.drift_window));
+            // Only committed records run: a record reaches a worker after it is journaled.
+            let limit = end
+                .min(other_processed.saturating_add(self.settings.drift_window))
+                .min(self.log.committed_end());
             let mut next = slot.next_to_send;
             while next < limit {
                 let to = limit.min(next + MAX_FEED);
@@ -259,6 +262,7 @@ impl Pipeline {
 
     pub(super) fn verified(&mut self, seq: u64, record: FrameRecord) {
         self.verified_until = seq + 1;
+        self.last_verified_cycle = record.cpu_cycle;
         if self.log.mark_verified(seq) {
             self.metrics.frames_verified.inc();
         }
@@ -266,7 +270,7 @@ impl Pipeline {
             if self.boundaries.len() == 8 {
                 self.boundaries.pop_front();
             }
-            self.boundaries.push_back((self.verified_until, record.state_hash.0));
+            self.boundaries.push_back((self.verified_until, record.state_hash.0, record.cpu_cycle));
             self.match_snapshots();
         }
         if let Phase::RollingBack(r) = &mut self.phase {
@@ -294,11 +298,11 @@ impl Pipeline {
     }
 
     pub(super) fn match_snapshots(&mut self) {
-        while let Some(&(seq, hash)) = self.boundaries.front() {
+        while let Some(&(seq, hash, cpu_cycle)) = self.boundaries.front() {
             if let Some(i) = self.snapshots.iter().position(|s| s.0 == seq && s.1 == hash) {
                 let (seq, state_hash, snapshot) = self.snapshots.remove(i).expect("found");
                 self.snapshots.retain(|s| s.0 > seq);
-                self.push_checkpoint(Checkpoint { seq, state_hash, snapshot, taken_at: self.now });
+                self.push_checkpoint(Checkpoint { seq, cpu_cycle, state_hash, snapshot, taken_at: self.now });
                 self.boundaries.pop_front();
             } else if self.snapshots.iter().any(|s| s.0 > seq) || self.snapshots.iter().any(|s| s.0 == seq) {
                 // Its snapshot was lost or does not match: it cannot become a checkpoint.
@@ -313,6 +317,10 @@ impl Pipeline {
         tracing::debug!(pipeline = %self.settings.id, seq = checkpoint.seq, "verified checkpoint");
         if self.checkpoints.len() >= self.settings.checkpoints_kept {
             self.checkpoints.pop_front();
+        }
+        if !checkpoint.snapshot.is_empty() && self.fenced.is_none() {
+            // Written off the hot path by the runtime's checkpoint writer.
+            self.actions.push_back(Action::Persist(checkpoint.clone()));
         }
         self.checkpoints.push_back(checkpoint);
         self.metrics.checkpoint_age.set(0.0);

@@ -36,12 +36,19 @@ pub struct Accounting {
     pub in_dlq: u64,
     /// Records in the log never verified yet.
     pub unverified: u64,
+    /// Records verified in an earlier run of the service (before the checkpoint it recovered from).
+    pub verified_before_start: u64,
 }
 
 impl Accounting {
     /// True when every accepted record is verified, waiting in the log, or waiting in the queue.
     pub fn balanced(&self) -> bool {
-        self.received == self.verified_direct + self.verified_after_dlq + self.unverified + self.in_dlq
+        self.received
+            == self.verified_before_start
+                + self.verified_direct
+                + self.verified_after_dlq
+                + self.unverified
+                + self.in_dlq
             && self.dead_lettered == self.replayed_from_dlq + self.in_dlq
     }
 }
@@ -55,9 +62,35 @@ pub(crate) struct InputLog {
     verified_high: u64,
     verified_direct: u64,
     verified_after_dlq: u64,
+    /// Records below this are committed (journaled): only they may run.
+    committed: u64,
 }
 
 impl InputLog {
+    /// A log continuing at `seq`: records before it were verified in an earlier run of the service.
+    pub fn starting_at(seq: u64) -> InputLog {
+        InputLog { base: seq, verified_high: seq, committed: seq, ..InputLog::default() }
+    }
+
+    /// Where the committed records end.
+    pub fn committed_end(&self) -> u64 {
+        self.committed
+    }
+
+    /// Every record pushed so far is committed.
+    pub fn commit(&mut self) {
+        self.committed = self.end();
+    }
+
+    /// Drops the records pushed since the last commit; returns how many.
+    pub fn rollback_uncommitted(&mut self) -> u64 {
+        let dropped = self.end() - self.committed;
+        for _ in 0..dropped {
+            self.records.pop_back();
+        }
+        dropped
+    }
+
     pub fn end(&self) -> u64 {
         self.base + self.records.len() as u64
     }

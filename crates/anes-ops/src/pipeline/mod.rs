@@ -53,10 +53,11 @@ use thiserror::Error;
 pub use log::Accounting;
 use log::{InputLog, LogRecord};
 pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
-pub use status::{CheckpointStatus, Incident, PipelineStatus, WorkerStatus};
+pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
 
 use crate::backoff::Backoff;
 use crate::dlq::{DeadLetterQueue, MemoryDlq};
+use crate::journal::{Journal, NoJournal};
 use crate::metrics::PipelineMetrics;
 use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput};
 use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
@@ -204,6 +205,8 @@ impl PipelineSettings {
 pub struct Checkpoint {
     /// Sequence number of the next frame.
     pub seq: u64,
+    /// CPU cycle at that frame boundary.
+    pub cpu_cycle: u64,
     /// The state hash both workers reported.
     pub state_hash: [u8; 32],
     /// A snapshot with that hash.
@@ -264,6 +267,34 @@ pub enum Action {
     /// Shutdown: intake is stopped and this is the final verified checkpoint (`None` when none could
     /// be verified).
     Drained(Option<Checkpoint>),
+    /// Write this verified checkpoint to the durable store (off the hot path; answer with
+    /// [`Event::Store`]).
+    Persist(Checkpoint),
+    /// A recovery began: take a new store epoch, so writes of the old lineage are fenced.
+    BumpStoreEpoch,
+}
+
+/// What the checkpoint store's writer reports back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreEvent {
+    /// The epoch the writer writes with.
+    Epoch(u64),
+    /// A checkpoint is durable; the store keeps checkpoints from `oldest_kept_seq` on.
+    Persisted {
+        /// Its frame.
+        seq: u64,
+        /// Its epoch.
+        epoch: u64,
+        /// The oldest frame the store keeps.
+        oldest_kept_seq: u64,
+    },
+    /// Another writer took the pipeline over (epoch `current`): stop taking records.
+    Fenced {
+        /// This service's epoch.
+        writer: u64,
+        /// The store's.
+        current: u64,
+    },
 }
 
 /// A drill: a fault put into one worker on purpose.
@@ -318,6 +349,8 @@ pub enum Event {
     },
     /// Stop intake, take a final verified checkpoint.
     Drain,
+    /// The checkpoint store's writer reported.
+    Store(StoreEvent),
 }
 
 /// Why a record was not taken.
@@ -338,6 +371,17 @@ pub enum Refusal {
     DlqFull {
         /// Capacity.
         capacity: usize,
+    },
+    /// The journal or the dead-letter queue could not be written: nothing of this was kept.
+    #[error(
+        "the records could not be stored durably (journal or dead-letter queue: see the service's log); retry later"
+    )]
+    Storage,
+    /// Another service took this pipeline over (a newer store epoch).
+    #[error("another service took this pipeline over (store epoch {current}); send records there")]
+    Fenced {
+        /// The store's epoch.
+        current: u64,
     },
 }
 
@@ -441,6 +485,8 @@ struct Rollback {
     deadline: Duration,
     started_at: Duration,
     suspects: Vec<WorkerId>,
+    /// The recovery of a service's start from what the previous run left.
+    startup: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -471,13 +517,20 @@ pub struct Pipeline {
     metrics: PipelineMetrics,
     log: InputLog,
     dlq: Box<dyn DeadLetterQueue>,
+    journal: Box<dyn Journal>,
     workers: [WorkerSlot; 2],
     checkpoints: VecDeque<Checkpoint>,
     /// Snapshots reported and not matched with a verified frame yet.
     snapshots: VecDeque<(u64, [u8; 32], Arc<Vec<u8>>)>,
-    /// Verified checkpoint boundaries (sequence number, hash), newest last.
-    boundaries: VecDeque<(u64, [u8; 32])>,
+    /// Verified checkpoint boundaries (sequence number, hash, CPU cycle), newest last.
+    boundaries: VecDeque<(u64, [u8; 32], u64)>,
     verified_until: u64,
+    last_verified_cycle: u64,
+    verified_before_start: u64,
+    /// Records put in the dead-letter queue since the last commit.
+    uncommitted_dlq: u64,
+    store: StoreStatus,
+    fenced: Option<u64>,
     diverged: bool,
     phase: Phase,
     received: u64,
@@ -503,11 +556,21 @@ impl Pipeline {
         Pipeline::with_dlq(settings, metrics, dlq)
     }
 
-    /// A pipeline with the given dead-letter queue.
+    /// A pipeline with the given dead-letter queue (and no journal).
     pub fn with_dlq(
         settings: PipelineSettings,
         metrics: PipelineMetrics,
         dlq: Box<dyn DeadLetterQueue>,
+    ) -> Pipeline {
+        Pipeline::with_storage(settings, metrics, dlq, Box::new(NoJournal))
+    }
+
+    /// A pipeline with the given dead-letter queue and journal, starting from power-on.
+    pub fn with_storage(
+        settings: PipelineSettings,
+        metrics: PipelineMetrics,
+        dlq: Box<dyn DeadLetterQueue>,
+        journal: Box<dyn Journal>,
     ) -> Pipeline {
         let (base, cap, seed) = settings.retry;
         let mut pipeline = Pipeline {
@@ -516,11 +579,17 @@ impl Pipeline {
             metrics,
             log: InputLog::default(),
             dlq,
+            journal,
             workers: [WorkerSlot::new(WorkerId::A), WorkerSlot::new(WorkerId::B)],
             checkpoints: VecDeque::new(),
             snapshots: VecDeque::new(),
             boundaries: VecDeque::new(),
             verified_until: 0,
+            last_verified_cycle: 0,
+            verified_before_start: 0,
+            uncommitted_dlq: 0,
+            store: StoreStatus::default(),
+            fenced: None,
             diverged: false,
             phase: Phase::Normal,
             received: 0,
@@ -540,6 +609,64 @@ impl Pipeline {
         for w in WorkerId::BOTH {
             pipeline.actions.push_back(Action::Start { worker: w, incarnation: 1 });
         }
+        pipeline
+    }
+
+    /// A pipeline that continues what a previous run of the service left: the newest durable
+    /// checkpoint (`None`: power-on), the journaled records from it on (`log`, starting at the
+    /// checkpoint's frame), and the dead-letter queue as recovered. Both workers start, load the
+    /// checkpoint, are verified against its hash, re-run the journaled records, then the queue's,
+    /// before normal intake resumes (the rollback procedure's steps 3 to 6). Meanwhile pushed records
+    /// wait in the queue.
+    pub fn recover(
+        settings: PipelineSettings,
+        metrics: PipelineMetrics,
+        dlq: Box<dyn DeadLetterQueue>,
+        journal: Box<dyn Journal>,
+        checkpoint: Option<Checkpoint>,
+        log: Vec<FrameInput>,
+    ) -> Pipeline {
+        let start = checkpoint.as_ref().map_or(0, |c| c.seq);
+        let mut pipeline = Pipeline::with_storage(settings, metrics, dlq, journal);
+        if checkpoint.is_none() && log.is_empty() && pipeline.dlq.is_empty() {
+            return pipeline;
+        }
+        pipeline.log = InputLog::starting_at(start);
+        for input in log {
+            pipeline.log.push(LogRecord { input, via_dlq: false });
+        }
+        pipeline.log.commit();
+        pipeline.verified_before_start = start;
+        pipeline.verified_until = start;
+        pipeline.received = pipeline.log.end() + pipeline.dlq.len() as u64;
+        // The queue's records were dead-lettered by the previous run; counting them here keeps
+        // dead-lettered = replayed + still queued true across the restart.
+        pipeline.dead_lettered = pipeline.dlq.len() as u64;
+        pipeline.store.recovered_from_seq = checkpoint.as_ref().map(|c| c.seq);
+        if let Some(c) = checkpoint {
+            pipeline.last_verified_cycle = c.cpu_cycle;
+            pipeline.checkpoints.push_back(c);
+        }
+        for slot in &mut pipeline.workers {
+            slot.reset_to(start);
+        }
+        pipeline.phase = Phase::RollingBack(Rollback {
+            incident: None,
+            attempt: 1,
+            step: Step::Restore,
+            deadline: pipeline.settings.step_timeout,
+            started_at: Duration::ZERO,
+            suspects: WorkerId::BOTH.to_vec(),
+            startup: true,
+        });
+        tracing::warn!(
+            pipeline = %pipeline.settings.id,
+            checkpoint_seq = start,
+            journaled = pipeline.log.end() - start,
+            in_dlq = pipeline.dlq.len(),
+            "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue"
+        );
+        pipeline.publish_mode();
         pipeline
     }
 
@@ -597,19 +724,26 @@ impl Pipeline {
             self.metrics.refused_stopping.inc();
             return Err(Refusal::Stopping);
         }
+        if let Some(current) = self.fenced {
+            self.metrics.refused_fenced.inc();
+            return Err(Refusal::Fenced { current });
+        }
+        let seq = self.received;
         if self.mode() == Mode::Normal {
             if self.log.unverified() >= self.settings.backlog_capacity {
                 self.metrics.refused_backlog.inc();
                 return Err(Refusal::BacklogFull { capacity: self.settings.backlog_capacity });
             }
             self.log.push(LogRecord { input, via_dlq: false });
+            self.journal.append(seq, input);
             self.feed_due = true;
         } else {
-            if self.dlq.push(input).is_err() {
+            if self.dlq.push(seq, input).is_err() {
                 self.metrics.refused_dlq.inc();
                 return Err(Refusal::DlqFull { capacity: self.settings.dlq_capacity });
             }
             self.dead_lettered += 1;
+            self.uncommitted_dlq += 1;
             self.metrics.dlq_enqueued.inc();
             self.metrics.dlq_records.set(self.dlq.len() as i64);
         }
@@ -638,8 +772,51 @@ impl Pipeline {
             }
             outcome.accepted += 1;
         }
+        // Invariant: the answer (the acknowledgement) follows the commit: what it counts is durable.
+        if let Err(dropped) = self.commit_input() {
+            outcome.accepted -= dropped;
+            outcome.refused = Some(Refusal::Storage);
+        }
         outcome.next_seq = self.received;
         Ok(outcome)
+    }
+
+    /// Makes the records accepted since the last commit durable: the journal's, then the dead-letter
+    /// queue's (fsync by their policies). On a failure those records are dropped as if never offered
+    /// (the error is logged, `anes_records_refused_total{reason="storage"}` counts them) and their
+    /// number is returned. Call after every offered batch; only committed records reach the workers.
+    pub fn commit_input(&mut self) -> Result<(), u64> {
+        let log_pending = self.log.end() - self.log.committed_end();
+        let journal = if log_pending > 0 { self.journal.commit().map_err(|e| e.to_string()) } else { Ok(()) };
+        let journal_ok = journal.is_ok();
+        let dlq =
+            if self.uncommitted_dlq > 0 { self.dlq.commit().map_err(|e| e.to_string()) } else { Ok(()) };
+        let mut dropped = 0;
+        if journal_ok {
+            self.log.commit();
+        } else {
+            dropped += self.log.rollback_uncommitted();
+        }
+        if dlq.is_err() {
+            dropped += self.uncommitted_dlq;
+            self.dead_lettered -= self.uncommitted_dlq;
+            self.metrics.dlq_records.set(self.dlq.len() as i64);
+        }
+        self.uncommitted_dlq = 0;
+        if dropped == 0 {
+            if self.mode() != Mode::Normal
+                && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq)
+            {
+                self.replay_progress();
+            }
+            return Ok(());
+        }
+        self.received -= dropped;
+        self.metrics.refused_storage.inc_by(dropped);
+        for e in [journal.err(), dlq.err()].into_iter().flatten() {
+            tracing::error!(pipeline = %self.settings.id, records = dropped, error = %e, "records could not be stored durably: refused");
+        }
+        Err(dropped)
     }
 
     /// Handles one event.
@@ -669,12 +846,35 @@ impl Pipeline {
                 );
             }
             Event::Drill { worker, drill } => self.drill(worker, drill),
+            Event::Store(event) => self.store_event(event),
             Event::Drain => {
                 if !self.draining {
                     self.draining = true;
                     tracing::info!(pipeline = %self.settings.id, "draining: intake stopped, taking a final verified checkpoint");
                 }
                 self.check_drain();
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    fn store_event(&mut self, event: StoreEvent) {
+        match event {
+            StoreEvent::Epoch(epoch) => self.store.epoch = Some(epoch),
+            StoreEvent::Persisted { seq, epoch, oldest_kept_seq } => {
+                self.store.epoch = Some(epoch);
+                self.store.persisted_seq = Some(self.store.persisted_seq.map_or(seq, |s| s.max(seq)));
+                self.store.oldest_kept_seq = Some(oldest_kept_seq);
+                // Recovery needs the records from the oldest checkpoint kept on; older ones may go.
+                self.journal.release_before(oldest_kept_seq);
+            }
+            StoreEvent::Fenced { writer, current } => {
+                if self.fenced.is_none() {
+                    tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written");
+                }
+                self.fenced = Some(current);
+                self.store.fenced_by_epoch = Some(current);
             }
         }
     }

@@ -146,6 +146,7 @@ impl Pipeline {
             deadline: self.now + self.settings.step_timeout,
             started_at: self.now,
             suspects: suspects.clone(),
+            startup: false,
         };
         self.phase = Phase::RollingBack(rollback);
         self.step_done(Step::CutIntake, "new records go to the dead-letter queue; the pipeline is read-only");
@@ -188,6 +189,12 @@ impl Pipeline {
     }
 
     pub(super) fn restore_step(&mut self) {
+        if let Phase::RollingBack(r) = &self.phase
+            && !r.startup
+        {
+            // A recovery: the store's epoch moves on (the service's takeover at start already did).
+            self.actions.push_back(Action::BumpStoreEpoch);
+        }
         let Some(checkpoint) = self.checkpoints.back().cloned() else {
             return self.restore_power_on();
         };
@@ -261,9 +268,10 @@ impl Pipeline {
             Some(c) => c,
             None if ra == rb => {
                 // Power-on: it becomes the first checkpoint once a snapshot of it arrives.
-                self.boundaries.push_back((0, ra.state_hash.0));
+                self.boundaries.push_back((0, ra.state_hash.0, ra.cpu_cycle));
                 Checkpoint {
                     seq: 0,
+                    cpu_cycle: ra.cpu_cycle,
                     state_hash: ra.state_hash.0,
                     snapshot: Arc::default(),
                     taken_at: self.now,
@@ -322,9 +330,26 @@ impl Pipeline {
             return self.resume();
         }
         let mut batch = Vec::new();
-        self.dlq.take_front(usize::MAX, &mut batch);
-        for input in &batch {
-            self.log.push(LogRecord { input: *input, via_dlq: true });
+        self.dlq.front(usize::MAX, &mut batch);
+        if batch.is_empty() {
+            // Records still pending their commit: the next commit or tick comes back here.
+            return;
+        }
+        for &(seq, input) in &batch {
+            debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
+            let at = self.log.push(LogRecord { input, via_dlq: true });
+            self.journal.append(at, input);
+        }
+        // Invariant: the records are journaled before they leave the queue; a crash in between leaves
+        // them in both, and the queue's copies below the journal's end are dropped at the next start.
+        if let Err(e) = self.journal.commit() {
+            self.log.rollback_uncommitted();
+            tracing::error!(pipeline = %self.settings.id, error = %e, "journaling records from the dead-letter queue failed; retrying at the next tick");
+            return;
+        }
+        self.log.commit();
+        if let Err(e) = self.dlq.discard_front(batch.len()) {
+            tracing::error!(pipeline = %self.settings.id, error = %e, "truncating the dead-letter queue failed; its records are journaled and will be skipped at the next start");
         }
         self.replayed_from_dlq += batch.len() as u64;
         self.metrics.dlq_replayed.inc_by(batch.len() as u64);
@@ -336,8 +361,12 @@ impl Pipeline {
     pub(super) fn resume(&mut self) {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
         self.phase = Phase::Normal;
-        self.rollbacks.0 += 1;
-        self.metrics.rollbacks_success.inc();
+        if r.startup {
+            tracing::info!(pipeline = %self.settings.id, "recovered from the previous run: normal mode");
+        } else {
+            self.rollbacks.0 += 1;
+            self.metrics.rollbacks_success.inc();
+        }
         let took = self.now.saturating_sub(r.started_at).as_secs_f64();
         self.step_done(Step::Resume, &format!("normal mode after {took:.2} s (attempt {})", r.attempt));
         if let Some(id) = r.incident {
@@ -364,10 +393,12 @@ impl Pipeline {
             i.rollback = Some("failed".into());
         }
         if r.attempt >= self.settings.max_attempts {
+            self.metrics.rollback_give_ups.inc();
             tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again");
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
             let delay = self.backoff.delay(r.attempt);
+            self.metrics.rollback_retries.inc();
             tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, retry_in_seconds = delay.as_secs_f64(), "rollback attempt failed; retrying");
             self.phase =
                 Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
@@ -380,6 +411,9 @@ impl Pipeline {
             self.metrics.checkpoint_age.set(self.now.saturating_sub(c.taken_at).as_secs_f64());
         }
         match self.phase.clone() {
+            Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => {
+                self.replay_progress()
+            }
             Phase::RollingBack(r) if self.now >= r.deadline => {
                 self.attempt_failed(&format!(
                     "step {} made no progress for {:?}",
@@ -427,7 +461,13 @@ impl Pipeline {
         };
         self.drained = true;
         if ha == hb {
-            let checkpoint = Checkpoint { seq: end, state_hash: ha, snapshot: bytes, taken_at: self.now };
+            let checkpoint = Checkpoint {
+                seq: end,
+                cpu_cycle: self.last_verified_cycle,
+                state_hash: ha,
+                snapshot: bytes,
+                taken_at: self.now,
+            };
             tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %crate::worker::protocol::to_hex(&ha), "final verified checkpoint");
             self.push_checkpoint(checkpoint.clone());
             self.actions.push_back(Action::Drained(Some(checkpoint)));

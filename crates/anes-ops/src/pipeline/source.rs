@@ -96,6 +96,16 @@ impl ReplaySource {
         matches!(self.pace, Pace::RealTime { .. })
     }
 
+    /// Continues after `n` records (a restart: the pipeline received that many before).
+    pub fn skip(&mut self, n: u64) {
+        self.produced = n;
+    }
+
+    /// Takes back the last `n` records handed out (the pipeline could not store them).
+    pub fn rewind(&mut self, n: u64) {
+        self.produced = self.produced.saturating_sub(n);
+    }
+
     /// Records handed out so far.
     pub fn produced(&self) -> u64 {
         self.produced

@@ -48,6 +48,21 @@ pub struct WorkerStatus {
     pub last_exit: Option<String>,
 }
 
+/// The durable store, as the status API shows it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreStatus {
+    /// The store epoch this service writes with (its fencing token).
+    pub epoch: Option<u64>,
+    /// The frame of the newest checkpoint stored.
+    pub persisted_seq: Option<u64>,
+    /// The oldest frame among the checkpoints the store keeps.
+    pub oldest_kept_seq: Option<u64>,
+    /// Set when another writer took the pipeline over: its epoch. Intake is refused from then on.
+    pub fenced_by_epoch: Option<u64>,
+    /// The checkpoint this run recovered from at start, if any.
+    pub recovered_from_seq: Option<u64>,
+}
+
 /// The newest verified checkpoint, as the status API shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckpointStatus {
@@ -94,6 +109,8 @@ pub struct PipelineStatus {
     pub rollbacks_failed: u64,
     /// True once shutdown began.
     pub draining: bool,
+    /// The durable checkpoint store, as this pipeline sees it.
+    pub store: StoreStatus,
     /// Seconds since the service started, when this status was taken.
     pub now_seconds: f64,
     /// When the last firing notification for this pipeline arrived (seconds since the service started).
@@ -114,6 +131,7 @@ impl Pipeline {
             replayed_from_dlq: self.replayed_from_dlq,
             in_dlq: self.dlq.len() as u64,
             unverified: self.log.unverified(),
+            verified_before_start: self.verified_before_start,
         }
     }
 
@@ -165,6 +183,7 @@ impl Pipeline {
             rollbacks_succeeded: self.rollbacks.0,
             rollbacks_failed: self.rollbacks.1,
             draining: self.draining,
+            store: self.store.clone(),
             now_seconds: self.now.as_secs_f64(),
             last_alert_firing_seconds: self.last_alert.0.map(|t| t.as_secs_f64()),
             last_alert_resolved_seconds: self.last_alert.1.map(|t| t.as_secs_f64()),

@@ -1,0 +1,272 @@
+//! Append-only files of framed records, the layout the dead-letter queue and the journal share. All
+//! little-endian:
+//!
+//! ```text
+//! file header:  magic (8) | version u16 = 1 | id length u16 | pipeline id | blake3 of the preceding, first 8 bytes
+//! each record:  marker "REC1" | payload length u32 | blake3 of the payload, first 8 bytes | payload
+//! ```
+//!
+//! Appending a record is one `write` at the end of the file, then an fsync by policy ([`FsyncPolicy`]).
+//! What a crash leaves: the records completely written before it, then possibly a **torn tail** (part of
+//! the record being written). [`scan`] reads the records in order, verifying each; a record that fails
+//! (damaged after it was written) is skipped by searching for the next marker that starts a record that
+//! verifies, so one damaged record never takes the following ones with it. Damage at the very end is
+//! indistinguishable from a torn tail and is treated as one (never acknowledged when the fsync policy
+//! is `always` or `batch`: see the DLQ and journal).
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+
+/// Starts every record.
+pub const RECORD_MARKER: [u8; 4] = *b"REC1";
+/// The largest record payload.
+pub const MAX_RECORD_LEN: usize = 16 << 20;
+const RECORD_HEADER_LEN: usize = 16;
+const FILE_VERSION: u16 = 1;
+
+/// When appended records are fsynced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FsyncPolicy {
+    /// After every record.
+    Always,
+    /// Once per accepted batch, before the producer gets its answer (the default): an acknowledged
+    /// record survives a power failure.
+    #[default]
+    Batch,
+    /// Never (the OS writes back when it likes): survives a crash of the service, not of the machine.
+    Never,
+}
+
+/// The file header's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileHeader {
+    /// The file kind's magic.
+    pub magic: [u8; 8],
+    /// The pipeline.
+    pub pipeline_id: String,
+}
+
+impl FileHeader {
+    /// The header's bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(20 + self.pipeline_id.len());
+        out.extend_from_slice(&self.magic);
+        out.extend_from_slice(&FILE_VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.pipeline_id.len() as u16).to_le_bytes());
+        out.extend_from_slice(self.pipeline_id.as_bytes());
+        let sum = checksum(&out);
+        out.extend_from_slice(&sum);
+        out
+    }
+}
+
+/// The first 8 bytes of blake3.
+pub fn checksum(bytes: &[u8]) -> [u8; 8] {
+    blake3::hash(bytes).as_bytes()[..8].try_into().expect("8 bytes")
+}
+
+/// One record's frame around `payload`.
+pub fn encode_record(payload: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&RECORD_MARKER);
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&checksum(payload));
+    out.extend_from_slice(payload);
+}
+
+/// A stretch of the file that held no valid record (damage), skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Damage {
+    /// Where it starts.
+    pub offset: u64,
+    /// How long it is.
+    pub len: u64,
+    /// What was wrong at its start.
+    pub reason: String,
+}
+
+/// What [`scan`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// The file header.
+    pub header: FileHeader,
+    /// Where it ends.
+    pub header_len: usize,
+    /// The payloads of the records that verify, in file order.
+    pub records: Vec<Range<usize>>,
+    /// Damaged stretches skipped (records lost in the middle of the file).
+    pub damage: Vec<Damage>,
+    /// Offset where an incomplete last record starts (a torn write), if there is one.
+    pub torn_tail: Option<usize>,
+    /// The end of the last record that verifies (or of the header): where appending resumes.
+    pub good_end: usize,
+}
+
+/// Why a file cannot be read at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FramedError {
+    /// Not this kind of file.
+    #[error("bad magic at offset 0: expected {expected:?}, found {found:02X?}")]
+    BadMagic {
+        /// Expected.
+        expected: String,
+        /// Found.
+        found: Vec<u8>,
+    },
+    /// The header is short or damaged.
+    #[error("the file header is {0}")]
+    BadHeader(&'static str),
+}
+
+fn record_at(bytes: &[u8], pos: usize) -> Result<Range<usize>, String> {
+    let Some(head) = bytes.get(pos..pos + RECORD_HEADER_LEN) else {
+        return Err("an incomplete record header".into());
+    };
+    if head[0..4] != RECORD_MARKER {
+        return Err(format!("no record marker (found {:02X?})", &head[0..4]));
+    }
+    let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
+    if len > MAX_RECORD_LEN {
+        return Err(format!("record length {len} beyond the {MAX_RECORD_LEN}-byte limit"));
+    }
+    let start = pos + RECORD_HEADER_LEN;
+    let Some(payload) = bytes.get(start..start + len) else {
+        return Err(format!("a record of {len} bytes cut short"));
+    };
+    if checksum(payload) != head[8..16] {
+        return Err("record checksum mismatch".into());
+    }
+    Ok(start..start + len)
+}
+
+/// Reads a framed file whose magic must be `magic`. Never panics, whatever the bytes.
+pub fn scan(bytes: &[u8], magic: &[u8; 8]) -> Result<Scan, FramedError> {
+    if bytes.len() < 12 {
+        return Err(FramedError::BadHeader("truncated"));
+    }
+    if &bytes[0..8] != magic {
+        return Err(FramedError::BadMagic {
+            expected: String::from_utf8_lossy(magic).into(),
+            found: bytes[0..8].to_vec(),
+        });
+    }
+    if u16::from_le_bytes([bytes[8], bytes[9]]) != FILE_VERSION {
+        return Err(FramedError::BadHeader("of an unsupported version"));
+    }
+    let id_len = usize::from(u16::from_le_bytes([bytes[10], bytes[11]]));
+    let header_len = 12 + id_len + 8;
+    if bytes.len() < header_len {
+        return Err(FramedError::BadHeader("truncated"));
+    }
+    if checksum(&bytes[..12 + id_len]) != bytes[12 + id_len..header_len] {
+        return Err(FramedError::BadHeader("damaged (checksum mismatch)"));
+    }
+    let header = FileHeader {
+        magic: *magic,
+        pipeline_id: String::from_utf8_lossy(&bytes[12..12 + id_len]).into_owned(),
+    };
+    let mut scan = Scan {
+        header,
+        header_len,
+        records: Vec::new(),
+        damage: Vec::new(),
+        torn_tail: None,
+        good_end: header_len,
+    };
+    let mut pos = header_len;
+    while pos < bytes.len() {
+        match record_at(bytes, pos) {
+            Ok(range) => {
+                pos = range.end;
+                scan.good_end = pos;
+                scan.records.push(range);
+            }
+            Err(reason) => {
+                // Resynchronize: the next marker that starts a record that verifies.
+                let next = (pos + 1..bytes.len().saturating_sub(RECORD_HEADER_LEN - 1))
+                    .find(|&p| bytes[p..p + 4] == RECORD_MARKER && record_at(bytes, p).is_ok());
+                match next {
+                    Some(p) => {
+                        scan.damage.push(Damage { offset: pos as u64, len: (p - pos) as u64, reason });
+                        pos = p;
+                    }
+                    None => {
+                        scan.torn_tail = Some(pos);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Ok(scan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MAGIC: [u8; 8] = *b"ANESTEST";
+
+    fn file(records: &[&[u8]]) -> Vec<u8> {
+        let mut out = FileHeader { magic: MAGIC, pipeline_id: "p".into() }.encode();
+        for r in records {
+            encode_record(r, &mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn a_crash_at_every_byte_leaves_a_prefix_of_records() {
+        let records: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 5 + usize::from(i) * 3]).collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let bytes = file(&refs);
+        let header_len = FileHeader { magic: MAGIC, pipeline_id: "p".into() }.encode().len();
+        for len in header_len..=bytes.len() {
+            let scan = scan(&bytes[..len], &MAGIC).unwrap();
+            let got: Vec<&[u8]> = scan.records.iter().map(|r| &bytes[r.clone()]).collect();
+            assert_eq!(got, refs[..got.len()], "cut at {len}");
+            assert!(scan.damage.is_empty(), "cut at {len}: {:?}", scan.damage);
+            assert_eq!(scan.torn_tail.is_some(), scan.good_end < len, "cut at {len}");
+        }
+    }
+
+    #[test]
+    fn a_damaged_record_in_the_middle_loses_only_itself() {
+        let bytes = file(&[b"first", b"second", b"third"]);
+        let second = bytes.windows(6).position(|w| w == b"second").unwrap();
+        let mut damaged = bytes.clone();
+        damaged[second + 2] ^= 0x40;
+        let scan = scan(&damaged, &MAGIC).unwrap();
+        let got: Vec<&[u8]> = scan.records.iter().map(|r| &damaged[r.clone()]).collect();
+        assert_eq!(got, [&b"first"[..], b"third"]);
+        assert_eq!(scan.damage.len(), 1);
+        assert!(scan.damage[0].reason.contains("checksum"));
+        assert_eq!(scan.torn_tail, None);
+    }
+
+    #[test]
+    fn another_kind_of_file_is_refused() {
+        let bytes = file(&[b"x"]);
+        assert!(matches!(scan(&bytes, b"ANESOTHR"), Err(FramedError::BadMagic { .. })));
+        let mut bad = bytes.clone();
+        bad[12] ^= 1;
+        assert_eq!(scan(&bad, &MAGIC), Err(FramedError::BadHeader("damaged (checksum mismatch)")));
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = scan(&bytes, &MAGIC);
+        }
+
+        #[test]
+        fn arbitrary_bytes_after_a_valid_header_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut bytes = file(&[]);
+            bytes.extend_from_slice(&tail);
+            let scan = scan(&bytes, &MAGIC).unwrap();
+            prop_assert!(scan.good_end <= bytes.len());
+        }
+    }
+}

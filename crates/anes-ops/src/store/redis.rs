@@ -1,0 +1,258 @@
+//! The Redis checkpoint store (the `redis` crate against a real `redis-server`). Keys of pipeline `<id>`:
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `pipeline:<id>:epoch` | string (integer) | the store epoch, bumped with `INCR` |
+//! | `pipeline:<id>:state` | string | the newest checkpoint (the design's live state): header then snapshot |
+//! | `pipeline:<id>:checkpoints` | sorted set | member `<frame, 20 digits>-<epoch, 20 digits>`, score the frame |
+//! | `pipeline:<id>:blobs` | hash | member → header then snapshot, for each kept checkpoint |
+//!
+//! A write is one Lua script, atomic on the server: it compares the writer's epoch with the pipeline's
+//! ([`fence::LUA_RULE`], the same rule as [`fence::check`]) and returns the refusal before anything is
+//! stored; only then does it store the checkpoint, trim to the retention and update `:state`. Redis's own
+//! persistence (`appendonly`, `appendfsync`) decides what survives a crash of `redis-server`; a blob that
+//! does not verify on load is reported and skipped like a damaged file.
+
+use std::io::Read;
+use std::time::Duration;
+
+use super::{
+    CheckpointHeader, CheckpointStore, Damaged, Loaded, MAX_PAYLOAD_LEN, Persisted, StoreError,
+    StoredCheckpoint, fence, newest_first,
+};
+
+const BACKEND: &str = "redis";
+
+/// How long a connection attempt may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one request may take.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn put_script() -> String {
+    format!(
+        r#"-- KEYS: epoch, checkpoints (zset), blobs (hash), state. ARGV: writer epoch, member, frame, blob, kept
+{}
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+local kept = tonumber(ARGV[5])
+local n = redis.call('ZCARD', KEYS[2])
+if n > kept then
+  local old = redis.call('ZRANGE', KEYS[2], 0, n - kept - 1)
+  for _, m in ipairs(old) do redis.call('HDEL', KEYS[3], m) end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, n - kept - 1)
+end
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1)[1]
+redis.call('SET', KEYS[4], redis.call('HGET', KEYS[3], newest))
+local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+return {{'ok', tostring(oldest[2])}}
+"#,
+        fence::LUA_RULE
+    )
+}
+
+/// The fenced bump of [`CheckpointStore::advance_epoch`]: the rule, then `INCR`, in one script.
+fn advance_script() -> String {
+    format!(
+        r#"-- KEYS: epoch. ARGV: the epoch the writer holds
+{}
+return {{'ok', tostring(redis.call('INCR', KEYS[1]))}}
+"#,
+        fence::LUA_RULE
+    )
+}
+
+/// A pipeline's checkpoints in Redis.
+pub struct RedisStore {
+    url: String,
+    pipeline: String,
+    kept: usize,
+    connection: Option<redis::Connection>,
+    put: redis::Script,
+    advance: redis::Script,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.url)
+            .field("pipeline", &self.pipeline)
+            .field("kept", &self.kept)
+            .field("connected", &self.connection.is_some())
+            .finish()
+    }
+}
+
+impl RedisStore {
+    /// A store for `pipeline` at `url` (`redis://127.0.0.1:6379/0`) keeping `kept` checkpoints. The
+    /// URL is checked now; the connection is made on first use (and again after any failure).
+    pub fn new(url: &str, pipeline: &str, kept: usize) -> Result<RedisStore, StoreError> {
+        if !super::valid_pipeline_id(pipeline) {
+            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+        }
+        redis::Client::open(url).map_err(|e| StoreError::Invalid(format!("redis URL {url:?}: {e}")))?;
+        Ok(RedisStore {
+            url: url.to_string(),
+            pipeline: pipeline.to_string(),
+            kept: kept.max(1),
+            connection: None,
+            put: redis::Script::new(&put_script()),
+            advance: redis::Script::new(&advance_script()),
+        })
+    }
+
+    /// The key of the live state, `pipeline:<id>:state`.
+    pub fn state_key(&self) -> String {
+        self.key("state")
+    }
+
+    /// `pipeline:<id>:<what>`.
+    pub fn key(&self, what: &str) -> String {
+        format!("pipeline:{}:{what}", self.pipeline)
+    }
+
+    fn unavailable(&mut self, e: redis::RedisError) -> StoreError {
+        // Whatever failed, the connection may be half-used: the next call opens a new one.
+        self.connection = None;
+        StoreError::Unavailable { backend: BACKEND, reason: format!("{}: {e}", self.url) }
+    }
+
+    fn connection(&mut self) -> Result<&mut redis::Connection, StoreError> {
+        if self.connection.is_none() {
+            let client = redis::Client::open(self.url.as_str())
+                .map_err(|e| StoreError::Invalid(format!("redis URL {:?}: {e}", self.url)))?;
+            let connection = client
+                .get_connection_with_timeout(CONNECT_TIMEOUT)
+                .and_then(|c| {
+                    c.set_read_timeout(Some(IO_TIMEOUT))?;
+                    c.set_write_timeout(Some(IO_TIMEOUT))?;
+                    Ok(c)
+                })
+                .map_err(|e| StoreError::Unavailable {
+                    backend: BACKEND,
+                    reason: format!("{}: {e}", self.url),
+                })?;
+            self.connection = Some(connection);
+        }
+        Ok(self.connection.as_mut().expect("just connected"))
+    }
+
+    /// A script's answer: `{'ok', N}` gives N; `{'fenced' | 'ahead', current}` the fencing error for
+    /// `writer` (the same rule, [`fence::check`], says which).
+    fn verdict(&self, verdict: &str, value: &str, writer: u64) -> Result<u64, StoreError> {
+        let number = |v: &str| v.parse::<f64>().map(|f| f as u64).unwrap_or(0);
+        match verdict {
+            "ok" => Ok(number(value)),
+            "fenced" | "ahead" => {
+                let current = number(value);
+                Err(fence::check(&self.pipeline, writer, current).err().unwrap_or_else(|| {
+                    StoreError::Unavailable {
+                        backend: BACKEND,
+                        reason: format!("the script refused epoch {writer} against {current}"),
+                    }
+                }))
+            }
+            other => Err(StoreError::Unavailable {
+                backend: BACKEND,
+                reason: format!("unexpected script answer {other:?}"),
+            }),
+        }
+    }
+
+    fn query<T: redis::FromRedisValue>(&mut self, command: &redis::Cmd) -> Result<T, StoreError> {
+        let result = command.query(self.connection()?);
+        result.map_err(|e| self.unavailable(e))
+    }
+}
+
+impl CheckpointStore for RedisStore {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn bump_epoch(&mut self) -> Result<u64, StoreError> {
+        let key = self.key("epoch");
+        self.query(redis::cmd("INCR").arg(key))
+    }
+
+    fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
+        let script = self.advance.clone();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.key("epoch")).arg(held);
+        let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
+        let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
+        self.verdict(&verdict, &value, held)
+    }
+
+    fn current_epoch(&mut self) -> Result<u64, StoreError> {
+        let key = self.key("epoch");
+        let value: Option<u64> = self.query(redis::cmd("GET").arg(key))?;
+        Ok(value.unwrap_or(0))
+    }
+
+    fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
+        if header.pipeline_id != self.pipeline {
+            return Err(StoreError::Invalid(format!(
+                "a checkpoint of pipeline {:?} written to {:?}'s store",
+                header.pipeline_id, self.pipeline
+            )));
+        }
+        if header.payload_len > MAX_PAYLOAD_LEN {
+            return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
+        }
+        let mut blob = header.encode();
+        let start = blob.len();
+        payload
+            .take(header.payload_len)
+            .read_to_end(&mut blob)
+            .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
+        header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let member = super::fs::checkpoint_file_name(header.frame, header.epoch);
+        let member = member.trim_start_matches("ckpt-").trim_end_matches(".anck").to_string();
+        let keys = [self.key("epoch"), self.key("checkpoints"), self.key("blobs"), self.key("state")];
+        let script = self.put.clone();
+        let mut invocation = script.prepare_invoke();
+        for k in &keys {
+            invocation.key(k);
+        }
+        invocation.arg(header.epoch).arg(&member).arg(header.frame).arg(blob).arg(self.kept);
+        let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
+        let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
+        let oldest_kept_frame = self.verdict(&verdict, &value, header.epoch)?;
+        Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame })
+    }
+
+    fn load(&mut self) -> Result<Loaded, StoreError> {
+        let members: Vec<String> =
+            self.query(redis::cmd("ZREVRANGE").arg(self.key("checkpoints")).arg(0).arg(-1))?;
+        let mut loaded = Loaded::default();
+        for member in members {
+            let blob: Option<Vec<u8>> = self.query(redis::cmd("HGET").arg(self.key("blobs")).arg(&member))?;
+            let checked = match blob {
+                None => Err("listed in the index but its blob is missing".to_string()),
+                Some(blob) => match CheckpointHeader::decode_blob(&blob) {
+                    Ok((header, _)) if header.pipeline_id != self.pipeline => {
+                        Err(format!("holds pipeline {:?}'s checkpoint", header.pipeline_id))
+                    }
+                    Ok((header, payload)) => {
+                        Ok(StoredCheckpoint { payload: payload.to_vec(), header, name: member.clone() })
+                    }
+                    Err(e) => Err(e.to_string()),
+                },
+            };
+            match checked {
+                Ok(c) => loaded.verified.push(c),
+                Err(reason) => {
+                    tracing::error!(pipeline = %self.pipeline, member = %member, %reason, "damaged checkpoint in redis skipped");
+                    loaded.damaged.push(Damaged { name: member, reason });
+                }
+            }
+        }
+        newest_first(&mut loaded.verified);
+        Ok(loaded)
+    }
+
+    fn reconnect(&mut self) -> Result<(), StoreError> {
+        self.connection = None;
+        self.connection().map(|_| ())
+    }
+}

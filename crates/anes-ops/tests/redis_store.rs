@@ -1,0 +1,299 @@
+//! The Redis checkpoint store against a real redis-server (started by the test, stopped by PID):
+//! round trips, the fencing rule as a model over thousands of random schedules, a split-brain drill
+//! (an old primary keeps writing after a takeover), and the thundering herd: 50 writers lose the server
+//! at once, it comes back 3 s later, all reconnect, none gives up; the spread of their first retries is
+//! printed as a histogram, with full jitter and without.
+//!
+//! Run: `cargo test -p anes-ops --test redis_store -- --nocapture`.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anes_ops::metrics::StoreMetrics;
+use anes_ops::store::model::{Op, run_schedule};
+use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
+use anes_ops::store::{CheckpointHeader, CheckpointStore, RedisStore, StoreError};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use support::redis_server::{RedisServer, available};
+
+fn checkpoint(frame: u64) -> PendingCheckpoint {
+    PendingCheckpoint {
+        frame,
+        cpu_cycle: frame * 29_781,
+        state_hash: [frame as u8; 32],
+        snapshot: Arc::new(vec![frame as u8; 8192]),
+    }
+}
+
+#[test]
+fn round_trip_retention_and_the_live_state_key() {
+    if !available("round_trip") {
+        return;
+    }
+    let server = RedisServer::start("roundtrip");
+    let mut store = RedisStore::new(&server.url(), "p1", 3).unwrap();
+    let epoch = store.bump_epoch().unwrap();
+    for frame in (1..=5).map(|k| k * 60) {
+        let payload = vec![frame as u8; 5000];
+        let header = CheckpointHeader::for_payload("p1", epoch, frame, 7, [1; 32], &payload);
+        let p = store.put(&header, &mut payload.as_slice()).unwrap();
+        assert_eq!(p.oldest_kept_frame, frame.saturating_sub(120).max(60));
+    }
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.verified.iter().map(|c| c.header.frame).collect::<Vec<_>>(), [300, 240, 180]);
+    let mut c = server.connection();
+    let state: Vec<u8> = redis::cmd("GET").arg(store.state_key()).query(&mut c).unwrap();
+    let (header, payload) = CheckpointHeader::decode_blob(&state).unwrap();
+    assert_eq!((header.frame, payload.len()), (300, 5000), "pipeline:p1:state holds the newest");
+    // A damaged blob is reported and skipped.
+    let mut blob: Vec<u8> =
+        redis::cmd("HGET").arg(store.key("blobs")).arg(&loaded.verified[0].name).query(&mut c).unwrap();
+    let last = blob.len() - 1;
+    blob[last] ^= 1;
+    let _: () = redis::cmd("HSET")
+        .arg(store.key("blobs"))
+        .arg(&loaded.verified[0].name)
+        .arg(blob)
+        .query(&mut c)
+        .unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.verified[0].header.frame, 240);
+    assert_eq!(loaded.damaged.len(), 1);
+}
+
+#[test]
+fn a_fenced_write_stores_nothing() {
+    if !available("fenced_write") {
+        return;
+    }
+    let server = RedisServer::start("fenced");
+    let mut old = RedisStore::new(&server.url(), "p", 4).unwrap();
+    let mut new = RedisStore::new(&server.url(), "p", 4).unwrap();
+    let e1 = old.bump_epoch().unwrap();
+    let e2 = new.bump_epoch().unwrap();
+    let payload = vec![3u8; 100_000];
+    let header = CheckpointHeader::for_payload("p", e1, 60, 0, [0; 32], &payload);
+    let err = old.put(&header, &mut payload.as_slice()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Fenced { writer, current, .. } if writer == e1 && current == e2),
+        "{err}"
+    );
+    let mut c = server.connection();
+    let blobs: u64 = redis::cmd("HLEN").arg(new.key("blobs")).query(&mut c).unwrap();
+    let state: Option<Vec<u8>> = redis::cmd("GET").arg(new.state_key()).query(&mut c).unwrap();
+    assert_eq!((blobs, state), (0, None), "the script refused before storing the payload");
+}
+
+#[test]
+fn no_stale_write_is_ever_accepted_redis_model() {
+    if !available("redis_model") {
+        return;
+    }
+    let server = RedisServer::start("model");
+    let cases = std::env::var("ANES_FENCING_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
+    let mut runner = TestRunner::new(Config { cases, ..Config::default() });
+    let strategy = (2usize..=4).prop_flat_map(|writers| {
+        let op = prop_oneof![
+            1 => (0..writers).prop_map(Op::Bump),
+            1 => (0..writers).prop_map(Op::Advance),
+            3 => ((0..writers), 0u64..50).prop_map(|(w, f)| Op::Write(w, f * 60)),
+        ];
+        (Just(writers), proptest::collection::vec(op, 1..40))
+    });
+    let totals = Mutex::new((0u32, 0u32, 0u32));
+    runner
+        .run(&strategy, |(writers, ops)| {
+            let mut c = server.connection();
+            let _: () = redis::cmd("FLUSHDB").query(&mut c).unwrap();
+            let mut stores: Vec<Box<dyn CheckpointStore>> = (0..writers)
+                .map(|_| {
+                    Box::new(RedisStore::new(&server.url(), "m", 1000).unwrap()) as Box<dyn CheckpointStore>
+                })
+                .collect();
+            let (a, r) = run_schedule(&mut stores, &ops);
+            let mut t = totals.lock().unwrap();
+            *t = (t.0 + 1, t.1 + a, t.2 + r);
+            Ok(())
+        })
+        .unwrap();
+    let (schedules, accepted, refused) = *totals.lock().unwrap();
+    println!(
+        "redis fencing model: {schedules} schedules, {accepted} writes accepted, {refused} stale writes and rollbacks refused, 0 stale writes accepted"
+    );
+}
+
+#[test]
+fn split_brain_drill_the_old_primary_is_fenced_and_stops() {
+    if !available("split_brain") {
+        return;
+    }
+    let server = RedisServer::start("splitbrain");
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let start = |name: &'static str| {
+        let mut store = RedisStore::new(&server.url(), "p", 8).unwrap();
+        let epoch = store.bump_epoch().unwrap();
+        let seen = Arc::clone(&events);
+        let writer = CheckpointWriter::start(
+            "p",
+            Box::new(store),
+            epoch,
+            RetryPolicy::default(),
+            StoreMetrics::detached(),
+            Box::new(move |e| seen.lock().unwrap().push((name, e))),
+        );
+        (writer, epoch)
+    };
+    let (old, e_old) = start("old");
+    old.submit(checkpoint(60));
+    std::thread::sleep(Duration::from_millis(300));
+    let (new, e_new) = start("new");
+    // The old primary does not know: it keeps writing.
+    for k in 2..10 {
+        old.submit(checkpoint(k * 60));
+        new.submit(checkpoint(k * 60 + 1));
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert!(old.finish(Duration::from_secs(10)) && new.finish(Duration::from_secs(10)));
+    let events = events.lock().unwrap();
+    let old_writes: Vec<u64> = events
+        .iter()
+        .filter_map(|(n, e)| match e {
+            WriterEvent::Persisted(p) if *n == "old" => Some(p.frame),
+            _ => None,
+        })
+        .collect();
+    let fenced = events.iter().filter(|(n, e)| *n == "old" && matches!(e, WriterEvent::Fenced { writer, current, .. } if *writer == e_old && *current == e_new)).count();
+    assert_eq!(old_writes, [60], "the old primary wrote before the takeover only");
+    assert_eq!(fenced, 1, "the old primary learned it is fenced once, and stopped: {events:?}");
+    let mut store = RedisStore::new(&server.url(), "p", 8).unwrap();
+    let loaded = store.load().unwrap();
+    assert!(
+        loaded.verified.iter().all(|c| c.header.epoch == e_new || c.header.frame == 60),
+        "no stale write landed"
+    );
+    assert_eq!(loaded.verified[0].header.epoch, e_new);
+    println!(
+        "split brain: the old primary (epoch {e_old}) was fenced at its first write after the takeover (epoch {e_new}) and wrote nothing more; {} checkpoints of the new primary stored",
+        loaded.verified.len() - 1
+    );
+}
+
+/// 50 writers; the server is killed and started again 3 s later. Returns the first retries' offsets
+/// from the kill, sorted, and the give-ups.
+fn herd(jitter: bool) -> (Vec<Duration>, u64) {
+    let mut server = RedisServer::start(if jitter { "herd" } else { "herd-nojitter" });
+    const WRITERS: usize = 50;
+    let first_retry: Arc<Mutex<Vec<Option<Instant>>>> = Arc::new(Mutex::new(vec![None; WRITERS]));
+    let persisted_after: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![0; WRITERS]));
+    let metrics: Vec<StoreMetrics> = (0..WRITERS).map(|_| StoreMetrics::detached()).collect();
+    let writers: Vec<CheckpointWriter> = (0..WRITERS)
+        .map(|i| {
+            let id = format!("herd-{i}");
+            let mut store = RedisStore::new(&server.url(), &id, 2).unwrap();
+            let epoch = store.bump_epoch().unwrap();
+            let (first, persisted) = (Arc::clone(&first_retry), Arc::clone(&persisted_after));
+            CheckpointWriter::start(
+                &id,
+                Box::new(store),
+                epoch,
+                RetryPolicy { seed: 1000 + i as u64, jitter, ..RetryPolicy::default() },
+                metrics[i].clone(),
+                Box::new(move |e| match e {
+                    WriterEvent::Reconnecting { attempt: 0 } => {
+                        first.lock().unwrap()[i].get_or_insert(Instant::now());
+                    }
+                    WriterEvent::Persisted(p) => persisted.lock().unwrap()[i] = p.frame,
+                    _ => {}
+                }),
+            )
+        })
+        .collect();
+    let mut frame = 1;
+    let write_all = |frame: &mut u64| {
+        for w in &writers {
+            w.submit(checkpoint(*frame));
+        }
+        *frame += 1;
+    };
+    for _ in 0..5 {
+        write_all(&mut frame);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.kill();
+    let killed = Instant::now();
+    while killed.elapsed() < Duration::from_secs(3) {
+        write_all(&mut frame);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.restart();
+    let back_at = frame;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        write_all(&mut frame);
+        std::thread::sleep(Duration::from_millis(50));
+        let all = persisted_after.lock().unwrap().iter().all(|&f| f >= back_at);
+        if all {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not every writer reconnected within 120 s");
+    }
+    for w in writers {
+        w.finish(Duration::from_secs(10));
+    }
+    let mut offsets: Vec<Duration> = first_retry
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|t| t.expect("every writer retried").saturating_duration_since(killed))
+        .collect();
+    offsets.sort();
+    let give_ups = metrics.iter().map(|m| m.give_ups.get()).sum();
+    (offsets, give_ups)
+}
+
+fn report(label: &str, offsets: &[Duration]) -> usize {
+    let max_window = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, start)| {
+            offsets[i..].iter().take_while(|t| **t < *start + Duration::from_millis(100)).count()
+        })
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{label}: first retries of {} writers after the server was killed (100 ms buckets):",
+        offsets.len()
+    );
+    let last = offsets.last().map_or(0, |d| d.as_millis() / 100) as usize;
+    for bucket in 0..=last {
+        let n = offsets.iter().filter(|d| (d.as_millis() / 100) as usize == bucket).count();
+        println!("  {:>5}-{:<5} ms {:>3} {}", bucket * 100, bucket * 100 + 100, n, "#".repeat(n));
+    }
+    println!("  busiest 100 ms window: {max_window} of {}", offsets.len());
+    max_window
+}
+
+#[test]
+fn thundering_herd_all_reconnect_none_gives_up_and_jitter_spreads_the_first_retries() {
+    if !available("thundering_herd") {
+        return;
+    }
+    let (jittered, give_ups) = herd(true);
+    let busiest = report("full jitter", &jittered);
+    assert_eq!(give_ups, 0, "a writer gave up");
+    assert!(
+        busiest <= jittered.len() / 5,
+        "a 100 ms window held {busiest} of {} first retries",
+        jittered.len()
+    );
+    let (plain, give_ups) = herd(false);
+    let herd_window = report("no jitter", &plain);
+    assert_eq!(give_ups, 0);
+    assert!(
+        herd_window > plain.len() / 2,
+        "without jitter the first retries bunch up: the herd ({herd_window})"
+    );
+}

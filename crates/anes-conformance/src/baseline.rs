@@ -129,6 +129,8 @@ mod tests {
             text: String::new(),
             frames: 0,
             wall_time: Duration::ZERO,
+            subtests: Vec::new(),
+            start_points: Vec::new(),
         }
     }
 

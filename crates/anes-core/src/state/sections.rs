@@ -108,7 +108,11 @@ impl Section {
     /// The layout version of the section. Bumped whenever the section's bytes change meaning; old
     /// versions are refused (or migrated explicitly), never reinterpreted.
     pub const fn version(self) -> u16 {
-        1
+        match self {
+            // 2: the internal data bus and the joypad /OE and OUT0 latch timing.
+            Section::Bus | Section::Input => 2,
+            _ => 1,
+        }
     }
 }
 

@@ -188,8 +188,9 @@ fn write_baseline(out: &mut impl Write, baseline: &Baseline, report: &BaselineRe
     }
     writeln!(
         out,
-        "baseline {file}: {} ROMs, {} regressed, {} not run, {} new passes",
+        "baseline {file}: {} ROMs and {} test lists, {} regressed, {} not run, {} new passes",
         baseline.roms.len(),
+        baseline.tests.len(),
         report.regressed.len(),
         report.not_run.len(),
         report.new_passes.len()

@@ -394,7 +394,7 @@ impl Apu {
     /// The APU's /IRQ output (frame counter or DMC).
     #[inline]
     pub fn irq_line(&self) -> bool {
-        self.state.frame_counter.irq_flag != 0 || self.state.dmc.irq_flag != 0
+        self.state.frame_counter.irq_line() || self.state.dmc.irq_flag != 0
     }
 
     /// True while the DMC needs a sample byte fetched by DMA: its buffer is empty, bytes remain, and
@@ -489,7 +489,16 @@ mod tests {
         assert!(!apu.irq_line());
         run(&mut apu, 103 + 29828, 103 + 29829);
         assert!(apu.irq_line());
+        // A read on the first setting cycle (a get cycle) would clear the flag on the next get
+        // cycle, where the last step sets it again.
         assert_eq!(apu.read_status(103 + 29828) & 0x40, 0x40);
+        run(&mut apu, 103 + 29829, 103 + 29831);
+        assert!(apu.irq_line());
+        // Read on that last setting cycle (get): cleared on the next get cycle, not the put between.
+        assert_eq!(apu.read_status(103 + 29830) & 0x40, 0x40);
+        run(&mut apu, 103 + 29831, 103 + 29832);
+        assert!(apu.irq_line());
+        run(&mut apu, 103 + 29832, 103 + 29833);
         assert!(!apu.irq_line());
     }
 

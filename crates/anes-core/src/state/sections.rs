@@ -109,8 +109,9 @@ impl Section {
     /// versions are refused (or migrated explicitly), never reinterpreted.
     pub const fn version(self) -> u16 {
         match self {
-            // 2: the internal data bus and the joypad /OE and OUT0 latch timing.
-            Section::Bus | Section::Input => 2,
+            // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
+            // APU 2: the frame counter's deferred interrupt flag clear.
+            Section::Bus | Section::Input | Section::Apu => 2,
             _ => 1,
         }
     }

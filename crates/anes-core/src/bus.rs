@@ -467,12 +467,23 @@ impl Nes {
     /// The DMA unit takes over the bus: the halted CPU read at `addr` is repeated on every cycle that
     /// neither DMA uses (nesdev "DMA": halt, dummy and alignment cycles; get/put phases).
     fn run_dma(&mut self, addr: u16) {
+        if self.bus.oam_dma_running == 0 && !self.apu.dmc_wants_dma() {
+            // The DMC's request went away while the CPU was writing (its enable bit, as the DMA unit
+            // sees it, cleared, or an implicit abort's one-cycle request passed): no DMA at all
+            // (AccuracyCoin "Implicit DMA Abort", error 3).
+            self.bus.dma_halt = 0;
+            self.bus.dmc_dma_running = 0;
+            self.bus.dmc_dma_dummy = 0;
+            return;
+        }
         // Halt cycle: the CPU's read goes out and its value is dropped.
         self.read_cycle(addr);
         self.bus.dma_halt = 0;
         loop {
             if self.bus.dmc_dma_running != 0 && !self.apu.dmc_wants_dma() {
-                // $4015 disabled the DMC before its fetch: the DMA is cancelled.
+                // $4015 disabled the DMC before its fetch (once the bit reached the DMA unit), or an
+                // implicit abort's request lasted its one cycle: the DMA stops, the CPU resumes
+                // (AccuracyCoin "Explicit DMA Abort", "Implicit DMA Abort").
                 self.bus.dmc_dma_running = 0;
                 self.bus.dmc_dma_dummy = 0;
             }

@@ -110,8 +110,10 @@ impl Section {
     pub const fn version(self) -> u16 {
         match self {
             // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
-            // APU 2: the frame counter's deferred interrupt flag clear.
-            Section::Bus | Section::Input | Section::Apu => 2,
+            Section::Bus | Section::Input => 2,
+            // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
+            // and implicit abort.
+            Section::Apu => 3,
             _ => 1,
         }
     }

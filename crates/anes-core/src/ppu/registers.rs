@@ -148,8 +148,9 @@ impl Ppu {
             4 => {
                 if r.is_rendering() {
                     // nesdev "PPU registers" (OAMDATA): no write, but a glitchy increment of the
-                    // high 6 bits of OAMADDR.
-                    r.oam_addr = r.oam_addr.wrapping_add(4);
+                    // sprite index: OAMADDR moves to the next sprite's first byte (AccuracyCoin
+                    // "Address $2004 behavior" error A: +4, then ANDed with $FC).
+                    r.oam_addr = r.oam_addr.wrapping_add(4) & 0xFC;
                 } else {
                     // Bits 2-4 of attribute bytes do not exist (nesdev "PPU OAM").
                     let value = if r.oam_addr & 3 == 2 { value & 0xE3 } else { value };
@@ -276,6 +277,21 @@ mod tests {
         assert_eq!(bytes, [0xFF; 4]);
         ppu.write_register(0x2003, 0x02, &mut bus);
         assert_eq!(ppu.read_register(0x2004, &mut bus), 0xE3);
+    }
+
+    #[test]
+    fn oam_data_writes_while_rendering_skip_to_the_next_sprite() {
+        let (mut ppu, mut bus) = warm_ppu();
+        ppu.regs.mask = 0x18;
+        ppu.regs.scanline = 10;
+        ppu.write_register(0x2003, 0x01, &mut bus);
+        ppu.write_register(0x2004, 0x55, &mut bus);
+        // OAM untouched, OAMADDR at the next sprite's first byte (AccuracyCoin "Address $2004
+        // behavior" error A).
+        assert_eq!((ppu.oam[1], ppu.regs.oam_addr), (0, 0x04));
+        ppu.write_register(0x2003, 0xFE, &mut bus);
+        ppu.write_register(0x2004, 0x55, &mut bus);
+        assert_eq!(ppu.regs.oam_addr, 0x00);
     }
 
     #[test]

@@ -300,7 +300,7 @@ impl Nes {
             self.sync.invalidate();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
-        value
+        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
     }
 
     /// One DMA read cycle at `addr` while the halted CPU holds `cpu_addr` on its address bus.
@@ -312,6 +312,23 @@ impl Nes {
             self.sync.invalidate();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+    }
+
+    /// The end of a read of a PPU register, at the end of the cycle (M2 falling): PPUSTATUS's
+    /// sprite flags and OAMDATA are not latched when the read begins, so they show the PPU as it is
+    /// when the read ends, about two dots later (AccuracyCoin "$2002 flag timing": M2 is high for
+    /// 15/24 of a cycle on a 2A03G; "$2004 Stress Test"). The VBlank flag was latched at the start.
+    #[inline(never)]
+    fn finish_ppu_read(&mut self, addr: u16, value: u8) -> u8 {
+        if !matches!(addr & 7, 2 | 4) {
+            return value;
+        }
+        // The end of the cycle is a catch-up point the lazy schedule may skip: run to it.
+        self.catch_up_ppu();
+        let value = self.ppu.finish_register_read(addr, value);
+        self.bus.open_bus = value;
+        self.bus.internal_bus = value;
         value
     }
 

@@ -195,10 +195,15 @@ crate::state::state_struct! {
         /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
         /// bit 0.
         pub rendering_history: u8,
+        /// The sprite 0 hit found but not yet visible in PPUSTATUS: the frame position
+        /// (`scanline * 341 + dot`) from which it shows; 0 = none pending.
+        pub sprite_0_hit_at: u32,
+        /// The same for the sprite overflow flag.
+        pub sprite_overflow_at: u32,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<PpuRegs>() == 88);
+const _: () = assert!(core::mem::size_of::<PpuRegs>() == 96);
 
 impl PpuRegs {
     /// Registers at power-on (nesdev "PPU power up state").
@@ -214,6 +219,41 @@ impl PpuRegs {
     #[inline(always)]
     fn rendering_enabled(&self) -> bool {
         self.mask & mask::RENDERING != 0
+    }
+
+    /// The frame position of the dot about to be processed, `scanline * 341 + dot`.
+    #[inline(always)]
+    fn position(&self) -> u32 {
+        u32::from(self.scanline) * u32::from(DOTS_PER_SCANLINE) + u32::from(self.dot)
+    }
+
+    /// PPUSTATUS's flags as a read sees them now: the sprite flags show one dot after the dot that
+    /// sets them (they pass a latch in the PPU's pipeline; TriCNES, the AccuracyCoin author's
+    /// emulator, delays them likewise), which, with the read sampling them as it ends, places them
+    /// where AccuracyCoin "$2002 flag timing" (error 2) finds them.
+    #[inline]
+    fn visible_status(&self) -> u8 {
+        let now = self.position();
+        let hit = self.sprite_0_hit_at != 0 && now >= self.sprite_0_hit_at;
+        let overflow = self.sprite_overflow_at != 0 && now >= self.sprite_overflow_at;
+        self.status
+            | if hit { status::SPRITE_0_HIT } else { 0 }
+            | if overflow { status::SPRITE_OVERFLOW } else { 0 }
+    }
+
+    /// A sprite flag (`flag`) set while processing dot `dot` of the current scanline: visible once the
+    /// dot after it has completed.
+    #[inline]
+    fn set_sprite_flag(&mut self, flag: u8, dot: u16) {
+        let at = u32::from(self.scanline) * u32::from(DOTS_PER_SCANLINE) + u32::from(dot) + 2;
+        let pending = if flag == status::SPRITE_0_HIT {
+            &mut self.sprite_0_hit_at
+        } else {
+            &mut self.sprite_overflow_at
+        };
+        if self.status & flag == 0 && *pending == 0 {
+            *pending = at;
+        }
     }
 
     /// True on the scanlines that render (visible and pre-render) while rendering is enabled: where
@@ -328,6 +368,8 @@ impl Ppu {
                 // nesdev "PPU registers" (PPUSTATUS): all three flags clear at dot 1 of the pre-render
                 // line; the power-on/reset write lockout ends here too ("PPU power up state").
                 self.regs.status = 0;
+                self.regs.sprite_0_hit_at = 0;
+                self.regs.sprite_overflow_at = 0;
                 self.regs.reset_warmup = 0;
             }
             if self.regs.rendering_enabled() {
@@ -498,7 +540,7 @@ impl Ppu {
         &self.palette
     }
 
-    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (88 bytes), primary OAM (256),
+    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (96 bytes), primary OAM (256),
     /// secondary OAM (32), palette RAM (32). Nothing else influences the PPU's future behaviour.
     pub fn state_bytes(&self) -> [&[u8]; 4] {
         [bytemuck::bytes_of(&self.regs), &self.oam, &self.secondary_oam, &self.palette]

@@ -24,7 +24,7 @@ impl PpuRegs {
     /// What $2002 returns: the three flags over the latch's low five bits.
     #[inline(always)]
     fn status_value(&self) -> u8 {
-        (self.status & 0xE0) | (self.io_latch & 0x1F)
+        (self.visible_status() & 0xE0) | (self.io_latch & 0x1F)
     }
 }
 
@@ -106,6 +106,26 @@ impl Ppu {
             }
             // Write-only registers read back the latch.
             _ => self.regs.io_latch,
+        }
+    }
+
+    /// The end of a read of $2002 or $2004 (`value` is what the read returned when it began): the
+    /// bits that are only sampled as the read ends, PPUSTATUS's sprite flags and all of OAMDATA,
+    /// taken from the PPU now (see `Nes::finish_ppu_read`); the I/O latch takes them too.
+    pub(crate) fn finish_register_read(&mut self, addr: u16, value: u8) -> u8 {
+        match addr & 7 {
+            2 => {
+                let late = status::SPRITE_0_HIT | status::SPRITE_OVERFLOW;
+                let value = (value & !late) | (self.regs.visible_status() & late);
+                self.regs.refresh_io_latch(value, late);
+                value
+            }
+            4 => {
+                let value = self.oam_data_value();
+                self.regs.refresh_io_latch(value, 0xFF);
+                value
+            }
+            _ => value,
         }
     }
 

@@ -191,7 +191,7 @@ mod tests {
         /// same registers, memories, picture and bus contents after every stretch.
         #[test]
         fn run_dots_is_tick_dot_repeated(
-            regs in proptest::collection::vec(any::<u8>(), 88),
+            regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
             oam in proptest::collection::vec(any::<u8>(), 256),
             palette in proptest::collection::vec(0u8..64, 32),
             memory in proptest::collection::vec(any::<u8>(), 0x4000),

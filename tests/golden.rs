@@ -1,7 +1,9 @@
 //! Golden frame records: every bundled ROM runs the demo's bundled 5,000-frame input stream, and each
 //! FrameRecord must equal the committed one in `tests/golden/<rom>.records`.
 //!
-//! The golden files change only through one command, and the diff is reviewed in the commit:
+//! The golden files change only through one command, and the diff is reviewed in the commit. Records
+//! that change are a change of emulated behaviour, so blessing them requires a bumped
+//! `anes_core::EMULATION_EPOCH`, recorded in `tests/golden/EPOCH`:
 //!
 //! ```text
 //! ANES_BLESS=1 cargo test --release --test golden
@@ -65,7 +67,34 @@ fn bundled_roms_match_golden_records() {
             .collect();
         handles.into_iter().map(|h| h.join().expect("run thread")).collect()
     });
+    let epoch_path = repo_root().join("tests/golden/EPOCH");
+    let blessed_epoch: u32 = std::fs::read_to_string(&epoch_path)
+        .expect("tests/golden/EPOCH holds the emulation epoch the records were blessed under")
+        .trim()
+        .parse()
+        .expect("tests/golden/EPOCH is a number");
     let mut failures = Vec::new();
+    if bless {
+        // Records that change mean emulated behaviour changed: that is a new emulation epoch, so the
+        // canary can tell an expected change from a regression.
+        let changed: Vec<String> = results
+            .iter()
+            .filter(|(rom, actual)| std::fs::read_to_string(golden_path(rom)).ok().as_deref() != Some(actual))
+            .map(|(rom, _)| rom.display().to_string())
+            .collect();
+        assert!(
+            changed.is_empty() || anes::core::EMULATION_EPOCH > blessed_epoch,
+            "blessing changes the records of {changed:?}: bump anes_core::EMULATION_EPOCH (now {}) in the same commit",
+            anes::core::EMULATION_EPOCH
+        );
+        std::fs::write(&epoch_path, format!("{}\n", anes::core::EMULATION_EPOCH)).expect("write EPOCH");
+    } else {
+        assert_eq!(
+            anes::core::EMULATION_EPOCH,
+            blessed_epoch,
+            "the emulation epoch changed but the golden records were not re-blessed under it (ANES_BLESS=1)"
+        );
+    }
     for (rom, actual) in results {
         let path = golden_path(&rom);
         if bless {

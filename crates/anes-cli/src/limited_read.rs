@@ -25,6 +25,10 @@ pub const ROM: FileKind = FileKind { name: "ROM", limit: MAX_ROM_FILE_LEN };
 pub const SNAPSHOT: FileKind = FileKind { name: "snapshot", limit: 16 << 20 };
 /// Input streams and `.fm2` movies: 64 MiB (`anes_core::movie::MAX_INPUT_STREAM_LEN`).
 pub const INPUT: FileKind = FileKind { name: "input stream and movie", limit: MAX_INPUT_STREAM_LEN };
+/// Golden frame logs: 64 MiB (a record line is about 100 bytes: 5,000 frames take 500 KB).
+pub const GOLDEN_LOG: FileKind = FileKind { name: "golden log", limit: 64 << 20 };
+/// Canary corpus manifests: 1 MiB.
+pub const CORPUS: FileKind = FileKind { name: "corpus manifest", limit: 1 << 20 };
 
 /// Reads the whole file at `path`, refusing it when it holds more than `kind` can.
 /// Errors name the file.

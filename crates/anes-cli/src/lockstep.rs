@@ -22,14 +22,8 @@ use anyhow::Context;
 use crate::rom::Schedule;
 use crate::{input_file, limited_read, output};
 
-mod evidence_dir;
-
-use evidence_dir::EvidenceDir;
-
-/// The bundled demo ROM (roms/demo/demo.nes).
-const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
-/// Its bundled 5,000-frame input stream (roms/demo/demo.input).
-const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
+use crate::bundled::{DEMO_INPUT, DEMO_ROM};
+use crate::evidence_dir::EvidenceDir;
 /// Frames a ROM without an input file runs by default.
 const DEFAULT_FRAMES: u64 = 5_000;
 /// Exit status when the machines diverged.

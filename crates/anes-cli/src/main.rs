@@ -4,7 +4,10 @@
 //! regressed); 2 bad input (missing or malformed file, bad ROM, bad arguments), reported as one line
 //! `error: <file>: <problem>` on stderr.
 
+mod bundled;
+mod canary;
 mod conformance;
+mod evidence_dir;
 mod input_file;
 mod limited_read;
 mod lockstep;
@@ -12,7 +15,9 @@ mod movie;
 mod output;
 mod rom;
 mod run;
+mod serve;
 mod trace;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -39,6 +44,14 @@ enum Command {
     /// Input-stream tools: convert FCEUX .fm2 movies, show what a stream holds.
     #[command(subcommand)]
     Movie(movie::MovieCommand),
+    /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
+    /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
+    Serve(serve::Args),
+    /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
+    Worker(worker::Args),
+    /// The canary gate: the baseline and the candidate build replay one input stream; the first
+    /// differing frame stops the run and is localized to the instruction and the state field.
+    Canary(canary::Args),
 }
 
 /// Exit status for bad input.
@@ -52,6 +65,9 @@ fn main() -> ExitCode {
         Command::Run(args) => run::main(&args),
         Command::Trace(args) => trace::main(&args),
         Command::Movie(command) => movie::main(&command),
+        Command::Serve(args) => serve::main(&args),
+        Command::Worker(args) => worker::main(&args),
+        Command::Canary(args) => canary::main(&args),
     };
     match result {
         Ok(code) => code,

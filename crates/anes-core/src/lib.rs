@@ -19,6 +19,7 @@ pub mod bus;
 pub mod cart;
 pub mod clock;
 pub mod cpu;
+mod host;
 pub mod input;
 pub mod movie;
 mod nes;
@@ -27,7 +28,20 @@ pub mod state;
 
 pub use apu::ApuCatchUp;
 pub use bus::PpuCatchUp;
-pub use cart::{BatteryRamError, Cartridge, Mirroring, Mmc3Revision, RomError, RomInfo};
+pub use cart::{BatteryRamError, Cartridge, GameGenieCode, Mirroring, Mmc3Revision, RomError, RomInfo};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
 pub use state::{FrameRecord, Section, StateHash};
+
+/// The emulation epoch: bumped by every intended change of emulated behaviour (a timing fix, a new
+/// state field, a new hashed layout), in the same commit that re-blesses the golden records. Two
+/// builds of one epoch must produce the same frame records for the same ROM and inputs, so a canary
+/// that differs from its baseline within an epoch is a regression; across epochs a difference is the
+/// expected change (`anes canary` tells which).
+///
+/// History: 1, the state and hash layout of snapshot format 1 with the state hash domain "anes state
+/// hash v2". 2, the accuracy work of issue 13: SH* with DMA, the 2A03's internal data bus, register
+/// activation and joypad timing, the APU frame counter's $4015 read timing, the DMC's delayed enable
+/// and DMA aborts, OAMDATA writes while rendering, PPUSTATUS's sprite flags and OAMDATA sampled as
+/// the read ends (new bus, APU, input and PPU state fields, section versions 2-3).
+pub const EMULATION_EPOCH: u32 = 2;

@@ -128,7 +128,8 @@ pub struct Nes {
     pub(crate) apu: Apu,
     pub(crate) cart: Cartridge,
     pub(crate) machine: MachineState,
-    /// blake3 of PRG + CHR ROM: immutable, covered by the hash and the snapshot header.
+    /// blake3 of PRG + CHR ROM (and of the Game Genie codes, when any): covered by the hash and the
+    /// snapshot header.
     pub(crate) rom_identity: [u8; 32],
     /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus.rs`).
     pub(crate) sync: PpuSync,
@@ -138,12 +139,7 @@ impl Nes {
     /// Powers a console on with `cart` inserted and runs the CPU's 7-cycle reset sequence, so the first
     /// instruction is at the reset vector.
     pub fn new(cart: Cartridge, config: NesConfig) -> Nes {
-        let rom_identity = *blake3::Hasher::new()
-            .update(b"anes rom identity v1\0")
-            .update(cart.prg_rom())
-            .update(cart.chr_rom())
-            .finalize()
-            .as_bytes();
+        let rom_identity = crate::host::machine_identity(&cart);
         let mut nes = Nes {
             cpu: CpuState::default(),
             bus: BusState::default(),

@@ -15,6 +15,7 @@
 
 mod board;
 mod error;
+mod game_genie;
 mod header;
 mod latch_chr;
 mod m000_nrom;
@@ -31,6 +32,8 @@ mod m071_camerica;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
+pub(crate) use game_genie::GameGenie;
+pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 pub use header::{HeaderFormat, Mirroring, Region, RomInfo};
 pub use latch_chr::LatchChrState;
 pub use m001_sxrom::SxromState;
@@ -66,6 +69,9 @@ pub struct Cartridge {
     board: Board,
     /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
     map: MemoryMap,
+    /// Game Genie codes patching CPU reads of $8000-$FFFF: part of the machine's identity, not of
+    /// its state sections (see `game_genie.rs`).
+    game_genie: GameGenie,
 }
 
 impl core::fmt::Debug for Cartridge {
@@ -127,7 +133,18 @@ impl Cartridge {
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
         let trainer = parsed.trainer.map(Box::from);
         let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
-        let mut cart = Cartridge { info, prg_rom, chr, chr_len, chr_is_ram, prg_ram, trainer, board, map };
+        let mut cart = Cartridge {
+            info,
+            prg_rom,
+            chr,
+            chr_len,
+            chr_is_ram,
+            prg_ram,
+            trainer,
+            board,
+            map,
+            game_genie: GameGenie::default(),
+        };
         cart.power_on();
         Ok(cart)
     }
@@ -147,7 +164,8 @@ impl Cartridge {
     #[inline]
     pub fn cpu_peek(&self, addr: u16, open_bus: u8) -> u8 {
         match addr {
-            0x8000..=0xFFFF => self.prg_rom_byte(addr),
+            0x8000..=0xFFFF if self.game_genie.is_empty() => self.prg_rom_byte(addr),
+            0x8000..=0xFFFF => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
             0x6000..=0x7FFF if self.map.prg_ram_readable => self.prg_ram[self.prg_ram_index(addr)],
             _ => open_bus,
         }
@@ -366,6 +384,18 @@ impl Cartridge {
     pub fn rebuild_caches(&mut self) {
         self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
         self.board.update_map(&mut self.map);
+    }
+
+    /// The Game Genie codes patching CPU reads of $8000-$FFFF (see [`crate::Nes::set_game_genie_codes`]).
+    pub fn game_genie_codes(&self) -> impl Iterator<Item = &GameGenieCode> {
+        self.game_genie.codes()
+    }
+
+    /// Replaces the Game Genie codes; on error nothing changes. The machine's identity depends on
+    /// them: change them through [`crate::Nes::set_game_genie_codes`], which recomputes it.
+    pub(crate) fn set_game_genie_codes(&mut self, codes: &[GameGenieCode]) -> Result<(), GameGenieError> {
+        self.game_genie = GameGenie::new(codes)?;
+        Ok(())
     }
 
     /// The MMC3's IRQ behaviour; `None` for other boards.

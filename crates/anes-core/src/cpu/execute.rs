@@ -202,7 +202,13 @@ impl Nes {
             0x81 => self.store_op(Mode::IndirectX, self.cpu.a),
             0x82 => self.read_op(Mode::Immediate, Self::nop_read),
             0x83 => self.store_op(Mode::IndirectX, self.cpu.a & self.cpu.x),
-            0x84 => self.store_op(Mode::ZeroPage, self.cpu.y),
+            0x84 => {
+                // The canary's drill (tests/canary.rs builds it; no shipped build has the feature): one
+                // deliberate cycle too many, a second read of the operand byte before STY zp stores.
+                #[cfg(feature = "canary-drill")]
+                self.read(self.cpu.pc);
+                self.store_op(Mode::ZeroPage, self.cpu.y)
+            }
             0x85 => self.store_op(Mode::ZeroPage, self.cpu.a),
             0x86 => self.store_op(Mode::ZeroPage, self.cpu.x),
             0x87 => self.store_op(Mode::ZeroPage, self.cpu.a & self.cpu.x),

@@ -90,8 +90,14 @@ pub const NTSC_PALETTE: [[u8; 3]; 64] = ntsc_palette();
 /// 0-5, PPUMASK emphasis bits (red, green, blue) in bits 6-8. Each emphasis bit set attenuates the
 /// channels it does not emphasize; with all three set the whole picture darkens.
 pub fn to_rgb(pixel: u16) -> [u8; 3] {
-    let mut rgb = NTSC_PALETTE[usize::from(pixel & 0x3F)];
-    let emphasis = (pixel >> 6) & 7;
+    emphasize(NTSC_PALETTE[usize::from(pixel & 0x3F)], (pixel >> 6) as u8)
+}
+
+/// `rgb` as the 2C02 shows it with the emphasis bits `emphasis` (bit 0 red, 1 green, 2 blue; higher
+/// bits ignored): each bit set attenuates the channels it does not emphasize. Frontends apply it to
+/// 64-colour palettes of their own to get all 512 entries.
+pub fn emphasize(mut rgb: [u8; 3], emphasis: u8) -> [u8; 3] {
+    let emphasis = emphasis & 7;
     if emphasis != 0 {
         for (channel, value) in rgb.iter_mut().enumerate() {
             if emphasis & !(1 << channel) != 0 {

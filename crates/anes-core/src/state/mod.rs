@@ -16,7 +16,9 @@ pub use fields::{field_name, mapper_layout, section_layout};
 pub(crate) use layout::state_struct;
 pub use layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use sections::{ALIGNMENT_FROM_SEED, MachineState, Section};
-pub use snapshot::{SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError};
+pub use snapshot::{
+    SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotBufferError, SnapshotError,
+};
 
 use crate::nes::Nes;
 
@@ -108,7 +110,8 @@ impl Nes {
         StateHash(*hasher.finalize().as_bytes())
     }
 
-    /// The ROM's identity: blake3 of its PRG and CHR ROM. Snapshots of another ROM are refused.
+    /// The ROM's identity: blake3 of its PRG and CHR ROM, and of the Game Genie codes when any are
+    /// plugged in ([`Nes::set_game_genie_codes`]). Snapshots of another identity are refused.
     pub fn rom_identity(&self) -> &[u8; 32] {
         &self.rom_identity
     }

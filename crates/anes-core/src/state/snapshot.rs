@@ -71,8 +71,11 @@ pub enum SnapshotError {
         /// Its value.
         found: u8,
     },
-    /// Taken with another ROM.
-    #[error("snapshot belongs to another ROM: identity {found} (offset 16), this machine runs {expected}")]
+    /// Taken with another ROM (or with other Game Genie codes, which are part of the identity).
+    #[error(
+        "snapshot belongs to another ROM: identity {found} (offset 16), this machine runs {expected} \
+         (the identity covers the Game Genie codes too)"
+    )]
     WrongRom {
         /// Identity stored in the snapshot (hex).
         found: String,
@@ -152,6 +155,16 @@ pub enum SnapshotError {
     },
 }
 
+/// A caller's buffer is too small for a snapshot ([`Nes::save_state_into`]); nothing was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("snapshot needs {needed} bytes but the buffer has {len}")]
+pub struct SnapshotBufferError {
+    /// The snapshot's length ([`Nes::snapshot_len`]).
+    pub needed: usize,
+    /// The buffer's length.
+    pub len: usize,
+}
+
 fn checksum(payload: &[u8]) -> [u8; 8] {
     let hash = blake3::hash(payload);
     hash.as_bytes()[..8].try_into().expect("8 bytes")
@@ -185,19 +198,57 @@ impl Nes {
     /// (see [`Nes::snapshot_len`]) allocates nothing.
     pub fn save_state(&self, out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(&SNAPSHOT_MAGIC);
-        out.extend_from_slice(&SNAPSHOT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(Section::ALL.len() as u16).to_le_bytes());
-        out.extend_from_slice(&[REGION_NTSC, 0, 0, 0]);
-        out.extend_from_slice(&self.rom_identity);
+        self.write_snapshot(|bytes| out.extend_from_slice(bytes));
+    }
+
+    /// Writes a snapshot into the first [`Nes::snapshot_len`] bytes of `out` (a caller's fixed-size
+    /// buffer, e.g. a libretro frontend's) and returns that length; the rest of `out` is untouched.
+    /// The bytes are those [`Nes::save_state`] writes. Allocation-free.
+    ///
+    /// ```
+    /// # let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// # let mut prg = vec![0xEA; 0x4000];
+    /// # prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    /// # rom.extend(prg);
+    /// # rom.extend(vec![0x55; 0x2000]);
+    /// let nes = anes_core::Nes::new(anes_core::Cartridge::from_ines(&rom)?, Default::default());
+    /// let mut buffer = [0u8; 16 * 1024];
+    /// let len = nes.save_state_into(&mut buffer).expect("16 KiB holds an NROM machine");
+    /// let mut vec = Vec::new();
+    /// nes.save_state(&mut vec);
+    /// assert_eq!(&buffer[..len], &vec[..]);
+    /// assert!(nes.save_state_into(&mut buffer[..100]).is_err());
+    /// # Ok::<(), anes_core::RomError>(())
+    /// ```
+    pub fn save_state_into(&self, out: &mut [u8]) -> Result<usize, SnapshotBufferError> {
+        let len = self.snapshot_len();
+        let Some(target) = out.get_mut(..len) else {
+            return Err(SnapshotBufferError { needed: len, len: out.len() });
+        };
+        let mut at = 0;
+        self.write_snapshot(|bytes| {
+            target[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        });
+        debug_assert_eq!(at, len, "snapshot_len matches what write_snapshot writes");
+        Ok(len)
+    }
+
+    /// The snapshot's bytes in order, in pieces: the one writer behind both save methods.
+    fn write_snapshot(&self, mut put: impl FnMut(&[u8])) {
+        put(&SNAPSHOT_MAGIC);
+        put(&SNAPSHOT_VERSION.to_le_bytes());
+        put(&(Section::ALL.len() as u16).to_le_bytes());
+        put(&[REGION_NTSC, 0, 0, 0]);
+        put(&self.rom_identity);
         for section in Section::ALL {
             let payload = self.section_bytes(section);
-            out.extend_from_slice(&section.tag());
-            out.extend_from_slice(&section.version().to_le_bytes());
-            out.extend_from_slice(&[0, 0]);
-            out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-            out.extend_from_slice(&checksum(payload));
-            out.extend_from_slice(payload);
+            put(&section.tag());
+            put(&section.version().to_le_bytes());
+            put(&[0, 0]);
+            put(&(payload.len() as u32).to_le_bytes());
+            put(&checksum(payload));
+            put(payload);
         }
     }
 

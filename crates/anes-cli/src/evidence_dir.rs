@@ -1,4 +1,4 @@
-//! Where `anes lockstep` puts the evidence bundle of a divergence, without ever writing over
+//! Where `anes lockstep` and `anes canary` put the evidence bundle of a divergence, without ever writing over
 //! earlier evidence unasked: by default a new folder `anes-evidence/<UTC time>-<ROM name>/` (with a
 //! `-2`, `-3`, ... suffix if that exists); with `--report DIR`, DIR if it is missing or empty, or
 //! with `--force` whatever it holds (the bundle's own files are replaced, nothing else is touched).

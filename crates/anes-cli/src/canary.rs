@@ -1,0 +1,359 @@
+//! `anes canary`: the baseline build (or a golden log) and the candidate build replay the identical input
+//! stream; the first differing frame stops the run and is explained.
+
+mod corpus;
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anes_core::movie::InputStream;
+use anes_ops::canary::{
+    Baseline, CanaryConfig, CanaryOutcome, CanaryReport, CanaryStatus, GoldenLog, MetricsServer, push,
+    run_canary,
+};
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::bundled::{DEMO_INPUT, DEMO_ROM};
+use crate::evidence_dir::EvidenceDir;
+use crate::{input_file, limited_read, output};
+
+/// Exit status when the builds differ (or a worker failed).
+const EXIT_DIVERGED: u8 = 1;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 the builds agree on every frame; 1 they differ, or a worker died or \
+hung; 2 bad input (missing or malformed file, an executable that is not an anes worker).")]
+pub struct Args {
+    /// The iNES ROM file (default: the bundled demo ROM and its 5,000-frame input stream).
+    rom: Option<PathBuf>,
+    /// The baseline build: the `anes` executable that takes traffic today.
+    #[arg(long, conflicts_with = "baseline_log")]
+    baseline: Option<PathBuf>,
+    /// Compare with a golden log of frame records (`frame cpu_cycle scanline dot state_hash` per line,
+    /// as in tests/golden/) instead of a baseline build; an `EPOCH` file beside it names its epoch.
+    #[arg(long, value_name = "FILE")]
+    baseline_log: Option<PathBuf>,
+    /// The candidate build's `anes` executable (default: this one).
+    #[arg(long)]
+    candidate: Option<PathBuf>,
+    /// Input stream: an anes input file (.input, e.g. cut from a serve journal) or an FCEUX .fm2 movie.
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// Frames to compare (default: the input's length, or 5,000).
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Frames between the agreed checkpoints a difference is replayed from.
+    #[arg(long, default_value_t = 60)]
+    checkpoint_every: u64,
+    /// Do not replay a difference to localize it (only the frame and records are reported).
+    #[arg(long)]
+    no_localize: bool,
+    /// Write the evidence of a difference into DIR (must be new or empty unless --force); default: a
+    /// new folder anes-evidence/<UTC time>-<rom>/.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// With --report: replace the bundle files of a folder that is not empty.
+    #[arg(long, requires = "report")]
+    force: bool,
+    /// Serve the run's metrics (worker_state_divergence_flag, worker_drift_offset_records) on
+    /// http://ADDR/metrics while it runs.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// With --metrics-listen: keep serving this many seconds after the run, so a scrape sees the result.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    metrics_hold: u64,
+    /// Push the run's metrics to a Pushgateway-compatible URL (http://host:port) at the start, at a
+    /// difference and at the end.
+    #[arg(long, value_name = "URL")]
+    pushgateway: Option<String>,
+    /// The pipeline_id label of the exported metrics.
+    #[arg(long, default_value = "canary")]
+    pipeline_id: String,
+    /// Corpus mode: run every (ROM, input) pair of this manifest (TOML) in parallel.
+    #[arg(long, value_name = "MANIFEST")]
+    corpus: Option<PathBuf>,
+    /// Corpus mode: run only shard K of N (1-based), e.g. 2/4: cases K, K+N, K+2N, ... in manifest order.
+    #[arg(long, value_name = "K/N", requires = "corpus")]
+    shard: Option<corpus::Shard>,
+    /// Corpus mode: cases run at once (default: the available cores).
+    #[arg(long, requires = "corpus")]
+    jobs: Option<usize>,
+    /// Corpus mode: write JUnit XML results to FILE.
+    #[arg(long, value_name = "FILE", requires = "corpus")]
+    junit: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let candidate = match &args.candidate {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().context("the path of this executable (the default candidate)")?,
+    };
+    if let Some(manifest) = &args.corpus {
+        return corpus::main(args, manifest, &candidate);
+    }
+    let (rom, rom_name) = match &args.rom {
+        Some(path) => (limited_read::read_limited(path, limited_read::ROM)?, path.display().to_string()),
+        None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
+    };
+    let inputs = match (&args.input, &args.rom) {
+        (Some(path), _) => input_file::read_input(path)?,
+        (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
+        (None, Some(_)) => InputStream::new(),
+    };
+    let log = read_log(args.baseline_log.as_deref())?;
+    let frames = args.frames.unwrap_or(match (&log, inputs.is_empty()) {
+        (Some(log), true) => log.records.len() as u64,
+        (_, true) => 5_000,
+        (_, false) => inputs.len() as u64,
+    });
+    let baseline = match (&args.baseline, &log) {
+        (Some(program), _) => Baseline::Build(program),
+        (None, Some(log)) => Baseline::Log(log),
+        (None, None) => {
+            anyhow::bail!("--baseline BIN or --baseline-log FILE says what the candidate is compared with")
+        }
+    };
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(args.rom.as_deref()),
+    };
+    let mut config = CanaryConfig::new(rom, inputs, frames);
+    config.checkpoint_every = args.checkpoint_every;
+    config.localize = !args.no_localize;
+
+    let status = CanaryStatus::new(&args.pipeline_id);
+    let server = match args.metrics_listen {
+        Some(address) => Some(
+            MetricsServer::start(address, Arc::clone(&status))
+                .with_context(|| format!("--metrics-listen {address}"))?,
+        ),
+        None => None,
+    };
+    let push_now = |when: &str| {
+        if let Some(url) = &args.pushgateway {
+            if let Err(e) = push(url, &status) {
+                eprintln!("warning: --pushgateway: push {when}: {e}");
+            }
+        }
+    };
+    push_now("at the start");
+    let bar = output::progress_bar(frames, args.json);
+    let started = Instant::now();
+    let report = run_canary(&config, baseline, &candidate, &status, &mut |agreed| {
+        if agreed % 16 == 0 {
+            bar.set_position(agreed);
+        }
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    if report.agreed() {
+        status.finished();
+    }
+    push_now("at the end");
+
+    let bundle = match &report.outcome {
+        CanaryOutcome::Diverged(divergence) => match &divergence.evidence {
+            Some(evidence) => {
+                let dir = evidence_dir.prepare()?;
+                evidence.write_bundle(&dir)?;
+                std::fs::write(
+                    dir.join("canary.json"),
+                    serde_json::to_vec_pretty(&Summary::of(&report, &rom_name, frames, seconds, None))?,
+                )
+                .with_context(|| dir.join("canary.json").display().to_string())?;
+                Some(dir)
+            }
+            None => None,
+        },
+        _ => None,
+    };
+    let summary = Summary::of(&report, &rom_name, frames, seconds, bundle.as_deref());
+    let mut out = output::stdout();
+    if args.json {
+        output::write_json(&mut out, &summary)?;
+    } else {
+        summary.write_text(&mut out)?;
+    }
+    out.flush()?;
+    if let Some(server) = &server {
+        if args.metrics_hold > 0 {
+            eprintln!("serving metrics on http://{}/metrics for {} s", server.address(), args.metrics_hold);
+            std::thread::sleep(Duration::from_secs(args.metrics_hold));
+        }
+    }
+    Ok(if report.agreed() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_DIVERGED) })
+}
+
+fn read_log(path: Option<&Path>) -> anyhow::Result<Option<GoldenLog>> {
+    let Some(path) = path else { return Ok(None) };
+    let bytes = limited_read::read_limited(path, limited_read::GOLDEN_LOG)?;
+    let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
+    let log = GoldenLog::parse(&text).with_context(|| path.display().to_string())?;
+    Ok(Some(log.with_epoch_beside(path)))
+}
+
+/// What `anes canary` reports (text, or one JSON object).
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    /// The ROM.
+    pub rom: String,
+    /// `same`, `diverged` or `worker_failed`.
+    pub result: &'static str,
+    /// Frames asked for.
+    pub frames: u64,
+    /// Frames whose records agreed.
+    pub frames_agreed: u64,
+    /// The candidate's state hash after the last agreed frame.
+    pub final_state_hash: String,
+    /// Frames per second of each build (wall clock).
+    pub fps_per_build: f64,
+    /// The baseline build (version, commit, epoch), when it is a build.
+    pub baseline: Option<anes_ops::worker::protocol::BuildInfo>,
+    /// The candidate build.
+    pub candidate: anes_ops::worker::protocol::BuildInfo,
+    /// The first difference.
+    pub divergence: Option<DivergenceSummary>,
+    /// Where the evidence bundle went.
+    pub evidence: Option<String>,
+}
+
+/// The first difference, for people and machines.
+#[derive(Debug, Serialize)]
+pub struct DivergenceSummary {
+    /// Input-stream index of the first differing frame (null: at power-on).
+    pub frame: Option<u64>,
+    /// `state` or `cycle_misalignment`.
+    pub kind: &'static str,
+    /// Regression (same epoch) or expected change (different epoch).
+    pub epochs: anes_ops::canary::EpochVerdict,
+    /// The baseline's record: frame, CPU cycle, scanline, dot, state hash.
+    pub baseline: String,
+    /// The candidate's record.
+    pub candidate: String,
+    /// The first divergent instruction, when localized (`$E06F: INC $02`).
+    pub instruction: Option<String>,
+    /// CPU cycle at the start of that instruction.
+    pub cpu_cycle: Option<u64>,
+    /// The differing fields after it: `name: baseline vs candidate`.
+    pub fields: Vec<String>,
+    /// Why the difference was not localized, if it was not.
+    pub localization_error: Option<String>,
+    /// A worker's failure, when that ended the run.
+    pub failure: Option<String>,
+}
+
+fn record_text(r: &anes_core::FrameRecord) -> String {
+    format!(
+        "frame {} cycle {} scanline {} dot {} hash {}",
+        r.frame, r.cpu_cycle, r.ppu_scanline, r.ppu_dot, r.state_hash
+    )
+}
+
+impl Summary {
+    fn of(report: &CanaryReport, rom: &str, frames: u64, seconds: f64, bundle: Option<&Path>) -> Summary {
+        let divergence = match &report.outcome {
+            CanaryOutcome::Same => None,
+            CanaryOutcome::Diverged(d) => {
+                let localization = d.evidence.as_ref().and_then(|e| e.localization.as_ref());
+                Some(DivergenceSummary {
+                    frame: d.frame,
+                    kind: d.kind.name(),
+                    epochs: d.epochs,
+                    baseline: record_text(&d.baseline),
+                    candidate: record_text(&d.candidate),
+                    instruction: localization.map(|l| format!("${:04X}: {}", l.pc, l.instruction)),
+                    cpu_cycle: localization.map(|l| l.cpu_cycle),
+                    fields: localization
+                        .map(|l| l.fields.iter().map(|f| format!("{}: {} vs {}", f.name, f.a, f.b)).collect())
+                        .unwrap_or_default(),
+                    localization_error: d
+                        .localization_error
+                        .clone()
+                        .or_else(|| d.evidence.as_ref().and_then(|e| e.localization_error.clone())),
+                    failure: None,
+                })
+            }
+            CanaryOutcome::WorkerFailed { side, reason, frame } => Some(DivergenceSummary {
+                frame: Some(*frame),
+                kind: "worker_failed",
+                epochs: anes_ops::canary::EpochVerdict::Unknown,
+                baseline: String::new(),
+                candidate: String::new(),
+                instruction: None,
+                cpu_cycle: None,
+                fields: Vec::new(),
+                localization_error: None,
+                failure: Some(format!("the {side} worker failed: {reason}")),
+            }),
+        };
+        Summary {
+            rom: rom.to_string(),
+            result: match report.outcome {
+                CanaryOutcome::Same => "same",
+                CanaryOutcome::Diverged(_) => "diverged",
+                CanaryOutcome::WorkerFailed { .. } => "worker_failed",
+            },
+            frames,
+            frames_agreed: report.frames_agreed,
+            final_state_hash: report.last_agreed.state_hash.to_string(),
+            fps_per_build: if seconds > 0.0 { report.frames_agreed as f64 / seconds } else { 0.0 },
+            baseline: report.baseline_build.clone(),
+            candidate: report.candidate_build.clone(),
+            divergence,
+            evidence: bundle.map(|p| p.display().to_string()),
+        }
+    }
+
+    fn write_text(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let build = |b: &anes_ops::worker::protocol::BuildInfo| {
+            format!(
+                "{} ({}), emulation epoch {}",
+                b.version,
+                b.git_commit.as_deref().unwrap_or("no commit"),
+                b.emulation_epoch
+            )
+        };
+        writeln!(out, "rom               {}", self.rom)?;
+        match &self.baseline {
+            Some(b) => writeln!(out, "baseline          {}", build(b))?,
+            None => writeln!(out, "baseline          golden log")?,
+        }
+        writeln!(out, "candidate         {}", build(&self.candidate))?;
+        writeln!(out, "frames agreed     {} of {}", self.frames_agreed, self.frames)?;
+        writeln!(out, "speed             {:.0} frames/s per build", self.fps_per_build)?;
+        writeln!(out, "final state hash  {}", self.final_state_hash)?;
+        match &self.divergence {
+            None => writeln!(out, "same: no difference")?,
+            Some(d) if d.failure.is_some() => {
+                writeln!(out, "FAILED            {}", d.failure.as_deref().unwrap_or(""))?;
+            }
+            Some(d) => {
+                let at = d.frame.map_or("at power-on".to_string(), |f| format!("in frame {f}"));
+                writeln!(out, "DIFFERENCE        {} {at}: {}", d.kind, d.epochs.describe())?;
+                writeln!(out, "  baseline        {}", d.baseline)?;
+                writeln!(out, "  candidate       {}", d.candidate)?;
+                if let (Some(instruction), Some(cycle)) = (&d.instruction, d.cpu_cycle) {
+                    writeln!(out, "  instruction     {instruction} (CPU cycle {cycle})")?;
+                }
+                for field in &d.fields {
+                    writeln!(out, "  {field}")?;
+                }
+                if let Some(why) = &d.localization_error {
+                    writeln!(out, "  not localized   {why}")?;
+                }
+            }
+        }
+        if let Some(dir) = &self.evidence {
+            writeln!(out, "evidence          {dir}/report.html")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,292 @@
+//! `anes canary`: the same build twice agrees; a candidate with a deliberate one-cycle timing change
+//! (built here with the `canary-drill` feature, which no shipped build has) is caught at the exact frame
+//! and cycle, with the instruction and the fields named; golden logs; corpus mode with JUnit XML; the
+//! metrics endpoint; bad input.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use anes_core::movie::InputStream;
+use anes_lockstep::{Machine, NesMachine};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn anes() -> &'static str {
+    env!("CARGO_BIN_EXE_anes")
+}
+
+fn canary(args: &[&str], cwd: &Path) -> Output {
+    Command::new(anes()).arg("canary").args(args).current_dir(cwd).output().expect("the anes binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("canary-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&output.stdout), stderr(output)))
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The golden record of the demo's last frame.
+fn golden_final_hash() -> String {
+    let text = std::fs::read_to_string(repo().join("tests/golden/demo.records")).unwrap();
+    text.lines().last().unwrap().split_whitespace().last().unwrap().to_string()
+}
+
+#[test]
+fn the_same_build_twice_agrees_over_the_demos_5000_frames() {
+    let dir = scratch("same");
+    let output = canary(&["--baseline", anes(), "--json"], &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary = json(&output);
+    assert_eq!(summary["result"], "same");
+    assert_eq!(summary["frames_agreed"], 5000);
+    assert_eq!(summary["final_state_hash"], golden_final_hash().as_str());
+    assert_eq!(summary["baseline"]["emulation_epoch"], anes_core::EMULATION_EPOCH);
+    assert!(!dir.join("anes-evidence").exists(), "nothing to keep when the builds agree");
+}
+
+/// Where the drill must show: the first `STY zp` the demo executes with its input, found here by
+/// stepping the console in-process (independently of the canary): the input-stream index of its frame
+/// and the CPU cycle it starts at.
+fn first_sty_zero_page() -> (u64, u64) {
+    let rom = std::fs::read(repo().join("roms/demo/demo.nes")).unwrap();
+    let inputs =
+        InputStream::from_bytes(&std::fs::read(repo().join("roms/demo/demo.input")).unwrap()).unwrap();
+    let mut machine = NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
+    for frame in 0..inputs.len() {
+        machine.begin_frame(inputs.frame(frame));
+        loop {
+            if machine.opcode() == 0x84 {
+                return (frame as u64, machine.probe().cpu_cycle);
+            }
+            if machine.step_instruction() {
+                break;
+            }
+        }
+    }
+    panic!("the demo never executes STY zp");
+}
+
+/// The candidate with the drill, built once (into its own target folder, so no other test's binary is
+/// touched).
+fn drill_build() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("canary-drill-target");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "anes-cli", "--features", "canary-drill", "--target-dir"])
+            .arg(&target)
+            .current_dir(repo())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the drill candidate failed");
+        target.join("debug/anes")
+    })
+}
+
+#[test]
+fn a_one_cycle_timing_change_is_caught_at_the_exact_frame_and_cycle() {
+    let (frame, cycle) = first_sty_zero_page();
+    let dir = scratch("drill");
+    let report = dir.join("evidence");
+    let candidate = drill_build().to_str().unwrap().to_string();
+    let output = canary(
+        &["--baseline", anes(), "--candidate", &candidate, "--json", "--report", report.to_str().unwrap()],
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let summary = json(&output);
+    assert_eq!(summary["result"], "diverged");
+    let divergence = &summary["divergence"];
+    assert_eq!(divergence["frame"], frame, "{divergence:#}");
+    assert_eq!(divergence["cpu_cycle"], cycle, "{divergence:#}");
+    assert_eq!(divergence["epochs"]["verdict"], "same_epoch", "one epoch: a regression");
+    let instruction = divergence["instruction"].as_str().unwrap();
+    assert!(instruction.contains("STY $"), "{instruction}");
+    let fields: Vec<&str> =
+        divergence["fields"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(fields.iter().any(|f| f.starts_with("bus.cpu_cycle: ")), "{fields:?}");
+    // The lockstep runner's evidence bundle, with the canary's own summary beside it.
+    for file in ["report.json", "report.html", "checkpoint_a.snap", "divergence_b.snap", "canary.json"] {
+        assert!(report.join(file).is_file(), "{file} missing");
+    }
+    let lockstep_report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    assert!(lockstep_report.to_string().contains("STY"), "{lockstep_report}");
+
+    // Without localization the frame is still exact.
+    let output = canary(&["--baseline", anes(), "--candidate", &candidate, "--json", "--no-localize"], &dir);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json(&output)["divergence"]["frame"], frame);
+}
+
+#[test]
+fn golden_logs_stand_in_for_the_baseline_and_name_the_epoch() {
+    let dir = scratch("golden");
+    let log = repo().join("tests/golden/demo.records");
+    let output = canary(&["--baseline-log", log.to_str().unwrap(), "--json"], &dir);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(json(&output)["final_state_hash"], golden_final_hash().as_str());
+
+    // A log one record of which disagrees: caught at that frame, and its EPOCH makes it a regression.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[1233] = lines[1233].replace('a', "b");
+    let tampered = dir.join("demo.records");
+    std::fs::write(&tampered, lines.join("\n")).unwrap();
+    std::fs::write(dir.join("EPOCH"), format!("{}\n", anes_core::EMULATION_EPOCH)).unwrap();
+    let output = canary(&["--baseline-log", tampered.to_str().unwrap(), "--json"], &dir);
+    assert_eq!(output.status.code(), Some(1));
+    let summary = json(&output);
+    assert_eq!(summary["divergence"]["frame"], 1233);
+    assert_eq!(summary["divergence"]["epochs"]["verdict"], "same_epoch");
+    // Blessed under another epoch: the difference is the expected change.
+    std::fs::write(dir.join("EPOCH"), format!("{}\n", anes_core::EMULATION_EPOCH + 7)).unwrap();
+    let output = canary(&["--baseline-log", tampered.to_str().unwrap()], &dir);
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("expected change"), "{text}");
+}
+
+#[test]
+fn corpus_mode_runs_shards_in_parallel_and_writes_junit_xml() {
+    let dir = scratch("corpus");
+    let tiny = dir.join("tiny.nes");
+    std::fs::write(&tiny, anes_lockstep::testing::tiny_rom()).unwrap();
+    let demo = repo().join("roms/demo/demo.nes");
+    let input = repo().join("roms/demo/demo.input");
+    let manifest = dir.join("corpus.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "[[case]]\nrom = {demo:?}\ninput = {input:?}\nframes = 300\n\n[[case]]\nname = \"tiny\"\nrom = \"tiny.nes\"\n\n\
+             [[case]]\nname = \"missing\"\nrom = \"no-such.nes\"\n"
+        ),
+    )
+    .unwrap();
+    let junit = dir.join("junit.xml");
+    let output = canary(
+        &[
+            "--corpus",
+            manifest.to_str().unwrap(),
+            "--baseline",
+            anes(),
+            "--junit",
+            junit.to_str().unwrap(),
+            "--json",
+        ],
+        &dir,
+    );
+    // The missing ROM is an error case: the run fails, the others still ran.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let summary = json(&output);
+    let results: Vec<&str> =
+        summary["cases"].as_array().unwrap().iter().map(|c| c["result"].as_str().unwrap()).collect();
+    assert_eq!(results, ["same", "same", "error"]);
+    assert_eq!(summary["cases"][1]["summary"]["frames_agreed"], 600, "a case without input runs 600 frames");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.starts_with("<?xml version=\"1.0\""));
+    assert!(xml.contains("tests=\"3\" failures=\"0\" errors=\"1\""), "{xml}");
+    assert!(xml.contains("<testcase classname=\"anes.canary\" name=\"tiny\""), "{xml}");
+    assert!(xml.contains("<error message=\""), "{xml}");
+
+    // Shards split the cases: 1/2 runs cases 1 and 3, 2/2 runs case 2.
+    let shard = |k: &str| {
+        let output = canary(
+            &["--corpus", manifest.to_str().unwrap(), "--baseline", anes(), "--shard", k, "--json"],
+            &dir,
+        );
+        let summary = json(&output);
+        summary["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shard("2/2"), ["tiny"]);
+    assert_eq!(shard("1/2").len(), 2);
+}
+
+#[test]
+fn the_run_exports_the_design_gauges_on_a_metrics_endpoint() {
+    let dir = scratch("metrics");
+    // A free loopback port: bound, read and released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let address = format!("127.0.0.1:{port}");
+    let mut child = Command::new(anes())
+        .args([
+            "canary",
+            "--baseline",
+            anes(),
+            "--frames",
+            "300",
+            "--metrics-listen",
+            &address,
+            "--metrics-hold",
+            "20",
+        ])
+        .args(["--pipeline-id", "canary-test"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut body = String::new();
+    for _ in 0..200 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let Ok(mut stream) = std::net::TcpStream::connect(&address) else { continue };
+        body.clear();
+        stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        stream.read_to_string(&mut body).unwrap();
+        if body.contains("result=\"same\"} 1") {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(body.contains("worker_state_divergence_flag{pipeline_id=\"canary-test\"} 0"), "{body}");
+    assert!(body.contains("worker_drift_offset_records{pipeline_id=\"canary-test\"} 0"), "{body}");
+    assert!(body.contains("anes_canary_result{pipeline_id=\"canary-test\",result=\"same\"} 1"), "{body}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_status_2() {
+    let dir = scratch("bad");
+    // An executable that is not an anes worker.
+    let output = canary(&["--baseline", "/bin/true", "--frames", "10"], &dir);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.starts_with("error: /bin/true: ") && err.lines().count() == 1, "{err}");
+    let output = canary(&["--baseline", "/nonexistent/anes"], &dir);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("cannot start it as a worker"), "{}", stderr(&output));
+    let output = canary(&["--frames", "10"], &dir);
+    assert_eq!(output.status.code(), Some(2));
+    let junk = dir.join("junk.records");
+    std::fs::write(&junk, "1 2 3\n").unwrap();
+    let output = canary(&["--baseline-log", junk.to_str().unwrap()], &dir);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("line 1"), "{}", stderr(&output));
+    let output = canary(&["--corpus", "/dev/zero", "--baseline", anes()], &dir);
+    assert_eq!(output.status.code(), Some(2));
+    // A valid log shorter than the run.
+    std::fs::write(&junk, format!("1 29781 241 2 {}\n", "ab".repeat(32))).unwrap();
+    let short = canary(&["--baseline-log", junk.to_str().unwrap(), "--frames", "5000"], &dir);
+    assert_eq!(short.status.code(), Some(2));
+    assert!(stderr(&short).contains("holds 1 records"), "{}", stderr(&short));
+}

@@ -1,0 +1,87 @@
+//! Timing and geometry of the NTSC NES picture, for frontends that size windows, pace frames and
+//! choose audio rates.
+
+/// The master clock: 236.25 MHz / 11 = 21.477272... MHz, as a ratio (numerator, denominator) in Hz.
+pub const MASTER_CLOCK_HZ: (u64, u64) = (236_250_000, 11);
+
+/// Master clocks in a frame pair: 262 lines of 341 dots at 4 master clocks a dot, less the dot the
+/// 2C02 skips on every other frame while rendering (nesdev "PPU frame timing"): 2 * 357,368 - 4.
+const MASTER_CLOCKS_PER_TWO_FRAMES: u64 = 2 * 262 * 341 * 4 - 4;
+
+/// Frames per second as an exact ratio (numerator, denominator): 236,250,000 / 3,931,026.
+pub const FRAME_RATE: (u64, u64) = (MASTER_CLOCK_HZ.0 * 2, MASTER_CLOCK_HZ.1 * MASTER_CLOCKS_PER_TWO_FRAMES);
+
+/// Frames per second, about 60.0988 (with rendering on; a program that leaves rendering off runs a
+/// hair slower, 60.0985, because no dot is skipped).
+pub const FRAMES_PER_SECOND: f64 = FRAME_RATE.0 as f64 / FRAME_RATE.1 as f64;
+
+/// Width of the picture in pixels.
+pub const PICTURE_WIDTH: u32 = anes_core::ppu::FRAME_WIDTH as u32;
+/// Height of the picture in pixels (all 240 lines the 2C02 renders).
+pub const PICTURE_HEIGHT: u32 = anes_core::ppu::FRAME_HEIGHT as u32;
+
+/// Shape of an NTSC NES pixel: 8 wide for 7 tall (the 2C02's dot clock against NTSC's square-pixel
+/// rate, 12.27 MHz / 10.74 MHz).
+pub const PIXEL_ASPECT_RATIO: f64 = 8.0 / 7.0;
+
+/// Lines and columns to hide at each edge of the picture. An NTSC television hides some of the
+/// 240 lines under its bezel; games keep their important content away from the edges, and some draw
+/// garbage there.
+///
+/// ```
+/// use anes_frontend::Overscan;
+/// assert_eq!(Overscan::NONE.visible_size(), (256, 240));
+/// assert_eq!(Overscan::NTSC_TV.visible_size(), (256, 224));
+/// // 256 pixels of 8/7 over 224 lines.
+/// assert!((Overscan::NTSC_TV.display_aspect_ratio() - 1.3061).abs() < 1e-4);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Overscan {
+    /// Lines hidden at the top.
+    pub top: u16,
+    /// Lines hidden at the bottom.
+    pub bottom: u16,
+    /// Columns hidden at the left.
+    pub left: u16,
+    /// Columns hidden at the right.
+    pub right: u16,
+}
+
+impl Overscan {
+    /// The whole 256x240 picture.
+    pub const NONE: Overscan = Overscan { top: 0, bottom: 0, left: 0, right: 0 };
+    /// 8 lines off the top and the bottom (256x224), what most NTSC sets hid and the crop most
+    /// emulators default to.
+    pub const NTSC_TV: Overscan = Overscan { top: 8, bottom: 8, left: 0, right: 0 };
+
+    /// Width and height left after the crop (0 when the crop covers everything).
+    pub const fn visible_size(&self) -> (u32, u32) {
+        let width = PICTURE_WIDTH.saturating_sub(self.left as u32 + self.right as u32);
+        let height = PICTURE_HEIGHT.saturating_sub(self.top as u32 + self.bottom as u32);
+        (width, height)
+    }
+
+    /// Width over height of the visible picture on an NTSC screen (pixels 8/7 wide).
+    pub fn display_aspect_ratio(&self) -> f64 {
+        let (width, height) = self.visible_size();
+        if height == 0 { 0.0 } else { f64::from(width) * PIXEL_ASPECT_RATIO / f64::from(height) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_rate_is_the_ntsc_figure() {
+        assert_eq!(FRAME_RATE, (472_500_000, 7_862_052));
+        assert!((FRAMES_PER_SECOND - 60.098_8).abs() < 1e-4, "{FRAMES_PER_SECOND}");
+    }
+
+    #[test]
+    fn a_crop_larger_than_the_picture_leaves_nothing() {
+        let all = Overscan { top: 200, bottom: 200, left: 0, right: 0 };
+        assert_eq!(all.visible_size(), (256, 0));
+        assert_eq!(all.display_aspect_ratio(), 0.0);
+    }
+}

@@ -1,0 +1,144 @@
+//! Console behaviour a frontend relies on: snapshots refused whole with the reason (codes and all),
+//! Game Genie codes restored with a state, the battery RAM dirty flag.
+
+use anes_frontend::{CONSOLE_STATE_HEADER_LEN, Console, ConsoleStateError, GameGenieCode};
+
+fn demo() -> Console {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    Console::with_config(&rom, Default::default(), None).unwrap()
+}
+
+/// A 16 KiB NROM cartridge with 8 KiB of battery-backed RAM whose program stores $42 at $6000 and
+/// loops.
+fn battery_rom() -> Vec<u8> {
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let mut prg = vec![0xEA; 0x4000];
+    let program = [0xA9, 0x42, 0x8D, 0x00, 0x60, 0x4C, 0x05, 0x80]; // LDA #$42; STA $6000; JMP *
+    prg[..program.len()].copy_from_slice(&program);
+    prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    rom.extend(prg);
+    rom.extend(vec![0; 0x2000]);
+    rom
+}
+
+fn a_code(console: &Console) -> GameGenieCode {
+    let reset = u16::from_le_bytes([console.nes().peek(0xFFFC), console.nes().peek(0xFFFD)]);
+    GameGenieCode { address: reset + 1, value: 0x00, compare: Some(console.nes().peek(reset + 1)) }
+}
+
+#[test]
+fn a_state_brings_its_codes_back() {
+    let mut console = demo();
+    let code = a_code(&console);
+    console.set_game_genie_codes(&[code]).unwrap();
+    let mut with_code = vec![0; console.snapshot_len()];
+    console.save_state_into(&mut with_code).unwrap();
+    let hash_with_code = console.state_hash();
+    console.set_game_genie_codes(&[]).unwrap();
+    assert_ne!(console.state_hash(), hash_with_code);
+    console.load_state(&with_code).unwrap();
+    assert_eq!(console.nes().game_genie_codes().copied().collect::<Vec<_>>(), vec![code]);
+    assert_eq!(console.state_hash(), hash_with_code);
+}
+
+#[test]
+fn bad_states_are_refused_and_change_nothing() {
+    let mut console = demo();
+    console.run_frame(Default::default());
+    let mut good = vec![0; console.snapshot_len()];
+    console.save_state_into(&mut good).unwrap();
+    let code = a_code(&console);
+    console.set_game_genie_codes(&[code]).unwrap();
+    let before = console.state_hash();
+    let refuse = |console: &mut Console, bytes: &[u8]| {
+        let error = console.load_state(bytes).unwrap_err();
+        assert_eq!(console.state_hash(), before, "refused ({error}) yet changed");
+        error
+    };
+    assert!(matches!(refuse(&mut console, &good[1..]), ConsoleStateError::Size { .. }));
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert!(matches!(refuse(&mut console, &bad), ConsoleStateError::BadMagic { .. }));
+    let mut bad = good.clone();
+    bad[8] = 9;
+    assert!(matches!(refuse(&mut console, &bad), ConsoleStateError::UnsupportedVersion { found: 9 }));
+    for (offset, value, why) in [(10, 17, "codes; at most"), (12, 1, "reserved"), (16, 1, "past the 0 codes")]
+    {
+        let mut bad = good.clone();
+        bad[offset] = value;
+        match refuse(&mut console, &bad) {
+            ConsoleStateError::Codes { offset: at, why: text } => {
+                assert_eq!(at, offset);
+                assert!(text.contains(why), "{text}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    // One code slot filled with an address below $8000, and a compare flag of 2.
+    let mut bad = good.clone();
+    bad[10] = 1;
+    bad[16..18].copy_from_slice(&0x6000u16.to_le_bytes());
+    assert!(matches!(refuse(&mut console, &bad), ConsoleStateError::Codes { offset: 16, .. }));
+    bad[16..18].copy_from_slice(&0x8000u16.to_le_bytes());
+    bad[19] = 2;
+    assert!(matches!(refuse(&mut console, &bad), ConsoleStateError::Codes { offset: 19, .. }));
+    // A damaged machine snapshot under a different code set: the console keeps its own codes.
+    let mut bad = good.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    assert!(matches!(refuse(&mut console, &bad), ConsoleStateError::Machine(_)));
+    assert_eq!(console.nes().game_genie_codes().copied().collect::<Vec<_>>(), vec![code]);
+    assert!(CONSOLE_STATE_HEADER_LEN < good.len());
+    console.load_state(&good).unwrap();
+}
+
+#[test]
+fn battery_ram_is_dirty_until_saved() {
+    let mut console = Console::with_config(&battery_rom(), Default::default(), None).unwrap();
+    assert_eq!(console.battery_ram().map(<[u8]>::len), Some(0x2000));
+    assert!(!console.battery_ram_dirty());
+    console.run_frame(Default::default());
+    assert!(console.battery_ram_dirty(), "the program wrote $6000");
+    assert_eq!(console.battery_ram().unwrap()[0], 0x42);
+    console.mark_battery_ram_saved();
+    assert!(!console.battery_ram_dirty());
+    console.run_frame(Default::default());
+    assert!(!console.battery_ram_dirty(), "writing the same value changes nothing");
+    let save = vec![7u8; 0x2000];
+    console.load_battery_ram(&save).unwrap();
+    assert!(!console.battery_ram_dirty());
+    assert_eq!(console.battery_ram().unwrap(), &save[..]);
+    assert!(console.load_battery_ram(&save[1..]).is_err());
+    assert!(!demo().battery_ram_dirty(), "no battery, never dirty");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Any damage to a state's bytes is refused whole or loads a valid machine; nothing panics and a
+    /// refusal changes nothing.
+    #[test]
+    fn damaged_states_never_panic(flips in proptest::collection::vec((0usize..1 << 16, 0u8..8), 1..8)) {
+        let mut console = demo();
+        console.run_frame(Default::default());
+        let mut state = vec![0; console.snapshot_len()];
+        console.save_state_into(&mut state).unwrap();
+        let before = console.state_hash();
+        for (at, bit) in flips {
+            let at = at % state.len();
+            state[at] ^= 1 << bit;
+        }
+        if console.load_state(&state).is_err() {
+            proptest::prop_assert_eq!(console.state_hash(), before);
+        }
+        console.run_frame(Default::default());
+    }
+
+    /// Any text given as a Game Genie code decodes or is refused with a reason; never a panic.
+    #[test]
+    fn any_text_is_a_code_or_an_error(text in "\\PC{0,10}") {
+        if let Ok(code) = text.parse::<GameGenieCode>() {
+            proptest::prop_assert_eq!(code.to_string().parse::<GameGenieCode>().unwrap(), code);
+        }
+    }
+}

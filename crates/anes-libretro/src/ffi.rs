@@ -1,0 +1,231 @@
+//! The parts of the libretro API (`libretro.h`, API version 1) this core uses: C layouts and the
+//! numbers of the environment commands, devices and memory kinds.
+
+use std::ffi::{c_char, c_uint, c_void};
+
+/// `RETRO_API_VERSION`.
+pub const API_VERSION: c_uint = 1;
+
+/// `RETRO_REGION_NTSC`.
+pub const REGION_NTSC: c_uint = 0;
+
+/// Environment commands flagged experimental carry this bit.
+const EXPERIMENTAL: c_uint = 0x10000;
+/// `RETRO_ENVIRONMENT_SET_PIXEL_FORMAT`: `const enum retro_pixel_format *`.
+pub const ENVIRONMENT_SET_PIXEL_FORMAT: c_uint = 10;
+/// `RETRO_ENVIRONMENT_SET_INPUT_DESCRIPTORS`: `const struct retro_input_descriptor *`.
+pub const ENVIRONMENT_SET_INPUT_DESCRIPTORS: c_uint = 11;
+/// `RETRO_ENVIRONMENT_GET_LOG_INTERFACE`: `struct retro_log_callback *`.
+pub const ENVIRONMENT_GET_LOG_INTERFACE: c_uint = 27;
+/// `RETRO_ENVIRONMENT_SET_CONTROLLER_INFO`: `const struct retro_controller_info *`.
+pub const ENVIRONMENT_SET_CONTROLLER_INFO: c_uint = 35;
+/// `RETRO_ENVIRONMENT_SET_MEMORY_MAPS`: `const struct retro_memory_map *`.
+pub const ENVIRONMENT_SET_MEMORY_MAPS: c_uint = 36 | EXPERIMENTAL;
+/// `RETRO_ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS`: `const bool *`.
+pub const ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS: c_uint = 42 | EXPERIMENTAL;
+
+/// `RETRO_PIXEL_FORMAT_XRGB8888`.
+pub const PIXEL_FORMAT_XRGB8888: c_uint = 1;
+/// `RETRO_PIXEL_FORMAT_RGB565`.
+pub const PIXEL_FORMAT_RGB565: c_uint = 2;
+
+/// `RETRO_DEVICE_NONE`.
+pub const DEVICE_NONE: c_uint = 0;
+/// `RETRO_DEVICE_JOYPAD`.
+pub const DEVICE_JOYPAD: c_uint = 1;
+
+/// `RETRO_DEVICE_ID_JOYPAD_*`, in the numbering of `libretro.h`.
+pub mod joypad {
+    use std::ffi::c_uint;
+    /// B.
+    pub const B: c_uint = 0;
+    /// Select.
+    pub const SELECT: c_uint = 2;
+    /// Start.
+    pub const START: c_uint = 3;
+    /// Up.
+    pub const UP: c_uint = 4;
+    /// Down.
+    pub const DOWN: c_uint = 5;
+    /// Left.
+    pub const LEFT: c_uint = 6;
+    /// Right.
+    pub const RIGHT: c_uint = 7;
+    /// A.
+    pub const A: c_uint = 8;
+}
+
+/// `RETRO_MEMORY_SAVE_RAM`.
+pub const MEMORY_SAVE_RAM: c_uint = 0;
+/// `RETRO_MEMORY_SYSTEM_RAM`.
+pub const MEMORY_SYSTEM_RAM: c_uint = 2;
+
+/// `RETRO_MEMDESC_SYSTEM_RAM`.
+pub const MEMDESC_SYSTEM_RAM: u64 = 1 << 2;
+/// `RETRO_MEMDESC_SAVE_RAM`.
+pub const MEMDESC_SAVE_RAM: u64 = 1 << 3;
+
+/// `RETRO_LOG_INFO`.
+pub const LOG_INFO: c_uint = 1;
+/// `RETRO_LOG_WARN`.
+pub const LOG_WARN: c_uint = 2;
+/// `RETRO_LOG_ERROR`.
+pub const LOG_ERROR: c_uint = 3;
+
+/// `retro_environment_t`.
+pub type EnvironmentFn = unsafe extern "C" fn(cmd: c_uint, data: *mut c_void) -> bool;
+/// `retro_video_refresh_t`.
+pub type VideoRefreshFn =
+    unsafe extern "C" fn(data: *const c_void, width: c_uint, height: c_uint, pitch: usize);
+/// `retro_audio_sample_t`.
+pub type AudioSampleFn = unsafe extern "C" fn(left: i16, right: i16);
+/// `retro_audio_sample_batch_t`.
+pub type AudioSampleBatchFn = unsafe extern "C" fn(data: *const i16, frames: usize) -> usize;
+/// `retro_input_poll_t`.
+pub type InputPollFn = unsafe extern "C" fn();
+/// `retro_input_state_t`.
+pub type InputStateFn = unsafe extern "C" fn(port: c_uint, device: c_uint, index: c_uint, id: c_uint) -> i16;
+/// `retro_log_printf_t`.
+pub type LogPrintfFn = unsafe extern "C" fn(level: c_uint, fmt: *const c_char, ...);
+
+/// `struct retro_log_callback`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct LogCallback {
+    /// The frontend's printf-like logger.
+    pub log: Option<LogPrintfFn>,
+}
+
+/// `struct retro_system_info`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct SystemInfo {
+    /// Core name.
+    pub library_name: *const c_char,
+    /// Core version.
+    pub library_version: *const c_char,
+    /// Extensions, `|`-separated.
+    pub valid_extensions: *const c_char,
+    /// True when the core wants a path instead of the file's bytes.
+    pub need_fullpath: bool,
+    /// True when the frontend must not extract archives.
+    pub block_extract: bool,
+}
+
+/// `struct retro_game_geometry`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct GameGeometry {
+    /// Nominal width.
+    pub base_width: c_uint,
+    /// Nominal height.
+    pub base_height: c_uint,
+    /// Largest width.
+    pub max_width: c_uint,
+    /// Largest height.
+    pub max_height: c_uint,
+    /// Display aspect ratio (0: width / height).
+    pub aspect_ratio: f32,
+}
+
+/// `struct retro_system_timing`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SystemTiming {
+    /// Frames per second.
+    pub fps: f64,
+    /// Audio sample rate.
+    pub sample_rate: f64,
+}
+
+/// `struct retro_system_av_info`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SystemAvInfo {
+    /// Picture geometry.
+    pub geometry: GameGeometry,
+    /// Timing.
+    pub timing: SystemTiming,
+}
+
+/// `struct retro_game_info`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct GameInfo {
+    /// Path of the file.
+    pub path: *const c_char,
+    /// The file's bytes (`need_fullpath` is false).
+    pub data: *const c_void,
+    /// Their size.
+    pub size: usize,
+    /// Metadata.
+    pub meta: *const c_char,
+}
+
+/// `struct retro_input_descriptor`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct InputDescriptor {
+    /// Port.
+    pub port: c_uint,
+    /// Device.
+    pub device: c_uint,
+    /// Index.
+    pub index: c_uint,
+    /// Button id.
+    pub id: c_uint,
+    /// Human-readable name.
+    pub description: *const c_char,
+}
+
+/// `struct retro_controller_description`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ControllerDescription {
+    /// Name.
+    pub desc: *const c_char,
+    /// Device id.
+    pub id: c_uint,
+}
+
+/// `struct retro_controller_info`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct ControllerInfo {
+    /// Devices a port takes.
+    pub types: *const ControllerDescription,
+    /// How many.
+    pub num_types: c_uint,
+}
+
+/// `struct retro_memory_descriptor`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct MemoryDescriptor {
+    /// `RETRO_MEMDESC_*`.
+    pub flags: u64,
+    /// Start of the memory.
+    pub ptr: *mut c_void,
+    /// Offset into `ptr`.
+    pub offset: usize,
+    /// Emulated address of the first byte.
+    pub start: usize,
+    /// Address bits that must match `start` (0: derived from `len`).
+    pub select: usize,
+    /// Address bits ignored.
+    pub disconnect: usize,
+    /// Bytes.
+    pub len: usize,
+    /// Address space name (null: the main one).
+    pub addrspace: *const c_char,
+}
+
+/// `struct retro_memory_map`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct MemoryMap {
+    /// Descriptors.
+    pub descriptors: *const MemoryDescriptor,
+    /// How many.
+    pub num_descriptors: c_uint,
+}

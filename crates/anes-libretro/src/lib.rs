@@ -1,0 +1,476 @@
+//! anes as a libretro core: `libanes_libretro.so`, which RetroArch (or any libretro frontend) loads.
+//!
+//! It implements the libretro API version 1: video (256x240, XRGB8888, or RGB565 when the frontend
+//! refuses that), audio in batches (interleaved stereo `i16` at 48 kHz), both controller ports as
+//! joypads, fixed-size serialization (save states, rewind, run-ahead), save RAM and system RAM
+//! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s, 8:7 pixels)
+//! and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
+//!
+//! Cheats change what the CPU reads, so they are part of the machine: of its identity, its state
+//! hash and its save states. A state restores the cheats it was saved with.
+//!
+//! The libretro API is a set of global C functions, so this crate keeps its game and the frontend's
+//! callbacks in two mutex-guarded statics; it is the only crate of the workspace allowed `unsafe`,
+//! which it uses to call the frontend's callbacks and to read and write the buffers the frontend
+//! passes, each block with its reason. Install: see the README's "RetroArch" section.
+
+#![allow(clippy::missing_safety_doc)] // The safety contract of every export is libretro.h's.
+
+pub mod cheat;
+pub mod ffi;
+pub mod game;
+
+use std::ffi::{CStr, CString, c_char, c_uint, c_void};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use anes_frontend::{FRAMES_PER_SECOND, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat};
+
+use ffi::*;
+use game::{LoadedGame, SAMPLE_RATE};
+
+/// What the frontend gave us: its callbacks, and which ports have a joypad.
+#[derive(Debug, Clone, Copy)]
+struct Frontend {
+    environment: Option<EnvironmentFn>,
+    video_refresh: Option<VideoRefreshFn>,
+    audio_sample_batch: Option<AudioSampleBatchFn>,
+    input_poll: Option<InputPollFn>,
+    input_state: Option<InputStateFn>,
+    log: Option<LogPrintfFn>,
+    plugged: [bool; 2],
+}
+
+static FRONTEND: Mutex<Frontend> = Mutex::new(Frontend {
+    environment: None,
+    video_refresh: None,
+    audio_sample_batch: None,
+    input_poll: None,
+    input_state: None,
+    log: None,
+    plugged: [true; 2],
+});
+
+static GAME: Mutex<Option<Box<LoadedGame>>> = Mutex::new(None);
+
+/// A panic cannot cross the C boundary (it aborts there), so a poisoned lock only means an earlier
+/// call aborted; the data is still the last consistent one.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A copy of the callbacks, so no lock is held while the frontend runs.
+fn frontend() -> Frontend {
+    *lock(&FRONTEND)
+}
+
+/// Sends a line to the frontend's log (stderr when it has none). Cold path: allocates.
+fn log(level: c_uint, message: &str) {
+    let line = CString::new(format!("[anes] {message}\n").replace('\0', " ")).expect("NUL bytes replaced");
+    match frontend().log {
+        // SAFETY: the frontend's printf-like logger gets a "%s" format and one NUL-terminated
+        // string argument that outlives the call.
+        Some(log) => unsafe { log(level, c"%s".as_ptr(), line.as_ptr()) },
+        None => eprint!("{}", line.to_string_lossy()),
+    }
+}
+
+/// Calls the frontend's environment callback; false when there is none or it refused.
+fn environment<T>(cmd: c_uint, data: *mut T) -> bool {
+    match frontend().environment {
+        // SAFETY: `data` points to the type libretro.h documents for `cmd` (each caller passes
+        // the matching struct, alive for the duration of the call).
+        Some(env) => unsafe { env(cmd, data.cast()) },
+        None => false,
+    }
+}
+
+/// `retro_api_version`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_api_version() -> c_uint {
+    API_VERSION
+}
+
+/// `retro_init`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_init() {}
+
+/// `retro_deinit`: drops the game, if one is still loaded.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_deinit() {
+    *lock(&GAME) = None;
+}
+
+/// `retro_get_system_info`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_get_system_info(info: *mut SystemInfo) {
+    if info.is_null() {
+        return;
+    }
+    let value = SystemInfo {
+        library_name: c"anes".as_ptr(),
+        library_version: concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast(),
+        valid_extensions: c"nes".as_ptr(),
+        need_fullpath: false,
+        block_extract: false,
+    };
+    // SAFETY: the frontend passes a valid, writable `retro_system_info` (checked non-null); the
+    // strings are static.
+    unsafe { info.write(value) };
+}
+
+/// `retro_get_system_av_info`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_get_system_av_info(info: *mut SystemAvInfo) {
+    if info.is_null() {
+        return;
+    }
+    let value = SystemAvInfo {
+        geometry: GameGeometry {
+            base_width: PICTURE_WIDTH,
+            base_height: PICTURE_HEIGHT,
+            max_width: PICTURE_WIDTH,
+            max_height: PICTURE_HEIGHT,
+            aspect_ratio: Overscan::NONE.display_aspect_ratio() as f32,
+        },
+        timing: SystemTiming { fps: FRAMES_PER_SECOND, sample_rate: SAMPLE_RATE },
+    };
+    // SAFETY: the frontend passes a valid, writable `retro_system_av_info` (checked non-null).
+    unsafe { info.write(value) };
+}
+
+/// `retro_set_environment`: keeps the callback, declares the controllers, asks for a logger.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_environment(callback: Option<EnvironmentFn>) {
+    lock(&FRONTEND).environment = callback;
+    let pads = [
+        ControllerDescription { desc: c"NES Controller".as_ptr(), id: DEVICE_JOYPAD },
+        ControllerDescription { desc: c"None".as_ptr(), id: DEVICE_NONE },
+    ];
+    let ports = [
+        ControllerInfo { types: pads.as_ptr(), num_types: 2 },
+        ControllerInfo { types: pads.as_ptr(), num_types: 2 },
+        ControllerInfo { types: std::ptr::null(), num_types: 0 },
+    ];
+    environment(ENVIRONMENT_SET_CONTROLLER_INFO, ports.as_ptr().cast_mut());
+    let mut logger = LogCallback { log: None };
+    if environment(ENVIRONMENT_GET_LOG_INTERFACE, &mut logger) {
+        lock(&FRONTEND).log = logger.log;
+    }
+}
+
+/// `retro_set_video_refresh`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_video_refresh(callback: Option<VideoRefreshFn>) {
+    lock(&FRONTEND).video_refresh = callback;
+}
+
+/// `retro_set_audio_sample`: unused, audio goes in batches.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_audio_sample(_callback: Option<AudioSampleFn>) {}
+
+/// `retro_set_audio_sample_batch`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_audio_sample_batch(callback: Option<AudioSampleBatchFn>) {
+    lock(&FRONTEND).audio_sample_batch = callback;
+}
+
+/// `retro_set_input_poll`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_input_poll(callback: Option<InputPollFn>) {
+    lock(&FRONTEND).input_poll = callback;
+}
+
+/// `retro_set_input_state`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_input_state(callback: Option<InputStateFn>) {
+    lock(&FRONTEND).input_state = callback;
+}
+
+/// `retro_set_controller_port_device`: a joypad (or a subclass of one) plugs the port, anything
+/// else unplugs it.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_set_controller_port_device(port: c_uint, device: c_uint) {
+    if let Some(plugged) = lock(&FRONTEND).plugged.get_mut(port as usize) {
+        *plugged = device & 0xFF == DEVICE_JOYPAD;
+    }
+}
+
+/// `retro_load_game`: the ROM's bytes in, a console powered on.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
+    // SAFETY: the frontend passes null or a valid `retro_game_info` for the duration of the call.
+    let Some(game) = (unsafe { game.as_ref() }) else {
+        log(LOG_ERROR, "no game given; this core needs a ROM");
+        return false;
+    };
+    if game.data.is_null() {
+        log(LOG_ERROR, "the frontend passed no ROM bytes (need_fullpath is false)");
+        return false;
+    }
+    // SAFETY: with need_fullpath false, `data` holds the file's `size` bytes for this call.
+    let rom = unsafe { std::slice::from_raw_parts(game.data.cast::<u8>(), game.size) };
+    let mut format = PIXEL_FORMAT_XRGB8888;
+    let pixel_format = if environment(ENVIRONMENT_SET_PIXEL_FORMAT, &mut format) {
+        PixelFormat::Xrgb8888
+    } else {
+        format = PIXEL_FORMAT_RGB565;
+        if !environment(ENVIRONMENT_SET_PIXEL_FORMAT, &mut format) {
+            log(LOG_ERROR, "the frontend accepts neither XRGB8888 nor RGB565 pictures");
+            return false;
+        }
+        PixelFormat::Rgb565
+    };
+    let mut loaded = match LoadedGame::new(rom, pixel_format) {
+        Ok(loaded) => Box::new(loaded),
+        Err(error) => {
+            log(LOG_ERROR, &format!("ROM refused: {error}"));
+            return false;
+        }
+    };
+    declare_inputs();
+    let mut achievements = true;
+    environment(ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS, &mut achievements);
+    declare_memory_map(&mut loaded);
+    log(LOG_INFO, &format!("loaded a {} byte ROM, {pixel_format:?} pictures", rom.len()));
+    *lock(&GAME) = Some(loaded);
+    true
+}
+
+/// Names the joypad buttons both ports use.
+fn declare_inputs() {
+    let names = [
+        (joypad::A, c"A"),
+        (joypad::B, c"B"),
+        (joypad::SELECT, c"Select"),
+        (joypad::START, c"Start"),
+        (joypad::UP, c"Up"),
+        (joypad::DOWN, c"Down"),
+        (joypad::LEFT, c"Left"),
+        (joypad::RIGHT, c"Right"),
+    ];
+    let mut descriptors = Vec::with_capacity(2 * names.len() + 1);
+    for port in 0..2 {
+        for (id, name) in names {
+            descriptors.push(InputDescriptor {
+                port,
+                device: DEVICE_JOYPAD,
+                index: 0,
+                id,
+                description: name.as_ptr(),
+            });
+        }
+    }
+    descriptors.push(InputDescriptor { port: 0, device: 0, index: 0, id: 0, description: std::ptr::null() });
+    environment(ENVIRONMENT_SET_INPUT_DESCRIPTORS, descriptors.as_mut_ptr());
+}
+
+/// Tells the frontend where the work RAM ($0000, 2 KiB) and the battery-backed cartridge RAM
+/// ($6000) are, for cheat searches and achievements.
+fn declare_memory_map(game: &mut LoadedGame) {
+    let battery = game.console.battery_ram().is_some();
+    let nes = game.console.nes_mut();
+    let mut descriptors = vec![MemoryDescriptor {
+        flags: MEMDESC_SYSTEM_RAM,
+        ptr: nes.ram_mut().as_mut_ptr().cast(),
+        offset: 0,
+        start: 0x0000,
+        select: 0,
+        disconnect: 0,
+        len: 0x800,
+        addrspace: std::ptr::null(),
+    }];
+    let prg_ram = nes_prg_ram(nes);
+    if let Some((ptr, len)) = prg_ram {
+        descriptors.push(MemoryDescriptor {
+            flags: if battery { MEMDESC_SAVE_RAM } else { 0 },
+            ptr,
+            offset: 0,
+            start: 0x6000,
+            select: 0,
+            disconnect: 0,
+            len,
+            addrspace: std::ptr::null(),
+        });
+    }
+    let mut map =
+        MemoryMap { descriptors: descriptors.as_ptr(), num_descriptors: descriptors.len() as c_uint };
+    // The frontend copies the descriptors; the memory they point to lives as long as the game.
+    environment(ENVIRONMENT_SET_MEMORY_MAPS, &mut map);
+}
+
+/// The battery-backed cartridge RAM as seen at $6000 (its first 8 KiB), if the cartridge has one.
+/// (Volatile cartridge RAM is not declared: the core gives no mutable access to it.)
+fn nes_prg_ram(nes: &mut anes_frontend::anes_core::Nes) -> Option<(*mut c_void, usize)> {
+    nes.battery_ram_mut().map(|ram| (ram.as_mut_ptr().cast(), ram.len().min(0x2000)))
+}
+
+/// `retro_load_game_special`: no special content kinds.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_load_game_special(_kind: c_uint, _info: *const GameInfo, _count: usize) -> bool {
+    false
+}
+
+/// `retro_unload_game`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_unload_game() {
+    *lock(&GAME) = None;
+}
+
+/// `retro_get_region`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_get_region() -> c_uint {
+    REGION_NTSC
+}
+
+/// `retro_run`: polls input, runs one frame, hands over its picture and audio.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_run() {
+    let frontend = frontend();
+    if let Some(poll) = frontend.input_poll {
+        // SAFETY: a frontend callback taking no arguments.
+        unsafe { poll() };
+    }
+    let mut guard = lock(&GAME);
+    let Some(game) = guard.as_mut() else { return };
+    let pressed = |port: c_uint, id: c_uint| match frontend.input_state {
+        // SAFETY: a frontend callback taking plain integers.
+        Some(state) => unsafe { state(port, DEVICE_JOYPAD, 0, id) != 0 },
+        None => false,
+    };
+    game.run_frame(frontend.plugged, pressed);
+    if let Some(video) = frontend.video_refresh {
+        // SAFETY: the picture buffer holds 240 rows of `pitch` bytes and outlives the call; the
+        // frontend only reads it.
+        unsafe { video(game.video.as_ptr().cast(), PICTURE_WIDTH, PICTURE_HEIGHT, game.pitch()) };
+    }
+    if let Some(batch) = frontend.audio_sample_batch {
+        let samples = game.console.audio();
+        let mut done = 0;
+        while done < samples.len() / 2 {
+            let rest = &samples[2 * done..];
+            // SAFETY: `rest` holds `rest.len() / 2` interleaved stereo frames and outlives the
+            // call; the frontend only reads them.
+            let taken = unsafe { batch(rest.as_ptr(), rest.len() / 2) };
+            if taken == 0 {
+                break;
+            }
+            done += taken;
+        }
+    }
+}
+
+/// `retro_reset`: the reset button.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_reset() {
+    if let Some(game) = lock(&GAME).as_mut() {
+        game.console.reset();
+    }
+}
+
+/// `retro_serialize_size`: fixed for a loaded game.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_serialize_size() -> usize {
+    lock(&GAME).as_ref().map_or(0, |game| game.console.snapshot_len())
+}
+
+/// `retro_serialize`: a console snapshot (cheats included) into the frontend's buffer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_serialize(data: *mut c_void, size: usize) -> bool {
+    let guard = lock(&GAME);
+    let Some(game) = guard.as_ref() else { return false };
+    if data.is_null() {
+        return false;
+    }
+    // SAFETY: the frontend passes a writable buffer of `size` bytes (checked non-null) for the
+    // duration of the call.
+    let out = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), size) };
+    match game.console.save_state_into(out) {
+        Ok(_) => true,
+        Err(error) => {
+            log(LOG_ERROR, &format!("save state: {error}"));
+            false
+        }
+    }
+}
+
+/// `retro_unserialize`: restores a snapshot, its cheats included; refuses anything else whole.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_unserialize(data: *const c_void, size: usize) -> bool {
+    let mut guard = lock(&GAME);
+    let Some(game) = guard.as_mut() else { return false };
+    if data.is_null() {
+        return false;
+    }
+    // SAFETY: the frontend passes a readable buffer of `size` bytes (checked non-null) for the
+    // duration of the call.
+    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) };
+    match game.console.load_state(bytes) {
+        Ok(()) => true,
+        Err(error) => {
+            log(LOG_ERROR, &format!("load state refused: {error}"));
+            false
+        }
+    }
+}
+
+/// `retro_cheat_reset`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_cheat_reset() {
+    if let Some(game) = lock(&GAME).as_mut() {
+        game.cheats.clear();
+        if let Err(why) = game.apply_cheats() {
+            log(LOG_ERROR, &format!("cheats: {why}"));
+        }
+    }
+}
+
+/// `retro_cheat_set`: Game Genie letters or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn retro_cheat_set(index: c_uint, enabled: bool, code: *const c_char) {
+    if code.is_null() {
+        return;
+    }
+    // SAFETY: the frontend passes a NUL-terminated string (checked non-null) for this call.
+    let code = unsafe { CStr::from_ptr(code) }.to_string_lossy();
+    let mut guard = lock(&GAME);
+    let Some(game) = guard.as_mut() else { return };
+    let codes = match cheat::parse(&code) {
+        Ok(codes) => codes,
+        Err(why) => {
+            log(LOG_WARN, &format!("cheat {index} ignored: {why}"));
+            return;
+        }
+    };
+    game.cheats.set(index, enabled, codes);
+    if let Err(why) = game.apply_cheats() {
+        game.cheats.set(index, false, Vec::new());
+        log(LOG_WARN, &format!("cheat {index} ignored: {why}"));
+        let _ = game.apply_cheats();
+    }
+}
+
+/// `retro_get_memory_data`: save RAM (the battery-backed RAM) and system RAM (2 KiB of work RAM).
+/// The pointers stay valid until the game is unloaded.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_get_memory_data(id: c_uint) -> *mut c_void {
+    let mut guard = lock(&GAME);
+    let Some(game) = guard.as_mut() else { return std::ptr::null_mut() };
+    let nes = game.console.nes_mut();
+    match id {
+        MEMORY_SAVE_RAM => nes.battery_ram_mut().map_or(std::ptr::null_mut(), |ram| ram.as_mut_ptr().cast()),
+        MEMORY_SYSTEM_RAM => nes.ram_mut().as_mut_ptr().cast(),
+        _ => std::ptr::null_mut(),
+    }
+}
+
+/// `retro_get_memory_size`.
+#[unsafe(no_mangle)]
+pub extern "C" fn retro_get_memory_size(id: c_uint) -> usize {
+    let guard = lock(&GAME);
+    let Some(game) = guard.as_ref() else { return 0 };
+    match id {
+        MEMORY_SAVE_RAM => game.console.battery_ram().map_or(0, <[u8]>::len),
+        MEMORY_SYSTEM_RAM => game.console.system_ram().len(),
+        _ => 0,
+    }
+}

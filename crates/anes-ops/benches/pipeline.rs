@@ -1,0 +1,202 @@
+//! What the operations layer costs.
+//!
+//! - `throughput/*`: 600 frames of the demo ROM verified in steady state, by the bare lockstep runner
+//!   (two worker threads, window 16 as the CLI's `--threads`, and 120 as a pipeline's drift window)
+//!   and by a pipeline of `anes serve` (two thread workers, replaying
+//!   at `max` pace) with its metrics registered and its HTTP server answering a scrape of `/metrics`
+//!   and `/v1/pipelines` every second, as Prometheus and a dashboard would. The acceptance: the
+//!   pipeline within 3% of the bare runner.
+//! - `scrape/*`: one `/metrics` with 100 pipelines: encoding alone, and a whole HTTP request over
+//!   loopback. The acceptance: under 5 ms.
+//!
+//! `cargo bench -p anes-ops --bench pipeline`
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anes_core::NesConfig;
+use anes_core::movie::{FrameInput, InputStream};
+use anes_lockstep::{Lockstep, LockstepConfig, NesMachine, RunOutcome, Threading};
+use anes_ops::alertmanager::Deduplicator;
+use anes_ops::config::Config;
+use anes_ops::http::{AppState, router};
+use anes_ops::metrics::Metrics;
+use anes_ops::pipeline::stream_frames;
+use anes_ops::runtime::{Pipelines, ServiceOptions, start_pipelines};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");
+const DEMO_INPUT: &[u8] = include_bytes!("../../../roms/demo/demo.input");
+const FRAMES: u64 = 600;
+
+fn demo_input() -> InputStream {
+    InputStream::from_bytes(DEMO_INPUT).expect("the bundled input stream")
+}
+
+/// The demo input repeated, as long as the longest run needs (a replay loops the same way).
+fn looping_input(frames: usize) -> InputStream {
+    let one = stream_frames(&demo_input());
+    let looped: Vec<FrameInput> = one.iter().copied().cycle().take(frames).collect();
+    InputStream::from_frames(looped)
+}
+
+/// A service: pipelines, the HTTP server on a loopback port, and a scraper thread.
+struct Service {
+    pipelines: Option<Pipelines>,
+    metrics: Arc<Metrics>,
+    port: u16,
+    stop: Arc<AtomicBool>,
+    runtime: tokio::runtime::Runtime,
+    scraper: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Service {
+    fn start(config_text: &str, scrape: bool) -> Service {
+        let config = Config::parse(config_text, "bench.toml").unwrap();
+        let options = ServiceOptions {
+            demo_rom: Arc::new(DEMO_ROM.to_vec()),
+            demo_input: stream_frames(&demo_input()).into(),
+            worker_program: None,
+            token: None,
+        };
+        let metrics = Arc::new(Metrics::new());
+        let pipelines = start_pipelines(&config, &options, &metrics).unwrap();
+        let state = AppState {
+            pipelines: Arc::new(pipelines.handles.clone()),
+            metrics: Arc::clone(&metrics),
+            token: None,
+            drill: false,
+            evidence_dir: std::env::temp_dir(),
+            dedup: Arc::new(Mutex::new(Deduplicator::new())),
+            stopping: Arc::new(AtomicBool::new(false)),
+        };
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        runtime.spawn(async move { axum::serve(listener, router(state)).await });
+        let stop = Arc::new(AtomicBool::new(false));
+        let scraper = scrape.then(|| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let agent = agent();
+                while !stop.load(Ordering::Relaxed) {
+                    for path in ["/metrics", "/v1/pipelines"] {
+                        let _ = get(&agent, port, path);
+                    }
+                    let until = Instant::now() + Duration::from_secs(1);
+                    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+            })
+        });
+        Service { pipelines: Some(pipelines), metrics, port, stop, runtime, scraper }
+    }
+
+    /// Read from the live counter (the status the API serves is refreshed only every 100 ms).
+    fn frames_verified(&self) -> u64 {
+        self.metrics.frames_verified("bench")
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(s) = self.scraper.take() {
+            let _ = s.join();
+        }
+        if let Some(p) = self.pipelines.take() {
+            p.drain();
+        }
+        let _ = &self.runtime;
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder().proxy(None).timeout_global(Some(Duration::from_secs(5))).build().into()
+}
+
+fn get(agent: &ureq::Agent, port: u16, path: &str) -> Option<String> {
+    agent.get(&format!("http://127.0.0.1:{port}{path}")).call().ok()?.body_mut().read_to_string().ok()
+}
+
+fn throughput(c: &mut Criterion) {
+    let mut group = c.benchmark_group("throughput");
+    group.sample_size(10);
+
+    let inputs = looping_input(2_000_000);
+    let machine = NesMachine::from_ines(DEMO_ROM, NesConfig::default()).unwrap();
+    // The CLI's threaded window (16), and the pipeline's drift window (120) for a like-for-like lead.
+    for window in [16, 120] {
+        let config =
+            LockstepConfig { threading: Threading::Threaded { window }, ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(machine.clone(), machine.clone(), config).unwrap();
+        group.bench_function(format!("bare_lockstep_threaded_window_{window}_600_frames"), |b| {
+            b.iter(|| assert_eq!(lockstep.run(&inputs, FRAMES), RunOutcome::Agreed { frames: FRAMES }))
+        });
+    }
+
+    let service = Service::start(
+        "[[pipeline]]\nid = \"bench\"\n[pipeline.input]\nspeed = \"max\"\nrepeat = \"loop\"\n",
+        true,
+    );
+    // Steady state first: workers started, the log filled.
+    while service.frames_verified() < 2 * FRAMES {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    group.bench_function("pipeline_with_metrics_and_http_600_frames", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            let target = service.frames_verified() + iters * FRAMES;
+            while service.frames_verified() < target {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            start.elapsed()
+        })
+    });
+    drop(service);
+    group.finish();
+}
+
+fn scrape(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scrape");
+    let metrics = Metrics::new();
+    let handles: Vec<_> = (0..100).map(|i| metrics.pipeline(&format!("pipeline-{i:03}"))).collect();
+    for (i, h) in handles.iter().enumerate() {
+        h.frames_verified.inc_by(1000 + i as u64);
+        h.drift.set(i as i64 % 7);
+        for k in 0..50 {
+            h.compare_latency.observe(0.0001 * k as f64);
+        }
+    }
+    let mut text = String::with_capacity(1 << 20);
+    group.bench_function("encode_100_pipelines", |b| {
+        b.iter(|| {
+            text.clear();
+            metrics.encode(&mut text).unwrap();
+            text.len()
+        })
+    });
+
+    let mut config = String::new();
+    for i in 0..100 {
+        config.push_str(&format!(
+            "[[pipeline]]\nid = \"pipeline-{i:03}\"\n[pipeline.input]\nsource = \"push\"\n"
+        ));
+    }
+    let service = Service::start(&config, false);
+    let agent = agent();
+    let body = get(&agent, service.port, "/metrics").expect("a scrape");
+    assert!(body.contains("worker_drift_offset_records{pipeline_id=\"pipeline-099\"}"));
+    println!("one /metrics body with 100 pipelines: {} bytes, {} lines", body.len(), body.lines().count());
+    group.bench_function("http_get_metrics_100_pipelines", |b| {
+        b.iter(|| get(&agent, service.port, "/metrics").map(|s| s.len()))
+    });
+    drop(service);
+    group.finish();
+}
+
+criterion_group!(benches, throughput, scrape);
+criterion_main!(benches);

@@ -1,0 +1,159 @@
+//! Golden frame logs: one line per frame, `frame cpu_cycle scanline dot state_hash` (the format of
+//! `tests/golden/*.records`), the record at the end of input frame 0, 1, 2, ... A log can stand in for a
+//! baseline build: the canary compares the candidate's records with it line by line.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anes_core::state::{FrameRecord, StateHash};
+use thiserror::Error;
+
+/// Why a golden log was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LogError {
+    /// A line that is not a record.
+    #[error("line {line}: {problem} (expected `frame cpu_cycle scanline dot state_hash`)")]
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        problem: String,
+    },
+    /// Records that do not follow one another.
+    #[error("line {line}: frame {frame} follows frame {previous}; a log holds consecutive frames")]
+    OutOfOrder {
+        /// 1-based line number.
+        line: usize,
+        /// Frame counter on the line.
+        frame: u64,
+        /// Frame counter on the line before.
+        previous: u64,
+    },
+}
+
+/// A parsed golden log.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoldenLog {
+    /// The record after input frame `i`, at index `i`.
+    pub records: Vec<FrameRecord>,
+    /// The emulation epoch the log was blessed under, when known (an `EPOCH` file beside it).
+    pub epoch: Option<u32>,
+}
+
+impl GoldenLog {
+    /// Parses a log's text.
+    pub fn parse(text: &str) -> Result<GoldenLog, LogError> {
+        let mut records: Vec<FrameRecord> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line_no = i + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let bad = |problem: String| LogError::BadLine { line: line_no, problem };
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [frame, cpu_cycle, scanline, dot, hash] = fields[..] else {
+                return Err(bad(format!("{} fields", fields.len())));
+            };
+            let number = |name: &str, text: &str| -> Result<u64, LogError> {
+                text.parse().map_err(|_| bad(format!("{name} {text:?} is not a number")))
+            };
+            let record = FrameRecord {
+                frame: number("frame", frame)?,
+                cpu_cycle: number("cpu_cycle", cpu_cycle)?,
+                ppu_scanline: u16::try_from(number("scanline", scanline)?)
+                    .map_err(|_| bad(format!("scanline {scanline} is out of range")))?,
+                ppu_dot: u16::try_from(number("dot", dot)?)
+                    .map_err(|_| bad(format!("dot {dot} is out of range")))?,
+                state_hash: parse_hash(hash)
+                    .ok_or_else(|| bad(format!("state hash {hash:?} is not 64 hex digits")))?,
+            };
+            if let Some(previous) = records.last() {
+                if record.frame != previous.frame + 1 {
+                    return Err(LogError::OutOfOrder {
+                        line: line_no,
+                        frame: record.frame,
+                        previous: previous.frame,
+                    });
+                }
+            }
+            records.push(record);
+        }
+        Ok(GoldenLog { records, epoch: None })
+    }
+
+    /// Reads the epoch from an `EPOCH` file in `dir` (the golden records' folder keeps one), if there.
+    pub fn with_epoch_beside(mut self, log: &Path) -> GoldenLog {
+        let file = log.parent().map(|dir| dir.join("EPOCH"));
+        self.epoch = file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|t| t.trim().parse().ok());
+        self
+    }
+
+    /// The log's text: one line per record.
+    pub fn render(records: &[FrameRecord]) -> String {
+        let mut out = String::with_capacity(records.len() * 100);
+        for r in records {
+            let _ = writeln!(
+                out,
+                "{} {} {} {} {}",
+                r.frame, r.cpu_cycle, r.ppu_scanline, r.ppu_dot, r.state_hash
+            );
+        }
+        out
+    }
+}
+
+fn parse_hash(text: &str) -> Option<StateHash> {
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(StateHash(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(frame: u64) -> FrameRecord {
+        FrameRecord {
+            frame,
+            cpu_cycle: frame * 29_781,
+            ppu_scanline: 241,
+            ppu_dot: 2,
+            state_hash: StateHash([frame as u8; 32]),
+        }
+    }
+
+    #[test]
+    fn rendered_logs_parse_back() {
+        let records: Vec<_> = (1..=3).map(record).collect();
+        let log = GoldenLog::parse(&GoldenLog::render(&records)).unwrap();
+        assert_eq!(log.records, records);
+    }
+
+    #[test]
+    fn damage_is_named_by_line() {
+        let text = GoldenLog::render(&[record(1), record(2)]);
+        let cut = text.replace(" 241 ", " x ");
+        assert!(GoldenLog::parse(&cut).unwrap_err().to_string().starts_with("line 1: scanline"));
+        let short = format!("{}1 2 3\n", text);
+        assert!(matches!(GoldenLog::parse(&short), Err(LogError::BadLine { line: 3, .. })));
+        let skipped = GoldenLog::render(&[record(1), record(3)]);
+        assert!(matches!(
+            GoldenLog::parse(&skipped),
+            Err(LogError::OutOfOrder { line: 2, frame: 3, previous: 1 })
+        ));
+        let hash = text.replacen("0101", "zz01", 1);
+        assert!(GoldenLog::parse(&hash).unwrap_err().to_string().contains("64 hex digits"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,400}") {
+            let _ = GoldenLog::parse(&text);
+        }
+    }
+}

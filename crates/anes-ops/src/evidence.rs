@@ -1,0 +1,165 @@
+//! Investigating a divergence: a referee console replays the inputs from the last verified checkpoint
+//! to find which worker left the true path, and the lockstep runner re-runs the same stretch with the
+//! faults that fired in that worker, to localize the first divergent instruction and write its evidence
+//! bundle (`Evidence::write_bundle`). A pipeline report (`pipeline-report.json`) is written either way.
+
+use std::path::{Path, PathBuf};
+
+use anes_core::NesConfig;
+use anes_core::movie::{FrameInput, InputStream};
+use anes_core::state::FrameRecord;
+use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::pipeline::Investigation;
+use crate::worker::WorkerId;
+use crate::worker::protocol::{WireRecord, to_hex};
+
+/// Why an investigation could not run.
+#[derive(Debug, Error)]
+pub enum InvestigationError {
+    /// There is no verified checkpoint to replay from.
+    #[error("no verified checkpoint to replay from")]
+    NoCheckpoint,
+    /// The ROM or the checkpoint was refused by a fresh console.
+    #[error("the referee console refused {what}: {message}")]
+    Refused {
+        /// The ROM or the checkpoint.
+        what: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// Writing the report failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+fn console(rom: &[u8], snapshot: &[u8]) -> Result<NesMachine, InvestigationError> {
+    let mut machine = NesMachine::from_ines(rom, NesConfig::default())
+        .map_err(|e| InvestigationError::Refused { what: "the ROM", message: e.to_string() })?;
+    machine
+        .load_state(snapshot)
+        .map_err(|e| InvestigationError::Refused { what: "the checkpoint", message: e.to_string() })?;
+    Ok(machine)
+}
+
+/// The referee: replays the checkpoint with the inputs on a third console and names the workers whose
+/// record of the divergent frame differs from its own. Empty when neither differs (the divergence does
+/// not reproduce from the checkpoint).
+pub fn referee(
+    rom: &[u8],
+    investigation: &Investigation,
+) -> Result<(Vec<WorkerId>, FrameRecord), InvestigationError> {
+    let checkpoint = investigation.checkpoint.as_ref().ok_or(InvestigationError::NoCheckpoint)?;
+    let mut machine = console(rom, &checkpoint.snapshot)?;
+    let mut record = machine.record();
+    for input in &investigation.inputs {
+        record = machine.run_frame(*input);
+    }
+    let suspects =
+        WorkerId::BOTH.into_iter().filter(|w| investigation.records[w.index()] != record).collect();
+    Ok((suspects, record))
+}
+
+#[derive(Debug, Serialize)]
+struct PipelineReport<'a> {
+    pipeline_id: &'a str,
+    incident: u64,
+    seq: u64,
+    worker_a: WireRecord,
+    worker_b: WireRecord,
+    referee: WireRecord,
+    suspects: &'a [WorkerId],
+    checkpoint_seq: u64,
+    checkpoint_state_hash: String,
+    faults_a: &'a [String],
+    faults_b: &'a [String],
+    lockstep_bundle: Option<String>,
+    lockstep_note: String,
+}
+
+/// Writes the evidence of `investigation` into `dir`: `pipeline-report.json` and, when the lockstep
+/// runner reproduces the divergence from the checkpoint, its bundle (`report.html` and the rest).
+/// Returns the file to link: `report.html` when there is one, else `pipeline-report.json`.
+pub fn write_evidence(
+    rom: &[u8],
+    pipeline_id: &str,
+    investigation: &Investigation,
+    suspects: &[WorkerId],
+    referee_record: FrameRecord,
+    dir: &Path,
+) -> Result<PathBuf, InvestigationError> {
+    let checkpoint = investigation.checkpoint.as_ref().ok_or(InvestigationError::NoCheckpoint)?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| InvestigationError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    // The lockstep runner injects faults into its machine B: the suspect plays B, its twin A.
+    let suspect = match suspects {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let b_worker = suspect.unwrap_or(WorkerId::B);
+    let specs = &investigation.faults[b_worker.index()];
+    let (bundle, note) = match lockstep_bundle(rom, &checkpoint.snapshot, &investigation.inputs, specs, dir) {
+        Ok(Some(path)) => (
+            Some(path.display().to_string()),
+            format!("reproduced by the lockstep runner with worker {b_worker} as its machine B"),
+        ),
+        Ok(None) => (None, "the lockstep runner did not reproduce it from the checkpoint".to_string()),
+        Err(e) => (None, format!("the lockstep runner could not run: {e}")),
+    };
+    let report = PipelineReport {
+        pipeline_id,
+        incident: investigation.incident,
+        seq: investigation.seq,
+        worker_a: investigation.records[0].into(),
+        worker_b: investigation.records[1].into(),
+        referee: referee_record.into(),
+        suspects,
+        checkpoint_seq: checkpoint.seq,
+        checkpoint_state_hash: to_hex(&checkpoint.state_hash),
+        faults_a: &investigation.faults[0],
+        faults_b: &investigation.faults[1],
+        lockstep_bundle: bundle.clone(),
+        lockstep_note: note,
+    };
+    let path = dir.join("pipeline-report.json");
+    let json = serde_json::to_vec_pretty(&report).expect("reports serialize");
+    std::fs::write(&path, json).map_err(io(&path))?;
+    Ok(if bundle.is_some() { dir.join("report.html") } else { path })
+}
+
+fn lockstep_bundle(
+    rom: &[u8],
+    snapshot: &[u8],
+    inputs: &[FrameInput],
+    fault_specs: &[String],
+    dir: &Path,
+) -> Result<Option<PathBuf>, String> {
+    let a = console(rom, snapshot).map_err(|e| e.to_string())?;
+    let b = a.clone();
+    // The lockstep runner reads input-stream frame n when a machine has completed n frames.
+    let start = a.nes().frame();
+    let offset = usize::try_from(start).map_err(|_| "frame counter out of range".to_string())?;
+    let mut frames = vec![FrameInput::default(); offset];
+    frames.extend_from_slice(inputs);
+    let stream = InputStream::from_frames(frames);
+    let faults = FaultPlan::parse(fault_specs).map_err(|e| e.to_string())?;
+    let config = LockstepConfig { faults, checkpoint_every: 1 << 20, ..LockstepConfig::default() };
+    let mut lockstep = Lockstep::new(a, b, config).map_err(|e| e.to_string())?;
+    match lockstep.run_interleaved(&stream, inputs.len() as u64) {
+        RunOutcome::Agreed { .. } => Ok(None),
+        RunOutcome::Diverged(_) => {
+            let evidence = lockstep.evidence().ok_or("no evidence kept")?;
+            evidence.write_bundle(dir).map(Some).map_err(|e| e.to_string())
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The HTTP API (axum): health, readiness, metrics, pipeline status as JSON and as a page, pushed input,
+//! the Alertmanager webhook and drills. Every body is read with a size limit and parsed into types or
+//! refused with a 4xx and a reason; mutating endpoints need the bearer token.
+
+mod page;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anes_core::movie::{Command as ConsoleCommand, FrameInput, InputStream};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+
+use crate::alertmanager::{self, Decision, Deduplicator};
+use crate::metrics::{self, Metrics};
+use crate::pipeline::{Drill, Event};
+use crate::runtime::{Control, PipelineHandle};
+use crate::worker::WorkerId;
+
+/// Largest pushed input batch body.
+pub const INPUT_BODY_LIMIT: usize = 1 << 20;
+/// Largest webhook body.
+pub const WEBHOOK_BODY_LIMIT: usize = 1 << 20;
+/// Largest drill body.
+pub const DRILL_BODY_LIMIT: usize = 4 << 10;
+/// Most frames in one pushed batch.
+pub const MAX_PUSH_FRAMES: usize = 1 << 16;
+
+/// What the handlers share.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The pipelines.
+    pub pipelines: Arc<Vec<PipelineHandle>>,
+    /// The metrics.
+    pub metrics: Arc<Metrics>,
+    /// The bearer token, if any.
+    pub token: Option<Arc<str>>,
+    /// Drills allowed.
+    pub drill: bool,
+    /// Evidence bundles.
+    pub evidence_dir: PathBuf,
+    /// Webhook deduplication.
+    pub dedup: Arc<Mutex<Deduplicator>>,
+    /// Set once shutdown began.
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AppState {
+    fn pipeline(&self, id: &str) -> Option<&PipelineHandle> {
+        self.pipelines.iter().find(|p| p.id == id)
+    }
+}
+
+/// An error answer: status and a one-line reason, as JSON `{"error": "..."}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    reason: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, reason: impl Into<String>) -> ApiError {
+        ApiError { status, reason: reason.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(serde_json::json!({ "error": self.reason }))).into_response()
+    }
+}
+
+/// The router with every endpoint.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(page::status_page))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .route("/v1/pipelines", get(list_pipelines))
+        .route("/v1/pipelines/{id}", get(one_pipeline))
+        .route("/v1/pipelines/{id}/input", post(push_input).layer(DefaultBodyLimit::max(INPUT_BODY_LIMIT)))
+        .route("/v1/pipelines/{id}/drill", post(drill).layer(DefaultBodyLimit::max(DRILL_BODY_LIMIT)))
+        .route("/v1/alertmanager", post(webhook).layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT)))
+        .route("/evidence/{pipeline}/{incident}/{file}", get(evidence_file))
+        .with_state(state)
+}
+
+fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(token) = &state.token else {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this server has no token configured (server.token_file, --token-file or ANES_TOKEN), so mutating endpoints are disabled",
+        ));
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        // Compared in full whatever the first difference, so the time taken tells nothing.
+        Some(given) if constant_time_eq(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
+        Some(_) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token")),
+        None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "missing header Authorization: Bearer <token>")),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        diff |= usize::from(a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    if state.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
+    }
+    let waiting: Vec<String> = state
+        .pipelines
+        .iter()
+        .filter(|p| p.status().workers.iter().any(|w| w.build.is_none()))
+        .map(|p| p.id.clone())
+        .collect();
+    if waiting.is_empty() {
+        (StatusCode::OK, "ready\n").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, format!("workers starting in: {}\n", waiting.join(", ")))
+            .into_response()
+    }
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    let mut text = String::with_capacity(64 << 10);
+    if state.metrics.encode(&mut text).is_err() {
+        return ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "encoding the metrics failed")
+            .into_response();
+    }
+    ([(header::CONTENT_TYPE, HeaderValue::from_static(metrics::CONTENT_TYPE))], text).into_response()
+}
+
+async fn list_pipelines(State(state): State<AppState>) -> Response {
+    let all: Vec<_> = state.pipelines.iter().map(|p| p.status().as_ref().clone()).collect();
+    axum::Json(all).into_response()
+}
+
+async fn one_pipeline(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.pipeline(&id) {
+        Some(p) => axum::Json(p.status().as_ref().clone()).into_response(),
+        None => ApiError::new(StatusCode::NOT_FOUND, format!("no pipeline {id:?}")).into_response(),
+    }
+}
+
+/// `?first_seq=N` for binary bodies.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InputQuery {
+    first_seq: Option<u64>,
+}
+
+/// A JSON batch: `{"first_seq": 0, "frames": [[port1, port2], [port1, port2, command], ...]}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsonBatch {
+    first_seq: u64,
+    frames: Vec<Vec<u8>>,
+}
+
+/// Parses a pushed batch: JSON (`application/json`) or an anes input stream (any other type, with
+/// `?first_seq=`).
+pub fn parse_batch(
+    content_type: &str,
+    first_seq: Option<u64>,
+    body: &[u8],
+) -> Result<(u64, Vec<FrameInput>), String> {
+    let frames = if content_type.starts_with("application/json") {
+        let batch: JsonBatch = serde_json::from_slice(body).map_err(|e| format!("JSON batch: {e}"))?;
+        if first_seq.is_some_and(|q| q != batch.first_seq) {
+            return Err("first_seq in the query and the body differ".into());
+        }
+        let mut frames = Vec::with_capacity(batch.frames.len().min(MAX_PUSH_FRAMES));
+        for (i, f) in batch.frames.iter().enumerate() {
+            let command = match f.len() {
+                2 => ConsoleCommand::None,
+                3 => ConsoleCommand::from_u8(f[2]).ok_or_else(|| {
+                    format!(
+                        "frames[{i}]: command {} is not 0 (none), 1 (soft reset) or 2 (power cycle)",
+                        f[2]
+                    )
+                })?,
+                n => {
+                    return Err(format!(
+                        "frames[{i}]: {n} numbers; write [port1, port2] or [port1, port2, command]"
+                    ));
+                }
+            };
+            frames.push(FrameInput { pads: [f[0], f[1]], command });
+        }
+        (batch.first_seq, frames)
+    } else {
+        let first_seq = first_seq.ok_or("an anes input stream body needs ?first_seq=N in the URL")?;
+        let stream = InputStream::from_bytes(body).map_err(|e| format!("anes input stream: {e}"))?;
+        (first_seq, crate::pipeline::stream_frames(&stream))
+    };
+    if frames.1.len() > MAX_PUSH_FRAMES {
+        return Err(format!("{} frames in one batch; at most {MAX_PUSH_FRAMES}", frames.1.len()));
+    }
+    Ok(frames)
+}
+
+async fn push_input(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    query: Result<Query<InputQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers)?;
+    let pipeline = state
+        .pipeline(&id)
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no pipeline {id:?}")))?;
+    if !pipeline.accepts_push {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "pipeline {id:?} replays a recorded stream; it takes no pushed input (set input.source = \"push\")"
+            ),
+        ));
+    }
+    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let (first_seq, inputs) = parse_batch(content_type, query.first_seq, &body)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    pipeline
+        .control
+        .send(Control::Push { first_seq, inputs, reply: tx })
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the pipeline has stopped"))?;
+    let answer = tokio::time::timeout(Duration::from_secs(10), rx)
+        .await
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the pipeline did not answer in 10 s"))?
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the pipeline has stopped"))?;
+    match answer {
+        Err(gap) => Err(ApiError::new(StatusCode::CONFLICT, gap.to_string())),
+        Ok(outcome) if outcome.refused.is_some() => {
+            Ok((StatusCode::SERVICE_UNAVAILABLE, axum::Json(outcome)).into_response())
+        }
+        Ok(outcome) => Ok((StatusCode::OK, axum::Json(outcome)).into_response()),
+    }
+}
+
+/// A drill: exactly one of `fault`, `stall_seconds`, `crash`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DrillRequest {
+    worker: WorkerId,
+    fault: Option<String>,
+    stall_seconds: Option<f64>,
+    crash: Option<bool>,
+}
+
+/// Parses a drill body into its target and drill.
+pub fn parse_drill(body: &[u8]) -> Result<(WorkerId, Drill), String> {
+    let request: DrillRequest = serde_json::from_slice(body).map_err(|e| format!("drill: {e}"))?;
+    let drill =
+        match (request.fault, request.stall_seconds, request.crash) {
+            (Some(spec), None, None) => {
+                let full = if spec.contains('@') { spec.clone() } else { format!("{spec}@0") };
+                full.parse::<anes_lockstep::Fault>().map_err(|e| format!("fault: {e}"))?;
+                Drill::Fault(spec)
+            }
+            (None, Some(s), None) if (0.0..=3600.0).contains(&s) => Drill::Stall(Duration::from_secs_f64(s)),
+            (None, Some(s), None) => return Err(format!("stall_seconds {s}: use 0 to 3600")),
+            (None, None, Some(true)) => Drill::Crash,
+            _ => return Err(
+                "give exactly one of \"fault\" (a lockstep fault spec), \"stall_seconds\" or \"crash\": true"
+                    .into(),
+            ),
+        };
+    Ok((request.worker, drill))
+}
+
+async fn drill(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers)?;
+    if !state.drill {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "drills are off: start the service with --drill (or server.drill = true)",
+        ));
+    }
+    let pipeline = state
+        .pipeline(&id)
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no pipeline {id:?}")))?;
+    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let (worker, drill) = parse_drill(&body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))?;
+    pipeline
+        .control
+        .send(Control::Event(Event::Drill { worker, drill }))
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the pipeline has stopped"))?;
+    Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "accepted": true }))).into_response())
+}
+
+async fn webhook(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers)?;
+    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let notification =
+        alertmanager::parse(&body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
+    // Decide now, act in the pipelines' own threads: the answer never waits for a rollback.
+    let mut acted = 0;
+    let mut ignored = 0;
+    for alert in &notification.alerts {
+        let decision = state.dedup.lock().unwrap_or_else(|p| p.into_inner()).decide(alert);
+        let (pipeline_id, event) = match decision {
+            Decision::Firing { pipeline } => (pipeline, Event::AlertFiring),
+            Decision::Resolved { pipeline } => (pipeline, Event::AlertResolved),
+            Decision::Duplicate => {
+                state.metrics.notification_ignored("duplicate");
+                tracing::info!(fingerprint = %alert.fingerprint, starts_at = %alert.starts_at, "duplicate notification ignored");
+                ignored += 1;
+                continue;
+            }
+            Decision::NotOurs { reason } => {
+                state.metrics.notification_ignored(reason);
+                tracing::info!(labels = ?alert.labels, reason, "alert ignored");
+                ignored += 1;
+                continue;
+            }
+        };
+        match state.pipeline(&pipeline_id) {
+            Some(p) => {
+                tracing::warn!(pipeline = %pipeline_id, status = ?alert.status, fingerprint = %alert.fingerprint, starts_at = %alert.starts_at, "alert notification");
+                let _ = p.control.send(Control::Event(event));
+                acted += 1;
+            }
+            None => {
+                state.metrics.notification_ignored("unknown_pipeline");
+                tracing::warn!(pipeline = %pipeline_id, "alert for a pipeline this service does not run: ignored");
+                ignored += 1;
+            }
+        }
+    }
+    Ok(axum::Json(serde_json::json!({ "acted_on": acted, "ignored": ignored })).into_response())
+}
+
+fn safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+}
+
+async fn evidence_file(
+    State(state): State<AppState>,
+    Path((pipeline, incident, file)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    if ![&pipeline, &incident, &file].iter().all(|n| safe_name(n)) {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "bad evidence path"));
+    }
+    let path = state.evidence_dir.join(&pipeline).join(&incident).join(&file);
+    let bytes = tokio::fs::read(&path).await.map_err(|_| {
+        ApiError::new(StatusCode::NOT_FOUND, format!("no evidence file {pipeline}/{incident}/{file}"))
+    })?;
+    let content_type = match file.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("json") => "application/json",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    };
+    Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
+}
+
+#[cfg(test)]
+mod tests;

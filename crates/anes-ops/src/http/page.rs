@@ -1,0 +1,118 @@
+//! `/`: the status page, plain HTML that refreshes itself every two seconds.
+
+use std::fmt::Write;
+
+use axum::extract::State;
+use axum::response::Html;
+
+use super::AppState;
+use crate::pipeline::{Mode, PipelineStatus};
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2330;background:#f6f7f9}\
+h1{font-size:20px;margin:0 0 4px}p.sub{color:#5b6475;margin:0 0 16px}\
+table{border-collapse:collapse;background:#fff;box-shadow:0 1px 2px #0002;width:100%}\
+th,td{padding:8px 10px;border-bottom:1px solid #e3e6eb;text-align:left;vertical-align:top}\
+th{background:#eef0f4;font-weight:600}td:not(:last-child){white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.mode{display:inline-block;padding:2px 8px;border-radius:10px;font-weight:600;font-size:12px}\
+.normal{background:#d9f2e1;color:#14532d}.read_only{background:#fde2e1;color:#7f1d1d}.recovery{background:#fdf1d3;color:#78350f}\
+.flag1{color:#b91c1c;font-weight:700}small{color:#5b6475}a{color:#1d4ed8}";
+
+/// Renders the page for these pipelines.
+pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
+    let mut html = String::with_capacity(8 << 10);
+    let _ = write!(
+        html,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"2\">\
+         <title>anes serve</title><style>{STYLE}</style></head><body><h1>anes serve</h1>\
+         <p class=\"sub\">{} pipeline(s) &middot; build {} &middot; refreshes every 2 s &middot; \
+         <a href=\"/metrics\">metrics</a> &middot; <a href=\"/v1/pipelines\">JSON</a></p>\
+         <table><tr><th>pipeline</th><th>mode</th><th>drift</th><th>divergent</th><th>frames verified</th>\
+         <th>checkpoint age</th><th>workers</th><th>rollbacks</th><th>last divergence</th></tr>",
+        pipelines.len(),
+        escape(anes_lockstep::BUILD.git_commit.unwrap_or(anes_lockstep::BUILD.crate_version)),
+    );
+    for p in pipelines {
+        let mode = match p.mode {
+            Mode::Normal => "normal",
+            Mode::ReadOnly => "read_only",
+            Mode::Recovery => "recovery",
+        };
+        let step = p
+            .rollback_step
+            .map(|s| format!("<br><small>step {}/6 {}</small>", s.number(), s.name()))
+            .unwrap_or_default();
+        let age = p.checkpoint.as_ref().map_or("none".to_string(), |c| {
+            format!("{:.1} s <small>(frame {})</small>", c.age_seconds, c.seq)
+        });
+        let workers: Vec<String> = p
+            .workers
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}: {} <small>#{} &middot; {} frames</small>",
+                    w.id,
+                    escape(&w.phase),
+                    w.incarnation,
+                    w.processed
+                )
+            })
+            .collect();
+        let last = p.incidents.first().map_or("none".to_string(), |i| {
+            let link = i
+                .evidence
+                .as_ref()
+                .map_or(String::new(), |e| format!(" <a href=\"/evidence/{}\">report</a>", escape(e)));
+            let outcome =
+                i.rollback.as_deref().map_or("open".to_string(), |r| format!("rollback {}", escape(r)));
+            format!(
+                "#{} {}{}<br><small>{} &middot; {}</small>",
+                i.id,
+                escape(&i.kind),
+                link,
+                escape(&i.message),
+                outcome
+            )
+        });
+        let _ = write!(
+            html,
+            "<tr><td><b>{}</b><br><small>policy {}</small></td><td><span class=\"mode {mode}\">{}</span>{step}</td>\
+             <td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td><td>{age}</td><td>{}</td>\
+             <td class=\"num\">{} ok / {} failed</td><td>{last}</td></tr>",
+            escape(&p.id),
+            serde_json::to_value(p.policy)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            mode.replace('_', "-"),
+            p.drift_records,
+            if p.diverged { " flag1" } else { "" },
+            u8::from(p.diverged),
+            p.frames_verified,
+            workers.join("<br>"),
+            p.rollbacks_succeeded,
+            p.rollbacks_failed,
+        );
+    }
+    html.push_str("</table></body></html>\n");
+    html
+}
+
+pub(super) async fn status_page(State(state): State<AppState>) -> Html<String> {
+    let statuses: Vec<_> = state.pipelines.iter().map(|p| p.status()).collect();
+    Html(render(&statuses))
+}

@@ -1,0 +1,22 @@
+//! anes-ops: the operations service around the lockstep runner. Pipelines of two workers compared frame
+//! by frame, the design's Prometheus gauges and the service's own metrics, the Alertmanager webhook, the
+//! automated rollback procedure, an HTTP API and status page.
+//!
+//! - [`pipeline`]: the pipeline and its rollback procedure as a state machine with no I/O;
+//! - [`worker`]: the workers (threads or `anes worker` processes) and their protocol;
+//! - [`metrics`]: what `/metrics` exports;
+//! - [`alertmanager`]: the webhook's payload and the deduplication of notifications;
+//! - [`config`]: the TOML configuration;
+//! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
+
+pub mod alertmanager;
+pub mod backoff;
+pub mod canary;
+pub mod config;
+pub mod dlq;
+pub mod evidence;
+pub mod http;
+pub mod metrics;
+pub mod pipeline;
+pub mod runtime;
+pub mod worker;

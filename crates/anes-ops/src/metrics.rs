@@ -1,0 +1,438 @@
+//! What the service exports on `/metrics` (OpenMetrics text, the `prometheus-client` crate).
+//!
+//! The design's two gauges keep its exact names and help texts (registered through a collector, since
+//! the crate appends a full stop to the help of metrics registered the ordinary way):
+//! `worker_drift_offset_records` and `worker_state_divergence_flag`, label `pipeline_id`. Everything
+//! else is `anes_`-prefixed, in base units, counters ending in `_total`, labels of bounded cardinality
+//! (pipeline, worker, result, step, mode). Updating any of them is an atomic operation on a handle
+//! resolved once per pipeline, so the pipeline's hot path never looks up a label set.
+
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::sync::atomic::AtomicU64;
+
+use crate::pipeline::Mode;
+use crate::worker::WorkerId;
+
+/// Help text of `worker_drift_offset_records`, as the design states it.
+pub const DRIFT_HELP: &str = "Absolute delta of processed sequence numbers between workers";
+/// Help text of `worker_state_divergence_flag`, as the design states it.
+pub const DIVERGENCE_HELP: &str = "Binary flag indicating state checksum mismatch (1 = divergent)";
+
+/// Buckets of `anes_compare_latency_seconds`: 100 µs to 10 s.
+const COMPARE_LATENCY_BUCKETS: [f64; 16] =
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineLabel {
+    pipeline_id: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineReason {
+    pipeline_id: String,
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineKind {
+    pipeline_id: String,
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineResult {
+    pipeline_id: String,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineStep {
+    pipeline_id: String,
+    step: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineMode {
+    pipeline_id: String,
+    mode: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineWorker {
+    pipeline_id: String,
+    worker: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PipelineStatus {
+    pipeline_id: String,
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Reason {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: String,
+    git_commit: String,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// The design's two gauges, encoded with its exact help texts.
+#[derive(Debug, Default)]
+struct DesignGauges {
+    drift: Family<PipelineLabel, Gauge>,
+    divergence: Family<PipelineLabel, Gauge>,
+}
+
+impl Collector for DesignGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let drift =
+            encoder.encode_descriptor("worker_drift_offset_records", DRIFT_HELP, None, MetricType::Gauge)?;
+        self.drift.encode(drift)?;
+        let flag = encoder.encode_descriptor(
+            "worker_state_divergence_flag",
+            DIVERGENCE_HELP,
+            None,
+            MetricType::Gauge,
+        )?;
+        self.divergence.encode(flag)
+    }
+}
+
+fn compare_latency_histogram() -> Histogram {
+    Histogram::new(COMPARE_LATENCY_BUCKETS)
+}
+
+/// Every metric family of the service and the registry that encodes them.
+///
+/// ```
+/// use anes_ops::metrics::Metrics;
+/// let metrics = Metrics::new();
+/// let p1 = metrics.pipeline("p1");
+/// p1.drift.set(51);
+/// let mut text = String::new();
+/// metrics.encode(&mut text).unwrap();
+/// assert!(text.contains("worker_drift_offset_records{pipeline_id=\"p1\"} 51"));
+/// ```
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    design: Arc<DesignGauges>,
+    frames_verified: Family<PipelineLabel, Counter>,
+    records_received: Family<PipelineLabel, Counter>,
+    records_refused: Family<PipelineReason, Counter>,
+    divergences: Family<PipelineKind, Counter>,
+    rollbacks: Family<PipelineResult, Counter>,
+    rollback_steps: Family<PipelineStep, Counter>,
+    dlq_records: Family<PipelineLabel, Gauge>,
+    dlq_enqueued: Family<PipelineLabel, Counter>,
+    dlq_replayed: Family<PipelineLabel, Counter>,
+    checkpoint_age: Family<PipelineLabel, FloatGauge>,
+    mode: Family<PipelineMode, Gauge>,
+    compare_latency: Family<PipelineLabel, Histogram, fn() -> Histogram>,
+    worker_restarts: Family<PipelineWorker, Counter>,
+    worker_up: Family<PipelineWorker, Gauge>,
+    alert_notifications: Family<PipelineStatus, Counter>,
+    notifications_ignored: Family<Reason, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Registers every family (no series exist until a pipeline is added).
+    pub fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let design = Arc::new(DesignGauges::default());
+        registry.register_collector(Box::new(Arc::clone(&design)));
+        let m = Metrics {
+            registry,
+            design,
+            frames_verified: Family::default(),
+            records_received: Family::default(),
+            records_refused: Family::default(),
+            divergences: Family::default(),
+            rollbacks: Family::default(),
+            rollback_steps: Family::default(),
+            dlq_records: Family::default(),
+            dlq_enqueued: Family::default(),
+            dlq_replayed: Family::default(),
+            checkpoint_age: Family::default(),
+            mode: Family::default(),
+            compare_latency: Family::new_with_constructor(compare_latency_histogram),
+            worker_restarts: Family::default(),
+            worker_up: Family::default(),
+            alert_notifications: Family::default(),
+            notifications_ignored: Family::default(),
+        };
+        let mut m = m;
+        let r = &mut m.registry;
+        r.register(
+            "anes_frames_verified",
+            "Distinct frames both workers agreed on (a frame verified again after a rollback counts once)",
+            m.frames_verified.clone(),
+        );
+        r.register(
+            "anes_records_received",
+            "Input records accepted by the pipeline (from its source or pushed over HTTP)",
+            m.records_received.clone(),
+        );
+        r.register(
+            "anes_records_refused",
+            "Input records refused, by reason (backlog full, dead-letter queue full, stopping)",
+            m.records_refused.clone(),
+        );
+        r.register("anes_divergences", "Divergences detected, by kind", m.divergences.clone());
+        r.register(
+            "anes_rollbacks",
+            "Rollback attempts that ended, by result (success, failed)",
+            m.rollbacks.clone(),
+        );
+        r.register(
+            "anes_rollback_steps",
+            "Rollback procedure steps carried out, by step",
+            m.rollback_steps.clone(),
+        );
+        r.register(
+            "anes_dlq_records",
+            "Input records waiting in the dead-letter queue",
+            m.dlq_records.clone(),
+        );
+        r.register(
+            "anes_dlq_records_enqueued",
+            "Input records put in the dead-letter queue while the pipeline was read-only",
+            m.dlq_enqueued.clone(),
+        );
+        r.register(
+            "anes_dlq_records_replayed",
+            "Input records replayed from the dead-letter queue into the pipeline",
+            m.dlq_replayed.clone(),
+        );
+        r.register(
+            "anes_checkpoint_age_seconds",
+            "Seconds since the newest verified checkpoint was taken",
+            m.checkpoint_age.clone(),
+        );
+        r.register(
+            "anes_pipeline_mode",
+            "1 for the mode the pipeline is in (normal, read_only, recovery), 0 for the others",
+            m.mode.clone(),
+        );
+        r.register(
+            "anes_compare_latency_seconds",
+            "Time from the first worker's record of a frame to the comparison with its twin's",
+            m.compare_latency.clone(),
+        );
+        r.register(
+            "anes_worker_restarts",
+            "Workers started again after isolation or a crash",
+            m.worker_restarts.clone(),
+        );
+        r.register("anes_worker_up", "1 while the worker is running, else 0", m.worker_up.clone());
+        r.register(
+            "anes_alert_notifications",
+            "Alertmanager notifications for this pipeline, by alert status (firing, resolved)",
+            m.alert_notifications.clone(),
+        );
+        r.register(
+            "anes_alert_notifications_ignored",
+            "Alert notifications not acted on, by reason (duplicate, unknown pipeline, no pipeline label)",
+            m.notifications_ignored.clone(),
+        );
+        let build: Family<BuildLabels, Gauge> = Family::default();
+        build
+            .get_or_create(&BuildLabels {
+                version: anes_lockstep::BUILD.crate_version.to_string(),
+                git_commit: anes_lockstep::BUILD.git_commit.unwrap_or("unknown").to_string(),
+            })
+            .set(1);
+        r.register("anes_build_info", "The running build (always 1)", build);
+        m
+    }
+
+    /// Resolves every handle of pipeline `id` (its series appear now, at zero).
+    pub fn pipeline(&self, id: &str) -> PipelineMetrics {
+        let p = || PipelineLabel { pipeline_id: id.to_string() };
+        let worker = |family: &Family<PipelineWorker, Counter>, w: WorkerId| {
+            family.get_or_create_owned(&PipelineWorker { pipeline_id: id.to_string(), worker: w.name() })
+        };
+        let up = |w: WorkerId| {
+            self.worker_up
+                .get_or_create_owned(&PipelineWorker { pipeline_id: id.to_string(), worker: w.name() })
+        };
+        let metrics = PipelineMetrics {
+            drift: self.design.drift.get_or_create_owned(&p()),
+            divergence_flag: self.design.divergence.get_or_create_owned(&p()),
+            frames_verified: self.frames_verified.get_or_create_owned(&p()),
+            records_received: self.records_received.get_or_create_owned(&p()),
+            refused_backlog: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "backlog_full" }),
+            refused_dlq: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "dlq_full" }),
+            refused_stopping: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "stopping" }),
+            divergences_state: self
+                .divergences
+                .get_or_create_owned(&PipelineKind { pipeline_id: id.to_string(), kind: "state" }),
+            divergences_cycle: self.divergences.get_or_create_owned(&PipelineKind {
+                pipeline_id: id.to_string(),
+                kind: "cycle_misalignment",
+            }),
+            rollbacks_success: self
+                .rollbacks
+                .get_or_create_owned(&PipelineResult { pipeline_id: id.to_string(), result: "success" }),
+            rollbacks_failed: self
+                .rollbacks
+                .get_or_create_owned(&PipelineResult { pipeline_id: id.to_string(), result: "failed" }),
+            steps: crate::pipeline::Step::ALL.map(|s| {
+                self.rollback_steps
+                    .get_or_create_owned(&PipelineStep { pipeline_id: id.to_string(), step: s.name() })
+            }),
+            dlq_records: self.dlq_records.get_or_create_owned(&p()),
+            dlq_enqueued: self.dlq_enqueued.get_or_create_owned(&p()),
+            dlq_replayed: self.dlq_replayed.get_or_create_owned(&p()),
+            checkpoint_age: self.checkpoint_age.get_or_create_owned(&p()),
+            modes: Mode::ALL.map(|m| {
+                self.mode.get_or_create_owned(&PipelineMode { pipeline_id: id.to_string(), mode: m.name() })
+            }),
+            compare_latency: self.compare_latency.get_or_create_owned(&p()),
+            restarts: WorkerId::BOTH.map(|w| worker(&self.worker_restarts, w)),
+            worker_up: WorkerId::BOTH.map(up),
+            alerts_firing: self
+                .alert_notifications
+                .get_or_create_owned(&PipelineStatus { pipeline_id: id.to_string(), status: "firing" }),
+            alerts_resolved: self
+                .alert_notifications
+                .get_or_create_owned(&PipelineStatus { pipeline_id: id.to_string(), status: "resolved" }),
+        };
+        metrics.set_mode(Mode::Normal);
+        metrics
+    }
+
+    /// The current value of `anes_frames_verified_total` for a pipeline (0 for one never added).
+    pub fn frames_verified(&self, pipeline_id: &str) -> u64 {
+        self.frames_verified
+            .get(&PipelineLabel { pipeline_id: pipeline_id.to_string() })
+            .map_or(0, |c| c.get())
+    }
+
+    /// Counts a notification that was not acted on.
+    pub fn notification_ignored(&self, reason: &'static str) {
+        self.notifications_ignored.get_or_create(&Reason { reason }).inc();
+    }
+
+    /// Encodes everything as OpenMetrics text into `out`.
+    pub fn encode(&self, out: &mut String) -> Result<(), std::fmt::Error> {
+        prometheus_client::encoding::text::encode(out, &self.registry)
+    }
+}
+
+/// Content type of [`Metrics::encode`]'s output.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// One pipeline's metric handles (cheap clones of atomics).
+#[derive(Debug, Clone)]
+pub struct PipelineMetrics {
+    /// `worker_drift_offset_records`.
+    pub drift: Gauge,
+    /// `worker_state_divergence_flag`.
+    pub divergence_flag: Gauge,
+    /// `anes_frames_verified_total`.
+    pub frames_verified: Counter,
+    /// `anes_records_received_total`.
+    pub records_received: Counter,
+    /// `anes_records_refused_total{reason="backlog_full"}`.
+    pub refused_backlog: Counter,
+    /// `anes_records_refused_total{reason="dlq_full"}`.
+    pub refused_dlq: Counter,
+    /// `anes_records_refused_total{reason="stopping"}`.
+    pub refused_stopping: Counter,
+    /// `anes_divergences_total{kind="state"}`.
+    pub divergences_state: Counter,
+    /// `anes_divergences_total{kind="cycle_misalignment"}`.
+    pub divergences_cycle: Counter,
+    /// `anes_rollbacks_total{result="success"}`.
+    pub rollbacks_success: Counter,
+    /// `anes_rollbacks_total{result="failed"}`.
+    pub rollbacks_failed: Counter,
+    /// `anes_rollback_steps_total{step=...}`, indexed like [`crate::pipeline::Step::ALL`].
+    pub steps: [Counter; 6],
+    /// `anes_dlq_records`.
+    pub dlq_records: Gauge,
+    /// `anes_dlq_records_enqueued_total`.
+    pub dlq_enqueued: Counter,
+    /// `anes_dlq_records_replayed_total`.
+    pub dlq_replayed: Counter,
+    /// `anes_checkpoint_age_seconds`.
+    pub checkpoint_age: Gauge<f64, AtomicU64>,
+    /// `anes_pipeline_mode{mode=...}`, indexed like [`Mode::ALL`].
+    pub modes: [Gauge; 3],
+    /// `anes_compare_latency_seconds`.
+    pub compare_latency: Histogram,
+    /// `anes_worker_restarts_total{worker=...}`.
+    pub restarts: [Counter; 2],
+    /// `anes_worker_up{worker=...}`.
+    pub worker_up: [Gauge; 2],
+    /// `anes_alert_notifications_total{status="firing"}`.
+    pub alerts_firing: Counter,
+    /// `anes_alert_notifications_total{status="resolved"}`.
+    pub alerts_resolved: Counter,
+}
+
+impl PipelineMetrics {
+    /// Handles registered nowhere (tests of the pipeline alone).
+    pub fn detached() -> PipelineMetrics {
+        Metrics::new().pipeline("detached")
+    }
+
+    /// Sets the mode gauges: 1 for `mode`, 0 for the others.
+    pub fn set_mode(&self, mode: Mode) {
+        for (m, gauge) in Mode::ALL.iter().zip(&self.modes) {
+            gauge.set(i64::from(*m == mode));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_design_gauges_keep_their_exact_names_and_help() {
+        let metrics = Metrics::new();
+        let p = metrics.pipeline("p1");
+        p.drift.set(51);
+        p.divergence_flag.set(1);
+        let mut text = String::new();
+        metrics.encode(&mut text).unwrap();
+        assert!(text.contains(&format!("# HELP worker_drift_offset_records {DRIFT_HELP}\n")), "{text}");
+        assert!(text.contains("# TYPE worker_drift_offset_records gauge\n"));
+        assert!(text.contains("worker_drift_offset_records{pipeline_id=\"p1\"} 51\n"));
+        assert!(text.contains(&format!("# HELP worker_state_divergence_flag {DIVERGENCE_HELP}\n")));
+        assert!(text.contains("worker_state_divergence_flag{pipeline_id=\"p1\"} 1\n"));
+        assert!(text.contains("anes_frames_verified_total{pipeline_id=\"p1\"} 0\n"));
+        assert!(text.contains("anes_pipeline_mode{pipeline_id=\"p1\",mode=\"normal\"} 1\n"));
+        assert!(text.contains("anes_checkpoint_age_seconds{pipeline_id=\"p1\"} 0.0\n"), "{text}");
+        assert!(text.ends_with("# EOF\n"));
+    }
+}

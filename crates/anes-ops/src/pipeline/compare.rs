@@ -1,0 +1,325 @@
+//! The pipeline's side of its workers: their messages, feeding both within the drift window, comparing
+//! their records frame by frame, and verified checkpoints.
+
+use std::sync::Arc;
+
+use anes_core::state::FrameRecord;
+
+use super::*;
+
+impl Pipeline {
+    pub(super) fn worker_message(&mut self, message: WorkerMessage) {
+        let w = message.worker.index();
+        // The fencing token: anything from an incarnation that was replaced is dropped unread.
+        if message.incarnation != self.workers[w].incarnation {
+            tracing::debug!(pipeline = %self.settings.id, worker = %message.worker, incarnation = message.incarnation, "dropped a message of a replaced incarnation");
+            return;
+        }
+        match message.body {
+            WorkerOutput::Replies(replies) => {
+                for reply in replies {
+                    self.reply(message.worker, reply);
+                }
+                self.compare();
+            }
+            WorkerOutput::Exited { reason } => self.worker_exited(message.worker, reason),
+        }
+    }
+
+    pub(super) fn reply(&mut self, worker: WorkerId, reply: Reply) {
+        let now = self.now;
+        let slot = &mut self.workers[worker.index()];
+        match reply {
+            Reply::Hello { build, .. } => {
+                tracing::info!(pipeline = %self.settings.id, %worker, incarnation = slot.incarnation, version = %build.version, git_commit = ?build.git_commit, emulation_epoch = build.emulation_epoch, "worker started");
+                slot.build = Some(build);
+            }
+            Reply::Loaded { record, .. } => {
+                if slot.phase != WorkerPhase::Starting {
+                    return;
+                }
+                self.metrics.worker_up[worker.index()].set(1);
+                let record: FrameRecord = record.into();
+                slot.loaded = Some(record);
+                match &self.phase {
+                    Phase::RollingBack(r) if r.step == Step::Restore => {
+                        match self.checkpoints.back().cloned() {
+                            Some(cp) => self.send_restore(worker, &cp),
+                            // Restoring to power-on: a fresh start is the restore.
+                            None => {
+                                let slot = &mut self.workers[worker.index()];
+                                slot.phase = WorkerPhase::Running;
+                                slot.restored = Some(record);
+                                slot.reset_to(0);
+                                self.check_restored();
+                            }
+                        }
+                    }
+                    Phase::RollingBack(_) | Phase::RetryWait { .. } | Phase::GaveUp { .. } => {
+                        // Started during an attempt that has since failed: it waits for the next one.
+                        self.workers[worker.index()].phase = WorkerPhase::Stopped;
+                    }
+                    Phase::Normal | Phase::Halted { .. } => {
+                        slot.phase = WorkerPhase::Running;
+                        slot.reset_to(0);
+                        self.check_power_on();
+                    }
+                }
+            }
+            Reply::Record { seq, record } => {
+                if slot.phase != WorkerPhase::Running {
+                    return;
+                }
+                if seq != slot.processed {
+                    tracing::error!(pipeline = %self.settings.id, %worker, seq, expected = slot.processed, "worker reported a record out of order; ignored");
+                    return;
+                }
+                slot.processed += 1;
+                slot.queue.push_back((seq, record.into(), now));
+            }
+            Reply::Snapshot { seq, state_hash, bytes } => {
+                if slot.phase != WorkerPhase::Running {
+                    return;
+                }
+                let bytes = Arc::new(bytes);
+                if self.draining && self.drain_requested && seq == self.log.end() {
+                    slot.drain_snapshot = Some((state_hash, Arc::clone(&bytes)));
+                    self.check_drain();
+                }
+                self.offer_snapshot(seq, state_hash, bytes);
+            }
+            Reply::Restored { seq, record } => {
+                if slot.phase != WorkerPhase::Restoring {
+                    return;
+                }
+                slot.phase = WorkerPhase::Running;
+                slot.restored = Some(record.into());
+                slot.reset_to(seq);
+                self.check_restored();
+            }
+            Reply::FaultFired { seq, spec, refused } => {
+                tracing::warn!(pipeline = %self.settings.id, %worker, seq, %spec, refused = ?refused, "injected fault fired");
+                if refused.is_none() {
+                    slot.faults.push((seq, spec));
+                }
+            }
+            Reply::Error { message } => {
+                tracing::error!(pipeline = %self.settings.id, %worker, %message, "worker refused a command");
+                if slot.phase == WorkerPhase::Restoring {
+                    let reason = format!("worker {worker} could not restore the checkpoint: {message}");
+                    self.verification_failed(&reason);
+                }
+            }
+            // Pipelines never send inspection commands: an answer to one is a worker out of protocol.
+            Reply::Probe { .. }
+            | Reply::Stepped { .. }
+            | Reply::Disassembly { .. }
+            | Reply::Picture { .. } => {
+                tracing::error!(pipeline = %self.settings.id, %worker, "worker sent an inspection reply nobody asked for");
+            }
+        }
+    }
+
+    pub(super) fn check_power_on(&mut self) {
+        let [a, b] = &self.workers;
+        let (Some(ra), Some(rb)) = (a.loaded, b.loaded) else { return };
+        if a.phase != WorkerPhase::Running || b.phase != WorkerPhase::Running {
+            return;
+        }
+        if ra == rb {
+            // The power-on state is the first checkpoint, once a snapshot of it arrives.
+            self.boundaries.push_back((0, ra.state_hash.0));
+            self.match_snapshots();
+        } else {
+            tracing::error!(pipeline = %self.settings.id, "the workers disagree at power-on: different builds or ROMs");
+            self.divergence(0, ra, rb);
+        }
+        self.feed_due = true;
+    }
+
+    pub(super) fn worker_exited(&mut self, worker: WorkerId, reason: String) {
+        let slot = &mut self.workers[worker.index()];
+        let expected = matches!(slot.phase, WorkerPhase::Stopping | WorkerPhase::Stopped);
+        slot.last_exit = Some(reason.clone());
+        self.metrics.worker_up[worker.index()].set(0);
+        if expected {
+            return;
+        }
+        slot.phase = WorkerPhase::Exited;
+        slot.queue.clear();
+        tracing::error!(pipeline = %self.settings.id, %worker, %reason, "worker exited unexpectedly");
+        let id = self.open_incident("worker_exited", format!("worker {worker} exited: {reason}"), None);
+        if let Some(i) = self.incident_mut(id) {
+            i.suspects = Some(vec![worker]);
+        }
+        match self.phase.clone() {
+            // Whatever the policy: a dead worker corrupts nothing, but waiting for the drift alert
+            // could mean waiting forever when fewer than 51 records arrive after it died.
+            Phase::Normal => self.start_rollback(Trigger::Detection, Some(id), vec![worker]),
+            Phase::RollingBack(_) => {
+                self.attempt_failed(&format!("worker {worker} exited during the rollback: {reason}"))
+            }
+            Phase::Halted { .. } | Phase::RetryWait { .. } | Phase::GaveUp { .. } => {}
+        }
+    }
+
+    pub(super) fn worker_stopped(&mut self, worker: WorkerId, incarnation: u64) {
+        let slot = &mut self.workers[worker.index()];
+        if slot.incarnation != incarnation {
+            return;
+        }
+        slot.phase = WorkerPhase::Stopped;
+        slot.queue.clear();
+        self.metrics.worker_up[worker.index()].set(0);
+        if let Phase::RollingBack(r) = &self.phase
+            && r.step == Step::Isolate
+            && r.suspects.iter().all(|s| self.workers[s.index()].phase == WorkerPhase::Stopped)
+        {
+            self.restore_step();
+        }
+    }
+
+    pub(super) fn drill(&mut self, worker: WorkerId, drill: Drill) {
+        tracing::warn!(pipeline = %self.settings.id, %worker, ?drill, "drill");
+        match drill {
+            Drill::Fault(spec) => {
+                self.actions.push_back(Action::Send { worker, command: Command::Inject { spec } })
+            }
+            Drill::Stall(d) => self.actions.push_back(Action::Send {
+                worker,
+                command: Command::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
+            }),
+            Drill::Crash => self.actions.push_back(Action::Crash { worker }),
+        }
+    }
+
+    pub(super) fn feeding(&self) -> bool {
+        match &self.phase {
+            Phase::Normal => true,
+            Phase::RollingBack(r) => r.step == Step::ReplayDlq,
+            _ => false,
+        }
+    }
+
+    pub(super) fn feed(&mut self) {
+        if !self.feeding() {
+            return;
+        }
+        let end = self.log.end();
+        for w in WorkerId::BOTH {
+            let other_processed = self.workers[w.other().index()].processed;
+            let slot = &self.workers[w.index()];
+            if slot.phase != WorkerPhase::Running {
+                continue;
+            }
+            let limit = end.min(other_processed.saturating_add(self.settings.drift_window));
+            let mut next = slot.next_to_send;
+            while next < limit {
+                let to = limit.min(next + MAX_FEED);
+                let mut inputs = Vec::with_capacity((to - next) as usize);
+                for seq in next..to {
+                    if let Some(r) = self.log.get(seq) {
+                        inputs.push(WireInput::from(r.input));
+                    }
+                }
+                self.actions.push_back(Action::Send {
+                    worker: w,
+                    command: Command::Frames { first_seq: next, inputs },
+                });
+                next = to;
+            }
+            self.workers[w.index()].next_to_send = next;
+        }
+    }
+
+    pub(super) fn compare(&mut self) {
+        while self.feeding() {
+            let (Some(&(sa, ra, ta)), Some(&(sb, rb, tb))) =
+                (self.workers[0].queue.front(), self.workers[1].queue.front())
+            else {
+                break;
+            };
+            self.workers[0].queue.pop_front();
+            self.workers[1].queue.pop_front();
+            self.metrics.compare_latency.observe(self.now.saturating_sub(ta.min(tb)).as_secs_f64());
+            if sa != sb || ra != rb {
+                self.divergence(sa.min(sb), ra, rb);
+                break;
+            }
+            self.verified(sa, ra);
+        }
+        self.update_drift();
+        self.feed_due = true;
+    }
+
+    pub(super) fn update_drift(&self) {
+        let drift = self.workers[0].processed.abs_diff(self.workers[1].processed);
+        self.metrics.drift.set(drift.min(i64::MAX as u64) as i64);
+    }
+
+    pub(super) fn verified(&mut self, seq: u64, record: FrameRecord) {
+        self.verified_until = seq + 1;
+        if self.log.mark_verified(seq) {
+            self.metrics.frames_verified.inc();
+        }
+        if self.verified_until % self.settings.checkpoint_every == 0 {
+            if self.boundaries.len() == 8 {
+                self.boundaries.pop_front();
+            }
+            self.boundaries.push_back((self.verified_until, record.state_hash.0));
+            self.match_snapshots();
+        }
+        if let Phase::RollingBack(r) = &mut self.phase {
+            r.deadline = self.now + self.settings.step_timeout;
+            if r.step == Step::ReplayDlq {
+                self.replay_progress();
+            }
+        }
+        if self.draining {
+            self.check_drain();
+        }
+    }
+
+    pub(super) fn offer_snapshot(&mut self, seq: u64, hash: [u8; 32], bytes: Arc<Vec<u8>>) {
+        if self.checkpoints.back().is_some_and(|c| c.seq >= seq) || self.snapshots.iter().any(|s| s.0 == seq)
+        {
+            return;
+        }
+        let limit = (self.settings.drift_window / self.settings.checkpoint_every + 4) as usize;
+        while self.snapshots.len() >= limit {
+            self.snapshots.pop_front();
+        }
+        self.snapshots.push_back((seq, hash, bytes));
+        self.match_snapshots();
+    }
+
+    pub(super) fn match_snapshots(&mut self) {
+        while let Some(&(seq, hash)) = self.boundaries.front() {
+            if let Some(i) = self.snapshots.iter().position(|s| s.0 == seq && s.1 == hash) {
+                let (seq, state_hash, snapshot) = self.snapshots.remove(i).expect("found");
+                self.snapshots.retain(|s| s.0 > seq);
+                self.push_checkpoint(Checkpoint { seq, state_hash, snapshot, taken_at: self.now });
+                self.boundaries.pop_front();
+            } else if self.snapshots.iter().any(|s| s.0 > seq) || self.snapshots.iter().any(|s| s.0 == seq) {
+                // Its snapshot was lost or does not match: it cannot become a checkpoint.
+                self.boundaries.pop_front();
+            } else {
+                break;
+            }
+        }
+    }
+
+    pub(super) fn push_checkpoint(&mut self, checkpoint: Checkpoint) {
+        tracing::debug!(pipeline = %self.settings.id, seq = checkpoint.seq, "verified checkpoint");
+        if self.checkpoints.len() >= self.settings.checkpoints_kept {
+            self.checkpoints.pop_front();
+        }
+        self.checkpoints.push_back(checkpoint);
+        self.metrics.checkpoint_age.set(0.0);
+        let oldest = self.checkpoints.front().map_or(0, |c| c.seq);
+        self.log.trim_before(oldest);
+        for slot in &mut self.workers {
+            slot.faults.retain(|(seq, _)| *seq >= oldest);
+        }
+    }
+}

@@ -1,0 +1,684 @@
+//! A pipeline as a state machine with no I/O: events in ([`Event`], [`Pipeline::offer_input`]), actions
+//! out ([`Pipeline::poll_action`]). Time is whatever the caller says it is, so tests drive it with a
+//! seeded clock and random event orders; the runtime drives it with the real clock, threads and
+//! processes.
+//!
+//! What it does:
+//! - feeds both workers the same records, each at its own pace but never more than the drift window
+//!   ahead of its twin, and compares their records frame by frame with the lockstep runner's rule
+//!   (equal records verify the frame; different CPU cycles are a cycle misalignment, otherwise a state
+//!   divergence);
+//! - keeps verified checkpoints (a worker's snapshot whose hash both workers reported at that frame);
+//! - on a divergence turns read-only (new records go to the dead-letter queue), asks for the evidence
+//!   and, by policy, rolls back at once or waits for the alert;
+//! - the rollback procedure, every step logged and counted, idempotent (a second trigger during a
+//!   rollback is absorbed):
+//!
+//! ```text
+//!   detect ──► 1 cut intake ──► 2 isolate suspect ──► 3 restore both ──► 4 verify hashes ──► 5 replay DLQ ──► 6 normal
+//!   (flag=1)   (read-only,       (stop the worker:     (restart the       (recovery mode:     (in order,      (intake
+//!              records → DLQ)     thread or process)    isolated one,      both == checkpoint)  verified)       resumes)
+//!                                                       load checkpoint)         │ no
+//!                                                                                ▼
+//!                                                                   older checkpoint, or retry with
+//!                                                                   backoff (full jitter), then give up
+//! ```
+//!
+//! ```
+//! use std::time::Duration;
+//! use anes_ops::pipeline::{Action, Pipeline, PipelineSettings};
+//! use anes_ops::metrics::PipelineMetrics;
+//! let mut pipeline = Pipeline::new(PipelineSettings::new("p1"), PipelineMetrics::detached());
+//! // A new pipeline starts its two workers first.
+//! assert!(matches!(pipeline.poll_action(Duration::ZERO), Some(Action::Start { .. })));
+//! assert!(matches!(pipeline.poll_action(Duration::ZERO), Some(Action::Start { .. })));
+//! ```
+
+mod compare;
+mod log;
+mod rollback;
+mod source;
+mod status;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anes_core::movie::FrameInput;
+use anes_core::state::FrameRecord;
+use anes_lockstep::DivergenceKind;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub use log::Accounting;
+use log::{InputLog, LogRecord};
+pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
+pub use status::{CheckpointStatus, Incident, PipelineStatus, WorkerStatus};
+
+use crate::backoff::Backoff;
+use crate::dlq::{DeadLetterQueue, MemoryDlq};
+use crate::metrics::PipelineMetrics;
+use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput};
+use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
+
+/// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
+pub const ALERT_DRIFT_THRESHOLD: u64 = 50;
+
+/// Most records in one feed to a worker.
+const MAX_FEED: u64 = 256;
+
+/// Incidents kept for the status API.
+const INCIDENTS_KEPT: usize = 16;
+
+/// When a pipeline rolls back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollbackPolicy {
+    /// When the alert fires (Alertmanager calls the webhook): the design's procedure. (A worker that
+    /// dies is replaced at once under either policy: the drift alert could wait forever on a quiet
+    /// pipeline.)
+    #[default]
+    Alert,
+    /// As soon as the pipeline itself sees a divergence.
+    Immediate,
+}
+
+/// What a pipeline lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Records go to the workers.
+    Normal,
+    /// Records go to the dead-letter queue; nothing unverified runs.
+    ReadOnly,
+    /// Restored workers are verified and replay the dead-letter queue; new records still wait in it.
+    Recovery,
+}
+
+impl Mode {
+    /// Every mode, in the order of the metric's series.
+    pub const ALL: [Mode; 3] = [Mode::Normal, Mode::ReadOnly, Mode::Recovery];
+
+    /// `normal`, `read_only` or `recovery`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Normal => "normal",
+            Mode::ReadOnly => "read_only",
+            Mode::Recovery => "recovery",
+        }
+    }
+}
+
+/// A step of the rollback procedure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// 1: new records go to the dead-letter queue.
+    CutIntake,
+    /// 2: the suspect worker is stopped.
+    Isolate,
+    /// 3: both workers load the last verified checkpoint.
+    Restore,
+    /// 4: both state hashes must equal the checkpoint's.
+    Verify,
+    /// 5: the dead-letter queue runs, in order.
+    ReplayDlq,
+    /// 6: normal intake resumes.
+    Resume,
+}
+
+impl Step {
+    /// Every step, in order.
+    pub const ALL: [Step; 6] =
+        [Step::CutIntake, Step::Isolate, Step::Restore, Step::Verify, Step::ReplayDlq, Step::Resume];
+
+    /// The metric label.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Step::CutIntake => "cut_intake",
+            Step::Isolate => "isolate",
+            Step::Restore => "restore",
+            Step::Verify => "verify",
+            Step::ReplayDlq => "replay_dlq",
+            Step::Resume => "resume",
+        }
+    }
+
+    /// 1 to 6.
+    pub const fn number(self) -> usize {
+        self as usize + 1
+    }
+}
+
+/// How a pipeline is set up.
+#[derive(Debug, Clone)]
+pub struct PipelineSettings {
+    /// The `pipeline_id`.
+    pub id: String,
+    /// A checkpoint every this many frames.
+    pub checkpoint_every: u64,
+    /// Verified checkpoints kept.
+    pub checkpoints_kept: usize,
+    /// Most records a worker may be ahead of its twin.
+    pub drift_window: u64,
+    /// When to roll back.
+    pub policy: RollbackPolicy,
+    /// Most records waiting for verification before intake is refused.
+    pub backlog_capacity: u64,
+    /// Most records in the dead-letter queue.
+    pub dlq_capacity: usize,
+    /// A rollback step that makes no progress for this long fails the attempt.
+    pub step_timeout: Duration,
+    /// Attempts per incident before the pipeline gives up (stays read-only, the alert keeps firing).
+    pub max_attempts: u32,
+    /// With the immediate policy: how long to wait for the referee's verdict on who diverged before
+    /// isolating both workers.
+    pub verdict_timeout: Duration,
+    /// Retry delays between attempts: base, cap, jitter seed.
+    pub retry: (Duration, Duration, u64),
+}
+
+impl PipelineSettings {
+    /// Defaults: a checkpoint every 60 frames, 4 kept, a drift window of 120 records, the alert
+    /// policy, a backlog of 65,536 records and a dead-letter queue of 262,144 (over an hour at 60 per
+    /// second), 20 s per step, 3 attempts.
+    pub fn new(id: &str) -> PipelineSettings {
+        PipelineSettings {
+            id: id.to_string(),
+            checkpoint_every: 60,
+            checkpoints_kept: 4,
+            drift_window: 120,
+            policy: RollbackPolicy::Alert,
+            backlog_capacity: 1 << 16,
+            dlq_capacity: 1 << 18,
+            step_timeout: Duration::from_secs(20),
+            max_attempts: 3,
+            verdict_timeout: Duration::from_secs(2),
+            retry: (Duration::from_millis(500), Duration::from_secs(30), 0x5eed),
+        }
+    }
+}
+
+/// A verified checkpoint: both workers had this state hash before frame `seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// Sequence number of the next frame.
+    pub seq: u64,
+    /// The state hash both workers reported.
+    pub state_hash: [u8; 32],
+    /// A snapshot with that hash.
+    pub snapshot: Arc<Vec<u8>>,
+    /// When it was verified.
+    pub taken_at: Duration,
+}
+
+/// What to find out about a divergence: who diverged (the referee replays the checkpoint on a third
+/// console) and the lockstep runner's evidence bundle.
+#[derive(Debug, Clone)]
+pub struct Investigation {
+    /// The incident.
+    pub incident: u64,
+    /// Sequence number of the frame whose records differ.
+    pub seq: u64,
+    /// Both workers' records of it.
+    pub records: [FrameRecord; 2],
+    /// The last verified checkpoint, if any.
+    pub checkpoint: Option<Checkpoint>,
+    /// Inputs from the checkpoint through frame `seq`.
+    pub inputs: Vec<FrameInput>,
+    /// Faults that fired in each worker since the checkpoint (lockstep fault specs).
+    pub faults: [Vec<String>; 2],
+}
+
+/// What the pipeline asks its runtime to do.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Start a worker (it loads the ROM and answers `loaded`).
+    Start {
+        /// Which.
+        worker: WorkerId,
+        /// Its new incarnation.
+        incarnation: u64,
+    },
+    /// Send a command to a worker.
+    Send {
+        /// Which.
+        worker: WorkerId,
+        /// What.
+        command: Command,
+    },
+    /// Stop a worker for good (isolation), then report [`Event::WorkerStopped`].
+    Stop {
+        /// Which.
+        worker: WorkerId,
+        /// The incarnation to stop.
+        incarnation: u64,
+    },
+    /// Make a worker die abruptly (a drill).
+    Crash {
+        /// Which.
+        worker: WorkerId,
+    },
+    /// Find out who diverged and keep the evidence; answer with [`Event::Verdict`].
+    Investigate(Box<Investigation>),
+    /// Shutdown: intake is stopped and this is the final verified checkpoint (`None` when none could
+    /// be verified).
+    Drained(Option<Checkpoint>),
+}
+
+/// A drill: a fault put into one worker on purpose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Drill {
+    /// A lockstep fault spec (`flip:ram:0x0010:3`, `stall:5`, `input:0:7`), optionally `@CYCLE`.
+    Fault(String),
+    /// The worker answers nothing for this long.
+    Stall(Duration),
+    /// The worker dies.
+    Crash,
+}
+
+/// Something that happened.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// Time passed.
+    Tick,
+    /// A worker said something.
+    Worker(WorkerMessage),
+    /// A worker asked to stop has stopped.
+    WorkerStopped {
+        /// Which.
+        worker: WorkerId,
+        /// The incarnation that stopped.
+        incarnation: u64,
+    },
+    /// The referee's finding on an incident.
+    Verdict {
+        /// The incident.
+        incident: u64,
+        /// Workers whose record differs from the referee's (empty: it did not reproduce).
+        suspects: Vec<WorkerId>,
+    },
+    /// The evidence of an incident is written.
+    EvidenceWritten {
+        /// The incident.
+        incident: u64,
+        /// Where (relative to the evidence directory).
+        path: String,
+    },
+    /// The alert fired for this pipeline.
+    AlertFiring,
+    /// The alert resolved for this pipeline (information only).
+    AlertResolved,
+    /// A drill.
+    Drill {
+        /// Target.
+        worker: WorkerId,
+        /// What.
+        drill: Drill,
+    },
+    /// Stop intake, take a final verified checkpoint.
+    Drain,
+}
+
+/// Why a record was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Refusal {
+    /// The service is stopping.
+    #[error("the pipeline is stopping and takes no more records")]
+    Stopping,
+    /// Too many records wait for verification.
+    #[error("the pipeline's backlog is full ({capacity} records wait for verification); retry later")]
+    BacklogFull {
+        /// Capacity.
+        capacity: u64,
+    },
+    /// The dead-letter queue is full.
+    #[error("the pipeline is read-only and its dead-letter queue is full ({capacity} records); retry later")]
+    DlqFull {
+        /// Capacity.
+        capacity: usize,
+    },
+}
+
+/// The answer to a pushed batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PushOutcome {
+    /// Records taken.
+    pub accepted: u64,
+    /// Records already received before (the batch overlapped what was sent earlier).
+    pub duplicates: u64,
+    /// The sequence number the pipeline expects next.
+    pub next_seq: u64,
+    /// Why the rest of the batch was not taken, if it was not.
+    pub refused: Option<Refusal>,
+}
+
+/// A pushed batch that does not continue the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("sequence gap: the batch starts at {first_seq} but the pipeline expects {expected} next")]
+pub struct SequenceGap {
+    /// Where the batch starts.
+    pub first_seq: u64,
+    /// What the pipeline expects.
+    pub expected: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum WorkerPhase {
+    Starting,
+    Restoring,
+    Running,
+    Stopping,
+    Stopped,
+    Exited,
+}
+
+#[derive(Debug)]
+struct WorkerSlot {
+    id: WorkerId,
+    phase: WorkerPhase,
+    incarnation: u64,
+    /// Next sequence number to send.
+    next_to_send: u64,
+    /// Records reported so far (the next sequence number expected back).
+    processed: u64,
+    /// Records reported and not compared yet, with their arrival time.
+    queue: VecDeque<(u64, FrameRecord, Duration)>,
+    /// The record a restore produced.
+    restored: Option<FrameRecord>,
+    /// The power-on record.
+    loaded: Option<FrameRecord>,
+    /// Faults fired, with the frame they fired in.
+    faults: Vec<(u64, String)>,
+    build: Option<BuildInfo>,
+    restarts: u64,
+    last_exit: Option<String>,
+    drain_snapshot: Option<([u8; 32], Arc<Vec<u8>>)>,
+}
+
+impl WorkerSlot {
+    fn new(id: WorkerId) -> WorkerSlot {
+        WorkerSlot {
+            id,
+            phase: WorkerPhase::Starting,
+            incarnation: 1,
+            next_to_send: 0,
+            processed: 0,
+            queue: VecDeque::new(),
+            restored: None,
+            loaded: None,
+            faults: Vec::new(),
+            build: None,
+            restarts: 0,
+            last_exit: None,
+            drain_snapshot: None,
+        }
+    }
+
+    fn reset_to(&mut self, seq: u64) {
+        self.next_to_send = seq;
+        self.processed = seq;
+        self.queue.clear();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Trigger {
+    Alert,
+    Detection,
+    Retry,
+}
+
+#[derive(Debug, Clone)]
+struct Rollback {
+    incident: Option<u64>,
+    attempt: u32,
+    step: Step,
+    /// The step fails when nothing moves until then.
+    deadline: Duration,
+    started_at: Duration,
+    suspects: Vec<WorkerId>,
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    /// Running (a dead worker still counts as normal: nothing is corrupted, verification waits).
+    Normal,
+    /// Diverged; read-only, waiting for the verdict (immediate policy) or the alert.
+    Halted {
+        incident: u64,
+        since: Duration,
+    },
+    RollingBack(Rollback),
+    RetryWait {
+        until: Duration,
+        incident: Option<u64>,
+        attempt: u32,
+    },
+    /// Out of attempts: read-only until an alert starts a new incident.
+    GaveUp {
+        incident: Option<u64>,
+    },
+}
+
+/// The pipeline state machine.
+#[derive(Debug)]
+pub struct Pipeline {
+    settings: PipelineSettings,
+    metrics: PipelineMetrics,
+    log: InputLog,
+    dlq: Box<dyn DeadLetterQueue>,
+    workers: [WorkerSlot; 2],
+    checkpoints: VecDeque<Checkpoint>,
+    /// Snapshots reported and not matched with a verified frame yet.
+    snapshots: VecDeque<(u64, [u8; 32], Arc<Vec<u8>>)>,
+    /// Verified checkpoint boundaries (sequence number, hash), newest last.
+    boundaries: VecDeque<(u64, [u8; 32])>,
+    verified_until: u64,
+    diverged: bool,
+    phase: Phase,
+    received: u64,
+    dead_lettered: u64,
+    replayed_from_dlq: u64,
+    incidents: VecDeque<Incident>,
+    next_incident: u64,
+    rollbacks: (u64, u64),
+    backoff: Backoff,
+    draining: bool,
+    drain_requested: bool,
+    drained: bool,
+    feed_due: bool,
+    actions: VecDeque<Action>,
+    now: Duration,
+    last_alert: (Option<Duration>, Option<Duration>),
+}
+
+impl Pipeline {
+    /// A pipeline with an in-memory dead-letter queue; its first actions start both workers.
+    pub fn new(settings: PipelineSettings, metrics: PipelineMetrics) -> Pipeline {
+        let dlq = Box::new(MemoryDlq::new(settings.dlq_capacity));
+        Pipeline::with_dlq(settings, metrics, dlq)
+    }
+
+    /// A pipeline with the given dead-letter queue.
+    pub fn with_dlq(
+        settings: PipelineSettings,
+        metrics: PipelineMetrics,
+        dlq: Box<dyn DeadLetterQueue>,
+    ) -> Pipeline {
+        let (base, cap, seed) = settings.retry;
+        let mut pipeline = Pipeline {
+            backoff: Backoff::new(base, cap, seed),
+            settings,
+            metrics,
+            log: InputLog::default(),
+            dlq,
+            workers: [WorkerSlot::new(WorkerId::A), WorkerSlot::new(WorkerId::B)],
+            checkpoints: VecDeque::new(),
+            snapshots: VecDeque::new(),
+            boundaries: VecDeque::new(),
+            verified_until: 0,
+            diverged: false,
+            phase: Phase::Normal,
+            received: 0,
+            dead_lettered: 0,
+            replayed_from_dlq: 0,
+            incidents: VecDeque::new(),
+            next_incident: 1,
+            rollbacks: (0, 0),
+            draining: false,
+            drain_requested: false,
+            drained: false,
+            feed_due: false,
+            actions: VecDeque::new(),
+            now: Duration::ZERO,
+            last_alert: (None, None),
+        };
+        for w in WorkerId::BOTH {
+            pipeline.actions.push_back(Action::Start { worker: w, incarnation: 1 });
+        }
+        pipeline
+    }
+
+    /// The pipeline's id.
+    pub fn id(&self) -> &str {
+        &self.settings.id
+    }
+
+    /// The next action, if any. Call until `None` after every event and input.
+    pub fn poll_action(&mut self, now: Duration) -> Option<Action> {
+        self.now = self.now.max(now);
+        if self.feed_due {
+            self.feed_due = false;
+            self.feed();
+        }
+        self.actions.pop_front()
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        match &self.phase {
+            Phase::Normal => Mode::Normal,
+            Phase::RollingBack(r) if matches!(r.step, Step::Verify | Step::ReplayDlq | Step::Resume) => {
+                Mode::Recovery
+            }
+            _ => Mode::ReadOnly,
+        }
+    }
+
+    /// True once a drain has produced its [`Action::Drained`].
+    pub fn is_drained(&self) -> bool {
+        self.drained
+    }
+
+    /// Records in the log not verified yet.
+    pub fn unverified(&self) -> u64 {
+        self.log.unverified()
+    }
+
+    /// Records the pipeline can take now without refusing.
+    pub fn room(&self) -> u64 {
+        if self.draining {
+            return 0;
+        }
+        match self.mode() {
+            Mode::Normal => self.settings.backlog_capacity.saturating_sub(self.log.unverified()),
+            _ => (self.settings.dlq_capacity - self.dlq.len().min(self.settings.dlq_capacity)) as u64,
+        }
+    }
+
+    /// Takes one input record (from a replay, or one of a pushed batch).
+    pub fn offer_input(&mut self, now: Duration, input: FrameInput) -> Result<(), Refusal> {
+        self.now = self.now.max(now);
+        if self.draining {
+            self.metrics.refused_stopping.inc();
+            return Err(Refusal::Stopping);
+        }
+        if self.mode() == Mode::Normal {
+            if self.log.unverified() >= self.settings.backlog_capacity {
+                self.metrics.refused_backlog.inc();
+                return Err(Refusal::BacklogFull { capacity: self.settings.backlog_capacity });
+            }
+            self.log.push(LogRecord { input, via_dlq: false });
+            self.feed_due = true;
+        } else {
+            if self.dlq.push(input).is_err() {
+                self.metrics.refused_dlq.inc();
+                return Err(Refusal::DlqFull { capacity: self.settings.dlq_capacity });
+            }
+            self.dead_lettered += 1;
+            self.metrics.dlq_enqueued.inc();
+            self.metrics.dlq_records.set(self.dlq.len() as i64);
+        }
+        self.received += 1;
+        self.metrics.records_received.inc();
+        Ok(())
+    }
+
+    /// Takes a pushed batch whose first record has sequence number `first_seq` (the number of records
+    /// the pipeline received before it). Records it already has are skipped, so a producer may resend.
+    pub fn push_batch(
+        &mut self,
+        now: Duration,
+        first_seq: u64,
+        inputs: &[FrameInput],
+    ) -> Result<PushOutcome, SequenceGap> {
+        if first_seq > self.received {
+            return Err(SequenceGap { first_seq, expected: self.received });
+        }
+        let duplicates = (self.received - first_seq).min(inputs.len() as u64);
+        let mut outcome = PushOutcome { accepted: 0, duplicates, next_seq: self.received, refused: None };
+        for &input in &inputs[duplicates as usize..] {
+            if let Err(refusal) = self.offer_input(now, input) {
+                outcome.refused = Some(refusal);
+                break;
+            }
+            outcome.accepted += 1;
+        }
+        outcome.next_seq = self.received;
+        Ok(outcome)
+    }
+
+    /// Handles one event.
+    pub fn handle(&mut self, now: Duration, event: Event) {
+        self.now = self.now.max(now);
+        match event {
+            Event::Tick => self.tick(),
+            Event::Worker(message) => self.worker_message(message),
+            Event::WorkerStopped { worker, incarnation } => self.worker_stopped(worker, incarnation),
+            Event::Verdict { incident, suspects } => self.verdict(incident, suspects),
+            Event::EvidenceWritten { incident, path } => {
+                if let Some(i) = self.incident_mut(incident) {
+                    i.evidence = Some(path);
+                }
+            }
+            Event::AlertFiring => {
+                self.metrics.alerts_firing.inc();
+                self.last_alert.0 = Some(self.now);
+                self.alert_firing();
+            }
+            Event::AlertResolved => {
+                self.metrics.alerts_resolved.inc();
+                self.last_alert.1 = Some(self.now);
+                tracing::info!(
+                    pipeline = %self.settings.id, mode = self.mode().name(),
+                    "alert resolved: noted; a resolved alert never re-admits a worker by itself"
+                );
+            }
+            Event::Drill { worker, drill } => self.drill(worker, drill),
+            Event::Drain => {
+                if !self.draining {
+                    self.draining = true;
+                    tracing::info!(pipeline = %self.settings.id, "draining: intake stopped, taking a final verified checkpoint");
+                }
+                self.check_drain();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

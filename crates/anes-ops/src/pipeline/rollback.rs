@@ -1,0 +1,473 @@
+//! Divergences, alerts and the six-step rollback procedure; time-driven transitions and the drain.
+
+use std::sync::Arc;
+
+use anes_core::state::FrameRecord;
+
+use super::*;
+
+impl Pipeline {
+    pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
+        let kind = if a.cpu_cycle != b.cpu_cycle {
+            DivergenceKind::CycleMisalignment
+        } else {
+            DivergenceKind::State
+        };
+        match kind {
+            DivergenceKind::State => self.metrics.divergences_state.inc(),
+            DivergenceKind::CycleMisalignment => self.metrics.divergences_cycle.inc(),
+        };
+        self.diverged = true;
+        self.metrics.divergence_flag.set(1);
+        for slot in &mut self.workers {
+            slot.queue.clear();
+        }
+        let message =
+            anes_lockstep::Divergence { kind, frame: seq, at_frame_end: true, sync_point: seq + 1, a, b }
+                .to_string()
+                .replace(" A ", " worker A ")
+                .replace(" B ", " worker B ");
+        tracing::error!(pipeline = %self.settings.id, seq, kind = kind.name(), %message, "divergence: the pipeline is read-only");
+        let id = self.open_incident(kind.name(), message, Some(seq));
+        let checkpoint = self.checkpoints.back().cloned();
+        let from = checkpoint.as_ref().map_or(0, |c| c.seq);
+        let mut inputs = Vec::new();
+        self.log.inputs(from, seq + 1, &mut inputs);
+        let faults = [0, 1].map(|w| {
+            self.workers[w].faults.iter().filter(|(s, _)| *s >= from).map(|(_, spec)| spec.clone()).collect()
+        });
+        self.actions.push_back(Action::Investigate(Box::new(Investigation {
+            incident: id,
+            seq,
+            records: [a, b],
+            checkpoint,
+            inputs,
+            faults,
+        })));
+        match self.phase.clone() {
+            Phase::Normal => self.phase = Phase::Halted { incident: id, since: self.now },
+            Phase::RollingBack(_) => self.attempt_failed("the workers diverged again during recovery"),
+            _ => {}
+        }
+        self.publish_mode();
+    }
+
+    pub(super) fn verdict(&mut self, incident: u64, suspects: Vec<WorkerId>) {
+        tracing::info!(pipeline = %self.settings.id, incident, ?suspects, "referee's verdict");
+        if let Some(i) = self.incident_mut(incident) {
+            i.suspects = Some(suspects.clone());
+        }
+        if let Phase::Halted { incident: halted, .. } = self.phase
+            && halted == incident
+            && self.settings.policy == RollbackPolicy::Immediate
+        {
+            self.start_rollback(Trigger::Detection, Some(incident), suspects);
+        }
+    }
+
+    pub(super) fn alert_firing(&mut self) {
+        match self.phase.clone() {
+            Phase::RollingBack(r) => {
+                tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "alert firing: a rollback is already in progress");
+            }
+            Phase::Halted { incident, .. } => {
+                let suspects = self.incident_suspects(incident);
+                self.start_rollback(Trigger::Alert, Some(incident), suspects);
+            }
+            Phase::RetryWait { incident, attempt, .. } => {
+                let suspects = incident.map(|i| self.incident_suspects(i)).unwrap_or_default();
+                self.start_attempt(Trigger::Alert, incident, attempt + 1, suspects);
+            }
+            Phase::GaveUp { incident } => {
+                let suspects = incident.map(|i| self.incident_suspects(i)).unwrap_or_default();
+                self.start_rollback(Trigger::Alert, incident, suspects);
+            }
+            Phase::Normal => {
+                // The pipeline has not seen a divergence: the alert saw drift, or a dead worker.
+                let [a, b] = &self.workers;
+                let dead: Vec<WorkerId> =
+                    self.workers.iter().filter(|s| s.phase == WorkerPhase::Exited).map(|s| s.id).collect();
+                let suspects = if !dead.is_empty() {
+                    dead
+                } else if a.processed.abs_diff(b.processed) > ALERT_DRIFT_THRESHOLD {
+                    vec![if a.processed < b.processed { WorkerId::A } else { WorkerId::B }]
+                } else {
+                    Vec::new()
+                };
+                tracing::warn!(pipeline = %self.settings.id, ?suspects, "alert firing while the pipeline runs: rolling back");
+                self.start_rollback(Trigger::Alert, None, suspects);
+            }
+        }
+    }
+
+    pub(super) fn incident_suspects(&self, incident: u64) -> Vec<WorkerId> {
+        self.incidents.iter().find(|i| i.id == incident).and_then(|i| i.suspects.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn start_rollback(
+        &mut self,
+        trigger: Trigger,
+        incident: Option<u64>,
+        suspects: Vec<WorkerId>,
+    ) {
+        if let Phase::RollingBack(r) = &self.phase {
+            tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "rollback already in progress");
+            return;
+        }
+        self.start_attempt(trigger, incident, 1, suspects);
+    }
+
+    pub(super) fn start_attempt(
+        &mut self,
+        trigger: Trigger,
+        incident: Option<u64>,
+        attempt: u32,
+        suspects: Vec<WorkerId>,
+    ) {
+        // Who to isolate: the referee's suspects, the dead, or (not knowing) both.
+        let mut suspects = suspects;
+        for slot in &self.workers {
+            if matches!(slot.phase, WorkerPhase::Exited | WorkerPhase::Stopped)
+                && !suspects.contains(&slot.id)
+            {
+                suspects.push(slot.id);
+            }
+        }
+        if suspects.is_empty() || self.checkpoints.is_empty() {
+            // Not knowing who, or going back to power-on: both start again.
+            suspects = WorkerId::BOTH.to_vec();
+        }
+        suspects.sort();
+        tracing::warn!(pipeline = %self.settings.id, trigger = ?trigger, attempt, ?suspects, "rollback started");
+        let rollback = Rollback {
+            incident,
+            attempt,
+            step: Step::CutIntake,
+            deadline: self.now + self.settings.step_timeout,
+            started_at: self.now,
+            suspects: suspects.clone(),
+        };
+        self.phase = Phase::RollingBack(rollback);
+        self.step_done(Step::CutIntake, "new records go to the dead-letter queue; the pipeline is read-only");
+        self.publish_mode();
+        self.set_step(Step::Isolate);
+        for w in suspects {
+            let slot = &mut self.workers[w.index()];
+            match slot.phase {
+                WorkerPhase::Stopped => {}
+                WorkerPhase::Exited => slot.phase = WorkerPhase::Stopped,
+                _ => {
+                    slot.phase = WorkerPhase::Stopping;
+                    self.actions.push_back(Action::Stop { worker: w, incarnation: slot.incarnation });
+                }
+            }
+        }
+        self.step_done(Step::Isolate, "suspect workers are being stopped");
+        let all_stopped = match &self.phase {
+            Phase::RollingBack(r) => {
+                r.suspects.iter().all(|s| self.workers[s.index()].phase == WorkerPhase::Stopped)
+            }
+            _ => false,
+        };
+        if all_stopped {
+            self.restore_step();
+        }
+    }
+
+    pub(super) fn set_step(&mut self, step: Step) {
+        if let Phase::RollingBack(r) = &mut self.phase {
+            r.step = step;
+            r.deadline = self.now + self.settings.step_timeout;
+        }
+        self.publish_mode();
+    }
+
+    pub(super) fn step_done(&self, step: Step, what: &str) {
+        self.metrics.steps[step as usize].inc();
+        tracing::warn!(pipeline = %self.settings.id, step = step.name(), "rollback step {}/6 {}: {what}", step.number(), step.name());
+    }
+
+    pub(super) fn restore_step(&mut self) {
+        let Some(checkpoint) = self.checkpoints.back().cloned() else {
+            return self.restore_power_on();
+        };
+        self.set_step(Step::Restore);
+        for w in WorkerId::BOTH {
+            let slot = &mut self.workers[w.index()];
+            slot.restored = None;
+            if slot.phase == WorkerPhase::Stopped {
+                slot.incarnation += 1;
+                slot.restarts += 1;
+                slot.phase = WorkerPhase::Starting;
+                slot.reset_to(checkpoint.seq);
+                self.metrics.restarts[w.index()].inc();
+                self.actions.push_back(Action::Start { worker: w, incarnation: slot.incarnation });
+            } else {
+                self.send_restore(w, &checkpoint);
+            }
+        }
+        self.step_done(
+            Step::Restore,
+            &format!(
+                "both workers load the checkpoint before frame {} (state hash {})",
+                checkpoint.seq,
+                crate::worker::protocol::to_hex(&checkpoint.state_hash)
+            ),
+        );
+    }
+
+    /// Before the first checkpoint is verified (a worker died or diverged while starting), the last
+    /// state both workers shared is power-on: both start afresh, and the log runs from its first record.
+    fn restore_power_on(&mut self) {
+        if self.log.verified_high() > 0 {
+            return self.attempt_failed("no verified checkpoint to restore");
+        }
+        self.set_step(Step::Restore);
+        for w in WorkerId::BOTH {
+            let slot = &mut self.workers[w.index()];
+            slot.restored = None;
+            if slot.phase != WorkerPhase::Stopped {
+                // Only reached with both isolated (no checkpoint makes both suspects).
+                return self.attempt_failed("a worker to restart from power-on was not stopped");
+            }
+            slot.incarnation += 1;
+            slot.restarts += 1;
+            slot.phase = WorkerPhase::Starting;
+            slot.reset_to(0);
+            self.metrics.restarts[w.index()].inc();
+            self.actions.push_back(Action::Start { worker: w, incarnation: slot.incarnation });
+        }
+        self.step_done(Step::Restore, "no checkpoint verified yet: both workers start again from power-on");
+    }
+
+    pub(super) fn send_restore(&mut self, worker: WorkerId, checkpoint: &Checkpoint) {
+        let slot = &mut self.workers[worker.index()];
+        slot.phase = WorkerPhase::Restoring;
+        slot.restored = None;
+        slot.reset_to(checkpoint.seq);
+        self.actions.push_back(Action::Send {
+            worker,
+            command: Command::Restore { seq: checkpoint.seq, snapshot: checkpoint.snapshot.to_vec() },
+        });
+    }
+
+    pub(super) fn check_restored(&mut self) {
+        let Phase::RollingBack(r) = &self.phase else { return };
+        if r.step != Step::Restore {
+            return;
+        }
+        let (Some(ra), Some(rb)) = (self.workers[0].restored, self.workers[1].restored) else { return };
+        let checkpoint = match self.checkpoints.back().cloned() {
+            Some(c) => c,
+            None if ra == rb => {
+                // Power-on: it becomes the first checkpoint once a snapshot of it arrives.
+                self.boundaries.push_back((0, ra.state_hash.0));
+                Checkpoint {
+                    seq: 0,
+                    state_hash: ra.state_hash.0,
+                    snapshot: Arc::default(),
+                    taken_at: self.now,
+                }
+            }
+            None => return self.attempt_failed("the workers disagree at power-on"),
+        };
+        self.set_step(Step::Verify);
+        if ra.state_hash.0 == checkpoint.state_hash && rb.state_hash.0 == checkpoint.state_hash && ra == rb {
+            self.step_done(Step::Verify, "recovery mode: both state hashes equal the checkpoint's");
+            self.diverged = false;
+            self.metrics.divergence_flag.set(0);
+            self.verified_until = checkpoint.seq;
+            self.snapshots.retain(|s| s.0 == 0 && checkpoint.seq == 0);
+            self.boundaries.retain(|b| b.0 == 0 && checkpoint.seq == 0);
+            self.match_snapshots();
+            for slot in &mut self.workers {
+                slot.reset_to(checkpoint.seq);
+            }
+            self.update_drift();
+            self.set_step(Step::ReplayDlq);
+            let waiting = self.dlq.len();
+            self.step_done(
+                Step::ReplayDlq,
+                &format!("{waiting} records from the dead-letter queue run in order"),
+            );
+            self.replay_progress();
+            self.feed_due = true;
+        } else {
+            self.verification_failed(&format!(
+                "restored hashes {} / {} differ from the checkpoint's {}",
+                ra.state_hash,
+                rb.state_hash,
+                crate::worker::protocol::to_hex(&checkpoint.state_hash)
+            ));
+        }
+    }
+
+    pub(super) fn verification_failed(&mut self, reason: &str) {
+        let discarded = self.checkpoints.pop_back();
+        tracing::error!(pipeline = %self.settings.id, seq = discarded.as_ref().map(|c| c.seq), %reason, "checkpoint failed verification: discarded");
+        if self.checkpoints.is_empty() {
+            return self.attempt_failed(&format!("no verified checkpoint is left ({reason})"));
+        }
+        // Workers that failed to restore get a fresh start; the others just load the older one.
+        self.restore_step();
+    }
+
+    /// Replays the dead-letter queue into the log once the workers caught up with it, and resumes
+    /// normal mode when both are done.
+    pub(super) fn replay_progress(&mut self) {
+        if self.verified_until < self.log.end() {
+            return;
+        }
+        if self.dlq.is_empty() {
+            return self.resume();
+        }
+        let mut batch = Vec::new();
+        self.dlq.take_front(usize::MAX, &mut batch);
+        for input in &batch {
+            self.log.push(LogRecord { input: *input, via_dlq: true });
+        }
+        self.replayed_from_dlq += batch.len() as u64;
+        self.metrics.dlq_replayed.inc_by(batch.len() as u64);
+        self.metrics.dlq_records.set(self.dlq.len() as i64);
+        tracing::info!(pipeline = %self.settings.id, records = batch.len(), "replaying records from the dead-letter queue");
+        self.feed_due = true;
+    }
+
+    pub(super) fn resume(&mut self) {
+        let Phase::RollingBack(r) = self.phase.clone() else { return };
+        self.phase = Phase::Normal;
+        self.rollbacks.0 += 1;
+        self.metrics.rollbacks_success.inc();
+        let took = self.now.saturating_sub(r.started_at).as_secs_f64();
+        self.step_done(Step::Resume, &format!("normal mode after {took:.2} s (attempt {})", r.attempt));
+        if let Some(id) = r.incident {
+            let now = self.now;
+            if let Some(i) = self.incident_mut(id) {
+                i.rollback = Some("success".into());
+                i.healed_after_seconds = Some(now.as_secs_f64() - i.detected_at_seconds);
+            }
+        }
+        self.publish_mode();
+        self.feed_due = true;
+        if self.draining {
+            self.check_drain();
+        }
+    }
+
+    pub(super) fn attempt_failed(&mut self, reason: &str) {
+        let Phase::RollingBack(r) = self.phase.clone() else { return };
+        self.rollbacks.1 += 1;
+        self.metrics.rollbacks_failed.inc();
+        if let Some(id) = r.incident
+            && let Some(i) = self.incident_mut(id)
+        {
+            i.rollback = Some("failed".into());
+        }
+        if r.attempt >= self.settings.max_attempts {
+            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again");
+            self.phase = Phase::GaveUp { incident: r.incident };
+        } else {
+            let delay = self.backoff.delay(r.attempt);
+            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, retry_in_seconds = delay.as_secs_f64(), "rollback attempt failed; retrying");
+            self.phase =
+                Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
+        }
+        self.publish_mode();
+    }
+
+    pub(super) fn tick(&mut self) {
+        if let Some(c) = self.checkpoints.back() {
+            self.metrics.checkpoint_age.set(self.now.saturating_sub(c.taken_at).as_secs_f64());
+        }
+        match self.phase.clone() {
+            Phase::RollingBack(r) if self.now >= r.deadline => {
+                self.attempt_failed(&format!(
+                    "step {} made no progress for {:?}",
+                    r.step.name(),
+                    self.settings.step_timeout
+                ));
+            }
+            Phase::RetryWait { until, incident, attempt } if self.now >= until => {
+                self.start_attempt(Trigger::Retry, incident, attempt + 1, Vec::new());
+            }
+            Phase::Halted { incident, since }
+                if self.settings.policy == RollbackPolicy::Immediate
+                    && self.now.saturating_sub(since) >= self.settings.verdict_timeout =>
+            {
+                self.start_rollback(Trigger::Detection, Some(incident), Vec::new());
+            }
+            _ => {}
+        }
+        if self.draining {
+            self.check_drain();
+        }
+    }
+
+    pub(super) fn check_drain(&mut self) {
+        if !self.draining || self.drained || !matches!(self.phase, Phase::Normal) {
+            return;
+        }
+        let end = self.log.end();
+        let settled = self.workers.iter().all(|s| s.phase == WorkerPhase::Running && s.processed == end);
+        if self.verified_until != end || !settled {
+            return;
+        }
+        if !self.drain_requested {
+            self.drain_requested = true;
+            for w in WorkerId::BOTH {
+                self.workers[w.index()].drain_snapshot = None;
+                self.actions.push_back(Action::Send { worker: w, command: Command::Snapshot });
+            }
+            return;
+        }
+        let (Some((ha, bytes)), Some((hb, _))) =
+            (self.workers[0].drain_snapshot.clone(), self.workers[1].drain_snapshot.clone())
+        else {
+            return;
+        };
+        self.drained = true;
+        if ha == hb {
+            let checkpoint = Checkpoint { seq: end, state_hash: ha, snapshot: bytes, taken_at: self.now };
+            tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %crate::worker::protocol::to_hex(&ha), "final verified checkpoint");
+            self.push_checkpoint(checkpoint.clone());
+            self.actions.push_back(Action::Drained(Some(checkpoint)));
+        } else {
+            tracing::error!(pipeline = %self.settings.id, seq = end, "the workers' final snapshots differ: no final checkpoint");
+            self.actions.push_back(Action::Drained(None));
+        }
+    }
+
+    /// Gives up draining: reports the newest checkpoint verified so far.
+    pub fn abandon_drain(&mut self) -> Option<Checkpoint> {
+        self.drained = true;
+        self.checkpoints.back().cloned()
+    }
+
+    pub(super) fn publish_mode(&self) {
+        self.metrics.set_mode(self.mode());
+    }
+
+    pub(super) fn open_incident(&mut self, kind: &str, message: String, seq: Option<u64>) -> u64 {
+        let id = self.next_incident;
+        self.next_incident += 1;
+        if self.incidents.len() == INCIDENTS_KEPT {
+            self.incidents.pop_back();
+        }
+        self.incidents.push_front(Incident {
+            id,
+            kind: kind.to_string(),
+            message,
+            seq,
+            detected_at_seconds: self.now.as_secs_f64(),
+            suspects: None,
+            evidence: None,
+            rollback: None,
+            healed_after_seconds: None,
+        });
+        id
+    }
+
+    pub(super) fn incident_mut(&mut self, id: u64) -> Option<&mut Incident> {
+        self.incidents.iter_mut().find(|i| i.id == id)
+    }
+}

@@ -1,0 +1,617 @@
+//! The runtime around the pipeline state machines: one driver thread per pipeline (the clock, its
+//! input source, its workers, investigations), the HTTP server on a small tokio runtime, and the
+//! shutdown sequence (SIGTERM or SIGINT: stop intake, take a final verified checkpoint, exit).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anes_core::movie::{FrameInput, InputStream};
+use crossbeam_channel::{Receiver, Sender};
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::config::{Config, InputSpec};
+use crate::metrics::Metrics;
+use crate::pipeline::{
+    Action, Checkpoint, Event, Pipeline, PipelineSettings, PipelineStatus, PushOutcome, ReplaySource,
+    SequenceGap,
+};
+use crate::worker::protocol::to_hex;
+use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerMode, WorkerOutput};
+
+/// How often a pipeline's clock ticks (checkpoint age, step deadlines) at least.
+const TICK: Duration = Duration::from_millis(50);
+/// How often the status the HTTP API reads is refreshed at least.
+const PUBLISH: Duration = Duration::from_millis(100);
+/// How long a drain may take before the service stops with the last checkpoint verified so far.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
+/// Records a replay at `max` pace offers at once.
+const MAX_OFFER: u64 = 4096;
+/// A replay at `max` pace keeps at most this many drift windows of records unverified.
+const MAX_AHEAD_WINDOWS: u64 = 4;
+
+/// Why the service could not start.
+#[derive(Debug, Error)]
+pub enum StartError {
+    /// A file named by the configuration could not be read or parsed.
+    #[error("{path}: {problem}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        problem: String,
+    },
+    /// Listening beyond loopback needs a token.
+    #[error(
+        "refusing to listen on {0} without a token: set server.token_file, --token-file or ANES_TOKEN, or listen on 127.0.0.1"
+    )]
+    NoToken(SocketAddr),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The token file is empty.
+    #[error("{0}: the token file is empty")]
+    EmptyToken(String),
+    /// Something the service needs could not be set up.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// What the service needs besides its configuration.
+#[derive(Debug, Clone)]
+pub struct ServiceOptions {
+    /// The bundled demo ROM (used by pipelines without `rom`).
+    pub demo_rom: Arc<Vec<u8>>,
+    /// The bundled demo input stream.
+    pub demo_input: Arc<[FrameInput]>,
+    /// The `anes` executable, for process workers.
+    pub worker_program: Option<PathBuf>,
+    /// The bearer token (already read from its file or the environment).
+    pub token: Option<String>,
+}
+
+/// A message to a pipeline's driver thread.
+#[derive(Debug)]
+pub enum Control {
+    /// An event for the state machine.
+    Event(Event),
+    /// A pushed batch; the answer goes back on `reply`.
+    Push {
+        /// Sequence number of the first record.
+        first_seq: u64,
+        /// The records.
+        inputs: Vec<FrameInput>,
+        /// Where the answer goes.
+        reply: tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>,
+    },
+}
+
+/// A running pipeline as the HTTP side sees it.
+#[derive(Debug, Clone)]
+pub struct PipelineHandle {
+    /// `pipeline_id`.
+    pub id: String,
+    /// Its control channel.
+    pub control: Sender<Control>,
+    /// Its latest status.
+    pub status: Arc<Mutex<Arc<PipelineStatus>>>,
+    /// True when it takes pushed records.
+    pub accepts_push: bool,
+}
+
+impl PipelineHandle {
+    /// The latest status.
+    pub fn status(&self) -> Arc<PipelineStatus> {
+        Arc::clone(&self.status.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+/// How a pipeline ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct PipelineReport {
+    /// `pipeline_id`.
+    pub id: String,
+    /// Where every record went.
+    pub accounting: crate::pipeline::Accounting,
+    /// The final checkpoint's frame.
+    pub final_checkpoint_seq: Option<u64>,
+    /// Its state hash.
+    pub final_state_hash: Option<String>,
+    /// True when both workers were verified to have it at shutdown.
+    pub final_checkpoint_verified: bool,
+    /// Where it was written.
+    pub final_checkpoint_file: Option<String>,
+}
+
+struct PipelinePlan {
+    settings: PipelineSettings,
+    rom: Arc<Vec<u8>>,
+    source: Option<ReplaySource>,
+    launcher: WorkerLauncher,
+}
+
+/// The pipelines of a service, started.
+#[derive(Debug)]
+pub struct Pipelines {
+    /// Handles for the HTTP side.
+    pub handles: Vec<PipelineHandle>,
+    threads: Vec<JoinHandle<PipelineReport>>,
+}
+
+impl Pipelines {
+    /// Asks every pipeline to drain and waits for their reports.
+    pub fn drain(self) -> Vec<PipelineReport> {
+        for h in &self.handles {
+            let _ = h.control.send(Control::Event(Event::Drain));
+        }
+        self.threads
+            .into_iter()
+            .zip(&self.handles)
+            .map(|(t, h)| {
+                t.join().unwrap_or_else(|_| PipelineReport {
+                    id: h.id.clone(),
+                    accounting: h.status().accounting,
+                    final_checkpoint_seq: None,
+                    final_state_hash: None,
+                    final_checkpoint_verified: false,
+                    final_checkpoint_file: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Reads the token from `file` (its first line) or `ANES_TOKEN`.
+pub fn read_token(file: Option<&Path>) -> Result<Option<String>, StartError> {
+    match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| StartError::File { path: path.display().to_string(), problem: e.to_string() })?;
+            let token = text.lines().next().unwrap_or("").trim().to_string();
+            if token.is_empty() {
+                return Err(StartError::EmptyToken(path.display().to_string()));
+            }
+            Ok(Some(token))
+        }
+        None => Ok(std::env::var("ANES_TOKEN").ok().map(|t| t.trim().to_string()).filter(|t| !t.is_empty())),
+    }
+}
+
+fn read_stream(path: &Path) -> Result<InputStream, StartError> {
+    let file = |problem: String| StartError::File { path: path.display().to_string(), problem };
+    let bytes = std::fs::read(path).map_err(|e| file(e.to_string()))?;
+    if bytes.starts_with(&anes_core::movie::INPUT_STREAM_MAGIC) {
+        InputStream::from_bytes(&bytes).map_err(|e| file(e.to_string()))
+    } else if bytes.starts_with(b"version ") {
+        InputStream::from_fm2(&bytes).map_err(|e| file(e.to_string()))
+    } else {
+        Err(file(
+            "not an anes input stream (magic \"ANESINPT\") or an FCEUX .fm2 movie (\"version 3\")".into(),
+        ))
+    }
+}
+
+/// Starts every pipeline of `config`: reads ROMs and streams, checks them, spawns the driver threads.
+pub fn start_pipelines(
+    config: &Config,
+    options: &ServiceOptions,
+    metrics: &Metrics,
+) -> Result<Pipelines, StartError> {
+    let clock = Instant::now();
+    let mut plans = Vec::new();
+    for p in &config.pipelines {
+        let rom = match &p.rom {
+            Some(path) => Arc::new(std::fs::read(path).map_err(|e| StartError::File {
+                path: path.display().to_string(),
+                problem: e.to_string(),
+            })?),
+            None => Arc::clone(&options.demo_rom),
+        };
+        // Refuse a ROM the core refuses now, not in a worker later.
+        anes_core::Cartridge::from_ines(&rom).map_err(|e| StartError::File {
+            path: p.rom.as_ref().map_or("the bundled demo ROM".into(), |r| r.display().to_string()),
+            problem: e.to_string(),
+        })?;
+        let source = match &p.input {
+            InputSpec::Push => None,
+            InputSpec::Replay { file, looping, pace } => {
+                let stream = match file {
+                    Some(path) => crate::pipeline::stream_frames(&read_stream(path)?).into(),
+                    None => Arc::clone(&options.demo_input),
+                };
+                Some(ReplaySource::new(stream, *looping, *pace))
+            }
+        };
+        let launcher = WorkerLauncher { mode: p.workers, program: options.worker_program.clone() };
+        if p.workers == WorkerMode::Process && launcher.program.is_none() {
+            return Err(StartError::Setup(format!(
+                "pipeline {}: process workers need the anes executable's path",
+                p.settings.id
+            )));
+        }
+        plans.push(PipelinePlan { settings: p.settings.clone(), rom, source, launcher });
+    }
+    let mut handles = Vec::new();
+    let mut threads = Vec::new();
+    for plan in plans {
+        let (control_tx, control_rx) = crossbeam_channel::unbounded();
+        let pipeline = Pipeline::new(plan.settings.clone(), metrics.pipeline(&plan.settings.id));
+        let status = Arc::new(Mutex::new(Arc::new(pipeline.status())));
+        let handle = PipelineHandle {
+            id: plan.settings.id.clone(),
+            control: control_tx.clone(),
+            status: Arc::clone(&status),
+            accepts_push: plan.source.is_none(),
+        };
+        let driver = Driver {
+            pipeline,
+            plan,
+            control: control_rx,
+            control_tx,
+            status,
+            clock,
+            evidence_dir: config.evidence_dir.clone(),
+            state_dir: config.state_dir.clone(),
+        };
+        let name = format!("pipeline-{}", handle.id);
+        let thread = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || driver.run())
+            .map_err(|e| StartError::Setup(format!("cannot start a pipeline thread: {e}")))?;
+        handles.push(handle);
+        threads.push(thread);
+    }
+    Ok(Pipelines { handles, threads })
+}
+
+struct Driver {
+    pipeline: Pipeline,
+    plan: PipelinePlan,
+    control: Receiver<Control>,
+    control_tx: Sender<Control>,
+    status: Arc<Mutex<Arc<PipelineStatus>>>,
+    clock: Instant,
+    evidence_dir: PathBuf,
+    state_dir: Option<PathBuf>,
+}
+
+impl Driver {
+    fn run(mut self) -> PipelineReport {
+        let id = self.plan.settings.id.clone();
+        let (worker_tx, worker_rx) = crossbeam_channel::unbounded::<WorkerMessage>();
+        let mut workers: [Option<Box<dyn WorkerHandle>>; 2] = [None, None];
+        let mut last_tick = Duration::ZERO;
+        let mut last_publish = Duration::ZERO;
+        let mut drain_deadline: Option<Duration> = None;
+        let final_checkpoint = loop {
+            let now = self.clock.elapsed();
+            if drain_deadline.is_none() {
+                self.offer_replay(now);
+            }
+            let mut drained = None;
+            self.run_actions(now, &mut workers, &worker_tx, &mut drained);
+            if let Some(checkpoint) = drained {
+                break checkpoint.map(|c| (c, true));
+            }
+            if let Some(deadline) = drain_deadline
+                && now >= deadline
+            {
+                tracing::error!(pipeline = %id, "drain timed out: stopping with the newest checkpoint verified so far");
+                break self.pipeline.abandon_drain().map(|c| (c, false));
+            }
+            if now.saturating_sub(last_publish) >= PUBLISH {
+                last_publish = now;
+                self.publish();
+            }
+            // A real-time replay wakes when its next record is due; everything else wakes on messages,
+            // or at the next tick.
+            let wait = match (&self.plan.source, drain_deadline) {
+                (Some(source), None) if source.is_real_time() => {
+                    source.next_due_at().map_or(TICK, |due| due.saturating_sub(now).min(TICK))
+                }
+                _ => TICK,
+            };
+            crossbeam_channel::select! {
+                recv(worker_rx) -> message => {
+                    if let Ok(message) = message {
+                        let now = self.clock.elapsed();
+                        self.pipeline.handle(now, Event::Worker(message));
+                        // Take what else has arrived before acting: batches instead of one wake per record.
+                        for message in worker_rx.try_iter().take(256) {
+                            self.pipeline.handle(now, Event::Worker(message));
+                        }
+                    }
+                }
+                recv(self.control) -> control => {
+                    if let Ok(control) = control {
+                        if matches!(control, Control::Event(Event::Drain)) && drain_deadline.is_none() {
+                            drain_deadline = Some(self.clock.elapsed() + DRAIN_TIMEOUT);
+                        }
+                        self.control_message(control);
+                    }
+                }
+                default(wait) => {}
+            }
+            let now = self.clock.elapsed();
+            if now.saturating_sub(last_tick) >= TICK {
+                last_tick = now;
+                self.pipeline.handle(now, Event::Tick);
+            }
+        };
+        for (w, handle) in workers.iter_mut().enumerate() {
+            if let Some(mut h) = handle.take() {
+                h.stop();
+                tracing::debug!(pipeline = %id, worker = %WorkerId::BOTH[w], "worker stopped at shutdown");
+            }
+        }
+        self.publish();
+        self.report(final_checkpoint)
+    }
+
+    fn offer_replay(&mut self, now: Duration) {
+        let Some(source) = self.plan.source.as_mut() else { return };
+        let mut room = self.pipeline.room();
+        if !source.is_real_time() {
+            // As fast as possible, but only a few drift windows ahead of verification: enough to keep
+            // both workers busy, refilled in large steps so the driver does not wake for every record.
+            let window = self.plan.settings.drift_window;
+            let backlog = self.pipeline.unverified();
+            room = if backlog > 2 * window { 0 } else { room.min(MAX_AHEAD_WINDOWS * window - backlog) };
+        }
+        let due = source.due(now, room.min(MAX_OFFER)).min(room);
+        for _ in 0..due {
+            let input = source.next_record();
+            if self.pipeline.offer_input(now, input).is_err() {
+                break;
+            }
+        }
+    }
+
+    fn control_message(&mut self, control: Control) {
+        let now = self.clock.elapsed();
+        match control {
+            Control::Event(event) => self.pipeline.handle(now, event),
+            Control::Push { first_seq, inputs, reply } => {
+                let _ = reply.send(self.pipeline.push_batch(now, first_seq, &inputs));
+            }
+        }
+    }
+
+    fn run_actions(
+        &mut self,
+        now: Duration,
+        workers: &mut [Option<Box<dyn WorkerHandle>>; 2],
+        worker_tx: &Sender<WorkerMessage>,
+        drained: &mut Option<Option<Checkpoint>>,
+    ) {
+        let id = self.plan.settings.id.clone();
+        while let Some(action) = self.pipeline.poll_action(now) {
+            match action {
+                Action::Start { worker, incarnation } => {
+                    if let Some(mut old) = workers[worker.index()].take() {
+                        old.stop();
+                    }
+                    match self.plan.launcher.start(
+                        worker,
+                        incarnation,
+                        &self.plan.rom,
+                        self.plan.settings.checkpoint_every,
+                        worker_tx.clone(),
+                    ) {
+                        Ok(handle) => workers[worker.index()] = Some(handle),
+                        Err(e) => {
+                            tracing::error!(pipeline = %id, %worker, error = %e, "cannot start a worker");
+                            let _ = worker_tx.send(WorkerMessage {
+                                worker,
+                                incarnation,
+                                body: WorkerOutput::Exited { reason: format!("could not start: {e}") },
+                            });
+                        }
+                    }
+                }
+                Action::Send { worker, command } => {
+                    if let Some(h) = workers[worker.index()].as_mut() {
+                        h.send(command);
+                    }
+                }
+                Action::Stop { worker, incarnation } => {
+                    if let Some(mut h) = workers[worker.index()].take() {
+                        h.stop();
+                    }
+                    tracing::warn!(pipeline = %id, %worker, incarnation, "worker isolated: stopped");
+                    self.pipeline.handle(now, Event::WorkerStopped { worker, incarnation });
+                }
+                Action::Crash { worker } => {
+                    if let Some(h) = workers[worker.index()].as_mut() {
+                        h.crash();
+                    }
+                }
+                Action::Investigate(investigation) => self.investigate(now, *investigation),
+                Action::Drained(checkpoint) => *drained = Some(checkpoint),
+            }
+        }
+    }
+
+    /// The referee runs here (a few frames of emulation, while the pipeline is halted anyway); the
+    /// evidence bundle is written on a thread of its own.
+    fn investigate(&mut self, now: Duration, investigation: crate::pipeline::Investigation) {
+        let id = self.plan.settings.id.clone();
+        let (suspects, referee_record) = match crate::evidence::referee(&self.plan.rom, &investigation) {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "the referee could not run");
+                self.pipeline
+                    .handle(now, Event::Verdict { incident: investigation.incident, suspects: Vec::new() });
+                return;
+            }
+        };
+        self.pipeline
+            .handle(now, Event::Verdict { incident: investigation.incident, suspects: suspects.clone() });
+        let rom = Arc::clone(&self.plan.rom);
+        let relative = format!("{id}/incident-{}", investigation.incident);
+        let dir = self.evidence_dir.join(&relative);
+        let back = self.control_tx.clone();
+        let spawned = std::thread::Builder::new().name(format!("evidence-{id}")).spawn(move || {
+            match crate::evidence::write_evidence(&rom, &id, &investigation, &suspects, referee_record, &dir) {
+                Ok(path) => {
+                    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+                    tracing::info!(pipeline = %id, incident = investigation.incident, path = %path.display(), "evidence written");
+                    let _ = back.send(Control::Event(Event::EvidenceWritten {
+                        incident: investigation.incident,
+                        path: format!("{relative}/{file}"),
+                    }));
+                }
+                Err(e) => tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "writing the evidence failed"),
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::error!(pipeline = %self.plan.settings.id, error = %e, "cannot start the evidence writer");
+        }
+    }
+
+    fn publish(&self) {
+        let status = Arc::new(self.pipeline.status());
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    fn report(&self, checkpoint: Option<(Checkpoint, bool)>) -> PipelineReport {
+        let id = self.plan.settings.id.clone();
+        let mut file = None;
+        if let (Some(dir), Some((c, verified))) = (&self.state_dir, &checkpoint) {
+            match write_checkpoint(dir, &id, c, *verified) {
+                Ok(path) => file = Some(path.display().to_string()),
+                Err(e) => tracing::error!(pipeline = %id, error = %e, "writing the final checkpoint failed"),
+            }
+        }
+        let report = PipelineReport {
+            id: id.clone(),
+            accounting: self.pipeline.accounting(),
+            final_checkpoint_seq: checkpoint.as_ref().map(|(c, _)| c.seq),
+            final_state_hash: checkpoint.as_ref().map(|(c, _)| to_hex(&c.state_hash)),
+            final_checkpoint_verified: checkpoint.as_ref().is_some_and(|(_, v)| *v),
+            final_checkpoint_file: file,
+        };
+        let a = report.accounting;
+        tracing::info!(
+            pipeline = %id,
+            received = a.received,
+            verified_direct = a.verified_direct,
+            verified_after_dlq = a.verified_after_dlq,
+            replayed_from_dlq = a.replayed_from_dlq,
+            in_dlq = a.in_dlq,
+            unverified = a.unverified,
+            final_checkpoint_seq = ?report.final_checkpoint_seq,
+            final_state_hash = ?report.final_state_hash,
+            verified = report.final_checkpoint_verified,
+            "pipeline stopped"
+        );
+        report
+    }
+}
+
+fn write_checkpoint(dir: &Path, id: &str, c: &Checkpoint, verified: bool) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let snap = dir.join(format!("{id}.snap"));
+    std::fs::write(&snap, &*c.snapshot)?;
+    let meta = serde_json::json!({
+        "pipeline_id": id,
+        "seq": c.seq,
+        "state_hash": to_hex(&c.state_hash),
+        "verified_at_shutdown": verified,
+    });
+    std::fs::write(dir.join(format!("{id}.json")), serde_json::to_vec_pretty(&meta).expect("serializes"))?;
+    Ok(snap)
+}
+
+/// Runs the service until SIGTERM or SIGINT: binds the listener, starts the pipelines, serves HTTP,
+/// then drains every pipeline (intake stops, a final verified checkpoint is taken) and returns how
+/// each ended.
+pub fn run_service(
+    config: Config,
+    options: ServiceOptions,
+    drill: bool,
+) -> Result<Vec<PipelineReport>, StartError> {
+    if !config.listen.ip().is_loopback() && options.token.is_none() {
+        return Err(StartError::NoToken(config.listen));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("anes-http")
+        .enable_all()
+        .build()
+        .map_err(|e| StartError::Setup(format!("cannot start the HTTP runtime: {e}")))?;
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(config.listen))
+        .map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
+    let metrics = Arc::new(Metrics::new());
+    let pipelines = start_pipelines(&config, &options, &metrics)?;
+    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let state = crate::http::AppState {
+        pipelines: Arc::new(pipelines.handles.clone()),
+        metrics,
+        token: options.token.as_deref().map(Arc::from),
+        drill: drill || config.drill,
+        evidence_dir: config.evidence_dir.clone(),
+        dedup: Arc::new(Mutex::new(crate::alertmanager::Deduplicator::new())),
+        stopping: Arc::clone(&stopping),
+    };
+    tracing::info!(
+        listen = %addr,
+        pipelines = ?pipelines.handles.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        drill = state.drill,
+        token = state.token.is_some(),
+        "anes serve: listening on http://{addr}/"
+    );
+    runtime.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let server = axum::serve(listener, crate::http::router(state)).with_graceful_shutdown(async {
+            let _ = stop_rx.await;
+        });
+        let server = tokio::spawn(async move { server.await });
+        let signal = wait_for_signal().await;
+        stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(signal, "stopping: intake stops, final verified checkpoints follow");
+        let reports = tokio::task::spawn_blocking(move || pipelines.drain())
+            .await
+            .map_err(|e| StartError::Setup(format!("draining failed: {e}")))?;
+        let _ = stop_tx.send(());
+        match tokio::time::timeout(Duration::from_secs(5), server).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => tracing::error!(error = %e, "the HTTP server ended with an error"),
+            Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server task failed"),
+            Err(_) => tracing::warn!("the HTTP server did not stop within 5 s"),
+        }
+        Ok(reports)
+    })
+}
+
+async fn wait_for_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = term.recv() => "SIGTERM",
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "SIGINT"
+    }
+}

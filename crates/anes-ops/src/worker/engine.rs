@@ -1,0 +1,362 @@
+//! One worker's console and what it does with each [`Command`]: the same code runs on a worker thread
+//! and inside an `anes worker` child process.
+
+use std::time::Duration;
+
+use anes_core::NesConfig;
+use anes_lockstep::{Fault, Machine, NesMachine};
+
+use super::protocol::{Command, Reply, WireInput};
+
+/// Before a frame has been measured, a state fault due within this many CPU cycles makes the next frame
+/// run instruction by instruction (an NTSC frame is about 29,781 cycles).
+const INITIAL_FRAME_CYCLES_BOUND: u64 = 1 << 20;
+
+/// What the host loop does after a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Read the next command.
+    Continue,
+    /// Answer nothing for this long (a drill), then carry on.
+    Stall(Duration),
+    /// Exit.
+    Shutdown,
+}
+
+/// A fault waiting for its moment, with the lockstep runner's timing: a state fault fires at the end
+/// of the instruction during which the CPU reaches its cycle; an input fault changes the input of one
+/// frame (indexed by frames completed since power-on, as the lockstep runner indexes its input stream).
+#[derive(Debug, Clone)]
+struct PendingFault {
+    fault: Fault,
+    section: usize,
+}
+
+/// A console driven by protocol commands.
+///
+/// ```
+/// use anes_ops::worker::engine::{Engine, Flow};
+/// use anes_ops::worker::protocol::{Command, Reply, WireInput};
+/// let mut engine = Engine::new();
+/// let mut replies = Vec::new();
+/// let rom = anes_lockstep::testing::tiny_rom();
+/// engine.handle(Command::Load { rom, checkpoint_every: 60 }, &mut |r| replies.push(r));
+/// let flow = engine.handle(Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
+/// assert_eq!(flow, Flow::Continue);
+/// assert!(matches!(replies.last(), Some(Reply::Record { seq: 0, record }) if record.frame == 1));
+/// ```
+#[derive(Debug, Default)]
+pub struct Engine {
+    machine: Option<NesMachine>,
+    checkpoint_every: u64,
+    next_seq: u64,
+    faults: Vec<PendingFault>,
+    frame_cycles_bound: u64,
+    snapshot: Vec<u8>,
+}
+
+impl Engine {
+    /// An engine with no ROM loaded yet.
+    pub fn new() -> Engine {
+        Engine { frame_cycles_bound: INITIAL_FRAME_CYCLES_BOUND, ..Engine::default() }
+    }
+
+    /// Handles one command, passing every reply to `reply` in order.
+    pub fn handle(&mut self, command: Command, reply: &mut dyn FnMut(Reply)) -> Flow {
+        match command {
+            Command::Load { rom, checkpoint_every } => self.load(&rom, checkpoint_every, reply),
+            Command::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
+            Command::Restore { seq, snapshot } => self.restore(seq, &snapshot, reply),
+            Command::Snapshot => match &self.machine {
+                Some(_) => self.send_snapshot(reply),
+                None => reply(not_loaded()),
+            },
+            Command::Inject { spec } => self.inject(&spec, reply),
+            Command::Stall { millis } => return Flow::Stall(Duration::from_millis(u64::from(millis))),
+            Command::Shutdown => return Flow::Shutdown,
+            Command::BeginFrame { input } => match (self.machine.as_mut(), input.to_input()) {
+                (None, _) => reply(not_loaded()),
+                (Some(_), None) => reply(Reply::Error {
+                    message: format!("begin_frame: unknown command byte {:#04x}", input.0[2]),
+                }),
+                (Some(machine), Some(input)) => {
+                    machine.begin_frame(input);
+                    reply(Reply::Probe { probe: machine.probe().into() });
+                }
+            },
+            Command::StepInstruction => match self.machine.as_mut() {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let done = machine.step_instruction();
+                    if done {
+                        self.next_seq += 1;
+                    }
+                    reply(Reply::Stepped { done, probe: machine.probe().into() });
+                }
+            },
+            Command::Probe => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Probe { probe: machine.probe().into() }),
+            },
+            Command::Record => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Record { seq: self.next_seq, record: machine.record().into() }),
+            },
+            Command::Disassemble => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let mut text = String::new();
+                    machine.disassemble(&mut text);
+                    reply(Reply::Disassembly { opcode: machine.opcode(), text });
+                }
+            },
+            Command::Picture => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let mut rgb = Vec::new();
+                    machine.picture_rgb(&mut rgb);
+                    let (width, height) = machine.picture_size().unwrap_or((0, 0));
+                    reply(Reply::Picture { width, height, rgb });
+                }
+            },
+        }
+        Flow::Continue
+    }
+
+    fn load(&mut self, rom: &[u8], checkpoint_every: u64, reply: &mut dyn FnMut(Reply)) {
+        if checkpoint_every == 0 {
+            return reply(Reply::Error { message: "load: checkpoint_every must be at least 1".into() });
+        }
+        match NesMachine::from_ines(rom, NesConfig::default()) {
+            Ok(machine) => {
+                let rom_identity = *machine.nes().rom_identity();
+                let record = machine.record().into();
+                self.machine = Some(machine);
+                self.checkpoint_every = checkpoint_every;
+                self.next_seq = 0;
+                self.faults.clear();
+                reply(Reply::Loaded { rom_identity, record });
+                self.send_snapshot(reply);
+            }
+            Err(e) => reply(Reply::Error { message: format!("load: the ROM is refused: {e}") }),
+        }
+    }
+
+    fn frames(&mut self, first_seq: u64, inputs: &[WireInput], reply: &mut dyn FnMut(Reply)) {
+        if self.machine.is_none() {
+            return reply(not_loaded());
+        }
+        if first_seq != self.next_seq {
+            return reply(Reply::Error {
+                message: format!("frames: expected sequence number {}, got {first_seq}", self.next_seq),
+            });
+        }
+        for (i, input) in inputs.iter().enumerate() {
+            let Some(input) = input.to_input() else {
+                return reply(Reply::Error {
+                    message: format!(
+                        "frames: input {} (seq {}) has unknown command byte {:#04x}; the rest of the batch is dropped",
+                        i,
+                        first_seq + i as u64,
+                        input.0[2]
+                    ),
+                });
+            };
+            let seq = self.next_seq;
+            let record = self.run_frame(seq, input, reply);
+            self.next_seq += 1;
+            reply(Reply::Record { seq, record: record.into() });
+            if self.next_seq % self.checkpoint_every == 0 {
+                self.send_snapshot(reply);
+            }
+        }
+    }
+
+    fn run_frame(
+        &mut self,
+        seq: u64,
+        mut input: anes_core::movie::FrameInput,
+        reply: &mut dyn FnMut(Reply),
+    ) -> anes_core::state::FrameRecord {
+        let machine = self.machine.as_mut().expect("checked by the caller");
+        let frame = machine.nes().frame();
+        let start_cycle = machine.nes().cpu_cycle();
+        let mut state_fault_due = false;
+        let mut i = 0;
+        while i < self.faults.len() {
+            match self.faults[i].fault {
+                Fault::CorruptInput { port, bit, frame: at } if at == frame => {
+                    input.pads[usize::from(port)] ^= 1 << bit;
+                    let spec = self.faults.remove(i).fault.to_string();
+                    reply(Reply::FaultFired { seq, spec, refused: None });
+                    continue;
+                }
+                Fault::CorruptInput { .. } => {}
+                Fault::FlipBit { cpu_cycle, .. } | Fault::Stall { cpu_cycle, .. } => {
+                    state_fault_due |= cpu_cycle <= start_cycle.saturating_add(self.frame_cycles_bound);
+                }
+            }
+            i += 1;
+        }
+        let record = if state_fault_due {
+            machine.begin_frame(input);
+            loop {
+                let done = machine.step_instruction();
+                let cycle = machine.nes().cpu_cycle();
+                let mut j = 0;
+                while j < self.faults.len() {
+                    let due = self.faults[j].fault.cpu_cycle().is_some_and(|at| at <= cycle);
+                    if !due {
+                        j += 1;
+                        continue;
+                    }
+                    let PendingFault { fault, section } = self.faults.remove(j);
+                    let result = match fault {
+                        Fault::FlipBit { offset, bit, .. } => machine.flip_state_bit(section, offset, bit),
+                        Fault::Stall { cycles, .. } => machine.stall_cycles(cycles),
+                        Fault::CorruptInput { .. } => Ok(()),
+                    };
+                    reply(Reply::FaultFired {
+                        seq,
+                        spec: fault.to_string(),
+                        refused: result.err().map(|e| e.to_string()),
+                    });
+                }
+                if done {
+                    break machine.record();
+                }
+            }
+        } else {
+            machine.run_frame(input)
+        };
+        // Twice the last frame is a safe bound for when a fault may come due within the next one.
+        self.frame_cycles_bound = record.cpu_cycle.saturating_sub(start_cycle).max(1).saturating_mul(2);
+        record
+    }
+
+    fn restore(&mut self, seq: u64, snapshot: &[u8], reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_mut() else {
+            return reply(not_loaded());
+        };
+        match machine.load_state(snapshot) {
+            Ok(()) => {
+                self.next_seq = seq;
+                reply(Reply::Restored { seq, record: machine.record().into() });
+            }
+            Err(e) => reply(Reply::Error { message: format!("restore: {e}") }),
+        }
+    }
+
+    fn inject(&mut self, spec: &str, reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_ref() else {
+            return reply(not_loaded());
+        };
+        // Without `@`, a state fault fires at the end of the next frame's first instruction and an input
+        // fault changes the next frame's input.
+        let full = if spec.contains('@') {
+            spec.to_string()
+        } else if spec.trim_start().starts_with("input") {
+            format!("{spec}@{}", machine.nes().frame())
+        } else {
+            format!("{spec}@{}", machine.nes().cpu_cycle())
+        };
+        let fault: Fault = match full.parse() {
+            Ok(f) => f,
+            Err(e) => return reply(Reply::Error { message: format!("inject: {e}") }),
+        };
+        let mut section = 0;
+        if let Fault::FlipBit { section: name, offset, .. } = &fault {
+            let found = (0..machine.section_count()).find(|&i| machine.section_name(i) == name);
+            let Some(index) = found else {
+                let names: Vec<_> = (0..machine.section_count()).map(|i| machine.section_name(i)).collect();
+                return reply(Reply::Error {
+                    message: format!("inject {full}: no section {name:?} (sections: {})", names.join(", ")),
+                });
+            };
+            let len = machine.section_bytes(index).len();
+            if *offset >= len {
+                return reply(Reply::Error {
+                    message: format!(
+                        "inject {full}: offset {offset:#x} is outside section {name} ({len} bytes)"
+                    ),
+                });
+            }
+            section = index;
+        }
+        self.faults.push(PendingFault { fault, section });
+    }
+
+    fn send_snapshot(&mut self, reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_ref() else { return };
+        machine.save_state(&mut self.snapshot);
+        reply(Reply::Snapshot {
+            seq: self.next_seq,
+            state_hash: machine.state_hash().0,
+            bytes: self.snapshot.clone(),
+        });
+    }
+}
+
+fn not_loaded() -> Reply {
+    Reply::Error { message: "no ROM loaded: send load first".into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anes_lockstep::testing::tiny_rom;
+
+    fn run(engine: &mut Engine, command: Command) -> (Vec<Reply>, Flow) {
+        let mut replies = Vec::new();
+        let flow = engine.handle(command, &mut |r| replies.push(r));
+        (replies, flow)
+    }
+
+    fn frames(first_seq: u64, n: usize) -> Command {
+        Command::Frames { first_seq, inputs: vec![WireInput([0, 0, 0]); n] }
+    }
+
+    #[test]
+    fn records_snapshots_and_restores() {
+        let mut engine = Engine::new();
+        let (replies, _) = run(&mut engine, Command::Load { rom: tiny_rom(), checkpoint_every: 4 });
+        assert!(matches!(replies[0], Reply::Loaded { record, .. } if record.frame == 0));
+        assert!(matches!(replies[1], Reply::Snapshot { seq: 0, .. }));
+        let (replies, _) = run(&mut engine, frames(0, 5));
+        let records: Vec<_> = replies.iter().filter(|r| matches!(r, Reply::Record { .. })).collect();
+        assert_eq!(records.len(), 5);
+        let Some(Reply::Snapshot { seq: 4, state_hash, bytes }) =
+            replies.iter().find(|r| matches!(r, Reply::Snapshot { .. })).cloned()
+        else {
+            panic!("a snapshot after frame 3: {replies:?}")
+        };
+        let (replies, _) = run(&mut engine, Command::Restore { seq: 4, snapshot: bytes });
+        assert!(matches!(replies[0], Reply::Restored { seq: 4, record } if record.state_hash == state_hash));
+        let (replies, _) = run(&mut engine, frames(9, 1));
+        assert!(
+            matches!(&replies[0], Reply::Error { message } if message.contains("expected sequence number 4"))
+        );
+    }
+
+    #[test]
+    fn an_injected_flip_changes_the_next_record() {
+        let mut clean = Engine::new();
+        let mut faulty = Engine::new();
+        for e in [&mut clean, &mut faulty] {
+            run(e, Command::Load { rom: tiny_rom(), checkpoint_every: 60 });
+            run(e, frames(0, 3));
+        }
+        let (replies, _) = run(&mut faulty, Command::Inject { spec: "flip:ram:0x0010:3".into() });
+        assert!(replies.is_empty(), "{replies:?}");
+        let (a, _) = run(&mut clean, frames(3, 1));
+        let (b, _) = run(&mut faulty, frames(3, 1));
+        assert!(
+            matches!(&b[0], Reply::FaultFired { seq: 3, spec, refused: None } if spec.starts_with("flip:ram:0x0010:3@"))
+        );
+        assert_ne!(a.last(), b.last());
+        let (replies, _) = run(&mut faulty, Command::Inject { spec: "flip:nope:1:1".into() });
+        assert!(matches!(&replies[0], Reply::Error { message } if message.contains("no section")));
+        assert_eq!(run(&mut faulty, Command::Stall { millis: 5 }).1, Flow::Stall(Duration::from_millis(5)));
+        assert_eq!(run(&mut faulty, Command::Shutdown).1, Flow::Shutdown);
+    }
+}

@@ -1,0 +1,186 @@
+//! Workers: a console that runs the pipeline's input records and reports a frame record for each, on a
+//! thread of this process or in an `anes worker` child process. Both speak [`protocol`]; the child over
+//! its stdin and stdout, the thread over channels without encoding.
+//!
+//! Every started worker gets an incarnation number, and everything it sends carries it: after a worker
+//! is isolated and replaced, anything the old incarnation still had in flight is recognised and dropped
+//! (a fencing token, checked before the payload is looked at).
+
+pub mod engine;
+mod process;
+pub mod protocol;
+pub mod stdio;
+mod thread;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crossbeam_channel::Sender;
+use serde::{Deserialize, Serialize};
+
+pub use process::ProcessWorker;
+pub use thread::ThreadWorker;
+
+use protocol::{Command, Reply};
+
+/// One of the pipeline's two workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerId {
+    /// Worker A.
+    A,
+    /// Worker B.
+    B,
+}
+
+impl WorkerId {
+    /// Both, in order.
+    pub const BOTH: [WorkerId; 2] = [WorkerId::A, WorkerId::B];
+
+    /// 0 for A, 1 for B.
+    pub const fn index(self) -> usize {
+        match self {
+            WorkerId::A => 0,
+            WorkerId::B => 1,
+        }
+    }
+
+    /// The other worker.
+    pub const fn other(self) -> WorkerId {
+        match self {
+            WorkerId::A => WorkerId::B,
+            WorkerId::B => WorkerId::A,
+        }
+    }
+
+    /// `a` or `b` (metric labels, URLs).
+    pub const fn name(self) -> &'static str {
+        match self {
+            WorkerId::A => "a",
+            WorkerId::B => "b",
+        }
+    }
+}
+
+impl fmt::Display for WorkerId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerMode {
+    /// A thread of the service.
+    #[default]
+    Thread,
+    /// An `anes worker` child process.
+    Process,
+}
+
+/// What a worker sent, tagged with who sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerMessage {
+    /// Which worker.
+    pub worker: WorkerId,
+    /// Its incarnation (the fencing token).
+    pub incarnation: u64,
+    /// What it sent.
+    pub body: WorkerOutput,
+}
+
+/// The payload of a [`WorkerMessage`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerOutput {
+    /// Replies, in the order the worker sent them.
+    Replies(Vec<Reply>),
+    /// The worker is gone: stopped, crashed, or it broke the protocol.
+    Exited {
+        /// What happened, for a person.
+        reason: String,
+    },
+}
+
+/// How to start workers of a pipeline.
+#[derive(Debug, Clone)]
+pub struct WorkerLauncher {
+    /// Thread or process.
+    pub mode: WorkerMode,
+    /// The `anes` executable, for process workers (its `worker` subcommand).
+    pub program: Option<PathBuf>,
+}
+
+/// A running worker, whichever kind.
+pub trait WorkerHandle: Send + fmt::Debug {
+    /// Queues a command; never blocks on the worker.
+    fn send(&mut self, command: Command);
+    /// Stops the worker for good and waits until it has (isolation). Idempotent.
+    fn stop(&mut self);
+    /// Makes the worker die abruptly, as a crash would (a drill).
+    fn crash(&mut self);
+}
+
+impl WorkerLauncher {
+    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle.
+    pub fn start(
+        &self,
+        worker: WorkerId,
+        incarnation: u64,
+        rom: &[u8],
+        checkpoint_every: u64,
+        events: Sender<WorkerMessage>,
+    ) -> Result<Box<dyn WorkerHandle>, std::io::Error> {
+        let mut handle: Box<dyn WorkerHandle> = match self.mode {
+            WorkerMode::Thread => Box::new(ThreadWorker::spawn(worker, incarnation, events)?),
+            WorkerMode::Process => {
+                let program = self.program.clone().ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "process workers need the path of the anes executable",
+                    )
+                })?;
+                Box::new(ProcessWorker::spawn(&program, worker, incarnation, events)?)
+            }
+        };
+        handle.send(Command::Load { rom: rom.to_vec(), checkpoint_every });
+        Ok(handle)
+    }
+}
+
+/// Collects replies and hands them on in batches: at most [`ReplyBatcher::FLUSH_AT`] at once, so the
+/// pipeline sees progress while a long batch runs without waking for every record.
+#[derive(Debug)]
+pub(crate) struct ReplyBatcher {
+    worker: WorkerId,
+    incarnation: u64,
+    events: Sender<WorkerMessage>,
+    pending: Vec<Reply>,
+}
+
+impl ReplyBatcher {
+    pub(crate) const FLUSH_AT: usize = 16;
+
+    pub(crate) fn new(worker: WorkerId, incarnation: u64, events: Sender<WorkerMessage>) -> ReplyBatcher {
+        ReplyBatcher { worker, incarnation, events, pending: Vec::with_capacity(Self::FLUSH_AT) }
+    }
+
+    pub(crate) fn push(&mut self, reply: Reply) {
+        self.pending.push(reply);
+        if self.pending.len() >= Self::FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    pub(crate) fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let replies = std::mem::replace(&mut self.pending, Vec::with_capacity(Self::FLUSH_AT));
+            self.send(WorkerOutput::Replies(replies));
+        }
+    }
+
+    pub(crate) fn send(&self, body: WorkerOutput) {
+        // The pipeline may be gone already (shutdown); nothing is listening then.
+        let _ = self.events.send(WorkerMessage { worker: self.worker, incarnation: self.incarnation, body });
+    }
+}

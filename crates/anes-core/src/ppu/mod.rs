@@ -408,6 +408,12 @@ impl Ppu {
             }
             257..=320 => {
                 if dot == 257 {
+                    // nesdev "PPU rendering": the shifters shift on dots 2-257 and reload on dots 9,
+                    // 17, ..., 257; then they hold until dot 322, so the tile fetched at dots 249-256
+                    // is still in them if rendering is off through the prefetch (AccuracyCoin "Stale
+                    // BG Shift Registers").
+                    self.shift_background();
+                    self.reload_background_shifters();
                     self.regs.v = background::copy_horizontal(self.regs.v, self.regs.t);
                     self.start_sprite_fetches(pre_render);
                 }
@@ -619,6 +625,24 @@ mod tests {
         ppu.tick_dot(bus);
         run_to(&mut ppu, bus, 0, 0);
         ppu
+    }
+
+    #[test]
+    fn background_shifters_reload_at_dot_257_and_hold_through_forced_blank() {
+        // nesdev "PPU rendering": shifts on dots 2-257, reloads on 9, 17, ..., 257. On line 1 (scroll
+        // 0, fine Y 1), dots 241-248 fetch the tile at $2400 and dots 249-256 the one at $2401.
+        let mut bus = FlatBus::new();
+        bus.0[0x2400] = 1;
+        bus.0[0x2401] = 2;
+        (bus.0[0x0011], bus.0[0x0019], bus.0[0x0021], bus.0[0x0029]) = (0xAA, 0x0F, 0xCC, 0xF0);
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.regs.mask = 0x0A;
+        run_to(&mut ppu, &mut bus, 1, 258);
+        assert_eq!((ppu.regs.bg_pattern_lo, ppu.regs.bg_pattern_hi), (0xAACC, 0x0FF0));
+        // Rendering off before the prefetch at dot 321: nothing shifts or reloads until it is back on.
+        ppu.regs.mask = 0;
+        run_to(&mut ppu, &mut bus, 2, 100);
+        assert_eq!((ppu.regs.bg_pattern_lo, ppu.regs.bg_pattern_hi), (0xAACC, 0x0FF0));
     }
 
     #[test]

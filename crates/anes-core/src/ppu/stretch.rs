@@ -119,6 +119,9 @@ impl Ppu {
     fn run_sprite_slot(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
         if first == 257 {
+            // Dot 257: the last shift and reload of the line (see `Ppu::render_dot`).
+            self.shift_background();
+            self.reload_background_shifters();
             self.regs.v = copy_horizontal(self.regs.v, self.regs.t);
             self.start_sprite_fetches(false);
         }

@@ -321,8 +321,12 @@ impl Nes {
     /// 15/24 of a cycle on a 2A03G; "$2004 Stress Test"). The VBlank flag was latched at the start.
     #[inline(never)]
     fn finish_ppu_read(&mut self, addr: u16, value: u8) -> u8 {
-        if !matches!(addr & 7, 2 | 4) {
-            return value;
+        match addr & 7 {
+            // Nothing the rest of the cycle does can change the sprite flags (the common $2002 poll
+            // in VBlank or forced blank): the value read at the start stands, without a catch-up.
+            2 if self.ppu.sprite_flags_settled() => return value,
+            2 | 4 => {}
+            _ => return value,
         }
         // The end of the cycle is a catch-up point the lazy schedule may skip: run to it.
         self.catch_up_ppu();

@@ -241,6 +241,41 @@ impl PpuRegs {
             | if overflow { status::SPRITE_OVERFLOW } else { 0 }
     }
 
+    /// True when the dots around a register read (the PPU may stand anywhere from the read's start to
+    /// the end of its cycle, at most a CPU cycle apart) cannot change PPUSTATUS's sprite flags or the
+    /// I/O latch's decay: no flag found in the last few dots or waiting to show, the flags' clear
+    /// (pre-render line, dot 1) and the latch's decay (scanline 241, dot 0) are not that near,
+    /// sprite 0 hit cannot be found (it needs rendering, a line that outputs pixels with sprite 0 in
+    /// output unit 0, or the end of a line where the units are reloaded) and overflow cannot be found
+    /// (it needs sprite evaluation, dots 65-256 of a visible line, not yet done).
+    #[inline]
+    fn sprite_flags_settled(&self) -> bool {
+        // More dots than a CPU cycle spans.
+        const NEAR: u32 = 6;
+        const DOTS: u32 = DOTS_PER_SCANLINE as u32;
+        const CLEAR: u32 = PRE_RENDER_SCANLINE as u32 * DOTS + 1;
+        const DECAY: u32 = VBLANK_SCANLINE as u32 * DOTS;
+        let now = self.position();
+        let recent = |at: u32| at != 0 && at + NEAR > now;
+        if recent(self.sprite_0_hit_at) || recent(self.sprite_overflow_at) {
+            return false;
+        }
+        if now.abs_diff(CLEAR) <= NEAR || now.abs_diff(DECAY) <= NEAR {
+            return false;
+        }
+        if !self.rendering_enabled() {
+            return true;
+        }
+        let (scanline, dot) = (self.scanline, self.dot);
+        let lines = scanline < 240 || scanline == PRE_RENDER_SCANLINE;
+        let hit = self.sprite_0_hit_at == 0 && lines && (self.sprite_0_in_unit_0 != 0 || dot >= 250);
+        let overflow = self.sprite_overflow_at == 0
+            && scanline < 240
+            && self.eval_done == 0
+            && (60..=256).contains(&dot);
+        !hit && !overflow
+    }
+
     /// A sprite flag (`flag`) set while processing dot `dot` of the current scanline: visible once the
     /// dot after it has completed.
     #[inline]
@@ -544,6 +579,13 @@ impl Ppu {
     /// addresses mirror $00/$04/$08/$0C).
     pub fn palette(&self) -> &[u8; 32] {
         &self.palette
+    }
+
+    /// True when the dots up to the end of the current CPU cycle cannot change what PPUSTATUS's
+    /// sprite flags read (see `Nes::finish_ppu_read`).
+    #[inline]
+    pub(crate) fn sprite_flags_settled(&self) -> bool {
+        self.regs.sprite_flags_settled()
     }
 
     /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (96 bytes), primary OAM (256),

@@ -1,9 +1,15 @@
-//! anes against tetanes-core, the same ROMs for the same number of frames, in one run.
+//! anes against tetanes-core and Nestopia, the same ROMs for the same number of frames, in one run.
 //!
-//! Both run headless without audio output; both render pixels (anes's PPU always writes its frame
-//! buffer). Each sample runs 60 frames from a machine warmed up by 60 frames. After criterion's own
-//! output, the ratio of the two medians is printed per ROM (`tetanes / anes`: above 1 means anes is
-//! faster).
+//! All run headless without input. anes and tetanes-core run without audio output; Nestopia's
+//! libretro core synthesizes 48 kHz audio every frame (it has no switch for it), which the host
+//! drops. All render pixels (anes's PPU always writes its frame buffer; the libretro host copies
+//! Nestopia's picture once per frame, as a frontend would). Each sample runs 60 frames from a
+//! machine warmed up by 60 frames. After criterion's own output, the ratios of the medians are
+//! printed per ROM (`tetanes / anes` and `nestopia / anes`: above 1 means anes is faster).
+//!
+//! Nestopia is Debian's `libretro-nestopia` (`bash benches/peer/install-nestopia.sh`, or
+//! `ANES_NESTOPIA_CORE=/path/to/nestopia_libretro.so`); without it the bench says so and compares
+//! anes with tetanes-core alone.
 //!
 //! `cargo bench --manifest-path benches/peer/Cargo.toml` (quick: append `-- --warm-up-time 0.5
 //! --measurement-time 2`).
@@ -13,6 +19,8 @@ use std::path::{Path, PathBuf};
 
 use anes_core::movie::FrameInput;
 use anes_core::{Cartridge, Nes, NesConfig};
+use anes_peer_bench::libretro::LibretroHost;
+use anes_peer_bench::nestopia;
 use criterion::Criterion;
 use tetanes_core::control_deck::{Config, ControlDeck, HeadlessMode};
 
@@ -59,9 +67,21 @@ fn tetanes_machine(name: &str, rom: &[u8]) -> ControlDeck {
     deck
 }
 
+fn nestopia_machine(core: &Path, rom: &[u8]) -> LibretroHost {
+    let mut host = LibretroHost::new(core, rom, &nestopia::config()).expect("Nestopia loads the ROM");
+    for _ in 0..60 {
+        host.run_frame();
+    }
+    host
+}
+
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     let roms = roms();
+    let nestopia_core = nestopia::core_path();
+    if let Err(err) = &nestopia_core {
+        println!("peer group: Nestopia is not run: {err}");
+    }
     for (name, rom) in &roms {
         let mut group = criterion.benchmark_group(format!("peer/{name}"));
         let mut nes = anes_machine(rom);
@@ -80,14 +100,25 @@ fn main() {
                 }
             })
         });
+        if let Ok(core) = &nestopia_core {
+            // One libretro host per process: this ROM's is dropped before the next ROM's loads.
+            let mut host = nestopia_machine(core, rom);
+            group.bench_function("nestopia", |b| {
+                b.iter(|| {
+                    for _ in 0..FRAMES_PER_SAMPLE {
+                        host.run_frame();
+                    }
+                })
+            });
+        }
         group.finish();
     }
     criterion.final_summary();
-    print_ratios(&roms);
+    print_ratios(&roms, nestopia_core.is_ok());
 }
 
-/// Reads criterion's median estimates back and prints `tetanes / anes` per ROM.
-fn print_ratios(roms: &[(String, Vec<u8>)]) {
+/// Reads criterion's median estimates back and prints `tetanes / anes` and `nestopia / anes` per ROM.
+fn print_ratios(roms: &[(String, Vec<u8>)], nestopia_ran: bool) {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
@@ -97,18 +128,22 @@ fn print_ratios(roms: &[(String, Vec<u8>)]) {
         json["median"]["point_estimate"].as_f64()
     };
     println!(
-        "\npeer group: median time per {FRAMES_PER_SAMPLE} frames, ratio tetanes / anes (> 1: anes faster)"
+        "\npeer group: median time per {FRAMES_PER_SAMPLE} frames, ratio peer / anes (> 1: anes faster)"
     );
     for (name, _) in roms {
         let group = format!("peer_{name}");
-        match (median(&group, "anes"), median(&group, "tetanes")) {
-            (Some(a), Some(t)) => println!(
-                "  {name:<24} anes {:>8.2} ms  tetanes {:>8.2} ms  ratio {:.2}",
-                a / 1e6,
-                t / 1e6,
-                t / a
-            ),
-            _ => println!("  {name:<24} (no estimates found under {})", target.display()),
+        let Some(anes) = median(&group, "anes") else {
+            println!("  {name:<24} (no estimates found under {})", target.display());
+            continue;
+        };
+        let mut line = format!("  {name:<24} anes {:>8.2} ms", anes / 1e6);
+        let peers = [("tetanes", true), ("nestopia", nestopia_ran)];
+        for (peer, ran) in peers {
+            match median(&group, peer).filter(|_| ran) {
+                Some(time) => line += &format!("  {peer} {:>8.2} ms ratio {:>5.2}", time / 1e6, time / anes),
+                None => line += &format!("  {peer} {:>8} {:>11}", "not run", ""),
+            }
         }
+        println!("{line}");
     }
 }

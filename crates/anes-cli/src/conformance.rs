@@ -121,6 +121,29 @@ fn write_table(out: &mut impl Write, results: &[RomResult]) -> anyhow::Result<()
             result.path,
             truncate(&one_line(&result.text), TEXT_WIDTH_MAX),
         )?;
+        write_subtests(out, result)?;
+    }
+    Ok(())
+}
+
+/// One line per test of a ROM that holds many (AccuracyCoin), under the ROM's row: status, number,
+/// name, the ROM's code with what it means, and the start frames where it failed.
+fn write_subtests(out: &mut impl Write, result: &RomResult) -> anyhow::Result<()> {
+    for test in &result.subtests {
+        let mut line =
+            format!("  {:<7} #{:<3} {}", test.status.to_string(), test.index, one_line(&test.name));
+        if let Some(code) = test.code_label() {
+            let kind = if test.status == anes_conformance::Status::Pass { "success" } else { "error" };
+            line.push_str(&format!(" [{kind} {code}]"));
+        }
+        if !test.failed_at.is_empty() && test.failed_at.len() < result.start_points.len() {
+            let frames: Vec<String> = test.failed_at.iter().map(u64::to_string).collect();
+            line.push_str(&format!(" at start frames {}", frames.join(",")));
+        }
+        if !test.meaning.is_empty() {
+            line.push_str(&format!(": {}", test.meaning));
+        }
+        writeln!(out, "{}", truncate(&line, TEXT_WIDTH_MAX))?;
     }
     Ok(())
 }
@@ -165,8 +188,9 @@ fn write_baseline(out: &mut impl Write, baseline: &Baseline, report: &BaselineRe
     }
     writeln!(
         out,
-        "baseline {file}: {} ROMs, {} regressed, {} not run, {} new passes",
+        "baseline {file}: {} ROMs and {} test lists, {} regressed, {} not run, {} new passes",
         baseline.roms.len(),
+        baseline.tests.len(),
         report.regressed.len(),
         report.not_run.len(),
         report.new_passes.len()
@@ -196,7 +220,54 @@ fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{one_line, truncate};
+    use super::{one_line, truncate, write_subtests};
+    use anes_conformance::{Expected, RomResult, StartPoint, Status, SubTest};
+
+    #[test]
+    fn subtests_are_listed_under_their_rom() {
+        let test = |index, status, code, meaning: &str, failed_at: Vec<u64>| SubTest {
+            index,
+            page: 1,
+            name: format!("Test   {index}"),
+            status,
+            code,
+            meaning: meaning.into(),
+            failed_at,
+        };
+        let point = |start_frame| StartPoint {
+            start_frame,
+            status: Status::Fail,
+            passed: 1,
+            total: 3,
+            frames: 0,
+            text: String::new(),
+        };
+        let result = RomResult {
+            path: "ac.nes".into(),
+            suite: String::new(),
+            protocol: "accuracycoin".into(),
+            expected: Expected::Pass,
+            status: Status::Fail,
+            code: None,
+            text: String::new(),
+            frames: 0,
+            wall_time: std::time::Duration::ZERO,
+            subtests: vec![
+                test(1, Status::Pass, Some(1), "Like a G.", vec![]),
+                test(2, Status::Fail, Some(11), "Too late.", vec![40]),
+                test(3, Status::Fail, None, "", vec![40, 41]),
+            ],
+            start_points: vec![point(40), point(41)],
+        };
+        let mut out = Vec::new();
+        write_subtests(&mut out, &result).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  pass    #1   Test 1 [success 1]: Like a G.\n\
+             \x20 fail    #2   Test 2 [error B] at start frames 40: Too late.\n\
+             \x20 fail    #3   Test 3\n"
+        );
+    }
 
     #[test]
     fn text_is_shown_on_one_bounded_line() {

@@ -44,6 +44,13 @@ pub trait Console {
     fn soft_reset(&mut self);
     /// The program counter if the CPU halted on a JAM opcode (a test ROM never does on hardware).
     fn jammed_at(&self) -> Option<u16>;
+    /// Holds `buttons` on controller `port` (0 or 1) from now on, bits in the order the controller
+    /// shifts them out (A = bit 0 ... Right = bit 7, as in [`anes_core::input::buttons`]). Returns
+    /// false when this console cannot press buttons; protocols that need input then report an error.
+    fn set_buttons(&mut self, port: usize, buttons: u8) -> bool {
+        let _ = (port, buttons);
+        false
+    }
     /// The anes machine behind this console, for protocols only anes supports (`nestest-log`
     /// compares anes's own trace format); `None` for other emulators.
     fn as_nes(&mut self) -> Option<&mut Nes> {
@@ -71,6 +78,11 @@ impl Console for Nes {
 
     fn jammed_at(&self) -> Option<u16> {
         self.is_jammed().then(|| self.cpu().pc)
+    }
+
+    fn set_buttons(&mut self, port: usize, buttons: u8) -> bool {
+        Nes::set_buttons(self, port, buttons);
+        true
     }
 
     fn as_nes(&mut self) -> Option<&mut Nes> {

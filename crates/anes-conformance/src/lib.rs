@@ -5,7 +5,9 @@
 //! reports its result:
 //! - `blargg6000`: blargg's `$6000` status byte and `$6004` text (soft reset on request);
 //! - `screen`: a zero-page result byte and/or result text in the nametables;
-//! - `nestest-log`: nestest's trace compared line by line with `nestest.log`.
+//! - `nestest-log`: nestest's trace compared line by line with `nestest.log`;
+//! - `accuracycoin`: AccuracyCoin's menu: Start runs its 141 tests, each reported by name
+//!   ([`RomResult::subtests`]) at its worst over several start frames ([`RomResult::start_points`]).
 //!
 //! The protocols drive an emulator through the [`Console`] trait: anes's `Nes` by default
 //! ([`run_rom`]), any other with [`run_rom_on`].
@@ -33,5 +35,5 @@ pub use baseline::{Baseline, BaselineError, BaselineReport};
 pub use console::{Console, PowerOn};
 pub use limited_read::{MAX_BASELINE_LEN, MAX_LOG_LEN, MAX_MANIFEST_LEN};
 pub use manifest::{Expected, Manifest, ManifestError, Protocol, RomEntry, ScreenSpec};
-pub use report::{RomResult, Status, Summary};
+pub use report::{RomResult, StartPoint, Status, SubTest, Summary, code_label};
 pub use runner::{default_jobs, run_rom, run_rom_on, run_roms};

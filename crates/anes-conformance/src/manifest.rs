@@ -50,6 +50,9 @@ pub enum Protocol {
     Screen,
     /// nestest in automation mode, compared instruction by instruction with `nestest.log`.
     NestestLog,
+    /// AccuracyCoin's menu: Start runs its 141 tests, whose result bytes are read at the end (see
+    /// `ACCURACYCOIN.md` beside the ROM).
+    AccuracyCoin,
     /// A protocol this runner does not implement (such rows are reported with status `error`).
     Unsupported(String),
 }
@@ -61,6 +64,7 @@ impl Protocol {
             Protocol::Blargg6000 => "blargg6000",
             Protocol::Screen => "screen",
             Protocol::NestestLog => "nestest-log",
+            Protocol::AccuracyCoin => "accuracycoin",
             Protocol::Unsupported(name) => name,
         }
     }
@@ -72,6 +76,7 @@ impl From<String> for Protocol {
             "blargg6000" => Protocol::Blargg6000,
             "screen" => Protocol::Screen,
             "nestest-log" => Protocol::NestestLog,
+            "accuracycoin" => Protocol::AccuracyCoin,
             _ => Protocol::Unsupported(name),
         }
     }
@@ -297,9 +302,12 @@ how = "zero page"
 
     #[test]
     fn unknown_protocol_is_kept_for_the_runner_to_report() {
+        let text = ONE_ROM.replace("\"screen\"", "\"smoke-signals\"");
+        let manifest = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+        assert_eq!(manifest.roms[0].protocol, Protocol::Unsupported("smoke-signals".into()));
         let text = ONE_ROM.replace("\"screen\"", "\"accuracycoin\"");
         let manifest = Manifest::parse(&text, Path::new("m.toml")).unwrap();
-        assert_eq!(manifest.roms[0].protocol, Protocol::Unsupported("accuracycoin".into()));
+        assert_eq!(manifest.roms[0].protocol, Protocol::AccuracyCoin);
     }
 
     #[test]

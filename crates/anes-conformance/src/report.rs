@@ -55,6 +55,69 @@ pub struct RomResult {
     /// Wall-clock time the run took (not serialised: output stays identical between runs).
     #[serde(skip)]
     pub wall_time: Duration,
+    /// For ROMs that hold many tests (`accuracycoin`): each test's result, worst over the start
+    /// points; empty for other protocols.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subtests: Vec<SubTest>,
+    /// For protocols that run the ROM from several start points (`accuracycoin`): each run's
+    /// outcome; empty for other protocols.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub start_points: Vec<StartPoint>,
+}
+
+/// One test of a ROM that holds many (AccuracyCoin), as its runs reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubTest {
+    /// Its number in the ROM's run order (1-based).
+    pub index: u16,
+    /// The ROM's menu page it is on.
+    pub page: u8,
+    /// Its name as the ROM's test list gives it.
+    pub name: String,
+    /// `pass` when it passed at every start point, `fail` when it failed at one, `timeout` when
+    /// some start point never finished (and it passed at the others).
+    pub status: Status,
+    /// The ROM's code: the error code of the first start point where it failed, else the success
+    /// code (several behaviours are acceptable) when the ROM gave one.
+    pub code: Option<u8>,
+    /// What the code means, from the ROM's documentation (empty when it says nothing).
+    pub meaning: String,
+    /// The start frames at which it failed.
+    pub failed_at: Vec<u64>,
+}
+
+impl SubTest {
+    /// The code as the ROM prints it: 0-9, then A, B, ... for 10, 11, ...
+    pub fn code_label(&self) -> Option<String> {
+        self.code.map(code_label)
+    }
+}
+
+/// A code as AccuracyCoin prints it: 0-9, then letters from A for 10.
+pub fn code_label(code: u8) -> String {
+    match code {
+        0..=9 => code.to_string(),
+        10..=35 => char::from(b'A' + code - 10).to_string(),
+        _ => format!("${code:02X}"),
+    }
+}
+
+/// One run of a ROM from one start point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartPoint {
+    /// The frame at whose end the start button was pressed.
+    pub start_frame: u64,
+    /// How this run ended.
+    pub status: Status,
+    /// Tests passed.
+    pub passed: usize,
+    /// Tests scored.
+    pub total: usize,
+    /// Frames the run took.
+    pub frames: u64,
+    /// What went wrong, when it did not finish.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub text: String,
 }
 
 impl RomResult {
@@ -107,7 +170,15 @@ mod tests {
             text: String::new(),
             frames: 0,
             wall_time: Duration::ZERO,
+            subtests: Vec::new(),
+            start_points: Vec::new(),
         }
+    }
+
+    #[test]
+    fn codes_are_labelled_as_the_rom_prints_them() {
+        let labels: Vec<String> = [0, 9, 10, 11, 35, 36].into_iter().map(code_label).collect();
+        assert_eq!(labels, ["0", "9", "A", "B", "Z", "$24"]);
     }
 
     #[test]

@@ -51,6 +51,8 @@ fn result(rom: &RomEntry, outcome: Outcome, progress: &Progress, started: Instan
         text: outcome.text,
         frames: progress.frames,
         wall_time: started.elapsed(),
+        subtests: outcome.subtests,
+        start_points: outcome.start_points,
     }
 }
 

@@ -138,7 +138,7 @@ fn problems_with_a_rom_are_error_rows_not_crashes() {
     let scratch = Scratch::new("errors");
     let good = support::blargg_rom("ok", 0);
     let mut tables = vec![
-        scratch.rom_entry("unknown.nes", &good, "accuracycoin", 60, ""),
+        scratch.rom_entry("unknown.nes", &good, "smoke-signals", 60, ""),
         scratch.rom_entry("sha.nes", &good, "blargg6000", 60, ""),
         scratch.rom_entry("mapper.nes", &good, "blargg6000", 60, "mapper = 4\n"),
         scratch.rom_entry("header.nes", b"NOT A ROM AT ALL", "blargg6000", 60, ""),
@@ -166,7 +166,7 @@ fn problems_with_a_rom_are_error_rows_not_crashes() {
         ]
     );
     let text = |i: usize| results[i].text.as_str();
-    assert!(text(0).contains("protocol \"accuracycoin\" is not supported"), "{}", text(0));
+    assert!(text(0).contains("protocol \"smoke-signals\" is not supported"), "{}", text(0));
     assert!(text(1).contains("SHA-1 is") && text(1).contains("wrong or damaged file"), "{}", text(1));
     assert!(text(2).contains("header declares mapper 0 but the manifest says 4"), "{}", text(2));
     assert!(text(3).contains("header.nes") && text(3).contains("magic"), "{}", text(3));
@@ -193,4 +193,100 @@ fn results_keep_manifest_order_whatever_the_number_of_jobs() {
     assert_eq!(strip(&serial), strip(&parallel));
     let paths: Vec<_> = serial.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(paths, (0..9).map(|i| format!("r{i}.nes")).collect::<Vec<_>>());
+}
+
+/// The test list and README an AccuracyCoin-like ROM is read with (three scored tests, one "draw").
+fn accuracycoin_files(scratch: &Scratch) {
+    scratch.write(
+        "accuracycoin_tests.csv",
+        "index,page,page_title,slot,name,result_symbol,result_addr,kind,entry_label\n\
+         1,1,\"Page One\",0,\"Always passes\",r1,0x0400,test,T1\n\
+         2,1,\"Page One\",1,\"Always fails\",r2,0x0401,test,T2\n\
+         ,2,\"Page Two\",0,\"Just draws\",r3,0x03FF,draw,T3\n\
+         3,2,\"Page Two\",1,\"Frame parity\",r4,0x0402,test,T4\n",
+    );
+    scratch.write(
+        "README.md",
+        "# Error Codes\n## Page 1: Page One\n### Always Fails\n  2: It always does.\n\
+         ## Page 2: Page Two\n### Frame Parity\n  3: Started on an odd frame.\n\
+         # Success Codes\n### Frame Parity\n  1: Started on an even frame.\n",
+    );
+}
+
+#[test]
+fn accuracycoin_reports_every_test_at_its_worst_over_the_start_points() {
+    let scratch = Scratch::new("accuracycoin");
+    accuracycoin_files(&scratch);
+    let table = scratch.rom_entry("ac.nes", &support::accuracycoin_like_rom(), "accuracycoin", 300, "");
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    assert_eq!(result.status, Status::Fail, "{}", result.text);
+    // The menu is ready at frame 10 (the earliest trusted): Start at frames 10-17.
+    let starts: Vec<u64> = result.start_points.iter().map(|p| p.start_frame).collect();
+    assert_eq!(starts, (10..18).collect::<Vec<_>>());
+    let tests: Vec<_> = result
+        .subtests
+        .iter()
+        .map(|t| (t.index, t.name.as_str(), t.status, t.code, t.meaning.as_str()))
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            (1, "Always passes", Status::Pass, None, ""),
+            (2, "Always fails", Status::Fail, Some(2), "It always does."),
+            (3, "Frame parity", Status::Fail, Some(3), "Started on an odd frame."),
+        ]
+    );
+    assert_eq!(result.subtests[1].failed_at, starts);
+    // Frame parity fails at some start frames only: exactly those where one test passed.
+    let one_passed: Vec<u64> =
+        result.start_points.iter().filter(|p| p.passed == 1).map(|p| p.start_frame).collect();
+    assert_eq!(result.subtests[2].failed_at, one_passed);
+    assert!((1..8).contains(&one_passed.len()), "{one_passed:?}");
+    assert!(result.start_points.iter().all(|p| p.total == 3 && p.status == Status::Fail));
+    assert!(result.text.starts_with("worst 1 of 3 passed"), "{}", result.text);
+    assert!(result.text.contains("#2 Always fails (2), #3 Frame parity (3)"), "{}", result.text);
+}
+
+#[test]
+fn accuracycoin_passes_only_when_every_test_passes_everywhere() {
+    let scratch = Scratch::new("accuracycoin-pass");
+    accuracycoin_files(&scratch);
+    // Only the first test: the list decides which result bytes count.
+    let list = std::fs::read_to_string(scratch.path().join("accuracycoin_tests.csv")).unwrap();
+    let first: Vec<&str> = list.lines().take(2).collect();
+    scratch.write("accuracycoin_tests.csv", first.join("\n"));
+    let table = scratch.rom_entry("ac.nes", &support::accuracycoin_like_rom(), "accuracycoin", 300, "");
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    // The ROM's tallies count its three tests: the runner refuses a list that is not the ROM's.
+    assert_eq!(result.status, Status::Error, "{}", result.text);
+    assert!(result.start_points[0].text.contains("is the test list the ROM's?"), "{}", result.text);
+
+    let passing = support::accuracycoin_like_rom_passing();
+    let table = scratch.rom_entry("ok.nes", &passing, "accuracycoin", 300, "");
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    assert_eq!(result.status, Status::Pass, "{}", result.text);
+    assert_eq!(result.text, "1 of 1 passed at each of 8 start points (Start at frames 10-17)");
+}
+
+#[test]
+fn accuracycoin_problems_are_reported() {
+    let scratch = Scratch::new("accuracycoin-problems");
+    // No test list beside the ROM.
+    let table = scratch.rom_entry("ac.nes", &support::accuracycoin_like_rom(), "accuracycoin", 300, "");
+    let result = run_manifest(&scratch, std::slice::from_ref(&table), 1).remove(0);
+    assert_eq!(result.status, Status::Error);
+    assert!(result.text.contains("accuracycoin_tests.csv: cannot read the test list"), "{}", result.text);
+    // A ROM that never shows the menu.
+    accuracycoin_files(&scratch);
+    let table = scratch.rom_entry("silent.nes", &support::silent_rom(), "accuracycoin", 30, "");
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    assert_eq!((result.status, result.frames), (Status::Timeout, 30));
+    assert!(result.text.starts_with("the main menu was not ready after 30 frames"), "{}", result.text);
+    // Without a README the results stand, without meanings.
+    std::fs::remove_file(scratch.path().join("README.md")).unwrap();
+    let table = scratch.rom_entry("ac.nes", &support::accuracycoin_like_rom(), "accuracycoin", 300, "");
+    let result = run_manifest(&scratch, &[table], 1).remove(0);
+    assert_eq!(result.status, Status::Fail);
+    assert!(result.subtests.iter().all(|t| t.meaning.is_empty()));
+    assert!(result.text.contains("(no code meanings: "), "{}", result.text);
 }

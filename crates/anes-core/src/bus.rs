@@ -42,10 +42,20 @@ crate::state::state_struct! {
         pub cpu_cycle: u64,
         /// Master clock up to which the PPU has run.
         pub ppu_clock: u64,
+        /// The CPU cycle of the last read of a joypad register ($4016/$4017), to tell a contiguous
+        /// set of reads, which clocks the controller once, from a new one.
+        pub joypad_read_cycle: u64,
+        /// The CPU cycle of the last $4016 write, while its value has not reached the OUT pins yet.
+        pub joypad_out_cycle: u64,
         /// Bytes of sprite DMA done while it runs (0-511: even = read next, odd = write next); 0 otherwise.
         pub oam_dma_count: u16,
-        /// The last value on the CPU data bus (what unmapped reads return).
+        /// The external data bus: the last value on the cartridge side of the CPU's data pins (what
+        /// unmapped reads return).
         pub open_bus: u8,
+        /// The 2A03's internal data bus: the last value the CPU read or wrote. It differs from the
+        /// external bus after a $4015 read (driven inside the chip only) and after a DMC DMA fetch
+        /// (outside only); bit 5 of $4015 reads come from it.
+        pub internal_bus: u8,
         /// CPU/PPU phase: the PPU runs this many master clocks behind the CPU (0-3).
         pub ppu_offset: u8,
         /// Page written to $4014.
@@ -60,12 +70,18 @@ crate::state::state_struct! {
         pub dma_halt: u8,
         /// 1 while the DMC fetch still owes its dummy cycle.
         pub dmc_dma_dummy: u8,
+        /// The joypad register read on `joypad_read_cycle`: 1 = $4016, 2 = $4017, 0 = none yet.
+        pub joypad_read_port: u8,
+        /// Bit 0 of the last $4016 write (the OUT0 latch).
+        pub joypad_out_latch: u8,
+        /// 1 while the OUT0 latch waits for the end of a get cycle to reach the pin.
+        pub joypad_out_pending: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 6],
+        pub reserved: [u8; 10],
     }
 }
 
-const _: () = assert!(core::mem::size_of::<BusState>() == 40);
+const _: () = assert!(core::mem::size_of::<BusState>() == 64);
 
 /// How the PPU keeps up with the CPU. Both give bit-identical machines; `Lazy` is faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -268,6 +284,7 @@ impl Nes {
         let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
         let quiet = self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);
         self.bus.open_bus = value;
+        self.bus.internal_bus = value;
         self.decode_write(addr, value);
         if reaches_ppu {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
@@ -285,6 +302,39 @@ impl Nes {
             self.sync.invalidate();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+    }
+
+    /// One DMA read cycle at `addr` while the halted CPU holds `cpu_addr` on its address bus.
+    fn dma_read_cycle(&mut self, addr: u16, cpu_addr: u16) -> u8 {
+        let reaches_ppu = addr & 0xE000 == 0x2000;
+        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
+        let value = self.decode_dma_read(addr, cpu_addr);
+        if reaches_ppu {
+            self.sync.invalidate();
+        }
+        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+    }
+
+    /// The end of a read of a PPU register, at the end of the cycle (M2 falling): PPUSTATUS's
+    /// sprite flags and OAMDATA are not latched when the read begins, so they show the PPU as it is
+    /// when the read ends, about two dots later (AccuracyCoin "$2002 flag timing": M2 is high for
+    /// 15/24 of a cycle on a 2A03G; "$2004 Stress Test"). The VBlank flag was latched at the start.
+    #[inline(never)]
+    fn finish_ppu_read(&mut self, addr: u16, value: u8) -> u8 {
+        match addr & 7 {
+            // Nothing the rest of the cycle does can change the sprite flags (the common $2002 poll
+            // in VBlank or forced blank): the value read at the start stands, without a catch-up.
+            2 if self.ppu.sprite_flags_settled() => return value,
+            2 | 4 => {}
+            _ => return value,
+        }
+        // The end of the cycle is a catch-up point the lazy schedule may skip: run to it.
+        self.catch_up_ppu();
+        let value = self.ppu.finish_register_read(addr, value);
+        self.bus.open_bus = value;
+        self.bus.internal_bus = value;
         value
     }
 
@@ -443,12 +493,23 @@ impl Nes {
     /// The DMA unit takes over the bus: the halted CPU read at `addr` is repeated on every cycle that
     /// neither DMA uses (nesdev "DMA": halt, dummy and alignment cycles; get/put phases).
     fn run_dma(&mut self, addr: u16) {
+        if self.bus.oam_dma_running == 0 && !self.apu.dmc_wants_dma() {
+            // The DMC's request went away while the CPU was writing (its enable bit, as the DMA unit
+            // sees it, cleared, or an implicit abort's one-cycle request passed): no DMA at all
+            // (AccuracyCoin "Implicit DMA Abort", error 3).
+            self.bus.dma_halt = 0;
+            self.bus.dmc_dma_running = 0;
+            self.bus.dmc_dma_dummy = 0;
+            return;
+        }
         // Halt cycle: the CPU's read goes out and its value is dropped.
         self.read_cycle(addr);
         self.bus.dma_halt = 0;
         loop {
             if self.bus.dmc_dma_running != 0 && !self.apu.dmc_wants_dma() {
-                // $4015 disabled the DMC before its fetch: the DMA is cancelled.
+                // $4015 disabled the DMC before its fetch (once the bit reached the DMA unit), or an
+                // implicit abort's request lasted its one cycle: the DMA stops, the CPU resumes
+                // (AccuracyCoin "Explicit DMA Abort", "Implicit DMA Abort").
                 self.bus.dmc_dma_running = 0;
                 self.bus.dmc_dma_dummy = 0;
             }
@@ -459,7 +520,7 @@ impl Nes {
             let dmc_ready =
                 self.bus.dmc_dma_running != 0 && self.bus.dma_halt == 0 && self.bus.dmc_dma_dummy == 0;
             if get && dmc_ready {
-                let value = self.read_cycle(self.apu.dmc_dma_address());
+                let value = self.dma_read_cycle(self.apu.dmc_dma_address(), addr);
                 self.bus.dmc_dma_running = 0;
                 self.apu.dmc_dma_complete(value, self.bus.cpu_cycle);
                 continue;
@@ -474,7 +535,7 @@ impl Nes {
             let count = self.bus.oam_dma_count;
             if get && oam && count & 1 == 0 {
                 let src = u16::from_le_bytes([(count >> 1) as u8, self.bus.oam_dma_page]);
-                self.bus.oam_dma_value = self.read_cycle(src);
+                self.bus.oam_dma_value = self.dma_read_cycle(src, addr);
                 self.bus.oam_dma_count += 1;
             } else if !get && oam && count & 1 == 1 {
                 self.write(0x2004, self.bus.oam_dma_value);
@@ -490,8 +551,8 @@ impl Nes {
         }
     }
 
-    /// Address decoding for reads. Updates the data bus (open bus) with what was read, except for
-    /// $4015, which is inside the 2A03 and never drives the external bus.
+    /// Address decoding for a CPU read. Updates both data buses with what was read, except that $4015
+    /// is inside the 2A03 and drives only the internal one.
     #[inline(always)]
     fn decode_read(&mut self, addr: u16) -> u8 {
         let value = match addr {
@@ -500,16 +561,126 @@ impl Nes {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.read_register(addr, &mut memory)
             }
-            0x4015 => return self.apu.read_status(self.bus.cpu_cycle) | (self.bus.open_bus & 0x20),
-            0x4016 | 0x4017 => {
-                let port = usize::from(addr & 1);
-                self.pads[port].read() | (self.bus.open_bus & 0xE0)
+            0x4000..=0x401F => {
+                let floating = self.bus.open_bus;
+                return self.read_apu_register(addr, floating);
             }
-            0x4000..=0x401F => self.bus.open_bus,
             _ => self.cart.cpu_read(addr, self.bus.open_bus),
         };
         self.bus.open_bus = value;
+        self.bus.internal_bus = value;
         value
+    }
+
+    /// Address decoding for a DMA read of `addr` while the halted CPU holds `cpu_addr`. The 2A03's
+    /// registers answer only when the CPU's own address is in $4000-$401F, and then to the low five
+    /// bits of whatever address the bus carries, so a DMA reading anywhere may collide with $4015 or
+    /// the joypads, and one reading $4000-$401F otherwise sees open bus (nesdev "DMA", register
+    /// conflicts; AccuracyCoin "APU Register Activation", "DMC DMA Bus Conflicts"). The DMA's value
+    /// reaches the external data bus only: the CPU is disconnected from it.
+    fn decode_dma_read(&mut self, addr: u16, cpu_addr: u16) -> u8 {
+        let external = match addr {
+            0x4000..=0x401F => self.bus.open_bus,
+            _ => {
+                let value = match addr {
+                    0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
+                    0x2000..=0x3FFF => {
+                        let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
+                        self.ppu.read_register(addr, &mut memory)
+                    }
+                    _ => self.cart.cpu_read(addr, self.bus.open_bus),
+                };
+                self.bus.open_bus = value;
+                value
+            }
+        };
+        if cpu_addr & 0xFFE0 != 0x4000 {
+            return external;
+        }
+        let register = 0x4000 | (addr & 0x1F);
+        match register {
+            // The status drives the internal bus only; the floating bit 5 takes the external value.
+            0x4015 => self.apu.read_status(self.bus.cpu_cycle) | (external & 0x20),
+            0x4016 | 0x4017 => {
+                let value = self.read_joypad(usize::from(register & 1)) | (external & 0xE0);
+                self.bus.open_bus = value;
+                value
+            }
+            _ => external,
+        }
+    }
+
+    /// A CPU read of $4000-$401F; `floating` is what the undriven bits of the external bus hold.
+    #[inline(always)]
+    fn read_apu_register(&mut self, addr: u16, floating: u8) -> u8 {
+        match addr {
+            0x4015 => {
+                // The status register drives the internal bus only: the external bus keeps its
+                // value, and the undriven bit 5 keeps the internal one (AccuracyCoin "Internal Data
+                // Bus"; nesdev Fiskbit notes: $4015 does not affect external open bus).
+                let value = self.apu.read_status(self.bus.cpu_cycle) | (self.bus.internal_bus & 0x20);
+                self.bus.internal_bus = value;
+                value
+            }
+            0x4016 | 0x4017 => {
+                let value = self.read_joypad(usize::from(addr & 1)) | (floating & 0xE0);
+                self.bus.open_bus = value;
+                self.bus.internal_bus = value;
+                value
+            }
+            _ => {
+                self.bus.internal_bus = floating;
+                floating
+            }
+        }
+    }
+
+    /// A read of joypad register `port` (0 = $4016, 1 = $4017) on the current cycle: bit 0, the other
+    /// bits undriven. A read on the cycle right after a read of the same port continues its set and
+    /// does not clock the controller (see [`ControllerState::read`](crate::input::ControllerState::read)).
+    fn read_joypad(&mut self, port: usize) -> u8 {
+        self.settle_joypad_out();
+        let cycle = self.bus.cpu_cycle;
+        let tag = port as u8 + 1;
+        let contiguous =
+            self.bus.joypad_read_port == tag && self.bus.joypad_read_cycle.wrapping_add(1) == cycle;
+        self.bus.joypad_read_port = tag;
+        self.bus.joypad_read_cycle = cycle;
+        self.pads[port].read(contiguous)
+    }
+
+    /// A $4016 write: bit 0 goes to the OUT0 latch, which reaches the strobe pin only at the end of a
+    /// get cycle, as the CPU moves on to a put cycle (nesdev, Fiskbit's notes: "the state of the
+    /// CPU's OUT pins is only updated when transitioning from a GET to PUT cycle"). So a one-cycle
+    /// strobe, DEC $4016 writing $41 then $40, reaches the controllers only when the $41 is written
+    /// on a get cycle (AccuracyCoin "Controller Strobing", errors 3 and 4).
+    fn write_joypad_out(&mut self, value: u8) {
+        self.settle_joypad_out();
+        self.bus.joypad_out_latch = value & 1;
+        if is_get_cycle(self.bus.cpu_cycle) {
+            self.apply_joypad_out();
+        } else {
+            self.bus.joypad_out_pending = 1;
+            self.bus.joypad_out_cycle = self.bus.cpu_cycle;
+        }
+    }
+
+    /// Applies a latched OUT0 value whose get cycle has ended (the cycle after the put cycle of the
+    /// write), before anything that could see the pin.
+    #[inline]
+    fn settle_joypad_out(&mut self) {
+        if self.bus.joypad_out_pending != 0 && self.bus.cpu_cycle > self.bus.joypad_out_cycle.wrapping_add(1)
+        {
+            self.apply_joypad_out();
+        }
+    }
+
+    fn apply_joypad_out(&mut self) {
+        self.bus.joypad_out_pending = 0;
+        self.bus.joypad_out_cycle = 0;
+        let latch = self.bus.joypad_out_latch;
+        self.pads[0].write_strobe(latch);
+        self.pads[1].write_strobe(latch);
     }
 
     #[inline(always)]
@@ -526,10 +697,7 @@ impl Nes {
                 self.bus.oam_dma_count = 0;
                 self.bus.dma_halt = 1;
             }
-            0x4016 => {
-                self.pads[0].write_strobe(value);
-                self.pads[1].write_strobe(value);
-            }
+            0x4016 => self.write_joypad_out(value),
             0x4000..=0x4013 | 0x4015 | 0x4017 => {
                 self.apu.write_register(addr, value, self.bus.cpu_cycle);
             }
@@ -546,8 +714,15 @@ impl Nes {
                 let view = PpuMemoryView { cart: &self.cart, ciram: &self.ciram };
                 self.ppu.peek_register(addr, &view)
             }
-            0x4015 => self.apu.peek_status() | (self.bus.open_bus & 0x20),
-            0x4016 | 0x4017 => self.pads[usize::from(addr & 1)].peek() | (self.bus.open_bus & 0xE0),
+            0x4015 => self.apu.peek_status() | (self.bus.internal_bus & 0x20),
+            0x4016 | 0x4017 => {
+                let mut pad = self.pads[usize::from(addr & 1)];
+                let b = &self.bus;
+                if b.joypad_out_pending != 0 && b.cpu_cycle > b.joypad_out_cycle.wrapping_add(1) {
+                    pad.write_strobe(b.joypad_out_latch);
+                }
+                pad.peek() | (self.bus.open_bus & 0xE0)
+            }
             0x4000..=0x401F => self.bus.open_bus,
             _ => self.cart.cpu_peek(addr, self.bus.open_bus),
         }

@@ -27,37 +27,73 @@ crate::state::state_struct! {
         pub buttons: u8,
         /// The shift register; 1s shift in after the eight buttons.
         pub shift: u8,
-        /// Strobe (bit 0 of the last $4016 write): while high the register reloads continuously.
+        /// Strobe: the console's OUT0 pin (bit 0 of a $4016 write, once it reached the pin). While
+        /// high the register reloads continuously.
         pub strobe: u8,
-        /// Reserved, always zero (explicit padding).
-        pub reserved: u8,
+        /// The bit on the data line since the register was last clocked (what further reads of the
+        /// same contiguous set return).
+        pub output: u8,
     }
 }
 
 impl ControllerState {
-    /// A $4016 write: bit 0 is the strobe, shared by both ports.
+    /// The strobe pin takes bit 0 of `value`. While it is high the register loads the buttons
+    /// continuously, so it holds the buttons of the moment the strobe falls.
     #[inline]
     pub fn write_strobe(&mut self, value: u8) {
-        self.strobe = value & 1;
-        if self.strobe != 0 {
+        if self.strobe != 0 || value & 1 != 0 {
             self.shift = self.buttons;
         }
+        self.strobe = value & 1;
     }
 
-    /// A read of the port: bit 0 is the next button.
+    /// A read of the port: bit 0 is the data line. The controller's clock is the port's /OE, which
+    /// stays asserted across reads of the same port on consecutive CPU cycles, so only the first read
+    /// of such a `contiguous` set clocks the register; the others see the same bit (nesdev "DMA",
+    /// register conflicts: "controllers only see a single read for each contiguous set of reads", the
+    /// NES-001 and AV Famicom behaviour; AccuracyCoin "Controller Clocking").
     #[inline]
-    pub fn read(&mut self) -> u8 {
+    pub fn read(&mut self, contiguous: bool) -> u8 {
         if self.strobe != 0 {
-            return self.buttons & 1;
+            self.output = self.buttons & 1;
+        } else if !contiguous {
+            self.output = self.shift & 1;
+            self.shift = (self.shift >> 1) | 0x80;
         }
-        let bit = self.shift & 1;
-        self.shift = (self.shift >> 1) | 0x80;
-        bit
+        self.output
     }
 
-    /// What a read would return, without side effects.
+    /// What a read starting a new set would return, without side effects.
     #[inline]
     pub fn peek(&self) -> u8 {
         if self.strobe != 0 { self.buttons & 1 } else { self.shift & 1 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_reads_clock_once_and_repeat_the_bit() {
+        let mut pad = ControllerState { buttons: buttons::A | buttons::SELECT, ..ControllerState::default() };
+        pad.write_strobe(1);
+        pad.write_strobe(0);
+        // A, then B read twice in a row (one clock), then Select.
+        assert_eq!([pad.read(false), pad.read(false), pad.read(true), pad.read(false)], [1, 0, 0, 1]);
+        // Eight clocks in all shift 1s in.
+        for _ in 0..5 {
+            pad.read(false);
+        }
+        assert_eq!(pad.read(false), 1);
+    }
+
+    #[test]
+    fn strobe_high_reads_button_a_without_clocking() {
+        let mut pad = ControllerState { buttons: buttons::A, ..ControllerState::default() };
+        pad.write_strobe(1);
+        assert_eq!([pad.read(false), pad.read(false)], [1, 1]);
+        pad.buttons = 0;
+        assert_eq!(pad.read(false), 0, "the register follows the buttons while strobed");
     }
 }

@@ -40,5 +40,8 @@ pub use state::{FrameRecord, Section, StateHash};
 /// expected change (`anes canary` tells which).
 ///
 /// History: 1, the state and hash layout of snapshot format 1 with the state hash domain "anes state
-/// hash v2".
-pub const EMULATION_EPOCH: u32 = 1;
+/// hash v2". 2, the accuracy work of issue 13: SH* with DMA, the 2A03's internal data bus, register
+/// activation and joypad timing, the APU frame counter's $4015 read timing, the DMC's delayed enable
+/// and DMA aborts, OAMDATA writes while rendering, PPUSTATUS's sprite flags and OAMDATA sampled as
+/// the read ends (new bus, APU, input and PPU state fields, section versions 2-3).
+pub const EMULATION_EPOCH: u32 = 2;

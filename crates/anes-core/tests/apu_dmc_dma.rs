@@ -61,17 +61,18 @@ fn seventeen_byte_sample_costs_one_load_and_sixteen_reload_dmas() {
 }
 
 #[test]
-fn disabling_right_after_enabling_cancels_the_load_dma() {
+fn disabling_right_after_enabling_aborts_the_load_dma() {
     // LDX #0; LDA #$10; STA $4015; STX $4015. The enabling write is on cycle 15 (a get cycle), so the
-    // load DMA attempts to halt on cycle 19, which is the STX's write: the halt fails, the write stops
-    // the sample, and the halt that goes through on the next read (cycle 20) finds the request gone.
-    // The bus spends that one halt cycle and cancels the DMA; no byte is fetched.
+    // load DMA attempts to halt on cycle 19, which is the STX's write: the halt fails and goes
+    // through on the next read, cycle 20 (put): halt, dummy (21), alignment (22). The disabling
+    // write on get cycle 19 reaches the DMA unit three cycles later, at 22, so the get due on cycle
+    // 23 never comes: three cycles stolen, no byte fetched (AccuracyCoin "Explicit DMA Abort").
     let mut code = vec![0xA2, 0x00, 0xA9, 0x10, 0x8D, 0x15, 0x40, 0x8E, 0x15, 0x40];
     let mut nes = console(&code);
     for _ in 0..4 + 10 {
         nes.step_instruction();
     }
-    assert_eq!(nes.cpu_cycle(), 7 + 2 + 2 + 4 + 4 + 10 * 2 + 1);
+    assert_eq!(nes.cpu_cycle(), 7 + 2 + 2 + 4 + 4 + 10 * 2 + 3);
     assert_eq!(nes.apu().state().dmc.buffer_full, 0);
     // With a 4-cycle NOP abs instead of the STX, the load DMA steals its 3 cycles and fills the buffer.
     code[7] = 0x0C;

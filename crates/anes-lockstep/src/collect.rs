@@ -7,11 +7,11 @@
 //! are first brought back there: restored from the last verified checkpoint, they replay the same
 //! number of sync records they produced from it (B's faults re-applied where they fired).
 
-use anes_core::movie::InputStream;
-
 use crate::checkpoint::CheckpointMeta;
 use crate::evidence::Evidence;
-use crate::localize::{self, LocalizeError, ReplayStart};
+use crate::input::{EvidenceInput, InputSource};
+use crate::localize::{self, LocalizeError, Located, ReplayStart};
+use crate::localize_frame::FrameLocalization;
 use crate::lockstep::Lockstep;
 use crate::machine::Machine;
 use crate::outcome::Divergence;
@@ -25,13 +25,13 @@ struct AtSyncPoint {
     pictures: (Vec<u8>, Vec<u8>),
 }
 
-impl<A: Machine, B: Machine> Lockstep<A, B> {
+impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
     /// Gathers everything kept about `divergence`. `at_sync_point` says the machines are still where
     /// the comparator saw it (one thread, or no run since they were paired). Moves the machines (to
     /// the sync point, then through the localization replay); a rollback restores them.
-    pub(crate) fn collect_evidence(
+    pub(crate) fn collect_evidence<S: InputSource<A::Input> + ?Sized>(
         &mut self,
-        inputs: &InputStream,
+        inputs: &S,
         divergence: &mut Divergence,
         at_sync_point: bool,
     ) -> Evidence {
@@ -57,9 +57,11 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             })
             .unwrap_or_default();
         // From frame 0, so the stream is indexed by frame number like the snapshots' frame counters.
-        let input_slice =
-            (0..=divergence.frame).map(|n| inputs.frame(usize::try_from(n).unwrap_or(usize::MAX))).collect();
+        let input_slice: Vec<A::Input> = (0..=divergence.frame).map(|n| inputs.input(n)).collect();
+        let mut inputs_file = Vec::new();
+        A::Input::encode_inputs(&input_slice, &mut inputs_file);
         let mut localization = None;
+        let mut frame_localization = None;
         let mut localization_error = None;
         let AtSyncPoint { sections, mut snapshots, mut picture_size, mut pictures } =
             sync_state.unwrap_or_default();
@@ -85,13 +87,24 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
                         snapshots = (found.snapshot_a, found.snapshot_b);
                         pictures = (found.picture_a, found.picture_b);
                         picture_size = found.picture_size;
-                        localization = Some(found.localization);
+                        match found.localization {
+                            Located::Instruction(l) => localization = Some(l),
+                            Located::Frame(l) => frame_localization = Some(l),
+                        }
                     }
                     Err(e) => localization_error = Some(e.to_string()),
                 }
             }
             Some(_) => {}
-            None => localization_error = Some("no verified checkpoint to replay from".to_string()),
+            None => {
+                localization_error = Some("no verified checkpoint to replay from".to_string());
+                // Without a checkpoint the machines differed when paired: nothing ran, so what differs
+                // now is the whole finding (e.g. a randomised power-on state).
+                if self.config.localize && reached.is_ok() {
+                    let (a, b) = (&self.a.machine, &self.b.machine);
+                    frame_localization = Some(FrameLocalization::from_pairing(a, b, divergence));
+                }
+            }
         }
         if let (Err(e), None) = (&reached, &localization_error) {
             localization_error = Some(format!("the sync point could not be reached again: {e}"));
@@ -100,13 +113,14 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
             divergence: divergence.clone(),
             differing_sections: reached.is_ok().then_some(sections),
             localization,
+            frame_localization,
             localization_error,
             checkpoint_frame: checkpoint.map(|c| c.frame),
             checkpoint_a,
             checkpoint_b,
             divergence_a: snapshots.0,
             divergence_b: snapshots.1,
-            inputs: input_slice,
+            inputs_file,
             picture_size,
             picture_a: pictures.0,
             picture_b: pictures.1,
@@ -137,9 +151,9 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
 
     /// Restores `checkpoint` and runs both machines through the sync records they produced from it,
     /// up to the one the comparator found different.
-    fn replay_to_sync_point(
+    fn replay_to_sync_point<S: InputSource<A::Input> + ?Sized>(
         &mut self,
-        inputs: &InputStream,
+        inputs: &S,
         checkpoint: CheckpointMeta,
         divergence: &Divergence,
     ) -> Result<(), LocalizeError> {

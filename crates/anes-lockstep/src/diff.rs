@@ -18,7 +18,7 @@ pub enum WriteCause {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LastWrite {
     /// Program counter of the instruction.
-    pub pc: u16,
+    pub pc: u64,
     /// CPU cycle at the start of the instruction.
     pub cpu_cycle: u64,
     /// Input-stream index of the frame it ran in.

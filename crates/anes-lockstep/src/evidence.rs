@@ -6,13 +6,12 @@
 //! | `report.html` | everything side by side; static, self-contained, no scripts |
 //! | `checkpoint_a.snap`, `checkpoint_b.snap` | both snapshots at the last verified checkpoint |
 //! | `divergence_a.snap`, `divergence_b.snap` | both snapshots after the first divergent instruction |
-//! | `inputs.input` | the input stream from frame 0 through the divergent frame (indexed by frame number, so `anes run ROM --load-state checkpoint_a.snap --input inputs.input` replays from the checkpoint) |
+//! | `inputs.input` | the input stream from frame 0 through the divergent frame (indexed by frame number, so `anes run ROM --load-state checkpoint_a.snap --input inputs.input` replays from the checkpoint), as [`crate::EvidenceInput::encode_inputs`] writes it |
 //! | `build.json` | the build identity |
 //! | `a.png`, `b.png`, `diff.png` | both pictures at the end of the divergent frame and their difference |
 
 use std::path::{Path, PathBuf};
 
-use anes_core::movie::{FrameInput, InputStream};
 use anes_core::state::FrameRecord;
 use serde::Serialize;
 use thiserror::Error;
@@ -20,6 +19,7 @@ use thiserror::Error;
 use crate::config::Granularity;
 use crate::diff::{FieldDiff, LastWrite};
 use crate::localize::Localization;
+use crate::localize_frame::FrameLocalization;
 use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FiredFault;
 
@@ -47,6 +47,10 @@ pub struct Evidence {
     pub differing_sections: Option<Vec<&'static str>>,
     /// The first divergent instruction, when localization ran and succeeded.
     pub localization: Option<Localization>,
+    /// The first divergent frame, when localization ran and succeeded on machines that do not step
+    /// instructions, or the differences of machines that already differed when paired (then
+    /// [`Evidence::localization`] is `None`).
+    pub frame_localization: Option<FrameLocalization>,
     /// Why localization did not succeed, when it ran (or why the sync point could not be reached
     /// again).
     pub localization_error: Option<String>,
@@ -61,8 +65,9 @@ pub struct Evidence {
     pub divergence_a: Vec<u8>,
     /// Machine B's snapshot there.
     pub divergence_b: Vec<u8>,
-    /// Inputs from frame 0 through the divergent frame, indexed by frame number.
-    pub inputs: Vec<FrameInput>,
+    /// Inputs from frame 0 through the divergent frame, indexed by frame number, encoded by
+    /// [`crate::EvidenceInput::encode_inputs`] (for the anes core: an input stream file).
+    pub inputs_file: Vec<u8>,
     /// Size of the pictures, if the machines have pictures.
     pub picture_size: Option<(u32, u32)>,
     /// Machine A's picture at the end of the divergent frame (RGB8; without a localization: its
@@ -136,11 +141,11 @@ pub struct Report {
     /// CPU cycle at the start of the first divergent instruction.
     pub cpu_cycle: u64,
     /// PPU scanline there.
-    pub scanline: u16,
+    pub scanline: u32,
     /// PPU dot there.
-    pub dot: u16,
+    pub dot: u32,
     /// Program counter of the instruction.
-    pub pc: Option<u16>,
+    pub pc: Option<u64>,
     /// Its opcode.
     pub opcode: Option<u8>,
     /// Its disassembly.
@@ -161,6 +166,10 @@ pub struct Report {
     pub faults: Vec<FiredFault>,
     /// What built the harness.
     pub build: BuildIdentity,
+    /// The first divergent frame, for machines that do not step instructions, or the differences of
+    /// machines that already differed when paired (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_localization: Option<FrameLocalization>,
 }
 
 /// Why a bundle could not be written. The message names the file; the cause is the error's
@@ -236,25 +245,27 @@ impl Evidence {
                 localization_error: None,
                 faults,
                 build,
+                frame_localization: None,
             },
             None => Report {
                 message: self.message(),
-                kind: d.kind,
-                frame: d.frame,
+                kind: self.frame_localization.as_ref().map_or(d.kind, |l| l.kind),
+                frame: self.frame_localization.as_ref().map_or(d.frame, |l| l.frame),
                 cpu_cycle: d.a.cpu_cycle,
-                scanline: d.a.ppu_scanline,
-                dot: d.a.ppu_dot,
+                scanline: u32::from(d.a.ppu_scanline),
+                dot: u32::from(d.a.ppu_dot),
                 pc: None,
                 opcode: None,
                 instruction: None,
-                fields: Vec::new(),
-                fields_omitted: 0,
+                fields: self.frame_localization.as_ref().map(|l| l.fields.clone()).unwrap_or_default(),
+                fields_omitted: self.frame_localization.as_ref().map_or(0, |l| l.fields_omitted),
                 detected,
                 checkpoint_frame: self.checkpoint_frame,
                 instructions_replayed: None,
                 localization_error: self.localization_error.clone(),
                 faults,
                 build,
+                frame_localization: self.frame_localization.clone(),
             },
         }
     }
@@ -266,7 +277,18 @@ impl Evidence {
                 "{}; first divergent instruction: frame {}, CPU cycle {}, scanline {} dot {}, ${:04X}: {}",
                 self.divergence, l.frame, l.cpu_cycle, l.scanline, l.dot, l.pc, l.instruction
             ),
-            None => self.divergence.to_string(),
+            None => match &self.frame_localization {
+                Some(l) if l.at_pairing => format!(
+                    "{}; the machines already differed when paired, before any frame ran ({} differing fields)",
+                    self.divergence,
+                    l.fields.len() + l.fields_omitted
+                ),
+                Some(l) => format!(
+                    "{}; first divergent frame: {} ({} frames replayed from the checkpoint; the machines do not step instructions)",
+                    self.divergence, l.frame, l.frames_replayed
+                ),
+                None => self.divergence.to_string(),
+            },
         }
     }
 
@@ -295,7 +317,7 @@ impl Evidence {
                 write(name, bytes)?;
             }
         }
-        write("inputs.input", &InputStream::from_frames(self.inputs.clone()).to_bytes())?;
+        write("inputs.input", &self.inputs_file)?;
         let mut images = Vec::new();
         if let Some((width, height)) = self.picture_size {
             let diff = diff_image(&self.picture_a, &self.picture_b);

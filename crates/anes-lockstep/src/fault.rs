@@ -6,7 +6,11 @@
 //!   the end of the instruction running on CPU cycle `CYCLE` (e.g. `flip:ram:0x0342:3@1234567`);
 //! - `stall:N@CYCLE`: stall B's CPU for `N` cycles there, 1 to [`MAX_STALL_CYCLES`] (one frame);
 //! - `input:PORT:BIT@FRAME`: invert button bit `BIT` of controller `PORT` (0 or 1) in B's input for
-//!   input-stream frame `FRAME` (0-based).
+//!   input-stream frame `FRAME` (0-based), through [`crate::EvidenceInput::flip_button`] (refused
+//!   when the machine's input has no such button).
+//!
+//! On a machine that does not step instructions ([`crate::Machine::steps_instructions`]), flips and
+//! stalls fire at the end of the frame in which B's CPU reached their cycle.
 
 use core::fmt;
 use core::str::FromStr;

@@ -64,11 +64,27 @@ pub(crate) fn render(evidence: &Evidence, report: &Report, images: &[(&str, Vec<
             row(&mut h, "instruction", format!("${pc:04X}: {instruction}"));
             row(&mut h, "opcode", format!("${:02X}", report.opcode.unwrap_or(0)));
         }
-        _ => row(
-            &mut h,
-            "instruction",
-            format!("not localized: {}", report.localization_error.as_deref().unwrap_or("localization off")),
-        ),
+        _ => match &report.frame_localization {
+            Some(l) if l.at_pairing => {
+                row(&mut h, "instruction", "none: the machines already differed when paired".to_string());
+            }
+            Some(l) => row(
+                &mut h,
+                "instruction",
+                format!(
+                    "not localized (the machines do not step instructions): first divergent frame {}, {} frames replayed",
+                    l.frame, l.frames_replayed
+                ),
+            ),
+            None => row(
+                &mut h,
+                "instruction",
+                format!(
+                    "not localized: {}",
+                    report.localization_error.as_deref().unwrap_or("localization off")
+                ),
+            ),
+        },
     }
     row(&mut h, "frame", report.frame.to_string());
     row(&mut h, "CPU cycle", report.cpu_cycle.to_string());

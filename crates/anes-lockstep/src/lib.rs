@@ -3,7 +3,11 @@
 //! last verified checkpoint, names every differing field and the instruction that last wrote it, and
 //! keeps the evidence as a bundle (JSON, HTML, snapshots, inputs, pictures).
 //!
-//! - [`Machine`]: what a core provides (implemented for anes by [`NesMachine`]);
+//! - [`Machine`]: what a core provides (implemented for anes by [`NesMachine`]): its own input type
+//!   ([`EvidenceInput`], read from an [`InputSource`]), whole frames and optionally instruction
+//!   steps (without them a divergence is localized to the frame: [`FrameLocalization`]);
+//! - [`assert_deterministic`] / [`check_deterministic`]: one line in a `cargo test` that runs two
+//!   instances of any [`Machine`] in lockstep (see `docs/USING-LOCKSTEP.md`);
 //! - [`Lockstep`]: the runner (same thread or two worker threads, frame/scanline/instruction sync),
 //!   checkpoints and [`Lockstep::rollback`];
 //! - [`FaultPlan`]: deliberate faults in machine B, to prove the harness catches what it claims to;
@@ -33,12 +37,15 @@ mod checkpoint;
 mod collect;
 mod comparator;
 mod config;
+mod determinism;
 mod diff;
 mod evidence;
 mod fate;
 mod fault;
 mod html;
+mod input;
 mod localize;
+mod localize_frame;
 mod lockstep;
 mod machine;
 mod outcome;
@@ -50,6 +57,9 @@ pub mod testing;
 mod threaded;
 
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
+pub use determinism::{
+    Deterministic, Nondeterminism, assert_deterministic, check_deterministic, check_deterministic_with,
+};
 pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
     BUILD, BUNDLE_FILES, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image,
@@ -57,10 +67,17 @@ pub use evidence::{
 };
 pub use fate::{FaultFate, FaultOutcome};
 pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
+pub use input::{EvidenceInput, InputSource};
 pub use localize::{Localization, LocalizeError};
+pub use localize_frame::FrameLocalization;
 pub use lockstep::Lockstep;
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
 pub use summary::Summary;
+
+/// The guide `docs/USING-LOCKSTEP.md`, whose examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/USING-LOCKSTEP.md")]
+struct UsingLockstepGuide;

@@ -7,19 +7,19 @@
 //! On the first mismatch it restores that window and replays it comparing the full hash after every
 //! instruction: the result is exactly the first divergent instruction.
 
-use anes_core::movie::InputStream;
 use anes_core::state::StateHash;
 use serde::Serialize;
 use thiserror::Error;
 
 use crate::config::LockstepConfig;
 use crate::diff::{FieldDiff, LastWrite, WriteCause, diff_fields};
+use crate::input::InputSource;
 use crate::machine::{Machine, MachineError, Probe};
 use crate::outcome::{Divergence, DivergenceKind};
 use crate::schedule::FaultSchedule;
 
 /// Fields listed in a report at most; the rest are counted in [`Localization::fields_omitted`].
-const MAX_FIELDS: usize = 512;
+pub(crate) const MAX_FIELDS: usize = 512;
 /// Instructions run to finish the divergent frame for its pictures before giving up.
 const MAX_PICTURE_STEPS: u64 = 10_000_000;
 
@@ -36,12 +36,12 @@ pub struct Localization {
     pub end_cpu_cycle: u64,
     /// Machine B's CPU cycle after the instruction.
     pub end_cpu_cycle_b: u64,
-    /// PPU scanline at the start of the instruction.
-    pub scanline: u16,
-    /// PPU dot at the start of the instruction.
-    pub dot: u16,
+    /// PPU scanline (raster line) at the start of the instruction.
+    pub scanline: u32,
+    /// PPU dot (position in the raster line) at the start of the instruction.
+    pub dot: u32,
     /// Program counter of the instruction.
-    pub pc: u16,
+    pub pc: u64,
     /// Its opcode byte.
     pub opcode: u8,
     /// Its disassembly (`LDA $0342 = 17`), from machine A.
@@ -106,10 +106,18 @@ pub(crate) struct ReplayStart<'s> {
     pub snapshot_b: &'s [u8],
 }
 
+/// What a localization found: the instruction, or (for machines that do not step instructions) the
+/// frame.
+#[derive(Debug)]
+pub(crate) enum Located {
+    Instruction(Localization),
+    Frame(crate::FrameLocalization),
+}
+
 /// A localization with the raw material for the evidence bundle.
 #[derive(Debug)]
 pub(crate) struct Found {
-    pub localization: Localization,
+    pub localization: Located,
     pub snapshot_a: Vec<u8>,
     pub snapshot_b: Vec<u8>,
     pub picture_size: Option<(u32, u32)>,
@@ -118,11 +126,11 @@ pub(crate) struct Found {
 }
 
 /// Both machines stepped together, instruction by instruction, with B's faults replayed.
-struct Pair<'m, A: ?Sized, B: ?Sized> {
+struct Pair<'m, A: ?Sized, B: ?Sized, S: ?Sized> {
     a: &'m mut A,
     b: &'m mut B,
     faults: &'m mut FaultSchedule,
-    inputs: &'m InputStream,
+    inputs: &'m S,
     /// Frame the next instruction belongs to.
     frame: u64,
     /// The next step begins a new frame (applies its input first).
@@ -155,7 +163,12 @@ struct Before {
     frame: u64,
 }
 
-impl<A: Machine + ?Sized, B: Machine + ?Sized> Pair<'_, A, B> {
+impl<A, B, S> Pair<'_, A, B, S>
+where
+    A: Machine + ?Sized,
+    B: Machine<Input = A::Input> + ?Sized,
+    S: InputSource<A::Input> + ?Sized,
+{
     fn save(&self, window: &mut Window) {
         self.a.save_state(&mut window.a);
         self.b.save_state(&mut window.b);
@@ -180,7 +193,7 @@ impl<A: Machine + ?Sized, B: Machine + ?Sized> Pair<'_, A, B> {
     /// again after B's faults fire.
     fn step(&mut self, mut watch: Option<&mut Vec<Watched>>) -> (bool, bool, [Before; 2]) {
         if self.need_begin {
-            let input = self.inputs.frame(usize::try_from(self.frame).unwrap_or(usize::MAX));
+            let input = self.inputs.input(self.frame);
             self.a.begin_frame(input);
             let input_b = self.faults.input_for(self.frame, input, &*self.b, 0);
             self.b.begin_frame(input_b);
@@ -234,30 +247,44 @@ fn check_watch(
 
 /// Replays from `start` and finds the first divergent instruction of the run that diverged as
 /// `divergence` says. Leaves the machines at the end of the divergent frame (for the pictures).
-pub(crate) fn localize<A: Machine + ?Sized, B: Machine + ?Sized>(
+pub(crate) fn localize<A, B, S>(
     a: &mut A,
     b: &mut B,
     faults: &mut FaultSchedule,
-    inputs: &InputStream,
+    inputs: &S,
     start: ReplayStart<'_>,
     divergence: &Divergence,
     config: &LockstepConfig,
-) -> Result<Found, LocalizeError> {
+) -> Result<Found, LocalizeError>
+where
+    A: Machine + ?Sized,
+    B: Machine<Input = A::Input> + ?Sized,
+    S: InputSource<A::Input> + ?Sized,
+{
     faults.begin_replay(start.frame);
-    let result = localize_inner(a, b, faults, inputs, start, divergence, config);
+    let result = if a.steps_instructions() && b.steps_instructions() {
+        localize_inner(a, b, faults, inputs, start, divergence, config)
+    } else {
+        crate::localize_frame::localize_frame(a, b, faults, inputs, start, divergence, config)
+    };
     faults.end_replay();
     result
 }
 
-fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
+fn localize_inner<A, B, S>(
     a: &mut A,
     b: &mut B,
     faults: &mut FaultSchedule,
-    inputs: &InputStream,
+    inputs: &S,
     start: ReplayStart<'_>,
     divergence: &Divergence,
     config: &LockstepConfig,
-) -> Result<Found, LocalizeError> {
+) -> Result<Found, LocalizeError>
+where
+    A: Machine + ?Sized,
+    B: Machine<Input = A::Input> + ?Sized,
+    S: InputSource<A::Input> + ?Sized,
+{
     let hash_every = u64::from(config.hash_every_instructions);
     let mut pair = Pair { a, b, faults, inputs, frame: start.frame, need_begin: true, steps: 0 };
     let mut origin = Window {
@@ -390,7 +417,7 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
 
     let kind = if end_a != end_b { DivergenceKind::CycleMisalignment } else { DivergenceKind::State };
     Ok(Found {
-        localization: Localization {
+        localization: Located::Instruction(Localization {
             kind,
             frame: before[0].frame,
             cpu_cycle: before[0].probe.cpu_cycle,
@@ -405,7 +432,7 @@ fn localize_inner<A: Machine + ?Sized, B: Machine + ?Sized>(
             instructions_replayed: found_steps,
             fields,
             fields_omitted,
-        },
+        }),
         snapshot_a,
         snapshot_b,
         picture_size,

@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use anes_core::movie::InputStream;
 use anes_core::state::{FrameRecord, StateHash};
 
 use crate::checkpoint::CheckpointRing;
 use crate::comparator::Comparator;
-use crate::config::{LockstepConfig, Threading};
+use crate::config::{Granularity, LockstepConfig, Threading};
 use crate::evidence::Evidence;
 use crate::fate::FaultOutcome;
+use crate::input::InputSource;
 use crate::machine::Machine;
 use crate::outcome::{Divergence, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 use crate::schedule::{FaultSchedule, FiredFault};
@@ -63,7 +63,7 @@ pub struct Lockstep<A, B> {
     evidence_pending: bool,
 }
 
-impl<A: Machine, B: Machine> Lockstep<A, B> {
+impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
     /// Pairs two machines that are at the same point (typically both just powered on with the same
     /// ROM and config) and takes the first checkpoint. Input-stream frame `n` is fed to the frame that
     /// starts with `n` frames completed, so machines that already ran some frames continue the stream
@@ -80,6 +80,11 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
         }
         if config.threading == (Threading::Threaded { window: 0 }) {
             return Err(LockstepError::Config("the threaded window must be at least 1 sync record"));
+        }
+        if config.granularity != Granularity::Frame && !(a.steps_instructions() && b.steps_instructions()) {
+            return Err(LockstepError::Config(
+                "scanline and instruction granularity need machines that step instructions",
+            ));
         }
         let faults = FaultSchedule::new(&config.faults, &b)?;
         let start_frame = a.record().frame;
@@ -121,14 +126,18 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
 
     /// Runs `frames` more frames (or until a divergence) on the calling thread, whatever
     /// [`LockstepConfig::threading`] says. Works for machines that cannot be sent between threads.
-    pub fn run_interleaved(&mut self, inputs: &InputStream, frames: u64) -> RunOutcome {
+    pub fn run_interleaved<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        frames: u64,
+    ) -> RunOutcome {
         self.run_interleaved_with(inputs, frames, &mut |_| {})
     }
 
     /// [`Lockstep::run_interleaved`], calling `progress` after every verified frame.
-    pub fn run_interleaved_with(
+    pub fn run_interleaved_with<S: InputSource<A::Input> + ?Sized>(
         &mut self,
-        inputs: &InputStream,
+        inputs: &S,
         frames: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> RunOutcome {
@@ -159,7 +168,12 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
 
     /// Ends a run of `frames` frames: settles the faults that fired and, at a divergence, collects
     /// its evidence. `at_sync_point`: the machines stopped where they were last compared (one thread).
-    pub(crate) fn end_run(&mut self, inputs: &InputStream, frames: u64, at_sync_point: bool) -> RunOutcome {
+    pub(crate) fn end_run<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        frames: u64,
+        at_sync_point: bool,
+    ) -> RunOutcome {
         let diverged_at = self.cmp.divergence.as_ref().map(|d| d.sync_point);
         self.b.faults.settle(self.cmp.sync_points, diverged_at);
         match diverged_at {
@@ -170,7 +184,10 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
 
     /// While diverged, runs do nothing. A divergence found when the machines were paired (they differ
     /// from the start) gets its evidence on the first run, which has the inputs.
-    pub(crate) fn already_diverged(&mut self, inputs: &InputStream) -> Option<RunOutcome> {
+    pub(crate) fn already_diverged<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+    ) -> Option<RunOutcome> {
         let divergence = self.cmp.divergence.as_ref()?;
         if self.evidence_pending {
             self.evidence_pending = false;
@@ -181,7 +198,7 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     }
 
     /// Ends a run at the divergence the comparator just found: collects and keeps its evidence.
-    fn diverged(&mut self, inputs: &InputStream, at_sync_point: bool) -> RunOutcome {
+    fn diverged<S: InputSource<A::Input> + ?Sized>(&mut self, inputs: &S, at_sync_point: bool) -> RunOutcome {
         let mut divergence = self.cmp.divergence.clone().expect("called on a divergence");
         let evidence = self.collect_evidence(inputs, &mut divergence, at_sync_point);
         // Records inside a frame were compared by digest: the evidence filled in their state hashes.
@@ -315,16 +332,18 @@ impl<A: Machine, B: Machine> Lockstep<A, B> {
     }
 }
 
-impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
+impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
     /// Runs `frames` more frames, or until a divergence, as [`LockstepConfig::threading`] says.
-    pub fn run(&mut self, inputs: &InputStream, frames: u64) -> RunOutcome {
+    /// `inputs`: an anes [`anes_core::movie::InputStream`], or a slice or `Vec` of the machines'
+    /// inputs (see [`InputSource`]).
+    pub fn run<S: InputSource<A::Input> + Sync + ?Sized>(&mut self, inputs: &S, frames: u64) -> RunOutcome {
         self.run_with(inputs, frames, &mut |_| {})
     }
 
     /// [`Lockstep::run`], calling `progress` (on the calling thread) after every verified frame.
-    pub fn run_with(
+    pub fn run_with<S: InputSource<A::Input> + Sync + ?Sized>(
         &mut self,
-        inputs: &InputStream,
+        inputs: &S,
         frames: u64,
         progress: &mut dyn FnMut(Progress),
     ) -> RunOutcome {
@@ -340,6 +359,7 @@ mod tests {
     use super::*;
     use crate::testing::{FakeMachine, tiny_rom};
     use crate::{Fault, FaultPlan, NesMachine};
+    use anes_core::movie::InputStream;
 
     fn pair() -> (NesMachine, NesMachine) {
         let a = NesMachine::from_ines(&tiny_rom(), anes_core::NesConfig::default()).unwrap();

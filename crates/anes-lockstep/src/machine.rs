@@ -2,14 +2,17 @@
 //! implementation for the anes core ([`NesMachine`]).
 //!
 //! The trait is deliberately small so a frontend can implement it for any other deterministic core
-//! (and then run that core in lockstep against anes, instance against instance): frame-aware
-//! instruction stepping, a cheap [`Probe`], the state hash, the state as named byte sections,
-//! snapshots through caller-owned buffers, and optionally the last picture and fault hooks.
+//! (and then run that core in lockstep against itself, instance against instance): its own input
+//! type, whole frames and optionally frame-aware instruction stepping, a cheap [`Probe`], the state
+//! hash, the state as named byte sections, snapshots through caller-owned buffers, and optionally the
+//! last picture and fault hooks.
 
 use anes_core::movie::FrameInput;
 use anes_core::state::{FrameRecord, Section, StateHash};
 use anes_core::{Cartridge, Nes, NesConfig};
 use thiserror::Error;
+
+use crate::input::EvidenceInput;
 
 /// Width of an NES picture in pixels.
 pub const NES_PICTURE_WIDTH: u32 = 256;
@@ -39,16 +42,19 @@ pub enum MachineError {
 }
 
 /// The cheap part of a machine's position, compared after every instruction while localizing.
+///
+/// The fields are wide enough for any core: a machine without a raster (or without a program
+/// counter) leaves those fields 0, and the runner only compares them for equality.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Probe {
-    /// CPU cycles since power-on.
+    /// CPU cycles since power-on (the core's main clock; monotonic).
     pub cpu_cycle: u64,
-    /// PPU scanline (or the core's equivalent raster line).
-    pub scanline: u16,
-    /// PPU dot within the scanline.
-    pub dot: u16,
-    /// Program counter of the next instruction.
-    pub pc: u16,
+    /// Raster line: the PPU scanline, or the core's equivalent (0 without a raster).
+    pub scanline: u32,
+    /// Raster position within the line: the PPU dot (0 without a raster).
+    pub dot: u32,
+    /// Program counter of the next instruction (0 for a machine that does not step instructions).
+    pub pc: u64,
     /// The other CPU registers packed into one word (for the anes core: A, X, Y, SP, P).
     pub registers: u64,
 }
@@ -58,7 +64,14 @@ pub struct Probe {
 /// Contract: two machines of the same core built the same way and fed the same inputs go through the
 /// same sequence of states; [`Machine::run_frame`] is exactly [`Machine::begin_frame`] followed by
 /// [`Machine::step_instruction`] until it returns `true`; nothing here allocates after the first call
-/// except the cold-path text methods writing into caller-owned `String`s.
+/// except the cold-path text methods writing into caller-owned `String`s (a core outside anes may
+/// allocate; only the anes core is held to allocation-free runs).
+///
+/// Instruction stepping is optional. A core that can only run whole frames implements
+/// [`Machine::run_frame`] (and not `begin_frame`/`step_instruction`) and returns `false` from
+/// [`Machine::steps_instructions`]: the runner then compares it at frame granularity only and
+/// localizes a divergence to the first frame whose end state differs
+/// ([`crate::FrameLocalization`]) instead of the instruction.
 ///
 /// ```
 /// use anes_lockstep::{Machine, NesMachine};
@@ -70,17 +83,39 @@ pub struct Probe {
 /// assert_eq!(record.state_hash, a.state_hash());
 /// ```
 pub trait Machine {
+    /// One frame's input: both pads and a console command for the NES ([`FrameInput`]); whatever the
+    /// core takes per frame for another machine.
+    type Input: EvidenceInput;
+
+    /// True when the machine implements [`Machine::begin_frame`] and [`Machine::step_instruction`]
+    /// (the default). A machine that can only run whole frames returns `false`: it is compared at
+    /// frame ends only, and a divergence is localized to the frame.
+    fn steps_instructions(&self) -> bool {
+        true
+    }
+
     /// Applies one frame's input (console command, then buttons) before the frame's first instruction.
-    fn begin_frame(&mut self, input: FrameInput);
+    /// Only called when [`Machine::steps_instructions`] is true; the default panics.
+    fn begin_frame(&mut self, input: Self::Input) {
+        let _ = input;
+        panic!(
+            "this machine does not step instructions: implement begin_frame and step_instruction, or return false from steps_instructions"
+        );
+    }
 
     /// Runs one instruction (or interrupt sequence) of the current frame. Returns `true` when it
     /// completed the frame: the machine's frame counter has advanced and [`Machine::record`] is the
-    /// frame's record.
-    fn step_instruction(&mut self) -> bool;
+    /// frame's record. Only called when [`Machine::steps_instructions`] is true; the default panics.
+    fn step_instruction(&mut self) -> bool {
+        panic!(
+            "this machine does not step instructions: implement begin_frame and step_instruction, or return false from steps_instructions"
+        );
+    }
 
     /// Runs one whole frame with `input` and returns its record. Cores override this with their fast
-    /// path; it must leave the machine in the state the default implementation would.
-    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+    /// path; it must leave the machine in the state the default implementation would. A machine that
+    /// does not step instructions must implement it.
+    fn run_frame(&mut self, input: Self::Input) -> FrameRecord {
         self.begin_frame(input);
         while !self.step_instruction() {}
         self.record()
@@ -102,7 +137,8 @@ pub trait Machine {
         }
     }
 
-    /// The record of the machine as it is now: frame counter, CPU cycle, PPU position and state hash.
+    /// The record of the machine as it is now: frame counter, CPU cycle, raster position (0 without a
+    /// raster; the PPU position for the NES) and state hash.
     fn record(&self) -> FrameRecord;
 
     /// Cycle, raster position and CPU registers: cheap enough to compare after every instruction.
@@ -154,11 +190,16 @@ pub trait Machine {
     /// Restores a snapshot taken by [`Machine::save_state`] of the same kind of machine.
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError>;
 
-    /// Writes the disassembly of the instruction at the program counter (`LDA $0342 = 17`).
-    fn disassemble(&self, out: &mut String);
+    /// Writes the disassembly of the instruction at the program counter (`LDA $0342 = 17`). The
+    /// default writes nothing.
+    fn disassemble(&self, out: &mut String) {
+        let _ = out;
+    }
 
-    /// The opcode byte at the program counter.
-    fn opcode(&self) -> u8;
+    /// The opcode byte at the program counter (the default: 0).
+    fn opcode(&self) -> u8 {
+        0
+    }
 
     /// Size of the pictures [`Machine::picture_rgb`] writes, if the machine has a picture.
     fn picture_size(&self) -> Option<(u32, u32)> {
@@ -223,6 +264,8 @@ fn section_at(index: usize) -> Option<Section> {
 }
 
 impl Machine for NesMachine {
+    type Input = FrameInput;
+
     fn begin_frame(&mut self, input: FrameInput) {
         self.nes.begin_frame(input);
     }
@@ -249,9 +292,9 @@ impl Machine for NesMachine {
         let (scanline, dot) = self.nes.ppu_position();
         Probe {
             cpu_cycle: self.nes.cpu_cycle(),
-            scanline,
-            dot,
-            pc: cpu.pc,
+            scanline: u32::from(scanline),
+            dot: u32::from(dot),
+            pc: u64::from(cpu.pc),
             registers: u64::from_le_bytes([cpu.a, cpu.x, cpu.y, cpu.sp, cpu.p, cpu.jammed, 0, 0]),
         }
     }

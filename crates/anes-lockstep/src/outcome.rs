@@ -76,7 +76,7 @@ pub enum RunOutcome {
         frames: u64,
     },
     /// The machines diverged (or already had, before this call): nothing after the last verified frame
-    /// counts as verified. The evidence is in [`Lockstep::evidence`].
+    /// counts as verified. The evidence is in [`crate::Lockstep::evidence`].
     Diverged(Box<Divergence>),
 }
 

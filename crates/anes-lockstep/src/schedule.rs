@@ -2,11 +2,11 @@
 //! what became of each: every fault that fired is settled at the end of the run by the comparator's
 //! verdict on the first sync point after it.
 
-use anes_core::movie::FrameInput;
 use serde::Serialize;
 
 use crate::fate::{FaultFate, FaultOutcome};
 use crate::fault::{Fault, FaultPlan, MAX_STALL_CYCLES};
+use crate::input::EvidenceInput;
 use crate::machine::{Machine, MachineError};
 
 /// A fault that fired (or was refused by the machine when it came due).
@@ -190,10 +190,10 @@ impl FaultSchedule {
     pub(crate) fn input_for<M: Machine + ?Sized>(
         &mut self,
         frame: u64,
-        mut input: FrameInput,
+        mut input: M::Input,
         machine: &M,
         sync_point: u64,
-    ) -> FrameInput {
+    ) -> M::Input {
         if self.entries.is_empty() {
             return input;
         }
@@ -203,8 +203,9 @@ impl FaultSchedule {
             if at != frame || !self.eligible(entry) {
                 continue;
             }
-            input.pads[usize::from(port)] ^= 1 << bit;
-            self.mark_fired(i, (frame, machine.probe().cpu_cycle, sync_point), None);
+            let refused = (!input.flip_button(port, bit))
+                .then(|| format!("this machine's input has no button {bit} on port {port}"));
+            self.mark_fired(i, (frame, machine.probe().cpu_cycle, sync_point), refused);
         }
         input
     }

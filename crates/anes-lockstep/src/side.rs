@@ -2,11 +2,11 @@
 //! the input stream. In threaded mode each side lives on its own worker thread, with its machine's
 //! bank of the checkpoint ring.
 
-use anes_core::movie::InputStream;
 use anes_core::state::FrameRecord;
 
 use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
+use crate::input::InputSource;
 use crate::machine::Machine;
 use crate::schedule::FaultSchedule;
 
@@ -42,6 +42,9 @@ pub(crate) struct Side<M> {
     /// Scanline granularity: no fault can come due in the frame in progress, so it runs a line at a
     /// time ([`Machine::step_to_next_line`]) instead of an instruction at a time.
     lines_in_bulk: bool,
+    /// The machine steps instructions ([`Machine::steps_instructions`]); otherwise it runs whole
+    /// frames only, and its faults fire at the end of the frame in which they came due.
+    steps: bool,
     frame_start_cycle: u64,
     frame_cycles_bound: u64,
 }
@@ -49,6 +52,7 @@ pub(crate) struct Side<M> {
 impl<M: Machine> Side<M> {
     pub(crate) fn new(machine: M, faults: FaultSchedule, frame: u64) -> Side<M> {
         Side {
+            steps: machine.steps_instructions(),
             machine,
             faults,
             frame,
@@ -62,10 +66,10 @@ impl<M: Machine> Side<M> {
 
     /// Runs the machine to its next sync point and reports it; at the end of a frame after which a
     /// checkpoint is due (every `checkpoint_every` frames), the machine is saved into `bank` there.
-    pub(crate) fn advance(
+    pub(crate) fn advance<S: InputSource<M::Input> + ?Sized>(
         &mut self,
         bank: &mut SnapshotBank,
-        inputs: &InputStream,
+        inputs: &S,
         granularity: Granularity,
         checkpoint_every: u64,
     ) -> SyncRecord {
@@ -77,10 +81,17 @@ impl<M: Machine> Side<M> {
     }
 
     /// Runs the machine to its next sync point and reports it.
-    pub(crate) fn next_sync(&mut self, inputs: &InputStream, granularity: Granularity) -> SyncRecord {
+    pub(crate) fn next_sync<S: InputSource<M::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        granularity: Granularity,
+    ) -> SyncRecord {
         if !self.in_frame {
-            let input = inputs.frame(usize::try_from(self.frame).unwrap_or(usize::MAX));
+            let input = inputs.input(self.frame);
             let input = self.faults.input_for(self.frame, input, &self.machine, self.sync_point);
+            if !self.steps {
+                return self.whole_frame(input);
+            }
             self.frame_start_cycle = self.machine.probe().cpu_cycle;
             let fault_due =
                 self.faults.due_before(self.frame_start_cycle.saturating_add(self.frame_cycles_bound));
@@ -126,6 +137,18 @@ impl<M: Machine> Side<M> {
         self.sync_point += 1;
         let (record, digest) = self.machine.sync_record();
         SyncRecord { frame: self.frame, record, frame_end: false, digest }
+    }
+
+    /// A frame of a machine that does not step instructions: its state faults fire at the end of the
+    /// frame in which they came due (the only instruction boundary it exposes).
+    fn whole_frame(&mut self, input: M::Input) -> SyncRecord {
+        self.frame_start_cycle = self.machine.probe().cpu_cycle;
+        let mut record = self.machine.run_frame(input);
+        if self.faults.has_pending() && self.faults.due_before(record.cpu_cycle) {
+            self.faults.fire_due(self.frame, &mut self.machine, self.sync_point);
+            record = self.machine.record();
+        }
+        self.finish_frame(record)
     }
 
     fn finish_frame(&mut self, record: FrameRecord) -> SyncRecord {

@@ -3,22 +3,22 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use anes_core::movie::InputStream;
 use crossbeam_channel::{Sender, TryRecvError};
 
 use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
+use crate::input::InputSource;
 use crate::lockstep::Lockstep;
 use crate::machine::Machine;
 use crate::outcome::{Progress, RunOutcome};
 use crate::side::{Side, SyncRecord};
 
-impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
+impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
     /// Runs `frames` more frames on two workers over channels of `window` records, comparing on the
     /// calling thread.
-    pub(crate) fn run_threaded(
+    pub(crate) fn run_threaded<S: InputSource<A::Input> + Sync + ?Sized>(
         &mut self,
-        inputs: &InputStream,
+        inputs: &S,
         frames: u64,
         window: usize,
         progress: &mut dyn FnMut(Progress),
@@ -114,20 +114,28 @@ impl<A: Machine + Send, B: Machine + Send> Lockstep<A, B> {
 }
 
 /// What both workers run: the same inputs, sync points and checkpoints, up to the same frame.
-#[derive(Clone, Copy)]
-struct Plan<'i> {
-    inputs: &'i InputStream,
+struct Plan<'i, S: ?Sized> {
+    inputs: &'i S,
     granularity: Granularity,
     checkpoint_every: u64,
     /// Input-stream index of the frame to stop before.
     target: u64,
 }
 
+// Manual impls: a derive would ask `S: Copy`, and the plan only holds a reference to it.
+impl<S: ?Sized> Clone for Plan<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: ?Sized> Copy for Plan<'_, S> {}
+
 /// One machine's worker: runs its side to the target, publishing every sync record.
-struct Worker<'r, M> {
+struct Worker<'r, M, S: ?Sized> {
     side: &'r mut Side<M>,
     bank: &'r mut SnapshotBank,
-    plan: Plan<'r>,
+    plan: Plan<'r, S>,
     tx: Sender<SyncRecord>,
     bell: Doorbell,
     /// Set by the comparator when it needs no more records.
@@ -136,7 +144,7 @@ struct Worker<'r, M> {
     frames_done: &'r AtomicU64,
 }
 
-impl<M: Machine> Worker<'_, M> {
+impl<M: Machine, S: InputSource<M::Input> + ?Sized> Worker<'_, M, S> {
     /// Runs until the target frame is complete, the comparator stops it or hangs up. Returning drops
     /// the channel and the doorbell, which tells the comparator.
     fn run(self) {

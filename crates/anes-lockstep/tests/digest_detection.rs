@@ -28,7 +28,9 @@ const CLOCK_BITS: usize = 20;
 #[derive(Debug, Clone)]
 struct HashOnly<M>(M);
 
-impl<M: Machine> Machine for HashOnly<M> {
+impl<M: Machine<Input = FrameInput>> Machine for HashOnly<M> {
+    type Input = FrameInput;
+
     fn begin_frame(&mut self, input: FrameInput) {
         self.0.begin_frame(input)
     }
@@ -112,7 +114,7 @@ fn draw<M: Machine>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u6
 }
 
 /// One run: its outcome and the fault's fate.
-fn run<M: Machine + Clone + Send>(
+fn run<M: Machine<Input = FrameInput> + Clone + Send>(
     base: &M,
     fault: &Fault,
     granularity: Granularity,

@@ -33,7 +33,12 @@ struct Drawn {
 }
 
 /// Draws a fault: a section with state, a byte, a bit, and a cycle within the first frames.
-fn draw<M: Machine + Clone>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u64) -> Drawn {
+fn draw<M: Machine<Input = FrameInput> + Clone>(
+    rng: &mut Rng,
+    machine: &M,
+    start_cycle: u64,
+    cycle_span: u64,
+) -> Drawn {
     let sections: Vec<usize> =
         (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
     loop {
@@ -65,7 +70,7 @@ fn draw<M: Machine + Clone>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_
     }
 }
 
-fn plan(machine: &impl Machine, drawn: &Drawn) -> FaultPlan {
+fn plan(machine: &impl Machine<Input = FrameInput>, drawn: &Drawn) -> FaultPlan {
     FaultPlan::new().with(Fault::FlipBit {
         section: machine.section_name(drawn.section).to_string(),
         offset: drawn.offset,
@@ -79,7 +84,7 @@ fn thousand_random_bit_flips_are_caught_localized_or_confirmed_masked() {
     campaign(nes_subject("thousand_random_bit_flips"));
 }
 
-fn campaign<M: Machine + Clone + Send>(base: M) {
+fn campaign<M: Machine<Input = FrameInput> + Clone + Send>(base: M) {
     let start_cycle = base.probe().cpu_cycle;
     // Where each of the first frames ends, to start the masked-fault reruns at the fault's frame.
     let mut frame_ends = Vec::new();
@@ -115,7 +120,7 @@ fn campaign<M: Machine + Clone + Send>(base: M) {
 }
 
 /// Injects `count` faults one run each; returns how many were detected, masked and refused.
-fn inject<M: Machine + Clone + Send>(
+fn inject<M: Machine<Input = FrameInput> + Clone + Send>(
     base: &M,
     frame_ends: &[u64],
     start_cycle: u64,
@@ -208,7 +213,7 @@ fn assert_localized(found: &anes_lockstep::Localization, drawn: &Drawn, context:
 
 /// Reruns a fault that went unseen at frame granularity with instruction granularity, from the start
 /// of the frame it fires in: the difference must show right after the instruction it was injected in.
-fn confirm_masked<M: Machine + Clone + Send>(
+fn confirm_masked<M: Machine<Input = FrameInput> + Clone + Send>(
     base: &M,
     drawn: &Drawn,
     frame_ends: &[u64],

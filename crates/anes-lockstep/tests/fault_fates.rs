@@ -20,7 +20,7 @@ fn tiny() -> NesMachine {
 }
 
 /// CPU cycle at the start of input frame `frame`.
-fn frame_start<M: Machine + Clone>(machine: &M, frame: u64) -> u64 {
+fn frame_start<M: Machine<Input = FrameInput> + Clone>(machine: &M, frame: u64) -> u64 {
     let mut m = machine.clone();
     for _ in 0..frame {
         m.run_frame(FrameInput::default());

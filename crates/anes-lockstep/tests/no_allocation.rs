@@ -52,7 +52,7 @@ fn allocations_during(f: impl FnOnce()) -> u64 {
 }
 
 /// Allocations of a 10,000-frame run after a warm-up run, and of a 10-frame run.
-fn measure<M: Machine + Clone + Send>(
+fn measure<M: Machine<Input = FrameInput> + Clone + Send>(
     machine: M,
     threading: Threading,
     granularity: Granularity,

@@ -28,7 +28,7 @@ fn inputs() -> InputStream {
 }
 
 /// CPU cycles of the machine's first frame.
-fn frame_cycles<M: Machine + Clone>(machine: &M) -> u64 {
+fn frame_cycles<M: Machine<Input = FrameInput> + Clone>(machine: &M) -> u64 {
     let mut m = machine.clone();
     let start = m.probe().cpu_cycle;
     m.run_frame(FrameInput::default()).cpu_cycle - start
@@ -99,7 +99,7 @@ fn a_stalled_machine_is_a_cycle_misalignment() {
     stall(FakeMachine::new(3));
 }
 
-fn stall<M: Machine + Clone + Send>(machine: M) {
+fn stall<M: Machine<Input = FrameInput> + Clone + Send>(machine: M) {
     // Inside the first frame, while the program is busy (a stall inside a loop whose iteration takes
     // as long as the stall would be absorbed by it, and rightly go unseen).
     let cycle = frame_cycles(&machine) * 2 / 5;
@@ -125,7 +125,7 @@ fn threaded_mode_finds_the_same_divergence_and_bounds_the_lead() {
     threaded(FakeMachine::new(3));
 }
 
-fn threaded<M: Machine + Clone + Send>(machine: M) {
+fn threaded<M: Machine<Input = FrameInput> + Clone + Send>(machine: M) {
     let mut probe = machine.clone();
     for n in 0..37 {
         probe.run_frame(inputs().frame(n));
@@ -171,7 +171,7 @@ fn a_corrupted_input_bit_is_caught_in_its_frame() {
     corrupted_input(FakeMachine::new(3));
 }
 
-fn corrupted_input<M: Machine + Clone + Send>(machine: M) {
+fn corrupted_input<M: Machine<Input = FrameInput> + Clone + Send>(machine: M) {
     let faults = FaultPlan::parse(["input:0:6@12"]).unwrap();
     let config = LockstepConfig { checkpoint_every: 5, faults, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
@@ -346,7 +346,7 @@ fn scanline_granularity_sees_a_fault_within_its_scanline() {
     scanline_fault(FakeMachine::new(3), 0x23);
 }
 
-fn scanline_fault<M: Machine + Clone + Send>(machine: M, offset: usize) {
+fn scanline_fault<M: Machine<Input = FrameInput> + Clone + Send>(machine: M, offset: usize) {
     let cycle = frame_cycles(&machine) + frame_cycles(&machine) / 3;
     let faults = FaultPlan::parse([format!("flip:ram:{offset}:6@{cycle}")]).unwrap();
     let ram = (0..machine.section_count()).find(|&i| machine.section_name(i) == "ram").unwrap();

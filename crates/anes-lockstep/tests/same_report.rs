@@ -17,7 +17,7 @@ fn inputs() -> InputStream {
 }
 
 /// CPU cycle at the start of input frame `frame`.
-fn frame_start<M: Machine + Clone>(machine: &M, frame: usize) -> u64 {
+fn frame_start<M: Machine<Input = FrameInput> + Clone>(machine: &M, frame: usize) -> u64 {
     let mut m = machine.clone();
     for n in 0..frame {
         m.run_frame(inputs().frame(n));
@@ -26,7 +26,7 @@ fn frame_start<M: Machine + Clone>(machine: &M, frame: usize) -> u64 {
 }
 
 /// Every file of the bundle the run leaves, by name.
-fn bundle<M: Machine + Clone + Send>(
+fn bundle<M: Machine<Input = FrameInput> + Clone + Send>(
     machine: &M,
     config: LockstepConfig,
     dir: &Path,
@@ -48,7 +48,7 @@ fn bundle<M: Machine + Clone + Send>(
     files
 }
 
-fn same_bundle_in_both_modes<M: Machine + Clone + Send>(
+fn same_bundle_in_both_modes<M: Machine<Input = FrameInput> + Clone + Send>(
     machine: M,
     name: &str,
     granularities: &[Granularity],

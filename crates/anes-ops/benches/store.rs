@@ -16,17 +16,18 @@
 
 #[path = "../tests/support/redis_server.rs"]
 mod redis_server;
+mod support;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::{Cartridge, Nes, NesConfig};
 use anes_ops::config::Config;
 use anes_ops::metrics::Metrics;
 use anes_ops::pipeline::stream_frames;
-use anes_ops::runtime::{Control, PipelineHandle, Pipelines, ServiceOptions, start_pipelines};
+use anes_ops::runtime::{PipelineHandle, Pipelines, ServiceOptions, start_pipelines};
 use anes_ops::store::{CheckpointHeader, CheckpointStore, FsStore, RedisStore};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use redis_server::RedisServer;
@@ -133,22 +134,13 @@ impl Service {
 
     /// Pushes `FRAMES` records and waits until the workers verified them; returns the time taken.
     fn run_batch(&mut self) -> Duration {
-        let started = Instant::now();
         let first_seq = self.next_seq;
         let inputs: Vec<FrameInput> = (first_seq..first_seq + FRAMES)
             .map(|s| self.inputs[(s % self.inputs.len() as u64) as usize])
             .collect();
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.handle.control.send(Control::Push { first_seq, inputs, reply }).expect("the pipeline runs");
-        let outcome = answer.blocking_recv().expect("an answer").expect("no sequence gap");
-        assert_eq!(outcome.accepted, FRAMES, "the pipeline took the whole batch: {outcome:?}");
-        self.next_seq = outcome.next_seq;
-        let deadline = started + Duration::from_secs(120);
-        while self.metrics.frames_verified("bench") < self.next_seq {
-            assert!(Instant::now() < deadline, "600 frames not verified within 120 s");
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        started.elapsed()
+        let (next_seq, took) = support::push::push_and_wait(&self.handle, &self.metrics, first_seq, inputs);
+        self.next_seq = next_seq;
+        took
     }
 
     fn checkpoints_persisted(&self) -> Option<u64> {
@@ -163,11 +155,6 @@ impl Drop for Service {
         }
         let _ = std::fs::remove_dir_all(&self.data_dir);
     }
-}
-
-fn median(samples: &mut [Duration]) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn pipeline_checkpoints(c: &mut Criterion) {
@@ -192,12 +179,7 @@ fn pipeline_checkpoints(c: &mut Criterion) {
     group.finish();
 
     // Interleaved: each round runs every configuration once, in a rotating order.
-    let args: Vec<String> = std::env::args().collect();
-    if args.iter().any(|a| a == "--test" || a == "--list") {
-        return;
-    }
-    let rounds: usize =
-        std::env::var("ANES_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(8).max(1);
+    let Some(rounds) = support::push::interleaved_rounds(8) else { return };
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); services.len()];
     for round in 0..rounds {
         for k in 0..services.len() {
@@ -205,7 +187,7 @@ fn pipeline_checkpoints(c: &mut Criterion) {
             samples[i].push(services[i].1.run_batch());
         }
     }
-    let medians: Vec<Duration> = samples.iter_mut().map(|s| median(s)).collect();
+    let medians: Vec<Duration> = samples.iter_mut().map(|s| support::push::median(s)).collect();
     let none = medians[0];
     println!(
         "pipeline_checkpoints, interleaved: {rounds} rounds of {FRAMES} frames per configuration (medians)"

@@ -1,6 +1,7 @@
 //! Running one ROM under its protocol: loading and checking the file, then each protocol's way of
 //! reading the result.
 
+mod accuracycoin;
 mod blargg6000;
 mod nestest_log;
 mod screen;
@@ -11,7 +12,7 @@ use anes_core::{Cartridge, Nes, NesConfig};
 use crate::console::{Console, PowerOn};
 use crate::limited_read::read_limited;
 use crate::manifest::{Protocol, RomEntry};
-use crate::report::Status;
+use crate::report::{StartPoint, Status, SubTest};
 
 /// How a ROM's run ended, before the runner adds its identity and timing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,11 +20,13 @@ pub(crate) struct Outcome {
     pub status: Status,
     pub code: Option<u8>,
     pub text: String,
+    pub subtests: Vec<SubTest>,
+    pub start_points: Vec<StartPoint>,
 }
 
 impl Outcome {
     pub fn new(status: Status, code: Option<u8>, text: impl Into<String>) -> Outcome {
-        Outcome { status, code, text: text.into() }
+        Outcome { status, code, text: text.into(), subtests: Vec::new(), start_points: Vec::new() }
     }
 
     pub fn error(text: impl Into<String>) -> Outcome {
@@ -51,7 +54,7 @@ pub(crate) fn run_on<C: Console>(
 ) -> Outcome {
     if let Protocol::Unsupported(name) = &rom.protocol {
         return Outcome::error(format!(
-            "protocol {name:?} is not supported by this runner (supported: blargg6000, screen, nestest-log)"
+            "protocol {name:?} is not supported by this runner (supported: blargg6000, screen, nestest-log, accuracycoin)"
         ));
     }
     if rom.region != "ntsc" {
@@ -81,6 +84,12 @@ pub(crate) fn run_on<C: Console>(
             rom.mapper
         ));
     }
+    if rom.protocol == Protocol::AccuracyCoin {
+        // Several runs, each from a fresh power-on.
+        let power_on =
+            || power_on(cart.clone(), &bytes).map_err(|err| format!("{}: {err}", rom.file.display()));
+        return accuracycoin::run(&power_on, rom, progress);
+    }
     let mut console = match power_on(cart, &bytes) {
         Ok(console) => console,
         Err(err) => return Outcome::error(format!("{}: {err}", rom.file.display())),
@@ -92,7 +101,7 @@ pub(crate) fn run_on<C: Console>(
             Some(nes) => nestest_log::run(nes, rom, progress),
             None => Outcome::error("nestest-log compares anes's trace format: not run on this emulator"),
         },
-        Protocol::Unsupported(_) => unreachable!("refused above"),
+        Protocol::Unsupported(_) | Protocol::AccuracyCoin => unreachable!("handled above"),
     }
 }
 

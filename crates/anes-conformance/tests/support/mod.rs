@@ -89,6 +89,67 @@ pub fn zero_page_subtest_rom(addr: u8) -> Vec<u8> {
     nrom(&code)
 }
 
+/// A ROM that behaves like AccuracyCoin's menu (see the `accuracycoin` protocol): boot counter $EC
+/// = $0A, cursor $16 = $FF and an NMI trampoline at $0700 at once; then, polling the VBlank flag,
+/// it counts frames in $10 and reads controller 1 until Start is held. It then runs its three
+/// "tests" ($35 = 1 meanwhile): $0400 passes, $0401 fails with code 2, $0402 passes with success
+/// code 1 when Start came on an even frame count and fails with code 3 on an odd one; waits 3
+/// frames, stores its tallies ($37 tests, $38 passes) and points the trampoline elsewhere.
+pub fn accuracycoin_like_rom() -> Vec<u8> {
+    accuracycoin_like(&[0x01, 0x0A], true)
+}
+
+/// The same with one test, which always passes.
+pub fn accuracycoin_like_rom_passing() -> Vec<u8> {
+    accuracycoin_like(&[0x01], false)
+}
+
+fn accuracycoin_like(fixed: &[u8], parity_test: bool) -> Vec<u8> {
+    let mut code = Vec::new();
+    code.extend(store(0x00EC, 0x0A));
+    code.extend(store(0x0016, 0xFF));
+    code.extend(store(0x0700, 0x4C));
+    code.extend(store(0x0701, 0x34));
+    code.extend(store(0x0702, 0x12));
+    let wait = CODE_START + code.len() as u16;
+    let [wait_lo, wait_hi] = wait.to_le_bytes();
+    code.extend([0x2C, 0x02, 0x20, 0x10, 0xFB]); // BIT $2002 / BPL -5
+    code.extend([0xE6, 0x10]); // INC $10
+    code.extend(store(0x4016, 1));
+    code.extend(store(0x4016, 0));
+    for _ in 0..4 {
+        code.extend([0xAD, 0x16, 0x40]); // LDA $4016: A, B, Select, Start
+    }
+    code.extend([0x29, 0x01, 0xD0, 0x03]); // AND #1 / BNE +3
+    code.extend([0x4C, wait_lo, wait_hi]); // JMP wait
+    code.extend(store(0x0035, 1));
+    let mut tests = fixed.len() as u8;
+    for (i, &result) in fixed.iter().enumerate() {
+        code.extend(store(0x0400 + i as u16, result));
+    }
+    // Passes: the fixed results' bit 0, plus the parity test's when the count is even.
+    let fixed_passes = fixed.iter().filter(|&&r| r & 1 != 0).count() as u8;
+    if parity_test {
+        tests += 1;
+        let table = CODE_START + 0x3F00;
+        let [lo, hi] = table.to_le_bytes();
+        code.extend([0xA5, 0x10, 0x29, 0x01, 0xAA]); // LDA $10 / AND #1 / TAX
+        code.extend([0xBD, lo, hi, 0x8D, 0x02, 0x04]); // LDA table,X / STA $0402
+        code.extend([0x8A, 0x49, 0x01, 0x18, 0x69, fixed_passes, 0x85, 0x38]); // TXA / EOR #1 / CLC / ADC / STA $38
+    } else {
+        code.extend(store(0x0038, fixed_passes));
+    }
+    code.extend([0xA2, 0x03]); // LDX #3
+    code.extend([0x2C, 0x02, 0x20, 0x10, 0xFB, 0xCA, 0xD0, 0xF8]); // BIT $2002 / BPL / DEX / BNE
+    code.extend(store(0x0037, tests));
+    code.extend(store(0x0035, 0));
+    code.extend(store(0x0701, 0x6A));
+    halt(&mut code);
+    let mut rom = nrom(&code);
+    rom[16 + 0x3F00..16 + 0x3F02].copy_from_slice(&[0x05, 0x0E]);
+    rom
+}
+
 /// A ROM that loops forever without reporting.
 pub fn silent_rom() -> Vec<u8> {
     let mut code = Vec::new();

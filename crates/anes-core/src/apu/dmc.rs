@@ -44,12 +44,27 @@ crate::state::state_struct! {
         pub buffer_full: u8,
         /// CPU cycles until the "load" DMA requested by a $4015 write may start (0 = none pending).
         pub load_delay: u8,
+        /// 1 while the DMC is enabled as the DMA unit sees it: bit 4 of $4015, applied
+        /// `status_delay` cycles after the write; cleared at the end of a sample that does not loop.
+        pub enabled: u8,
+        /// The enable bit of the last $4015 write, while it waits to be applied.
+        pub enable_pending: u8,
+        /// CPU cycles until `enable_pending` is applied (0 = nothing pending).
+        pub status_delay: u8,
+        /// The "implicit abort" (see `IMPLICIT_ARMED`, `IMPLICIT_ACTIVE`; 0 = none).
+        pub implicit_abort: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: u8,
+        pub reserved: [u8; 3],
     }
 }
 
-const _: () = assert!(core::mem::size_of::<Dmc>() == 20);
+const _: () = assert!(core::mem::size_of::<Dmc>() == 26);
+
+/// `implicit_abort`: a $4015 write enabled the DMC four timer clocks before an output cycle ends.
+pub const IMPLICIT_ARMED: u8 = 1;
+/// `implicit_abort`: that output cycle ended on this cycle: the DMA unit sees a request (for the
+/// next cycle only, see [`Dmc::wants_dma`]).
+pub const IMPLICIT_ACTIVE: u8 = 2;
 
 impl Dmc {
     /// The DMC at power-on: an output cycle of 8 silent bits in progress.
@@ -74,13 +89,30 @@ impl Dmc {
         }
     }
 
-    /// The DMC bit of a $4015 write; `get_cycle` is the phase of the cycle it happens on.
+    /// The DMC bit of a $4015 write; `get_cycle` is the phase of the cycle it happens on (the tick of
+    /// this cycle has run).
+    ///
+    /// The bit reaches the DMA unit (`enabled`) 2 cycles after a write on a put cycle, 3 after one on
+    /// a get cycle: a reload DMA that comes due in between waits for it, so enabling 2, 1 or 0 cycles
+    /// before the output cycle ends delays that DMA by 1, 2 or 3 cycles (AccuracyCoin "Delta
+    /// Modulation Channel" errors L-N), and disabling during a DMA aborts it once the bit arrives
+    /// ("Explicit DMA Abort"), except when written on the cycle the timer fires (or the put cycle
+    /// after it), which gives the DMA begun there one more APU cycle. Disabling empties the sample
+    /// when applied; enabling a finished one restarts it at once, with a "load" DMA when the buffer
+    /// is empty (nesdev "DMA": on the get cycle of the second APU cycle after the write).
+    /// Enabling four timer clocks before an output cycle ends arms the "implicit abort": that cycle's
+    /// end requests a DMA for one cycle whatever the buffer ("Implicit DMA Abort").
     pub fn write_enable(&mut self, enabled: bool, get_cycle: bool) {
         self.irq_flag = 0;
-        if !enabled {
-            self.bytes_remaining = 0;
-            self.load_delay = 0;
-        } else if self.bytes_remaining == 0 {
+        self.enable_pending = u8::from(enabled);
+        let fired_now = self.timer_counter == self.reload();
+        self.status_delay = match (enabled, fired_now, get_cycle) {
+            (false, true, true) => 5,
+            (false, true, false) => 4,
+            (_, _, true) => 3,
+            (_, _, false) => 2,
+        };
+        if enabled && self.bytes_remaining == 0 {
             self.restart();
             if self.buffer_full == 0 {
                 // nesdev "DMA": the load DMA attempts to halt on the get cycle of the second APU
@@ -88,6 +120,50 @@ impl Dmc {
                 self.load_delay = if get_cycle { 3 } else { 2 };
             }
         }
+        if enabled && self.timer_counter == 3 {
+            self.implicit_abort = IMPLICIT_ARMED;
+        }
+    }
+
+    /// Stops the DMC at once, with nothing pending (the reset button).
+    pub fn disable_now(&mut self) {
+        self.enabled = 0;
+        self.enable_pending = 0;
+        self.status_delay = 0;
+        self.load_delay = 0;
+        self.implicit_abort = 0;
+        self.bytes_remaining = 0;
+    }
+
+    /// One CPU cycle of the $4015 write's delay and of the implicit abort's request.
+    #[inline]
+    pub fn tick_delays(&mut self) {
+        if self.load_delay != 0 {
+            self.load_delay -= 1;
+        }
+        if self.status_delay != 0 {
+            self.status_delay -= 1;
+            if self.status_delay == 0 {
+                self.enabled = self.enable_pending;
+                if self.enabled == 0 {
+                    self.bytes_remaining = 0;
+                }
+            }
+        }
+    }
+
+    /// The start of a CPU cycle's tick: an implicit-abort request lasts one cycle.
+    #[inline]
+    pub fn expire_implicit_abort(&mut self) {
+        if self.implicit_abort == IMPLICIT_ACTIVE {
+            self.implicit_abort = 0;
+        }
+    }
+
+    /// True while a $4015 write's effects are pending (the APU must tick cycle by cycle).
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        self.load_delay == 0 && self.status_delay == 0 && self.implicit_abort != IMPLICIT_ACTIVE
     }
 
     fn restart(&mut self) {
@@ -95,32 +171,35 @@ impl Dmc {
         self.bytes_remaining = (u16::from(self.sample_length) << 4) + 1;
     }
 
-    /// One CPU cycle of the load-DMA delay.
-    #[inline]
-    pub fn tick_load_delay(&mut self) {
-        if self.load_delay != 0 {
-            self.load_delay -= 1;
-        }
-    }
-
-    /// True while the sample buffer is empty, bytes remain, and no load delay is pending.
+    /// True while the DMA unit must fetch: the sample buffer is empty, bytes remain, no load delay is
+    /// pending and the DMC is enabled as the DMA unit sees it; or an implicit abort requests its
+    /// one-cycle DMA.
     #[inline]
     pub fn wants_dma(&self) -> bool {
-        self.buffer_full == 0 && self.bytes_remaining != 0 && self.load_delay == 0
+        (self.buffer_full == 0 && self.bytes_remaining != 0 && self.load_delay == 0 && self.enabled != 0)
+            || self.implicit_abort == IMPLICIT_ACTIVE
     }
 
     /// The DMA unit delivered the sample byte at `current_address`.
     pub fn dma_complete(&mut self, value: u8) {
         self.sample_buffer = value;
         self.buffer_full = 1;
+        // A request the timer raised on the cycle of this fetch is dropped (TriCNES, the AccuracyCoin
+        // author's emulator: no DMC DMA right after another; "Implicit DMA Abort" error 4).
+        if self.implicit_abort == IMPLICIT_ACTIVE {
+            self.implicit_abort = 0;
+        }
         // The address wraps from $FFFF to $8000.
         self.current_address = self.current_address.wrapping_add(1) | 0x8000;
         self.bytes_remaining = self.bytes_remaining.saturating_sub(1);
         if self.bytes_remaining == 0 {
             if self.loop_flag != 0 {
                 self.restart();
-            } else if self.irq_enabled != 0 {
-                self.irq_flag = 1;
+            } else {
+                self.enabled = 0;
+                if self.irq_enabled != 0 {
+                    self.irq_flag = 1;
+                }
             }
         }
     }
@@ -154,11 +233,14 @@ impl Dmc {
     /// Timer clocks until the sample buffer empties into the shift register (the moment a reload DMA
     /// may be wanted), when it is full now.
     pub fn clocks_until_buffer_empties(&self) -> Option<u64> {
-        (self.buffer_full != 0).then(|| {
-            // The buffer moves to the shift register at the output bit that leaves none remaining.
-            let bits = u64::from(self.bits_remaining.max(1));
-            super::timer::clocks_until_reload(self.timer_counter, self.reload(), bits)
-        })
+        (self.buffer_full != 0).then(|| self.clocks_until_output_cycle_ends())
+    }
+
+    /// Timer clocks until the output bit that leaves no bits remaining (where the buffer moves to the
+    /// shift register and an armed implicit abort requests its DMA).
+    pub fn clocks_until_output_cycle_ends(&self) -> u64 {
+        let bits = u64::from(self.bits_remaining.max(1));
+        super::timer::clocks_until_reload(self.timer_counter, self.reload(), bits)
     }
 
     /// The end of an output cycle's bit: the level moves by 2 unless silenced, the shift register
@@ -177,6 +259,9 @@ impl Dmc {
         self.bits_remaining = self.bits_remaining.saturating_sub(1);
         if self.bits_remaining == 0 {
             self.bits_remaining = 8;
+            if self.implicit_abort == IMPLICIT_ARMED {
+                self.implicit_abort = IMPLICIT_ACTIVE;
+            }
             if self.buffer_full != 0 {
                 self.silence = 0;
                 self.shift_register = self.sample_buffer;
@@ -204,6 +289,7 @@ mod tests {
         dmc.write_register(2, 0xFF);
         dmc.write_register(3, 0x01);
         dmc.write_enable(true, true);
+        assert_eq!(dmc.enabled, 0, "applied three cycles later");
         assert_eq!(dmc.current_address, 0xFFC0);
         assert_eq!(dmc.bytes_remaining, 17);
     }
@@ -220,10 +306,61 @@ mod tests {
         let mut dmc = Dmc::new();
         dmc.write_enable(true, false);
         assert!(!dmc.wants_dma());
-        dmc.tick_load_delay();
+        dmc.tick_delays();
         assert!(!dmc.wants_dma());
-        dmc.tick_load_delay();
+        dmc.tick_delays();
         assert!(dmc.wants_dma());
+    }
+
+    #[test]
+    fn the_enable_bit_reaches_the_dma_unit_two_or_three_cycles_later() {
+        for (get_cycle, delay) in [(false, 2), (true, 3)] {
+            let mut dmc = Dmc { buffer_full: 1, timer_counter: 40, ..Dmc::new() };
+            dmc.write_enable(true, get_cycle);
+            // The sample restarts at once (bit 4 of $4015 shows it)...
+            assert_eq!(dmc.bytes_remaining, 1);
+            dmc.buffer_full = 0;
+            for _ in 1..delay {
+                dmc.tick_delays();
+                assert!(!dmc.wants_dma(), "...but the DMA unit waits for the bit");
+            }
+            dmc.tick_delays();
+            assert!(dmc.wants_dma());
+            // Disabling empties the sample only when the bit arrives.
+            dmc.write_enable(false, get_cycle);
+            assert!(dmc.wants_dma());
+            for _ in 0..delay {
+                dmc.tick_delays();
+            }
+            assert!(!dmc.wants_dma());
+            assert_eq!(dmc.bytes_remaining, 0);
+        }
+    }
+
+    #[test]
+    fn disabling_on_the_cycle_the_timer_fires_takes_an_apu_cycle_longer() {
+        let mut dmc = Dmc { enabled: 1, bytes_remaining: 5, ..Dmc::new() };
+        dmc.timer_counter = dmc.reload();
+        dmc.write_enable(false, true);
+        assert_eq!(dmc.status_delay, 5);
+    }
+
+    #[test]
+    fn implicit_abort_requests_one_cycle_at_the_end_of_the_output_cycle() {
+        let mut dmc = Dmc { buffer_full: 1, bits_remaining: 1, timer_counter: 3, ..Dmc::new() };
+        dmc.write_enable(true, false);
+        assert_eq!(dmc.implicit_abort, IMPLICIT_ARMED);
+        // Three timer clocks count down, the fourth ends the output cycle.
+        for _ in 0..3 {
+            dmc.expire_implicit_abort();
+            dmc.clock_timer();
+            assert_eq!(dmc.implicit_abort, IMPLICIT_ARMED);
+        }
+        dmc.expire_implicit_abort();
+        dmc.clock_timer();
+        assert!(dmc.wants_dma());
+        dmc.expire_implicit_abort();
+        assert_eq!(dmc.implicit_abort, 0);
     }
 
     #[test]
@@ -233,6 +370,7 @@ mod tests {
         dmc.write_enable(true, true);
         dmc.dma_complete(0x55);
         assert_eq!(dmc.irq_flag, 1);
+        assert_eq!(dmc.enabled, 0, "a finished sample disables the DMA unit's view");
         let mut dmc = Dmc::new();
         dmc.write_register(0, 0xC0);
         dmc.write_enable(true, true);

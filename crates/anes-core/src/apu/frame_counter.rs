@@ -10,7 +10,8 @@ pub mod steps {
     pub const HALF_1: u16 = 14913;
     /// Third quarter frame (both modes).
     pub const QUARTER_3: u16 = 22371;
-    /// 4-step mode: the frame interrupt flag is set on this cycle and the next two.
+    /// 4-step mode: the frame interrupt flag is set on this cycle and the next (even while the
+    /// interrupt is inhibited); on the one after, it is set only if the interrupt is not inhibited.
     pub const IRQ_FIRST: u16 = 29828;
     /// 4-step mode: fourth quarter frame and second half frame.
     pub const HALF_2_FOUR_STEP: u16 = 29829;
@@ -81,8 +82,10 @@ crate::state::state_struct! {
         /// 1 when the next cycle must schedule a restart as if $4017 had been written three cycles earlier
         /// (power-on and reset, whose cycle number the APU does not know).
         pub restart_on_next_cycle: u8,
+        /// 1 after a $4015 read, until the next get cycle clears the interrupt flag.
+        pub clear_pending: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 2],
+        pub reserved: u8,
     }
 }
 
@@ -115,28 +118,33 @@ impl FrameCounter {
     pub fn reset(&mut self) {
         self.irq_inhibit = (self.last_write >> 6) & 1;
         self.irq_flag = 0;
+        self.clear_pending = 0;
         self.write_delay = 0;
         self.restart_on_next_cycle = 1;
     }
 
-    /// Reading $4015 clears the interrupt flag. The flag is set on three consecutive cycles, so a read
-    /// on the first two is undone by the next set; a read on the last one clears it for good (apu_test
-    /// 6-irq_flag_timing: "flag last set too late" otherwise), which is why the wiki's note that a read
-    /// on a setting cycle does not clear is not modelled: with the step on this cycle already applied
-    /// before the read, it is only observable on that last cycle, where the test contradicts it.
+    /// Reading $4015 clears the interrupt flag, but only on the next get cycle: a read on a put cycle
+    /// clears it before a read on the following cycle, a read on a get cycle only after it
+    /// (AccuracyCoin "Frame Counter IRQ", errors 6 and 7). A step setting the flag on that get cycle
+    /// sets it again, so a read on the flag's first two setting cycles does not clear it (errors E-H;
+    /// apu_test 6-irq_flag_timing).
     pub fn acknowledge_read(&mut self) {
-        self.irq_flag = 0;
+        self.clear_pending = 1;
     }
 
-    fn set_irq(&mut self) {
-        if self.irq_inhibit == 0 {
-            self.irq_flag = 1;
-        }
+    /// The frame interrupt as the /IRQ line sees it: the flag, unless the interrupt is inhibited.
+    #[inline]
+    pub fn irq_line(&self) -> bool {
+        self.irq_flag != 0 && self.irq_inhibit == 0
     }
 
     /// One CPU cycle; `get_cycle` is its DMA/APU phase.
     #[inline]
     pub fn tick(&mut self, get_cycle: bool) -> FrameClocks {
+        if get_cycle && self.clear_pending != 0 {
+            self.clear_pending = 0;
+            self.irq_flag = 0;
+        }
         if self.restart_on_next_cycle != 0 {
             // A write three cycles ago: the restart is on this cycle if it is a get cycle, else on the
             // next one.
@@ -165,7 +173,7 @@ impl FrameCounter {
     /// except at the steps.
     #[inline]
     pub fn is_settled(&self) -> bool {
-        self.write_delay == 0 && self.restart_on_next_cycle == 0
+        self.write_delay == 0 && self.restart_on_next_cycle == 0 && self.clear_pending == 0
     }
 
     /// Ticks until the next one that reaches a step count and may act (1-65,536), when settled. The
@@ -196,16 +204,19 @@ impl FrameCounter {
         match (self.mode, self.cycle) {
             (_, steps::QUARTER_1) | (_, steps::QUARTER_3) => quarter,
             (_, steps::HALF_1) => half,
+            // The flag is set on the first two cycles whatever the inhibit, which only keeps it off
+            // the /IRQ line; the third sets it only when not inhibited, else clears it (AccuracyCoin
+            // "Frame Counter IRQ", errors I-M).
             (0, steps::IRQ_FIRST) => {
-                self.set_irq();
+                self.irq_flag = 1;
                 FrameClocks::default()
             }
             (0, steps::HALF_2_FOUR_STEP) => {
-                self.set_irq();
+                self.irq_flag = 1;
                 half
             }
             (0, steps::END_FOUR_STEP) => {
-                self.set_irq();
+                self.irq_flag = u8::from(self.irq_inhibit == 0);
                 self.cycle = 0;
                 FrameClocks::default()
             }
@@ -274,6 +285,9 @@ mod tests {
                 (4 + 29828, none, 1),
                 (4 + 29829, h, 1),
                 (4 + 29830, none, 1),
+                // The read after the last setting cycle (a get cycle) clears the flag only on the
+                // next get cycle, so it still shows on the put cycle in between.
+                (4 + 29831, none, 1),
                 (4 + 29830 + 7457, q, 0),
             ]
         );
@@ -306,15 +320,52 @@ mod tests {
         assert_eq!(fc.tick(true), FrameClocks { quarter: true, half: true });
     }
 
+    /// A frame counter whose next tick (a get cycle) reaches the first interrupt step.
+    fn before_irq(irq_inhibit: u8) -> FrameCounter {
+        FrameCounter { cycle: steps::IRQ_FIRST - 1, irq_inhibit, ..FrameCounter::default() }
+    }
+
     #[test]
-    fn read_on_the_last_setting_cycle_clears() {
-        let mut fc = FrameCounter { cycle: steps::IRQ_FIRST - 1, ..FrameCounter::default() };
+    fn a_read_clears_the_flag_on_the_next_get_cycle() {
+        // AccuracyCoin "Frame Counter IRQ" errors 6 and 7: a read on a put cycle clears the flag before
+        // the next cycle, a read on a get cycle only after the put cycle that follows.
+        let mut fc = before_irq(0);
+        for get in [true, false, true] {
+            fc.tick(get);
+        }
+        assert_eq!(fc.irq_flag, 1);
+        fc.acknowledge_read(); // on a get cycle
+        fc.tick(false);
+        assert_eq!(fc.irq_flag, 1);
         fc.tick(true);
+        assert_eq!(fc.irq_flag, 0);
+
+        let mut fc = FrameCounter { irq_flag: 1, ..FrameCounter::default() };
+        fc.acknowledge_read(); // on a put cycle
+        fc.tick(true);
+        assert_eq!(fc.irq_flag, 0);
+    }
+
+    #[test]
+    fn reads_on_the_first_two_setting_cycles_do_not_clear() {
+        // AccuracyCoin errors E-H: the flag is set again on the cycle the clear would take effect.
+        let mut fc = before_irq(0);
+        fc.tick(true);
+        fc.acknowledge_read();
         fc.tick(false);
         fc.tick(true);
         assert_eq!(fc.irq_flag, 1);
-        fc.acknowledge_read();
-        fc.tick(false);
-        assert_eq!(fc.irq_flag, 0);
+    }
+
+    #[test]
+    fn inhibited_flag_shows_for_two_cycles_but_never_reaches_the_irq_line() {
+        // AccuracyCoin errors I-M: set 29828 and 29829 cycles after the restart, clear at 29830.
+        let mut fc = before_irq(1);
+        let mut seen = Vec::new();
+        for get in [true, false, true, false] {
+            fc.tick(get);
+            seen.push((fc.irq_flag, fc.irq_line()));
+        }
+        assert_eq!(seen, [(1, false), (1, false), (0, false), (0, false)]);
     }
 }

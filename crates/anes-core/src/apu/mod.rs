@@ -63,7 +63,7 @@ crate::state::state_struct! {
     }
 }
 
-const _: () = assert!(core::mem::size_of::<ApuState>() == 138);
+const _: () = assert!(core::mem::size_of::<ApuState>() == 144);
 
 /// How the APU keeps up with the CPU. Both give bit-identical machines; `Lazy` is faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -172,7 +172,7 @@ impl Apu {
             if self.output.is_some()
                 || self.length_writes_pending
                 || !fc.is_settled()
-                || self.state.dmc.load_delay != 0
+                || !self.state.dmc.is_settled()
             {
                 self.tick_cpu_cycle(next);
                 continue;
@@ -214,22 +214,23 @@ impl Apu {
             || self.output.is_some()
             || self.length_writes_pending
             || !fc.is_settled()
-            || s.dmc.load_delay != 0
+            || !s.dmc.is_settled()
         {
             return next;
         }
         // The frame IRQ can only rise at a step (conservatively: any step, a few per frame).
         let mut deadline = self.ticked + fc.ticks_until_step();
+        // The DMC timer runs on get (odd-numbered) cycles: the n-th one from here.
+        let nth_get = |clocks: u64| (next | 1) + 2 * (clocks - 1);
         if s.dmc.bytes_remaining != 0 {
             match s.dmc.clocks_until_buffer_empties() {
                 // The request is up already: the bus acts on it at the end of this cycle.
                 None => return next,
-                // The DMC timer runs on get (odd-numbered) cycles: the n-th one from here.
-                Some(clocks) => {
-                    let first_get = next | 1;
-                    deadline = deadline.min(first_get + 2 * (clocks - 1));
-                }
+                Some(clocks) => deadline = deadline.min(nth_get(clocks)),
             }
+        }
+        if s.dmc.implicit_abort == dmc::IMPLICIT_ARMED {
+            deadline = deadline.min(nth_get(s.dmc.clocks_until_output_cycle_ends()));
         }
         deadline
     }
@@ -263,6 +264,8 @@ impl Apu {
         }
         s.triangle.sequence_step = 0;
         s.dmc.output_level &= 1;
+        // The reset line is held far longer than a $4015 write's delay: the DMC is stopped outright.
+        s.dmc.disable_now();
         self.changed_by_access();
     }
 
@@ -271,7 +274,7 @@ impl Apu {
         &self.state
     }
 
-    /// The state as bytes (138, no padding), for snapshots and hashing. Stable within a format
+    /// The state as bytes (144, no padding), for snapshots and hashing. Stable within a format
     /// version: the layout is [`ApuState`]'s `#[repr(C)]` field order.
     pub fn state_bytes(&self) -> &[u8] {
         bytemuck::bytes_of(&self.state)
@@ -316,6 +319,7 @@ impl Apu {
         }
 
         s.triangle.clock_timer();
+        s.dmc.expire_implicit_abort();
         if get {
             s.dmc.clock_timer();
         } else {
@@ -323,7 +327,7 @@ impl Apu {
             s.pulse[1].clock_timer();
             s.noise.clock_timer();
         }
-        s.dmc.tick_load_delay();
+        s.dmc.tick_delays();
         self.dma_request = s.dmc.wants_dma();
 
         if let Some(output) = self.output.as_deref_mut() {
@@ -394,7 +398,7 @@ impl Apu {
     /// The APU's /IRQ output (frame counter or DMC).
     #[inline]
     pub fn irq_line(&self) -> bool {
-        self.state.frame_counter.irq_flag != 0 || self.state.dmc.irq_flag != 0
+        self.state.frame_counter.irq_line() || self.state.dmc.irq_flag != 0
     }
 
     /// True while the DMC needs a sample byte fetched by DMA: its buffer is empty, bytes remain, and
@@ -489,7 +493,16 @@ mod tests {
         assert!(!apu.irq_line());
         run(&mut apu, 103 + 29828, 103 + 29829);
         assert!(apu.irq_line());
+        // A read on the first setting cycle (a get cycle) would clear the flag on the next get
+        // cycle, where the last step sets it again.
         assert_eq!(apu.read_status(103 + 29828) & 0x40, 0x40);
+        run(&mut apu, 103 + 29829, 103 + 29831);
+        assert!(apu.irq_line());
+        // Read on that last setting cycle (get): cleared on the next get cycle, not the put between.
+        assert_eq!(apu.read_status(103 + 29830) & 0x40, 0x40);
+        run(&mut apu, 103 + 29831, 103 + 29832);
+        assert!(apu.irq_line());
+        run(&mut apu, 103 + 29832, 103 + 29833);
         assert!(!apu.irq_line());
     }
 

@@ -668,7 +668,10 @@ impl Nes {
     }
 
     /// The SH* family stores `value & (H + 1)`, H being the base address's high byte; when the index
-    /// crosses a page the stored value also replaces the high byte of the address.
+    /// crosses a page the stored value also replaces the high byte of the address. When a DMA halts
+    /// the CPU on the read just before the write, the `& (H + 1)` drops off and `value` is stored as
+    /// is (AccuracyCoin "SHA/SHX/SHY/SHS", error 7: "if the RDY line goes low 2 cycles before the
+    /// write cycle"; the same on the C64, VICE testprogs CPU/sha "unstable conditions").
     #[inline(always)]
     fn unstable_store(&mut self, mode: Mode, value: u8) {
         let (base, index) = match mode {
@@ -677,8 +680,11 @@ impl Nes {
             Mode::IndirectY => (self.indirect_y_base(), self.cpu.y),
             _ => unreachable!("SH* opcodes use indexed modes"),
         };
+        // The read below is halted by a DMA exactly when one is pending now (`Nes::read`).
+        let halted = self.bus.dma_halt != 0;
         let addr = self.indexed(base, index, true);
-        let stored = value & ((base >> 8) as u8).wrapping_add(1);
+        let high_mask = if halted { 0xFF } else { ((base >> 8) as u8).wrapping_add(1) };
+        let stored = value & high_mask;
         let addr = if (addr ^ base) & 0xFF00 != 0 { (u16::from(stored) << 8) | (addr & 0xFF) } else { addr };
         self.write(addr, stored);
     }

@@ -64,7 +64,8 @@ impl Ppu {
     /// the second reads.
     #[inline(always)]
     pub(super) fn background_dot(&mut self, bus: &mut impl PpuBus, dot: u16) {
-        // Shifting happens on dots 2-257 and 322-337; reloads on 9, 17, ..., 257 and 329, 337.
+        // Shifting happens on dots 2-257 and 322-337; reloads on 9, 17, ..., 257 and 329, 337 (dots 257
+        // and 337 are in `Ppu::render_dot` and the stretches).
         if dot != 1 && dot != 321 {
             self.shift_background();
             if dot & 7 == 1 {

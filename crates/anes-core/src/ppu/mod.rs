@@ -195,10 +195,15 @@ crate::state::state_struct! {
         /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
         /// bit 0.
         pub rendering_history: u8,
+        /// The sprite 0 hit found but not yet visible in PPUSTATUS: the frame position
+        /// (`scanline * 341 + dot`) from which it shows; 0 = none pending.
+        pub sprite_0_hit_at: u32,
+        /// The same for the sprite overflow flag.
+        pub sprite_overflow_at: u32,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<PpuRegs>() == 88);
+const _: () = assert!(core::mem::size_of::<PpuRegs>() == 96);
 
 impl PpuRegs {
     /// Registers at power-on (nesdev "PPU power up state").
@@ -214,6 +219,76 @@ impl PpuRegs {
     #[inline(always)]
     fn rendering_enabled(&self) -> bool {
         self.mask & mask::RENDERING != 0
+    }
+
+    /// The frame position of the dot about to be processed, `scanline * 341 + dot`.
+    #[inline(always)]
+    fn position(&self) -> u32 {
+        u32::from(self.scanline) * u32::from(DOTS_PER_SCANLINE) + u32::from(self.dot)
+    }
+
+    /// PPUSTATUS's flags as a read sees them now: the sprite flags show one dot after the dot that
+    /// sets them (they pass a latch in the PPU's pipeline; TriCNES, the AccuracyCoin author's
+    /// emulator, delays them likewise), which, with the read sampling them as it ends, places them
+    /// where AccuracyCoin "$2002 flag timing" (error 2) finds them.
+    #[inline]
+    fn visible_status(&self) -> u8 {
+        let now = self.position();
+        let hit = self.sprite_0_hit_at != 0 && now >= self.sprite_0_hit_at;
+        let overflow = self.sprite_overflow_at != 0 && now >= self.sprite_overflow_at;
+        self.status
+            | if hit { status::SPRITE_0_HIT } else { 0 }
+            | if overflow { status::SPRITE_OVERFLOW } else { 0 }
+    }
+
+    /// True when the dots around a register read (the PPU may stand anywhere from the read's start to
+    /// the end of its cycle, at most a CPU cycle apart) cannot change PPUSTATUS's sprite flags or the
+    /// I/O latch's decay: no flag found in the last few dots or waiting to show, the flags' clear
+    /// (pre-render line, dot 1) and the latch's decay (scanline 241, dot 0) are not that near,
+    /// sprite 0 hit cannot be found (it needs rendering, a line that outputs pixels with sprite 0 in
+    /// output unit 0, or the end of a line where the units are reloaded) and overflow cannot be found
+    /// (it needs sprite evaluation, dots 65-256 of a visible line, not yet done).
+    #[inline]
+    fn sprite_flags_settled(&self) -> bool {
+        // More dots than a CPU cycle spans.
+        const NEAR: u32 = 6;
+        const DOTS: u32 = DOTS_PER_SCANLINE as u32;
+        const CLEAR: u32 = PRE_RENDER_SCANLINE as u32 * DOTS + 1;
+        const DECAY: u32 = VBLANK_SCANLINE as u32 * DOTS;
+        let now = self.position();
+        let recent = |at: u32| at != 0 && at + NEAR > now;
+        if recent(self.sprite_0_hit_at) || recent(self.sprite_overflow_at) {
+            return false;
+        }
+        if now.abs_diff(CLEAR) <= NEAR || now.abs_diff(DECAY) <= NEAR {
+            return false;
+        }
+        if !self.rendering_enabled() {
+            return true;
+        }
+        let (scanline, dot) = (self.scanline, self.dot);
+        let lines = scanline < 240 || scanline == PRE_RENDER_SCANLINE;
+        let hit = self.sprite_0_hit_at == 0 && lines && (self.sprite_0_in_unit_0 != 0 || dot >= 250);
+        let overflow = self.sprite_overflow_at == 0
+            && scanline < 240
+            && self.eval_done == 0
+            && (60..=256).contains(&dot);
+        !hit && !overflow
+    }
+
+    /// A sprite flag (`flag`) set while processing dot `dot` of the current scanline: visible once the
+    /// dot after it has completed.
+    #[inline]
+    fn set_sprite_flag(&mut self, flag: u8, dot: u16) {
+        let at = u32::from(self.scanline) * u32::from(DOTS_PER_SCANLINE) + u32::from(dot) + 2;
+        let pending = if flag == status::SPRITE_0_HIT {
+            &mut self.sprite_0_hit_at
+        } else {
+            &mut self.sprite_overflow_at
+        };
+        if self.status & flag == 0 && *pending == 0 {
+            *pending = at;
+        }
     }
 
     /// True on the scanlines that render (visible and pre-render) while rendering is enabled: where
@@ -328,6 +403,8 @@ impl Ppu {
                 // nesdev "PPU registers" (PPUSTATUS): all three flags clear at dot 1 of the pre-render
                 // line; the power-on/reset write lockout ends here too ("PPU power up state").
                 self.regs.status = 0;
+                self.regs.sprite_0_hit_at = 0;
+                self.regs.sprite_overflow_at = 0;
                 self.regs.reset_warmup = 0;
             }
             if self.regs.rendering_enabled() {
@@ -366,6 +443,12 @@ impl Ppu {
             }
             257..=320 => {
                 if dot == 257 {
+                    // nesdev "PPU rendering": the shifters shift on dots 2-257 and reload on dots 9,
+                    // 17, ..., 257; then they hold until dot 322, so the tile fetched at dots 249-256
+                    // is still in them if rendering is off through the prefetch (AccuracyCoin "Stale
+                    // BG Shift Registers").
+                    self.shift_background();
+                    self.reload_background_shifters();
                     self.regs.v = background::copy_horizontal(self.regs.v, self.regs.t);
                     self.start_sprite_fetches(pre_render);
                 }
@@ -510,7 +593,14 @@ impl Ppu {
         &self.palette
     }
 
-    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (88 bytes), primary OAM (256),
+    /// True when the dots up to the end of the current CPU cycle cannot change what PPUSTATUS's
+    /// sprite flags read (see `Nes::finish_ppu_read`).
+    #[inline]
+    pub(crate) fn sprite_flags_settled(&self) -> bool {
+        self.regs.sprite_flags_settled()
+    }
+
+    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (96 bytes), primary OAM (256),
     /// secondary OAM (32), palette RAM (32). Nothing else influences the PPU's future behaviour.
     pub fn state_bytes(&self) -> [&[u8]; 4] {
         [bytemuck::bytes_of(&self.regs), &self.oam, &self.secondary_oam, &self.palette]
@@ -589,6 +679,24 @@ mod tests {
         ppu.tick_dot(bus);
         run_to(&mut ppu, bus, 0, 0);
         ppu
+    }
+
+    #[test]
+    fn background_shifters_reload_at_dot_257_and_hold_through_forced_blank() {
+        // nesdev "PPU rendering": shifts on dots 2-257, reloads on 9, 17, ..., 257. On line 1 (scroll
+        // 0, fine Y 1), dots 241-248 fetch the tile at $2400 and dots 249-256 the one at $2401.
+        let mut bus = FlatBus::new();
+        bus.0[0x2400] = 1;
+        bus.0[0x2401] = 2;
+        (bus.0[0x0011], bus.0[0x0019], bus.0[0x0021], bus.0[0x0029]) = (0xAA, 0x0F, 0xCC, 0xF0);
+        let mut ppu = warm_ppu(&mut bus);
+        ppu.regs.mask = 0x0A;
+        run_to(&mut ppu, &mut bus, 1, 258);
+        assert_eq!((ppu.regs.bg_pattern_lo, ppu.regs.bg_pattern_hi), (0xAACC, 0x0FF0));
+        // Rendering off before the prefetch at dot 321: nothing shifts or reloads until it is back on.
+        ppu.regs.mask = 0;
+        run_to(&mut ppu, &mut bus, 2, 100);
+        assert_eq!((ppu.regs.bg_pattern_lo, ppu.regs.bg_pattern_hi), (0xAACC, 0x0FF0));
     }
 
     #[test]

@@ -55,7 +55,8 @@ impl Ppu {
             // Both opaque: sprite 0 hit (never at x=255, nesdev "PPU OAM"; the clipping above already
             // excludes x=0-7 when either layer is clipped there).
             if sprite & sprite_pixel::UNIT_0 != 0 && x != 255 {
-                self.regs.status |= status::SPRITE_0_HIT;
+                // Pixel x is output on dot x + 1.
+                self.regs.set_sprite_flag(status::SPRITE_0_HIT, x + 1);
             }
             if sprite & sprite_pixel::BEHIND != 0 {
                 usize::from(background)

@@ -24,7 +24,7 @@ impl PpuRegs {
     /// What $2002 returns: the three flags over the latch's low five bits.
     #[inline(always)]
     fn status_value(&self) -> u8 {
-        (self.status & 0xE0) | (self.io_latch & 0x1F)
+        (self.visible_status() & 0xE0) | (self.io_latch & 0x1F)
     }
 }
 
@@ -109,6 +109,26 @@ impl Ppu {
         }
     }
 
+    /// The end of a read of $2002 or $2004 (`value` is what the read returned when it began): the
+    /// bits that are only sampled as the read ends, PPUSTATUS's sprite flags and all of OAMDATA,
+    /// taken from the PPU now (see `Nes::finish_ppu_read`); the I/O latch takes them too.
+    pub(crate) fn finish_register_read(&mut self, addr: u16, value: u8) -> u8 {
+        match addr & 7 {
+            2 => {
+                let late = status::SPRITE_0_HIT | status::SPRITE_OVERFLOW;
+                let value = (value & !late) | (self.regs.visible_status() & late);
+                self.regs.refresh_io_latch(value, late);
+                value
+            }
+            4 => {
+                let value = self.oam_data_value();
+                self.regs.refresh_io_latch(value, 0xFF);
+                value
+            }
+            _ => value,
+        }
+    }
+
     /// What a CPU read of a register would return, without side effects.
     pub fn peek_register(&self, addr: u16, _bus: &impl PpuBusPeek) -> u8 {
         match addr & 7 {
@@ -148,8 +168,9 @@ impl Ppu {
             4 => {
                 if r.is_rendering() {
                     // nesdev "PPU registers" (OAMDATA): no write, but a glitchy increment of the
-                    // high 6 bits of OAMADDR.
-                    r.oam_addr = r.oam_addr.wrapping_add(4);
+                    // sprite index: OAMADDR moves to the next sprite's first byte (AccuracyCoin
+                    // "Address $2004 behavior" error A: +4, then ANDed with $FC).
+                    r.oam_addr = r.oam_addr.wrapping_add(4) & 0xFC;
                 } else {
                     // Bits 2-4 of attribute bytes do not exist (nesdev "PPU OAM").
                     let value = if r.oam_addr & 3 == 2 { value & 0xE3 } else { value };
@@ -276,6 +297,21 @@ mod tests {
         assert_eq!(bytes, [0xFF; 4]);
         ppu.write_register(0x2003, 0x02, &mut bus);
         assert_eq!(ppu.read_register(0x2004, &mut bus), 0xE3);
+    }
+
+    #[test]
+    fn oam_data_writes_while_rendering_skip_to_the_next_sprite() {
+        let (mut ppu, mut bus) = warm_ppu();
+        ppu.regs.mask = 0x18;
+        ppu.regs.scanline = 10;
+        ppu.write_register(0x2003, 0x01, &mut bus);
+        ppu.write_register(0x2004, 0x55, &mut bus);
+        // OAM untouched, OAMADDR at the next sprite's first byte (AccuracyCoin "Address $2004
+        // behavior" error A).
+        assert_eq!((ppu.oam[1], ppu.regs.oam_addr), (0, 0x04));
+        ppu.write_register(0x2003, 0xFE, &mut bus);
+        ppu.write_register(0x2004, 0x55, &mut bus);
+        assert_eq!(ppu.regs.oam_addr, 0x00);
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl Ppu {
                     r.eval_done = 1;
                 }
             } else if in_range {
-                r.status |= status::SPRITE_OVERFLOW;
+                r.set_sprite_flag(status::SPRITE_OVERFLOW, dot);
                 r.eval_copy_left = 3;
                 Self::advance_oam_byte(r);
             } else {
@@ -312,17 +312,17 @@ mod tests {
     fn nine_sprites_on_a_line_set_overflow_eight_do_not() {
         let mut bus = FlatBus::new();
         let ppu = run_to(eight_on_line_10(), 0x18, &mut bus, 11, 0);
-        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        assert_eq!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
         let mut oam = eight_on_line_10();
         oam[8 * 4] = 5; // in range on line 10 too (lines 5-12)
         let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
-        assert_ne!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        assert_ne!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
         // Cleared at dot 1 of the pre-render line.
         let mut ppu = ppu;
         while ppu.scanline() != 261 || ppu.dot() != 2 {
             ppu.tick_dot(&mut bus);
         }
-        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        assert_eq!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
     }
 
     #[test]
@@ -333,12 +333,12 @@ mod tests {
         let mut oam = eight_on_line_10();
         oam[9 * 4 + 1] = 10; // sprite 9's tile byte looks in range: false positive
         let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
-        assert_ne!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        assert_ne!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
 
         let mut oam = eight_on_line_10();
         oam[9 * 4] = 10; // sprite 9 really is on the line, but its Y is never examined
         let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
-        assert_eq!(ppu.regs.status & status::SPRITE_OVERFLOW, 0);
+        assert_eq!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
     }
 
     #[test]
@@ -362,12 +362,25 @@ mod tests {
         let mut oam = [0xF0; 256];
         oam[..4].copy_from_slice(&[20, 0, 0, x]);
         let mut ppu = run_to(oam, mask, &mut bus, 30, 0);
-        let hit = ppu.regs.status & status::SPRITE_0_HIT != 0;
+        let hit = ppu.regs.visible_status() & status::SPRITE_0_HIT != 0;
         while ppu.scanline() != 261 || ppu.dot() != 2 {
             ppu.tick_dot(&mut bus);
         }
-        assert_eq!(ppu.regs.status & status::SPRITE_0_HIT, 0, "cleared on the pre-render line");
+        assert_eq!(ppu.regs.visible_status() & status::SPRITE_0_HIT, 0, "cleared on the pre-render line");
         hit
+    }
+
+    #[test]
+    fn sprite_flags_show_one_dot_after_the_dot_that_sets_them() {
+        // Sprite 0 at x = 100 on line 21 over an opaque background: pixel 100 is output on dot 101.
+        let mut bus = FlatBus::new();
+        bus.0[..16].fill(0xFF);
+        let mut oam = [0xF0; 256];
+        oam[..4].copy_from_slice(&[20, 0, 0, 100]);
+        let mut ppu = run_to(oam, 0x1E, &mut bus, 21, 102);
+        assert_eq!(ppu.regs.visible_status() & status::SPRITE_0_HIT, 0, "dot 101 set it");
+        ppu.tick_dot(&mut bus);
+        assert_ne!(ppu.regs.visible_status() & status::SPRITE_0_HIT, 0, "shows once dot 102 is done");
     }
 
     #[test]

@@ -119,6 +119,9 @@ impl Ppu {
     fn run_sprite_slot(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
         if first == 257 {
+            // Dot 257: the last shift and reload of the line (see `Ppu::render_dot`).
+            self.shift_background();
+            self.reload_background_shifters();
             self.regs.v = copy_horizontal(self.regs.v, self.regs.t);
             self.start_sprite_fetches(false);
         }
@@ -191,7 +194,7 @@ mod tests {
         /// same registers, memories, picture and bus contents after every stretch.
         #[test]
         fn run_dots_is_tick_dot_repeated(
-            regs in proptest::collection::vec(any::<u8>(), 88),
+            regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
             oam in proptest::collection::vec(any::<u8>(), 256),
             palette in proptest::collection::vec(0u8..64, 32),
             memory in proptest::collection::vec(any::<u8>(), 0x4000),

@@ -108,7 +108,15 @@ impl Section {
     /// The layout version of the section. Bumped whenever the section's bytes change meaning; old
     /// versions are refused (or migrated explicitly), never reinterpreted.
     pub const fn version(self) -> u16 {
-        1
+        match self {
+            // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
+            // PPU 2: the sprite flags' one-dot delay.
+            Section::Bus | Section::Input | Section::Ppu => 2,
+            // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
+            // and implicit abort.
+            Section::Apu => 3,
+            _ => 1,
+        }
     }
 }
 

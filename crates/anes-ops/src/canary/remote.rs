@@ -165,6 +165,8 @@ impl<'w> RemoteMachine<'w> {
 }
 
 impl Machine for RemoteMachine<'_> {
+    type Input = FrameInput;
+
     fn begin_frame(&mut self, input: FrameInput) {
         self.changed();
         match self.request(&Command::BeginFrame { input: WireInput::from(input) }, "begin_frame") {

@@ -139,13 +139,17 @@ pub struct WireProbe {
     pub registers: u64,
 }
 
+/// Workers run the anes core, whose scanline, dot and program counter fit the wire's 16 bits; the
+/// lockstep `Probe` is wider for other cores. A value that does not fit (never from the anes core)
+/// is sent as `u16::MAX`.
 impl From<anes_lockstep::Probe> for WireProbe {
     fn from(p: anes_lockstep::Probe) -> WireProbe {
+        let narrow = |value: u64| u16::try_from(value).unwrap_or(u16::MAX);
         WireProbe {
             cpu_cycle: p.cpu_cycle,
-            scanline: p.scanline,
-            dot: p.dot,
-            pc: p.pc,
+            scanline: narrow(u64::from(p.scanline)),
+            dot: narrow(u64::from(p.dot)),
+            pc: narrow(p.pc),
             registers: p.registers,
         }
     }
@@ -155,9 +159,9 @@ impl From<WireProbe> for anes_lockstep::Probe {
     fn from(p: WireProbe) -> anes_lockstep::Probe {
         anes_lockstep::Probe {
             cpu_cycle: p.cpu_cycle,
-            scanline: p.scanline,
-            dot: p.dot,
-            pc: p.pc,
+            scanline: u32::from(p.scanline),
+            dot: u32::from(p.dot),
+            pc: u64::from(p.pc),
             registers: p.registers,
         }
     }

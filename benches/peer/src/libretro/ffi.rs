@@ -1,0 +1,135 @@
+//! The parts of the libretro API (`libretro.h`, API version 1) a frontend needs to drive a NES core
+//! headless: the C layouts, the entry points it looks up, and the numbers of the environment
+//! commands, devices, pixel formats and memory kinds it answers or uses.
+
+use std::ffi::{c_char, c_uint, c_void};
+
+/// `RETRO_API_VERSION`: a core reporting another version has an incompatible ABI.
+pub const API_VERSION: c_uint = 1;
+
+/// Environment commands flagged experimental carry this bit.
+const EXPERIMENTAL: c_uint = 0x10000;
+/// `RETRO_ENVIRONMENT_GET_CAN_DUPE`: `bool *`.
+pub const ENVIRONMENT_GET_CAN_DUPE: c_uint = 3;
+/// `RETRO_ENVIRONMENT_SET_PERFORMANCE_LEVEL`: `const unsigned *`.
+pub const ENVIRONMENT_SET_PERFORMANCE_LEVEL: c_uint = 8;
+/// `RETRO_ENVIRONMENT_GET_SYSTEM_DIRECTORY`: `const char **`.
+pub const ENVIRONMENT_GET_SYSTEM_DIRECTORY: c_uint = 9;
+/// `RETRO_ENVIRONMENT_SET_PIXEL_FORMAT`: `const enum retro_pixel_format *`.
+pub const ENVIRONMENT_SET_PIXEL_FORMAT: c_uint = 10;
+/// `RETRO_ENVIRONMENT_SET_INPUT_DESCRIPTORS`: `const struct retro_input_descriptor *`.
+pub const ENVIRONMENT_SET_INPUT_DESCRIPTORS: c_uint = 11;
+/// `RETRO_ENVIRONMENT_GET_VARIABLE`: `struct retro_variable *`.
+pub const ENVIRONMENT_GET_VARIABLE: c_uint = 15;
+/// `RETRO_ENVIRONMENT_SET_VARIABLES`: `const struct retro_variable *` (the options a core offers).
+pub const ENVIRONMENT_SET_VARIABLES: c_uint = 16;
+/// `RETRO_ENVIRONMENT_GET_VARIABLE_UPDATE`: `bool *`.
+pub const ENVIRONMENT_GET_VARIABLE_UPDATE: c_uint = 17;
+/// `RETRO_ENVIRONMENT_GET_SAVE_DIRECTORY`: `const char **`.
+pub const ENVIRONMENT_GET_SAVE_DIRECTORY: c_uint = 31;
+/// `RETRO_ENVIRONMENT_SET_CONTROLLER_INFO`: `const struct retro_controller_info *`.
+pub const ENVIRONMENT_SET_CONTROLLER_INFO: c_uint = 35;
+/// `RETRO_ENVIRONMENT_SET_GEOMETRY`: `const struct retro_game_geometry *`.
+pub const ENVIRONMENT_SET_GEOMETRY: c_uint = 37;
+/// `RETRO_ENVIRONMENT_GET_INPUT_BITMASKS`: no data; true if `RETRO_DEVICE_ID_JOYPAD_MASK` works.
+pub const ENVIRONMENT_GET_INPUT_BITMASKS: c_uint = 51 | EXPERIMENTAL;
+/// `RETRO_ENVIRONMENT_SET_CORE_OPTIONS_DISPLAY`: which options a menu shows.
+pub const ENVIRONMENT_SET_CORE_OPTIONS_DISPLAY: c_uint = 55;
+
+/// `RETRO_PIXEL_FORMAT_0RGB1555`: 16 bits per pixel (a core's default until it asks for another).
+pub const PIXEL_FORMAT_0RGB1555: c_uint = 0;
+/// `RETRO_PIXEL_FORMAT_XRGB8888`: 32 bits per pixel.
+pub const PIXEL_FORMAT_XRGB8888: c_uint = 1;
+/// `RETRO_PIXEL_FORMAT_RGB565`: 16 bits per pixel.
+pub const PIXEL_FORMAT_RGB565: c_uint = 2;
+
+/// `RETRO_DEVICE_NONE`: nothing plugged in.
+pub const DEVICE_NONE: c_uint = 0;
+/// `RETRO_DEVICE_JOYPAD`: the RetroPad, which NES cores map to the standard controller.
+pub const DEVICE_JOYPAD: c_uint = 1;
+/// `RETRO_DEVICE_MASK`: the base device of a subclassed device id.
+pub const DEVICE_MASK: c_uint = 0xFF;
+/// `RETRO_DEVICE_ID_JOYPAD_MASK`: the `id` asking for all buttons at once as a bit set.
+pub const DEVICE_ID_JOYPAD_MASK: c_uint = 256;
+
+/// `RETRO_DEVICE_ID_JOYPAD_*`: bit numbers of the RetroPad's buttons a NES controller has.
+pub mod joypad {
+    use std::ffi::c_uint;
+    /// B.
+    pub const B: c_uint = 0;
+    /// Select.
+    pub const SELECT: c_uint = 2;
+    /// Start.
+    pub const START: c_uint = 3;
+    /// Up.
+    pub const UP: c_uint = 4;
+    /// Down.
+    pub const DOWN: c_uint = 5;
+    /// Left.
+    pub const LEFT: c_uint = 6;
+    /// Right.
+    pub const RIGHT: c_uint = 7;
+    /// A.
+    pub const A: c_uint = 8;
+}
+
+/// `RETRO_MEMORY_SAVE_RAM`: battery-backed cartridge RAM.
+pub const MEMORY_SAVE_RAM: c_uint = 0;
+/// `RETRO_MEMORY_SYSTEM_RAM`: the console's work RAM.
+pub const MEMORY_SYSTEM_RAM: c_uint = 2;
+/// `RETRO_MEMORY_VIDEO_RAM`: the console's video RAM.
+pub const MEMORY_VIDEO_RAM: c_uint = 3;
+
+/// `retro_environment_t`.
+pub type EnvironmentFn = unsafe extern "C" fn(cmd: c_uint, data: *mut c_void) -> bool;
+/// `retro_video_refresh_t`.
+pub type VideoRefreshFn =
+    unsafe extern "C" fn(data: *const c_void, width: c_uint, height: c_uint, pitch: usize);
+/// `retro_audio_sample_t`.
+pub type AudioSampleFn = unsafe extern "C" fn(left: i16, right: i16);
+/// `retro_audio_sample_batch_t`.
+pub type AudioSampleBatchFn = unsafe extern "C" fn(data: *const i16, frames: usize) -> usize;
+/// `retro_input_poll_t`.
+pub type InputPollFn = unsafe extern "C" fn();
+/// `retro_input_state_t`.
+pub type InputStateFn = unsafe extern "C" fn(port: c_uint, device: c_uint, index: c_uint, id: c_uint) -> i16;
+
+/// `struct retro_system_info`, filled in by the core.
+#[repr(C)]
+#[derive(Debug)]
+pub struct SystemInfo {
+    /// Core name.
+    pub library_name: *const c_char,
+    /// Core version.
+    pub library_version: *const c_char,
+    /// Extensions it loads, `|`-separated.
+    pub valid_extensions: *const c_char,
+    /// True when the core wants a path instead of the file's bytes.
+    pub need_fullpath: bool,
+    /// True when the frontend must not extract archives.
+    pub block_extract: bool,
+}
+
+/// `struct retro_game_info`, handed to `retro_load_game`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct GameInfo {
+    /// Path of the file (may be null when `data` is given).
+    pub path: *const c_char,
+    /// The file's bytes.
+    pub data: *const c_void,
+    /// Their size.
+    pub size: usize,
+    /// Metadata (null: none).
+    pub meta: *const c_char,
+}
+
+/// `struct retro_variable`: a core option the core asks for by key.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Variable {
+    /// The option's key.
+    pub key: *const c_char,
+    /// Its value, set by the frontend.
+    pub value: *const c_char,
+}

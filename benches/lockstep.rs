@@ -1,8 +1,9 @@
 //! Lockstep benchmarks on the demo ROM with its bundled input: 60 more frames of one instance alone, of
 //! two instances in lockstep on one thread, and on two worker threads (each mode keeps running the same
 //! machines from sample to sample); and finding a divergence injected at frame 4,000 with a checkpoint
-//! every 60 frames, without and with localization. The ratios that
-//! matter (lockstep over one instance) are in docs/PERFORMANCE.md.
+//! every 60 frames, without and with localization; and 60 more frames on one thread compared at every
+//! frame, scanline and instruction (the sync digest). The ratios that matter (lockstep over one
+//! instance, finer granularities over frame granularity) are in docs/PERFORMANCE.md.
 //! `cargo bench --bench lockstep` (quick: `-- --warm-up-time 0.3 --measurement-time 1`).
 
 use std::hint::black_box;
@@ -10,7 +11,9 @@ use std::path::PathBuf;
 
 use anes::core::movie::InputStream;
 use anes::core::{Cartridge, Nes, NesConfig};
-use anes::lockstep::{FaultPlan, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
+use anes::lockstep::{
+    FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading,
+};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
 const FRAMES: u64 = 60;
@@ -65,6 +68,23 @@ fn per_frame(c: &mut Criterion) {
     group.finish();
 }
 
+/// The same thread, compared at every frame end, scanline and instruction: inside a frame the runner
+/// compares the sync digest (`Nes::state_digest`), not the blake3 state hash.
+fn per_granularity(c: &mut Criterion) {
+    let (rom, input) = demo();
+    let start = machine_at(&rom, &input, 120);
+    let mut group = c.benchmark_group("lockstep_60_frames_by_granularity");
+    group.sample_size(10);
+    for granularity in [Granularity::Frame, Granularity::Scanline, Granularity::Instruction] {
+        let config = LockstepConfig { granularity, ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(start.clone(), start.clone(), config).unwrap();
+        group.bench_function(granularity.to_string(), |b| {
+            b.iter(|| assert_eq!(lockstep.run(&input, FRAMES), RunOutcome::Agreed { frames: FRAMES }))
+        });
+    }
+    group.finish();
+}
+
 fn localization(c: &mut Criterion) {
     let (rom, input) = demo();
     // Start at frame 3,900 (a checkpoint boundary for K = 60 lies at 3,960), inject in frame 4,000.
@@ -98,5 +118,5 @@ fn localization(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_frame, localization);
+criterion_group!(benches, per_frame, per_granularity, localization);
 criterion_main!(benches);

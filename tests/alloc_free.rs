@@ -56,6 +56,9 @@ fn frames_hashes_and_snapshots_allocate_nothing() {
             std::hint::black_box(record);
             std::hint::black_box(nes.state_hash());
             std::hint::black_box(nes.section_digests());
+            std::hint::black_box(nes.state_digest());
+            std::hint::black_box(nes.step_to_next_line());
+            std::hint::black_box(nes.state_digest());
             if i % 50 == 0 {
                 nes.save_state(&mut snapshot);
                 nes.load_state(&snapshot).unwrap();

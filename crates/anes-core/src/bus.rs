@@ -132,6 +132,8 @@ pub(crate) struct PpuSync {
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
     pub cycle_start: u64,
+    /// The end of every scanline is an event too (`Nes::step_to_next_line`).
+    pub line_events: bool,
 }
 
 impl PpuSync {
@@ -438,6 +440,9 @@ impl Nes {
     /// could raise the IRQ.
     fn next_observable_dot(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event();
+        if self.sync.line_events {
+            dots = dots.min(self.ppu.dots_before_line_end());
+        }
         if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() {
             let clocks = u64::from(self.cart.a12_clocks_before_irq());
             // Dots that are safe to run before the clock that could raise the IRQ.
@@ -681,7 +686,7 @@ impl Nes {
     #[inline(always)]
     fn decode_write(&mut self, addr: u16, value: u8) {
         match addr {
-            0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)] = value,
+            0x0000..=0x1FFF => self.write_ram(usize::from(addr & 0x07FF), value),
             0x2000..=0x3FFF => {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.write_register(addr, value, &mut memory);

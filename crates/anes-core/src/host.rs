@@ -47,6 +47,8 @@ impl Nes {
     /// # Ok::<(), anes_core::RomError>(())
     /// ```
     pub fn ram_mut(&mut self) -> &mut [u8; 0x800] {
+        // The caller writes behind the sync digest's back: recompute it before trusting it again.
+        self.digest.stale = true;
         &mut self.ram
     }
 
@@ -54,6 +56,7 @@ impl Nes {
     /// into it in place); `None` without a battery. See [`Nes::load_battery_ram`].
     pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
         let size = self.cart.info().prg_nvram_size;
+        self.digest.stale = true;
         if size == 0 { None } else { self.cart.prg_ram_mut().get_mut(..size) }
     }
 

@@ -7,6 +7,7 @@ use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{Command, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
+use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
 /// What work RAM holds at power-on. Real RAM powers on with a chip-dependent, partly random pattern.
@@ -133,6 +134,8 @@ pub struct Nes {
     pub(crate) rom_identity: [u8; 32],
     /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus.rs`).
     pub(crate) sync: PpuSync,
+    /// The sync digest's work RAM sum (see `state/digest.rs`). Not state (derived from it).
+    pub(crate) digest: MemoryDigest,
 }
 
 impl Nes {
@@ -152,6 +155,7 @@ impl Nes {
             machine: config.to_state(0),
             rom_identity,
             sync: PpuSync::default(),
+            digest: MemoryDigest::default(),
         };
         nes.power_on();
         nes
@@ -175,6 +179,7 @@ impl Nes {
         self.machine = config.to_state(0);
         self.reset_ppu_sync();
         self.apu.resync(self.bus.cpu_cycle);
+        self.refresh_digest();
         self.reset_sequence();
         self.catch_up();
     }
@@ -198,6 +203,7 @@ impl Nes {
     /// controllers, before the frame's first instruction. [`Nes::run_frame`] is `begin_frame` followed
     /// by [`Nes::run_until_frame_end`]; stepping frameworks call it, then [`Nes::step_in_frame`].
     pub fn begin_frame(&mut self, input: FrameInput) {
+        self.refresh_digest_if_stale();
         match input.command {
             Command::None => {}
             Command::SoftReset => self.soft_reset(),
@@ -210,6 +216,7 @@ impl Nes {
     /// Derived data (e.g. mappers' precomputed bank offsets) recomputed from state after a restore.
     pub(crate) fn rebuild_caches(&mut self) {
         self.cart.rebuild_caches();
+        self.refresh_digest();
         self.reset_ppu_sync();
         self.apu.resync(self.bus.cpu_cycle);
     }
@@ -293,6 +300,7 @@ impl Nes {
     /// previous instruction; a jammed CPU spends one cycle per call. Returns with every chip at the
     /// end of the instruction's last cycle.
     pub fn step_instruction(&mut self) {
+        self.refresh_digest_if_stale();
         self.run_instruction();
         self.catch_up();
     }
@@ -334,6 +342,37 @@ impl Nes {
         if done {
             self.machine.frame += 1;
         }
+        done
+    }
+
+    /// Runs instructions until the PPU's scanline differs from the one it was on, or the frame ends
+    /// (then returns true, the frame counter advanced as in [`Nes::step_in_frame`]). Stops after
+    /// exactly the instruction where [`Nes::step_in_frame`] in a loop would see the scanline change,
+    /// but lets the PPU lag in between: the end of the line is one more dot the lazy schedule
+    /// catches up on, as it does for the end of a picture. Lockstep at scanline granularity.
+    pub fn step_to_next_line(&mut self) -> bool {
+        self.refresh_digest_if_stale();
+        let line = self.ppu.scanline();
+        let pictures = self.ppu.frames_completed();
+        self.sync.line_events = true;
+        self.sync.invalidate();
+        let done = loop {
+            self.run_instruction();
+            // Caught up on the dot that ends the line (or the picture): exact here, as in
+            // `run_until_frame_end`.
+            if self.ppu.frames_completed() != pictures {
+                break true;
+            }
+            if self.ppu.scanline() != line {
+                break false;
+            }
+        };
+        // A prediction made with line events is early at worst: nothing to undo.
+        self.sync.line_events = false;
+        if done {
+            self.machine.frame += 1;
+        }
+        self.catch_up();
         done
     }
 
@@ -429,8 +468,11 @@ impl Nes {
     /// [`Cartridge::load_battery_ram`]); on error nothing changes. Typically called right after
     /// [`Nes::new`], before the first frame, as a console is switched on with a saved game inside.
     pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), crate::BatteryRamError> {
-        // PRG RAM is plain memory: nothing derived (bank map, PPU schedule) depends on its contents.
-        self.cart.load_battery_ram(data)
+        // PRG RAM is plain memory: nothing derived (bank map, PPU schedule) depends on its contents
+        // but the sync digest.
+        self.cart.load_battery_ram(data)?;
+        self.refresh_digest();
+        Ok(())
     }
 
     /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].

@@ -32,7 +32,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
     pub(crate) fn collect_evidence<S: InputSource<A::Input> + ?Sized>(
         &mut self,
         inputs: &S,
-        divergence: &Divergence,
+        divergence: &mut Divergence,
         at_sync_point: bool,
     ) -> Evidence {
         let checkpoint = self.ring.verified.newest();
@@ -42,6 +42,13 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
             // Without a checkpoint nothing has run since the pairing: the machines are there.
             None => Ok(()),
         };
+        if reached.is_ok() {
+            // Inside a frame the comparator saw digests: the records get their full state hashes
+            // here, where both machines are back at the sync point (at a frame end they already
+            // have them, and these are the same records).
+            divergence.a = self.a.machine.record();
+            divergence.b = self.b.machine.record();
+        }
         let sync_state = reached.is_ok().then(|| self.at_sync_point());
         let (checkpoint_a, checkpoint_b) = checkpoint
             .map(|c| {

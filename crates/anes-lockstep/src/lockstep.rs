@@ -114,8 +114,8 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
             status: Arc::new(LockstepStatus::default()),
         };
         let first = (
-            SyncRecord { frame: start_frame, record: a.machine.record(), frame_end: false },
-            SyncRecord { frame: start_frame, record: b.machine.record(), frame_end: false },
+            SyncRecord { frame: start_frame, record: a.machine.record(), frame_end: false, digest: 0 },
+            SyncRecord { frame: start_frame, record: b.machine.record(), frame_end: false, digest: 0 },
         );
         let agree = cmp.compare(&first.0, &first.1, config.checkpoint_every, &mut ring.verified);
         if agree {
@@ -199,8 +199,10 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
 
     /// Ends a run at the divergence the comparator just found: collects and keeps its evidence.
     fn diverged<S: InputSource<A::Input> + ?Sized>(&mut self, inputs: &S, at_sync_point: bool) -> RunOutcome {
-        let divergence = self.cmp.divergence.clone().expect("called on a divergence");
-        let evidence = self.collect_evidence(inputs, &divergence, at_sync_point);
+        let mut divergence = self.cmp.divergence.clone().expect("called on a divergence");
+        let evidence = self.collect_evidence(inputs, &mut divergence, at_sync_point);
+        // Records inside a frame were compared by digest: the evidence filled in their state hashes.
+        self.cmp.divergence = Some(divergence.clone());
         self.evidence.push(evidence);
         RunOutcome::Diverged(Box::new(divergence))
     }

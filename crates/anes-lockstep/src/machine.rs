@@ -121,12 +121,40 @@ pub trait Machine {
         self.record()
     }
 
+    /// Runs instructions of the current frame until the raster line ([`Probe::scanline`]) differs
+    /// from the one it was on, or the frame completes (returns `true`, as
+    /// [`Machine::step_instruction`]). Must stop after exactly the instruction the default stops
+    /// after; cores override it with a path that skips the per-instruction bookkeeping.
+    fn step_to_next_line(&mut self) -> bool {
+        let line = self.probe().scanline;
+        loop {
+            if self.step_instruction() {
+                return true;
+            }
+            if self.probe().scanline != line {
+                return false;
+            }
+        }
+    }
+
     /// The record of the machine as it is now: frame counter, CPU cycle, raster position (0 without a
     /// raster; the PPU position for the NES) and state hash.
     fn record(&self) -> FrameRecord;
 
     /// Cycle, raster position and CPU registers: cheap enough to compare after every instruction.
     fn probe(&self) -> Probe;
+
+    /// What the runner compares at a sync point inside a frame (scanline and instruction
+    /// granularity): the record, whose `state_hash` a core may leave zeroed, and a 64-bit digest of
+    /// the whole state that changes whenever the state hash would (for any single changed byte,
+    /// always). The runner fetches the full [`Machine::record`] only when two digests differ. The
+    /// default takes the first 8 bytes of the state hash; a core with an incremental digest
+    /// overrides it (the anes core's costs well under a microsecond, `Nes::state_digest`).
+    fn sync_record(&self) -> (FrameRecord, u64) {
+        let record = self.record();
+        let digest = u64::from_le_bytes(record.state_hash.0[..8].try_into().expect("8 bytes"));
+        (record, digest)
+    }
 
     /// The hash of the machine's whole state.
     fn state_hash(&self) -> StateHash;
@@ -250,6 +278,10 @@ impl Machine for NesMachine {
         self.nes.run_frame(input)
     }
 
+    fn step_to_next_line(&mut self) -> bool {
+        self.nes.step_to_next_line()
+    }
+
     fn record(&self) -> FrameRecord {
         self.nes.frame_record()
     }
@@ -265,6 +297,19 @@ impl Machine for NesMachine {
             pc: u64::from(cpu.pc),
             registers: u64::from_le_bytes([cpu.a, cpu.x, cpu.y, cpu.sp, cpu.p, cpu.jammed, 0, 0]),
         }
+    }
+
+    #[inline]
+    fn sync_record(&self) -> (FrameRecord, u64) {
+        let (ppu_scanline, ppu_dot) = self.nes.ppu_position();
+        let record = FrameRecord {
+            frame: self.nes.frame(),
+            cpu_cycle: self.nes.cpu_cycle(),
+            ppu_scanline,
+            ppu_dot,
+            state_hash: StateHash::default(),
+        };
+        (record, self.nes.state_digest())
     }
 
     fn state_hash(&self) -> StateHash {

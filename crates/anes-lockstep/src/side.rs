@@ -15,10 +15,14 @@ use crate::schedule::FaultSchedule;
 pub(crate) struct SyncRecord {
     /// Input-stream index of the frame this sync point belongs to.
     pub frame: u64,
-    /// Record of the machine at the sync point.
+    /// Record of the machine at the sync point. Inside a frame its state hash may be zeroed
+    /// ([`Machine::sync_record`]): `digest` stands for it there.
     pub record: FrameRecord,
     /// True when the sync point is the end of the frame.
     pub frame_end: bool,
+    /// [`Machine::sync_record`]'s digest of the whole state inside a frame; 0 at a frame end, whose
+    /// record carries the full state hash.
+    pub digest: u64,
 }
 
 /// Before any frame has been measured, assume a frame may take this many CPU cycles when deciding
@@ -35,6 +39,9 @@ pub(crate) struct Side<M> {
     /// run starts). Faults remember it to be judged at that sync point.
     pub sync_point: u64,
     pub in_frame: bool,
+    /// Scanline granularity: no fault can come due in the frame in progress, so it runs a line at a
+    /// time ([`Machine::step_to_next_line`]) instead of an instruction at a time.
+    lines_in_bulk: bool,
     /// The machine steps instructions ([`Machine::steps_instructions`]); otherwise it runs whole
     /// frames only, and its faults fire at the end of the frame in which they came due.
     steps: bool,
@@ -51,6 +58,7 @@ impl<M: Machine> Side<M> {
             frame,
             sync_point: 0,
             in_frame: false,
+            lines_in_bulk: false,
             frame_start_cycle: 0,
             frame_cycles_bound: INITIAL_FRAME_CYCLES_BOUND,
         }
@@ -93,6 +101,12 @@ impl<M: Machine> Side<M> {
             }
             self.machine.begin_frame(input);
             self.in_frame = true;
+            self.lines_in_bulk = !fault_due;
+        }
+        if granularity == Granularity::Scanline && self.lines_in_bulk {
+            // No fault can come due in this frame: a line at a time (the same sync points).
+            let done = self.machine.step_to_next_line();
+            return self.sync_after_step(done);
         }
         let start_scanline =
             if granularity == Granularity::Scanline { self.machine.probe().scanline } else { 0 };
@@ -101,21 +115,28 @@ impl<M: Machine> Side<M> {
             if self.faults.has_pending() && self.faults.due_before(self.machine.probe().cpu_cycle) {
                 self.faults.fire_due(self.frame, &mut self.machine, self.sync_point);
             }
-            if done {
-                self.in_frame = false;
-                let record = self.machine.record();
-                return self.finish_frame(record);
-            }
             let sync = match granularity {
+                _ if done => true,
                 Granularity::Frame => false,
                 Granularity::Scanline => self.machine.probe().scanline != start_scanline,
                 Granularity::Instruction => true,
             };
             if sync {
-                self.sync_point += 1;
-                return SyncRecord { frame: self.frame, record: self.machine.record(), frame_end: false };
+                return self.sync_after_step(done);
             }
         }
+    }
+
+    /// The sync record after a step that reached a sync point (`done`: the end of the frame).
+    fn sync_after_step(&mut self, done: bool) -> SyncRecord {
+        if done {
+            self.in_frame = false;
+            let record = self.machine.record();
+            return self.finish_frame(record);
+        }
+        self.sync_point += 1;
+        let (record, digest) = self.machine.sync_record();
+        SyncRecord { frame: self.frame, record, frame_end: false, digest }
     }
 
     /// A frame of a machine that does not step instructions: its state faults fire at the end of the
@@ -132,7 +153,7 @@ impl<M: Machine> Side<M> {
 
     fn finish_frame(&mut self, record: FrameRecord) -> SyncRecord {
         self.sync_point += 1;
-        let sync = SyncRecord { frame: self.frame, record, frame_end: true };
+        let sync = SyncRecord { frame: self.frame, record, frame_end: true, digest: 0 };
         // A frame of an NTSC NES is about 29,781 cycles; twice the last frame is a safe bound for when
         // a fault may come due, and a longer frame only means stepping one frame instruction-wise.
         self.frame_cycles_bound =

@@ -1,6 +1,7 @@
 //! Zero heap allocation per frame after warm-up, in both modes, counted by a global allocator over
 //! 10,000 frames of the runner (on `FakeMachine`, so the count covers the runner alone) and 3,000
-//! frames of two NES consoles (the core's own allocation freedom has its own test in the workspace).
+//! frames of two NES consoles (the core's own allocation freedom has its own test in the workspace),
+//! and 300 frames of them compared at every scanline and at every instruction (the sync digest).
 //! The count is process-wide, so this test has its own `main` (no libtest threads).
 
 // A counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to the system allocator.
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_lockstep::testing::{FakeMachine, tiny_rom};
-use anes_lockstep::{Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
+use anes_lockstep::{Granularity, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
 
 struct Counting;
 
@@ -42,6 +43,7 @@ static GLOBAL: Counting = Counting;
 
 const FRAMES: u64 = 10_000;
 const NES_FRAMES: u64 = 3_000;
+const NES_FINE_FRAMES: u64 = 300;
 
 fn allocations_during(f: impl FnOnce()) -> u64 {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
@@ -53,10 +55,11 @@ fn allocations_during(f: impl FnOnce()) -> u64 {
 fn measure<M: Machine<Input = FrameInput> + Clone + Send>(
     machine: M,
     threading: Threading,
+    granularity: Granularity,
     inputs: &InputStream,
     frames: u64,
 ) -> (u64, u64) {
-    let config = LockstepConfig { threading, ..LockstepConfig::default() };
+    let config = LockstepConfig { threading, granularity, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(machine.clone(), machine, config).unwrap();
     // Warm-up: past the first checkpoint ring wrap and every lazily grown buffer.
     assert_eq!(lockstep.run(inputs, 600), RunOutcome::Agreed { frames: 600 });
@@ -79,19 +82,29 @@ fn no_allocation_per_frame_in_either_mode() {
     for (name, threading) in
         [("same thread", Threading::SameThread), ("threaded", Threading::Threaded { window: 8 })]
     {
-        let (short, long) = measure(FakeMachine::new(5), threading, &inputs, FRAMES);
+        let (short, long) = measure(FakeMachine::new(5), threading, Granularity::Frame, &inputs, FRAMES);
         eprintln!("FakeMachine, {name}: {short} allocations in 10 frames, {long} in {FRAMES}");
-        let (nes_short, nes_long) = measure(nes.clone(), threading, &inputs, NES_FRAMES);
-        eprintln!("NesMachine, {name}: {nes_short} allocations in 10 frames, {nes_long} in {NES_FRAMES}");
+        let mut counts = vec![short, long];
+        for (granularity, frames) in [
+            (Granularity::Frame, NES_FRAMES),
+            (Granularity::Scanline, NES_FINE_FRAMES),
+            (Granularity::Instruction, NES_FINE_FRAMES),
+        ] {
+            let (nes_short, nes_long) = measure(nes.clone(), threading, granularity, &inputs, frames);
+            eprintln!(
+                "NesMachine, {name}, {granularity}: {nes_short} allocations in 10 frames, {nes_long} in {frames}"
+            );
+            counts.extend([nes_short, nes_long]);
+        }
         match threading {
             Threading::SameThread => {
-                assert_eq!((short, long, nes_short, nes_long), (0, 0, 0, 0), "{name}: nothing allocates");
+                assert!(counts.iter().all(|&c| c == 0), "{name}: nothing allocates: {counts:?}");
             }
             Threading::Threaded { .. } => {
                 // Each run spawns its two scoped workers and channels: a fixed cost per run that
                 // must not grow with the number of frames.
                 // (Measured: 11-17 either way, from thread spawns, channels and their wakers.)
-                for count in [short, long, nes_short, nes_long] {
+                for count in counts {
                     assert!(count <= 32, "{name}: {count} allocations in one run");
                 }
             }

@@ -31,6 +31,9 @@ mod m066_gxrom;
 mod m071_camerica;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
+
+use crate::state::Section;
+use crate::state::digest::memory_delta;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
@@ -72,6 +75,9 @@ pub struct Cartridge {
     /// Game Genie codes patching CPU reads of $8000-$FFFF: part of the machine's identity, not of
     /// its state sections (see `game_genie.rs`).
     game_genie: GameGenie,
+    /// The sync digest's sum over PRG RAM, CHR RAM and CIRAM, kept on every write (see
+    /// `state/digest.rs`). Derived data, not state.
+    memory_digest: u64,
 }
 
 impl core::fmt::Debug for Cartridge {
@@ -144,6 +150,7 @@ impl Cartridge {
             board,
             map,
             game_genie: GameGenie::default(),
+            memory_digest: 0,
         };
         cart.power_on();
         Ok(cart)
@@ -184,10 +191,27 @@ impl Cartridge {
             }
             0x6000..=0x7FFF if self.map.prg_ram_writable => {
                 let index = self.prg_ram_index(addr);
+                self.track(Section::PrgRam, index, self.prg_ram[index], value);
                 self.prg_ram[index] = value;
             }
             _ => {}
         }
+    }
+
+    /// Keeps the sync digest's memory sum as byte `index` of `section` goes from `old` to `new`.
+    #[inline(always)]
+    fn track(&mut self, section: Section, index: usize, old: u8, new: u8) {
+        self.memory_digest = self.memory_digest.wrapping_add(memory_delta(section, index, old, new));
+    }
+
+    /// The sync digest's sum over PRG RAM, CHR RAM and CIRAM (see `state/digest.rs`).
+    pub(crate) fn memory_digest(&self) -> u64 {
+        self.memory_digest
+    }
+
+    /// Replaces that sum, recomputed from scratch.
+    pub(crate) fn set_memory_digest(&mut self, sum: u64) {
+        self.memory_digest = sum;
     }
 
     /// A PPU read of $0000-$3EFF (pattern tables and nametables).
@@ -227,15 +251,21 @@ impl Cartridge {
         if addr < 0x2000 {
             if self.chr_is_ram {
                 let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
+                self.track(Section::ChrRam, index, self.chr[index], value);
                 self.chr[index] = value;
             }
         } else {
             let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
             let offset = addr & 0x3FF;
             if page < 2 {
-                ciram[page * 0x400 + offset] = value;
+                let index = page * 0x400 + offset;
+                self.track(Section::Vram, index, ciram[index], value);
+                ciram[index] = value;
             } else {
-                self.chr[self.chr_len + (page - 2) * 0x400 + offset] = value;
+                let index = self.chr_len + (page - 2) * 0x400 + offset;
+                let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
+                self.track(Section::ChrRam, in_section, self.chr[index], value);
+                self.chr[index] = value;
             }
         }
     }

@@ -519,6 +519,18 @@ impl Ppu {
             .unwrap_or(0)
     }
 
+    /// Dots that can be processed before the one that ends the current scanline (after it the
+    /// scanline number changes). Never more than the real distance (the odd-frame skip is assumed on
+    /// the pre-render line); 0 for a restored position outside the line.
+    pub fn dots_before_line_end(&self) -> u64 {
+        let last = if self.regs.scanline == PRE_RENDER_SCANLINE {
+            DOTS_PER_SCANLINE - 2
+        } else {
+            DOTS_PER_SCANLINE - 1
+        };
+        u64::from(last.saturating_sub(self.regs.dot))
+    }
+
     /// True while PPUMASK enables either layer (the PPU fetches on rendered lines).
     #[inline]
     pub fn rendering_enabled(&self) -> bool {

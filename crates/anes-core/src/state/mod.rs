@@ -5,6 +5,7 @@
 //! canonical order, its tag, version, length and digest (blake3 of its bytes). It never allocates. Layouts and the snapshot
 //! format are documented in `docs/state-format.md`.
 
+pub(crate) mod digest;
 mod fault;
 mod fields;
 mod layout;

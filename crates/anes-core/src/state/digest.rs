@@ -1,0 +1,218 @@
+//! The sync digest: a 64-bit digest of the whole machine state, cheap enough to compare after every
+//! instruction ([`Nes::state_digest`]).
+//!
+//! It covers exactly what the blake3 state hash covers (the ROM identity and every byte of every
+//! [`Section`]) but is derived data: never stored, hashed or snapshotted, so frame records, snapshots
+//! and golden files are untouched. Two parts, added up modulo 2^64, then mixed:
+//!
+//! - The large memories (work RAM, CIRAM, cartridge PRG RAM and CHR RAM) contribute
+//!   `Σ key(section, index) × byte`, maintained on every write in O(1) (add `key × (new − old)`):
+//!   `Nes::ram_acc` for work RAM, the cartridge's accumulator for what its bus writes (PRG RAM, CHR
+//!   RAM, four-screen VRAM and CIRAM, whose writes all go through [`crate::Cartridge::ppu_write`]).
+//!   Whatever replaces memory wholesale (power-on, `load_state`, a flipped bit, a host's battery
+//!   load) recomputes them from scratch; a host's `&mut` access marks them stale until the next
+//!   frame, and a stale digest is computed from scratch.
+//! - Every other section (CPU, bus, PPU registers and OAM, APU, mapper registers, controllers, the
+//!   machine section) is read directly at each call, 8 bytes at a time: `Σ key(section, word) ×
+//!   word`.
+//!
+//! Every key is odd, so a change of one byte (or one word) changes the sum by `key × delta`, which is
+//! never 0 modulo 2^64, and the final mix is a bijection: any single changed byte changes the digest,
+//! with certainty (`tests/state.rs` flips every snapshot byte). Keys are fixed constants (splitmix64's
+//! finalizer of the position), so the digest is the same in every run, thread and build. Nothing
+//! here allocates.
+
+use super::Section;
+use crate::nes::Nes;
+
+/// splitmix64's finalizer (a bijection of u64) of `x` plus a fixed offset.
+#[inline(always)]
+const fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The odd key of byte (or word) `index` of `section`.
+#[inline(always)]
+const fn key(section: Section, index: usize) -> u64 {
+    mix(((section as u64) << 40) ^ index as u64) | 1
+}
+
+/// The change of a memory accumulator when byte `index` of `section` goes from `old` to `new`.
+#[inline(always)]
+pub(crate) fn memory_delta(section: Section, index: usize, old: u8, new: u8) -> u64 {
+    key(section, index).wrapping_mul(u64::from(new).wrapping_sub(u64::from(old)))
+}
+
+/// `Σ key(section, index) × byte` over a whole memory, from scratch.
+fn memory_sum(section: Section, bytes: &[u8]) -> u64 {
+    let mut sum = 0u64;
+    for (index, &byte) in bytes.iter().enumerate() {
+        if byte != 0 {
+            sum = sum.wrapping_add(key(section, index).wrapping_mul(u64::from(byte)));
+        }
+    }
+    sum
+}
+
+/// Words with a precomputed key per section (longer sections compute the rest).
+const TABLE_WORDS: usize = 64;
+
+const fn word_keys() -> [[u64; TABLE_WORDS]; Section::ALL.len()] {
+    let mut keys = [[0u64; TABLE_WORDS]; Section::ALL.len()];
+    let mut s = 0;
+    while s < Section::ALL.len() {
+        let mut w = 0;
+        while w < TABLE_WORDS {
+            // Word keys live above the byte keys' indexes (bit 39), so the two never coincide.
+            keys[s][w] = key(Section::ALL[s], (1 << 39) | w);
+            w += 1;
+        }
+        s += 1;
+    }
+    keys
+}
+
+const WORD_KEYS: [[u64; TABLE_WORDS]; Section::ALL.len()] = word_keys();
+
+/// `Σ key(section, word) × word` over `bytes` as little-endian u64 words, the last zero-padded.
+#[inline]
+fn words_sum(section: Section, bytes: &[u8]) -> u64 {
+    let table = &WORD_KEYS[section.index()];
+    let mut sum = 0u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for (w, chunk) in (&mut chunks).enumerate() {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let k = if w < TABLE_WORDS { table[w] } else { key(section, (1 << 39) | w) };
+        sum = sum.wrapping_add(k.wrapping_mul(word));
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        let mut last = [0u8; 8];
+        last[..tail.len()].copy_from_slice(tail);
+        let w = bytes.len() / 8;
+        let k = if w < TABLE_WORDS { table[w] } else { key(section, (1 << 39) | w) };
+        sum = sum.wrapping_add(k.wrapping_mul(u64::from_le_bytes(last)));
+    }
+    sum
+}
+
+/// True for the sections maintained incrementally on every write.
+const fn is_tracked(section: Section) -> bool {
+    matches!(section, Section::Ram | Section::Vram | Section::PrgRam | Section::ChrRam)
+}
+
+/// The incremental part of the digest kept by [`Nes`]: work RAM's sum, and whether the memory sums
+/// (this one and the cartridge's) must be recomputed before they can be trusted. Not state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct MemoryDigest {
+    pub ram: u64,
+    pub stale: bool,
+}
+
+impl Nes {
+    /// A 64-bit digest of the whole machine state: any change of any byte the state hash covers
+    /// changes it. Costs a few hundred nanoseconds whatever the machine's memory size, so the
+    /// lockstep runner compares it at every scanline or instruction; the blake3
+    /// [`Nes::state_hash`] stays the canonical hash of records and snapshots. Deterministic across
+    /// runs, threads and builds; allocation-free. Derived data: not part of the state.
+    pub fn state_digest(&self) -> u64 {
+        let memories = if self.digest.stale {
+            self.memory_sums_from_scratch()
+        } else {
+            self.digest.ram.wrapping_add(self.cart.memory_digest())
+        };
+        self.finish_digest(memories)
+    }
+
+    /// [`Nes::state_digest`] computed from scratch, without the incrementally kept sums (tests
+    /// check that both agree).
+    pub fn state_digest_from_scratch(&self) -> u64 {
+        self.finish_digest(self.memory_sums_from_scratch())
+    }
+
+    fn finish_digest(&self, memories: u64) -> u64 {
+        let mut sum = memories;
+        for (w, chunk) in self.rom_identity.chunks_exact(8).enumerate() {
+            let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            // The identity's keys sit apart from every section's byte and word keys (bit 38).
+            sum = sum.wrapping_add(key(Section::Machine, (1 << 38) | w).wrapping_mul(word));
+        }
+        for section in Section::ALL {
+            if !is_tracked(section) {
+                sum = sum.wrapping_add(words_sum(section, self.section_bytes(section)));
+            }
+        }
+        mix(sum)
+    }
+
+    fn memory_sums_from_scratch(&self) -> u64 {
+        let mut sum = 0u64;
+        for section in Section::ALL {
+            if is_tracked(section) {
+                sum = sum.wrapping_add(memory_sum(section, self.section_bytes(section)));
+            }
+        }
+        sum
+    }
+
+    /// Recomputes the memory sums from scratch, after the memories changed wholesale.
+    pub(crate) fn refresh_digest(&mut self) {
+        self.digest.ram = memory_sum(Section::Ram, &self.ram);
+        let cart = memory_sum(Section::Vram, &self.ciram)
+            .wrapping_add(memory_sum(Section::PrgRam, self.cart.prg_ram()))
+            .wrapping_add(memory_sum(Section::ChrRam, self.cart.chr_ram()));
+        self.cart.set_memory_digest(cart);
+        self.digest.stale = false;
+    }
+
+    /// Recomputes the memory sums if a host's `&mut` access may have changed the memories.
+    #[inline]
+    pub(crate) fn refresh_digest_if_stale(&mut self) {
+        if self.digest.stale {
+            self.refresh_digest();
+        }
+    }
+
+    /// A CPU write to work RAM.
+    #[inline(always)]
+    pub(crate) fn write_ram(&mut self, index: usize, value: u8) {
+        let old = self.ram[index];
+        self.digest.ram = self.digest.ram.wrapping_add(memory_delta(Section::Ram, index, old, value));
+        self.ram[index] = value;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_odd_and_distinct() {
+        let mut seen = std::collections::BTreeSet::new();
+        for section in Section::ALL {
+            for index in 0..4096 {
+                let k = key(section, index);
+                assert_eq!(k & 1, 1);
+                assert!(seen.insert(k));
+            }
+            for &k in &WORD_KEYS[section.index()] {
+                assert_eq!(k & 1, 1);
+                assert!(seen.insert(k));
+            }
+        }
+    }
+
+    #[test]
+    fn the_digest_is_a_known_answer() {
+        // Pinned: a change here changes every digest ever compared across builds.
+        assert_eq!(mix(0), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(key(Section::Ram, 0x342), mix((3 << 40) ^ 0x342) | 1);
+        assert_eq!(
+            words_sum(Section::Cpu, &[1, 0, 0, 0, 0, 0, 0, 0, 2]),
+            WORD_KEYS[1][0].wrapping_add(2 * WORD_KEYS[1][1])
+        );
+    }
+}

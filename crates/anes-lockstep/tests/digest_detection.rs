@@ -1,0 +1,177 @@
+//! The sync digest detects what the state hash detects, at the same sync point: random single-bit
+//! faults anywhere in the state (random section, byte, bit and cycle, as in the fault campaign) are
+//! run through the lockstep runner twice, comparing the anes core's incremental digest inside frames
+//! and comparing the full blake3 state hash there instead (a wrapper that keeps the `Machine`
+//! default). Outcomes, divergence records (state hashes included) and fates must be identical; at
+//! instruction granularity every fault is detected at the first sync point after it; the threaded
+//! mode finds the same divergence as the same-thread mode.
+
+mod common;
+
+use anes_core::movie::{FrameInput, InputStream};
+use anes_core::state::{FrameRecord, StateHash};
+use anes_lockstep::{
+    Fault, FaultFate, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, MachineError, Probe,
+    RunOutcome, Threading,
+};
+use common::{Rng, nes_subject};
+
+const FAULTS_PER_GRANULARITY: usize = 40;
+/// Faults are drawn over the first two frames' worth of CPU cycles; runs take up to three frames.
+const SPAN_FRAMES: u64 = 2;
+const RUN_FRAMES: u64 = 3;
+/// Flips of the 64-bit clocks are drawn from their low bits (a high bit moves time by years).
+const CLOCK_BITS: usize = 20;
+
+/// A machine compared by its full state hash at every sync point: the [`Machine::sync_record`]
+/// default, which the runner used everywhere before the digest.
+#[derive(Debug, Clone)]
+struct HashOnly<M>(M);
+
+impl<M: Machine<Input = FrameInput>> Machine for HashOnly<M> {
+    type Input = FrameInput;
+
+    fn begin_frame(&mut self, input: FrameInput) {
+        self.0.begin_frame(input)
+    }
+    fn step_instruction(&mut self) -> bool {
+        self.0.step_instruction()
+    }
+    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        self.0.run_frame(input)
+    }
+    fn record(&self) -> FrameRecord {
+        self.0.record()
+    }
+    fn probe(&self) -> Probe {
+        self.0.probe()
+    }
+    fn state_hash(&self) -> StateHash {
+        self.0.state_hash()
+    }
+    fn section_count(&self) -> usize {
+        self.0.section_count()
+    }
+    fn section_name(&self, index: usize) -> &'static str {
+        self.0.section_name(index)
+    }
+    fn section_bytes(&self, index: usize) -> &[u8] {
+        self.0.section_bytes(index)
+    }
+    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
+        self.0.field_name(index, offset, out)
+    }
+    fn snapshot_len(&self) -> usize {
+        self.0.snapshot_len()
+    }
+    fn save_state(&self, out: &mut Vec<u8>) {
+        self.0.save_state(out)
+    }
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+        self.0.load_state(bytes)
+    }
+    fn disassemble(&self, out: &mut String) {
+        self.0.disassemble(out)
+    }
+    fn opcode(&self) -> u8 {
+        self.0.opcode()
+    }
+    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
+        self.0.flip_state_bit(index, offset, bit)
+    }
+}
+
+/// A random flip: a non-empty section, a byte, a bit (clocks: low bits only), a cycle in the span.
+fn draw<M: Machine>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u64) -> (Fault, String) {
+    let sections: Vec<usize> =
+        (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
+    loop {
+        let section = sections[rng.below(sections.len() as u64) as usize];
+        let offset = rng.below(machine.section_bytes(section).len() as u64) as usize;
+        let bit = rng.below(8) as u8;
+        let mut name = String::new();
+        machine.field_name(section, offset, &mut name);
+        if name == "bus.master_clock" || name == "bus.ppu_clock" {
+            let mut first = offset;
+            let mut other = String::new();
+            while first > 0 {
+                other.clear();
+                machine.field_name(section, first - 1, &mut other);
+                if other != name {
+                    break;
+                }
+                first -= 1;
+            }
+            if (offset - first) * 8 + usize::from(bit) >= CLOCK_BITS {
+                continue;
+            }
+        }
+        let cpu_cycle = start_cycle + 1 + rng.below(cycle_span);
+        let fault =
+            Fault::FlipBit { section: machine.section_name(section).to_string(), offset, bit, cpu_cycle };
+        return (fault, name);
+    }
+}
+
+/// One run: its outcome and the fault's fate.
+fn run<M: Machine<Input = FrameInput> + Clone + Send>(
+    base: &M,
+    fault: &Fault,
+    granularity: Granularity,
+    threading: Threading,
+) -> (RunOutcome, FaultFate) {
+    let config = LockstepConfig {
+        granularity,
+        threading,
+        checkpoint_every: 1,
+        checkpoints_kept: 4,
+        pictures: false,
+        localize: false,
+        faults: FaultPlan::new().with(fault.clone()),
+        ..LockstepConfig::default()
+    };
+    let mut lockstep = Lockstep::new(base.clone(), base.clone(), config).unwrap();
+    let outcome = lockstep.run(&InputStream::new(), RUN_FRAMES);
+    let fate = lockstep.fault_fates().remove(0).fate;
+    (outcome, fate)
+}
+
+#[test]
+fn the_digest_detects_every_fault_the_state_hash_does_at_the_same_sync_point() {
+    let base = nes_subject("digest_detection");
+    let start_cycle = base.probe().cpu_cycle;
+    let mut probe = base.clone();
+    for _ in 0..SPAN_FRAMES {
+        probe.run_frame(FrameInput::default());
+    }
+    let cycle_span = probe.probe().cpu_cycle - start_cycle;
+    let hashed = HashOnly(base.clone());
+    let mut rng = Rng(0x00D1_6E57);
+    for granularity in [Granularity::Instruction, Granularity::Scanline] {
+        let (mut detected, mut masked, mut refused) = (0, 0, 0);
+        for i in 0..FAULTS_PER_GRANULARITY {
+            let (fault, name) = draw(&mut rng, &base, start_cycle, cycle_span);
+            let context = format!("{granularity}: {fault} ({name})");
+            let (outcome, fate) = run(&base, &fault, granularity, Threading::SameThread);
+            let (outcome_hashed, fate_hashed) = run(&hashed, &fault, granularity, Threading::SameThread);
+            assert_eq!(outcome, outcome_hashed, "{context}: digest and state hash disagree");
+            assert_eq!(fate, fate_hashed, "{context}");
+            match fate {
+                FaultFate::Detected { .. } => detected += 1,
+                FaultFate::Masked { .. } => masked += 1,
+                FaultFate::Refused { .. } => refused += 1,
+                FaultFate::NotReached => panic!("{context}: never reached"),
+            }
+            if granularity == Granularity::Instruction {
+                // Nothing runs between the instruction a fault fires after and the next sync point.
+                assert!(!matches!(fate, FaultFate::Masked { .. }), "{context}: {fate:?}");
+            }
+            if i % 8 == 0 {
+                let threaded = run(&base, &fault, granularity, Threading::Threaded { window: 64 });
+                assert_eq!(threaded, (outcome, fate), "{context}: threaded");
+            }
+        }
+        eprintln!("{granularity}: {detected} detected, {masked} masked, {refused} refused");
+        assert!(detected > FAULTS_PER_GRANULARITY / 2, "{granularity}: {detected} detected");
+    }
+}

@@ -1,0 +1,59 @@
+//! `Nes::step_to_next_line` (the lockstep runner's scanline granularity) stops after exactly the
+//! instruction where stepping one instruction at a time sees the PPU's scanline change, with the
+//! same machine there: every bundled and determinism ROM, all four CPU/PPU phases, both PPU
+//! schedules, across a soft reset and a power cycle.
+
+mod support;
+
+use anes::core::movie::Command;
+use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+use support::{determinism_roms, random_input};
+
+#[test]
+fn line_steps_stop_where_instruction_steps_see_the_line_change() {
+    for (name, rom) in determinism_roms() {
+        for phase in 0..4u8 {
+            for mode in [PpuCatchUp::Lazy, PpuCatchUp::Eager] {
+                if mode == PpuCatchUp::Eager && phase != 0 {
+                    continue;
+                }
+                let config = NesConfig { cpu_ppu_alignment: Some(phase), ..NesConfig::default() };
+                let mut by_line = Nes::new(Cartridge::from_ines(&rom).unwrap(), config);
+                by_line.set_ppu_catch_up(mode);
+                let mut by_instruction = by_line.clone();
+                let input = random_input(u64::from(phase) + 11, 40);
+                let mut lines = 0u64;
+                for i in 0..input.len() {
+                    let mut frame = input.frame(i);
+                    match i {
+                        20 => frame.command = Command::SoftReset,
+                        30 => frame.command = Command::PowerCycle,
+                        _ => {}
+                    }
+                    by_line.begin_frame(frame);
+                    by_instruction.begin_frame(frame);
+                    loop {
+                        let line = by_instruction.ppu_position().0;
+                        let done_by_instruction = loop {
+                            if by_instruction.step_in_frame() {
+                                break true;
+                            }
+                            if by_instruction.ppu_position().0 != line {
+                                break false;
+                            }
+                        };
+                        let done_by_line = by_line.step_to_next_line();
+                        lines += 1;
+                        let context =
+                            format!("{name}, phase {phase}, {mode:?}, frame {i}, line step {lines}");
+                        assert_eq!(done_by_line, done_by_instruction, "{context}");
+                        assert_eq!(by_line.frame_record(), by_instruction.frame_record(), "{context}");
+                        if done_by_line {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

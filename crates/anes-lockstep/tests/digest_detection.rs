@@ -20,8 +20,6 @@ const FAULTS_PER_GRANULARITY: usize = 40;
 /// Faults are drawn over the first two frames' worth of CPU cycles; runs take up to three frames.
 const SPAN_FRAMES: u64 = 2;
 const RUN_FRAMES: u64 = 3;
-/// Flips of the 64-bit clocks are drawn from their low bits (a high bit moves time by years).
-const CLOCK_BITS: usize = 20;
 
 /// A machine compared by its full state hash at every sync point: the [`Machine::sync_record`]
 /// default, which the runner used everywhere before the digest.
@@ -81,36 +79,11 @@ impl<M: Machine<Input = FrameInput>> Machine for HashOnly<M> {
     }
 }
 
-/// A random flip: a non-empty section, a byte, a bit (clocks: low bits only), a cycle in the span.
+/// A random flip ([`common::draw_flip`]) as a fault, with the field's name.
 fn draw<M: Machine>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u64) -> (Fault, String) {
-    let sections: Vec<usize> =
-        (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
-    loop {
-        let section = sections[rng.below(sections.len() as u64) as usize];
-        let offset = rng.below(machine.section_bytes(section).len() as u64) as usize;
-        let bit = rng.below(8) as u8;
-        let mut name = String::new();
-        machine.field_name(section, offset, &mut name);
-        if name == "bus.master_clock" || name == "bus.ppu_clock" {
-            let mut first = offset;
-            let mut other = String::new();
-            while first > 0 {
-                other.clear();
-                machine.field_name(section, first - 1, &mut other);
-                if other != name {
-                    break;
-                }
-                first -= 1;
-            }
-            if (offset - first) * 8 + usize::from(bit) >= CLOCK_BITS {
-                continue;
-            }
-        }
-        let cpu_cycle = start_cycle + 1 + rng.below(cycle_span);
-        let fault =
-            Fault::FlipBit { section: machine.section_name(section).to_string(), offset, bit, cpu_cycle };
-        return (fault, name);
-    }
+    let f = common::draw_flip(rng, machine, start_cycle, cycle_span);
+    let section = machine.section_name(f.section).to_string();
+    (Fault::FlipBit { section, offset: f.offset, bit: f.bit, cpu_cycle: f.cpu_cycle }, f.name)
 }
 
 /// One run: its outcome and the fault's fate.

@@ -18,9 +18,6 @@ const FAULTS: usize = 1000;
 const SPAN_FRAMES: usize = 2;
 /// Frames a run may take to reach any fault's cycle and the sync point after it.
 const RUN_FRAMES: u64 = 4;
-/// Flips of the 64-bit master and PPU clocks are drawn from their low bits: a high bit moves time by
-/// years, and the machine would take that long (correctly) to reach its next sync point.
-const CLOCK_BITS: usize = 20;
 
 struct Drawn {
     section: usize,
@@ -39,34 +36,17 @@ fn draw<M: Machine<Input = FrameInput> + Clone>(
     start_cycle: u64,
     cycle_span: u64,
 ) -> Drawn {
-    let sections: Vec<usize> =
-        (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
-    loop {
-        let section = sections[rng.below(sections.len() as u64) as usize];
-        let offset = rng.below(machine.section_bytes(section).len() as u64) as usize;
-        let bit = rng.below(8) as u8;
-        let mut name = String::new();
-        machine.field_name(section, offset, &mut name);
-        if name == "bus.master_clock" || name == "bus.ppu_clock" {
-            let mut first = offset;
-            let mut other = String::new();
-            while first > 0 {
-                other.clear();
-                machine.field_name(section, first - 1, &mut other);
-                if other != name {
-                    break;
-                }
-                first -= 1;
-            }
-            if (offset - first) * 8 + usize::from(bit) >= CLOCK_BITS {
-                continue;
-            }
-        }
-        let cpu_cycle = start_cycle + 1 + rng.below(cycle_span);
-        let mut flipped = machine.clone();
-        let moves_cycle = flipped.flip_state_bit(section, offset, bit).is_ok()
-            && flipped.probe().cpu_cycle != machine.probe().cpu_cycle;
-        return Drawn { section, offset, bit, cpu_cycle, name, moves_cycle };
+    let f = common::draw_flip(rng, machine, start_cycle, cycle_span);
+    let mut flipped = machine.clone();
+    let moves_cycle = flipped.flip_state_bit(f.section, f.offset, f.bit).is_ok()
+        && flipped.probe().cpu_cycle != machine.probe().cpu_cycle;
+    Drawn {
+        section: f.section,
+        offset: f.offset,
+        bit: f.bit,
+        cpu_cycle: f.cpu_cycle,
+        name: f.name,
+        moves_cycle,
     }
 }
 

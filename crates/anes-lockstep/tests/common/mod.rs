@@ -99,3 +99,47 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Flips of the 64-bit master and PPU clocks are drawn from their low bits: a high bit moves time by
+/// years, and the machine would take that long (correctly) to reach its next sync point.
+pub const CLOCK_BITS: usize = 20;
+
+/// A random state bit to flip: a section with state, a byte of it, a bit (clocks: low bits only), a
+/// CPU cycle in `start_cycle + 1 ..= start_cycle + cycle_span`, and the field's name.
+pub struct DrawnFlip {
+    pub section: usize,
+    pub offset: usize,
+    pub bit: u8,
+    pub cpu_cycle: u64,
+    pub name: String,
+}
+
+/// Draws a [`DrawnFlip`] of `machine`'s state (the fault campaigns share it).
+pub fn draw_flip<M: Machine>(rng: &mut Rng, machine: &M, start_cycle: u64, cycle_span: u64) -> DrawnFlip {
+    let sections: Vec<usize> =
+        (0..machine.section_count()).filter(|&s| !machine.section_bytes(s).is_empty()).collect();
+    loop {
+        let section = sections[rng.below(sections.len() as u64) as usize];
+        let offset = rng.below(machine.section_bytes(section).len() as u64) as usize;
+        let bit = rng.below(8) as u8;
+        let mut name = String::new();
+        machine.field_name(section, offset, &mut name);
+        if name == "bus.master_clock" || name == "bus.ppu_clock" {
+            let mut first = offset;
+            let mut other = String::new();
+            while first > 0 {
+                other.clear();
+                machine.field_name(section, first - 1, &mut other);
+                if other != name {
+                    break;
+                }
+                first -= 1;
+            }
+            if (offset - first) * 8 + usize::from(bit) >= CLOCK_BITS {
+                continue;
+            }
+        }
+        let cpu_cycle = start_cycle + 1 + rng.below(cycle_span);
+        return DrawnFlip { section, offset, bit, cpu_cycle, name };
+    }
+}

@@ -138,9 +138,9 @@ impl Service {
         let inputs: Vec<FrameInput> = (first_seq..first_seq + FRAMES)
             .map(|s| self.inputs[(s % self.inputs.len() as u64) as usize])
             .collect();
-        let (next_seq, took) = support::push::push_and_wait(&self.handle, &self.metrics, first_seq, inputs);
-        self.next_seq = next_seq;
-        took
+        let pushed = support::push::push_and_wait(&self.handle, &self.metrics, first_seq, inputs);
+        self.next_seq = pushed.next_seq;
+        pushed.verified_after
     }
 
     fn checkpoints_persisted(&self) -> Option<u64> {

@@ -1,44 +1,15 @@
 //! The frontend path allocates nothing per frame: running with audio, adjusting the audio rate,
 //! converting the picture in every format, saving into and loading from a fixed buffer (Game Genie
 //! codes included), checking the battery RAM. Proven with a counting global allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use anes_frontend::anes_core::movie::InputStream;
 use anes_frontend::{Console, GameGenieCode, Overscan, PixelFormat};
 
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts allocations made by
-// the current thread (other test threads do not disturb the count).
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: anes_alloc_count::Counting = anes_alloc_count::Counting;
 
 fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
+    anes_alloc_count::thread_allocations()
 }
 
 fn repo_file(path: &str) -> Vec<u8> {

@@ -3,7 +3,6 @@
 //! allocation in `retro_run`. (The real client is tests/retroarch.rs.)
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_uint, c_void};
 
@@ -13,10 +12,7 @@ use anes_frontend::{Console, GameGenieCode, Overscan, PixelFormat};
 use anes_libretro::ffi::{self, GameInfo, SystemAvInfo, SystemInfo};
 use anes_libretro::*;
 
-struct CountingAllocator;
-
 thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
     /// The last picture the core handed over (XRGB8888 words) and its pitch.
     static PICTURE: RefCell<(Vec<u32>, usize)> = RefCell::new((vec![0; 256 * 240], 0));
     /// Stereo frames of audio received.
@@ -25,30 +21,11 @@ thread_local! {
     static HELD: Cell<u32> = const { Cell::new(0) };
 }
 
-// SAFETY: forwards every call to the system allocator unchanged; only counts allocations made by
-// the current thread.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
+static GLOBAL: anes_alloc_count::Counting = anes_alloc_count::Counting;
 
 fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
+    anes_alloc_count::thread_allocations()
 }
 
 unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {

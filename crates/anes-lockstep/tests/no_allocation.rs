@@ -4,51 +4,22 @@
 //! and 300 frames of them compared at every scanline and at every instruction (the sync digest).
 //! The count is process-wide, so this test has its own `main` (no libtest threads).
 
-// A counting allocator needs `unsafe impl GlobalAlloc`; it only forwards to the system allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_lockstep::testing::{FakeMachine, tiny_rom};
 use anes_lockstep::{Granularity, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `alloc` above with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as for `alloc` and `dealloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: anes_alloc_count::Counting = anes_alloc_count::Counting;
 
 const FRAMES: u64 = 10_000;
 const NES_FRAMES: u64 = 3_000;
 const NES_FINE_FRAMES: u64 = 300;
 
 fn allocations_during(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = anes_alloc_count::process_allocations();
     f();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    anes_alloc_count::process_allocations() - before
 }
 
 /// Allocations of a 10,000-frame run after a warm-up run, and of a 10-frame run.

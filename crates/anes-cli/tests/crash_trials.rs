@@ -16,28 +16,19 @@
 //! `ANES_CRASH_TRIALS=100 cargo test --release -p anes-cli --test crash_trials -- --nocapture`
 //! (or `bash scripts/crash-trials.sh`). `ANES_CRASH_SEED` fixes the random moments.
 
+mod support;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anes_core::movie::FrameInput;
 use anes_ops::store::{CheckpointStore, FsStore};
 use serde_json::Value;
+use support::{Guard, agent, get_json};
 
 const TOKEN: &str = "crash-trials-token";
-
-/// Kills the child by PID when dropped, also when the test panics.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 struct Rng(u64);
 
@@ -53,23 +44,6 @@ impl Rng {
 /// What the producer sends as record `seq`.
 fn input(seq: u64) -> FrameInput {
     FrameInput::buttons((seq % 251) as u8, (seq % 7) as u8)
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .proxy(None)
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into()
-}
-
-fn get_json(agent: &ureq::Agent, url: &str) -> Option<Value> {
-    let mut r = agent.get(url).call().ok()?;
-    if r.status() != 200 {
-        return None;
-    }
-    serde_json::from_str(&r.body_mut().read_to_string().ok()?).ok()
 }
 
 fn start(dir: &Path, config: &Path, trial: usize) -> Guard {

@@ -2,13 +2,16 @@
 //! mistakes, the loopback rule, a crashed worker process, and the worker protocol over real pipes.
 //! Every process started here is stopped by PID on every exit path.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::Guard;
 
 fn anes() -> Command {
     Command::new(env!("CARGO_BIN_EXE_anes"))
@@ -18,18 +21,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("anes-serve-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Kills the child by PID when dropped, also when the test panics.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
 }
 
 fn run_with_config(text: &str, name: &str) -> (Option<i32>, String) {

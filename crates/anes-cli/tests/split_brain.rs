@@ -16,48 +16,20 @@
 
 #[path = "../../anes-ops/tests/support/redis_server.rs"]
 mod redis_server;
+mod support;
 
 use std::collections::BTreeSet;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use redis_server::RedisServer;
 use serde_json::Value;
+use support::{Guard, TempDir, agent};
 
 const TOKEN: &str = "split-brain-token";
 const PIPELINE: &str = "sb";
-
-/// Kills the child by PID when dropped, also when the test panics.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// Removes the test's directory on every exit path.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .proxy(None)
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .into()
-}
 
 /// One `anes serve` of the drill.
 struct Service {

@@ -1,5 +1,6 @@
-//! The parts of the libretro API (`libretro.h`, API version 1) this core uses: C layouts and the
-//! numbers of the environment commands, devices and memory kinds.
+//! The parts of the libretro API (`libretro.h`, API version 1) this core uses, and those a frontend
+//! needs to drive a NES core headless (the peer bench's host in `benches/peer` uses this module): C
+//! layouts and the numbers of the environment commands, devices, pixel formats and memory kinds.
 
 use std::ffi::{c_char, c_uint, c_void};
 
@@ -11,19 +12,41 @@ pub const REGION_NTSC: c_uint = 0;
 
 /// Environment commands flagged experimental carry this bit.
 const EXPERIMENTAL: c_uint = 0x10000;
+/// `RETRO_ENVIRONMENT_GET_CAN_DUPE`: `bool *`.
+pub const ENVIRONMENT_GET_CAN_DUPE: c_uint = 3;
+/// `RETRO_ENVIRONMENT_SET_PERFORMANCE_LEVEL`: `const unsigned *`.
+pub const ENVIRONMENT_SET_PERFORMANCE_LEVEL: c_uint = 8;
+/// `RETRO_ENVIRONMENT_GET_SYSTEM_DIRECTORY`: `const char **`.
+pub const ENVIRONMENT_GET_SYSTEM_DIRECTORY: c_uint = 9;
 /// `RETRO_ENVIRONMENT_SET_PIXEL_FORMAT`: `const enum retro_pixel_format *`.
 pub const ENVIRONMENT_SET_PIXEL_FORMAT: c_uint = 10;
 /// `RETRO_ENVIRONMENT_SET_INPUT_DESCRIPTORS`: `const struct retro_input_descriptor *`.
 pub const ENVIRONMENT_SET_INPUT_DESCRIPTORS: c_uint = 11;
+/// `RETRO_ENVIRONMENT_GET_VARIABLE`: `struct retro_variable *`.
+pub const ENVIRONMENT_GET_VARIABLE: c_uint = 15;
+/// `RETRO_ENVIRONMENT_SET_VARIABLES`: `const struct retro_variable *` (the options a core offers).
+pub const ENVIRONMENT_SET_VARIABLES: c_uint = 16;
+/// `RETRO_ENVIRONMENT_GET_VARIABLE_UPDATE`: `bool *`.
+pub const ENVIRONMENT_GET_VARIABLE_UPDATE: c_uint = 17;
 /// `RETRO_ENVIRONMENT_GET_LOG_INTERFACE`: `struct retro_log_callback *`.
 pub const ENVIRONMENT_GET_LOG_INTERFACE: c_uint = 27;
+/// `RETRO_ENVIRONMENT_GET_SAVE_DIRECTORY`: `const char **`.
+pub const ENVIRONMENT_GET_SAVE_DIRECTORY: c_uint = 31;
 /// `RETRO_ENVIRONMENT_SET_CONTROLLER_INFO`: `const struct retro_controller_info *`.
 pub const ENVIRONMENT_SET_CONTROLLER_INFO: c_uint = 35;
 /// `RETRO_ENVIRONMENT_SET_MEMORY_MAPS`: `const struct retro_memory_map *`.
 pub const ENVIRONMENT_SET_MEMORY_MAPS: c_uint = 36 | EXPERIMENTAL;
+/// `RETRO_ENVIRONMENT_SET_GEOMETRY`: `const struct retro_game_geometry *`.
+pub const ENVIRONMENT_SET_GEOMETRY: c_uint = 37;
 /// `RETRO_ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS`: `const bool *`.
 pub const ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS: c_uint = 42 | EXPERIMENTAL;
+/// `RETRO_ENVIRONMENT_GET_INPUT_BITMASKS`: no data; true if `RETRO_DEVICE_ID_JOYPAD_MASK` works.
+pub const ENVIRONMENT_GET_INPUT_BITMASKS: c_uint = 51 | EXPERIMENTAL;
+/// `RETRO_ENVIRONMENT_SET_CORE_OPTIONS_DISPLAY`: which options a menu shows.
+pub const ENVIRONMENT_SET_CORE_OPTIONS_DISPLAY: c_uint = 55;
 
+/// `RETRO_PIXEL_FORMAT_0RGB1555`: a core's default until it asks for another.
+pub const PIXEL_FORMAT_0RGB1555: c_uint = 0;
 /// `RETRO_PIXEL_FORMAT_XRGB8888`.
 pub const PIXEL_FORMAT_XRGB8888: c_uint = 1;
 /// `RETRO_PIXEL_FORMAT_RGB565`.
@@ -33,6 +56,10 @@ pub const PIXEL_FORMAT_RGB565: c_uint = 2;
 pub const DEVICE_NONE: c_uint = 0;
 /// `RETRO_DEVICE_JOYPAD`.
 pub const DEVICE_JOYPAD: c_uint = 1;
+/// `RETRO_DEVICE_MASK`: the base device of a subclassed device id.
+pub const DEVICE_MASK: c_uint = 0xFF;
+/// `RETRO_DEVICE_ID_JOYPAD_MASK`: the `id` asking for all buttons at once as a bit set.
+pub const DEVICE_ID_JOYPAD_MASK: c_uint = 256;
 
 /// `RETRO_DEVICE_ID_JOYPAD_*`, in the numbering of `libretro.h`.
 pub mod joypad {
@@ -59,6 +86,8 @@ pub mod joypad {
 pub const MEMORY_SAVE_RAM: c_uint = 0;
 /// `RETRO_MEMORY_SYSTEM_RAM`.
 pub const MEMORY_SYSTEM_RAM: c_uint = 2;
+/// `RETRO_MEMORY_VIDEO_RAM`.
+pub const MEMORY_VIDEO_RAM: c_uint = 3;
 
 /// `RETRO_MEMDESC_SYSTEM_RAM`.
 pub const MEMDESC_SYSTEM_RAM: u64 = 1 << 2;
@@ -228,4 +257,14 @@ pub struct MemoryMap {
     pub descriptors: *const MemoryDescriptor,
     /// How many.
     pub num_descriptors: c_uint,
+}
+
+/// `struct retro_variable`: a core option the core asks for by key.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Variable {
+    /// The option's key.
+    pub key: *const c_char,
+    /// Its value, set by the frontend.
+    pub value: *const c_char,
 }

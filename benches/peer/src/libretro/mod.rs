@@ -20,7 +20,8 @@
 //! ```
 
 mod console;
-pub mod ffi;
+/// libretro.h's layouts and numbers, from the anes core's own libretro crate.
+pub use anes_libretro::ffi;
 
 use std::ffi::{CStr, CString, c_char, c_uint, c_void};
 use std::path::{Path, PathBuf};

@@ -31,8 +31,16 @@ const EXIT_DIVERGED: u8 = 1;
 /// Exit status when an injected fault was refused or never reached (and nothing diverged): the run
 /// did not test what it was asked to, which is bad input like any other.
 const EXIT_FAULT_NOT_APPLIED: u8 = 2;
-/// The threaded mode's window: how many sync records a worker may run ahead of the comparator.
-const THREAD_WINDOW: usize = 16;
+/// The threaded mode's window (how many sync records a worker may run ahead of the comparator) per
+/// granularity: about 16 frames of records at frame and scanline granularity, about 2 frames' worth
+/// of instructions (a frame has 7,000-15,000) at instruction granularity.
+fn thread_window(granularity: Granularity) -> usize {
+    match granularity {
+        Granularity::Frame => 16,
+        Granularity::Scanline => 16 * 262,
+        Granularity::Instruction => 16_384,
+    }
+}
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an \
@@ -103,7 +111,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let config = LockstepConfig {
         granularity: args.granularity,
         threading: if args.threads {
-            Threading::Threaded { window: THREAD_WINDOW }
+            Threading::Threaded { window: thread_window(args.granularity) }
         } else {
             Threading::SameThread
         },

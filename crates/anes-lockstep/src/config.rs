@@ -57,10 +57,12 @@ pub enum Threading {
     /// Both machines on the calling thread, interleaved sync point by sync point.
     #[default]
     SameThread,
-    /// One worker thread per machine, each sending its sync records to the comparator (the calling
-    /// thread) over a bounded channel of `window` records: a worker runs ahead of the comparator by
-    /// at most `window` sync records plus the one it is handing over (at frame granularity, a lead of
-    /// at most `window + 1` frames; [`crate::Lockstep::drift_frames`] reports it).
+    /// One worker thread per machine, each handing its sync records to the comparator (the calling
+    /// thread) in batches of a quarter of `window` records (at most 256) over a bounded channel of
+    /// about `window` records. A worker runs ahead of the comparator by at most the channel's records
+    /// plus three batches: the one it fills, the one it hands over, and the one the comparator is
+    /// reading ([`crate::Lockstep::drift_frames`] reports the lead in frames). A window of thousands
+    /// of records suits instruction granularity, where a frame has thousands of sync points.
     Threaded {
         /// Channel capacity in sync records (at least 1).
         window: usize,

@@ -61,6 +61,8 @@ pub struct Lockstep<A, B> {
     evidence: Vec<Evidence>,
     /// The machines differed when paired; the evidence is collected by the first run.
     evidence_pending: bool,
+    /// The threaded runner's batch vectors, kept between runs (see `threaded.rs`).
+    pub(crate) batch_pool: Vec<crate::threaded::Batch>,
 }
 
 impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
@@ -89,10 +91,12 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         let faults = FaultSchedule::new(&config.faults, &b)?;
         let start_frame = a.record().frame;
         // Buffers beyond the kept ones hold checkpoints saved but not yet verified: one on the same
-        // thread; in threaded mode as many as a worker can save while up to `window` records ahead.
+        // thread; in threaded mode as many as a worker can save while as far ahead as it can get.
         let in_flight = match config.threading {
             Threading::SameThread => 1,
-            Threading::Threaded { window } => window as u64 / config.checkpoint_every + 2,
+            Threading::Threaded { window } => {
+                crate::threaded::BatchPlan::new(window).max_lead() as u64 / config.checkpoint_every + 2
+            }
         };
         let mut ring = usize::try_from(in_flight)
             .ok()
@@ -121,7 +125,16 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         if agree {
             ring.verify_start(start_frame, first.0.record.state_hash);
         }
-        Ok(Lockstep { a, b, config, cmp, ring, evidence: Vec::new(), evidence_pending: !agree })
+        Ok(Lockstep {
+            a,
+            b,
+            config,
+            cmp,
+            ring,
+            evidence: Vec::new(),
+            evidence_pending: !agree,
+            batch_pool: Vec::new(),
+        })
     }
 
     /// Runs `frames` more frames (or until a divergence) on the calling thread, whatever

@@ -1,9 +1,15 @@
-//! The threaded runner: one worker thread per machine, each sending its sync records to the
-//! comparator (the calling thread) over a bounded channel, so a worker leads by at most the window.
+//! The threaded runner: one worker thread per machine, each handing its sync records to the
+//! comparator (the calling thread) in batches over a bounded channel, so a worker leads by at most
+//! about the window.
+//!
+//! Batches, not single records: at instruction granularity a frame has thousands of sync points, and
+//! a channel operation (and a wake-up every few records) per sync point cost more than the
+//! comparison. The batch vectors are recycled through a return channel and kept by the runner
+//! between runs, so a run allocates none after the first.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crossbeam_channel::{Sender, TryRecvError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
 use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
@@ -13,9 +19,78 @@ use crate::machine::Machine;
 use crate::outcome::{Progress, RunOutcome};
 use crate::side::{Side, SyncRecord};
 
+/// Records a batch holds at most.
+const MAX_BATCH: usize = 256;
+
+/// A worker's sync records, in order.
+pub(crate) type Batch = Vec<SyncRecord>;
+
+/// How the threaded runner splits a window of `window` sync records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BatchPlan {
+    /// Records per batch: a quarter of the window, 1 to [`MAX_BATCH`].
+    pub batch_len: usize,
+    /// Batches the channel holds (together about `window` records).
+    pub channel_batches: usize,
+}
+
+impl BatchPlan {
+    pub(crate) fn new(window: usize) -> BatchPlan {
+        let batch_len = (window / 4).clamp(1, MAX_BATCH);
+        BatchPlan { batch_len, channel_batches: (window / batch_len).max(1) }
+    }
+
+    /// The most sync records a worker can be ahead of the comparator: a full channel, the batch it is
+    /// filling, the one it is handing over and the one the comparator has not finished reading.
+    pub(crate) fn max_lead(self) -> usize {
+        (self.channel_batches + 3) * self.batch_len
+    }
+
+    /// Batch vectors a worker can have in use at once: the channel's, its own, the one being handed
+    /// over and the one the comparator reads.
+    fn batches_per_worker(self) -> usize {
+        self.channel_batches + 3
+    }
+}
+
+/// The comparator's side of one worker: the batch it is reading and where.
+struct Inbox {
+    rx: Receiver<Batch>,
+    recycle: Sender<Batch>,
+    current: Batch,
+    next: usize,
+}
+
+/// The worker hung up and left nothing more.
+struct Gone;
+
+impl Inbox {
+    /// The next record, `None` if it has not arrived yet.
+    fn peek(&mut self) -> Result<Option<SyncRecord>, Gone> {
+        if self.next == self.current.len() {
+            match self.rx.try_recv() {
+                Ok(batch) => {
+                    let mut read = std::mem::replace(&mut self.current, batch);
+                    read.clear();
+                    // The return channel has room for every batch of this worker.
+                    let _ = self.recycle.try_send(read);
+                    self.next = 0;
+                }
+                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Disconnected) => return Err(Gone),
+            }
+        }
+        Ok(self.current.get(self.next).copied())
+    }
+
+    fn consume(&mut self) {
+        self.next += 1;
+    }
+}
+
 impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
-    /// Runs `frames` more frames on two workers over channels of `window` records, comparing on the
-    /// calling thread.
+    /// Runs `frames` more frames on two workers over channels of about `window` records, comparing on
+    /// the calling thread.
     pub(crate) fn run_threaded<S: InputSource<A::Input> + Sync + ?Sized>(
         &mut self,
         inputs: &S,
@@ -30,22 +105,39 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
         let every = self.config.checkpoint_every;
         let stop = AtomicBool::new(false);
         let frames_done = [AtomicU64::new(self.a.frame), AtomicU64::new(self.b.frame)];
-        let (tx_a, rx_a) = crossbeam_channel::bounded::<SyncRecord>(window);
-        let (tx_b, rx_b) = crossbeam_channel::bounded::<SyncRecord>(window);
+        let batches = BatchPlan::new(window);
+        let (tx_a, rx_a) = crossbeam_channel::bounded::<Batch>(batches.channel_batches);
+        let (tx_b, rx_b) = crossbeam_channel::bounded::<Batch>(batches.channel_batches);
+        // Empty batch vectors on their way back to each worker, from the runner's pool first.
+        let (recycle_tx_a, recycle_rx_a) = crossbeam_channel::bounded::<Batch>(batches.batches_per_worker());
+        let (recycle_tx_b, recycle_rx_b) = crossbeam_channel::bounded::<Batch>(batches.batches_per_worker());
+        for recycle in [&recycle_tx_a, &recycle_tx_b] {
+            while !recycle.is_full()
+                && let Some(batch) = self.batch_pool.pop()
+            {
+                let _ = recycle.try_send(batch);
+            }
+        }
         // The comparator sleeps on a doorbell that a worker rings only when its queue holds half a
-        // window (or it stops), so it wakes every few records instead of on every one: on two cores
-        // a wake-up per frame costs more than the comparison.
+        // channel (or it stops), so it wakes every few batches instead of on every one.
         let (bell_tx, bell_rx) = crossbeam_channel::bounded::<()>(1);
-        let ring_at = (window / 2).max(1);
+        let ring_at = (batches.channel_batches / 2).max(1);
         self.start_run();
         let plan = Plan { inputs, granularity: self.config.granularity, checkpoint_every: every, target };
-        let (cmp, checkpoints) = (&mut self.cmp, &mut self.ring.verified);
+        let (cmp, checkpoints, pool) = (&mut self.cmp, &mut self.ring.verified, &mut self.batch_pool);
+        let mut inbox_a = Inbox { rx: rx_a, recycle: recycle_tx_a.clone(), current: Batch::new(), next: 0 };
+        let mut inbox_b = Inbox { rx: rx_b, recycle: recycle_tx_b.clone(), current: Batch::new(), next: 0 };
         let agreed = std::thread::scope(|scope| {
             let worker_a = Worker {
                 side: &mut self.a,
                 bank: &mut self.ring.a,
                 plan,
-                tx: tx_a,
+                out: Outbox {
+                    tx: tx_a,
+                    fresh: recycle_rx_a.clone(),
+                    returned: recycle_tx_a,
+                    batch_len: batches.batch_len,
+                },
                 bell: Doorbell { tx: bell_tx.clone(), ring_at },
                 stop: &stop,
                 frames_done: &frames_done[0],
@@ -54,7 +146,12 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
                 side: &mut self.b,
                 bank: &mut self.ring.b,
                 plan,
-                tx: tx_b,
+                out: Outbox {
+                    tx: tx_b,
+                    fresh: recycle_rx_b.clone(),
+                    returned: recycle_tx_b,
+                    batch_len: batches.batch_len,
+                },
                 bell: Doorbell { tx: bell_tx, ring_at },
                 stop: &stop,
                 frames_done: &frames_done[1],
@@ -62,24 +159,17 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
             scope.spawn(move || worker_a.run());
             scope.spawn(move || worker_b.run());
             let mut agreed = true;
-            let mut waiting_a: Option<SyncRecord> = None;
             let mut workers_gone = false;
             'run: while cmp.verified_until < target {
-                // Compare every pair both workers have published.
+                // Compare every pair both workers have handed over.
                 loop {
-                    let a = match waiting_a.take().map_or_else(|| rx_a.try_recv(), Ok) {
-                        Ok(a) => a,
-                        Err(TryRecvError::Empty) => break,
-                        Err(TryRecvError::Disconnected) => break 'run,
+                    let (a, b) = match (inbox_a.peek(), inbox_b.peek()) {
+                        (Ok(Some(a)), Ok(Some(b))) => (a, b),
+                        (Err(Gone), _) | (_, Err(Gone)) => break 'run,
+                        _ => break,
                     };
-                    let b = match rx_b.try_recv() {
-                        Ok(b) => b,
-                        Err(TryRecvError::Empty) => {
-                            waiting_a = Some(a);
-                            break;
-                        }
-                        Err(TryRecvError::Disconnected) => break 'run,
-                    };
+                    inbox_a.consume();
+                    inbox_b.consume();
                     if !cmp.compare(&a, &b, every, checkpoints) {
                         agreed = false;
                         break 'run;
@@ -102,10 +192,22 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
                 workers_gone = bell_rx.recv().is_err();
             }
             stop.store(true, Ordering::Relaxed);
-            // Dropping the receivers releases a worker blocked on a full channel.
-            drop((rx_a, rx_b));
+            // Receive until each worker has hung up: a worker blocked on a full channel gets room, sees
+            // the stop and returns; its batches go back to the pool.
+            for inbox in [&inbox_a, &inbox_b] {
+                pool.extend(inbox.rx.iter());
+            }
             agreed
         });
+        for (inbox, recycled) in [(inbox_a, recycle_rx_a), (inbox_b, recycle_rx_b)] {
+            // (An inbox that never received keeps the unallocated vector it started with.)
+            pool.extend(
+                std::iter::once(inbox.current).chain(recycled.try_iter()).filter(|b| b.capacity() > 0),
+            );
+        }
+        for batch in pool.iter_mut() {
+            batch.clear();
+        }
         self.cmp.status.set_drift_frames(0);
         debug_assert_eq!(agreed, self.cmp.divergence.is_none());
         // The workers may have run past the last sync point compared.
@@ -131,12 +233,12 @@ impl<S: ?Sized> Clone for Plan<'_, S> {
 
 impl<S: ?Sized> Copy for Plan<'_, S> {}
 
-/// One machine's worker: runs its side to the target, publishing every sync record.
+/// One machine's worker: runs its side to the target, handing over every sync record.
 struct Worker<'r, M, S: ?Sized> {
     side: &'r mut Side<M>,
     bank: &'r mut SnapshotBank,
     plan: Plan<'r, S>,
-    tx: Sender<SyncRecord>,
+    out: Outbox,
     bell: Doorbell,
     /// Set by the comparator when it needs no more records.
     stop: &'r AtomicBool,
@@ -144,20 +246,47 @@ struct Worker<'r, M, S: ?Sized> {
     frames_done: &'r AtomicU64,
 }
 
+/// A worker's side of its channel: full batches go out, empty ones come back.
+struct Outbox {
+    tx: Sender<Batch>,
+    /// Empty batches to fill (the comparator's returns and the runner's pool).
+    fresh: Receiver<Batch>,
+    /// Where an unused empty batch goes back at the end.
+    returned: Sender<Batch>,
+    batch_len: usize,
+}
+
+impl Outbox {
+    fn empty_batch(&self) -> Batch {
+        // A new vector only while fewer than the plan's batches exist (the first run).
+        self.fresh.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.batch_len))
+    }
+}
+
 impl<M: Machine, S: InputSource<M::Input> + ?Sized> Worker<'_, M, S> {
-    /// Runs until the target frame is complete, the comparator stops it or hangs up. Returning drops
-    /// the channel and the doorbell, which tells the comparator.
+    /// Runs until the target frame is complete, the comparator stops it or hangs up, then hands over
+    /// its last records. Returning drops the channel and the doorbell, which tells the comparator.
     fn run(self) {
         let Plan { inputs, granularity, checkpoint_every, target } = self.plan;
+        let mut batch = self.out.empty_batch();
         while (self.side.frame < target || self.side.in_frame) && !self.stop.load(Ordering::Relaxed) {
             let record = self.side.advance(self.bank, inputs, granularity, checkpoint_every);
             if record.frame_end {
                 self.frames_done.store(self.side.frame, Ordering::Relaxed);
             }
-            if self.tx.send(record).is_err() {
-                break;
+            batch.push(record);
+            if batch.len() == self.out.batch_len {
+                let full = std::mem::replace(&mut batch, self.out.empty_batch());
+                if self.out.tx.send(full).is_err() {
+                    return;
+                }
+                self.bell.ring_if_due(&self.out.tx);
             }
-            self.bell.ring_if_due(&self.tx);
+        }
+        if batch.is_empty() {
+            let _ = self.out.returned.try_send(batch);
+        } else {
+            let _ = self.out.tx.send(batch);
         }
     }
 }
@@ -170,8 +299,8 @@ struct Doorbell {
 }
 
 impl Doorbell {
-    /// Rings if `queue` holds at least half a window. A bell already ringing stays as it is.
-    fn ring_if_due(&self, queue: &Sender<SyncRecord>) {
+    /// Rings if `queue` holds at least half a channel. A bell already ringing stays as it is.
+    fn ring_if_due(&self, queue: &Sender<Batch>) {
         if queue.len() >= self.ring_at {
             let _ = self.tx.try_send(());
         }

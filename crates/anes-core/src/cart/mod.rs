@@ -30,7 +30,7 @@ mod m011_color_dreams;
 mod m066_gxrom;
 mod m071_camerica;
 
-use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
+use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -173,7 +173,13 @@ impl Cartridge {
         match addr {
             0x8000..=0xFFFF if self.game_genie.is_empty() => self.prg_rom_byte(addr),
             0x8000..=0xFFFF => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
-            0x6000..=0x7FFF if self.map.prg_ram_readable => self.prg_ram[self.prg_ram_index(addr)],
+            0x6000..=0x7FFF => {
+                let window = self.map.prg_ram_window(addr);
+                match window.read {
+                    PrgRamRead::Ram => self.prg_ram[self.prg_ram_index(window, addr)],
+                    PrgRamRead::OpenBus => open_bus,
+                }
+            }
             _ => open_bus,
         }
     }
@@ -189,10 +195,13 @@ impl Cartridge {
                     self.board.update_map(&mut self.map);
                 }
             }
-            0x6000..=0x7FFF if self.map.prg_ram_writable => {
-                let index = self.prg_ram_index(addr);
-                self.track(Section::PrgRam, index, self.prg_ram[index], value);
-                self.prg_ram[index] = value;
+            0x6000..=0x7FFF => {
+                let window = self.map.prg_ram_window(addr);
+                if window.writable {
+                    let index = self.prg_ram_index(window, addr);
+                    self.track(Section::PrgRam, index, self.prg_ram[index], value);
+                    self.prg_ram[index] = value;
+                }
             }
             _ => {}
         }
@@ -455,11 +464,11 @@ impl Cartridge {
         self.prg_rom[self.map.prg[(addr >> 13) & 3] + (addr & 0x1FFF)]
     }
 
-    /// Index into PRG RAM for $6000-$7FFF; RAM smaller than 8 KiB repeats through the window. Only
-    /// called when RAM is present (`prg_ram_readable` / `prg_ram_writable`).
+    /// Index into PRG RAM of `addr` in `window` (its window of $6000-$7FFF); RAM smaller than the
+    /// window repeats through it. Only called when RAM is present (the window reads or writes RAM).
     #[inline]
-    fn prg_ram_index(&self, addr: u16) -> usize {
-        (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
+    fn prg_ram_index(&self, window: PrgRamWindow, addr: u16) -> usize {
+        (window.offset + usize::from(addr) % PRG_RAM_WINDOW) % self.prg_ram.len()
     }
 
     /// A watching board sees a PPU bus access. The MMC3's A12 edge check (a compare, on every fetch of

@@ -21,7 +21,7 @@ use super::m071_camerica::Camerica;
 pub(super) const PRG_SLOT: usize = 0x2000;
 /// CHR is mapped in 1 KiB slots.
 pub(super) const CHR_SLOT: usize = 0x400;
-/// $6000-$7FFF is mapped in 512-byte windows.
+/// $6000-$7FFF is mapped in 512-byte windows (the MMC6 enables its RAM by 512-byte halves).
 pub(super) const PRG_RAM_WINDOW: usize = 0x200;
 /// Windows of $6000-$7FFF.
 pub(super) const PRG_RAM_WINDOWS: usize = PRG_SLOT / PRG_RAM_WINDOW;
@@ -31,6 +31,8 @@ pub(super) const PRG_RAM_WINDOWS: usize = PRG_SLOT / PRG_RAM_WINDOW;
 pub(super) enum PrgRamRead {
     /// Nothing drives the data bus: the read returns open bus.
     OpenBus,
+    /// The board drives 0 (the MMC6's unreadable half while its other half is readable).
+    Zero,
     /// PRG RAM.
     Ram,
 }
@@ -219,7 +221,7 @@ pub(super) enum Board {
     Uxrom(Uxrom),
     /// Mapper 3.
     Cnrom(Cnrom),
-    /// Mapper 4 (MMC3).
+    /// Mapper 4 (MMC3, or MMC6 with submapper 1).
     Txrom(Txrom),
     /// Mapper 7.
     Axrom(Axrom),

@@ -26,6 +26,7 @@ stress/mmc3_irq.s       common/mmc3_small.cfg
 stress/mmc3_a12.s       common/mmc3_small.cfg
 stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
+mmc6/mmc6.s             common/mmc3_small.cfg
 "
 build_one() {
     src=$1 cfg=$2

@@ -44,7 +44,8 @@ fn seeds() -> &'static Seeds {
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     SEEDS.get_or_init(|| {
         let read = |path: &str| std::fs::read(repo_root().join(path)).expect("bundled file");
-        // NES 2.0 MMC3 (with an expansion device), iNES MMC3, iNES NROM, and NROM with CHR RAM.
+        // NES 2.0 MMC3 (with an expansion device), iNES MMC3, iNES NROM, NROM with CHR RAM, and
+        // NES 2.0 MMC6 (whose header must declare its 1 KiB of RAM).
         let mut roms = vec![
             read("roms/demo/demo.nes"),
             read("roms/stress/mmc3_a12.nes"),
@@ -54,6 +55,7 @@ fn seeds() -> &'static Seeds {
         chr_ram[5] = 0;
         chr_ram.truncate(16 + 0x4000);
         roms.push(chr_ram);
+        roms.push(read("roms/mmc6/mmc6.nes"));
         let snapshots = roms
             .iter()
             .map(|rom| {

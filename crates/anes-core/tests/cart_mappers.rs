@@ -379,6 +379,79 @@ fn mmc3_revision_from_submapper() {
     assert!(!cart.set_mmc3_revision(Mmc3Revision::A));
 }
 
+/// An MMC6 board as StarTropics has it: NES 2.0 mapper 4 submapper 1, 1 KiB of battery-backed
+/// PRG RAM.
+fn mmc6(prg_16k: usize, chr_8k: usize) -> anes_core::Cartridge {
+    RomBuilder::new(4, prg_16k, chr_8k).nes20(1, 0x40, 0).flags6(0x02).cartridge()
+}
+
+#[test]
+fn mmc6_banks_and_mirrors_like_the_mmc3() {
+    let mut cart = mmc6(16, 8);
+    // $8000 bit 5 (the MMC6's RAM enable) leaves the bank registers' meaning alone.
+    mmc3_select(&mut cart, 0x26, 5);
+    mmc3_select(&mut cart, 0x27, 9);
+    assert_eq!(prg_banks(&cart), [5, 9, 30, 31]);
+    mmc3_select(&mut cart, 0x66, 5);
+    assert_eq!(prg_banks(&cart), [30, 9, 5, 31]);
+    mmc3_select(&mut cart, 0xA2, 40);
+    assert_eq!(chr_banks(&cart)[0], 40, "R2 at $0000 with the CHR inversion");
+    cart.cpu_write(0xA000, 1, 1);
+    assert_eq!(nametable_pages(&mut cart), H);
+}
+
+#[test]
+fn mmc6_prg_ram_through_the_cpu_bus() {
+    let mut cart = mmc6(2, 1);
+    assert_eq!(cart.prg_ram().len(), 0x400);
+    assert_eq!(cart.battery_ram().map(<[u8]>::len), Some(0x400));
+    // Disabled at power-on: open bus, and the write is lost.
+    cart.cpu_write(0x7000, 0x11, 1);
+    assert_eq!(cart.cpu_read(0x7000, 0x70), 0x70);
+    cart.cpu_write(0x8000, 0x20, 3);
+    cart.cpu_write(0xA001, 0xF0, 5);
+    assert_eq!(cart.cpu_read(0x7000, 0x70), 0, "the write while disabled was lost");
+    cart.cpu_write(0x7000, 0x11, 7);
+    cart.cpu_write(0x73FF, 0x22, 9);
+    // Each KiB of $7000-$7FFF is the same RAM; $6000-$6FFF is open bus and takes no writes.
+    for base in [0x7000u16, 0x7400, 0x7800, 0x7C00] {
+        assert_eq!((cart.cpu_peek(base, 0xEE), cart.cpu_peek(base + 0x3FF, 0xEE)), (0x11, 0x22));
+    }
+    for addr in [0x6000u16, 0x6400, 0x6FFF] {
+        cart.cpu_write(addr, 0x33, 11);
+        assert_eq!(cart.cpu_peek(addr, 0x60), 0x60, "${addr:04X}");
+    }
+    assert_eq!((cart.prg_ram()[0], cart.prg_ram()[0x3FF]), (0x11, 0x22));
+    // Only the upper half readable: the lower reads 0; without its write bit, the upper takes no
+    // writes.
+    cart.cpu_write(0xA001, 0x80, 13);
+    assert_eq!((cart.cpu_peek(0x7000, 0xEE), cart.cpu_peek(0x73FF, 0xEE)), (0, 0x22));
+    cart.cpu_write(0x73FF, 0x44, 15);
+    assert_eq!(cart.prg_ram()[0x3FF], 0x22);
+    cart.cpu_write(0xA001, 0xC0, 17);
+    cart.cpu_write(0x77FF, 0x44, 19);
+    assert_eq!(cart.prg_ram()[0x3FF], 0x44, "written through a mirror");
+    // A write bit without its read bit does nothing.
+    cart.cpu_write(0xA001, 0x10, 21);
+    cart.cpu_write(0x7000, 0x55, 23);
+    assert_eq!((cart.cpu_peek(0x7000, 0xEE), cart.prg_ram()[0]), (0xEE, 0x11));
+    // Clearing $8000 bit 5 disables the RAM and clears $A001 for good.
+    cart.cpu_write(0xA001, 0xF0, 25);
+    cart.cpu_write(0x8000, 0x00, 27);
+    cart.cpu_write(0x8000, 0x20, 29);
+    assert_eq!(cart.cpu_peek(0x7000, 0xEE), 0xEE);
+}
+
+#[test]
+fn mmc6_irq_has_the_old_latch_zero_behaviour() {
+    let mut cart = mmc6(2, 1);
+    assert_eq!(cart.mmc3_revision(), Some(Mmc3Revision::A));
+    cart.cpu_write(0xC000, 0, 1);
+    cart.cpu_write(0xC001, 0, 3);
+    cart.cpu_write(0xE001, 0, 5);
+    assert_eq!(irq_after_clocks(&mut cart, 4), [true, false, false, false]);
+}
+
 #[test]
 fn mmc2_latches_switch_after_the_triggering_read() {
     let mut cart = RomBuilder::new(9, 8, 16).cartridge();

@@ -99,6 +99,13 @@ fn trainer_is_loaded_at_7000_and_skipped_before_prg() {
     // A trainer gets RAM even when an NES 2.0 header declares none.
     let cart = RomBuilder::new(0, 1, 1).nes20(0, 0, 0).flags6(0x04).cartridge();
     assert_eq!(cart.cpu_peek(0x7001, 0), 0xA4);
+    // The MMC6's 1 KiB starts at $7000: the trainer fills its lower half.
+    let mut cart = RomBuilder::new(4, 2, 1).nes20(1, 0x04, 0).flags6(0x04).cartridge();
+    assert_eq!(cart.prg_ram().len(), 0x400);
+    assert_eq!((cart.prg_ram()[0], cart.prg_ram()[0x1FF], cart.prg_ram()[0x200]), (0xA5, 0xFF ^ 0xA5, 0));
+    cart.cpu_write(0x8000, 0x20, 1);
+    cart.cpu_write(0xA001, 0x20, 3);
+    assert_eq!(cart.cpu_peek(0x7001, 0), 0xA4);
 }
 
 #[test]
@@ -166,8 +173,11 @@ fn error_unsupported_mapper_lists_the_supported_ones() {
     );
     let e = parse_err(&RomBuilder::new(69, 2, 1).build());
     assert!(e.to_string().contains("mapper 69 (Sunsoft FME-7)"), "{e}");
-    let e = parse_err(&RomBuilder::new(4, 2, 1).nes20(1, 0x07, 0).build());
-    assert!(e.to_string().contains("mapper 4 (MMC6 (HKROM)), submapper 1 is not supported"), "{e}");
+    let e = parse_err(&RomBuilder::new(4, 2, 1).nes20(3, 0x07, 0).build());
+    assert!(
+        e.to_string().contains("mapper 4 (MC-ACC (Acclaim MMC3 clone)), submapper 3 is not supported"),
+        "{e}"
+    );
     let e = parse_err(&RomBuilder::new(200, 2, 1).build());
     assert!(
         e.to_string().starts_with("ROM header bytes 6-8: mapper 200, submapper 0 is not supported"),
@@ -239,6 +249,38 @@ fn error_nes20_misc_rom_without_data() {
 }
 
 #[test]
+fn mmc6_has_exactly_its_1_kib_of_prg_ram() {
+    // Battery-backed ($40, StarTropics) or not ($04).
+    let cart = RomBuilder::new(4, 2, 1).nes20(1, 0x40, 0).flags6(0x02).cartridge();
+    let info = cart.info();
+    assert_eq!((info.mapper, info.submapper, info.prg_ram_size, info.prg_nvram_size), (4, 1, 0, 0x400));
+    assert_eq!((cart.prg_ram().len(), cart.battery_ram().map(<[u8]>::len)), (0x400, Some(0x400)));
+    let cart = RomBuilder::new(4, 2, 1).nes20(1, 0x04, 0).cartridge();
+    assert_eq!((cart.prg_ram().len(), cart.battery_ram()), (0x400, None));
+    // Any other size describes no MMC6 board.
+    for byte10 in [0x00, 0x07, 0x70, 0x44, 0x03, 0x50] {
+        let e = parse_err(&RomBuilder::new(4, 2, 1).nes20(1, byte10, 0).build());
+        assert_eq!(
+            e,
+            RomError::InvalidNes20Field {
+                offset: 10,
+                field: "PRG RAM / PRG NVRAM size",
+                value: byte10,
+                reason: "the MMC6 (mapper 4, submapper 1) has exactly 1 KiB of PRG RAM, inside the chip: \
+                         byte 10 must declare 1 KiB, $40 when battery-backed (StarTropics) or $04 when not",
+            },
+            "byte 10 = ${byte10:02X}"
+        );
+        assert!(
+            e.to_string().starts_with(&format!(
+                "ROM header byte 10 (PRG RAM / PRG NVRAM size) = {byte10:#04X}: the MMC6"
+            )),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn battery_ram_load_and_errors() {
     let mut cart = RomBuilder::new(1, 2, 1).flags6(0x02).cartridge();
     let save: Vec<u8> = (0..0x2000).map(|i| i as u8).collect();
@@ -287,10 +329,15 @@ fn valid_rom() -> impl Strategy<Value = Vec<u8>> {
         0usize..3,
         0u8..16,
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(mapper, prg, chr, flags6, nes20)| {
+        .prop_map(|(mapper, prg, chr, flags6, nes20, mmc6)| {
             let rom = RomBuilder::new(mapper, prg, chr).flags6(flags6);
-            if nes20 { rom.nes20(0, 0x07, 0x07).build() } else { rom.build() }
+            match (nes20, mapper == 4 && mmc6) {
+                (true, true) => rom.nes20(1, 0x40, 0x07).build(),
+                (true, false) => rom.nes20(0, 0x07, 0x07).build(),
+                (false, _) => rom.build(),
+            }
         })
 }
 

@@ -134,6 +134,34 @@ fn mmc3_round_trip_with_irq_counter_and_a12_filter() {
 }
 
 #[test]
+fn mmc6_round_trip_with_ram_enables() {
+    let mmc6 = RomBuilder::new(4, 16, 16).nes20(1, 0x40, 0).flags6(0x02);
+    let before = [
+        Write(0x8000, 0x26, 1),
+        Write(0x8001, 7, 3),
+        Write(0xA001, 0xB0, 5),
+        Write(0x7001, 0x12, 7),
+        Write(0xC000, 0, 9),
+        Write(0xC001, 0, 11),
+        Write(0xE001, 0, 13),
+        PpuAddress(0x0000),
+        Cycles(4),
+        PpuRead(0x1000),
+    ];
+    let after = [
+        Write(0x7203, 0x34, 15),
+        Write(0xA001, 0xE0, 17),
+        Write(0x7E05, 0x56, 19),
+        PpuAddress(0x0000),
+        Cycles(4),
+        PpuRead(0x1000),
+        Write(0x8000, 0x06, 21),
+        Write(0xA001, 0xF0, 23),
+    ];
+    round_trip(mmc6, &before, &after);
+}
+
+#[test]
 fn mmc2_and_mmc4_round_trip_with_latches() {
     let before = [
         Write(0xA000, 3, 1),

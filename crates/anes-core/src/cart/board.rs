@@ -21,6 +21,32 @@ use super::m071_camerica::Camerica;
 pub(super) const PRG_SLOT: usize = 0x2000;
 /// CHR is mapped in 1 KiB slots.
 pub(super) const CHR_SLOT: usize = 0x400;
+/// $6000-$7FFF is mapped in 512-byte windows (the MMC6 enables its RAM by 512-byte halves).
+pub(super) const PRG_RAM_WINDOW: usize = 0x200;
+/// Windows of $6000-$7FFF.
+pub(super) const PRG_RAM_WINDOWS: usize = PRG_SLOT / PRG_RAM_WINDOW;
+
+/// What a CPU read of one window of $6000-$7FFF returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PrgRamRead {
+    /// Nothing drives the data bus: the read returns open bus.
+    OpenBus,
+    /// The board drives 0 (the MMC6's unreadable half while its other half is readable).
+    Zero,
+    /// PRG RAM.
+    Ram,
+}
+
+/// One 512-byte window of $6000-$7FFF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PrgRamWindow {
+    /// Offset into PRG RAM of the window's first byte (taken modulo the RAM's size on access).
+    pub offset: usize,
+    /// What reads return.
+    pub read: PrgRamRead,
+    /// Writes reach PRG RAM.
+    pub writable: bool,
+}
 
 /// Where each CPU and PPU window currently points: byte offsets into the cartridge's memories.
 /// Derived data only: everything here is recomputed from board state and the ROM's geometry.
@@ -32,12 +58,8 @@ pub(super) struct MemoryMap {
     pub chr: [usize; 8],
     /// Nametable page for $2000, $2400, $2800, $2C00: 0-1 CIRAM, 2-3 the cartridge's extra VRAM.
     pub nametables: [u8; 4],
-    /// Offset into PRG RAM of $6000.
-    pub prg_ram_offset: usize,
-    /// PRG RAM answers reads at $6000-$7FFF.
-    pub prg_ram_readable: bool,
-    /// PRG RAM accepts writes at $6000-$7FFF.
-    pub prg_ram_writable: bool,
+    /// $6000-$7FFF in 512-byte windows. A window reads or writes RAM only when the board has some.
+    pub prg_ram: [PrgRamWindow; PRG_RAM_WINDOWS],
     /// The board has bus conflicts: a register write is ANDed with the ROM byte at that address.
     pub bus_conflicts: bool,
     /// The board watches PPU addresses (MMC3's A12 counter, MMC2/MMC4 latches).
@@ -59,9 +81,8 @@ impl MemoryMap {
             prg: [0, PRG_SLOT, 2 * PRG_SLOT, 3 * PRG_SLOT],
             chr: [0; 8],
             nametables: [0; 4],
-            prg_ram_offset: 0,
-            prg_ram_readable: prg_ram_len != 0,
-            prg_ram_writable: prg_ram_len != 0,
+            prg_ram: [PrgRamWindow { offset: 0, read: PrgRamRead::OpenBus, writable: false };
+                PRG_RAM_WINDOWS],
             bus_conflicts: false,
             watches_ppu: false,
             prg_banks: (prg_len / PRG_SLOT).max(1),
@@ -72,6 +93,7 @@ impl MemoryMap {
         map.set_prg_32k(0);
         map.set_chr_8k(0);
         map.set_mirroring(wired_mirroring);
+        map.set_prg_ram(0, true, true);
         map
     }
 
@@ -145,13 +167,30 @@ impl MemoryMap {
         };
     }
 
-    /// Selects the 8 KiB PRG RAM bank at $6000 and whether it can be read and written.
+    /// Selects the 8 KiB PRG RAM bank at $6000 and whether it can be read and written (RAM smaller
+    /// than 8 KiB repeats through $6000-$7FFF).
     #[inline]
     pub fn set_prg_ram(&mut self, bank: usize, readable: bool, writable: bool) {
+        let read = if readable { PrgRamRead::Ram } else { PrgRamRead::OpenBus };
+        for window in 0..PRG_RAM_WINDOWS {
+            self.set_prg_ram_window(window, bank * PRG_SLOT + window * PRG_RAM_WINDOW, read, writable);
+        }
+    }
+
+    /// Maps the 512-byte window `window` (0-15: $6000 + window * $200) at byte `offset` of PRG RAM.
+    /// Without PRG RAM, a window that would read it reads open bus and writes go nowhere.
+    #[inline]
+    pub fn set_prg_ram_window(&mut self, window: usize, offset: usize, read: PrgRamRead, writable: bool) {
         let present = self.prg_ram_len != 0;
-        self.prg_ram_offset = if present { (bank * PRG_SLOT) % self.prg_ram_len } else { 0 };
-        self.prg_ram_readable = present && readable;
-        self.prg_ram_writable = present && writable;
+        let read = if read == PrgRamRead::Ram && !present { PrgRamRead::OpenBus } else { read };
+        let offset = if present { offset % self.prg_ram_len } else { 0 };
+        self.prg_ram[window % PRG_RAM_WINDOWS] = PrgRamWindow { offset, read, writable: present && writable };
+    }
+
+    /// The window of $6000-$7FFF that holds `addr`.
+    #[inline(always)]
+    pub fn prg_ram_window(&self, addr: u16) -> PrgRamWindow {
+        self.prg_ram[usize::from(addr >> 9) & (PRG_RAM_WINDOWS - 1)]
     }
 }
 
@@ -182,7 +221,7 @@ pub(super) enum Board {
     Uxrom(Uxrom),
     /// Mapper 3.
     Cnrom(Cnrom),
-    /// Mapper 4 (MMC3).
+    /// Mapper 4 (MMC3, or MMC6 with submapper 1).
     Txrom(Txrom),
     /// Mapper 7.
     Axrom(Axrom),

@@ -163,11 +163,15 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
 /// Is this mapper/submapper pair implemented?
 pub(super) fn is_supported(mapper: u16, submapper: u8) -> bool {
     match mapper {
-        // MMC6 and the Acclaim clone differ in RAM or IRQ wiring from the MMC3 modelled here.
-        4 => !matches!(submapper, 1 | 3),
+        // The Acclaim MC-ACC clocks its counter from a prescaler on falling A12 edges, unlike the
+        // MMC3 and MMC6 modelled here (nesdev "MMC3", "IRQ Specifics").
+        4 => submapper != 3,
         _ => super::error::SUPPORTED_MAPPERS.contains(&mapper),
     }
 }
+
+/// The MMC6's RAM, inside the chip: 1 KiB (nesdev "MMC6").
+pub(super) const MMC6_PRG_RAM_LEN: usize = 0x400;
 
 /// NES 2.0 ROM size: a 12-bit count of `unit`-byte banks, or, when the MSB nibble is $F, the
 /// exponent-multiplier form `2^E * (MM*2+1)` of the LSB byte `EEEEEEMM`.
@@ -321,6 +325,20 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
             board: board_name(info.mapper, info.submapper),
         });
     }
+    // Submappers exist only in NES 2.0 headers, so this is one. The MMC6 has exactly its own 1 KiB:
+    // a header declaring another size describes no real HKROM board (nesdev "INES Mapper 004":
+    // NES 2.0 images of it have 1024 bytes of battery-backed PRG RAM).
+    if (info.mapper, info.submapper) == (4, 1)
+        && info.prg_ram_size.saturating_add(info.prg_nvram_size) != MMC6_PRG_RAM_LEN
+    {
+        return Err(RomError::InvalidNes20Field {
+            offset: 10,
+            field: "PRG RAM / PRG NVRAM size",
+            value: header[10],
+            reason: "the MMC6 (mapper 4, submapper 1) has exactly 1 KiB of PRG RAM, inside the chip: \
+                     byte 10 must declare 1 KiB, $40 when battery-backed (StarTropics) or $04 when not",
+        });
+    }
 
     let mut offset = HEADER_LEN;
     let trainer_data = if trainer {
@@ -415,6 +433,14 @@ mod tests {
             let info = parse(&rom).unwrap().info;
             assert_eq!((info.format, info.region), (HeaderFormat::Ines, Region::Ntsc));
         }
+    }
+
+    #[test]
+    fn mapper_4_submappers() {
+        // 0 MMC3, 1 MMC6, 4 MMC3A are modelled; 3, the Acclaim MC-ACC, is not.
+        assert!(is_supported(4, 0) && is_supported(4, 1) && is_supported(4, 4));
+        assert!(!is_supported(4, 3));
+        assert_eq!(board_name(4, 1), Some("MMC6 (HKROM)"));
     }
 
     #[test]

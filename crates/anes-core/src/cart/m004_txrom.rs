@@ -1,4 +1,5 @@
-//! Mapper 4: MMC3 on TxROM boards (nesdev "MMC3").
+//! Mapper 4: MMC3 on TxROM boards (nesdev "MMC3"), and MMC6 on HKROM (nesdev "MMC6"; NES 2.0
+//! submapper 1).
 //!
 //! Eight bank registers behind $8000/$8001, mirroring at $A000, PRG RAM protect at $A001, and the
 //! scanline counter: $C000 latch, $C001 reload, $E000 disable and acknowledge, $E001 enable.
@@ -8,16 +9,27 @@
 //! between sprite pattern fetches. `Cartridge::cpu_cycle` is the M2 edge. When clocked, the counter
 //! is reloaded from the latch if it is 0 or a reload was requested, else decremented; then:
 //! - [`Mmc3Revision::B`] (default; MMC3B/MMC3C, "new" behaviour): IRQ whenever the counter is 0;
-//! - [`Mmc3Revision::A`] (MMC3A, "old" behaviour; NES 2.0 submapper 4): IRQ only when the counter
-//!   became 0 by decrementing, or by a reload requested through $C001, so a latch of 0 fires once.
+//! - [`Mmc3Revision::A`] (MMC3A, "old" behaviour; NES 2.0 submapper 4, and the MMC6): IRQ only when
+//!   the counter became 0 by decrementing, or by a reload requested through $C001, so a latch of 0
+//!   fires once.
+//!
+//! The MMC6 banks and counts like the MMC3 but has 1 KiB of RAM inside the chip instead of the
+//! board's 8 KiB, at $7000-$7FFF ($6000-$6FFF is not decoded: open bus), in two 512-byte halves,
+//! $7000-$71FF and $7200-$73FF, repeated every 1 KiB. $8000 bit 5 enables it; while that bit is
+//! clear the chip holds $A001 at 0, so writes to $A001 are lost and re-enabling finds nothing
+//! readable. $A001 is `HhLl xxxx`: read (H) and write (h) enables of the upper half, read (L) and
+//! write (l) of the lower. A write enable counts only with its half's read enable. With neither half
+//! readable $7000-$7FFF is open bus; with one readable, the other reads 0 (nesdev "MMC6",
+//! "Hardware"). `roms/mmc6/mmc6.nes` checks each rule.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
 
 /// Which MMC3 IRQ behaviour a board has (`mmc3_test_2` 5-MMC3 passes on B, 6-MMC3_alt on A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mmc3Revision {
     /// MMC3A ("old"): IRQ only when the counter is decremented to 0 or reloaded to 0 after $C001.
+    /// Also the MMC6's behaviour, and its default.
     A,
     /// MMC3B/MMC3C ("new"): IRQ whenever the counter is 0 after a clock. The default.
     B,
@@ -37,17 +49,44 @@ impl Mmc3Revision {
     }
 }
 
+/// Which chip is on the board: the MMC3 or the MMC6 (the same banking and counter, other PRG RAM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chip {
+    Mmc3,
+    Mmc6,
+}
+
+impl Chip {
+    /// State encoding: 0 = MMC3 (so a zeroed state, and every snapshot from before the MMC6, is the
+    /// common chip), 1 = MMC6.
+    fn from_state(value: u8) -> Self {
+        if value == 1 { Chip::Mmc6 } else { Chip::Mmc3 }
+    }
+
+    fn to_state(self) -> u8 {
+        match self {
+            Chip::Mmc3 => 0,
+            Chip::Mmc6 => 1,
+        }
+    }
+}
+
 /// M2 falling edges A12 must stay low before a rising edge clocks the counter.
 const A12_LOW_M2_EDGES: u8 = 3;
 
+/// $8000 bit 5 on the MMC6: its RAM is enabled.
+const MMC6_RAM_ENABLE: u8 = 0x20;
+
 crate::state::state_struct! {
-    /// MMC3 registers, IRQ counter and A12 filter.
+    /// MMC3 and MMC6 registers, IRQ counter and A12 filter.
     pub struct TxromState {
-        /// $8000: bits 0-2 register to update, bit 6 PRG mode, bit 7 CHR A12 inversion.
+        /// $8000: bits 0-2 register to update, bit 6 PRG mode, bit 7 CHR A12 inversion; on the MMC6
+        /// bit 5 enables its RAM.
         pub bank_select: u8,
         /// $A000 bit 0: 0 vertical, 1 horizontal.
         pub mirroring: u8,
-        /// $A001: bit 7 PRG RAM enable, bit 6 write protect.
+        /// $A001. MMC3: bit 7 PRG RAM enable, bit 6 write protect. MMC6: bits 7/6 read/write enable
+        /// of $7200-$73FF, bits 5/4 of $7000-$71FF; held at 0 while $8000 bit 5 is clear.
         pub prg_ram_protect: u8,
         /// $C000: counter reload value.
         pub irq_latch: u8,
@@ -67,14 +106,16 @@ crate::state::state_struct! {
         pub a12_low_m2_edges: u8,
         /// IRQ behaviour: 0 = revision B, 1 = revision A (see [`Mmc3Revision`]).
         pub revision: u8,
+        /// The chip: 0 = MMC3, 1 = MMC6 (NES 2.0 submapper 1).
+        pub chip: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 5],
+        pub reserved: [u8; 4],
     }
 }
 
 const _: () = assert!(core::mem::size_of::<TxromState>() == 24);
 
-/// MMC3 board.
+/// MMC3 or MMC6 board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Txrom {
     state: TxromState,
@@ -83,14 +124,26 @@ pub(crate) struct Txrom {
 impl Txrom {
     /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
-        let revision = if config.submapper == 4 { Mmc3Revision::A } else { Mmc3Revision::B };
+        let chip = if config.submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
+        // The MMC6's counter has the old behaviour, revision A here (the NEC MMC3 of nesdev "MMC3",
+        // "IRQ Specifics"): with a latch of 0 it raises the IRQ once, after a $C001 reload, where a
+        // Sharp MMC3 raises it at every clock. blargg's mmc3_test ROM 6-MMC6 was written for the
+        // MMC6's counter and expects exactly that (it notes that some MMC3s behave the same), and
+        // kevtris's MMC6 notes name a latch of 0 as where its IRQ differs from the MMC3's. The nesdev
+        // "MMC6" page likens the chip to an MMC3C apart from the RAM, which would mean the Sharp
+        // behaviour; the hardware tests win.
+        let revision =
+            if config.submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
+        // Power-on values are unspecified; these give distinct banks. On the MMC3, RAM enabled so
+        // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
+        // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
+        let prg_ram_protect = if chip == Chip::Mmc3 { 0x80 } else { 0 };
         Txrom {
             state: TxromState {
-                // Power-on values are unspecified; these give distinct banks, and RAM enabled so
-                // programs that never write $A001 (older dumps, test ROMs) still have it.
                 registers: [0, 2, 4, 5, 6, 7, 0, 1],
-                prg_ram_protect: 0x80,
+                prg_ram_protect,
                 revision: revision.to_state(),
+                chip: chip.to_state(),
                 ..TxromState::default()
             },
         }
@@ -99,6 +152,11 @@ impl Txrom {
     /// The IRQ behaviour modelled.
     pub fn revision(&self) -> Mmc3Revision {
         Mmc3Revision::from_state(self.state.revision)
+    }
+
+    /// True for the MMC6 (NES 2.0 submapper 1).
+    pub fn is_mmc6(&self) -> bool {
+        Chip::from_state(self.state.chip) == Chip::Mmc6
     }
 
     /// Selects the IRQ behaviour.
@@ -110,11 +168,21 @@ impl Txrom {
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
         let s = &mut self.state;
+        let mmc6 = Chip::from_state(s.chip) == Chip::Mmc6;
         match addr & 0xE001 {
-            0x8000 => s.bank_select = value,
+            0x8000 => {
+                s.bank_select = value;
+                if mmc6 && value & MMC6_RAM_ENABLE == 0 {
+                    s.prg_ram_protect = 0;
+                }
+            }
             0x8001 => s.registers[usize::from(s.bank_select & 7)] = value,
             0xA000 => s.mirroring = value & 1,
-            0xA001 => s.prg_ram_protect = value,
+            0xA001 => {
+                if !mmc6 || s.bank_select & MMC6_RAM_ENABLE != 0 {
+                    s.prg_ram_protect = value;
+                }
+            }
             0xC000 => {
                 s.irq_latch = value;
                 return false;
@@ -225,9 +293,44 @@ impl Txrom {
         }
 
         map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
-        let enabled = s.prg_ram_protect & 0x80 != 0;
-        map.set_prg_ram(0, enabled, enabled && s.prg_ram_protect & 0x40 == 0);
+        match Chip::from_state(s.chip) {
+            Chip::Mmc3 => {
+                let enabled = s.prg_ram_protect & 0x80 != 0;
+                map.set_prg_ram(0, enabled, enabled && s.prg_ram_protect & 0x40 == 0);
+            }
+            Chip::Mmc6 => self.update_mmc6_ram(map),
+        }
         map.watches_ppu = true;
+    }
+
+    /// The MMC6's RAM windows: $6000-$6FFF open bus; in $7000-$7FFF, even windows are the lower
+    /// half of the RAM and odd ones the upper half, each readable, reading 0 or open bus.
+    fn update_mmc6_ram(&self, map: &mut MemoryMap) {
+        let s = &self.state;
+        // The chip holds $A001 at 0 while the RAM is disabled; `write_register` keeps it so, and a
+        // restored state that says otherwise is read the way the chip would drive it.
+        let protect = if s.bank_select & MMC6_RAM_ENABLE != 0 { s.prg_ram_protect } else { 0 };
+        // (read, write) of the lower and the upper half; a write enable needs its read enable.
+        let half = |read_bit: u8, write_bit: u8| {
+            let read = protect & read_bit != 0;
+            (read, read && protect & write_bit != 0)
+        };
+        let halves = [half(0x20, 0x10), half(0x80, 0x40)];
+        let any_readable = halves[0].0 || halves[1].0;
+        for window in 0..PRG_RAM_WINDOWS {
+            let (read, writable) = if window < PRG_RAM_WINDOWS / 2 {
+                (PrgRamRead::OpenBus, false)
+            } else {
+                let (readable, writable) = halves[window & 1];
+                let read = match (readable, any_readable) {
+                    (true, _) => PrgRamRead::Ram,
+                    (false, true) => PrgRamRead::Zero,
+                    (false, false) => PrgRamRead::OpenBus,
+                };
+                (read, writable)
+            };
+            map.set_prg_ram_window(window, (window & 1) * PRG_RAM_WINDOW, read, writable);
+        }
     }
 
     /// The register state as bytes.
@@ -238,5 +341,178 @@ impl Txrom {
     /// The register state as mutable bytes (snapshot restore).
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cart::board::PRG_SLOT;
+
+    /// A board (MMC6 for submapper 1) and its bank map over 32 KiB PRG, 8 KiB CHR and `ram` bytes of
+    /// PRG RAM.
+    fn board(submapper: u8, ram: usize) -> (Txrom, MemoryMap) {
+        let board = Txrom::new(BoardConfig { mapper: 4, submapper });
+        let mut map = MemoryMap::new(0x8000, 0x2000, ram, Mirroring::Vertical);
+        board.update_map(&mut map);
+        (board, map)
+    }
+
+    fn write(board: &mut Txrom, map: &mut MemoryMap, addr: u16, value: u8) {
+        if board.write_register(addr, value) {
+            board.update_map(map);
+        }
+    }
+
+    /// (read, writable) of $7000 (lower half) and $7200 (upper half).
+    fn halves(map: &MemoryMap) -> [(PrgRamRead, bool); 2] {
+        [0x7000, 0x7200].map(|addr| {
+            let window = map.prg_ram_window(addr);
+            (window.read, window.writable)
+        })
+    }
+
+    const CLOSED: (PrgRamRead, bool) = (PrgRamRead::OpenBus, false);
+
+    /// One filtered rising edge of A12: low for three M2 edges, then high.
+    fn clock(board: &mut Txrom) {
+        board.observe_ppu_address(0x0000);
+        for _ in 0..A12_LOW_M2_EDGES {
+            board.cpu_cycle();
+        }
+        board.observe_ppu_address(0x1000);
+    }
+
+    #[test]
+    fn mmc6_powers_on_with_its_ram_disabled_and_the_old_irq() {
+        let (board, map) = board(1, 0x400);
+        assert_eq!(board.revision(), Mmc3Revision::A);
+        assert_eq!(board.state.chip, 1);
+        assert!(map.prg_ram.iter().all(|w| (w.read, w.writable) == CLOSED), "{:?}", map.prg_ram);
+        // Submapper 0 is the MMC3 with its RAM enabled, writable, over the whole $6000-$7FFF.
+        let (board, map) = board_mmc3();
+        assert_eq!((board.revision(), board.state.chip), (Mmc3Revision::B, 0));
+        for (i, w) in map.prg_ram.iter().enumerate() {
+            assert_eq!((w.offset, w.read, w.writable), (i * PRG_RAM_WINDOW, PrgRamRead::Ram, true));
+        }
+    }
+
+    fn board_mmc3() -> (Txrom, MemoryMap) {
+        board(0, PRG_SLOT)
+    }
+
+    #[test]
+    fn mmc6_a001_enables_each_half_by_its_own_bits() {
+        // nesdev "MMC6": H (bit 7) and h (bit 6) read/write the upper half, L (5) and l (4) the
+        // lower; a write enable needs its read enable; an unreadable half reads open bus when the
+        // other is unreadable too, else 0.
+        for nibble in 0u8..16 {
+            let (mut board, mut map) = board(1, 0x400);
+            write(&mut board, &mut map, 0x8000, 0x20);
+            write(&mut board, &mut map, 0xA001, nibble << 4 | 0x0F);
+            let (upper_read, upper_write) = (nibble & 8 != 0, nibble & 4 != 0);
+            let (lower_read, lower_write) = (nibble & 2 != 0, nibble & 1 != 0);
+            let expect = |read: bool, write: bool, other_read: bool| {
+                let kind = match (read, other_read) {
+                    (true, _) => PrgRamRead::Ram,
+                    (false, true) => PrgRamRead::Zero,
+                    (false, false) => PrgRamRead::OpenBus,
+                };
+                (kind, read && write)
+            };
+            assert_eq!(
+                halves(&map),
+                [expect(lower_read, lower_write, upper_read), expect(upper_read, upper_write, lower_read)],
+                "$A001 = ${:02X}",
+                nibble << 4
+            );
+        }
+    }
+
+    #[test]
+    fn mmc6_ram_repeats_every_kib_above_7000_and_6000_is_not_decoded() {
+        let (mut board, mut map) = board(1, 0x400);
+        write(&mut board, &mut map, 0x8000, 0x20);
+        write(&mut board, &mut map, 0xA001, 0xF0);
+        for (i, w) in map.prg_ram.iter().enumerate() {
+            let addr = 0x6000 + i * PRG_RAM_WINDOW;
+            if addr < 0x7000 {
+                assert_eq!((w.read, w.writable), CLOSED, "${addr:04X}");
+            } else {
+                let lower_or_upper = (addr & 0x3FF) / PRG_RAM_WINDOW;
+                assert_eq!(
+                    (w.offset, w.read, w.writable),
+                    (lower_or_upper * PRG_RAM_WINDOW, PrgRamRead::Ram, true),
+                    "${addr:04X}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mmc6_ram_disable_holds_a001_at_zero() {
+        let (mut board, mut map) = board(1, 0x400);
+        // While $8000 bit 5 is clear, $A001 writes are lost.
+        write(&mut board, &mut map, 0xA001, 0xF0);
+        assert_eq!(board.state.prg_ram_protect, 0);
+        write(&mut board, &mut map, 0x8000, 0x20);
+        assert_eq!(halves(&map), [CLOSED; 2], "enabling finds $A001 still 0");
+        write(&mut board, &mut map, 0xA001, 0xF0);
+        assert_eq!(halves(&map), [(PrgRamRead::Ram, true); 2]);
+        // Clearing bit 5 clears $A001; setting it again does not bring the old value back. The
+        // other bits of $8000 keep their MMC3 meaning throughout.
+        write(&mut board, &mut map, 0x8000, 0x06);
+        assert_eq!((board.state.prg_ram_protect, halves(&map)), (0, [CLOSED; 2]));
+        write(&mut board, &mut map, 0x8001, 3);
+        assert_eq!(board.state.registers[6], 3);
+        write(&mut board, &mut map, 0x8000, 0x27);
+        write(&mut board, &mut map, 0x8001, 1);
+        assert_eq!(board.state.registers[7], 1);
+        assert_eq!(halves(&map), [CLOSED; 2]);
+        // A restored state whose $A001 is not 0 while the RAM is disabled reads as the chip drives
+        // it: disabled.
+        board.state.bank_select = 0;
+        board.state.prg_ram_protect = 0xF0;
+        board.update_map(&mut map);
+        assert_eq!(halves(&map), [CLOSED; 2]);
+    }
+
+    #[test]
+    fn mmc3_a001_is_untouched_by_8000_bit_5() {
+        let (mut board, mut map) = board_mmc3();
+        write(&mut board, &mut map, 0xA001, 0xC0);
+        write(&mut board, &mut map, 0x8000, 0x00);
+        assert_eq!(board.state.prg_ram_protect, 0xC0);
+        assert_eq!(halves(&map), [(PrgRamRead::Ram, false); 2], "readable, write-protected");
+        write(&mut board, &mut map, 0xA001, 0x00);
+        assert_eq!(halves(&map), [CLOSED; 2]);
+    }
+
+    /// IRQs raised by `clocks` clocks after latch `latch` and a $C001 reload, each acknowledged.
+    fn irqs(board: &mut Txrom, latch: u8, clocks: usize) -> usize {
+        board.write_register(0xC000, latch);
+        board.write_register(0xC001, 0);
+        board.write_register(0xE001, 0);
+        (0..clocks)
+            .filter(|_| {
+                clock(board);
+                let fired = board.irq_line();
+                board.write_register(0xE000, 0);
+                board.write_register(0xE001, 0);
+                fired
+            })
+            .count()
+    }
+
+    #[test]
+    fn mmc6_latch_zero_raises_one_irq_where_the_mmc3_raises_one_a_clock() {
+        let (mut mmc6, _) = board(1, 0x400);
+        assert_eq!(irqs(&mut mmc6, 0, 5), 1);
+        let (mut mmc3, _) = board_mmc3();
+        assert_eq!(irqs(&mut mmc3, 0, 5), 5);
+        // Any other latch counts alike on both.
+        let (mut mmc6, _) = board(1, 0x400);
+        let (mut mmc3, _) = board_mmc3();
+        assert_eq!((irqs(&mut mmc6, 2, 9), irqs(&mut mmc3, 2, 9)), (3, 3));
     }
 }

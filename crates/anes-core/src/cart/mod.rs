@@ -30,7 +30,7 @@ mod m011_color_dreams;
 mod m066_gxrom;
 mod m071_camerica;
 
-use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT};
+use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -106,8 +106,9 @@ impl Cartridge {
     /// Parses an iNES 1.0 or NES 2.0 file and powers the board on.
     ///
     /// Memory sizes: PRG RAM is the header's PRG-NVRAM plus PRG-RAM (iNES 1.0: 8 KiB unless byte 8
-    /// says more), at least 8 KiB when a trainer must be placed at $7000. CHR RAM (when there is no
-    /// CHR ROM) is the header's CHR-RAM plus CHR-NVRAM, 8 KiB when the header declares neither.
+    /// says more), at least 8 KiB when a trainer must be placed at $7000 (on the MMC6, its 1 KiB,
+    /// which starts there). CHR RAM (when there is no CHR ROM) is the header's CHR-RAM plus
+    /// CHR-NVRAM, 8 KiB when the header declares neither.
     pub fn from_ines(bytes: &[u8]) -> Result<Cartridge, RomError> {
         let parsed = header::parse(bytes)?;
         let info = parsed.info;
@@ -133,7 +134,9 @@ impl Cartridge {
             chr
         };
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
-        if parsed.trainer.is_some() {
+        // The MMC6's own 1 KiB (the only size its header may declare) already holds $7000-$71FF.
+        let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
+        if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
@@ -173,7 +176,14 @@ impl Cartridge {
         match addr {
             0x8000..=0xFFFF if self.game_genie.is_empty() => self.prg_rom_byte(addr),
             0x8000..=0xFFFF => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
-            0x6000..=0x7FFF if self.map.prg_ram_readable => self.prg_ram[self.prg_ram_index(addr)],
+            0x6000..=0x7FFF => {
+                let window = self.map.prg_ram_window(addr);
+                match window.read {
+                    PrgRamRead::Ram => self.prg_ram[self.prg_ram_index(window, addr)],
+                    PrgRamRead::Zero => 0,
+                    PrgRamRead::OpenBus => open_bus,
+                }
+            }
             _ => open_bus,
         }
     }
@@ -189,10 +199,13 @@ impl Cartridge {
                     self.board.update_map(&mut self.map);
                 }
             }
-            0x6000..=0x7FFF if self.map.prg_ram_writable => {
-                let index = self.prg_ram_index(addr);
-                self.track(Section::PrgRam, index, self.prg_ram[index], value);
-                self.prg_ram[index] = value;
+            0x6000..=0x7FFF => {
+                let window = self.map.prg_ram_window(addr);
+                if window.writable {
+                    let index = self.prg_ram_index(window, addr);
+                    self.track(Section::PrgRam, index, self.prg_ram[index], value);
+                    self.prg_ram[index] = value;
+                }
             }
             _ => {}
         }
@@ -345,6 +358,15 @@ impl Cartridge {
         &self.prg_ram
     }
 
+    /// The CPU address where PRG RAM's first byte appears (naming bytes in diffs): $6000, or $7000
+    /// on the MMC6.
+    pub fn prg_ram_cpu_address(&self) -> u16 {
+        match &self.board {
+            Board::Txrom(m) if m.is_mmc6() => 0x7000,
+            _ => 0x6000,
+        }
+    }
+
     /// PRG RAM, mutable (snapshot restore).
     pub fn prg_ram_mut(&mut self) -> &mut [u8] {
         &mut self.prg_ram
@@ -401,8 +423,9 @@ impl Cartridge {
         let battery = self.info.prg_nvram_size.min(self.prg_ram.len());
         self.prg_ram[battery..].fill(0);
         if let Some(trainer) = &self.trainer {
-            // from_ines made PRG RAM at least 8 KiB when there is a trainer.
-            let start = TRAINER_ADDR - 0x6000;
+            // from_ines made PRG RAM at least 8 KiB when there is a trainer (the MMC6's 1 KiB starts
+            // at $7000 itself).
+            let start = TRAINER_ADDR - usize::from(self.prg_ram_cpu_address());
             self.prg_ram[start..start + trainer.len()].copy_from_slice(trainer);
         }
         self.chr_ram_mut().fill(0);
@@ -428,7 +451,7 @@ impl Cartridge {
         Ok(())
     }
 
-    /// The MMC3's IRQ behaviour; `None` for other boards.
+    /// The MMC3's (or MMC6's) IRQ behaviour; `None` for other boards.
     pub fn mmc3_revision(&self) -> Option<Mmc3Revision> {
         match &self.board {
             Board::Txrom(m) => Some(m.revision()),
@@ -436,9 +459,10 @@ impl Cartridge {
         }
     }
 
-    /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A, else
-    /// MMC3B). Returns false, changing nothing, when the board is not an MMC3. The choice is part of
-    /// the mapper state, so snapshots keep it.
+    /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A and
+    /// 1 = MMC6 give [`Mmc3Revision::A`], else [`Mmc3Revision::B`]). Returns false, changing nothing,
+    /// when the board is not an MMC3 or MMC6. The choice is part of the mapper state, so snapshots
+    /// keep it.
     pub fn set_mmc3_revision(&mut self, revision: Mmc3Revision) -> bool {
         match &mut self.board {
             Board::Txrom(m) => {
@@ -455,11 +479,11 @@ impl Cartridge {
         self.prg_rom[self.map.prg[(addr >> 13) & 3] + (addr & 0x1FFF)]
     }
 
-    /// Index into PRG RAM for $6000-$7FFF; RAM smaller than 8 KiB repeats through the window. Only
-    /// called when RAM is present (`prg_ram_readable` / `prg_ram_writable`).
+    /// Index into PRG RAM of `addr` in `window` (its window of $6000-$7FFF); RAM smaller than the
+    /// window repeats through it. Only called when RAM is present (the window reads or writes RAM).
     #[inline]
-    fn prg_ram_index(&self, addr: u16) -> usize {
-        (self.map.prg_ram_offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()
+    fn prg_ram_index(&self, window: PrgRamWindow, addr: u16) -> usize {
+        (window.offset + usize::from(addr) % PRG_RAM_WINDOW) % self.prg_ram.len()
     }
 
     /// A watching board sees a PPU bus access. The MMC3's A12 edge check (a compare, on every fetch of

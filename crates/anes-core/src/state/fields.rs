@@ -113,12 +113,13 @@ pub(crate) fn nonzero_reserved_byte(layout: &[FieldLayout], bytes: &[u8]) -> Opt
 /// `input[1].shift`) and returns the byte range of the whole field, for sections whose layout does not
 /// depend on the cartridge. See [`Nes::field_name`] for every section.
 pub fn field_name(section: Section, offset: usize, out: &mut String) -> Range<usize> {
-    name_with(section, section_layout(section), offset, out)
+    name_with(section, section_layout(section), memory_base(section), offset, out)
 }
 
 fn name_with(
     section: Section,
     layout: Option<&[FieldLayout]>,
+    base: usize,
     offset: usize,
     out: &mut String,
 ) -> Range<usize> {
@@ -130,7 +131,7 @@ fn name_with(
         let _ = write!(out, "[{offset}]");
         return offset..offset + 1;
     }
-    let _ = write!(out, "[${:04X}]", memory_base(section) + offset);
+    let _ = write!(out, "[${:04X}]", base + offset);
     offset..offset + 1
 }
 
@@ -146,7 +147,11 @@ impl Nes {
     /// Names byte `offset` of `section` into `out` (`cpu.p`, `mapper.irq_counter`, `ram[$0342]`) and
     /// returns the byte range of the whole field it belongs to.
     pub fn field_name(&self, section: Section, offset: usize, out: &mut String) -> Range<usize> {
-        name_with(section, self.section_layout(section), offset, out)
+        let base = match section {
+            Section::PrgRam => usize::from(self.cart.prg_ram_cpu_address()),
+            _ => memory_base(section),
+        };
+        name_with(section, self.section_layout(section), base, offset, out)
     }
 }
 

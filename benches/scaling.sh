@@ -3,9 +3,9 @@
 # with 2 jobs, whole-process wall time in one run (the only honest clock for a parallel job):
 #   conformance: `anes conformance --manifest M --jobs J` (every ROM runs until its result or budget;
 #                frames = the sum of the frames each ROM ran, from --json)
-#   canary:      `anes canary --corpus tests/canary/golden.toml --jobs J` (each of the 8 bundled ROMs'
+#   canary:      `anes canary --corpus tests/canary/golden.toml --jobs J` (each of the 9 bundled ROMs'
 #                5,000 frames checked against its golden log; frames = the frames agreed, from --json;
-#                with 8 cases on 2 jobs the last case runs alone, which the efficiency shows)
+#                with an odd number of cases on 2 jobs the last one runs alone, which the efficiency shows)
 # Scaling efficiency = fps(2 jobs) / (2 x fps(1 job)): 1.00 is perfect; on a 2-core machine the
 # operating system and the other work of the machine take some of the second core.
 #

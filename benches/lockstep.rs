@@ -2,7 +2,7 @@
 //! two instances in lockstep on one thread, and on two worker threads (each mode keeps running the same
 //! machines from sample to sample); and finding a divergence injected at frame 4,000 with a checkpoint
 //! every 60 frames, without and with localization; and 60 more frames on one thread compared at every
-//! frame, scanline and instruction (the sync digest). The ratios that matter (lockstep over one
+//! frame, scanline and instruction (the sync digest), on one thread and on two. The ratios that matter (lockstep over one
 //! instance, finer granularities over frame granularity) are in docs/PERFORMANCE.md.
 //! `cargo bench --bench lockstep` (quick: `-- --warm-up-time 0.3 --measurement-time 1`).
 
@@ -69,18 +69,25 @@ fn per_frame(c: &mut Criterion) {
 }
 
 /// The same thread, compared at every frame end, scanline and instruction: inside a frame the runner
-/// compares the sync digest (`Nes::state_digest`), not the blake3 state hash.
+/// compares the sync digest (`Nes::state_digest`), not the blake3 state hash. Then two worker threads
+/// at each granularity with the window `anes lockstep --threads` uses for it (the workers hand over
+/// their records in batches, so thousands of sync points per frame cost no wake-up each).
 fn per_granularity(c: &mut Criterion) {
     let (rom, input) = demo();
     let start = machine_at(&rom, &input, 120);
     let mut group = c.benchmark_group("lockstep_60_frames_by_granularity");
     group.sample_size(10);
-    for granularity in [Granularity::Frame, Granularity::Scanline, Granularity::Instruction] {
-        let config = LockstepConfig { granularity, ..LockstepConfig::default() };
-        let mut lockstep = Lockstep::new(start.clone(), start.clone(), config).unwrap();
-        group.bench_function(granularity.to_string(), |b| {
-            b.iter(|| assert_eq!(lockstep.run(&input, FRAMES), RunOutcome::Agreed { frames: FRAMES }))
-        });
+    for (granularity, window) in
+        [(Granularity::Frame, 16), (Granularity::Scanline, 16 * 262), (Granularity::Instruction, 16_384)]
+    {
+        for (mode, threading) in [("", Threading::SameThread), ("threaded_", Threading::Threaded { window })]
+        {
+            let config = LockstepConfig { granularity, threading, ..LockstepConfig::default() };
+            let mut lockstep = Lockstep::new(start.clone(), start.clone(), config).unwrap();
+            group.bench_function(format!("{mode}{granularity}"), |b| {
+                b.iter(|| assert_eq!(lockstep.run(&input, FRAMES), RunOutcome::Agreed { frames: FRAMES }))
+            });
+        }
     }
     group.finish();
 }

@@ -36,4 +36,4 @@ pub use console::{Console, PowerOn};
 pub use limited_read::{MAX_BASELINE_LEN, MAX_LOG_LEN, MAX_MANIFEST_LEN};
 pub use manifest::{Expected, Manifest, ManifestError, Protocol, RomEntry, ScreenSpec};
 pub use report::{RomResult, StartPoint, Status, SubTest, Summary, code_label};
-pub use runner::{default_jobs, run_rom, run_rom_on, run_roms};
+pub use runner::{default_jobs, estimated_frames, run_rom, run_rom_on, run_roms};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::console::{Console, PowerOn};
-use crate::manifest::RomEntry;
+use crate::manifest::{Protocol, RomEntry};
 use crate::protocol::{self, Outcome, Progress};
 use crate::report::RomResult;
 
@@ -58,11 +58,17 @@ fn result(rom: &RomEntry, outcome: Outcome, progress: &Progress, started: Instan
 
 /// Runs `roms` on up to `jobs` threads and returns their results in the order of `roms`.
 /// `on_result` is called from the worker threads as each ROM finishes (for progress display).
+///
+/// The longest runs start first (by [`estimated_frames`]; ties in the order given), so that no job
+/// is left running one long ROM alone at the end: AccuracyCoin, last in the shared manifest, takes
+/// as long as a third of the rest together.
 pub fn run_roms(
     roms: &[&RomEntry],
     jobs: NonZeroUsize,
     on_result: &(dyn Fn(&RomResult) + Sync),
 ) -> Vec<RomResult> {
+    let mut order: Vec<usize> = (0..roms.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(estimated_frames(roms[i])));
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<RomResult>>> = roms.iter().map(|_| Mutex::new(None)).collect();
     let workers = jobs.get().min(roms.len());
@@ -70,9 +76,8 @@ pub fn run_roms(
         for _ in 0..workers {
             scope.spawn(|| {
                 loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(rom) = roms.get(index) else { break };
-                    let result = run_rom(rom);
+                    let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                    let result = run_rom(roms[index]);
                     on_result(&result);
                     *slots[index].lock().expect("no thread panics while holding a slot") = Some(result);
                 }
@@ -87,6 +92,17 @@ pub fn run_roms(
                 .expect("every ROM index is taken by exactly one worker")
         })
         .collect()
+}
+
+/// The most frames a ROM's run can take: its frame budget, once per start point for AccuracyCoin
+/// (which runs its tests from several start frames).
+pub fn estimated_frames(rom: &RomEntry) -> u64 {
+    match rom.protocol {
+        Protocol::AccuracyCoin => {
+            rom.frame_budget.saturating_mul(crate::protocol::accuracycoin::START_POINTS)
+        }
+        _ => rom.frame_budget,
+    }
 }
 
 /// The default number of jobs: the machine's available parallelism.
@@ -116,5 +132,47 @@ mod tests {
         assert_eq!(panic_message(formatted.as_ref()), "formatted 7");
         let other = panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
         assert_eq!(panic_message(other.as_ref()), "non-string panic payload");
+    }
+
+    /// A manifest of ROM files that do not exist (each run ends at once with an error row), with these
+    /// frame budgets and protocols.
+    fn manifest(roms: &[(&str, u64, &str)]) -> crate::manifest::Manifest {
+        let mut text = String::new();
+        for (name, budget, protocol) in roms {
+            text.push_str(&format!(
+                "[[rom]]\npath = \"missing/{name}.nes\"\nsuite = \"s\"\nprotocol = \"{protocol}\"\nmapper = 0\n\
+                 needs_reset = false\nframe_budget = {budget}\nexpected = \"pass\"\nregion = \"ntsc\"\nsha1 = \"00\"\n"
+            ));
+        }
+        crate::manifest::Manifest::parse(&text, std::path::Path::new("/nonexistent/manifest.toml")).unwrap()
+    }
+
+    #[test]
+    fn longest_runs_start_first_and_results_keep_the_given_order() {
+        let manifest = manifest(&[
+            ("short", 1800, "blargg6000"),
+            ("coin", 20_000, "accuracycoin"),
+            ("long", 90_000, "blargg6000"),
+            ("tie_a", 3600, "blargg6000"),
+            ("tie_b", 3600, "blargg6000"),
+        ]);
+        let roms: Vec<&RomEntry> = manifest.roms.iter().collect();
+        assert_eq!(estimated_frames(roms[1]), 20_000 * crate::protocol::accuracycoin::START_POINTS);
+        let started = Mutex::new(Vec::new());
+        let results = run_roms(&roms, NonZeroUsize::MIN, &|r| started.lock().unwrap().push(r.path.clone()));
+        // AccuracyCoin's 8 start points make it the longest; equal estimates keep the manifest order.
+        let names = ["missing/coin.nes", "missing/long.nes", "missing/tie_a.nes", "missing/tie_b.nes"];
+        assert_eq!(started.into_inner().unwrap(), [&names[..], &["missing/short.nes"]].concat());
+        let paths: Vec<&str> = results.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "missing/short.nes",
+                "missing/coin.nes",
+                "missing/long.nes",
+                "missing/tie_a.nes",
+                "missing/tie_b.nes"
+            ]
+        );
     }
 }

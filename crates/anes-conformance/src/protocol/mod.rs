@@ -1,7 +1,7 @@
 //! Running one ROM under its protocol: loading and checking the file, then each protocol's way of
 //! reading the result.
 
-mod accuracycoin;
+pub(crate) mod accuracycoin;
 mod blargg6000;
 mod nestest_log;
 mod screen;

@@ -75,8 +75,7 @@ pub fn run_roms(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                loop {
-                    let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let result = run_rom(roms[index]);
                     on_result(&result);
                     *slots[index].lock().expect("no thread panics while holding a slot") = Some(result);

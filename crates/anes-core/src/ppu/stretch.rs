@@ -57,59 +57,65 @@ impl Ppu {
     }
 
     /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
-    /// `tick_dot` do. Sprite evaluation touches nothing the background pipeline or the pixel
+    /// `tick_dot` do. The eight pixels come from the shifters as they stand after the first dot's
+    /// shift and reload (the later shifts only move the window, and the fetches fill the latches,
+    /// which reach the shifters on the next tile's first dot), so they are computed as a whole after
+    /// the fetches. Sprite evaluation touches nothing the background pipeline or the pixel
     /// multiplexer reads, so it runs as its own loop after them.
     #[inline(always)]
     fn run_visible_tile(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
+        // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
+        if first != 1 {
+            self.shift_background();
+            self.reload_background_shifters();
+        }
         let (show_background, show_sprites) = self.layers_shown(first == 1);
+        let background = if show_background { self.tile_background_pixels() } else { 0 };
+        // Dot `first + p` drives or reads fetch phase p + 1.
+        self.tile_fetch_dot::<1>(bus);
+        self.tile_fetch_dot::<2>(bus);
+        self.tile_fetch_dot::<3>(bus);
+        self.tile_fetch_dot::<4>(bus);
+        self.tile_fetch_dot::<5>(bus);
+        self.tile_fetch_dot::<6>(bus);
+        self.tile_fetch_dot::<7>(bus);
+        self.tile_fetch_dot::<0>(bus);
         // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
         let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
-        let mut colors = [0u16; 8];
-        self.visible_tile_dot::<0>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<1>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<2>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<3>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<4>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<5>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<6>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<7>(bus, first, show_background, show_sprites, &mut colors);
+        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
+        let mut entries = background.to_le_bytes();
+        if show_sprites {
+            for (p, entry) in entries.iter_mut().enumerate() {
+                *entry = self.multiplex(first - 1 + p as u16, *entry, true) as u8;
+            }
+        }
+        let (grey, emphasis) = self.color_mask();
+        let colors =
+            entries.map(|entry| u16::from(self.palette[usize::from(entry & 0x1F)] & grey) | emphasis);
+        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+            pixels.copy_from_slice(&colors);
+        }
+        // The other seven dots' shifts.
+        let r = &mut self.regs;
+        r.bg_pattern_lo <<= 7;
+        r.bg_pattern_hi <<= 7;
+        r.bg_attr_lo <<= 7;
+        r.bg_attr_hi <<= 7;
         self.sprite_evaluation_tile(first);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
             self.regs.v = increment_y(self.regs.v);
-        }
-        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
-        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-            pixels.copy_from_slice(&colors);
         }
         // Eight dots with rendering enabled; the position cannot wrap before dot 257.
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;
     }
 
-    /// Dot `first + PHASE` of [`Ppu::run_visible_tile`]: shift and reload, the fetch of this phase,
-    /// and the pixel into `colors[PHASE]`.
+    /// One dot of [`Ppu::run_visible_tile`]'s fetches: fetch phase `PHASE`, known at compile time.
     #[inline(always)]
-    fn visible_tile_dot<const PHASE: u16>(
-        &mut self,
-        bus: &mut impl PpuBus,
-        first: u16,
-        show_background: bool,
-        show_sprites: bool,
-        colors: &mut [u16; 8],
-    ) {
-        // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
-        if PHASE != 0 || first != 1 {
-            self.shift_background();
-            if PHASE == 0 {
-                self.reload_background_shifters();
-            }
-        }
-        self.background_fetch(bus, (PHASE + 1) & 7);
-        let x = first - 1 + PHASE;
-        let index = self.rendered_pixel(x, show_background, show_sprites);
-        colors[usize::from(PHASE)] = self.pixel_color(index);
+    fn tile_fetch_dot<const PHASE: u16>(&mut self, bus: &mut impl PpuBus) {
+        self.background_fetch(bus, PHASE);
         bus.advance_dots(1);
     }
 

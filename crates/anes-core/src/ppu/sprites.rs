@@ -62,13 +62,25 @@ impl Ppu {
             self.secondary_oam[start..start + 4].fill(0xFF);
             return;
         }
-        for dot in (first..first + 8).step_by(2) {
+        if first == 65 {
+            self.start_evaluation();
+        } else if self.regs.eval_done != 0 {
+            // Every sprite seen: the four steps only move n (see `evaluation_write`), so the OAM
+            // bus ends with the last byte read, or secondary OAM's first when it is full.
+            let r = &mut self.regs;
+            let last_read = r.oam_addr.wrapping_add(12);
+            r.oam_addr = r.oam_addr.wrapping_add(16);
+            r.oam_bus = if r.eval_secondary_addr >= 32 {
+                self.secondary_oam[0]
+            } else {
+                self.oam[usize::from(last_read)]
+            };
+            return;
+        }
+        for step in 0..4 {
             // An odd dot reads primary OAM, the even dot after it acts on the byte.
-            if dot == 65 {
-                self.start_evaluation();
-            }
             self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
-            self.evaluation_write(dot + 1);
+            self.evaluation_write(first + 2 * step + 1);
         }
     }
 

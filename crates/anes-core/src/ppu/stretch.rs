@@ -9,6 +9,17 @@ use super::{
     DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
 };
 
+/// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
+/// rendering enable constant at `rendering`.
+#[inline(always)]
+fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
+    if dots >= 8 {
+        return if rendering { 0xFF } else { 0 };
+    }
+    let fill = if rendering { (1u8 << dots) - 1 } else { 0 };
+    ((u16::from(history) << dots) as u8) | fill
+}
+
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
     pub fn run_dots(&mut self, mut count: u32, bus: &mut impl PpuBus) {
@@ -33,20 +44,27 @@ impl Ppu {
                 }
             }
             let idle = self.regs.rendering_history == 0 && !rendering;
+            // Lines 240-260 fetch nothing and output nothing, rendering or not.
+            let blank_line = (240..PRE_RENDER_SCANLINE).contains(&scanline);
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
             let flag_dot = (scanline == VBLANK_SCANLINE || scanline == PRE_RENDER_SCANLINE) && dot <= 1;
-            if !idle || flag_dot || scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE {
+            if !(idle || blank_line)
+                || flag_dot
+                || scanline >= SCANLINES_PER_FRAME
+                || dot >= DOTS_PER_SCANLINE
+            {
                 self.tick_dot(bus);
                 bus.advance_dots(1);
                 count -= 1;
                 continue;
             }
-            // Rendering has been off for 8 dots: no fetch, no evaluation, no odd-frame skip, and the
-            // rendering history stays 0. Only blank pixels and the position change.
+            // Rendering has been off for 8 dots (no fetch, no evaluation, no odd-frame skip), or the
+            // line renders nothing: only blank pixels, the rendering history and the position change.
             let run = count.min(u32::from(DOTS_PER_SCANLINE - dot));
             if scanline < 240 {
                 self.fill_blank_pixels(dot, run);
             }
+            self.regs.rendering_history = history_after(self.regs.rendering_history, rendering, run);
             // The last dot of the run goes through `advance_position` for the scanline and frame
             // bookkeeping.
             self.regs.dot = dot + (run as u16) - 1;

@@ -349,15 +349,18 @@ impl Nes {
         self.bus.master_clock = start + to_access;
         // Quiet: the PPU is not due at any of this cycle's points, (start + CYCLE - phase) < deadline.
         let quiet = !reaches_ppu && start < self.sync.quiet_before;
-        if reaches_ppu {
-            self.catch_up_ppu();
-        } else if !quiet {
-            self.run_ppu();
+        if !quiet {
+            if reaches_ppu {
+                self.catch_up_ppu();
+            } else {
+                self.run_ppu();
+            }
+            // The eager schedules never predict, so they are never quiet.
+            if self.sync.schedule == Schedule::EagerCountingM2 {
+                self.cart.cpu_cycle();
+            }
         }
         self.apu.sync_to(self.bus.cpu_cycle);
-        if self.sync.schedule == Schedule::EagerCountingM2 {
-            self.cart.cpu_cycle();
-        }
         quiet
     }
 

@@ -252,6 +252,10 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
             self.m2.dot_at += u64::from(dots) * MASTER_PER_DOT;
         }
     }
+    #[inline(always)]
+    fn fetches_observed(&self) -> bool {
+        REPLAY_M2 || self.cart.watches_ppu()
+    }
 }
 
 /// Read-only view of the PPU's address bus.

@@ -278,6 +278,12 @@ impl Cartridge {
         }
     }
 
+    /// True when the board watches the PPU's address bus (then every PPU access must reach it).
+    #[inline(always)]
+    pub fn watches_ppu(&self) -> bool {
+        self.map.watches_ppu
+    }
+
     /// One CPU cycle (M2) has begun.
     #[inline]
     pub fn cpu_cycle(&mut self) {

@@ -3,7 +3,7 @@
 //!
 //! `v` and `t` are laid out as `yyy NN YYYYY XXXXX` (fine Y, nametable, coarse Y, coarse X).
 
-use super::{Ppu, PpuBus, ctrl};
+use super::{Ppu, PpuBus, PpuBusPeek, ctrl};
 
 /// Coarse X increment: wraps from 31 to 0 and switches the horizontal nametable.
 #[inline(always)]
@@ -136,6 +136,20 @@ impl Ppu {
                 self.regs.v = increment_coarse_x(self.regs.v);
             }
         }
+    }
+
+    /// A tile's four fetches (fetch phases 1-7, then 0) where nothing observes them (see
+    /// [`PpuBus::fetches_observed`]): the same latches and coarse X increment, without the
+    /// address-only dots.
+    #[inline(always)]
+    pub(super) fn background_fetch_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        let v = self.regs.v;
+        self.regs.nt_latch = bus.peek(nametable_address(v));
+        self.regs.at_latch = attribute_bits(v, bus.peek(attribute_address(v)));
+        let pattern = self.background_pattern_address();
+        self.regs.pattern_lo_latch = bus.peek(pattern);
+        self.regs.pattern_hi_latch = bus.peek(pattern | 8);
+        self.regs.v = increment_coarse_x(v);
     }
 
     /// Dots 337-340: two nametable fetches whose data is unused.

@@ -53,6 +53,14 @@ pub trait PpuBus: PpuBusPeek {
     fn advance_dots(&mut self, dots: u32) {
         let _ = dots;
     }
+    /// True when something besides the data sees the PPU's fetches: a board watching the address
+    /// bus, or other clocks interleaved with the dots. When false, a read is a [`PpuBusPeek::peek`]
+    /// and [`PpuBus::set_address`] and [`PpuBus::advance_dots`] do nothing, so a run of fetches may
+    /// skip the address-only dots and the unused reads.
+    #[inline(always)]
+    fn fetches_observed(&self) -> bool {
+        true
+    }
 }
 
 /// Dots per scanline.
@@ -656,6 +664,9 @@ pub(crate) mod test_bus {
             self.0[usize::from(addr & 0x3FFF)] = value;
         }
         fn set_address(&mut self, _addr: u16) {}
+        fn fetches_observed(&self) -> bool {
+            false
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! eight output units (dots 257-320), and the units' pixel output (nesdev "PPU sprite evaluation",
 //! "PPU rendering", "PPU OAM").
 
-use super::{Ppu, PpuBus, ctrl, status};
+use super::{Ppu, PpuBus, PpuBusPeek, ctrl, status};
 
 /// Bits of [`Ppu::sprite_pixel`]'s result besides the 4-bit palette entry.
 pub(super) mod sprite_pixel {
@@ -224,6 +224,19 @@ impl Ppu {
                 self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, data);
             }
         }
+    }
+
+    /// The eight dots of sprite slot `slot` where nothing observes the fetches (see
+    /// [`PpuBus::fetches_observed`]): the unit's latches and pattern bytes, without the address-only
+    /// dots and the garbage nametable reads, whose data is unused.
+    #[inline(always)]
+    pub(super) fn sprite_fetch_unobserved(&mut self, bus: &impl PpuBusPeek, slot: usize) {
+        let base = slot * 4;
+        self.regs.sprite_attr[slot] = self.secondary_oam[base + 2];
+        self.regs.sprite_x[slot] = self.secondary_oam[base + 3];
+        let pattern = self.sprite_pattern_address(base);
+        self.regs.sprite_pattern_lo[slot] = self.unit_pattern(slot, bus.peek(pattern));
+        self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, bus.peek(pattern | 8));
     }
 
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot

@@ -90,15 +90,7 @@ impl Ppu {
         }
         let (show_background, show_sprites) = self.layers_shown(first == 1);
         let background = if show_background { self.tile_background_pixels() } else { 0 };
-        // Dot `first + p` drives or reads fetch phase p + 1.
-        self.tile_fetch_dot::<1>(bus);
-        self.tile_fetch_dot::<2>(bus);
-        self.tile_fetch_dot::<3>(bus);
-        self.tile_fetch_dot::<4>(bus);
-        self.tile_fetch_dot::<5>(bus);
-        self.tile_fetch_dot::<6>(bus);
-        self.tile_fetch_dot::<7>(bus);
-        self.tile_fetch_dot::<0>(bus);
+        self.fetch_tile(bus);
         // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
         let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
         let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
@@ -130,7 +122,24 @@ impl Ppu {
         self.regs.dot = first + 8;
     }
 
-    /// One dot of [`Ppu::run_visible_tile`]'s fetches: fetch phase `PHASE`, known at compile time.
+    /// The fetches of a tile's eight dots, dot `d + p` driving or reading fetch phase p + 1.
+    #[inline(always)]
+    fn fetch_tile(&mut self, bus: &mut impl PpuBus) {
+        if !bus.fetches_observed() {
+            self.background_fetch_unobserved(bus);
+            return;
+        }
+        self.tile_fetch_dot::<1>(bus);
+        self.tile_fetch_dot::<2>(bus);
+        self.tile_fetch_dot::<3>(bus);
+        self.tile_fetch_dot::<4>(bus);
+        self.tile_fetch_dot::<5>(bus);
+        self.tile_fetch_dot::<6>(bus);
+        self.tile_fetch_dot::<7>(bus);
+        self.tile_fetch_dot::<0>(bus);
+    }
+
+    /// One dot of a tile's fetches: fetch phase `PHASE`, known at compile time.
     #[inline(always)]
     fn tile_fetch_dot<const PHASE: u16>(&mut self, bus: &mut impl PpuBus) {
         self.background_fetch(bus, PHASE);
@@ -150,9 +159,13 @@ impl Ppu {
             self.start_sprite_fetches(false);
         }
         let slot = usize::from((first - 257) >> 3);
-        for phase in 0..8 {
-            self.sprite_fetch(bus, slot, phase);
-            bus.advance_dots(1);
+        if bus.fetches_observed() {
+            for phase in 0..8 {
+                self.sprite_fetch(bus, slot, phase);
+                bus.advance_dots(1);
+            }
+        } else {
+            self.sprite_fetch_unobserved(bus, slot);
         }
         // What the OAM bus and OAMADDR show after the slot's last dot.
         self.regs.oam_bus = self.secondary_oam[slot * 4 + 3];
@@ -166,10 +179,18 @@ impl Ppu {
     #[inline(always)]
     fn run_prefetch_tile(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
-        for dot in first..first + 8 {
-            self.background_dot(bus, dot);
-            bus.advance_dots(1);
+        // Dot 321 neither shifts nor reloads; dot 329 does both (see `Ppu::background_dot`). The
+        // shifts do not touch what the fetches read or write, so the other seven come after them.
+        if first != 321 {
+            self.shift_background();
+            self.reload_background_shifters();
         }
+        self.fetch_tile(bus);
+        let r = &mut self.regs;
+        r.bg_pattern_lo <<= 7;
+        r.bg_pattern_hi <<= 7;
+        r.bg_attr_lo <<= 7;
+        r.bg_attr_hi <<= 7;
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;
@@ -192,9 +213,40 @@ impl Ppu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Ppu;
     use super::super::test_bus::FlatBus;
+    use super::super::{Ppu, PpuBus, PpuBusPeek};
     use proptest::prelude::*;
+
+    /// A bus that observes the fetches: it logs every access with the dot it belongs to, so the
+    /// stretches' per-dot fetch paths are checked, not only the unobserved ones `FlatBus` takes.
+    struct LoggingBus {
+        memory: FlatBus,
+        dots: u32,
+        log: Vec<(u32, u16, u8)>,
+    }
+
+    impl PpuBusPeek for LoggingBus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.memory.peek(addr)
+        }
+    }
+
+    impl PpuBus for LoggingBus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.log.push((self.dots, addr, b'r'));
+            self.memory.read(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.log.push((self.dots, addr, value));
+            self.memory.write(addr, value);
+        }
+        fn set_address(&mut self, addr: u16) {
+            self.log.push((self.dots, addr, b'a'));
+        }
+        fn advance_dots(&mut self, dots: u32) {
+            self.dots += dots;
+        }
+    }
 
     /// A PPU in an arbitrary state: registers, position, OAM, palette and the memory behind it.
     fn arbitrary_ppu(regs: &[u8], oam: &[u8], palette: &[u8], memory: &[u8]) -> (Ppu, FlatBus) {
@@ -215,7 +267,8 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// `run_dots(n)` is `n` calls of `tick_dot`, from any state and in stretches of any length:
-        /// same registers, memories, picture and bus contents after every stretch.
+        /// same registers, memories, picture and bus contents after every stretch, and, on a bus
+        /// that observes the fetches, the same accesses on the same dots.
         #[test]
         fn run_dots_is_tick_dot_repeated(
             regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
@@ -229,15 +282,22 @@ mod tests {
             if rendering {
                 bulk.regs.mask |= 0x18;
             }
-            let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));
+            let logging_bus = |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
+            let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+            let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
             for (i, &count) in stretches.iter().enumerate() {
                 bulk.run_dots(count, &mut bulk_bus);
+                observed.run_dots(count, &mut observed_bus);
                 for _ in 0..count {
                     single.tick_dot(&mut single_bus);
+                    single_bus.advance_dots(1);
                 }
                 prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
                 prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
-                prop_assert!(bulk_bus.0 == single_bus.0, "PPU memory differs after stretch {}", i);
+                prop_assert!(bulk_bus.0 == single_bus.memory.0, "PPU memory differs after stretch {}", i);
+                prop_assert_eq!(observed.state_bytes(), single.state_bytes(), "observed, after stretch {}", i);
+                prop_assert!(observed.frame_buffer() == single.frame_buffer(), "observed pictures differ after stretch {}", i);
+                prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
             }
         }
     }

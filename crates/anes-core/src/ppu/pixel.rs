@@ -87,6 +87,13 @@ impl Ppu {
         u16::from(self.palette[index & 0x1F] & grey) | emphasis
     }
 
+    /// [`Ppu::pixel_color`] of every palette entry.
+    #[inline(always)]
+    pub(super) fn color_table(&self) -> [u16; 32] {
+        let (grey, emphasis) = self.color_mask();
+        self.palette.map(|entry| u16::from(entry & grey) | emphasis)
+    }
+
     /// What PPUMASK does to a palette entry: the AND mask of greyscale and the emphasis bits, placed
     /// as in the picture (see [`Ppu::pixel_color`]).
     #[inline(always)]

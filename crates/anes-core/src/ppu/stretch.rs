@@ -23,12 +23,16 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
     pub fn run_dots(&mut self, mut count: u32, bus: &mut impl PpuBus) {
+        // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
+        // the colours of the 32 entries are looked up once, on the first rendered tile.
+        let mut colors = None;
         while count > 0 {
             let (scanline, dot) = (self.regs.scanline, self.regs.dot);
             let rendering = self.regs.rendering_enabled();
             if rendering && scanline < 240 && dot & 7 == 1 && count >= 8 {
                 if dot <= 249 {
-                    self.run_visible_tile(bus);
+                    let colors = colors.get_or_insert_with(|| self.color_table());
+                    self.run_visible_tile(bus, colors);
                     count -= 8;
                     continue;
                 }
@@ -81,7 +85,7 @@ impl Ppu {
     /// the fetches. Sprite evaluation touches nothing the background pipeline or the pixel
     /// multiplexer reads, so it runs as its own loop after them.
     #[inline(always)]
-    fn run_visible_tile(&mut self, bus: &mut impl PpuBus) {
+    fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32]) {
         let first = self.regs.dot;
         // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
         if first != 1 {
@@ -100,11 +104,10 @@ impl Ppu {
                 *entry = self.multiplex(first - 1 + p as u16, *entry, true) as u8;
             }
         }
-        let (grey, emphasis) = self.color_mask();
-        let colors =
-            entries.map(|entry| u16::from(self.palette[usize::from(entry & 0x1F)] & grey) | emphasis);
         if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-            pixels.copy_from_slice(&colors);
+            for (pixel, entry) in pixels.iter_mut().zip(entries) {
+                *pixel = colors[usize::from(entry & 0x1F)];
+            }
         }
         // The other seven dots' shifts.
         let r = &mut self.regs;

@@ -31,9 +31,13 @@ impl Ppu {
             let rendering = self.regs.rendering_enabled();
             if rendering && scanline < 240 && dot & 7 == 1 && count >= 8 {
                 if dot <= 249 {
+                    // Every whole tile of dots 1-256 the stretch covers, in one loop.
                     let colors = colors.get_or_insert_with(|| self.color_table());
-                    self.run_visible_tile(bus, colors);
-                    count -= 8;
+                    let tiles = (count / 8).min(u32::from((257 - dot) / 8));
+                    for _ in 0..tiles {
+                        self.run_visible_tile(bus, colors);
+                    }
+                    count -= 8 * tiles;
                     continue;
                 }
                 if dot <= 313 {

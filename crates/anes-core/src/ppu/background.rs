@@ -164,6 +164,12 @@ impl Ppu {
         }
     }
 
+    /// Dots 337-340 where nothing observes the fetches: both reads fetch the same byte.
+    #[inline(always)]
+    pub(super) fn unused_nametable_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        self.regs.nt_latch = bus.peek(nametable_address(self.regs.v));
+    }
+
     /// Dot 0 of a visible line: the idle dot drives the pattern address of the tile fetched at dot 5
     /// (nesdev "PPU rendering", cycle 0), so with the background at $1000 PPU A12 stays high between
     /// the dummy nametable fetches and the next line's first fetches (MMC3 counts no edge there).

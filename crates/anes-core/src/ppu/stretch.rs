@@ -6,7 +6,8 @@
 
 use super::background::{copy_horizontal, increment_y};
 use super::{
-    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
+    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, PpuBusPeek, SCANLINES_PER_FRAME,
+    VBLANK_SCANLINE,
 };
 
 /// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
@@ -41,8 +42,11 @@ impl Ppu {
                     continue;
                 }
                 if dot <= 313 {
-                    self.run_sprite_slot(bus);
-                    count -= 8;
+                    let slots = (count / 8).min(u32::from((321 - dot) / 8));
+                    for _ in 0..slots {
+                        self.run_sprite_slot(bus);
+                    }
+                    count -= 8 * slots;
                     continue;
                 }
                 if dot <= 329 {
@@ -50,6 +54,12 @@ impl Ppu {
                     count -= 8;
                     continue;
                 }
+            }
+            // (Where the fetches are observed, four single dots measured cheaper.)
+            if rendering && scanline < 240 && dot == 337 && count >= 4 && !bus.fetches_observed() {
+                self.run_line_tail_unobserved(bus);
+                count -= 4;
+                continue;
             }
             let idle = self.regs.rendering_history == 0 && !rendering;
             // Lines 240-260 fetch nothing and output nothing, rendering or not.
@@ -201,6 +211,20 @@ impl Ppu {
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;
+    }
+
+    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches: the
+    /// last reload, then two nametable fetches whose data is unused (see `Ppu::render_dot`); the
+    /// position moves to the next line.
+    #[inline(always)]
+    fn run_line_tail_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        self.shift_background();
+        self.reload_background_shifters();
+        self.unused_nametable_unobserved(bus);
+        self.regs.oam_bus = self.secondary_oam[0];
+        self.regs.rendering_history = history_after(self.regs.rendering_history, true, 4);
+        self.regs.dot = 340;
+        self.advance_position();
     }
 
     /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).

@@ -294,6 +294,55 @@ mod tests {
         (ppu, bus)
     }
 
+    /// Runs the same stretches on a PPU in bulk (on a bus that observes nothing and on one that
+    /// logs every access) and dot by dot, comparing after every stretch.
+    fn compare_stretches(
+        mut bulk: Ppu,
+        mut bulk_bus: FlatBus,
+        stretches: &[u32],
+    ) -> Result<(), TestCaseError> {
+        let logging_bus =
+            |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
+        let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        for (i, &count) in stretches.iter().enumerate() {
+            bulk.run_dots(count, &mut bulk_bus);
+            observed.run_dots(count, &mut observed_bus);
+            for _ in 0..count {
+                single.tick_dot(&mut single_bus);
+                single_bus.advance_dots(1);
+            }
+            prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
+            prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
+            prop_assert!(bulk_bus.0 == single_bus.memory.0, "PPU memory differs after stretch {}", i);
+            prop_assert_eq!(observed.state_bytes(), single.state_bytes(), "observed, after stretch {}", i);
+            prop_assert!(
+                observed.frame_buffer() == single.frame_buffer(),
+                "observed pictures differ after stretch {}",
+                i
+            );
+            prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn history_after_is_one_shift_per_dot() {
+        for history in 0..=255u8 {
+            for rendering in [false, true] {
+                let mut expected = history;
+                for dots in 0..20 {
+                    assert_eq!(
+                        super::history_after(history, rendering, dots),
+                        expected,
+                        "{history} {rendering} {dots}"
+                    );
+                    expected = (expected << 1) | u8::from(rendering);
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -309,27 +358,31 @@ mod tests {
             rendering in any::<bool>(),
             stretches in proptest::collection::vec(0u32..40, 1..150),
         ) {
-            let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
+            let (mut bulk, bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
             if rendering {
                 bulk.regs.mask |= 0x18;
             }
-            let logging_bus = |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
-            let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
-            let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
-            for (i, &count) in stretches.iter().enumerate() {
-                bulk.run_dots(count, &mut bulk_bus);
-                observed.run_dots(count, &mut observed_bus);
-                for _ in 0..count {
-                    single.tick_dot(&mut single_bus);
-                    single_bus.advance_dots(1);
-                }
-                prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
-                prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
-                prop_assert!(bulk_bus.0 == single_bus.memory.0, "PPU memory differs after stretch {}", i);
-                prop_assert_eq!(observed.state_bytes(), single.state_bytes(), "observed, after stretch {}", i);
-                prop_assert!(observed.frame_buffer() == single.frame_buffer(), "observed pictures differ after stretch {}", i);
-                prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
-            }
+            compare_stretches(bulk, bulk_bus, &stretches)?;
+        }
+
+        /// The same from the edges of the bulk paths (tiles, sprite slots, the line's last dots,
+        /// lines 240-260) on a rendered line, in short stretches, so that every bulk path starts and
+        /// ends next to single dots.
+        #[test]
+        fn run_dots_is_tick_dot_repeated_at_path_edges(
+            regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
+            oam in proptest::collection::vec(any::<u8>(), 256),
+            palette in proptest::collection::vec(0u8..64, 32),
+            memory in proptest::collection::vec(any::<u8>(), 0x4000),
+            scanline in prop_oneof![0u16..240, 239u16..262],
+            dot in prop::sample::select(vec![0u16, 1, 9, 241, 249, 255, 257, 313, 321, 329, 336, 337, 338, 340]),
+            stretches in proptest::collection::vec(0u32..12, 1..60),
+        ) {
+            let (mut bulk, bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
+            bulk.regs.mask |= 0x18;
+            bulk.regs.scanline = scanline;
+            bulk.regs.dot = dot;
+            compare_stretches(bulk, bulk_bus, &stretches)?;
         }
     }
 }

@@ -563,6 +563,8 @@ impl Nes {
     #[inline(always)]
     fn decode_read(&mut self, addr: u16) -> u8 {
         let value = match addr {
+            // PRG ROM first: most reads are instruction fetches.
+            0x8000..=0xFFFF => self.cart.cpu_read(addr, self.bus.open_bus),
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
             0x2000..=0x3FFF => {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);

@@ -227,6 +227,10 @@ impl<const REPLAY_M2: bool> PpuBusPeek for PpuMemory<'_, REPLAY_M2> {
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
     }
+    #[inline(always)]
+    fn peek_pair(&self, first: u16, second: u16) -> (u8, u8) {
+        self.cart.ppu_peek_pair(first, second, self.ciram)
+    }
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.

@@ -143,12 +143,13 @@ impl Ppu {
     /// address-only dots.
     #[inline(always)]
     pub(super) fn background_fetch_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        // The nametable and attribute bytes share a nametable, the two planes a 1 KiB CHR window.
         let v = self.regs.v;
-        self.regs.nt_latch = bus.peek(nametable_address(v));
-        self.regs.at_latch = attribute_bits(v, bus.peek(attribute_address(v)));
+        let (nametable, attribute) = bus.peek_pair(nametable_address(v), attribute_address(v));
+        self.regs.nt_latch = nametable;
+        self.regs.at_latch = attribute_bits(v, attribute);
         let pattern = self.background_pattern_address();
-        self.regs.pattern_lo_latch = bus.peek(pattern);
-        self.regs.pattern_hi_latch = bus.peek(pattern | 8);
+        (self.regs.pattern_lo_latch, self.regs.pattern_hi_latch) = bus.peek_pair(pattern, pattern | 8);
         self.regs.v = increment_coarse_x(v);
     }
 

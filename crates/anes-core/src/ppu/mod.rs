@@ -37,6 +37,12 @@ mod stretch;
 pub trait PpuBusPeek {
     /// What a read of `addr` would return, without side effects.
     fn peek(&self, addr: u16) -> u8;
+    /// [`PpuBusPeek::peek`] of two addresses in the same 1 KiB window (`first >> 10 == second >> 10`),
+    /// such as a pattern row's two planes or a tile's nametable and attribute bytes: one bank lookup.
+    #[inline(always)]
+    fn peek_pair(&self, first: u16, second: u16) -> (u8, u8) {
+        (self.peek(first), self.peek(second))
+    }
 }
 
 /// The PPU's view of its address bus ($0000-$3EFF: cartridge CHR and the nametables). Palette RAM is

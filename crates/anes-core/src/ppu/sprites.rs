@@ -235,8 +235,9 @@ impl Ppu {
         self.regs.sprite_attr[slot] = self.secondary_oam[base + 2];
         self.regs.sprite_x[slot] = self.secondary_oam[base + 3];
         let pattern = self.sprite_pattern_address(base);
-        self.regs.sprite_pattern_lo[slot] = self.unit_pattern(slot, bus.peek(pattern));
-        self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, bus.peek(pattern | 8));
+        let (lo, hi) = bus.peek_pair(pattern, pattern | 8);
+        self.regs.sprite_pattern_lo[slot] = self.unit_pattern(slot, lo);
+        self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, hi);
     }
 
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot

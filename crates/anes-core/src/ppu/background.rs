@@ -92,13 +92,13 @@ impl Ppu {
     pub(super) fn tile_background_pixels(&self) -> u64 {
         const LOW_BITS: u64 = 0x0101_0101_0101_0101;
         let r = &self.regs;
-        let pixels =
-            SPREAD[shifter_window(r.bg_pattern_lo, r.x)] | SPREAD[shifter_window(r.bg_pattern_hi, r.x)] << 1;
+        let pixels = SPREAD[shifter_window(r.bg_pattern_lo, r.x)]
+            | (SPREAD[shifter_window(r.bg_pattern_hi, r.x)] << 1);
         let palettes =
-            SPREAD[shifter_window(r.bg_attr_lo, r.x)] | SPREAD[shifter_window(r.bg_attr_hi, r.x)] << 1;
+            SPREAD[shifter_window(r.bg_attr_lo, r.x)] | (SPREAD[shifter_window(r.bg_attr_hi, r.x)] << 1);
         // Transparent pixels keep 0 whatever their palette.
         let opaque = (pixels | pixels >> 1) & LOW_BITS;
-        pixels | (palettes << 2 & opaque * 0x0C)
+        pixels | ((palettes << 2) & (opaque * 0x0C))
     }
 
     /// One dot of dots 1-256 or 321-336: shift, reload every 8 dots, and the four two-dot fetches

@@ -227,6 +227,10 @@ impl<const REPLAY_M2: bool> PpuBusPeek for PpuMemory<'_, REPLAY_M2> {
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
     }
+    #[inline(always)]
+    fn peek_pair(&self, first: u16, second: u16) -> (u8, u8) {
+        self.cart.ppu_peek_pair(first, second, self.ciram)
+    }
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
@@ -251,6 +255,10 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
         if REPLAY_M2 {
             self.m2.dot_at += u64::from(dots) * MASTER_PER_DOT;
         }
+    }
+    #[inline(always)]
+    fn fetches_observed(&self) -> bool {
+        REPLAY_M2 || self.cart.watches_ppu()
     }
 }
 
@@ -349,15 +357,18 @@ impl Nes {
         self.bus.master_clock = start + to_access;
         // Quiet: the PPU is not due at any of this cycle's points, (start + CYCLE - phase) < deadline.
         let quiet = !reaches_ppu && start < self.sync.quiet_before;
-        if reaches_ppu {
-            self.catch_up_ppu();
-        } else if !quiet {
-            self.run_ppu();
+        if !quiet {
+            if reaches_ppu {
+                self.catch_up_ppu();
+            } else {
+                self.run_ppu();
+            }
+            // The eager schedules never predict, so they are never quiet.
+            if self.sync.schedule == Schedule::EagerCountingM2 {
+                self.cart.cpu_cycle();
+            }
         }
         self.apu.sync_to(self.bus.cpu_cycle);
-        if self.sync.schedule == Schedule::EagerCountingM2 {
-            self.cart.cpu_cycle();
-        }
         quiet
     }
 
@@ -556,6 +567,8 @@ impl Nes {
     #[inline(always)]
     fn decode_read(&mut self, addr: u16) -> u8 {
         let value = match addr {
+            // PRG ROM first: most reads are instruction fetches.
+            0x8000..=0xFFFF => self.cart.cpu_read(addr, self.bus.open_bus),
             0x0000..=0x1FFF => self.ram[usize::from(addr & 0x07FF)],
             0x2000..=0x3FFF => {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);

@@ -254,6 +254,32 @@ impl Cartridge {
         }
     }
 
+    /// [`Cartridge::ppu_peek`] of two addresses in the same 1 KiB window (`first >> 10 == second >> 10`):
+    /// the window is looked up once.
+    #[inline(always)]
+    pub fn ppu_peek_pair(&self, first: u16, second: u16, ciram: &[u8; 0x800]) -> (u8, u8) {
+        debug_assert_eq!((first & 0x3FFF) >> 10, (second & 0x3FFF) >> 10, "one 1 KiB window");
+        let window = self.ppu_window(first, ciram);
+        (window[usize::from(first & 0x3FF)], window[usize::from(second & 0x3FF)])
+    }
+
+    /// The 1 KiB of CHR, CIRAM or four-screen VRAM that PPU address `addr` falls in.
+    #[inline(always)]
+    fn ppu_window<'a>(&'a self, addr: u16, ciram: &'a [u8; 0x800]) -> &'a [u8; 0x400] {
+        let addr = usize::from(addr & 0x3FFF);
+        let window = if addr < 0x2000 {
+            self.chr[self.map.chr[addr >> 10]..].first_chunk()
+        } else {
+            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
+            if page < 2 {
+                ciram[page * 0x400..].first_chunk()
+            } else {
+                self.chr[self.chr_len + (page - 2) * 0x400..].first_chunk()
+            }
+        };
+        window.expect("the bank map holds whole 1 KiB windows")
+    }
+
     /// A PPU write of $0000-$3EFF.
     #[inline]
     pub fn ppu_write(&mut self, addr: u16, value: u8, ciram: &mut [u8; 0x800]) {
@@ -289,6 +315,12 @@ impl Cartridge {
         if self.map.watches_ppu {
             self.observe_ppu(addr, false);
         }
+    }
+
+    /// True when the board watches the PPU's address bus (then every PPU access must reach it).
+    #[inline(always)]
+    pub fn watches_ppu(&self) -> bool {
+        self.map.watches_ppu
     }
 
     /// One CPU cycle (M2) has begun.
@@ -508,7 +540,34 @@ impl Cartridge {
 
 #[cfg(test)]
 mod tests {
-    use super::repeat_to_multiple;
+    use super::{Cartridge, repeat_to_multiple};
+
+    #[test]
+    fn a_peeked_pair_is_two_peeks() {
+        // NROM with 8 KiB of CHR ROM, vertical mirroring; and the same wired four-screen (nametable
+        // pages 2-3 in the cartridge's VRAM).
+        for flags_6 in [0x01u8, 0x08] {
+            let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, flags_6, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+            rom.extend((0..0x4000u32).map(|i| i as u8));
+            rom.extend((0..0x2000u32).map(|i| (i * 7 + (i >> 8)) as u8));
+            let mut cart = Cartridge::from_ines(&rom).expect("a valid NROM image");
+            for (i, byte) in cart.extra_vram_mut().iter_mut().enumerate() {
+                *byte = (i * 13) as u8;
+            }
+            let ciram: [u8; 0x800] = core::array::from_fn(|i| (i * 5 + 3) as u8);
+            for first in (0..0x3F00u16).step_by(7) {
+                for offset in [0u16, 8, 0x3C0, 0x3FF] {
+                    let second = (first & !0x3FF) | (offset ^ (first & 0x3FF));
+                    let expected = (cart.ppu_peek(first, &ciram), cart.ppu_peek(second, &ciram));
+                    assert_eq!(
+                        cart.ppu_peek_pair(first, second, &ciram),
+                        expected,
+                        "{first:04X} {second:04X}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn small_images_repeat_to_fill_whole_banks() {

@@ -3,7 +3,7 @@
 //!
 //! `v` and `t` are laid out as `yyy NN YYYYY XXXXX` (fine Y, nametable, coarse Y, coarse X).
 
-use super::{Ppu, PpuBus, ctrl};
+use super::{Ppu, PpuBus, PpuBusPeek, ctrl};
 
 /// Coarse X increment: wraps from 31 to 0 and switches the horizontal nametable.
 #[inline(always)]
@@ -58,7 +58,49 @@ fn attribute_bits(v: u16, attribute: u8) -> u8 {
     (attribute >> shift) & 3
 }
 
+/// Each bit of a byte spread to a byte of its own: byte `i` (from the least significant) holds bit
+/// `7 - i`, so pixel `i` of a pattern row (leftmost first) lands in byte `i`.
+const SPREAD: [u64; 256] = {
+    let mut table = [0u64; 256];
+    let mut value = 0;
+    while value < 256 {
+        let mut spread = 0u64;
+        let mut i = 0;
+        while i < 8 {
+            spread |= (((value >> (7 - i)) & 1) as u64) << (8 * i);
+            i += 1;
+        }
+        table[value] = spread;
+        value += 1;
+    }
+    table
+};
+
+/// The eight bits of a 16-bit shifter that the next eight dots show, `x` being fine X: dot `p` shows
+/// bit 15 - x - p after `p` shifts, i.e. bit 7 - p of this byte.
+#[inline(always)]
+fn shifter_window(shifter: u16, x: u8) -> usize {
+    usize::from((shifter >> (8 - u16::from(x & 7))) as u8)
+}
+
 impl Ppu {
+    /// The background palette entries (palette number x 4 + pixel, 0 = transparent) of the next eight
+    /// dots, one byte each, the first dot's in the low byte: what [`Ppu::background_pixel`] returns on
+    /// each of them, the shifters being moved by one between dots. Fine X cannot change in between
+    /// (a stretch has no CPU access), so this is one window per shifter.
+    #[inline(always)]
+    pub(super) fn tile_background_pixels(&self) -> u64 {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        let r = &self.regs;
+        let pixels = SPREAD[shifter_window(r.bg_pattern_lo, r.x)]
+            | (SPREAD[shifter_window(r.bg_pattern_hi, r.x)] << 1);
+        let palettes =
+            SPREAD[shifter_window(r.bg_attr_lo, r.x)] | (SPREAD[shifter_window(r.bg_attr_hi, r.x)] << 1);
+        // Transparent pixels keep 0 whatever their palette.
+        let opaque = (pixels | pixels >> 1) & LOW_BITS;
+        pixels | ((palettes << 2) & (opaque * 0x0C))
+    }
+
     /// One dot of dots 1-256 or 321-336: shift, reload every 8 dots, and the four two-dot fetches
     /// (nametable, attribute, pattern low, pattern high). The first dot of a fetch drives the address,
     /// the second reads.
@@ -96,6 +138,21 @@ impl Ppu {
         }
     }
 
+    /// A tile's four fetches (fetch phases 1-7, then 0) where nothing observes them (see
+    /// [`PpuBus::fetches_observed`]): the same latches and coarse X increment, without the
+    /// address-only dots.
+    #[inline(always)]
+    pub(super) fn background_fetch_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        // The nametable and attribute bytes share a nametable, the two planes a 1 KiB CHR window.
+        let v = self.regs.v;
+        let (nametable, attribute) = bus.peek_pair(nametable_address(v), attribute_address(v));
+        self.regs.nt_latch = nametable;
+        self.regs.at_latch = attribute_bits(v, attribute);
+        let pattern = self.background_pattern_address();
+        (self.regs.pattern_lo_latch, self.regs.pattern_hi_latch) = bus.peek_pair(pattern, pattern | 8);
+        self.regs.v = increment_coarse_x(v);
+    }
+
     /// Dots 337-340: two nametable fetches whose data is unused.
     #[inline(always)]
     pub(super) fn unused_nametable_dot(&mut self, bus: &mut impl PpuBus, dot: u16) {
@@ -106,6 +163,12 @@ impl Ppu {
             // Unused for the picture, but it is the tile whose pattern address shows at dot 0.
             self.regs.nt_latch = bus.read(addr);
         }
+    }
+
+    /// Dots 337-340 where nothing observes the fetches: both reads fetch the same byte.
+    #[inline(always)]
+    pub(super) fn unused_nametable_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        self.regs.nt_latch = bus.peek(nametable_address(self.regs.v));
     }
 
     /// Dot 0 of a visible line: the idle dot drives the pattern address of the tile fetched at dot 5

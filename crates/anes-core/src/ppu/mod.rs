@@ -37,6 +37,12 @@ mod stretch;
 pub trait PpuBusPeek {
     /// What a read of `addr` would return, without side effects.
     fn peek(&self, addr: u16) -> u8;
+    /// [`PpuBusPeek::peek`] of two addresses in the same 1 KiB window (`first >> 10 == second >> 10`),
+    /// such as a pattern row's two planes or a tile's nametable and attribute bytes: one bank lookup.
+    #[inline(always)]
+    fn peek_pair(&self, first: u16, second: u16) -> (u8, u8) {
+        (self.peek(first), self.peek(second))
+    }
 }
 
 /// The PPU's view of its address bus ($0000-$3EFF: cartridge CHR and the nametables). Palette RAM is
@@ -52,6 +58,14 @@ pub trait PpuBus: PpuBusPeek {
     #[inline(always)]
     fn advance_dots(&mut self, dots: u32) {
         let _ = dots;
+    }
+    /// True when something besides the data sees the PPU's fetches: a board watching the address
+    /// bus, or other clocks interleaved with the dots. When false, a read is a [`PpuBusPeek::peek`]
+    /// and [`PpuBus::set_address`] and [`PpuBus::advance_dots`] do nothing, so a run of fetches may
+    /// skip the address-only dots and the unused reads.
+    #[inline(always)]
+    fn fetches_observed(&self) -> bool {
+        true
     }
 }
 
@@ -656,6 +670,9 @@ pub(crate) mod test_bus {
             self.0[usize::from(addr & 0x3FFF)] = value;
         }
         fn set_address(&mut self, _addr: u16) {}
+        fn fetches_observed(&self) -> bool {
+            false
+        }
     }
 }
 

@@ -46,6 +46,13 @@ impl Ppu {
     #[inline(always)]
     pub(super) fn rendered_pixel(&mut self, x: u16, show_background: bool, show_sprites: bool) -> usize {
         let background = if show_background { self.background_pixel() } else { 0 };
+        self.multiplex(x, background, show_sprites)
+    }
+
+    /// The palette index of the pixel at `x` over the background palette entry `background` (0:
+    /// transparent or hidden): the sprite side of [`Ppu::rendered_pixel`].
+    #[inline(always)]
+    pub(super) fn multiplex(&mut self, x: u16, background: u8, show_sprites: bool) -> usize {
         let sprite = if show_sprites { self.sprite_pixel(x) } else { 0 };
         if sprite == 0 {
             usize::from(background)
@@ -76,9 +83,24 @@ impl Ppu {
     /// Palette entry `index` with greyscale and emphasis applied.
     #[inline(always)]
     pub(super) fn pixel_color(&self, index: usize) -> u16 {
+        let (grey, emphasis) = self.color_mask();
+        u16::from(self.palette[index & 0x1F] & grey) | emphasis
+    }
+
+    /// [`Ppu::pixel_color`] of every palette entry.
+    #[inline(always)]
+    pub(super) fn color_table(&self) -> [u16; 32] {
+        let (grey, emphasis) = self.color_mask();
+        self.palette.map(|entry| u16::from(entry & grey) | emphasis)
+    }
+
+    /// What PPUMASK does to a palette entry: the AND mask of greyscale and the emphasis bits, placed
+    /// as in the picture (see [`Ppu::pixel_color`]).
+    #[inline(always)]
+    pub(super) fn color_mask(&self) -> (u8, u16) {
         let m = self.regs.mask;
         let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
-        u16::from(self.palette[index & 0x1F] & grey) | (u16::from(m & 0xE0) << 1)
+        (grey, u16::from(m & 0xE0) << 1)
     }
 
     /// Writes palette entry `index` (greyscale and emphasis applied) as the pixel at `x`.

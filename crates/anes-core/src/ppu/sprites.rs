@@ -2,7 +2,7 @@
 //! eight output units (dots 257-320), and the units' pixel output (nesdev "PPU sprite evaluation",
 //! "PPU rendering", "PPU OAM").
 
-use super::{Ppu, PpuBus, ctrl, status};
+use super::{Ppu, PpuBus, PpuBusPeek, ctrl, status};
 
 /// Bits of [`Ppu::sprite_pixel`]'s result besides the 4-bit palette entry.
 pub(super) mod sprite_pixel {
@@ -62,13 +62,25 @@ impl Ppu {
             self.secondary_oam[start..start + 4].fill(0xFF);
             return;
         }
-        for dot in (first..first + 8).step_by(2) {
+        if first == 65 {
+            self.start_evaluation();
+        } else if self.regs.eval_done != 0 {
+            // Every sprite seen: the four steps only move n (see `evaluation_write`), so the OAM
+            // bus ends with the last byte read, or secondary OAM's first when it is full.
+            let r = &mut self.regs;
+            let last_read = r.oam_addr.wrapping_add(12);
+            r.oam_addr = r.oam_addr.wrapping_add(16);
+            r.oam_bus = if r.eval_secondary_addr >= 32 {
+                self.secondary_oam[0]
+            } else {
+                self.oam[usize::from(last_read)]
+            };
+            return;
+        }
+        for step in 0..4 {
             // An odd dot reads primary OAM, the even dot after it acts on the byte.
-            if dot == 65 {
-                self.start_evaluation();
-            }
             self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
-            self.evaluation_write(dot + 1);
+            self.evaluation_write(first + 2 * step + 1);
         }
     }
 
@@ -212,6 +224,20 @@ impl Ppu {
                 self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, data);
             }
         }
+    }
+
+    /// The eight dots of sprite slot `slot` where nothing observes the fetches (see
+    /// [`PpuBus::fetches_observed`]): the unit's latches and pattern bytes, without the address-only
+    /// dots and the garbage nametable reads, whose data is unused.
+    #[inline(always)]
+    pub(super) fn sprite_fetch_unobserved(&mut self, bus: &impl PpuBusPeek, slot: usize) {
+        let base = slot * 4;
+        self.regs.sprite_attr[slot] = self.secondary_oam[base + 2];
+        self.regs.sprite_x[slot] = self.secondary_oam[base + 3];
+        let pattern = self.sprite_pattern_address(base);
+        let (lo, hi) = bus.peek_pair(pattern, pattern | 8);
+        self.regs.sprite_pattern_lo[slot] = self.unit_pattern(slot, lo);
+        self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, hi);
     }
 
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot

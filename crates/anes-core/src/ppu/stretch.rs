@@ -6,24 +6,47 @@
 
 use super::background::{copy_horizontal, increment_y};
 use super::{
-    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
+    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, PpuBusPeek, SCANLINES_PER_FRAME,
+    VBLANK_SCANLINE,
 };
+
+/// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
+/// rendering enable constant at `rendering`.
+#[inline(always)]
+fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
+    if dots >= 8 {
+        return if rendering { 0xFF } else { 0 };
+    }
+    let fill = if rendering { (1u8 << dots) - 1 } else { 0 };
+    ((u16::from(history) << dots) as u8) | fill
+}
 
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
     pub fn run_dots(&mut self, mut count: u32, bus: &mut impl PpuBus) {
+        // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
+        // the colours of the 32 entries are looked up once, on the first rendered tile.
+        let mut colors = None;
         while count > 0 {
             let (scanline, dot) = (self.regs.scanline, self.regs.dot);
             let rendering = self.regs.rendering_enabled();
             if rendering && scanline < 240 && dot & 7 == 1 && count >= 8 {
                 if dot <= 249 {
-                    self.run_visible_tile(bus);
-                    count -= 8;
+                    // Every whole tile of dots 1-256 the stretch covers, in one loop.
+                    let colors = colors.get_or_insert_with(|| self.color_table());
+                    let tiles = (count / 8).min(u32::from((257 - dot) / 8));
+                    for _ in 0..tiles {
+                        self.run_visible_tile(bus, colors);
+                    }
+                    count -= 8 * tiles;
                     continue;
                 }
                 if dot <= 313 {
-                    self.run_sprite_slot(bus);
-                    count -= 8;
+                    let slots = (count / 8).min(u32::from((321 - dot) / 8));
+                    for _ in 0..slots {
+                        self.run_sprite_slot(bus);
+                    }
+                    count -= 8 * slots;
                     continue;
                 }
                 if dot <= 329 {
@@ -32,21 +55,34 @@ impl Ppu {
                     continue;
                 }
             }
+            // (Where the fetches are observed, four single dots measured cheaper.)
+            if rendering && scanline < 240 && dot == 337 && count >= 4 && !bus.fetches_observed() {
+                self.run_line_tail_unobserved(bus);
+                count -= 4;
+                continue;
+            }
             let idle = self.regs.rendering_history == 0 && !rendering;
+            // Lines 240-260 fetch nothing and output nothing, rendering or not.
+            let blank_line = (240..PRE_RENDER_SCANLINE).contains(&scanline);
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
             let flag_dot = (scanline == VBLANK_SCANLINE || scanline == PRE_RENDER_SCANLINE) && dot <= 1;
-            if !idle || flag_dot || scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE {
+            if !(idle || blank_line)
+                || flag_dot
+                || scanline >= SCANLINES_PER_FRAME
+                || dot >= DOTS_PER_SCANLINE
+            {
                 self.tick_dot(bus);
                 bus.advance_dots(1);
                 count -= 1;
                 continue;
             }
-            // Rendering has been off for 8 dots: no fetch, no evaluation, no odd-frame skip, and the
-            // rendering history stays 0. Only blank pixels and the position change.
+            // Rendering has been off for 8 dots (no fetch, no evaluation, no odd-frame skip), or the
+            // line renders nothing: only blank pixels, the rendering history and the position change.
             let run = count.min(u32::from(DOTS_PER_SCANLINE - dot));
             if scanline < 240 {
                 self.fill_blank_pixels(dot, run);
             }
+            self.regs.rendering_history = history_after(self.regs.rendering_history, rendering, run);
             // The last dot of the run goes through `advance_position` for the scanline and frame
             // bookkeeping.
             self.regs.dot = dot + (run as u16) - 1;
@@ -57,59 +93,73 @@ impl Ppu {
     }
 
     /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
-    /// `tick_dot` do. Sprite evaluation touches nothing the background pipeline or the pixel
+    /// `tick_dot` do. The eight pixels come from the shifters as they stand after the first dot's
+    /// shift and reload (the later shifts only move the window, and the fetches fill the latches,
+    /// which reach the shifters on the next tile's first dot), so they are computed as a whole after
+    /// the fetches. Sprite evaluation touches nothing the background pipeline or the pixel
     /// multiplexer reads, so it runs as its own loop after them.
     #[inline(always)]
-    fn run_visible_tile(&mut self, bus: &mut impl PpuBus) {
+    fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32]) {
         let first = self.regs.dot;
+        // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
+        if first != 1 {
+            self.shift_background();
+            self.reload_background_shifters();
+        }
         let (show_background, show_sprites) = self.layers_shown(first == 1);
+        let background = if show_background { self.tile_background_pixels() } else { 0 };
+        self.fetch_tile(bus);
         // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
         let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
-        let mut colors = [0u16; 8];
-        self.visible_tile_dot::<0>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<1>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<2>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<3>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<4>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<5>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<6>(bus, first, show_background, show_sprites, &mut colors);
-        self.visible_tile_dot::<7>(bus, first, show_background, show_sprites, &mut colors);
+        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
+        let mut entries = background.to_le_bytes();
+        if show_sprites {
+            for (p, entry) in entries.iter_mut().enumerate() {
+                *entry = self.multiplex(first - 1 + p as u16, *entry, true) as u8;
+            }
+        }
+        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+            for (pixel, entry) in pixels.iter_mut().zip(entries) {
+                *pixel = colors[usize::from(entry & 0x1F)];
+            }
+        }
+        // The other seven dots' shifts.
+        let r = &mut self.regs;
+        r.bg_pattern_lo <<= 7;
+        r.bg_pattern_hi <<= 7;
+        r.bg_attr_lo <<= 7;
+        r.bg_attr_hi <<= 7;
         self.sprite_evaluation_tile(first);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
             self.regs.v = increment_y(self.regs.v);
-        }
-        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
-        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-            pixels.copy_from_slice(&colors);
         }
         // Eight dots with rendering enabled; the position cannot wrap before dot 257.
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;
     }
 
-    /// Dot `first + PHASE` of [`Ppu::run_visible_tile`]: shift and reload, the fetch of this phase,
-    /// and the pixel into `colors[PHASE]`.
+    /// The fetches of a tile's eight dots, dot `d + p` driving or reading fetch phase p + 1.
     #[inline(always)]
-    fn visible_tile_dot<const PHASE: u16>(
-        &mut self,
-        bus: &mut impl PpuBus,
-        first: u16,
-        show_background: bool,
-        show_sprites: bool,
-        colors: &mut [u16; 8],
-    ) {
-        // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
-        if PHASE != 0 || first != 1 {
-            self.shift_background();
-            if PHASE == 0 {
-                self.reload_background_shifters();
-            }
+    fn fetch_tile(&mut self, bus: &mut impl PpuBus) {
+        if !bus.fetches_observed() {
+            self.background_fetch_unobserved(bus);
+            return;
         }
-        self.background_fetch(bus, (PHASE + 1) & 7);
-        let x = first - 1 + PHASE;
-        let index = self.rendered_pixel(x, show_background, show_sprites);
-        colors[usize::from(PHASE)] = self.pixel_color(index);
+        self.tile_fetch_dot::<1>(bus);
+        self.tile_fetch_dot::<2>(bus);
+        self.tile_fetch_dot::<3>(bus);
+        self.tile_fetch_dot::<4>(bus);
+        self.tile_fetch_dot::<5>(bus);
+        self.tile_fetch_dot::<6>(bus);
+        self.tile_fetch_dot::<7>(bus);
+        self.tile_fetch_dot::<0>(bus);
+    }
+
+    /// One dot of a tile's fetches: fetch phase `PHASE`, known at compile time.
+    #[inline(always)]
+    fn tile_fetch_dot<const PHASE: u16>(&mut self, bus: &mut impl PpuBus) {
+        self.background_fetch(bus, PHASE);
         bus.advance_dots(1);
     }
 
@@ -126,9 +176,13 @@ impl Ppu {
             self.start_sprite_fetches(false);
         }
         let slot = usize::from((first - 257) >> 3);
-        for phase in 0..8 {
-            self.sprite_fetch(bus, slot, phase);
-            bus.advance_dots(1);
+        if bus.fetches_observed() {
+            for phase in 0..8 {
+                self.sprite_fetch(bus, slot, phase);
+                bus.advance_dots(1);
+            }
+        } else {
+            self.sprite_fetch_unobserved(bus, slot);
         }
         // What the OAM bus and OAMADDR show after the slot's last dot.
         self.regs.oam_bus = self.secondary_oam[slot * 4 + 3];
@@ -142,13 +196,35 @@ impl Ppu {
     #[inline(always)]
     fn run_prefetch_tile(&mut self, bus: &mut impl PpuBus) {
         let first = self.regs.dot;
-        for dot in first..first + 8 {
-            self.background_dot(bus, dot);
-            bus.advance_dots(1);
+        // Dot 321 neither shifts nor reloads; dot 329 does both (see `Ppu::background_dot`). The
+        // shifts do not touch what the fetches read or write, so the other seven come after them.
+        if first != 321 {
+            self.shift_background();
+            self.reload_background_shifters();
         }
+        self.fetch_tile(bus);
+        let r = &mut self.regs;
+        r.bg_pattern_lo <<= 7;
+        r.bg_pattern_hi <<= 7;
+        r.bg_attr_lo <<= 7;
+        r.bg_attr_hi <<= 7;
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;
+    }
+
+    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches: the
+    /// last reload, then two nametable fetches whose data is unused (see `Ppu::render_dot`); the
+    /// position moves to the next line.
+    #[inline(always)]
+    fn run_line_tail_unobserved(&mut self, bus: &impl PpuBusPeek) {
+        self.shift_background();
+        self.reload_background_shifters();
+        self.unused_nametable_unobserved(bus);
+        self.regs.oam_bus = self.secondary_oam[0];
+        self.regs.rendering_history = history_after(self.regs.rendering_history, true, 4);
+        self.regs.dot = 340;
+        self.advance_position();
     }
 
     /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).
@@ -168,9 +244,40 @@ impl Ppu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Ppu;
     use super::super::test_bus::FlatBus;
+    use super::super::{Ppu, PpuBus, PpuBusPeek};
     use proptest::prelude::*;
+
+    /// A bus that observes the fetches: it logs every access with the dot it belongs to, so the
+    /// stretches' per-dot fetch paths are checked, not only the unobserved ones `FlatBus` takes.
+    struct LoggingBus {
+        memory: FlatBus,
+        dots: u32,
+        log: Vec<(u32, u16, u8)>,
+    }
+
+    impl PpuBusPeek for LoggingBus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.memory.peek(addr)
+        }
+    }
+
+    impl PpuBus for LoggingBus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.log.push((self.dots, addr, b'r'));
+            self.memory.read(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.log.push((self.dots, addr, value));
+            self.memory.write(addr, value);
+        }
+        fn set_address(&mut self, addr: u16) {
+            self.log.push((self.dots, addr, b'a'));
+        }
+        fn advance_dots(&mut self, dots: u32) {
+            self.dots += dots;
+        }
+    }
 
     /// A PPU in an arbitrary state: registers, position, OAM, palette and the memory behind it.
     fn arbitrary_ppu(regs: &[u8], oam: &[u8], palette: &[u8], memory: &[u8]) -> (Ppu, FlatBus) {
@@ -187,11 +294,61 @@ mod tests {
         (ppu, bus)
     }
 
+    /// Runs the same stretches on a PPU in bulk (on a bus that observes nothing and on one that
+    /// logs every access) and dot by dot, comparing after every stretch.
+    fn compare_stretches(
+        mut bulk: Ppu,
+        mut bulk_bus: FlatBus,
+        stretches: &[u32],
+    ) -> Result<(), TestCaseError> {
+        let logging_bus =
+            |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
+        let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        for (i, &count) in stretches.iter().enumerate() {
+            bulk.run_dots(count, &mut bulk_bus);
+            observed.run_dots(count, &mut observed_bus);
+            for _ in 0..count {
+                single.tick_dot(&mut single_bus);
+                single_bus.advance_dots(1);
+            }
+            prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
+            prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
+            prop_assert!(bulk_bus.0 == single_bus.memory.0, "PPU memory differs after stretch {}", i);
+            prop_assert_eq!(observed.state_bytes(), single.state_bytes(), "observed, after stretch {}", i);
+            prop_assert!(
+                observed.frame_buffer() == single.frame_buffer(),
+                "observed pictures differ after stretch {}",
+                i
+            );
+            prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn history_after_is_one_shift_per_dot() {
+        for history in 0..=255u8 {
+            for rendering in [false, true] {
+                let mut expected = history;
+                for dots in 0..20 {
+                    assert_eq!(
+                        super::history_after(history, rendering, dots),
+                        expected,
+                        "{history} {rendering} {dots}"
+                    );
+                    expected = (expected << 1) | u8::from(rendering);
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
         /// `run_dots(n)` is `n` calls of `tick_dot`, from any state and in stretches of any length:
-        /// same registers, memories, picture and bus contents after every stretch.
+        /// same registers, memories, picture and bus contents after every stretch, and, on a bus
+        /// that observes the fetches, the same accesses on the same dots.
         #[test]
         fn run_dots_is_tick_dot_repeated(
             regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
@@ -201,20 +358,31 @@ mod tests {
             rendering in any::<bool>(),
             stretches in proptest::collection::vec(0u32..40, 1..150),
         ) {
-            let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
+            let (mut bulk, bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
             if rendering {
                 bulk.regs.mask |= 0x18;
             }
-            let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));
-            for (i, &count) in stretches.iter().enumerate() {
-                bulk.run_dots(count, &mut bulk_bus);
-                for _ in 0..count {
-                    single.tick_dot(&mut single_bus);
-                }
-                prop_assert_eq!(bulk.state_bytes(), single.state_bytes(), "after stretch {}", i);
-                prop_assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ after stretch {}", i);
-                prop_assert!(bulk_bus.0 == single_bus.0, "PPU memory differs after stretch {}", i);
-            }
+            compare_stretches(bulk, bulk_bus, &stretches)?;
+        }
+
+        /// The same from the edges of the bulk paths (tiles, sprite slots, the line's last dots,
+        /// lines 240-260) on a rendered line, in short stretches, so that every bulk path starts and
+        /// ends next to single dots.
+        #[test]
+        fn run_dots_is_tick_dot_repeated_at_path_edges(
+            regs in proptest::collection::vec(any::<u8>(), core::mem::size_of::<super::super::PpuRegs>()),
+            oam in proptest::collection::vec(any::<u8>(), 256),
+            palette in proptest::collection::vec(0u8..64, 32),
+            memory in proptest::collection::vec(any::<u8>(), 0x4000),
+            scanline in prop_oneof![0u16..240, 239u16..262],
+            dot in prop::sample::select(vec![0u16, 1, 9, 241, 249, 255, 257, 313, 321, 329, 336, 337, 338, 340]),
+            stretches in proptest::collection::vec(0u32..12, 1..60),
+        ) {
+            let (mut bulk, bulk_bus) = arbitrary_ppu(&regs, &oam, &palette, &memory);
+            bulk.regs.mask |= 0x18;
+            bulk.regs.scanline = scanline;
+            bulk.regs.dot = dot;
+            compare_stretches(bulk, bulk_bus, &stretches)?;
         }
     }
 }

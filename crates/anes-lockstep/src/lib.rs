@@ -42,6 +42,7 @@ mod diff;
 mod evidence;
 mod fate;
 mod fault;
+mod forward;
 mod html;
 mod input;
 mod localize;
@@ -71,6 +72,11 @@ pub use input::{EvidenceInput, InputSource};
 pub use localize::{Localization, LocalizeError};
 pub use localize_frame::FrameLocalization;
 pub use lockstep::Lockstep;
+/// The types [`forward_machine!`] names, reachable whatever the calling crate depends on.
+#[doc(hidden)]
+pub mod __forward {
+    pub use anes_core::state::{FrameRecord, StateHash};
+}
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use schedule::{FaultPlanError, FiredFault};

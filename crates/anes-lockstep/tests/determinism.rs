@@ -4,11 +4,11 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use anes_core::movie::FrameInput;
-use anes_core::state::{FrameRecord, StateHash};
+use anes_core::state::FrameRecord;
 use anes_lockstep::testing::{FakeMachine, check_contract};
 use anes_lockstep::{
-    FaultPlan, Granularity, Lockstep, LockstepConfig, LockstepError, Machine, MachineError, Nondeterminism,
-    Probe, RunOutcome, assert_deterministic, check_deterministic, check_deterministic_with,
+    FaultPlan, Granularity, Lockstep, LockstepConfig, LockstepError, Machine, Nondeterminism, RunOutcome,
+    assert_deterministic, check_deterministic, check_deterministic_with,
 };
 
 /// A [`FakeMachine`] that only runs whole frames, like a core whose API has no instruction step.
@@ -21,42 +21,8 @@ impl Machine for FramesOnly {
     fn steps_instructions(&self) -> bool {
         false
     }
-    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
-        self.0.run_frame(input)
-    }
-    fn record(&self) -> FrameRecord {
-        self.0.record()
-    }
-    fn probe(&self) -> Probe {
-        self.0.probe()
-    }
-    fn state_hash(&self) -> StateHash {
-        self.0.state_hash()
-    }
-    fn section_count(&self) -> usize {
-        self.0.section_count()
-    }
-    fn section_name(&self, index: usize) -> &'static str {
-        self.0.section_name(index)
-    }
-    fn section_bytes(&self, index: usize) -> &[u8] {
-        self.0.section_bytes(index)
-    }
-    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
-        self.0.field_name(index, offset, out);
-    }
-    fn snapshot_len(&self) -> usize {
-        self.0.snapshot_len()
-    }
-    fn save_state(&self, out: &mut Vec<u8>) {
-        self.0.save_state(out);
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        self.0.load_state(bytes)
-    }
-    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
-        self.0.flip_state_bit(index, offset, bit)
-    }
+    anes_lockstep::forward_machine!(0 => run_frame, record, probe, state_hash, section_count,
+        section_name, section_bytes, field_name, snapshot_len, save_state, load_state, flip_state_bit);
 }
 
 /// A machine whose frame 5 reads a counter shared by every instance (a global, a clock, an
@@ -83,36 +49,8 @@ impl Machine for Leaky {
         }
         self.0.record()
     }
-    fn record(&self) -> FrameRecord {
-        self.0.record()
-    }
-    fn probe(&self) -> Probe {
-        self.0.probe()
-    }
-    fn state_hash(&self) -> StateHash {
-        self.0.state_hash()
-    }
-    fn section_count(&self) -> usize {
-        self.0.section_count()
-    }
-    fn section_name(&self, index: usize) -> &'static str {
-        self.0.section_name(index)
-    }
-    fn section_bytes(&self, index: usize) -> &[u8] {
-        self.0.section_bytes(index)
-    }
-    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
-        self.0.field_name(index, offset, out);
-    }
-    fn snapshot_len(&self) -> usize {
-        self.0.snapshot_len()
-    }
-    fn save_state(&self, out: &mut Vec<u8>) {
-        self.0.save_state(out);
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        self.0.load_state(bytes)
-    }
+    anes_lockstep::forward_machine!(0 => record, probe, state_hash, section_count, section_name,
+        section_bytes, field_name, snapshot_len, save_state, load_state);
 }
 
 fn idle(frames: usize) -> Vec<FrameInput> {

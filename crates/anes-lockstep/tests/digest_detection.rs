@@ -9,10 +9,8 @@
 mod common;
 
 use anes_core::movie::{FrameInput, InputStream};
-use anes_core::state::{FrameRecord, StateHash};
 use anes_lockstep::{
-    Fault, FaultFate, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, MachineError, Probe,
-    RunOutcome, Threading,
+    Fault, FaultFate, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome, Threading,
 };
 use common::{Rng, nes_subject};
 
@@ -29,54 +27,9 @@ struct HashOnly<M>(M);
 impl<M: Machine<Input = FrameInput>> Machine for HashOnly<M> {
     type Input = FrameInput;
 
-    fn begin_frame(&mut self, input: FrameInput) {
-        self.0.begin_frame(input)
-    }
-    fn step_instruction(&mut self) -> bool {
-        self.0.step_instruction()
-    }
-    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
-        self.0.run_frame(input)
-    }
-    fn record(&self) -> FrameRecord {
-        self.0.record()
-    }
-    fn probe(&self) -> Probe {
-        self.0.probe()
-    }
-    fn state_hash(&self) -> StateHash {
-        self.0.state_hash()
-    }
-    fn section_count(&self) -> usize {
-        self.0.section_count()
-    }
-    fn section_name(&self, index: usize) -> &'static str {
-        self.0.section_name(index)
-    }
-    fn section_bytes(&self, index: usize) -> &[u8] {
-        self.0.section_bytes(index)
-    }
-    fn field_name(&self, index: usize, offset: usize, out: &mut String) {
-        self.0.field_name(index, offset, out)
-    }
-    fn snapshot_len(&self) -> usize {
-        self.0.snapshot_len()
-    }
-    fn save_state(&self, out: &mut Vec<u8>) {
-        self.0.save_state(out)
-    }
-    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        self.0.load_state(bytes)
-    }
-    fn disassemble(&self, out: &mut String) {
-        self.0.disassemble(out)
-    }
-    fn opcode(&self) -> u8 {
-        self.0.opcode()
-    }
-    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
-        self.0.flip_state_bit(index, offset, bit)
-    }
+    anes_lockstep::forward_machine!(0 => begin_frame, step_instruction, run_frame, record, probe,
+        state_hash, section_count, section_name, section_bytes, field_name, snapshot_len, save_state,
+        load_state, disassemble, opcode, flip_state_bit);
 }
 
 /// A random flip ([`common::draw_flip`]) as a fault, with the field's name.

@@ -43,5 +43,8 @@ pub use state::{FrameRecord, Section, StateHash};
 /// hash v2". 2, the accuracy work of issue 13: SH* with DMA, the 2A03's internal data bus, register
 /// activation and joypad timing, the APU frame counter's $4015 read timing, the DMC's delayed enable
 /// and DMA aborts, OAMDATA writes while rendering, PPUSTATUS's sprite flags and OAMDATA sampled as
-/// the read ends (new bus, APU, input and PPU state fields, section versions 2-3).
-pub const EMULATION_EPOCH: u32 = 2;
+/// the read ends (new bus, APU, input and PPU state fields, section versions 2-3). 3, PPUMASK's
+/// rendering enable reaching the PPU's pipeline 3 dots after the write, the background shifters'
+/// serial input, and the sprite output units through forced blank (the PPU's former reserved byte
+/// holds the units' state while rendering is off).
+pub const EMULATION_EPOCH: u32 = 3;

@@ -186,13 +186,19 @@ impl Ppu {
         table | (u16::from(self.regs.nt_latch) << 4) | ((self.regs.v >> 12) & 7)
     }
 
+    /// One shift of the four background shifters. What enters at bit 0 is the shifters' serial input
+    /// (nesdev "PPU rendering"; AccuracyCoin "BG Serial In"): 0 for the low pattern plane, 1 for the
+    /// high one, and the attribute latch's bit for the palette shifters, which a reload has copied
+    /// into every bit of their low byte. Continuous rendering never shows these bits (a reload
+    /// replaces the low byte before they reach the high byte); shifts without reloads do, when
+    /// rendering is toggled off across a reload and back on.
     #[inline(always)]
     pub(super) fn shift_background(&mut self) {
         let r = &mut self.regs;
         r.bg_pattern_lo <<= 1;
-        r.bg_pattern_hi <<= 1;
-        r.bg_attr_lo <<= 1;
-        r.bg_attr_hi <<= 1;
+        r.bg_pattern_hi = (r.bg_pattern_hi << 1) | 1;
+        r.bg_attr_lo = (r.bg_attr_lo << 1) | (r.bg_attr_lo & 1);
+        r.bg_attr_hi = (r.bg_attr_hi << 1) | (r.bg_attr_hi & 1);
     }
 
     /// The fetched tile enters the low bytes of the shifters.
@@ -254,6 +260,21 @@ mod tests {
         assert_eq!(copy_horizontal(0x7FFF, 0x0000), 0x7BE0);
         assert_eq!(copy_vertical(0x0000, 0x7FFF), 0x7BE0);
         assert_eq!(copy_vertical(0x7FFF, 0x0000), 0x041F);
+    }
+
+    #[test]
+    fn shifts_without_reloads_bring_in_the_serial_inputs() {
+        // AccuracyCoin "BG Serial In": 0 into the low plane, 1 into the high plane, the latched
+        // palette bit into the attribute shifters.
+        let mut ppu = Ppu::new();
+        let r = &mut ppu.regs;
+        (r.bg_pattern_lo, r.bg_pattern_hi, r.bg_attr_lo, r.bg_attr_hi) = (0xFFFF, 0x0000, 0x00FF, 0xFF00);
+        for _ in 0..12 {
+            ppu.shift_background();
+        }
+        let r = &ppu.regs;
+        assert_eq!((r.bg_pattern_lo, r.bg_pattern_hi), (0xF000, 0x0FFF));
+        assert_eq!((r.bg_attr_lo, r.bg_attr_hi), (0xFFFF, 0x0000));
     }
 
     #[test]

@@ -24,7 +24,10 @@
 //!   the CPU sampling /NMI at the end of its cycle this reproduces nesdev's "reading on the same clock
 //!   or one later suppresses the NMI";
 //! - the odd-frame skip of dot (261, 340) depends on the rendering enable as it was at the start of
-//!   dot 338 (PPUMASK changes reach the skip logic two dots late).
+//!   dot 338 (PPUMASK changes reach the skip logic two dots late);
+//! - the rendering pipeline (fetches, shifters, evaluation, sprite units, pixels) sees a change of
+//!   the rendering enable three dots late (`RENDERING_DELAY_DOTS`, from `rendering_history`), so a
+//!   toggle happens inside `tick_dot`, never inside a stretch of `run_dots`.
 
 mod background;
 mod pixel;
@@ -84,6 +87,12 @@ const VBLANK_SCANLINE: u16 = 241;
 /// "PPU registers" (PPUMASK): toggling rendering takes effect about 3-4 dots after the write;
 /// ppu_vbl_nmi 10-even_odd_timing pins the skip decision to the enable as it was at the start of dot 338.
 const SKIP_DECISION_DELAY_DOTS: u8 = 2;
+/// Dots between a PPUMASK write and the rendering pipeline (fetches, shifters, evaluation, sprite
+/// units, pixel output) seeing the new rendering enable: nesdev "PPU registers" (PPUMASK), about 3-4
+/// dots. AccuracyCoin "BG Serial In" toggles rendering off across three reloads 18 dots apart, which
+/// shows the shifters' serial input only with the effect 3 dots late; "Stale Sprite Shift Regs" step 6
+/// disables it just before sprite slot 0's fetches complete.
+const RENDERING_DELAY_DOTS: u8 = 3;
 /// The pre-render scanline (nesdev "PPU rendering": scanline -1 or 261).
 const PRE_RENDER_SCANLINE: u16 = 261;
 
@@ -204,8 +213,9 @@ crate::state::state_struct! {
         pub eval_done: u8,
         /// Evaluation: 1 when sprite 0 (the first sprite examined) is in range for the next scanline.
         pub eval_sprite_0: u8,
-        /// Reserved, always zero (explicit padding).
-        pub reserved: u8,
+        /// Where the sprite output units stand while rendering is disabled (`sprite_units::OFF_*`;
+        /// see `Ppu::stop_sprite_units`); `OFF_NONE` while rendering is enabled.
+        pub sprite_units_off: u8,
         /// Rendering enabled (PPUMASK bit 3 or 4) at the start of each of the last 8 dots, most recent in
         /// bit 0.
         pub rendering_history: u8,
@@ -277,7 +287,7 @@ impl PpuRegs {
         if now.abs_diff(CLEAR) <= NEAR || now.abs_diff(DECAY) <= NEAR {
             return false;
         }
-        if !self.rendering_enabled() {
+        if !self.rendering_enabled() && self.rendering_history & 0x0F == 0 {
             return true;
         }
         let (scanline, dot) = (self.scanline, self.dot);
@@ -375,13 +385,22 @@ impl Ppu {
     /// Advances one dot.
     #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
-        self.regs.rendering_history =
-            (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
+        let history = (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
+        self.regs.rendering_history = history;
+        // The rendering enable as the pipeline sees it on this dot, and on the dot before.
+        let rendering = history & (1 << RENDERING_DELAY_DOTS) != 0;
+        if rendering != (history & (2 << RENDERING_DELAY_DOTS) != 0) {
+            if rendering {
+                self.restart_sprite_units();
+            } else {
+                self.stop_sprite_units();
+            }
+        }
         let scanline = self.regs.scanline;
         if scanline < 240 {
             let dot = self.regs.dot;
             let x = dot.wrapping_sub(1);
-            if self.regs.rendering_enabled() {
+            if rendering {
                 if x < 256 {
                     // The hot path: dots 1-256 of a rendered line.
                     self.background_dot(bus, dot);
@@ -404,6 +423,7 @@ impl Ppu {
                 // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
                 // pre-render line is skipped: this dot is scanline 0, dot 0 instead, and it performs
                 // the read half of the last dummy nametable fetch.
+                self.sprite_units_line_end();
                 let r = &mut self.regs;
                 r.scanline = 0;
                 r.dot = 0;
@@ -421,7 +441,7 @@ impl Ppu {
                 self.regs.sprite_overflow_at = 0;
                 self.regs.reset_warmup = 0;
             }
-            if self.regs.rendering_enabled() {
+            if rendering {
                 self.render_dot(bus, true);
             }
         } else if scanline == VBLANK_SCANLINE && self.regs.dot == 1 {
@@ -498,6 +518,8 @@ impl Ppu {
         r.dot = r.dot.wrapping_add(1);
         // `>=` rather than `==` so that a restored out-of-range position folds back within a frame.
         if r.dot >= DOTS_PER_SCANLINE {
+            self.sprite_units_line_end();
+            let r = &mut self.regs;
             r.dot = 0;
             r.scanline = r.scanline.wrapping_add(1);
             if r.scanline == VBLANK_SCANLINE {
@@ -545,10 +567,11 @@ impl Ppu {
         u64::from(last.saturating_sub(self.regs.dot))
     }
 
-    /// True while PPUMASK enables either layer (the PPU fetches on rendered lines).
+    /// True while PPUMASK enables either layer, or did within the last few dots (the PPU fetches on
+    /// rendered lines until the change reaches its pipeline).
     #[inline]
     pub fn rendering_enabled(&self) -> bool {
-        self.regs.rendering_enabled()
+        self.regs.rendering_enabled() || self.regs.rendering_history & 0x0F != 0
     }
 
     /// True when PPUCTRL selects 8x16 sprites.

@@ -12,7 +12,111 @@ pub(super) mod sprite_pixel {
     pub const UNIT_0: u8 = 0x40;
 }
 
+/// Values of `PpuRegs::sprite_units_off`: what the sprite output units did since rendering was
+/// disabled, as far as it matters when it is enabled again.
+pub(super) mod sprite_units {
+    /// Rendering is enabled (or nothing is owed).
+    pub const OFF_NONE: u8 = 0;
+    /// Disabled on this line at dots 0-256: the X counters still run, the shifters stand.
+    pub const OFF_VISIBLE: u8 = 1;
+    /// Disabled on this line at dots 257-339, before dot 339.
+    pub const OFF_HBLANK: u8 = 2;
+    /// A line ended (or dot 339 passed) while disabled: every unit has counted to zero and is
+    /// drawing, so it draws from the first pixel rendered.
+    pub const OFF_LINE_ENDED: u8 = 3;
+    /// Disabled on this line at dot 340, after dot 339 armed the counters for the next line.
+    pub const OFF_AFTER_339: u8 = 4;
+}
+
 impl Ppu {
+    /// Rendering was just disabled (as the pipeline sees PPUMASK), before the current dot.
+    ///
+    /// The units are modelled by comparison: unit i outputs bit `x - sprite_x[i]` of its pattern at
+    /// pixel x. On hardware each unit has an X down-counter and pattern shifters (nesdev "PPU
+    /// rendering"; AccuracyCoin "Stale Sprite Shift Regs" documents the rest): the counter is loaded
+    /// with X by the unit's fetch, armed by dot 339 while rendering, and decrements on each pixel
+    /// until 0, rendering enabled or not; from then the unit draws, its shifters shifting once per
+    /// pixel, but only while rendering (never in H-Blank or forced blank). So while rendering is off
+    /// the comparison stops being true for a unit that has started drawing; it is restored at the
+    /// next enable ([`Ppu::restart_sprite_units`]). Here: units that drew some of their pixels
+    /// drop them from their pattern.
+    pub(super) fn stop_sprite_units(&mut self) {
+        let r = &mut self.regs;
+        let dot = r.dot;
+        if r.scanline >= 240 && r.scanline != super::PRE_RENDER_SCANLINE {
+            // The units finished on line 239 or 240 (counted down, drawn out).
+            r.sprite_units_off = sprite_units::OFF_LINE_ENDED;
+            return;
+        }
+        if dot == 340 {
+            r.sprite_units_off = sprite_units::OFF_AFTER_339;
+            return;
+        }
+        // The next pixel the units would have drawn, and the first unit whose fetches (dots 257 + 8 x
+        // slot to 264 + 8 x slot) are not complete: all of them on dots 0-256.
+        let (next_pixel, first_stale) =
+            if dot <= 256 { (dot.saturating_sub(1), 0) } else { (256, usize::from((dot - 257) / 8).min(8)) };
+        for slot in first_stale..8 {
+            let start = u16::from(r.sprite_x[slot]);
+            if start < next_pixel {
+                let drawn = u32::from(next_pixel - start);
+                r.sprite_pattern_lo[slot] = r.sprite_pattern_lo[slot].checked_shl(drawn).unwrap_or(0);
+                r.sprite_pattern_hi[slot] = r.sprite_pattern_hi[slot].checked_shl(drawn).unwrap_or(0);
+            }
+            if dot <= 256 {
+                // A unit drawing stands at the next pixel; one counting keeps its start.
+                r.sprite_x[slot] = start.max(next_pixel) as u8;
+            } else {
+                // Counted down to 0 during the line, not reloaded: dot 339 arms a counter of 0, so
+                // the unit draws from pixel 0 of the next line.
+                r.sprite_x[slot] = 0;
+            }
+        }
+        r.sprite_units_off = if dot <= 256 { sprite_units::OFF_VISIBLE } else { sprite_units::OFF_HBLANK };
+    }
+
+    /// Rendering was just enabled (as the pipeline sees PPUMASK), before the current dot: the units' starts as the counters and shifters left them (see
+    /// [`Ppu::stop_sprite_units`]). Units the fetches of this line load later start over anyway.
+    pub(super) fn restart_sprite_units(&mut self) {
+        let r = &mut self.regs;
+        let dot = r.dot;
+        let visible = r.scanline < 240 || r.scanline == super::PRE_RENDER_SCANLINE;
+        let off = core::mem::replace(&mut r.sprite_units_off, sprite_units::OFF_NONE);
+        // A unit drawing (halted counter) continues at the first pixel rendered.
+        let first_pixel = if visible && (1..=256).contains(&dot) { dot - 1 } else { 0 };
+        let start_at = match off {
+            sprite_units::OFF_VISIBLE if dot <= 256 => {
+                // Same line: units whose counter reached 0 meanwhile draw from here.
+                for start in &mut r.sprite_x {
+                    *start = (*start).max(first_pixel as u8);
+                }
+                return;
+            }
+            // Counted down by the end of the line; dot 339 arms a counter of 0.
+            sprite_units::OFF_VISIBLE => 0,
+            // Dot 339 still to come: the units loaded before the disable count from their X, the
+            // others were set to start at 0 then.
+            sprite_units::OFF_HBLANK if dot <= 339 => return,
+            // Dot 339 passed with rendering off: every unit is drawing.
+            sprite_units::OFF_HBLANK | sprite_units::OFF_LINE_ENDED => first_pixel,
+            // `OFF_NONE`, or `OFF_AFTER_339` on the same dot 340: nothing changed.
+            _ => return,
+        };
+        r.sprite_x = [start_at as u8; 8];
+    }
+
+    /// The line ends (or the odd-frame skip jumps to the next one) while rendering is off.
+    #[inline(always)]
+    pub(super) fn sprite_units_line_end(&mut self) {
+        let r = &mut self.regs;
+        r.sprite_units_off = match r.sprite_units_off {
+            sprite_units::OFF_NONE => return,
+            // Armed at dot 339: the new line counts from the units' X.
+            sprite_units::OFF_AFTER_339 => sprite_units::OFF_VISIBLE,
+            _ => sprite_units::OFF_LINE_ENDED,
+        };
+    }
+
     #[inline(always)]
     fn sprite_height(&self) -> u16 {
         if self.regs.ctrl & ctrl::SPRITE_16 != 0 { 16 } else { 8 }
@@ -407,6 +511,47 @@ mod tests {
         assert_eq!(ppu.regs.visible_status() & status::SPRITE_0_HIT, 0, "dot 101 set it");
         ppu.tick_dot(&mut bus);
         assert_ne!(ppu.regs.visible_status() & status::SPRITE_0_HIT, 0, "shows once dot 102 is done");
+    }
+
+    /// Sprite 0 (tile `tile`) at (x, y = 20) over an opaque background, rendering on; rendering is
+    /// disabled at (`off_line`, `off_dot`) and enabled again at (21, `on_dot`): the pixel of the hit.
+    fn hit_after_forced_blank(tile: u8, x: u8, off_line: u16, off_dot: u16, on_dot: u16) -> Option<u16> {
+        let mut bus = FlatBus::new();
+        bus.0[..16].fill(0xFF);
+        // Tile 1: only the right half opaque.
+        bus.0[0x10..0x18].fill(0x0F);
+        let mut oam = [0xF0; 256];
+        oam[..4].copy_from_slice(&[20, tile, 0, x]);
+        let mut ppu = run_to(oam, 0x1E, &mut bus, off_line, off_dot);
+        ppu.write_register(0x2001, 0x00, &mut bus);
+        while ppu.scanline() != 21 || ppu.dot() != on_dot {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.regs.sprite_0_hit_at, 0, "no hit before the enable");
+        ppu.write_register(0x2001, 0x1E, &mut bus);
+        while ppu.dot() != 258 {
+            ppu.tick_dot(&mut bus);
+            if ppu.regs.sprite_0_hit_at != 0 {
+                return Some(ppu.dot() - 2);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn sprite_units_count_through_forced_blank_but_draw_only_while_rendering() {
+        // AccuracyCoin "Stale Sprite Shift Regs": the X counter runs on, so a sprite whose start
+        // passed while rendering was off draws from the first pixel rendered again. PPUMASK reaches
+        // the pipeline 3 dots after the write: a write before dot d acts from dot d + 3 (pixel d + 2).
+        assert_eq!(hit_after_forced_blank(0, 100, 21, 50, 60), Some(100), "start not yet reached");
+        assert_eq!(hit_after_forced_blank(0, 100, 21, 50, 150), Some(152));
+        // Pixels 100-102 drawn (transparent), then the rest from pixel 162: its opaque half at 163.
+        assert_eq!(hit_after_forced_blank(1, 100, 21, 101, 160), Some(163));
+        // Dot 339 in forced blank leaves every unit drawing ("Stale BG Shift Registers": X = $80 is
+        // drawn where rendering resumes).
+        assert_eq!(hit_after_forced_blank(0, 0x80, 20, 300, 60), Some(62));
+        // Disabled before slot 0's pattern fetches complete: the unit keeps line 20's (empty) pattern.
+        assert_eq!(hit_after_forced_blank(0, 0x80, 20, 258, 60), None);
     }
 
     #[test]

@@ -30,7 +30,10 @@ impl Ppu {
         while count > 0 {
             let (scanline, dot) = (self.regs.scanline, self.regs.dot);
             let rendering = self.regs.rendering_enabled();
-            if rendering && scanline < 240 && dot & 7 == 1 && count >= 8 {
+            // The pipeline sees the enable `RENDERING_DELAY_DOTS` late: on through these 8 dots when
+            // it was on for the last 4.
+            let settled_on = self.regs.rendering_history & 0x0F == 0x0F;
+            if rendering && settled_on && scanline < 240 && dot & 7 == 1 && count >= 8 {
                 if dot <= 249 {
                     // Every whole tile of dots 1-256 the stretch covers, in one loop.
                     let colors = colors.get_or_insert_with(|| self.color_table());

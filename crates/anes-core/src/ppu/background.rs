@@ -201,6 +201,18 @@ impl Ppu {
         r.bg_attr_hi = (r.bg_attr_hi << 1) | (r.bg_attr_hi & 1);
     }
 
+    /// `n` shifts at once (1 to 15): what `n` calls of [`Ppu::shift_background`] do, serial inputs
+    /// included (the attribute shifters repeat their bit 0).
+    #[inline(always)]
+    pub(super) fn shift_background_by(&mut self, n: u32) {
+        let r = &mut self.regs;
+        let fill = (1u16 << n) - 1;
+        r.bg_pattern_lo <<= n;
+        r.bg_pattern_hi = (r.bg_pattern_hi << n) | fill;
+        r.bg_attr_lo = (r.bg_attr_lo << n) | if r.bg_attr_lo & 1 != 0 { fill } else { 0 };
+        r.bg_attr_hi = (r.bg_attr_hi << n) | if r.bg_attr_hi & 1 != 0 { fill } else { 0 };
+    }
+
     /// The fetched tile enters the low bytes of the shifters.
     #[inline(always)]
     pub(super) fn reload_background_shifters(&mut self) {
@@ -275,6 +287,33 @@ mod tests {
         let r = &ppu.regs;
         assert_eq!((r.bg_pattern_lo, r.bg_pattern_hi), (0xF000, 0x0FFF));
         assert_eq!((r.bg_attr_lo, r.bg_attr_hi), (0xFFFF, 0x0000));
+    }
+
+    #[test]
+    fn shifting_by_n_is_n_single_shifts() {
+        let starts = [(0xFFFF, 0x0000, 0x00FF, 0xFF00), (0x1234, 0x8001, 0x7F7E, 0x0101), (0, 0, 1, 0)];
+        for (lo, hi, attr_lo, attr_hi) in starts {
+            for n in 1..16 {
+                let (mut one, mut many) = (Ppu::new(), Ppu::new());
+                for ppu in [&mut one, &mut many] {
+                    let r = &mut ppu.regs;
+                    (r.bg_pattern_lo, r.bg_pattern_hi, r.bg_attr_lo, r.bg_attr_hi) =
+                        (lo, hi, attr_lo, attr_hi);
+                }
+                for _ in 0..n {
+                    one.shift_background();
+                }
+                many.shift_background_by(n);
+                let state = |p: &Ppu| {
+                    (p.regs.bg_pattern_lo, p.regs.bg_pattern_hi, p.regs.bg_attr_lo, p.regs.bg_attr_hi)
+                };
+                assert_eq!(
+                    state(&many),
+                    state(&one),
+                    "{n} shifts from {lo:#x} {hi:#x} {attr_lo:#x} {attr_hi:#x}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -59,14 +59,23 @@ impl Ppu {
                 }
             }
             // (Where the fetches are observed, four single dots measured cheaper.)
-            if rendering && scanline < 240 && dot == 337 && count >= 4 && !bus.fetches_observed() {
+            if rendering
+                && settled_on
+                && scanline < 240
+                && dot == 337
+                && count >= 4
+                && !bus.fetches_observed()
+            {
                 self.run_line_tail_unobserved(bus);
                 count -= 4;
                 continue;
             }
             let idle = self.regs.rendering_history == 0 && !rendering;
-            // Lines 240-260 fetch nothing and output nothing, rendering or not.
-            let blank_line = (240..PRE_RENDER_SCANLINE).contains(&scanline);
+            // Lines 240-260 fetch nothing and output nothing, rendering or not; but a change of the
+            // enable the pipeline has yet to see stops or restarts the sprite units (`tick_dot`), so
+            // only once the history holds no change.
+            let unchanging = self.regs.rendering_history & 0x1F == if rendering { 0x1F } else { 0 };
+            let blank_line = (240..PRE_RENDER_SCANLINE).contains(&scanline) && unchanging;
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
             let flag_dot = (scanline == VBLANK_SCANLINE || scanline == PRE_RENDER_SCANLINE) && dot <= 1;
             if !(idle || blank_line)
@@ -127,11 +136,7 @@ impl Ppu {
             }
         }
         // The other seven dots' shifts.
-        let r = &mut self.regs;
-        r.bg_pattern_lo <<= 7;
-        r.bg_pattern_hi <<= 7;
-        r.bg_attr_lo <<= 7;
-        r.bg_attr_hi <<= 7;
+        self.shift_background_by(7);
         self.sprite_evaluation_tile(first);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
@@ -206,11 +211,7 @@ impl Ppu {
             self.reload_background_shifters();
         }
         self.fetch_tile(bus);
-        let r = &mut self.regs;
-        r.bg_pattern_lo <<= 7;
-        r.bg_pattern_hi <<= 7;
-        r.bg_attr_lo <<= 7;
-        r.bg_attr_hi <<= 7;
+        self.shift_background_by(7);
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = 0xFF;
         self.regs.dot = first + 8;

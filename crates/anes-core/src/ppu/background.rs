@@ -194,11 +194,7 @@ impl Ppu {
     /// rendering is toggled off across a reload and back on.
     #[inline(always)]
     pub(super) fn shift_background(&mut self) {
-        let r = &mut self.regs;
-        r.bg_pattern_lo <<= 1;
-        r.bg_pattern_hi = (r.bg_pattern_hi << 1) | 1;
-        r.bg_attr_lo = (r.bg_attr_lo << 1) | (r.bg_attr_lo & 1);
-        r.bg_attr_hi = (r.bg_attr_hi << 1) | (r.bg_attr_hi & 1);
+        self.shift_background_by(1);
     }
 
     /// `n` shifts at once (1 to 15): what `n` calls of [`Ppu::shift_background`] do, serial inputs

@@ -167,7 +167,7 @@ fn kill_9_during_checkpoint_writes_and_dlq_appends_loses_nothing() {
         &config,
         format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\ntoken_file = \"token\"\ndrill = true\ndata_dir = \"data\"\n\n\
-             [[pipeline]]\nid = \"c\"\ncheckpoint_every = 5\nrollback = \"alert\"\n[pipeline.input]\nsource = \"push\"\n\
+             [[pipeline]]\nid = \"c\"\ncheckpoint_every = 5\npersist_every = 5\nrollback = \"alert\"\n[pipeline.input]\nsource = \"push\"\n\
              [pipeline.journal]\nsegment_bytes = 65536\nsegments_kept = 1000\n"
         ),
     )

@@ -48,7 +48,7 @@ impl Service {
             &config,
             format!(
                 "[server]\nlisten = \"127.0.0.1:{port}\"\ntoken_file = \"token\"\ndrill = true\ndata_dir = \"data-{name}\"\n\n\
-                 [[pipeline]]\nid = \"{PIPELINE}\"\ncheckpoint_every = 10\nrollback = \"immediate\"\n\
+                 [[pipeline]]\nid = \"{PIPELINE}\"\ncheckpoint_every = 10\npersist_every = 10\nrollback = \"immediate\"\n\
                  [pipeline.input]\nsource = \"push\"\n\
                  [pipeline.store]\nbackend = \"redis\"\nurl = \"{redis_url}\"\n"
             ),

@@ -110,7 +110,7 @@ struct Service {
 impl Service {
     fn start(name: &str, checkpoint_every: u64, store: &str) -> Service {
         let text = format!(
-            "[[pipeline]]\nid = \"bench\"\ncheckpoint_every = {checkpoint_every}\n{store}[pipeline.input]\nsource = \"push\"\n"
+            "[[pipeline]]\nid = \"bench\"\ncheckpoint_every = {checkpoint_every}\npersist_every = {checkpoint_every}\n{store}[pipeline.input]\nsource = \"push\"\n"
         );
         let mut config = Config::parse(&text, "bench.toml").expect("the bench's configuration");
         let data_dir = temp_dir(name);

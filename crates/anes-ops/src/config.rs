@@ -81,6 +81,9 @@ pub struct PipelineSection {
     pub checkpoint_every: Option<u64>,
     /// Verified checkpoints kept (default 4).
     pub checkpoints_kept: Option<usize>,
+    /// A verified checkpoint is stored durably once this many frames have passed since the last one
+    /// stored (default 300; at most `checkpoint_every`: every one).
+    pub persist_every: Option<u64>,
     /// Most records a worker may run ahead of its twin (default 120; more than 50).
     pub drift_window: Option<u64>,
     /// `alert` (default) or `immediate`.
@@ -322,6 +325,12 @@ impl Config {
                     return Err(err(key("checkpoint_every"), format!("{k}: use 1 to 1048576 frames")));
                 }
                 settings.checkpoint_every = k;
+            }
+            if let Some(k) = p.persist_every {
+                if k == 0 || k > 1 << 24 {
+                    return Err(err(key("persist_every"), format!("{k}: use 1 to 16777216 frames")));
+                }
+                settings.persist_every = k;
             }
             if let Some(n) = p.checkpoints_kept {
                 if n == 0 || n > 256 {

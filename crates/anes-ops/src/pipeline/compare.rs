@@ -209,7 +209,10 @@ impl Pipeline {
         for w in WorkerId::BOTH {
             let other_processed = self.workers[w.other().index()].processed;
             let slot = &self.workers[w.index()];
-            if slot.phase != WorkerPhase::Running {
+            // A worker with more than half a window queued has work for a while: topping it up at every
+            // report would cut its queue into small commands, each ending in a reply of its own.
+            let queued = slot.next_to_send.saturating_sub(slot.processed);
+            if slot.phase != WorkerPhase::Running || queued > self.settings.drift_window / 2 {
                 continue;
             }
             // Only committed records run: a record reaches a worker after it is journaled.
@@ -302,7 +305,8 @@ impl Pipeline {
             if let Some(i) = self.snapshots.iter().position(|s| s.0 == seq && s.1 == hash) {
                 let (seq, state_hash, snapshot) = self.snapshots.remove(i).expect("found");
                 self.snapshots.retain(|s| s.0 > seq);
-                self.push_checkpoint(Checkpoint { seq, cpu_cycle, state_hash, snapshot, taken_at: self.now });
+                let checkpoint = Checkpoint { seq, cpu_cycle, state_hash, snapshot, taken_at: self.now };
+                self.push_checkpoint(checkpoint, Durable::Periodic);
                 self.boundaries.pop_front();
             } else if self.snapshots.iter().any(|s| s.0 > seq) || self.snapshots.iter().any(|s| s.0 == seq) {
                 // Its snapshot was lost or does not match: it cannot become a checkpoint.
@@ -313,13 +317,16 @@ impl Pipeline {
         }
     }
 
-    pub(super) fn push_checkpoint(&mut self, checkpoint: Checkpoint) {
+    pub(super) fn push_checkpoint(&mut self, checkpoint: Checkpoint, durable: Durable) {
         tracing::debug!(pipeline = %self.settings.id, seq = checkpoint.seq, "verified checkpoint");
         if self.checkpoints.len() >= self.settings.checkpoints_kept {
             self.checkpoints.pop_front();
         }
-        if !checkpoint.snapshot.is_empty() && self.fenced.is_none() {
+        let due = durable == Durable::Always
+            || self.last_persisted.is_none_or(|last| checkpoint.seq >= last + self.settings.persist_every);
+        if due && !checkpoint.snapshot.is_empty() && self.fenced.is_none() {
             // Written off the hot path by the runtime's checkpoint writer.
+            self.last_persisted = Some(checkpoint.seq);
             self.actions.push_back(Action::Persist(checkpoint.clone()));
         }
         self.checkpoints.push_back(checkpoint);

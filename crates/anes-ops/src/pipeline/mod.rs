@@ -68,6 +68,15 @@ pub const ALERT_DRIFT_THRESHOLD: u64 = 50;
 /// Most records in one feed to a worker.
 const MAX_FEED: u64 = 256;
 
+/// Whether a new verified checkpoint goes to the durable store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durable {
+    /// When `persist_every` frames have passed since the last one stored.
+    Periodic,
+    /// Always (the final checkpoint of a drain).
+    Always,
+}
+
 /// Incidents kept for the status API.
 const INCIDENTS_KEPT: usize = 16;
 
@@ -160,6 +169,12 @@ pub struct PipelineSettings {
     pub checkpoint_every: u64,
     /// Verified checkpoints kept.
     pub checkpoints_kept: usize,
+    /// A verified checkpoint goes to the durable store when at least this many frames have passed since
+    /// the last one stored (every checkpoint when it is at most `checkpoint_every`). Rollbacks use the
+    /// checkpoints in memory; the store is for a restart, which re-runs the journal from the stored
+    /// checkpoint, so storing fewer costs a restart a few seconds of replay and saves the checkpoint
+    /// writer's file writes and fsyncs on every other checkpoint.
+    pub persist_every: u64,
     /// Most records a worker may be ahead of its twin.
     pub drift_window: u64,
     /// When to roll back.
@@ -180,7 +195,8 @@ pub struct PipelineSettings {
 }
 
 impl PipelineSettings {
-    /// Defaults: a checkpoint every 60 frames, 4 kept, a drift window of 120 records, the alert
+    /// Defaults: a checkpoint every 60 frames, 4 kept, one stored durably every 300 frames (5 s of
+    /// play), a drift window of 120 records, the alert
     /// policy, a backlog of 65,536 records and a dead-letter queue of 262,144 (over an hour at 60 per
     /// second), 20 s per step, 3 attempts.
     pub fn new(id: &str) -> PipelineSettings {
@@ -188,6 +204,7 @@ impl PipelineSettings {
             id: id.to_string(),
             checkpoint_every: 60,
             checkpoints_kept: 4,
+            persist_every: 300,
             drift_window: 120,
             policy: RollbackPolicy::Alert,
             backlog_capacity: 1 << 16,
@@ -524,6 +541,8 @@ pub struct Pipeline {
     snapshots: VecDeque<(u64, [u8; 32], Arc<Vec<u8>>)>,
     /// Verified checkpoint boundaries (sequence number, hash, CPU cycle), newest last.
     boundaries: VecDeque<(u64, [u8; 32], u64)>,
+    /// The frame of the newest checkpoint handed to the store.
+    last_persisted: Option<u64>,
     verified_until: u64,
     last_verified_cycle: u64,
     verified_before_start: u64,
@@ -584,6 +603,7 @@ impl Pipeline {
             checkpoints: VecDeque::new(),
             snapshots: VecDeque::new(),
             boundaries: VecDeque::new(),
+            last_persisted: None,
             verified_until: 0,
             last_verified_cycle: 0,
             verified_before_start: 0,

@@ -469,7 +469,7 @@ impl Pipeline {
                 taken_at: self.now,
             };
             tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %crate::worker::protocol::to_hex(&ha), "final verified checkpoint");
-            self.push_checkpoint(checkpoint.clone());
+            self.push_checkpoint(checkpoint.clone(), Durable::Always);
             self.actions.push_back(Action::Drained(Some(checkpoint)));
         } else {
             tracing::error!(pipeline = %self.settings.id, seq = end, "the workers' final snapshots differ: no final checkpoint");

@@ -272,7 +272,13 @@ impl Sim {
 }
 
 fn settings(policy: RollbackPolicy) -> PipelineSettings {
-    PipelineSettings { checkpoint_every: 8, drift_window: 64, policy, ..PipelineSettings::new("p1") }
+    PipelineSettings {
+        checkpoint_every: 8,
+        persist_every: 8,
+        drift_window: 64,
+        policy,
+        ..PipelineSettings::new("p1")
+    }
 }
 
 fn assert_nothing_lost(sim: &Sim) {
@@ -419,6 +425,26 @@ fn draining_takes_a_final_verified_checkpoint_and_refuses_new_records() {
 }
 
 #[test]
+fn checkpoints_are_stored_every_persist_every_frames_and_the_final_one_always() {
+    let mut sim = Sim::new(PipelineSettings { persist_every: 24, ..settings(RollbackPolicy::Alert) }, 12);
+    sim.offer(101);
+    sim.settle(Duration::from_secs(10));
+    // Verified checkpoints every 8 frames; stored: power-on, then one each time 24 frames have passed.
+    let stored: Vec<u64> = sim.stored.iter().map(|c| c.seq).collect();
+    assert_eq!(stored, [0, 24, 48, 72, 96]);
+    assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(96));
+    sim.handle(Event::Drain);
+    sim.settle(Duration::from_secs(5));
+    assert_eq!(sim.stored.last().map(|c| c.seq), Some(101), "the drain's final checkpoint is stored");
+
+    // At most `checkpoint_every`: every verified checkpoint.
+    let mut every = Sim::new(PipelineSettings { persist_every: 8, ..settings(RollbackPolicy::Alert) }, 13);
+    every.offer(40);
+    every.settle(Duration::from_secs(10));
+    assert_eq!(every.stored.iter().map(|c| c.seq).collect::<Vec<_>>(), [0, 8, 16, 24, 32, 40]);
+}
+
+#[test]
 fn pushed_batches_skip_duplicates_and_refuse_gaps() {
     let mut sim = Sim::new(settings(RollbackPolicy::Alert), 8);
     let inputs = [FrameInput::default(); 5];
@@ -451,7 +477,7 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
     ));
     let config = Config::parse(
-        "[[pipeline]]\nid = \"p1\"\ncheckpoint_every = 8\ndrift_window = 64\n[pipeline.input]\nsource = \"push\"\n",
+        "[[pipeline]]\nid = \"p1\"\ncheckpoint_every = 8\npersist_every = 8\ndrift_window = 64\n[pipeline.input]\nsource = \"push\"\n",
         "test.toml",
     )
     .unwrap()

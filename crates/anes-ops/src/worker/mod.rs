@@ -159,7 +159,10 @@ pub(crate) struct ReplyBatcher {
 }
 
 impl ReplyBatcher {
-    pub(crate) const FLUSH_AT: usize = 16;
+    /// A quarter of the default drift window, as the lockstep runner's threaded batches: the pipeline
+    /// wakes about once per 30 records per worker, and a worker's reported progress lags its real one by
+    /// less than the drift alert's threshold (50).
+    pub(crate) const FLUSH_AT: usize = 30;
 
     pub(crate) fn new(worker: WorkerId, incarnation: u64, events: Sender<WorkerMessage>) -> ReplyBatcher {
         ReplyBatcher { worker, incarnation, events, pending: Vec::with_capacity(Self::FLUSH_AT) }

@@ -22,7 +22,7 @@ pub struct Pushed {
 /// The wait must not cost the pipeline what it measures: polling every millisecond wakes this thread
 /// about 600 times in a 600-frame batch, and on two cores each wake-up takes a core from a worker. So
 /// it sleeps most of the time the remaining records should take at the rate seen so far, then polls:
-/// a few dozen wake-ups per batch, and still at most about 1 ms late.
+/// a few dozen wake-ups per batch, and at most about a quarter of a millisecond late.
 pub fn push_and_wait(
     handle: &PipelineHandle,
     metrics: &Metrics,
@@ -49,9 +49,10 @@ pub fn push_and_wait(
         let nap = if done == 0 {
             Duration::from_millis(1)
         } else {
-            // Three quarters of the estimated remainder, never under 1 ms.
+            // Three quarters of the estimated remainder, never under a quarter of a millisecond (by
+            // then the last records are running and a core is free for this thread).
             let per_record = started.elapsed() / u32::try_from(done).unwrap_or(u32::MAX);
-            (per_record * u32::try_from(left).unwrap_or(u32::MAX) * 3 / 4).max(Duration::from_millis(1))
+            (per_record * u32::try_from(left).unwrap_or(u32::MAX) * 3 / 4).max(Duration::from_micros(250))
         };
         std::thread::sleep(nap);
     }

@@ -320,13 +320,11 @@ impl CheckpointStore for FsStore {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
-        // Retention: the newest `kept` stay. A crash here leaves an extra old file, removed next time.
+        // Retention: the newest `kept` stay. The removals are not fsynced: a crash may bring an old file
+        // back, which is never newer than the one just written and goes at the next write.
         let names = self.checkpoint_names()?;
         for (_, _, old) in names.iter().skip(self.kept) {
             let _ = fs::remove_file(self.dir.join(old));
-        }
-        if names.len() > self.kept {
-            let _ = self.sync_dir();
         }
         let oldest_kept_frame = names.iter().take(self.kept).map(|n| n.0).min().unwrap_or(header.frame);
         Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame })

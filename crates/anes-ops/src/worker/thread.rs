@@ -62,7 +62,11 @@ fn run(commands: Receiver<Command>, state: &AtomicU8, mut out: ReplyBatcher) {
             break stop_reason(state);
         }
         let flow = engine.handle(command, &mut |reply| out.push(reply));
-        out.flush();
+        // With more commands queued the replies wait for the next full batch: a flush per command would
+        // wake the pipeline for every small one. Before waiting (or stalling) everything goes out.
+        if flow != Flow::Continue || commands.is_empty() {
+            out.flush();
+        }
         match flow {
             Flow::Continue => {}
             Flow::Shutdown => break "shut down on request".to_string(),

@@ -100,9 +100,12 @@ impl Service {
                     for path in ["/metrics", "/v1/pipelines"] {
                         let _ = get(&agent, port, path);
                     }
+                    // Asleep until the next scrape or until the service stops (it unparks this
+                    // thread): no wake-ups in between to take a core from a worker.
                     let until = Instant::now() + Duration::from_secs(1);
-                    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(20));
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(left) = until.checked_duration_since(Instant::now()) else { break };
+                        std::thread::park_timeout(left);
                     }
                 }
             })
@@ -120,6 +123,7 @@ impl Drop for Service {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(s) = self.scraper.take() {
+            s.thread().unpark();
             let _ = s.join();
         }
         if let Some(p) = self.pipelines.take() {
@@ -165,10 +169,8 @@ fn throughput(c: &mut Criterion) {
     group.bench_function("pipeline_with_metrics_and_http_600_frames", |b| {
         b.iter_custom(|iters| {
             let start = Instant::now();
-            let target = service.frames_verified() + iters * FRAMES;
-            while service.frames_verified() < target {
-                std::thread::sleep(Duration::from_micros(200));
-            }
+            let from = service.frames_verified();
+            support::push::wait_verified(&service.metrics, "bench", from, from + iters * FRAMES, start);
             start.elapsed()
         })
     });

@@ -17,12 +17,7 @@ pub struct Pushed {
 }
 
 /// Pushes `inputs` as records `first_seq..` to the pipeline behind `handle` and waits (at most 120 s)
-/// until `metrics` counts them verified.
-///
-/// The wait must not cost the pipeline what it measures: polling every millisecond wakes this thread
-/// about 600 times in a 600-frame batch, and on two cores each wake-up takes a core from a worker. So
-/// it sleeps most of the time the remaining records should take at the rate seen so far, then polls:
-/// a few dozen wake-ups per batch, and at most about a quarter of a millisecond late.
+/// until `metrics` counts them verified (see [`wait_verified`]).
 pub fn push_and_wait(
     handle: &PipelineHandle,
     metrics: &Metrics,
@@ -36,16 +31,27 @@ pub fn push_and_wait(
     let outcome = answer.blocking_recv().expect("an answer").expect("no sequence gap");
     assert_eq!(outcome.accepted, frames, "the pipeline took the whole batch: {outcome:?}");
     let accepted_after = started.elapsed();
+    wait_verified(metrics, &handle.id, outcome.next_seq - frames, outcome.next_seq, started);
+    Pushed { next_seq: outcome.next_seq, accepted_after, verified_after: started.elapsed() }
+}
+
+/// Waits (at most 120 s from `started`) until `metrics` counts `target` records of pipeline `id`
+/// verified; `from` were verified at `started`.
+///
+/// The wait must not cost the pipeline what it measures: polling every millisecond wakes this thread
+/// about 600 times in a 600-frame batch, and on two cores each wake-up takes a core from a worker. So
+/// it sleeps most of the time the remaining records should take at the rate seen so far, then polls:
+/// a few dozen wake-ups per batch, and at most about a quarter of a millisecond late.
+pub fn wait_verified(metrics: &Metrics, id: &str, from: u64, target: u64, started: Instant) {
     let deadline = started + Duration::from_secs(120);
-    let verified_at_push = outcome.next_seq - frames;
     loop {
-        let verified = metrics.frames_verified(&handle.id);
-        if verified >= outcome.next_seq {
-            break;
+        let verified = metrics.frames_verified(id);
+        if verified >= target {
+            return;
         }
-        assert!(Instant::now() < deadline, "{frames} frames not verified within 120 s");
-        let done = verified.saturating_sub(verified_at_push);
-        let left = outcome.next_seq - verified;
+        assert!(Instant::now() < deadline, "{} records not verified within 120 s", target - from);
+        let done = verified.saturating_sub(from);
+        let left = target - verified;
         let nap = if done == 0 {
             Duration::from_millis(1)
         } else {
@@ -56,7 +62,6 @@ pub fn push_and_wait(
         };
         std::thread::sleep(nap);
     }
-    Pushed { next_seq: outcome.next_seq, accepted_after, verified_after: started.elapsed() }
 }
 
 /// The median of `samples` (sorted in place).

@@ -105,6 +105,64 @@ impl Ppu {
         r.sprite_x = [start_at as u8; 8];
     }
 
+    /// Rendering was just disabled (as the pipeline sees PPUMASK), before the current dot: on a line
+    /// that renders, the secondary OAM address the sprite circuitry stands at seeds an OAM
+    /// corruption, owed until rendering runs again on such a line ([`Ppu::corrupt_oam`]).
+    ///
+    /// AccuracyCoin "OAM Corruption" (its source documents the mechanism) and nesdev "PPU OAM" (OAM
+    /// corruption on disabling rendering): the address counts the clear's writes on dots 1-64 (one
+    /// per even dot), the copies of in-range bytes on dots 65-256 (rounded up to a whole sprite), and
+    /// the reads of the sprite fetches on dots 257-320 (after Y, tile and attribute, then after the
+    /// slot's last dot); it is back at 0 after dot 320, where the corruption copies row 0 onto itself.
+    /// The pre-render line copies nothing into secondary OAM on dots 65-256: no corruption seeded there.
+    ///
+    /// The corruption happens when rendering is enabled during VBlank (on the pre-render line's first
+    /// dot, [`Ppu::corrupt_oam`]). Enabled again on a rendering line, it is dropped: the author's
+    /// emulator (TriCNES) suppresses it then on some CPU/PPU alignments, and blargg's
+    /// sprite_overflow_tests "5.Emulator" (test 3, which passes on hardware) disables rendering on
+    /// dot 13 of line 126 and enables it on line 138, where corrupting row 7 would take two sprites
+    /// off line 230 and the overflow it expects there.
+    pub(super) fn seed_oam_corruption(&mut self) {
+        let r = &mut self.regs;
+        if !r.is_rendering_line() {
+            return;
+        }
+        // The last dot processed with rendering on.
+        let last = r.dot.wrapping_sub(1);
+        let address = match last {
+            1..=64 => last / 2,
+            65..=256 if r.scanline != super::PRE_RENDER_SCANLINE => {
+                (u16::from(r.eval_secondary_addr.min(32)) + 3) & !3
+            }
+            257..=320 => {
+                let index = last - 257;
+                let phase = index & 7;
+                (index & !7) / 2 + if phase == 7 { 4 } else { (phase + 1).min(3) }
+            }
+            _ => 0,
+        };
+        // A seed of 0 replaces an older one (row 0 copied onto itself).
+        r.oam_corruption = super::OAM_CORRUPTION_PENDING | (address & 31) as u8;
+    }
+
+    /// The first dot rendering runs on a line that renders: an owed corruption (see
+    /// [`Ppu::seed_oam_corruption`]) copies OAM row 0 (bytes 0-7) over the row the seed names, and
+    /// secondary OAM byte 0 over the byte at the seed.
+    #[inline(always)]
+    pub(super) fn corrupt_oam(&mut self) {
+        let owed = self.regs.oam_corruption;
+        if owed & super::OAM_CORRUPTION_PENDING == 0 {
+            return;
+        }
+        self.regs.oam_corruption = 0;
+        let row = usize::from(owed & 31);
+        let (first, rest) = self.oam.split_at_mut(8);
+        if row != 0 {
+            rest[row * 8 - 8..row * 8].copy_from_slice(first);
+        }
+        self.secondary_oam[row] = self.secondary_oam[0];
+    }
+
     /// The line ends (or the odd-frame skip jumps to the next one) while rendering is off.
     #[inline(always)]
     pub(super) fn sprite_units_line_end(&mut self) {
@@ -552,6 +610,40 @@ mod tests {
         assert_eq!(hit_after_forced_blank(0, 0x80, 20, 300, 60), Some(62));
         // Disabled before slot 0's pattern fetches complete: the unit keeps line 20's (empty) pattern.
         assert_eq!(hit_after_forced_blank(0, 0x80, 20, 258, 60), None);
+    }
+
+    /// OAM with row 0 (bytes 0-7) = 1..=8 and every other byte $F0: rendering disabled before
+    /// (`line`, `dot`), enabled again at (`on_line`, 100), then run to line 20.
+    fn oam_after_disable(line: u16, dot: u16, on_line: u16) -> [u8; 256] {
+        let mut bus = FlatBus::new();
+        let mut oam = [0xF0; 256];
+        oam[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let mut ppu = run_to(oam, 0x18, &mut bus, line, dot);
+        ppu.write_register(0x2001, 0x00, &mut bus);
+        while ppu.scanline() != on_line || ppu.dot() != 100 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.oam[8..], [0xF0; 248], "nothing corrupted while rendering is off");
+        ppu.write_register(0x2001, 0x18, &mut bus);
+        while ppu.scanline() != 20 {
+            ppu.tick_dot(&mut bus);
+        }
+        ppu.oam
+    }
+
+    #[test]
+    fn disabling_rendering_mid_line_corrupts_an_oam_row_once_enabled_in_vblank() {
+        // AccuracyCoin "OAM Corruption": the write before dot 7 reaches the pipeline at dot 10; the
+        // clear has written secondary OAM bytes 0-3 by then, so row 4 becomes a copy of row 0.
+        let oam = oam_after_disable(10, 7, 250);
+        assert_eq!(oam[32..40], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(oam[8..32].iter().chain(&oam[40..]).all(|&b| b == 0xF0), "one row only");
+        // During the sprite fetches: slot 1's tile read (dot 266) done, address 6.
+        let oam = oam_after_disable(10, 264, 250);
+        assert_eq!(oam[48..56], [1, 2, 3, 4, 5, 6, 7, 8]);
+        // Enabled again on a rendering line: no corruption.
+        let oam = oam_after_disable(10, 7, 12);
+        assert!(oam[8..].iter().all(|&b| b == 0xF0));
     }
 
     #[test]

@@ -47,5 +47,7 @@ pub use state::{FrameRecord, Section, StateHash};
 /// rendering enable reaching the PPU's pipeline 3 dots after the write, the background shifters'
 /// serial input, and the sprite output units through forced blank (the PPU's former reserved byte
 /// holds the units' state while rendering is off). 4, OAM corruption after rendering is disabled on
-/// a rendering line (PPU section version 3: the owed corruption and 7 reserved bytes).
+/// a rendering line, and the pre-render line's sprite fetches loading stale secondary OAM for
+/// scanline 0, with the odd-frame skip moving each unit's first pixel to x = 0 (PPU section version
+/// 3: the owed corruption, the units' first pixels and 5 reserved bytes).
 pub const EMULATION_EPOCH: u32 = 4;

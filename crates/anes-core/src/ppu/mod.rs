@@ -230,8 +230,13 @@ crate::state::state_struct! {
         /// `Ppu::seed_oam_corruption`): `OAM_CORRUPTION_PENDING` | the secondary OAM address then
         /// (0-31), or 0 = none.
         pub oam_corruption: u8,
+        /// Sprite output units (bit = unit): the first pixel's low bit plane, drawn at x = 0 of
+        /// scanline 0 after the odd-frame skip (see `Ppu::sprite_units_skip`).
+        pub sprite_first_lo: u8,
+        /// The same for the high bit plane.
+        pub sprite_first_hi: u8,
         /// Always zero (room for future registers without changing the section's length).
-        pub reserved: [u8; 7],
+        pub reserved: [u8; 5],
     }
 }
 
@@ -444,6 +449,7 @@ impl Ppu {
                 // pre-render line is skipped: this dot is scanline 0, dot 0 instead, and it performs
                 // the read half of the last dummy nametable fetch.
                 self.sprite_units_line_end();
+                self.sprite_units_skip();
                 let r = &mut self.regs;
                 r.scanline = 0;
                 r.dot = 0;

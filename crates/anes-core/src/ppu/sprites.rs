@@ -42,6 +42,9 @@ impl Ppu {
     /// drop them from their pattern.
     pub(super) fn stop_sprite_units(&mut self) {
         let r = &mut self.regs;
+        // First pixels from the odd-frame skip not drawn yet are lost.
+        r.sprite_first_lo = 0;
+        r.sprite_first_hi = 0;
         let dot = r.dot;
         if r.scanline >= 240 && r.scanline != super::PRE_RENDER_SCANLINE {
             // The units finished on line 239 or 240 (counted down, drawn out).
@@ -161,6 +164,23 @@ impl Ppu {
             rest[row * 8 - 8..row * 8].copy_from_slice(first);
         }
         self.secondary_oam[row] = self.secondary_oam[0];
+    }
+
+    /// The odd-frame skip of the pre-render line's dot 340 with rendering on: each unit loaded there
+    /// draws its first pixel at x = 0 of scanline 0 and the other seven from its X, one pixel left
+    /// (AccuracyCoin "Sprites On Scanline 0", composite PPUs: one frame in two shows sprite 0's
+    /// single pixel at x = 0 instead of at its X). The first pixels wait in `sprite_first_lo`/`_hi`.
+    pub(super) fn sprite_units_skip(&mut self) {
+        let r = &mut self.regs;
+        let (mut lo, mut hi) = (0u8, 0u8);
+        for slot in 0..usize::from(r.sprite_count).min(8) {
+            lo |= (r.sprite_pattern_lo[slot] >> 7) << slot;
+            hi |= (r.sprite_pattern_hi[slot] >> 7) << slot;
+            r.sprite_pattern_lo[slot] <<= 1;
+            r.sprite_pattern_hi[slot] <<= 1;
+        }
+        r.sprite_first_lo = lo;
+        r.sprite_first_hi = hi;
     }
 
     /// The line ends (or the odd-frame skip jumps to the next one) while rendering is off.
@@ -334,15 +354,25 @@ impl Ppu {
         }
     }
 
-    /// Dot 257: the units about to be loaded serve the next scanline; the pre-render line evaluates
-    /// nothing, so scanline 0 never shows sprites.
+    /// Dot 257: the units about to be loaded serve the next scanline.
+    ///
+    /// The pre-render line evaluates nothing: its fetches load the units from what secondary OAM
+    /// still holds (line 239's sprites, or those of the line where rendering was last disabled), each
+    /// slot only if in range of the line counter's low 8 bits, 261 & 255 = 5, and the latch of sprite
+    /// 0 found keeps its last evaluation's value (AccuracyCoin "Sprites On Scanline 0", after nesdev
+    /// forum thread 26291). Normally nothing there is in range of line 5, so scanline 0 shows no sprites.
     #[inline(always)]
     pub(super) fn start_sprite_fetches(&mut self, pre_render: bool) {
-        let r = &mut self.regs;
+        // First pixels left from the odd-frame skip (x = 0 is long past).
+        self.regs.sprite_first_lo = 0;
+        self.regs.sprite_first_hi = 0;
         if pre_render {
-            r.sprite_count = 0;
-            r.sprite_0_in_unit_0 = 0;
+            let last_in_range = (0..8).rev().find(|&slot| self.slot_in_range(slot));
+            let r = &mut self.regs;
+            r.sprite_count = last_in_range.map_or(0, |slot| slot as u8 + 1);
+            r.sprite_0_in_unit_0 = r.eval_sprite_0;
         } else {
+            let r = &mut self.regs;
             r.sprite_count = r.eval_secondary_addr.min(32).div_ceil(4);
             r.sprite_0_in_unit_0 = r.eval_sprite_0;
         }
@@ -402,11 +432,21 @@ impl Ppu {
         self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, hi);
     }
 
+    /// True when the sprite in secondary OAM slot `slot` covers the current line (by its low 8 bits,
+    /// without wrapping: Y = $FF never covers line 5).
+    #[inline(always)]
+    fn slot_in_range(&self, slot: usize) -> bool {
+        let y = u16::from(self.secondary_oam[slot * 4]);
+        (self.regs.scanline & 0xFF).wrapping_sub(y) < self.sprite_height()
+    }
+
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot
     /// beyond the sprites found.
     #[inline(always)]
     fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
-        if slot >= usize::from(self.regs.sprite_count) {
+        if slot >= usize::from(self.regs.sprite_count)
+            || (self.regs.scanline == super::PRE_RENDER_SCANLINE && !self.slot_in_range(slot))
+        {
             0
         } else if self.regs.sprite_attr[slot] & 0x40 != 0 {
             data.reverse_bits()
@@ -446,6 +486,9 @@ impl Ppu {
     #[inline(always)]
     pub(super) fn sprite_pixel(&self, x: u16) -> u8 {
         let r = &self.regs;
+        if x == 0 && r.sprite_first_lo | r.sprite_first_hi != 0 {
+            return self.sprite_pixel_after_skip();
+        }
         let count = usize::from(r.sprite_count).min(8);
         for slot in 0..count {
             let offset = x.wrapping_sub(u16::from(r.sprite_x[slot]));
@@ -454,14 +497,43 @@ impl Ppu {
                 let pixel = (((r.sprite_pattern_hi[slot] >> bit) & 1) << 1)
                     | ((r.sprite_pattern_lo[slot] >> bit) & 1);
                 if pixel != 0 {
-                    let attr = r.sprite_attr[slot];
-                    let unit_0 =
-                        if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
-                    return ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0;
+                    return self.sprite_pixel_of(slot, pixel);
                 }
             }
         }
         0
+    }
+
+    /// [`Ppu::sprite_pixel`] at x = 0 of scanline 0 after the odd-frame skip: units with a first
+    /// pixel waiting (see [`Ppu::sprite_units_skip`]) draw it here instead of their pattern.
+    #[cold]
+    #[inline(never)]
+    fn sprite_pixel_after_skip(&self) -> u8 {
+        let r = &self.regs;
+        let first = r.sprite_first_lo | r.sprite_first_hi;
+        let count = usize::from(r.sprite_count).min(8);
+        for slot in 0..count {
+            let pixel = if (first >> slot) & 1 != 0 {
+                (((r.sprite_first_hi >> slot) & 1) << 1) | ((r.sprite_first_lo >> slot) & 1)
+            } else if r.sprite_x[slot] == 0 {
+                (((r.sprite_pattern_hi[slot] >> 7) & 1) << 1) | ((r.sprite_pattern_lo[slot] >> 7) & 1)
+            } else {
+                0
+            };
+            if pixel != 0 {
+                return self.sprite_pixel_of(slot, pixel);
+            }
+        }
+        0
+    }
+
+    /// The [`Ppu::sprite_pixel`] result for the opaque `pixel` (1-3) of unit `slot`.
+    #[inline(always)]
+    fn sprite_pixel_of(&self, slot: usize, pixel: u8) -> u8 {
+        let r = &self.regs;
+        let attr = r.sprite_attr[slot];
+        let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+        ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0
     }
 }
 
@@ -644,6 +716,35 @@ mod tests {
         // Enabled again on a rendering line: no corruption.
         let oam = oam_after_disable(10, 7, 12);
         assert!(oam[8..].iter().all(|&b| b == 0xF0));
+    }
+
+    #[test]
+    fn the_pre_render_line_loads_the_units_from_stale_secondary_oam() {
+        // AccuracyCoin "Sprites On Scanline 0": rendering off from line 1 (after evaluation copied
+        // sprite 0, Y = 0, into secondary OAM) until the pre-render line, whose fetches load it as in
+        // range of line 261 & 255 = 5. Tile 1 has one pixel, on row 5, column 0; the background is
+        // opaque. Scanline 0 shows it at its X, or, after the odd-frame skip, at x = 0.
+        let mut bus = FlatBus::new();
+        bus.0[..16].fill(0xFF);
+        bus.0[0x15] = 0x80;
+        let mut oam = [0xF0; 256];
+        oam[..4].copy_from_slice(&[0, 1, 0, 0x80]);
+        let mut ppu = run_to(oam, 0x1E, &mut bus, 1, 200);
+        let mut hits = Vec::new();
+        for _ in 0..2 {
+            ppu.write_register(0x2001, 0x00, &mut bus);
+            while ppu.scanline() != 261 || ppu.dot() != 100 {
+                ppu.tick_dot(&mut bus);
+            }
+            ppu.write_register(0x2001, 0x1E, &mut bus);
+            while ppu.scanline() != 1 || ppu.dot() != 200 {
+                ppu.tick_dot(&mut bus);
+            }
+            // Found on line 0 at pixel x, on dot x + 1: `sprite_0_hit_at` is x + 3.
+            hits.push(ppu.regs.sprite_0_hit_at.checked_sub(3));
+        }
+        hits.sort_unstable();
+        assert_eq!(hits, [Some(0), Some(0x80)]);
     }
 
     #[test]

@@ -111,7 +111,8 @@ impl Section {
         match self {
             // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
             Section::Bus | Section::Input => 2,
-            // PPU 2: the sprite flags' one-dot delay; 3: the owed OAM corruption and 7 reserved bytes.
+            // PPU 2: the sprite flags' one-dot delay; 3: the owed OAM corruption, the sprite units'
+            // first pixels after the odd-frame skip and 5 reserved bytes.
             Section::Ppu => 3,
             // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
             // and implicit abort.

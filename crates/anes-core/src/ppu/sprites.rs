@@ -248,15 +248,10 @@ impl Ppu {
             self.start_evaluation();
         } else if self.regs.eval_done != 0 {
             // Every sprite seen: the four steps only move n (see `evaluation_write`), so the OAM
-            // bus ends with the last byte read, or secondary OAM's first when it is full.
+            // bus ends with the read of secondary OAM that the last dot's failed copy makes.
             let r = &mut self.regs;
-            let last_read = r.oam_addr.wrapping_add(12);
             r.oam_addr = r.oam_addr.wrapping_add(16);
-            r.oam_bus = if r.eval_secondary_addr >= 32 {
-                self.secondary_oam[0]
-            } else {
-                self.oam[usize::from(last_read)]
-            };
+            r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
             return;
         }
         for step in 0..4 {
@@ -283,11 +278,12 @@ impl Ppu {
         let value = r.oam_bus;
         let in_range = scanline.wrapping_sub(u16::from(value)) < height;
         if r.eval_done != 0 {
-            // Step 4: n keeps incrementing; the copy of OAM[n][0] fails.
+            // Step 4: n keeps incrementing; the copy of OAM[n][0] fails, and the write turns into a
+            // read of secondary OAM at its address (0 once full): AccuracyCoin "$2004 Stress Test"
+            // reads it on every even dot after the 64 sprites, the last Y written when fewer than 8
+            // were found.
             r.oam_addr = r.oam_addr.wrapping_add(4);
-            if r.eval_secondary_addr >= 32 {
-                r.oam_bus = self.secondary_oam[0];
-            }
+            r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
             return;
         }
         let secondary_addr = usize::from(r.eval_secondary_addr);
@@ -315,7 +311,10 @@ impl Ppu {
                 r.eval_copy_left -= 1;
                 Self::advance_oam_byte(r);
                 if r.eval_copy_left == 0 {
+                    // The overflow sprite read: m goes back to 0 (n unchanged), then step 4 moves n.
+                    // AccuracyCoin "$2004 Stress Test" reads OAM[n][0] on the next odd dot.
                     r.eval_done = 1;
+                    r.oam_addr &= 0xFC;
                 }
             } else if in_range {
                 r.set_sprite_flag(status::SPRITE_OVERFLOW, dot);
@@ -599,6 +598,34 @@ mod tests {
         oam[9 * 4] = 10; // sprite 9 really is on the line, but its Y is never examined
         let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
         assert_eq!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
+    }
+
+    #[test]
+    fn the_oam_bus_after_evaluation_has_seen_every_sprite() {
+        // AccuracyCoin "$2004 Stress Test". One sprite in range of line 20 (copied to secondary OAM
+        // bytes 0-3); every other Y, the last one $33, goes to byte 4. After all 64 sprites, the
+        // even dots' failed copy reads secondary OAM byte 4.
+        let mut bus = FlatBus::new();
+        let mut oam = [0xF0; 256];
+        oam[5 * 4] = 20;
+        oam[63 * 4] = 0x33;
+        let ppu = run_to(oam, 0x18, &mut bus, 20, 251);
+        assert_eq!(ppu.regs.oam_bus, 0x33);
+
+        // Eight in range, then the diagonal search finds sprite 11's X byte (m = 3) in range: the
+        // overflow sprite's three bytes are read from sprite 12 (m = 0-2), then m goes back to 0.
+        let mut oam = eight_on_line_10();
+        for sprite in 8..64 {
+            oam[sprite * 4..sprite * 4 + 4].copy_from_slice(&[0xF0; 4]);
+        }
+        oam[11 * 4 + 3] = 10;
+        oam[12 * 4..12 * 4 + 4].copy_from_slice(&[0x55, 0x56, 0x57, 0x58]);
+        oam[13 * 4] = 0x77;
+        let mut ppu = run_to(oam, 0x18, &mut bus, 10, 144);
+        assert_eq!(ppu.regs.oam_bus, 0x55, "dot 143 reads sprite 12's Y again");
+        ppu.tick_dot(&mut bus);
+        ppu.tick_dot(&mut bus);
+        assert_eq!(ppu.regs.oam_bus, 0x77, "dot 145 reads sprite 13's Y");
     }
 
     #[test]

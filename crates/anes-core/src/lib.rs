@@ -46,5 +46,10 @@ pub use state::{FrameRecord, Section, StateHash};
 /// the read ends (new bus, APU, input and PPU state fields, section versions 2-3). 3, PPUMASK's
 /// rendering enable reaching the PPU's pipeline 3 dots after the write, the background shifters'
 /// serial input, and the sprite output units through forced blank (the PPU's former reserved byte
-/// holds the units' state while rendering is off).
-pub const EMULATION_EPOCH: u32 = 3;
+/// holds the units' state while rendering is off). 4, OAM corruption after rendering is disabled on
+/// a rendering line, and the pre-render line's sprite fetches loading stale secondary OAM for
+/// scanline 0, with the odd-frame skip moving each unit's first pixel to x = 0 (PPU section version
+/// 3: the owed corruption, the units' first pixels and 5 reserved bytes); the OAM bus after sprite
+/// evaluation has seen every sprite (secondary OAM at its address; m back to 0 after the overflow
+/// sprite's bytes).
+pub const EMULATION_EPOCH: u32 = 4;

@@ -95,6 +95,8 @@ const SKIP_DECISION_DELAY_DOTS: u8 = 2;
 const RENDERING_DELAY_DOTS: u8 = 3;
 /// The pre-render scanline (nesdev "PPU rendering": scanline -1 or 261).
 const PRE_RENDER_SCANLINE: u16 = 261;
+/// `PpuRegs::oam_corruption`: a corruption is owed (the low 5 bits name the OAM row).
+const OAM_CORRUPTION_PENDING: u8 = 0x80;
 
 /// PPUCTRL ($2000) bits.
 mod ctrl {
@@ -224,10 +226,21 @@ crate::state::state_struct! {
         pub sprite_0_hit_at: u32,
         /// The same for the sprite overflow flag.
         pub sprite_overflow_at: u32,
+        /// OAM corruption owed since rendering was disabled on a rendering line (see
+        /// `Ppu::seed_oam_corruption`): `OAM_CORRUPTION_PENDING` | the secondary OAM address then
+        /// (0-31), or 0 = none.
+        pub oam_corruption: u8,
+        /// Sprite output units (bit = unit): the first pixel's low bit plane, drawn at x = 0 of
+        /// scanline 0 after the odd-frame skip (see `Ppu::sprite_units_skip`).
+        pub sprite_first_lo: u8,
+        /// The same for the high bit plane.
+        pub sprite_first_hi: u8,
+        /// Always zero (room for future registers without changing the section's length).
+        pub reserved: [u8; 5],
     }
 }
 
-const _: () = assert!(core::mem::size_of::<PpuRegs>() == 96);
+const _: () = assert!(core::mem::size_of::<PpuRegs>() == 104);
 
 impl PpuRegs {
     /// Registers at power-on (nesdev "PPU power up state").
@@ -315,6 +328,12 @@ impl PpuRegs {
         }
     }
 
+    /// True on the scanlines that render (visible and pre-render), rendering enabled or not.
+    #[inline(always)]
+    fn is_rendering_line(&self) -> bool {
+        self.scanline < 240 || self.scanline == PRE_RENDER_SCANLINE
+    }
+
     /// True on the scanlines that render (visible and pre-render) while rendering is enabled: where
     /// the PPU owns its address bus, OAMADDR and `v`.
     #[inline(always)]
@@ -392,7 +411,13 @@ impl Ppu {
         if rendering != (history & (2 << RENDERING_DELAY_DOTS) != 0) {
             if rendering {
                 self.restart_sprite_units();
+                if self.regs.is_rendering_line() {
+                    // Enabled again outside VBlank: the owed corruption is dropped (see
+                    // `Ppu::seed_oam_corruption`).
+                    self.regs.oam_corruption = 0;
+                }
             } else {
+                self.seed_oam_corruption();
                 self.stop_sprite_units();
             }
         }
@@ -424,6 +449,7 @@ impl Ppu {
                 // pre-render line is skipped: this dot is scanline 0, dot 0 instead, and it performs
                 // the read half of the last dummy nametable fetch.
                 self.sprite_units_line_end();
+                self.sprite_units_skip();
                 let r = &mut self.regs;
                 r.scanline = 0;
                 r.dot = 0;
@@ -442,6 +468,9 @@ impl Ppu {
                 self.regs.reset_warmup = 0;
             }
             if rendering {
+                // Rendering enabled during VBlank: an owed OAM corruption happens on the first dot
+                // of this line.
+                self.corrupt_oam();
                 self.render_dot(bus, true);
             }
         } else if scanline == VBLANK_SCANLINE && self.regs.dot == 1 {
@@ -637,7 +666,7 @@ impl Ppu {
         self.regs.sprite_flags_settled()
     }
 
-    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (96 bytes), primary OAM (256),
+    /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (104 bytes), primary OAM (256),
     /// secondary OAM (32), palette RAM (32). Nothing else influences the PPU's future behaviour.
     pub fn state_bytes(&self) -> [&[u8]; 4] {
         [bytemuck::bytes_of(&self.regs), &self.oam, &self.secondary_oam, &self.palette]

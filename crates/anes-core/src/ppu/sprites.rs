@@ -42,6 +42,9 @@ impl Ppu {
     /// drop them from their pattern.
     pub(super) fn stop_sprite_units(&mut self) {
         let r = &mut self.regs;
+        // First pixels from the odd-frame skip not drawn yet are lost.
+        r.sprite_first_lo = 0;
+        r.sprite_first_hi = 0;
         let dot = r.dot;
         if r.scanline >= 240 && r.scanline != super::PRE_RENDER_SCANLINE {
             // The units finished on line 239 or 240 (counted down, drawn out).
@@ -103,6 +106,81 @@ impl Ppu {
             _ => return,
         };
         r.sprite_x = [start_at as u8; 8];
+    }
+
+    /// Rendering was just disabled (as the pipeline sees PPUMASK), before the current dot: on a line
+    /// that renders, the secondary OAM address the sprite circuitry stands at seeds an OAM
+    /// corruption, owed until rendering runs again on such a line ([`Ppu::corrupt_oam`]).
+    ///
+    /// AccuracyCoin "OAM Corruption" (its source documents the mechanism) and nesdev "PPU OAM" (OAM
+    /// corruption on disabling rendering): the address counts the clear's writes on dots 1-64 (one
+    /// per even dot), the copies of in-range bytes on dots 65-256 (rounded up to a whole sprite), and
+    /// the reads of the sprite fetches on dots 257-320 (after Y, tile and attribute, then after the
+    /// slot's last dot); it is back at 0 after dot 320, where the corruption copies row 0 onto itself.
+    /// The pre-render line copies nothing into secondary OAM on dots 65-256: no corruption seeded there.
+    ///
+    /// The corruption happens when rendering is enabled during VBlank (on the pre-render line's first
+    /// dot, [`Ppu::corrupt_oam`]). Enabled again on a rendering line, it is dropped: the author's
+    /// emulator (TriCNES) suppresses it then on some CPU/PPU alignments, and blargg's
+    /// sprite_overflow_tests "5.Emulator" (test 3, which passes on hardware) disables rendering on
+    /// dot 13 of line 126 and enables it on line 138, where corrupting row 7 would take two sprites
+    /// off line 230 and the overflow it expects there.
+    pub(super) fn seed_oam_corruption(&mut self) {
+        let r = &mut self.regs;
+        if !r.is_rendering_line() {
+            return;
+        }
+        // The last dot processed with rendering on.
+        let last = r.dot.wrapping_sub(1);
+        let address = match last {
+            1..=64 => last / 2,
+            65..=256 if r.scanline != super::PRE_RENDER_SCANLINE => {
+                (u16::from(r.eval_secondary_addr.min(32)) + 3) & !3
+            }
+            257..=320 => {
+                let index = last - 257;
+                let phase = index & 7;
+                (index & !7) / 2 + if phase == 7 { 4 } else { (phase + 1).min(3) }
+            }
+            _ => 0,
+        };
+        // A seed of 0 replaces an older one (row 0 copied onto itself).
+        r.oam_corruption = super::OAM_CORRUPTION_PENDING | (address & 31) as u8;
+    }
+
+    /// The first dot rendering runs on a line that renders: an owed corruption (see
+    /// [`Ppu::seed_oam_corruption`]) copies OAM row 0 (bytes 0-7) over the row the seed names, and
+    /// secondary OAM byte 0 over the byte at the seed.
+    #[inline(always)]
+    pub(super) fn corrupt_oam(&mut self) {
+        let owed = self.regs.oam_corruption;
+        if owed & super::OAM_CORRUPTION_PENDING == 0 {
+            return;
+        }
+        self.regs.oam_corruption = 0;
+        let row = usize::from(owed & 31);
+        let (first, rest) = self.oam.split_at_mut(8);
+        if row != 0 {
+            rest[row * 8 - 8..row * 8].copy_from_slice(first);
+        }
+        self.secondary_oam[row] = self.secondary_oam[0];
+    }
+
+    /// The odd-frame skip of the pre-render line's dot 340 with rendering on: each unit loaded there
+    /// draws its first pixel at x = 0 of scanline 0 and the other seven from its X, one pixel left
+    /// (AccuracyCoin "Sprites On Scanline 0", composite PPUs: one frame in two shows sprite 0's
+    /// single pixel at x = 0 instead of at its X). The first pixels wait in `sprite_first_lo`/`_hi`.
+    pub(super) fn sprite_units_skip(&mut self) {
+        let r = &mut self.regs;
+        let (mut lo, mut hi) = (0u8, 0u8);
+        for slot in 0..usize::from(r.sprite_count).min(8) {
+            lo |= (r.sprite_pattern_lo[slot] >> 7) << slot;
+            hi |= (r.sprite_pattern_hi[slot] >> 7) << slot;
+            r.sprite_pattern_lo[slot] <<= 1;
+            r.sprite_pattern_hi[slot] <<= 1;
+        }
+        r.sprite_first_lo = lo;
+        r.sprite_first_hi = hi;
     }
 
     /// The line ends (or the odd-frame skip jumps to the next one) while rendering is off.
@@ -170,15 +248,10 @@ impl Ppu {
             self.start_evaluation();
         } else if self.regs.eval_done != 0 {
             // Every sprite seen: the four steps only move n (see `evaluation_write`), so the OAM
-            // bus ends with the last byte read, or secondary OAM's first when it is full.
+            // bus ends with the read of secondary OAM that the last dot's failed copy makes.
             let r = &mut self.regs;
-            let last_read = r.oam_addr.wrapping_add(12);
             r.oam_addr = r.oam_addr.wrapping_add(16);
-            r.oam_bus = if r.eval_secondary_addr >= 32 {
-                self.secondary_oam[0]
-            } else {
-                self.oam[usize::from(last_read)]
-            };
+            r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
             return;
         }
         for step in 0..4 {
@@ -205,11 +278,12 @@ impl Ppu {
         let value = r.oam_bus;
         let in_range = scanline.wrapping_sub(u16::from(value)) < height;
         if r.eval_done != 0 {
-            // Step 4: n keeps incrementing; the copy of OAM[n][0] fails.
+            // Step 4: n keeps incrementing; the copy of OAM[n][0] fails, and the write turns into a
+            // read of secondary OAM at its address (0 once full): AccuracyCoin "$2004 Stress Test"
+            // reads it on every even dot after the 64 sprites, the last Y written when fewer than 8
+            // were found.
             r.oam_addr = r.oam_addr.wrapping_add(4);
-            if r.eval_secondary_addr >= 32 {
-                r.oam_bus = self.secondary_oam[0];
-            }
+            r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
             return;
         }
         let secondary_addr = usize::from(r.eval_secondary_addr);
@@ -237,7 +311,10 @@ impl Ppu {
                 r.eval_copy_left -= 1;
                 Self::advance_oam_byte(r);
                 if r.eval_copy_left == 0 {
+                    // The overflow sprite read: m goes back to 0 (n unchanged), then step 4 moves n.
+                    // AccuracyCoin "$2004 Stress Test" reads OAM[n][0] on the next odd dot.
                     r.eval_done = 1;
+                    r.oam_addr &= 0xFC;
                 }
             } else if in_range {
                 r.set_sprite_flag(status::SPRITE_OVERFLOW, dot);
@@ -276,15 +353,25 @@ impl Ppu {
         }
     }
 
-    /// Dot 257: the units about to be loaded serve the next scanline; the pre-render line evaluates
-    /// nothing, so scanline 0 never shows sprites.
+    /// Dot 257: the units about to be loaded serve the next scanline.
+    ///
+    /// The pre-render line evaluates nothing: its fetches load the units from what secondary OAM
+    /// still holds (line 239's sprites, or those of the line where rendering was last disabled), each
+    /// slot only if in range of the line counter's low 8 bits, 261 & 255 = 5, and the latch of sprite
+    /// 0 found keeps its last evaluation's value (AccuracyCoin "Sprites On Scanline 0", after nesdev
+    /// forum thread 26291). Normally nothing there is in range of line 5, so scanline 0 shows no sprites.
     #[inline(always)]
     pub(super) fn start_sprite_fetches(&mut self, pre_render: bool) {
-        let r = &mut self.regs;
+        // First pixels left from the odd-frame skip (x = 0 is long past).
+        self.regs.sprite_first_lo = 0;
+        self.regs.sprite_first_hi = 0;
         if pre_render {
-            r.sprite_count = 0;
-            r.sprite_0_in_unit_0 = 0;
+            let last_in_range = (0..8).rev().find(|&slot| self.slot_in_range(slot));
+            let r = &mut self.regs;
+            r.sprite_count = last_in_range.map_or(0, |slot| slot as u8 + 1);
+            r.sprite_0_in_unit_0 = r.eval_sprite_0;
         } else {
+            let r = &mut self.regs;
             r.sprite_count = r.eval_secondary_addr.min(32).div_ceil(4);
             r.sprite_0_in_unit_0 = r.eval_sprite_0;
         }
@@ -344,11 +431,21 @@ impl Ppu {
         self.regs.sprite_pattern_hi[slot] = self.unit_pattern(slot, hi);
     }
 
+    /// True when the sprite in secondary OAM slot `slot` covers the current line (by its low 8 bits,
+    /// without wrapping: Y = $FF never covers line 5).
+    #[inline(always)]
+    fn slot_in_range(&self, slot: usize) -> bool {
+        let y = u16::from(self.secondary_oam[slot * 4]);
+        (self.regs.scanline & 0xFF).wrapping_sub(y) < self.sprite_height()
+    }
+
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot
     /// beyond the sprites found.
     #[inline(always)]
     fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
-        if slot >= usize::from(self.regs.sprite_count) {
+        if slot >= usize::from(self.regs.sprite_count)
+            || (self.regs.scanline == super::PRE_RENDER_SCANLINE && !self.slot_in_range(slot))
+        {
             0
         } else if self.regs.sprite_attr[slot] & 0x40 != 0 {
             data.reverse_bits()
@@ -388,6 +485,9 @@ impl Ppu {
     #[inline(always)]
     pub(super) fn sprite_pixel(&self, x: u16) -> u8 {
         let r = &self.regs;
+        if x == 0 && r.sprite_first_lo | r.sprite_first_hi != 0 {
+            return self.sprite_pixel_after_skip();
+        }
         let count = usize::from(r.sprite_count).min(8);
         for slot in 0..count {
             let offset = x.wrapping_sub(u16::from(r.sprite_x[slot]));
@@ -396,14 +496,43 @@ impl Ppu {
                 let pixel = (((r.sprite_pattern_hi[slot] >> bit) & 1) << 1)
                     | ((r.sprite_pattern_lo[slot] >> bit) & 1);
                 if pixel != 0 {
-                    let attr = r.sprite_attr[slot];
-                    let unit_0 =
-                        if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
-                    return ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0;
+                    return self.sprite_pixel_of(slot, pixel);
                 }
             }
         }
         0
+    }
+
+    /// [`Ppu::sprite_pixel`] at x = 0 of scanline 0 after the odd-frame skip: units with a first
+    /// pixel waiting (see [`Ppu::sprite_units_skip`]) draw it here instead of their pattern.
+    #[cold]
+    #[inline(never)]
+    fn sprite_pixel_after_skip(&self) -> u8 {
+        let r = &self.regs;
+        let first = r.sprite_first_lo | r.sprite_first_hi;
+        let count = usize::from(r.sprite_count).min(8);
+        for slot in 0..count {
+            let pixel = if (first >> slot) & 1 != 0 {
+                (((r.sprite_first_hi >> slot) & 1) << 1) | ((r.sprite_first_lo >> slot) & 1)
+            } else if r.sprite_x[slot] == 0 {
+                (((r.sprite_pattern_hi[slot] >> 7) & 1) << 1) | ((r.sprite_pattern_lo[slot] >> 7) & 1)
+            } else {
+                0
+            };
+            if pixel != 0 {
+                return self.sprite_pixel_of(slot, pixel);
+            }
+        }
+        0
+    }
+
+    /// The [`Ppu::sprite_pixel`] result for the opaque `pixel` (1-3) of unit `slot`.
+    #[inline(always)]
+    fn sprite_pixel_of(&self, slot: usize, pixel: u8) -> u8 {
+        let r = &self.regs;
+        let attr = r.sprite_attr[slot];
+        let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+        ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0
     }
 }
 
@@ -469,6 +598,34 @@ mod tests {
         oam[9 * 4] = 10; // sprite 9 really is on the line, but its Y is never examined
         let ppu = run_to(oam, 0x18, &mut bus, 11, 0);
         assert_eq!(ppu.regs.visible_status() & status::SPRITE_OVERFLOW, 0);
+    }
+
+    #[test]
+    fn the_oam_bus_after_evaluation_has_seen_every_sprite() {
+        // AccuracyCoin "$2004 Stress Test". One sprite in range of line 20 (copied to secondary OAM
+        // bytes 0-3); every other Y, the last one $33, goes to byte 4. After all 64 sprites, the
+        // even dots' failed copy reads secondary OAM byte 4.
+        let mut bus = FlatBus::new();
+        let mut oam = [0xF0; 256];
+        oam[5 * 4] = 20;
+        oam[63 * 4] = 0x33;
+        let ppu = run_to(oam, 0x18, &mut bus, 20, 251);
+        assert_eq!(ppu.regs.oam_bus, 0x33);
+
+        // Eight in range, then the diagonal search finds sprite 11's X byte (m = 3) in range: the
+        // overflow sprite's three bytes are read from sprite 12 (m = 0-2), then m goes back to 0.
+        let mut oam = eight_on_line_10();
+        for sprite in 8..64 {
+            oam[sprite * 4..sprite * 4 + 4].copy_from_slice(&[0xF0; 4]);
+        }
+        oam[11 * 4 + 3] = 10;
+        oam[12 * 4..12 * 4 + 4].copy_from_slice(&[0x55, 0x56, 0x57, 0x58]);
+        oam[13 * 4] = 0x77;
+        let mut ppu = run_to(oam, 0x18, &mut bus, 10, 144);
+        assert_eq!(ppu.regs.oam_bus, 0x55, "dot 143 reads sprite 12's Y again");
+        ppu.tick_dot(&mut bus);
+        ppu.tick_dot(&mut bus);
+        assert_eq!(ppu.regs.oam_bus, 0x77, "dot 145 reads sprite 13's Y");
     }
 
     #[test]
@@ -552,6 +709,69 @@ mod tests {
         assert_eq!(hit_after_forced_blank(0, 0x80, 20, 300, 60), Some(62));
         // Disabled before slot 0's pattern fetches complete: the unit keeps line 20's (empty) pattern.
         assert_eq!(hit_after_forced_blank(0, 0x80, 20, 258, 60), None);
+    }
+
+    /// OAM with row 0 (bytes 0-7) = 1..=8 and every other byte $F0: rendering disabled before
+    /// (`line`, `dot`), enabled again at (`on_line`, 100), then run to line 20.
+    fn oam_after_disable(line: u16, dot: u16, on_line: u16) -> [u8; 256] {
+        let mut bus = FlatBus::new();
+        let mut oam = [0xF0; 256];
+        oam[..8].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let mut ppu = run_to(oam, 0x18, &mut bus, line, dot);
+        ppu.write_register(0x2001, 0x00, &mut bus);
+        while ppu.scanline() != on_line || ppu.dot() != 100 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.oam[8..], [0xF0; 248], "nothing corrupted while rendering is off");
+        ppu.write_register(0x2001, 0x18, &mut bus);
+        while ppu.scanline() != 20 {
+            ppu.tick_dot(&mut bus);
+        }
+        ppu.oam
+    }
+
+    #[test]
+    fn disabling_rendering_mid_line_corrupts_an_oam_row_once_enabled_in_vblank() {
+        // AccuracyCoin "OAM Corruption": the write before dot 7 reaches the pipeline at dot 10; the
+        // clear has written secondary OAM bytes 0-3 by then, so row 4 becomes a copy of row 0.
+        let oam = oam_after_disable(10, 7, 250);
+        assert_eq!(oam[32..40], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(oam[8..32].iter().chain(&oam[40..]).all(|&b| b == 0xF0), "one row only");
+        // During the sprite fetches: slot 1's tile read (dot 266) done, address 6.
+        let oam = oam_after_disable(10, 264, 250);
+        assert_eq!(oam[48..56], [1, 2, 3, 4, 5, 6, 7, 8]);
+        // Enabled again on a rendering line: no corruption.
+        let oam = oam_after_disable(10, 7, 12);
+        assert!(oam[8..].iter().all(|&b| b == 0xF0));
+    }
+
+    #[test]
+    fn the_pre_render_line_loads_the_units_from_stale_secondary_oam() {
+        // AccuracyCoin "Sprites On Scanline 0": rendering off from line 1 (after evaluation copied
+        // sprite 0, Y = 0, into secondary OAM) until the pre-render line, whose fetches load it as in
+        // range of line 261 & 255 = 5. Tile 1 has one pixel, on row 5, column 0; the background is
+        // opaque. Scanline 0 shows it at its X, or, after the odd-frame skip, at x = 0.
+        let mut bus = FlatBus::new();
+        bus.0[..16].fill(0xFF);
+        bus.0[0x15] = 0x80;
+        let mut oam = [0xF0; 256];
+        oam[..4].copy_from_slice(&[0, 1, 0, 0x80]);
+        let mut ppu = run_to(oam, 0x1E, &mut bus, 1, 200);
+        let mut hits = Vec::new();
+        for _ in 0..2 {
+            ppu.write_register(0x2001, 0x00, &mut bus);
+            while ppu.scanline() != 261 || ppu.dot() != 100 {
+                ppu.tick_dot(&mut bus);
+            }
+            ppu.write_register(0x2001, 0x1E, &mut bus);
+            while ppu.scanline() != 1 || ppu.dot() != 200 {
+                ppu.tick_dot(&mut bus);
+            }
+            // Found on line 0 at pixel x, on dot x + 1: `sprite_0_hit_at` is x + 3.
+            hits.push(ppu.regs.sprite_0_hit_at.checked_sub(3));
+        }
+        hits.sort_unstable();
+        assert_eq!(hits, [Some(0), Some(0x80)]);
     }
 
     #[test]

@@ -33,7 +33,12 @@ impl Ppu {
             // The pipeline sees the enable `RENDERING_DELAY_DOTS` late: on through these 8 dots when
             // it was on for the last 4.
             let settled_on = self.regs.rendering_history & 0x0F == 0x0F;
-            if rendering && settled_on && scanline < 240 && dot & 7 == 1 && count >= 8 {
+            // A unit's first pixel moved to x = 0 by the odd-frame skip (see
+            // `Ppu::sprite_units_skip`) is drawn by `tick_dot`: a tile's own sprite test
+            // (`Ppu::sprite_in_columns`) looks at the units' X only.
+            let first_pixel_waiting = dot == 1 && self.regs.sprite_first_lo | self.regs.sprite_first_hi != 0;
+            if rendering && settled_on && scanline < 240 && dot & 7 == 1 && count >= 8 && !first_pixel_waiting
+            {
                 if dot <= 249 {
                     // Every whole tile of dots 1-256 the stretch covers, in one loop.
                     let colors = colors.get_or_insert_with(|| self.color_table());

@@ -110,8 +110,10 @@ impl Section {
     pub const fn version(self) -> u16 {
         match self {
             // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
-            // PPU 2: the sprite flags' one-dot delay.
-            Section::Bus | Section::Input | Section::Ppu => 2,
+            Section::Bus | Section::Input => 2,
+            // PPU 2: the sprite flags' one-dot delay; 3: the owed OAM corruption, the sprite units'
+            // first pixels after the odd-frame skip and 5 reserved bytes.
+            Section::Ppu => 3,
             // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
             // and implicit abort.
             Section::Apu => 3,

@@ -254,11 +254,19 @@ impl Ppu {
             r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
             return;
         }
-        for step in 0..4 {
-            // An odd dot reads primary OAM, the even dot after it acts on the byte.
-            self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
-            self.evaluation_write(first + 2 * step + 1);
-        }
+        // The four steps written out: as a loop, LLVM stopped unrolling it once the step grew (the
+        // overflow sprite's m reset), and a menu frame cost 3% more host instructions.
+        self.evaluation_step(first + 1);
+        self.evaluation_step(first + 3);
+        self.evaluation_step(first + 5);
+        self.evaluation_step(first + 7);
+    }
+
+    /// An odd dot reads primary OAM, the even dot `dot` after it acts on the byte.
+    #[inline(always)]
+    fn evaluation_step(&mut self, dot: u16) {
+        self.regs.oam_bus = self.oam[usize::from(self.regs.oam_addr)];
+        self.evaluation_write(dot);
     }
 
     /// True if any loaded output unit has a pixel in columns `x..x + 8`.

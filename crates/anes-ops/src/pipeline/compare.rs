@@ -209,10 +209,12 @@ impl Pipeline {
         for w in WorkerId::BOTH {
             let other_processed = self.workers[w.other().index()].processed;
             let slot = &self.workers[w.index()];
-            // A worker with more than half a window queued has work for a while: topping it up at every
-            // report would cut its queue into small commands, each ending in a reply of its own.
-            let queued = slot.next_to_send.saturating_sub(slot.processed);
-            if slot.phase != WorkerPhase::Running || queued > self.settings.drift_window / 2 {
+            // Topped up at every report, as far as the window allows: a worker that waits to be fed
+            // is a core idle. (Topping up only below half a window saved little, and starved workers
+            // whenever the pipeline was busy elsewhere: checkpoints every 60 frames cost 9.6% instead
+            // of 1.8%.) A worker holds its replies while commands are queued, so small commands do not
+            // each wake the pipeline.
+            if slot.phase != WorkerPhase::Running {
                 continue;
             }
             // Only committed records run: a record reaches a worker after it is journaled.

@@ -212,7 +212,7 @@ impl Pipeline {
             // Topped up at every report, as far as the window allows: a worker that waits to be fed
             // is a core idle. (Topping up only below half a window saved little, and starved workers
             // whenever the pipeline was busy elsewhere: checkpoints every 60 frames cost 9.6% instead
-            // of 1.8%.) A worker holds its replies while commands are queued, so small commands do not
+            // of 1.4% in the store bench.) A worker holds its replies while commands are queued, so small commands do not
             // each wake the pipeline.
             if slot.phase != WorkerPhase::Running {
                 continue;

@@ -304,8 +304,9 @@ impl PpuRegs {
             return true;
         }
         let (scanline, dot) = (self.scanline, self.dot);
-        let lines = scanline < 240 || scanline == PRE_RENDER_SCANLINE;
-        let hit = self.sprite_0_hit_at == 0 && lines && (self.sprite_0_in_unit_0 != 0 || dot >= 250);
+        let hit = self.sprite_0_hit_at == 0
+            && self.is_rendering_line()
+            && (self.sprite_0_in_unit_0 != 0 || dot >= 250);
         let overflow = self.sprite_overflow_at == 0
             && scanline < 240
             && self.eval_done == 0
@@ -338,7 +339,7 @@ impl PpuRegs {
     /// the PPU owns its address bus, OAMADDR and `v`.
     #[inline(always)]
     fn is_rendering(&self) -> bool {
-        self.rendering_enabled() && (self.scanline < 240 || self.scanline == PRE_RENDER_SCANLINE)
+        self.rendering_enabled() && self.is_rendering_line()
     }
 }
 

@@ -83,7 +83,7 @@ impl Ppu {
     pub(super) fn restart_sprite_units(&mut self) {
         let r = &mut self.regs;
         let dot = r.dot;
-        let visible = r.scanline < 240 || r.scanline == super::PRE_RENDER_SCANLINE;
+        let visible = r.is_rendering_line();
         let off = core::mem::replace(&mut r.sprite_units_off, sprite_units::OFF_NONE);
         // A unit drawing (halted counter) continues at the first pixel rendered.
         let first_pixel = if visible && (1..=256).contains(&dot) { dot - 1 } else { 0 };

@@ -260,6 +260,11 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
     fn fetches_observed(&self) -> bool {
         REPLAY_M2 || self.cart.watches_ppu()
     }
+    #[inline(always)]
+    fn low_a12_fetches_observed(&self) -> bool {
+        // Only the MMC3 replays M2 edges, and the edges it is owed only count while A12 stays low.
+        self.fetches_observed() && !self.cart.ignores_low_a12_accesses()
+    }
 }
 
 /// Read-only view of the PPU's address bus.

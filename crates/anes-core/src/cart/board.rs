@@ -314,6 +314,17 @@ impl Board {
         }
     }
 
+    /// True when a PPU access with A12 low changes nothing on this board right now and the M2 edges
+    /// it counts may be delivered late until A12 next changes: the MMC3 while A12 is low (its filter
+    /// only counts edges, saturating, while A12 stays low).
+    #[inline(always)]
+    pub fn ignores_low_a12_accesses(&self) -> bool {
+        match self {
+            Board::Txrom(m) => m.a12_low(),
+            _ => false,
+        }
+    }
+
     /// One CPU cycle (M2) began.
     #[inline]
     pub fn cpu_cycle(&mut self) {

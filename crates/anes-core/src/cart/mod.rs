@@ -328,6 +328,14 @@ impl Cartridge {
         self.map.watches_ppu
     }
 
+    /// True when PPU accesses with A12 low (below $1000 or in $2000-$2FFF) are unseen by the board
+    /// right now and the M2 edges it counts may wait until its next access with A12 high (see
+    /// [`PpuBus::low_a12_fetches_observed`](crate::ppu::PpuBus::low_a12_fetches_observed)).
+    #[inline(always)]
+    pub fn ignores_low_a12_accesses(&self) -> bool {
+        self.board.ignores_low_a12_accesses()
+    }
+
     /// One CPU cycle (M2) has begun.
     #[inline]
     pub fn cpu_cycle(&mut self) {

@@ -70,6 +70,14 @@ pub trait PpuBus: PpuBusPeek {
     fn fetches_observed(&self) -> bool {
         true
     }
+    /// True when something sees fetches whose addresses keep A12 ($1000) low. When false (a board
+    /// that watches only A12 while A12 is low, like the MMC3), a run of such fetches may be peeks
+    /// with only [`PpuBus::advance_dots`] for their dots: what the board is owed for them (M2 edges
+    /// counted while A12 is low) reaches it at the next access.
+    #[inline(always)]
+    fn low_a12_fetches_observed(&self) -> bool {
+        self.fetches_observed()
+    }
 }
 
 /// Dots per scanline.

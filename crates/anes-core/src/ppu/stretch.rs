@@ -7,7 +7,7 @@
 use super::background::{copy_horizontal, increment_y};
 use super::{
     DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, PpuBusPeek, SCANLINES_PER_FRAME,
-    VBLANK_SCANLINE,
+    VBLANK_SCANLINE, ctrl,
 };
 
 /// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
@@ -63,15 +63,17 @@ impl Ppu {
                     continue;
                 }
             }
-            // (Where the fetches are observed, four single dots measured cheaper.)
+            // Dots 337-340 fetch from the nametables only (A12 low): in bulk where such fetches go
+            // unseen (where they are seen, four single dots measured cheaper).
             if rendering
                 && settled_on
                 && scanline < 240
                 && dot == 337
                 && count >= 4
-                && !bus.fetches_observed()
+                && !bus.low_a12_fetches_observed()
             {
                 self.run_line_tail_unobserved(bus);
+                bus.advance_dots(4);
                 count -= 4;
                 continue;
             }
@@ -159,6 +161,12 @@ impl Ppu {
             self.background_fetch_unobserved(bus);
             return;
         }
+        // With the background at $0000 every fetch of the tile keeps A12 low.
+        if self.regs.ctrl & ctrl::BACKGROUND_TABLE == 0 && !bus.low_a12_fetches_observed() {
+            self.background_fetch_unobserved(bus);
+            bus.advance_dots(8);
+            return;
+        }
         self.tile_fetch_dot::<1>(bus);
         self.tile_fetch_dot::<2>(bus);
         self.tile_fetch_dot::<3>(bus);
@@ -222,7 +230,8 @@ impl Ppu {
         self.regs.dot = first + 8;
     }
 
-    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches: the
+    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches (or
+    /// only fetches with A12 high, see [`PpuBus::low_a12_fetches_observed`]): the
     /// last reload, then two nametable fetches whose data is unused (see `Ppu::render_dot`); the
     /// position moves to the next line.
     #[inline(always)]
@@ -288,6 +297,61 @@ mod tests {
         }
     }
 
+    /// A bus that sees what the MMC3 sees: the changes of A12, logged with their dot, and not the
+    /// fetches that keep A12 low while it is low.
+    struct A12Bus {
+        memory: FlatBus,
+        dots: u32,
+        a12_high: bool,
+        log: Vec<(u32, bool)>,
+    }
+
+    impl A12Bus {
+        fn see(&mut self, addr: u16) {
+            let a12_high = addr & 0x1000 != 0;
+            if a12_high != self.a12_high {
+                self.a12_high = a12_high;
+                self.log.push((self.dots, a12_high));
+            }
+        }
+
+        /// The A12 changes in a [`LoggingBus`]'s log, from A12 low.
+        fn changes_in(log: &[(u32, u16, u8)]) -> Vec<(u32, bool)> {
+            let mut bus = A12Bus { memory: FlatBus(Vec::new()), dots: 0, a12_high: false, log: Vec::new() };
+            for &(dots, addr, _) in log {
+                bus.dots = dots;
+                bus.see(addr);
+            }
+            bus.log
+        }
+    }
+
+    impl PpuBusPeek for A12Bus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.memory.peek(addr)
+        }
+    }
+
+    impl PpuBus for A12Bus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.see(addr);
+            self.memory.read(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.see(addr);
+            self.memory.write(addr, value);
+        }
+        fn set_address(&mut self, addr: u16) {
+            self.see(addr);
+        }
+        fn advance_dots(&mut self, dots: u32) {
+            self.dots += dots;
+        }
+        fn low_a12_fetches_observed(&self) -> bool {
+            self.a12_high
+        }
+    }
+
     /// A PPU in an arbitrary state: registers, position, OAM, palette and the memory behind it.
     fn arbitrary_ppu(regs: &[u8], oam: &[u8], palette: &[u8], memory: &[u8]) -> (Ppu, FlatBus) {
         let mut ppu = Ppu::new();
@@ -303,8 +367,9 @@ mod tests {
         (ppu, bus)
     }
 
-    /// Runs the same stretches on a PPU in bulk (on a bus that observes nothing and on one that
-    /// logs every access) and dot by dot, comparing after every stretch.
+    /// Runs the same stretches on a PPU in bulk (on a bus that observes nothing, on one that logs
+    /// every access and on one that watches A12 like the MMC3) and dot by dot, comparing after every
+    /// stretch.
     fn compare_stretches(
         mut bulk: Ppu,
         mut bulk_bus: FlatBus,
@@ -314,9 +379,14 @@ mod tests {
             |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
         let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
         let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        let (mut a12, mut a12_bus) = (
+            bulk.clone(),
+            A12Bus { memory: FlatBus(bulk_bus.0.clone()), dots: 0, a12_high: false, log: Vec::new() },
+        );
         for (i, &count) in stretches.iter().enumerate() {
             bulk.run_dots(count, &mut bulk_bus);
             observed.run_dots(count, &mut observed_bus);
+            a12.run_dots(count, &mut a12_bus);
             for _ in 0..count {
                 single.tick_dot(&mut single_bus);
                 single_bus.advance_dots(1);
@@ -331,6 +401,14 @@ mod tests {
                 i
             );
             prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
+            prop_assert_eq!(a12.state_bytes(), single.state_bytes(), "A12 watched, after stretch {}", i);
+            prop_assert!(a12.frame_buffer() == single.frame_buffer(), "A12 watched, pictures differ {}", i);
+            prop_assert!(a12_bus.memory.0 == single_bus.memory.0, "A12 watched, memory differs {}", i);
+            prop_assert!(
+                a12_bus.log == A12Bus::changes_in(&single_bus.log),
+                "A12 changes differ after stretch {}",
+                i
+            );
         }
         Ok(())
     }

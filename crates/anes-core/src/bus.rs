@@ -197,9 +197,11 @@ impl M2Replay {
     /// Delivers the owed edges placed before master clock `limit`.
     #[inline(always)]
     fn deliver_before(&mut self, cart: &mut Cartridge, limit: u64) {
-        while self.next_edge_at <= self.last_edge_at && self.next_edge_at < limit {
-            cart.cpu_cycle();
-            self.next_edge_at += CYCLE;
+        let end = limit.min(self.last_edge_at + 1);
+        if self.next_edge_at < end {
+            let edges = (end - self.next_edge_at).div_ceil(CYCLE);
+            cart.cpu_cycles(edges);
+            self.next_edge_at += edges * CYCLE;
         }
     }
 }

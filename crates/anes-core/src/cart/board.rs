@@ -333,6 +333,15 @@ impl Board {
         }
     }
 
+    /// `edges` CPU cycles (M2) began, with no PPU access between them: `edges` calls of
+    /// [`Board::cpu_cycle`].
+    #[inline(always)]
+    pub fn cpu_cycles(&mut self, edges: u64) {
+        if let Board::Txrom(m) = self {
+            m.cpu_cycles(edges);
+        }
+    }
+
     /// True when the board counts M2 edges against PPU A12 (the MMC3's filter).
     pub fn counts_m2_edges(&self) -> bool {
         matches!(self, Board::Txrom(_))

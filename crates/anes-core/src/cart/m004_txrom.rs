@@ -214,6 +214,16 @@ impl Txrom {
         }
     }
 
+    /// `edges` M2 cycles with no PPU access between them: `edges` calls of [`Txrom::cpu_cycle`].
+    #[inline(always)]
+    pub fn cpu_cycles(&mut self, edges: u64) {
+        let s = &mut self.state;
+        if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
+            let counted = u64::from(s.a12_low_m2_edges).saturating_add(edges);
+            s.a12_low_m2_edges = counted.min(u64::from(A12_LOW_M2_EDGES)) as u8;
+        }
+    }
+
     /// The PPU drove `addr`: a filtered rising edge of A12 clocks the counter.
     #[inline]
     pub fn observe_ppu_address(&mut self, addr: u16) {
@@ -380,6 +390,25 @@ mod tests {
     }
 
     const CLOSED: (PrgRamRead, bool) = (PrgRamRead::OpenBus, false);
+
+    #[test]
+    fn m2_cycles_in_one_call_are_single_cycles_repeated() {
+        for low_edges in 0..=5u8 {
+            for a12 in [0u16, 0x1000] {
+                for edges in 0..8u64 {
+                    let mut one_by_one = Txrom::new(BoardConfig { mapper: 4, submapper: 0 });
+                    one_by_one.observe_ppu_address(a12);
+                    one_by_one.state.a12_low_m2_edges = low_edges;
+                    let mut at_once = one_by_one.clone();
+                    for _ in 0..edges {
+                        one_by_one.cpu_cycle();
+                    }
+                    at_once.cpu_cycles(edges);
+                    assert_eq!(at_once, one_by_one, "{low_edges} low edges, A12 {a12:#x}, {edges} edges");
+                }
+            }
+        }
+    }
 
     /// One filtered rising edge of A12: low for three M2 edges, then high.
     fn clock(board: &mut Txrom) {

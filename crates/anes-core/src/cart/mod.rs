@@ -342,6 +342,12 @@ impl Cartridge {
         self.board.cpu_cycle();
     }
 
+    /// `edges` CPU cycles (M2) have begun, with no PPU access between them.
+    #[inline(always)]
+    pub fn cpu_cycles(&mut self, edges: u64) {
+        self.board.cpu_cycles(edges);
+    }
+
     /// True when the board counts CPU cycles (M2 edges) against PPU A12, so the order of PPU dots and
     /// CPU cycles matters to it (the MMC3's A12 filter).
     pub fn counts_m2_edges(&self) -> bool {

@@ -263,9 +263,13 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
         REPLAY_M2 || self.cart.watches_ppu()
     }
     #[inline(always)]
-    fn low_a12_fetches_observed(&self) -> bool {
-        // Only the MMC3 replays M2 edges, and the edges it is owed only count while A12 stays low.
-        self.fetches_observed() && !self.cart.ignores_low_a12_accesses()
+    fn only_a12_observed(&self) -> bool {
+        // Only the MMC3 replays M2 edges; every access delivers those owed before it.
+        self.cart.sees_only_a12()
+    }
+    #[inline(always)]
+    fn a12_high(&self) -> bool {
+        self.cart.a12_high()
     }
 }
 

@@ -314,13 +314,19 @@ impl Board {
         }
     }
 
-    /// True when a PPU access with A12 low changes nothing on this board right now and the M2 edges
-    /// it counts may be delivered late until A12 next changes: the MMC3 while A12 is low (its filter
-    /// only counts edges, saturating, while A12 stays low).
+    /// True when the board sees of the PPU's accesses only the changes of A12, and its M2 edges
+    /// matter only in their order against those changes: the MMC3 (its filter counts edges while
+    /// A12 stays low, and a rise after enough of them clocks the counter).
     #[inline(always)]
-    pub fn ignores_low_a12_accesses(&self) -> bool {
+    pub fn sees_only_a12(&self) -> bool {
+        matches!(self, Board::Txrom(_))
+    }
+
+    /// The level of PPU A12 the board saw last, where it watches A12 (true = high).
+    #[inline(always)]
+    pub fn a12_high(&self) -> bool {
         match self {
-            Board::Txrom(m) => m.a12_low(),
+            Board::Txrom(m) => m.a12_high(),
             _ => false,
         }
     }

@@ -275,11 +275,10 @@ impl Txrom {
         }
     }
 
-    /// True while A12 is low: then a PPU access with A12 low changes nothing, and the M2 edges only
-    /// count towards the filter, so they may be delivered late as long as A12 has not risen since.
+    /// The level of PPU A12 seen last (true = high).
     #[inline(always)]
-    pub fn a12_low(&self) -> bool {
-        self.state.a12_level == 0
+    pub fn a12_high(&self) -> bool {
+        self.state.a12_level != 0
     }
 
     /// The /IRQ output (true = asserted).

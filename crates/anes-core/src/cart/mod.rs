@@ -328,12 +328,18 @@ impl Cartridge {
         self.map.watches_ppu
     }
 
-    /// True when PPU accesses with A12 low (below $1000 or in $2000-$2FFF) are unseen by the board
-    /// right now and the M2 edges it counts may wait until its next access with A12 high (see
-    /// [`PpuBus::low_a12_fetches_observed`](crate::ppu::PpuBus::low_a12_fetches_observed)).
+    /// True when the board sees of the PPU's accesses only the changes of A12, and counts M2 edges
+    /// only against A12 (see
+    /// [`PpuBus::only_a12_observed`](crate::ppu::PpuBus::only_a12_observed)).
     #[inline(always)]
-    pub fn ignores_low_a12_accesses(&self) -> bool {
-        self.board.ignores_low_a12_accesses()
+    pub fn sees_only_a12(&self) -> bool {
+        self.board.sees_only_a12()
+    }
+
+    /// The level of PPU A12 the board saw last, where it watches A12 (true = high).
+    #[inline(always)]
+    pub fn a12_high(&self) -> bool {
+        self.board.a12_high()
     }
 
     /// One CPU cycle (M2) has begun.

@@ -41,7 +41,7 @@ pub(super) fn copy_vertical(v: u16, t: u16) -> u16 {
 
 /// The nametable byte address for the tile at `v`.
 #[inline(always)]
-fn nametable_address(v: u16) -> u16 {
+pub(super) fn nametable_address(v: u16) -> u16 {
     0x2000 | (v & 0x0FFF)
 }
 
@@ -181,7 +181,7 @@ impl Ppu {
 
     /// Pattern low-plane address of the latched tile at the fine Y of `v`.
     #[inline(always)]
-    fn background_pattern_address(&self) -> u16 {
+    pub(super) fn background_pattern_address(&self) -> u16 {
         let table = u16::from(self.regs.ctrl & ctrl::BACKGROUND_TABLE) << 8;
         table | (u16::from(self.regs.nt_latch) << 4) | ((self.regs.v >> 12) & 7)
     }

@@ -70,13 +70,18 @@ pub trait PpuBus: PpuBusPeek {
     fn fetches_observed(&self) -> bool {
         true
     }
-    /// True when something sees fetches whose addresses keep A12 ($1000) low. When false (a board
-    /// that watches only A12 while A12 is low, like the MMC3), a run of such fetches may be peeks
-    /// with only [`PpuBus::advance_dots`] for their dots: what the board is owed for them (M2 edges
-    /// counted while A12 is low) reaches it at the next access.
+    /// True when what sees the fetches sees only the changes of A12 ($1000), like the MMC3: then a
+    /// run of fetches may be peeks, with one access per run of dots that drive A12 alike (its
+    /// first) and [`PpuBus::advance_dots`] for every dot. What the board is owed in between (M2
+    /// edges, which it counts only while A12 stays low) reaches it before its next access.
     #[inline(always)]
-    fn low_a12_fetches_observed(&self) -> bool {
-        self.fetches_observed()
+    fn only_a12_observed(&self) -> bool {
+        false
+    }
+    /// With [`PpuBus::only_a12_observed`]: the level of A12 the bus saw last (true = high).
+    #[inline(always)]
+    fn a12_high(&self) -> bool {
+        false
     }
 }
 

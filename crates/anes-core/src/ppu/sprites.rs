@@ -465,7 +465,7 @@ impl Ppu {
     /// Low-plane pattern address of the sprite in secondary OAM at `base`, for the row of the next
     /// scanline it covers (nesdev "PPU OAM": byte 1 bit 0 picks the table of 8x16 sprites).
     #[inline(always)]
-    fn sprite_pattern_address(&self, base: usize) -> u16 {
+    pub(super) fn sprite_pattern_address(&self, base: usize) -> u16 {
         let y = self.secondary_oam[base];
         let tile = self.secondary_oam[base + 1];
         let attr = self.secondary_oam[base + 2];

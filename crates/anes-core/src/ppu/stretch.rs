@@ -4,11 +4,25 @@
 //! sprite slot of 257-320), with the fetch phase of each dot known in advance and PPUMASK and PPUCTRL
 //! constant (no CPU access falls inside a stretch).
 
-use super::background::{copy_horizontal, increment_y};
+use super::background::{copy_horizontal, increment_y, nametable_address};
 use super::{
-    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, PpuBusPeek, SCANLINES_PER_FRAME,
-    VBLANK_SCANLINE, ctrl,
+    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
 };
+
+/// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
+/// sprite slot's eight dots: `nametable` (A12 low) on dots 1-4, `pattern` on dots 5-8; only the
+/// accesses that change A12.
+#[inline(always)]
+fn drive_a12_runs(bus: &mut impl PpuBus, nametable: u16, pattern: u16) {
+    if bus.a12_high() {
+        bus.set_address(nametable);
+    }
+    bus.advance_dots(4);
+    if pattern & 0x1000 != 0 {
+        bus.set_address(pattern);
+    }
+    bus.advance_dots(4);
+}
 
 /// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
 /// rendering enable constant at `rendering`.
@@ -63,17 +77,15 @@ impl Ppu {
                     continue;
                 }
             }
-            // Dots 337-340 fetch from the nametables only (A12 low): in bulk where such fetches go
-            // unseen (where they are seen, four single dots measured cheaper).
+            // (Where every fetch is seen, four single dots measured cheaper.)
             if rendering
                 && settled_on
                 && scanline < 240
                 && dot == 337
                 && count >= 4
-                && !bus.low_a12_fetches_observed()
+                && (!bus.fetches_observed() || bus.only_a12_observed())
             {
                 self.run_line_tail_unobserved(bus);
-                bus.advance_dots(4);
                 count -= 4;
                 continue;
             }
@@ -161,10 +173,11 @@ impl Ppu {
             self.background_fetch_unobserved(bus);
             return;
         }
-        // With the background at $0000 every fetch of the tile keeps A12 low.
-        if self.regs.ctrl & ctrl::BACKGROUND_TABLE == 0 && !bus.low_a12_fetches_observed() {
+        if bus.only_a12_observed() {
+            let nametable = nametable_address(self.regs.v);
             self.background_fetch_unobserved(bus);
-            bus.advance_dots(8);
+            // Dots 1-4 fetch the nametable and attribute bytes, 5-8 the pattern planes.
+            drive_a12_runs(bus, nametable, self.background_pattern_address());
             return;
         }
         self.tile_fetch_dot::<1>(bus);
@@ -197,7 +210,13 @@ impl Ppu {
             self.start_sprite_fetches(false);
         }
         let slot = usize::from((first - 257) >> 3);
-        if bus.fetches_observed() {
+        if bus.only_a12_observed() {
+            let nametable = nametable_address(self.regs.v);
+            let pattern = self.sprite_pattern_address(slot * 4);
+            self.sprite_fetch_unobserved(bus, slot);
+            // Dots 1-4 fetch garbage nametable bytes, 5-8 the pattern planes.
+            drive_a12_runs(bus, nametable, pattern);
+        } else if bus.fetches_observed() {
             for phase in 0..8 {
                 self.sprite_fetch(bus, slot, phase);
                 bus.advance_dots(1);
@@ -230,14 +249,20 @@ impl Ppu {
         self.regs.dot = first + 8;
     }
 
-    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches (or
-    /// only fetches with A12 high, see [`PpuBus::low_a12_fetches_observed`]): the
-    /// last reload, then two nametable fetches whose data is unused (see `Ppu::render_dot`); the
-    /// position moves to the next line.
+    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches or
+    /// only A12 (see [`PpuBus::only_a12_observed`]): the last reload, then two nametable fetches
+    /// whose data is unused (see `Ppu::render_dot`); the position moves to the next line.
     #[inline(always)]
-    fn run_line_tail_unobserved(&mut self, bus: &impl PpuBusPeek) {
+    fn run_line_tail_unobserved(&mut self, bus: &mut impl PpuBus) {
         self.shift_background();
         self.reload_background_shifters();
+        if bus.fetches_observed() {
+            // Four dots of nametable fetches: A12 low.
+            if bus.a12_high() {
+                bus.set_address(nametable_address(self.regs.v));
+            }
+            bus.advance_dots(4);
+        }
         self.unused_nametable_unobserved(bus);
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = history_after(self.regs.rendering_history, true, 4);
@@ -297,8 +322,7 @@ mod tests {
         }
     }
 
-    /// A bus that sees what the MMC3 sees: the changes of A12, logged with their dot, and not the
-    /// fetches that keep A12 low while it is low.
+    /// A bus that sees what the MMC3 sees: the changes of A12, logged with their dot.
     struct A12Bus {
         memory: FlatBus,
         dots: u32,
@@ -347,7 +371,10 @@ mod tests {
         fn advance_dots(&mut self, dots: u32) {
             self.dots += dots;
         }
-        fn low_a12_fetches_observed(&self) -> bool {
+        fn only_a12_observed(&self) -> bool {
+            true
+        }
+        fn a12_high(&self) -> bool {
             self.a12_high
         }
     }

@@ -65,6 +65,14 @@ crate::state::state_struct! {
 
 const _: () = assert!(core::mem::size_of::<ApuState>() == 144);
 
+impl ApuState {
+    /// The /IRQ output: the frame counter's or the DMC's flag.
+    #[inline]
+    fn irq_output(&self) -> bool {
+        self.frame_counter.irq_line() || self.dmc.irq_flag != 0
+    }
+}
+
 /// How the APU keeps up with the CPU. Both give bit-identical machines; `Lazy` is faster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ApuCatchUp {
@@ -96,6 +104,9 @@ pub struct Apu {
     /// `state.dmc.wants_dma()`, kept up to date wherever the DMC changes, because the bus asks at the
     /// end of every cycle.
     dma_request: bool,
+    /// The /IRQ output (frame counter or DMC flag), kept up to date like `dma_request`: the bus
+    /// samples it at the end of every cycle.
+    irq_output: bool,
 }
 
 impl Default for Apu {
@@ -116,6 +127,7 @@ impl Apu {
             ..ApuState::default()
         };
         let dma_request = state.dmc.wants_dma();
+        let irq_output = state.irq_output();
         Apu {
             state,
             output: None,
@@ -124,6 +136,7 @@ impl Apu {
             ticked: 0,
             deadline: 0,
             dma_request,
+            irq_output,
         }
     }
 
@@ -145,6 +158,7 @@ impl Apu {
         self.ticked = cpu_cycle;
         self.deadline = 0;
         self.dma_request = self.state.dmc.wants_dma();
+        self.irq_output = self.state.irq_output();
     }
 
     /// The bus is running CPU cycle `cpu_cycle`: tick through it now if the CPU could notice otherwise
@@ -161,6 +175,7 @@ impl Apu {
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         self.run_until(cpu_cycle);
         self.dma_request = self.state.dmc.wants_dma();
+        self.irq_output = self.state.irq_output();
         self.deadline = self.next_observable_cycle();
     }
 
@@ -329,6 +344,7 @@ impl Apu {
         }
         s.dmc.tick_delays();
         self.dma_request = s.dmc.wants_dma();
+        self.irq_output = s.irq_output();
 
         if let Some(output) = self.output.as_deref_mut() {
             output.push_cycle(self.state.levels());
@@ -360,6 +376,7 @@ impl Apu {
     fn changed_by_access(&mut self) {
         self.deadline = 0;
         self.dma_request = self.state.dmc.wants_dma();
+        self.irq_output = self.state.irq_output();
     }
 
     fn write_status(&mut self, value: u8, get_cycle: bool) {
@@ -398,7 +415,9 @@ impl Apu {
     /// The APU's /IRQ output (frame counter or DMC).
     #[inline]
     pub fn irq_line(&self) -> bool {
-        self.state.frame_counter.irq_line() || self.state.dmc.irq_flag != 0
+        // Between catch-ups the state is that of the last one, whose output is still the truth.
+        debug_assert_eq!(self.irq_output, self.state.irq_output(), "the cached IRQ output is current");
+        self.irq_output
     }
 
     /// True while the DMC needs a sample byte fetched by DMA: its buffer is empty, bytes remain, and

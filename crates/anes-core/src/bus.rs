@@ -473,7 +473,9 @@ impl Nes {
             } else {
                 clocks.saturating_sub(A12_CLOCKS_UNSPACED_8X8).saturating_mul(MIN_DOTS_PER_A12_CLOCK_8X8)
             };
-            dots = dots.min(safe);
+            // Counted from the first dot that could fetch.
+            // Counted from the first dot that could fetch.
+            dots = dots.min(safe.saturating_add(self.ppu.dots_before_fetching_line()));
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
     }

@@ -409,6 +409,45 @@ mod tests {
         }
     }
 
+    #[test]
+    fn no_irq_before_the_predicted_clock() {
+        for revision in [0u8, 1] {
+            for latch in [0u8, 1, 2, 5, 80, 255] {
+                for counter in [0u8, 1, 2, 7, 200] {
+                    for reload in [0u8, 1] {
+                        let mut board = Txrom::new(BoardConfig { mapper: 4, submapper: 0 });
+                        let s = &mut board.state;
+                        (s.revision, s.irq_latch, s.irq_counter, s.irq_reload, s.irq_enabled) =
+                            (revision, latch, counter, reload, 1);
+                        let predicted = board.a12_clocks_before_irq();
+                        let case =
+                            format!("revision {revision}, latch {latch}, counter {counter}, reload {reload}");
+                        // The first clock that raises /IRQ, within 600 clocks.
+                        let first = (1..=600u32).find(|_| {
+                            clock(&mut board);
+                            board.irq_line()
+                        });
+                        match first {
+                            // Never later than the clock that raises it (the schedule runs up to
+                            // it in bulk); exactly on it while the counter runs down.
+                            Some(first) => {
+                                assert!(
+                                    predicted <= first,
+                                    "{case}: predicted {predicted}, raised at {first}"
+                                );
+                                if reload == 0 && counter != 0 {
+                                    assert_eq!(predicted, first, "{case}");
+                                }
+                            }
+                            // Revision A reloading 0 by itself never raises it.
+                            None => assert!(revision == 1 && latch == 0, "{case}: predicted {predicted}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// One filtered rising edge of A12: low for three M2 edges, then high.
     fn clock(board: &mut Txrom) {
         board.observe_ppu_address(0x0000);

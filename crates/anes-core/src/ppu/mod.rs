@@ -610,6 +610,17 @@ impl Ppu {
         u64::from(last.saturating_sub(self.regs.dot))
     }
 
+    /// Dots that can be processed before the first one that could fetch (drive the address bus for
+    /// rendering): the rest of lines 240-260, which fetch nothing, up to the pre-render line's dot 0
+    /// (which drives nothing either); 0 elsewhere.
+    pub fn dots_before_fetching_line(&self) -> u64 {
+        let (scanline, dot) = (self.regs.scanline, self.regs.dot);
+        if !(240..PRE_RENDER_SCANLINE).contains(&scanline) || dot >= DOTS_PER_SCANLINE {
+            return 0;
+        }
+        u64::from(PRE_RENDER_SCANLINE - scanline) * u64::from(DOTS_PER_SCANLINE) - u64::from(dot)
+    }
+
     /// True while PPUMASK enables either layer, or did within the last few dots (the PPU fetches on
     /// rendered lines until the change reaches its pipeline).
     #[inline]

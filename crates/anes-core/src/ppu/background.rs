@@ -41,19 +41,19 @@ pub(super) fn copy_vertical(v: u16, t: u16) -> u16 {
 
 /// The nametable byte address for the tile at `v`.
 #[inline(always)]
-fn nametable_address(v: u16) -> u16 {
+pub(super) fn nametable_address(v: u16) -> u16 {
     0x2000 | (v & 0x0FFF)
 }
 
 /// The attribute byte address for the tile at `v`.
 #[inline(always)]
-fn attribute_address(v: u16) -> u16 {
+pub(super) fn attribute_address(v: u16) -> u16 {
     0x23C0 | (v & 0x0C00) | ((v >> 4) & 0x38) | ((v >> 2) & 0x07)
 }
 
 /// The 2-bit palette number of the tile at `v` within its attribute byte.
 #[inline(always)]
-fn attribute_bits(v: u16, attribute: u8) -> u8 {
+pub(super) fn attribute_bits(v: u16, attribute: u8) -> u8 {
     let shift = ((v >> 4) & 4) | (v & 2);
     (attribute >> shift) & 3
 }
@@ -181,7 +181,7 @@ impl Ppu {
 
     /// Pattern low-plane address of the latched tile at the fine Y of `v`.
     #[inline(always)]
-    fn background_pattern_address(&self) -> u16 {
+    pub(super) fn background_pattern_address(&self) -> u16 {
         let table = u16::from(self.regs.ctrl & ctrl::BACKGROUND_TABLE) << 8;
         table | (u16::from(self.regs.nt_latch) << 4) | ((self.regs.v >> 12) & 7)
     }

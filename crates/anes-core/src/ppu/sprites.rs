@@ -450,7 +450,7 @@ impl Ppu {
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot
     /// beyond the sprites found.
     #[inline(always)]
-    fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
+    pub(super) fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
         if slot >= usize::from(self.regs.sprite_count)
             || (self.regs.scanline == super::PRE_RENDER_SCANLINE && !self.slot_in_range(slot))
         {
@@ -465,7 +465,7 @@ impl Ppu {
     /// Low-plane pattern address of the sprite in secondary OAM at `base`, for the row of the next
     /// scanline it covers (nesdev "PPU OAM": byte 1 bit 0 picks the table of 8x16 sprites).
     #[inline(always)]
-    fn sprite_pattern_address(&self, base: usize) -> u16 {
+    pub(super) fn sprite_pattern_address(&self, base: usize) -> u16 {
         let y = self.secondary_oam[base];
         let tile = self.secondary_oam[base + 1];
         let attr = self.secondary_oam[base + 2];

@@ -52,4 +52,4 @@ pub use state::{FrameRecord, Section, StateHash};
 /// 3: the owed corruption, the units' first pixels and 5 reserved bytes); the OAM bus after sprite
 /// evaluation has seen every sprite (secondary OAM at its address; m back to 0 after the overflow
 /// sprite's bytes).
-pub const EMULATION_EPOCH: u32 = 4;
+pub const EMULATION_EPOCH: u32 = 5;

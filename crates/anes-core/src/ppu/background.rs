@@ -47,13 +47,13 @@ pub(super) fn nametable_address(v: u16) -> u16 {
 
 /// The attribute byte address for the tile at `v`.
 #[inline(always)]
-fn attribute_address(v: u16) -> u16 {
+pub(super) fn attribute_address(v: u16) -> u16 {
     0x23C0 | (v & 0x0C00) | ((v >> 4) & 0x38) | ((v >> 2) & 0x07)
 }
 
 /// The 2-bit palette number of the tile at `v` within its attribute byte.
 #[inline(always)]
-fn attribute_bits(v: u16, attribute: u8) -> u8 {
+pub(super) fn attribute_bits(v: u16, attribute: u8) -> u8 {
     let shift = ((v >> 4) & 4) | (v & 2);
     (attribute >> shift) & 3
 }

@@ -9,7 +9,9 @@
 //!
 //! Files: `registers.rs` (the CPU-visible registers, the I/O latch), `background.rs` (the tile fetch
 //! pipeline and the scroll counters), `sprites.rs` (evaluation, fetches, sprite output units),
-//! `pixel.rs` (the pixel multiplexer), `rgb.rs` (palette index to RGB).
+//! `pixel.rs` (the pixel multiplexer), `rgb.rs` (palette index to RGB), `address_bus.rs` (CPU accesses
+//! meeting the fetch cadence on the multiplexed address bus: the PPUDATA read's late buffer fill, the
+//! octal latch, the delayed $2006 copy).
 //!
 //! State: everything that influences future behaviour is in [`Ppu::state_bytes`]; the frame buffer is
 //! output only.
@@ -29,6 +31,7 @@
 //!   the rendering enable three dots late (`RENDERING_DELAY_DOTS`, from `rendering_history`), so a
 //!   toggle happens inside `tick_dot`, never inside a stretch of `run_dots`.
 
+mod address_bus;
 mod background;
 mod pixel;
 mod registers;
@@ -248,8 +251,19 @@ crate::state::state_struct! {
         pub sprite_first_lo: u8,
         /// The same for the high bit plane.
         pub sprite_first_hi: u8,
-        /// Always zero (room for future registers without changing the section's length).
-        pub reserved: [u8; 5],
+        /// Dots until a PPUDATA read made while rendering fills the read buffer (1 = on the next dot;
+        /// 0 = none owed; see `address_bus.rs`).
+        pub data_read_fill: u8,
+        /// The octal latch outside the PPU: the low address byte of the last ALE dot, as far as a
+        /// collision with a CPU access needs it (see `address_bus.rs`).
+        pub octal_latch: u8,
+        /// 1 when the next fetch read takes its low address byte from `octal_latch`.
+        pub latch_held: u8,
+        /// The byte last read over the PPU's shared address/data pins, as far as a collision needs it.
+        pub data_pins: u8,
+        /// Dots until a $2006 second write's copy of `t` into `v` (1 = before the next dot; 0 = none
+        /// owed; see `address_bus.rs`).
+        pub v_copy_delay: u8,
     }
 }
 
@@ -418,6 +432,16 @@ impl Ppu {
     /// Advances one dot.
     #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
+        if self.regs.bus_collision_pending() {
+            self.tick_dot_colliding(bus);
+        } else {
+            self.tick_dot_plain(bus);
+        }
+    }
+
+    /// One dot, the address bus left to the fetches (`tick_dot` without a collision owed).
+    #[inline(always)]
+    fn tick_dot_plain(&mut self, bus: &mut impl PpuBus) {
         let history = (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         self.regs.rendering_history = history;
         // The rendering enable as the pipeline sees it on this dot, and on the dot before.
@@ -578,11 +602,14 @@ impl Ppu {
     /// Dots that can be processed before the next one whose effect the CPU can see without accessing
     /// a register: the dot that completes a picture (240, 340), the VBlank flag's (241, 1) and the
     /// pre-render flag clear (261, 1). 0: the next dot is one of them. Never more than the real
-    /// distance (the odd-frame skip is assumed); 0 for a restored position outside the frame.
+    /// distance (the odd-frame skip is assumed); 0 for a restored position outside the frame, and
+    /// while an address bus collision is pending (it may move `v` and drive the bus).
     pub fn dots_before_event(&self) -> u64 {
         const EVENTS: [(u16, u16); 3] = [(240, 340), (VBLANK_SCANLINE, 1), (PRE_RENDER_SCANLINE, 1)];
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
-        if scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE {
+        // A pending collision (`address_bus.rs`) may move `v` and drive the address bus: the
+        // lazy schedule catches up dot by dot until it is over (a few dots).
+        if scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending() {
             return 0;
         }
         let here = u64::from(scanline) * u64::from(DOTS_PER_SCANLINE) + u64::from(dot);
@@ -756,7 +783,7 @@ pub(crate) mod test_bus {
 #[cfg(test)]
 mod tests {
     use super::test_bus::FlatBus;
-    use super::{Ppu, status};
+    use super::{Ppu, address_bus, status};
 
     fn run_to(ppu: &mut Ppu, bus: &mut FlatBus, scanline: u16, dot: u16) -> u64 {
         let mut dots = 0;
@@ -887,6 +914,7 @@ mod tests {
         tick(&mut ppu, &mut bus, 262 * 341);
         ppu.write_register(0x2006, 0x3F, &mut bus);
         ppu.write_register(0x2006, 0x00, &mut bus);
+        tick(&mut ppu, &mut bus, u32::from(address_bus::V_COPY_DOTS));
         for i in 0..32u8 {
             ppu.write_register(0x2007, i, &mut bus);
         }

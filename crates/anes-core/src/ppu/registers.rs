@@ -1,6 +1,7 @@
 //! The CPU-visible registers $2000-$2007 and the I/O latch behind them (nesdev "PPU registers",
 //! "PPU scrolling", "Open bus behavior").
 
+use super::address_bus::{DATA_READ_FILL_DOTS, V_COPY_DOTS};
 use super::pixel::palette_index;
 use super::{Ppu, PpuBus, PpuBusPeek, PpuRegs, VBLANK_SCANLINE, background, ctrl, mask, status};
 
@@ -34,11 +35,14 @@ impl Ppu {
     /// address bus rests on `v`, so the new address is driven (mmc3_test_2 3-A12_clocking: a $2007
     /// access that moves `v` across A12 clocks the MMC3 counter).
     #[inline(always)]
-    fn finish_data_access(&mut self, bus: &mut impl PpuBus) {
-        let r = &mut self.regs;
-        if r.is_rendering() {
+    pub(super) fn finish_data_access(&mut self, bus: &mut impl PpuBus) {
+        if self.regs.is_rendering() {
+            // A fetch between its ALE and its read keeps the latched low byte (`address_bus.rs`).
+            self.hold_fetch_latch();
+            let r = &mut self.regs;
             r.v = background::increment_y(background::increment_coarse_x(r.v));
         } else {
+            let r = &mut self.regs;
             let step = if r.ctrl & ctrl::INCREMENT_32 != 0 { 32 } else { 1 };
             r.v = r.v.wrapping_add(step) & 0x7FFF;
             bus.set_address(r.v & 0x3FFF);
@@ -88,20 +92,33 @@ impl Ppu {
             }
             7 => {
                 let v = self.regs.v & 0x3FFF;
+                // While rendering, the buffer is filled a few dots later from whatever the PPU reads
+                // then (`address_bus.rs`); otherwise nothing else drives the bus in between, and
+                // the byte at `v` is filled at once.
+                let deferred = self.regs.is_rendering();
+                if deferred {
+                    self.regs.data_read_fill = DATA_READ_FILL_DOTS;
+                }
                 let value = if v >= 0x3F00 {
                     // Palette reads bypass the buffer; the buffer gets the nametable byte "under" the
                     // palette ($2F00-$2FFF). Bits 6-7 are the latch's (nesdev "PPU registers").
                     let value = self.palette_value(v) | (self.regs.io_latch & 0xC0);
-                    self.regs.read_buffer = bus.read(v & 0x2FFF);
+                    if !deferred {
+                        self.regs.read_buffer = bus.read(v & 0x2FFF);
+                    }
                     self.regs.refresh_io_latch(value, 0x3F);
                     value
                 } else {
                     let value = self.regs.read_buffer;
-                    self.regs.read_buffer = bus.read(v);
+                    if !deferred {
+                        self.regs.read_buffer = bus.read(v);
+                    }
                     self.regs.refresh_io_latch(value, 0xFF);
                     value
                 };
-                self.finish_data_access(bus);
+                if !deferred {
+                    self.finish_data_access(bus);
+                }
                 value
             }
             // Write-only registers read back the latch.
@@ -194,9 +211,9 @@ impl Ppu {
                     r.w = 1;
                 } else {
                     r.t = (r.t & 0x7F00) | u16::from(value);
-                    r.v = r.t;
                     r.w = 0;
-                    bus.set_address(r.v & 0x3FFF);
+                    // `v` takes `t` a few dots later (`address_bus.rs`).
+                    r.v_copy_delay = V_COPY_DOTS;
                 }
             }
             7 => {
@@ -217,12 +234,22 @@ impl Ppu {
 #[cfg(test)]
 mod tests {
     use super::super::Ppu;
+    use super::super::address_bus::V_COPY_DOTS;
     use super::super::test_bus::FlatBus;
 
     fn warm_ppu() -> (Ppu, FlatBus) {
         let mut ppu = Ppu::new();
         ppu.regs.reset_warmup = 0;
         (ppu, FlatBus::new())
+    }
+
+    /// Both $2006 writes, then the dots until `v` takes the address.
+    fn set_address(ppu: &mut Ppu, bus: &mut FlatBus, addr: u16) {
+        ppu.write_register(0x2006, (addr >> 8) as u8, bus);
+        ppu.write_register(0x2006, addr as u8, bus);
+        for _ in 0..V_COPY_DOTS {
+            ppu.tick_dot(bus);
+        }
     }
 
     #[test]
@@ -238,7 +265,15 @@ mod tests {
         ppu.write_register(0x2006, 0x3D, &mut bus);
         assert_eq!((ppu.regs.t, ppu.regs.w), (0x3D6F, 1));
         ppu.write_register(0x2006, 0xF0, &mut bus);
-        assert_eq!((ppu.regs.t, ppu.regs.v, ppu.regs.w), (0x3DF0, 0x3DF0, 0));
+        assert_eq!((ppu.regs.t, ppu.regs.w), (0x3DF0, 0));
+        // `v` takes `t` a few dots after the second write (nesdev "PPU scrolling": the copy is
+        // delayed; AccuracyCoin "Hybrid Addresses").
+        for _ in 1..V_COPY_DOTS {
+            ppu.tick_dot(&mut bus);
+            assert_eq!(ppu.regs.v, 0);
+        }
+        ppu.tick_dot(&mut bus);
+        assert_eq!(ppu.regs.v, 0x3DF0);
         // $2000 writes the nametable bits of t.
         ppu.write_register(0x2000, 0x03, &mut bus);
         assert_eq!(ppu.regs.t, 0x3DF0 | 0x0C00);
@@ -250,24 +285,20 @@ mod tests {
         bus.0[0x2105] = 0x11;
         bus.0[0x2106] = 0x22;
         bus.0[0x2F10] = 0x33;
-        ppu.write_register(0x2006, 0x21, &mut bus);
-        ppu.write_register(0x2006, 0x05, &mut bus);
+        set_address(&mut ppu, &mut bus, 0x2105);
         ppu.read_register(0x2007, &mut bus);
         assert_eq!(ppu.read_register(0x2007, &mut bus), 0x11);
         assert_eq!(ppu.regs.v, 0x2107);
         // Palette: immediate, and the buffer gets the nametable byte underneath.
-        ppu.write_register(0x2006, 0x3F, &mut bus);
-        ppu.write_register(0x2006, 0x00, &mut bus);
+        set_address(&mut ppu, &mut bus, 0x3F00);
         ppu.write_register(0x2007, 0x2A, &mut bus);
-        ppu.write_register(0x2006, 0x3F, &mut bus);
-        ppu.write_register(0x2006, 0x10, &mut bus);
+        set_address(&mut ppu, &mut bus, 0x3F10);
         // Bits 6-7 of a palette read come from the latch, which holds the last write ($10).
         assert_eq!(ppu.read_register(0x2007, &mut bus), 0x2A);
         assert_eq!(ppu.regs.read_buffer, 0x33);
         // Increment 32.
         ppu.write_register(0x2000, 0x04, &mut bus);
-        ppu.write_register(0x2006, 0x20, &mut bus);
-        ppu.write_register(0x2006, 0x00, &mut bus);
+        set_address(&mut ppu, &mut bus, 0x2000);
         ppu.read_register(0x2007, &mut bus);
         assert_eq!(ppu.regs.v, 0x2020);
     }

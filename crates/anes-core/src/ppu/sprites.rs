@@ -450,7 +450,7 @@ impl Ppu {
     /// A fetched pattern byte as the unit holds it: flipped for horizontal flip, empty for a slot
     /// beyond the sprites found.
     #[inline(always)]
-    fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
+    pub(super) fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
         if slot >= usize::from(self.regs.sprite_count)
             || (self.regs.scanline == super::PRE_RENDER_SCANLINE && !self.slot_in_range(slot))
         {

@@ -42,6 +42,13 @@ impl Ppu {
         // the colours of the 32 entries are looked up once, on the first rendered tile.
         let mut colors = None;
         while count > 0 {
+            if self.regs.bus_collision_pending() {
+                // A CPU access meets the fetch cadence (`address_bus.rs`): dot by dot until it is over.
+                self.tick_dot(bus);
+                bus.advance_dots(1);
+                count -= 1;
+                continue;
+            }
             let (scanline, dot) = (self.regs.scanline, self.regs.dot);
             let rendering = self.regs.rendering_enabled();
             // The pipeline sees the enable `RENDERING_DELAY_DOTS` late: on through these 8 dots when

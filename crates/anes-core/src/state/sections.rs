@@ -112,8 +112,10 @@ impl Section {
             // Bus and input 2: the internal data bus and the joypad /OE and OUT0 latch timing.
             Section::Bus | Section::Input => 2,
             // PPU 2: the sprite flags' one-dot delay; 3: the owed OAM corruption, the sprite units'
-            // first pixels after the odd-frame skip and 5 reserved bytes.
-            Section::Ppu => 3,
+            // first pixels after the odd-frame skip and 5 reserved bytes; 4: those 5 bytes hold the
+            // address bus collisions (the PPUDATA read's buffer fill, the octal latch, the data
+            // pins, the $2006 copy delay).
+            Section::Ppu => 4,
             // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
             // and implicit abort.
             Section::Apu => 3,

@@ -468,14 +468,21 @@ impl Nes {
         if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() {
             let clocks = u64::from(self.cart.a12_clocks_before_irq());
             // Dots that are safe to run before the clock that could raise the IRQ.
-            let safe = if self.ppu.sprites_8x16() {
-                clocks.saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK)
-            } else {
-                clocks.saturating_sub(A12_CLOCKS_UNSPACED_8X8).saturating_mul(MIN_DOTS_PER_A12_CLOCK_8X8)
+            let safe = match self.ppu.dots_before_sprite_pattern_clock(clocks) {
+                Some(exact) => exact,
+                None => {
+                    let spaced = if self.ppu.sprites_8x16() {
+                        clocks.saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK)
+                    } else {
+                        clocks
+                            .saturating_sub(A12_CLOCKS_UNSPACED_8X8)
+                            .saturating_mul(MIN_DOTS_PER_A12_CLOCK_8X8)
+                    };
+                    // Counted from the first dot that could fetch.
+                    spaced.saturating_add(self.ppu.dots_before_fetching_line())
+                }
             };
-            // Counted from the first dot that could fetch.
-            // Counted from the first dot that could fetch.
-            dots = dots.min(safe.saturating_add(self.ppu.dots_before_fetching_line()));
+            dots = dots.min(safe);
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
     }

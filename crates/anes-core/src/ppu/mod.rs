@@ -655,6 +655,53 @@ impl Ppu {
         self.regs.rendering_enabled() || self.regs.rendering_history & 0x0F != 0
     }
 
+    /// Dots that can run before the `n`-th (n >= 1) coming dot 261 of a fetching line (0-239 and the
+    /// pre-render line), where A12 could clock the MMC3, when that is the only such place: 8x8
+    /// sprites from $1000, the background from $0000, rendering settled on, and the position outside
+    /// the sprite fetches (dots 257-320) of a fetching line. Then A12 rises only at the sprite slots'
+    /// pattern fetches, and after a low stretch the filter accepts (from dot 321 of the line before)
+    /// only at slot 0's, dot 261; the later slots rise after 4 low dots. `None` where this does not
+    /// hold. Never more than the real distance (the odd-frame skip is assumed).
+    pub fn dots_before_sprite_pattern_clock(&self, n: u64) -> Option<u64> {
+        const CLOCK_DOT: u16 = 261;
+        let r = &self.regs;
+        let fetching = |line: u16| line < 240 || line == PRE_RENDER_SCANLINE;
+        let (line, dot) = (r.scanline, r.dot);
+        let usual_tables =
+            r.ctrl & (ctrl::SPRITE_16 | ctrl::SPRITE_TABLE | ctrl::BACKGROUND_TABLE) == ctrl::SPRITE_TABLE;
+        if n == 0
+            || !usual_tables
+            || !r.rendering_enabled()
+            || r.rendering_history != 0xFF
+            || line >= SCANLINES_PER_FRAME
+            || dot >= DOTS_PER_SCANLINE
+            || (fetching(line) && (257..=320).contains(&dot))
+        {
+            return None;
+        }
+        // Positions from the start of the pre-render line, taken as 340 dots long (the odd-frame
+        // skip), then lines 0-260; fetching lines in order: 261 (index 0), 0-239 (1-240).
+        const FRAME: u64 = SCANLINES_PER_FRAME as u64 * DOTS_PER_SCANLINE as u64 - 1;
+        const FETCHING_LINES: u64 = 241;
+        let start = |line: u16| {
+            if line == PRE_RENDER_SCANLINE { 0 } else { 340 + u64::from(line) * u64::from(DOTS_PER_SCANLINE) }
+        };
+        let here = start(line) + u64::from(dot);
+        let passed = dot > CLOCK_DOT;
+        let first = match line {
+            PRE_RENDER_SCANLINE => u64::from(passed),
+            0..240 => u64::from(line) + 1 + u64::from(passed),
+            _ => FETCHING_LINES,
+        };
+        let target = first + (n - 1);
+        let target_line = match target % FETCHING_LINES {
+            0 => PRE_RENDER_SCANLINE,
+            index => index as u16 - 1,
+        };
+        let at = (target / FETCHING_LINES) * FRAME + start(target_line) + u64::from(CLOCK_DOT);
+        Some(at - here)
+    }
+
     /// True when PPUCTRL selects 8x16 sprites.
     #[inline]
     pub fn sprites_8x16(&self) -> bool {
@@ -783,7 +830,98 @@ pub(crate) mod test_bus {
 #[cfg(test)]
 mod tests {
     use super::test_bus::FlatBus;
-    use super::{Ppu, address_bus, status};
+    use super::{Ppu, PpuBus, PpuBusPeek, address_bus, status};
+
+    /// Records the dots on which A12 rises after at least 5 dots low (a filter such as the MMC3's
+    /// could clock there: it wants three M2 edges, two CPU cycles, six dots).
+    struct A12RiseBus {
+        memory: FlatBus,
+        dots: u64,
+        high: bool,
+        low_since: u64,
+        rises: Vec<u64>,
+    }
+
+    impl A12RiseBus {
+        fn see(&mut self, addr: u16) {
+            let high = addr & 0x1000 != 0;
+            if high && !self.high && self.dots - self.low_since >= 5 {
+                self.rises.push(self.dots);
+            }
+            if !high && self.high {
+                self.low_since = self.dots;
+            }
+            self.high = high;
+        }
+    }
+
+    impl PpuBusPeek for A12RiseBus {
+        fn peek(&self, addr: u16) -> u8 {
+            self.memory.peek(addr)
+        }
+    }
+
+    impl PpuBus for A12RiseBus {
+        fn read(&mut self, addr: u16) -> u8 {
+            self.see(addr);
+            self.memory.read(addr)
+        }
+        fn write(&mut self, addr: u16, value: u8) {
+            self.see(addr);
+            self.memory.write(addr, value);
+        }
+        fn set_address(&mut self, addr: u16) {
+            self.see(addr);
+        }
+    }
+
+    #[test]
+    fn no_long_low_a12_rise_before_the_predicted_sprite_pattern_clock() {
+        let mut warm_bus = FlatBus::patterned();
+        let warm = warm_ppu(&mut warm_bus);
+        let starts = [(0u16, 0u16), (0, 256), (0, 321), (5, 100), (5, 255), (5, 340), (239, 330), (240, 0)];
+        let more = [(250u16, 17u16), (261, 0), (261, 256), (261, 339), (261, 340)];
+        for (scanline, dot) in starts.into_iter().chain(more) {
+            for odd_frame in [0u8, 1] {
+                let mut ppu = warm.clone();
+                ppu.regs.ctrl = super::ctrl::SPRITE_TABLE;
+                ppu.regs.mask = 0x18;
+                ppu.regs.rendering_history = 0xFF;
+                ppu.regs.odd_frame = odd_frame;
+                (ppu.regs.scanline, ppu.regs.dot) = (scanline, dot);
+                let mut bus = A12RiseBus {
+                    memory: FlatBus::patterned(),
+                    dots: 0,
+                    high: true,
+                    low_since: 0,
+                    rises: Vec::new(),
+                };
+                let predictions: Vec<u64> = (1..=300u64)
+                    .map(|n| ppu.dots_before_sprite_pattern_clock(n).expect("the usual MMC3 setup"))
+                    .collect();
+                // Two frames and a bit: every rise the filter could take.
+                for _ in 0..(2 * 262 * 341 + 400) {
+                    ppu.tick_dot(&mut bus);
+                    bus.dots += 1;
+                }
+                let case = format!("from {scanline}/{dot}, odd frame {odd_frame}");
+                for (n, (&predicted, &rise)) in predictions.iter().zip(&bus.rises).enumerate() {
+                    // `rise` counts the dots run before the one that rose.
+                    assert!(
+                        predicted <= rise,
+                        "{case}: clock {} predicted after {predicted}, at {rise}",
+                        n + 1
+                    );
+                    assert!(
+                        rise - predicted <= 2,
+                        "{case}: clock {} predicted after {predicted}, at {rise}",
+                        n + 1
+                    );
+                }
+                assert!(bus.rises.len() >= 300, "{case}: {} rises", bus.rises.len());
+            }
+        }
+    }
 
     fn run_to(ppu: &mut Ppu, bus: &mut FlatBus, scanline: u16, dot: u16) -> u64 {
         let mut dots = 0;

@@ -294,7 +294,7 @@ impl Ppu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_bus::FlatBus;
+    use super::super::test_bus::{A12Bus, FlatBus};
     use super::super::{Ppu, PpuBus, PpuBusPeek};
     use proptest::prelude::*;
 
@@ -329,61 +329,14 @@ mod tests {
         }
     }
 
-    /// A bus that sees what the MMC3 sees: the changes of A12, logged with their dot.
-    struct A12Bus {
-        memory: FlatBus,
-        dots: u32,
-        a12_high: bool,
-        log: Vec<(u32, bool)>,
-    }
-
-    impl A12Bus {
-        fn see(&mut self, addr: u16) {
-            let a12_high = addr & 0x1000 != 0;
-            if a12_high != self.a12_high {
-                self.a12_high = a12_high;
-                self.log.push((self.dots, a12_high));
-            }
+    /// The A12 changes in a [`LoggingBus`]'s log, from A12 low.
+    fn a12_changes_in(log: &[(u32, u16, u8)]) -> Vec<(u64, bool)> {
+        let mut bus = A12Bus::new(FlatBus(Vec::new()), false);
+        for &(dots, addr, _) in log {
+            bus.dots = u64::from(dots);
+            bus.see(addr);
         }
-
-        /// The A12 changes in a [`LoggingBus`]'s log, from A12 low.
-        fn changes_in(log: &[(u32, u16, u8)]) -> Vec<(u32, bool)> {
-            let mut bus = A12Bus { memory: FlatBus(Vec::new()), dots: 0, a12_high: false, log: Vec::new() };
-            for &(dots, addr, _) in log {
-                bus.dots = dots;
-                bus.see(addr);
-            }
-            bus.log
-        }
-    }
-
-    impl PpuBusPeek for A12Bus {
-        fn peek(&self, addr: u16) -> u8 {
-            self.memory.peek(addr)
-        }
-    }
-
-    impl PpuBus for A12Bus {
-        fn read(&mut self, addr: u16) -> u8 {
-            self.see(addr);
-            self.memory.read(addr)
-        }
-        fn write(&mut self, addr: u16, value: u8) {
-            self.see(addr);
-            self.memory.write(addr, value);
-        }
-        fn set_address(&mut self, addr: u16) {
-            self.see(addr);
-        }
-        fn advance_dots(&mut self, dots: u32) {
-            self.dots += dots;
-        }
-        fn only_a12_observed(&self) -> bool {
-            true
-        }
-        fn a12_high(&self) -> bool {
-            self.a12_high
-        }
+        bus.log
     }
 
     /// A PPU in an arbitrary state: registers, position, OAM, palette and the memory behind it.
@@ -413,10 +366,7 @@ mod tests {
             |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
         let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
         let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
-        let (mut a12, mut a12_bus) = (
-            bulk.clone(),
-            A12Bus { memory: FlatBus(bulk_bus.0.clone()), dots: 0, a12_high: false, log: Vec::new() },
-        );
+        let (mut a12, mut a12_bus) = (bulk.clone(), A12Bus::new(FlatBus(bulk_bus.0.clone()), false));
         for (i, &count) in stretches.iter().enumerate() {
             bulk.run_dots(count, &mut bulk_bus);
             observed.run_dots(count, &mut observed_bus);
@@ -439,7 +389,7 @@ mod tests {
             prop_assert!(a12.frame_buffer() == single.frame_buffer(), "A12 watched, pictures differ {}", i);
             prop_assert!(a12_bus.memory.0 == single_bus.memory.0, "A12 watched, memory differs {}", i);
             prop_assert!(
-                a12_bus.log == A12Bus::changes_in(&single_bus.log),
+                a12_bus.log == a12_changes_in(&single_bus.log),
                 "A12 changes differ after stretch {}",
                 i
             );

@@ -331,16 +331,7 @@ impl Board {
         }
     }
 
-    /// One CPU cycle (M2) began.
-    #[inline]
-    pub fn cpu_cycle(&mut self) {
-        if let Board::Txrom(m) = self {
-            m.cpu_cycle();
-        }
-    }
-
-    /// `edges` CPU cycles (M2) began, with no PPU access between them: `edges` calls of
-    /// [`Board::cpu_cycle`].
+    /// `edges` CPU cycles (M2) began, with no PPU access between them.
     #[inline(always)]
     pub fn cpu_cycles(&mut self, edges: u64) {
         if let Board::Txrom(m) = self {

@@ -205,16 +205,17 @@ impl Txrom {
         true
     }
 
-    /// One M2 cycle: counts how long A12 has been low.
-    #[inline]
-    pub fn cpu_cycle(&mut self) {
+    /// One M2 cycle: counts how long A12 has been low. The one-edge definition that
+    /// [`Txrom::cpu_cycles`] is tested against (the console delivers edges through that).
+    #[cfg(test)]
+    fn cpu_cycle(&mut self) {
         let s = &mut self.state;
         if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
             s.a12_low_m2_edges += 1;
         }
     }
 
-    /// `edges` M2 cycles with no PPU access between them: `edges` calls of [`Txrom::cpu_cycle`].
+    /// `edges` M2 cycles with no PPU access between them: each counts how long A12 has been low.
     #[inline(always)]
     pub fn cpu_cycles(&mut self, edges: u64) {
         let s = &mut self.state;

@@ -345,10 +345,11 @@ impl Cartridge {
     /// One CPU cycle (M2) has begun.
     #[inline]
     pub fn cpu_cycle(&mut self) {
-        self.board.cpu_cycle();
+        self.board.cpu_cycles(1);
     }
 
-    /// `edges` CPU cycles (M2) have begun, with no PPU access between them.
+    /// `edges` CPU cycles (M2) have begun, with no PPU access between them: `edges` calls of
+    /// [`Cartridge::cpu_cycle`].
     #[inline(always)]
     pub fn cpu_cycles(&mut self, edges: u64) {
         self.board.cpu_cycles(edges);

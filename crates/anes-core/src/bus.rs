@@ -307,7 +307,7 @@ impl Nes {
         self.decode_write(addr, value);
         if reaches_ppu {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
-            self.sync.invalidate();
+            self.predict_after_access();
         }
         self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET, quiet);
     }
@@ -318,7 +318,7 @@ impl Nes {
         let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_read(addr);
         if reaches_ppu {
-            self.sync.invalidate();
+            self.predict_after_access();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
         if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
@@ -330,7 +330,7 @@ impl Nes {
         let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_dma_read(addr, cpu_addr);
         if reaches_ppu {
-            self.sync.invalidate();
+            self.predict_after_access();
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
         if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
@@ -381,6 +381,18 @@ impl Nes {
         }
         self.apu.sync_to(self.bus.cpu_cycle);
         quiet
+    }
+
+    /// After an access that reached the PPU or the cartridge, which `begin_cycle` caught up to: the
+    /// access may have moved the next observable dot, so it is predicted again from here, as a
+    /// catch-up of no dots would (the eager schedules never predict).
+    #[inline(always)]
+    fn predict_after_access(&mut self) {
+        if matches!(self.sync.schedule, Schedule::Lazy | Schedule::LazyReplayingM2) {
+            self.sync.predict(self.next_observable_dot(), self.bus.ppu_offset);
+        } else {
+            self.sync.invalidate();
+        }
     }
 
     /// Finishes the cycle. The CPU latches /NMI and /IRQ one PPU dot before the cycle ends (during

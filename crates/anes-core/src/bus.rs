@@ -15,6 +15,10 @@
 //! where an eager run would have (`PpuSync`). Every public entry point returns with the PPU caught up,
 //! so state, hashes and snapshots are exactly those of the eager schedule (`PpuCatchUp::Eager`, kept
 //! for the equivalence tests).
+//!
+//! Fast path: a cycle that the lazy schedules would leave quiet, before the APU's deadline and with no
+//! DMA waiting, and that accesses work RAM (or reads the cartridge), only counts, accesses and samples
+//! the interrupt lines (`PpuSync::fast_before`, set at the end of every other cycle).
 
 use crate::cart::Cartridge;
 use crate::clock::MASTER_PER_DOT;
@@ -128,6 +132,11 @@ pub(crate) struct PpuSync {
     /// The same as a master clock at the start of a cycle: a cycle that starts before it needs no
     /// catch-up at any of its points (`deadline` + phase − one cycle; 0 when `deadline` is).
     pub quiet_before: u64,
+    /// CPU cycles numbered below this take the fast path (`Nes::read`, `Nes::write`) when they access
+    /// work RAM or (reads) the cartridge: the PPU is quiet through them, the APU is not due and no
+    /// DMA is waiting, so the cycle only counts, accesses and samples the interrupt lines. Set at the
+    /// end of every other cycle (`Nes::end_slow_cycle`); 0 forces the next cycle down the full path.
+    pub fast_before: u64,
     /// The last CPU cycle whose M2 edge the cartridge has seen (with `LazyReplayingM2`).
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
@@ -143,6 +152,7 @@ impl PpuSync {
     pub fn invalidate(&mut self) {
         self.deadline = 0;
         self.quiet_before = 0;
+        self.fast_before = 0;
     }
 
     /// Sets the prediction: the PPU clock at which the next observable dot completes.
@@ -290,15 +300,63 @@ impl Nes {
     /// One CPU read cycle (possibly preceded by DMA cycles that halt the CPU on this read).
     #[inline]
     pub(crate) fn read(&mut self, addr: u16) -> u8 {
+        let cycle = self.bus.cpu_cycle + 1;
+        // Work RAM or the cartridge, whose reads no lagging chip can notice (see `PpuSync`).
+        if cycle < self.sync.fast_before && (addr < 0x2000 || addr >= 0x4020) {
+            self.bus.cpu_cycle = cycle;
+            let value = if addr < 0x2000 {
+                self.ram[usize::from(addr & 0x07FF)]
+            } else {
+                self.cart.cpu_read(addr, self.bus.open_bus)
+            };
+            self.bus.open_bus = value;
+            self.bus.internal_bus = value;
+            self.bus.master_clock += CYCLE;
+            self.sample_interrupt_lines();
+            return value;
+        }
         if self.bus.dma_halt != 0 {
             self.run_dma(addr);
         }
-        self.read_cycle(addr)
+        let value = self.read_cycle(addr);
+        self.end_slow_cycle();
+        value
     }
 
     /// One CPU write cycle. The CPU cannot be halted on a write: DMA waits for the next read.
     #[inline]
     pub(crate) fn write(&mut self, addr: u16, value: u8) {
+        let cycle = self.bus.cpu_cycle + 1;
+        if cycle < self.sync.fast_before && addr < 0x2000 {
+            self.bus.cpu_cycle = cycle;
+            self.bus.open_bus = value;
+            self.bus.internal_bus = value;
+            self.write_ram(usize::from(addr & 0x07FF), value);
+            self.bus.master_clock += CYCLE;
+            self.sample_interrupt_lines();
+            return;
+        }
+        self.write_cycle(addr, value);
+        self.end_slow_cycle();
+    }
+
+    /// After a cycle down the full path: the cycles before which the next ones may take the fast
+    /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * CYCLE` and is quiet for the PPU when
+    /// that is before `quiet_before`; the APU needs a cycle from its deadline on; a DMA waiting to
+    /// halt the CPU needs the full path of the next read.
+    #[inline(always)]
+    fn end_slow_cycle(&mut self) {
+        let ppu_quiet_before = match self.sync.quiet_before.checked_sub(self.sync.cycle_start) {
+            Some(clocks) if clocks > 0 => self.bus.cpu_cycle + clocks.div_ceil(CYCLE),
+            _ => 0,
+        };
+        let fast_before = ppu_quiet_before.min(self.apu.deadline());
+        self.sync.fast_before = if self.bus.dma_halt != 0 { 0 } else { fast_before };
+    }
+
+    /// The write cycle of [`Nes::write`] down the full path.
+    #[inline(always)]
+    fn write_cycle(&mut self, addr: u16, value: u8) {
         // PPU registers, and the cartridge (bank and mirroring registers change what the PPU fetches).
         let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
         let quiet = self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);

@@ -224,6 +224,9 @@ impl Nes {
     /// Brings the lazily run chips (PPU, APU) up to the end of the last CPU cycle: every public entry
     /// point returns through here, so what the outside sees is the eager schedule's machine.
     pub(crate) fn catch_up(&mut self) {
+        // Between cycles the last one started a cycle ago (fast-path cycles leave `cycle_start`
+        // behind; the M2 edges owed are placed from it).
+        self.sync.cycle_start = self.bus.master_clock.saturating_sub(crate::clock::MASTER_PER_CPU_CYCLE);
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
     }
@@ -289,6 +292,8 @@ impl Nes {
     /// ```
     pub fn set_apu_catch_up(&mut self, mode: ApuCatchUp) {
         self.apu.set_catch_up(mode);
+        // The APU's deadline moved: the bus's fast path, bounded by it, is recomputed.
+        self.sync.invalidate();
     }
 
     /// The APU schedule in use (see [`Nes::set_apu_catch_up`]).
@@ -446,7 +451,9 @@ impl Nes {
     /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
     /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state.
     pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
-        self.apu.set_output_sample_rate(sample_rate)
+        self.apu.set_output_sample_rate(sample_rate);
+        // The APU's deadline moved: the bus's fast path, bounded by it, is recomputed.
+        self.sync.invalidate();
     }
 
     /// Moves buffered mono f32 audio samples into `out`; returns how many (see [`Apu::drain_samples`]).

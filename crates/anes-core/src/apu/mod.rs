@@ -170,6 +170,12 @@ impl Apu {
         }
     }
 
+    /// The first CPU cycle [`Apu::sync_to`] must run: earlier ones cannot change what the CPU sees.
+    #[inline(always)]
+    pub fn deadline(&self) -> u64 {
+        self.deadline
+    }
+
     /// Ticks through CPU cycle `cpu_cycle` and predicts the next cycle the CPU could notice.
     #[inline(never)]
     pub fn catch_up(&mut self, cpu_cycle: u64) {

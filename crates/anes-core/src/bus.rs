@@ -298,7 +298,7 @@ impl PpuBusPeek for PpuMemoryView<'_> {
 
 impl Nes {
     /// One CPU read cycle (possibly preceded by DMA cycles that halt the CPU on this read).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read(&mut self, addr: u16) -> u8 {
         let cycle = self.bus.cpu_cycle + 1;
         // Work RAM or the cartridge, whose reads no lagging chip can notice (see `PpuSync`).
@@ -315,6 +315,12 @@ impl Nes {
             self.sample_interrupt_lines();
             return value;
         }
+        self.read_slow(addr)
+    }
+
+    /// A read cycle down the full path (see [`Nes::read`]).
+    #[inline(never)]
+    fn read_slow(&mut self, addr: u16) -> u8 {
         if self.bus.dma_halt != 0 {
             self.run_dma(addr);
         }
@@ -324,7 +330,7 @@ impl Nes {
     }
 
     /// One CPU write cycle. The CPU cannot be halted on a write: DMA waits for the next read.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn write(&mut self, addr: u16, value: u8) {
         let cycle = self.bus.cpu_cycle + 1;
         if cycle < self.sync.fast_before && addr < 0x2000 {
@@ -336,6 +342,12 @@ impl Nes {
             self.sample_interrupt_lines();
             return;
         }
+        self.write_slow(addr, value);
+    }
+
+    /// A write cycle down the full path (see [`Nes::write`]).
+    #[inline(never)]
+    fn write_slow(&mut self, addr: u16, value: u8) {
         self.write_cycle(addr, value);
         self.end_slow_cycle();
     }

@@ -99,6 +99,17 @@ fn words_sum(section: Section, bytes: &[u8]) -> u64 {
     sum
 }
 
+/// Work RAM's byte keys, looked up on every CPU write to it (cheaper than computing the key).
+static RAM_KEYS: [u64; 0x800] = {
+    let mut keys = [0u64; 0x800];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = key(Section::Ram, i);
+        i += 1;
+    }
+    keys
+};
+
 /// True for the sections maintained incrementally on every write.
 const fn is_tracked(section: Section) -> bool {
     matches!(section, Section::Ram | Section::Vram | Section::PrgRam | Section::ChrRam)
@@ -179,8 +190,10 @@ impl Nes {
     /// A CPU write to work RAM.
     #[inline(always)]
     pub(crate) fn write_ram(&mut self, index: usize, value: u8) {
+        let index = index & 0x7FF;
         let old = self.ram[index];
-        self.digest.ram = self.digest.ram.wrapping_add(memory_delta(Section::Ram, index, old, value));
+        let delta = RAM_KEYS[index].wrapping_mul(u64::from(value).wrapping_sub(u64::from(old)));
+        self.digest.ram = self.digest.ram.wrapping_add(delta);
         self.ram[index] = value;
     }
 }
@@ -188,6 +201,13 @@ impl Nes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ram_key_table_holds_the_ram_keys() {
+        for (index, &k) in RAM_KEYS.iter().enumerate() {
+            assert_eq!(k, key(Section::Ram, index), "RAM byte {index}");
+        }
+    }
 
     #[test]
     fn keys_are_odd_and_distinct() {

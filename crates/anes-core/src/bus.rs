@@ -137,6 +137,11 @@ pub(crate) struct PpuSync {
     /// DMA is waiting, so the cycle only counts, accesses and samples the interrupt lines. Set at the
     /// end of every other cycle (`Nes::end_slow_cycle`); 0 forces the next cycle down the full path.
     pub fast_before: u64,
+    /// What the interrupt lines carry between cycles down the full path (and after a catch-up at a
+    /// public entry point): /NMI from the PPU (1 = asserted) and /IRQ from the APU or the board. Fast
+    /// cycles change none of the chips, so they sample these.
+    pub nmi_input: u8,
+    pub irq_input: bool,
     /// The last CPU cycle whose M2 edge the cartridge has seen (with `LazyReplayingM2`).
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
@@ -312,7 +317,7 @@ impl Nes {
             self.bus.open_bus = value;
             self.bus.internal_bus = value;
             self.bus.master_clock += CYCLE;
-            self.sample_interrupt_lines();
+            self.sample_cached_interrupt_lines();
             return value;
         }
         self.read_slow(addr)
@@ -339,7 +344,7 @@ impl Nes {
             self.bus.internal_bus = value;
             self.write_ram(usize::from(addr & 0x07FF), value);
             self.bus.master_clock += CYCLE;
-            self.sample_interrupt_lines();
+            self.sample_cached_interrupt_lines();
             return;
         }
         self.write_slow(addr, value);
@@ -364,6 +369,14 @@ impl Nes {
         };
         let fast_before = ppu_quiet_before.min(self.apu.deadline());
         self.sync.fast_before = if self.bus.dma_halt != 0 { 0 } else { fast_before };
+        self.cache_interrupt_lines();
+    }
+
+    /// Records what the interrupt lines carry now, for the fast cycles that follow.
+    #[inline(always)]
+    pub(crate) fn cache_interrupt_lines(&mut self) {
+        self.sync.nmi_input = u8::from(self.ppu.nmi_line());
+        self.sync.irq_input = self.apu.irq_line() || self.cart.irq_line();
     }
 
     /// The write cycle of [`Nes::write`] down the full path.
@@ -591,15 +604,32 @@ impl Nes {
     /// of an instruction is the value latched one cycle earlier (`*_prev`).
     #[inline(always)]
     fn sample_interrupt_lines(&mut self) {
+        let nmi = u8::from(self.ppu.nmi_line());
+        let irq = self.apu.irq_line() || self.cart.irq_line();
+        self.sample_interrupt_inputs(nmi, irq);
+    }
+
+    /// [`Nes::sample_interrupt_lines`] in a fast cycle, from the lines recorded at the end of the
+    /// last full one (no chip has changed since).
+    #[inline(always)]
+    fn sample_cached_interrupt_lines(&mut self) {
+        debug_assert_eq!(
+            (self.sync.nmi_input, self.sync.irq_input),
+            (u8::from(self.ppu.nmi_line()), self.apu.irq_line() || self.cart.irq_line()),
+            "the recorded interrupt lines are current"
+        );
+        self.sample_interrupt_inputs(self.sync.nmi_input, self.sync.irq_input);
+    }
+
+    #[inline(always)]
+    fn sample_interrupt_inputs(&mut self, nmi: u8, irq: bool) {
         let cpu = &mut self.cpu;
         cpu.nmi_pending_prev = cpu.nmi_pending;
-        let nmi = u8::from(self.ppu.nmi_line());
         if nmi != 0 && cpu.nmi_line_prev == 0 {
             cpu.nmi_pending = 1;
         }
         cpu.nmi_line_prev = nmi;
         cpu.irq_pending_prev = cpu.irq_pending;
-        let irq = self.apu.irq_line() || self.cart.irq_line();
         cpu.irq_pending = u8::from(irq && !cpu.flag(crate::cpu::flags::I));
     }
 

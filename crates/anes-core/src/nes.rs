@@ -229,6 +229,8 @@ impl Nes {
         self.sync.cycle_start = self.bus.master_clock.saturating_sub(crate::clock::MASTER_PER_CPU_CYCLE);
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
+        // The chips moved: what fast cycles will sample.
+        self.cache_interrupt_lines();
     }
 
     /// Chooses how the PPU keeps up with the CPU. [`PpuCatchUp::Lazy`] (the default) and

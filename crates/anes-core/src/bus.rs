@@ -398,6 +398,9 @@ impl Nes {
     #[inline(always)]
     fn read_cycle(&mut self, addr: u16) -> u8 {
         let reaches_ppu = addr & 0xE000 == 0x2000;
+        if reaches_ppu && addr & 7 == 2 && self.status_read_commutes() {
+            return self.read_status_lagging(addr);
+        }
         let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
         let value = self.decode_read(addr);
         if reaches_ppu {
@@ -405,6 +408,37 @@ impl Nes {
         }
         self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
         if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+    }
+
+    /// True when the read cycle starting now may read $2002 from the lagging PPU: the cycle is quiet
+    /// (the lazy schedules' prediction puts nothing the CPU could notice before its end; the eager
+    /// ones are never quiet) and the dots owed up to its end commute with the read
+    /// (`Ppu::status_read_commutes`). A sprite-0-hit poll on the lines before the hit then costs no
+    /// catch-up per read.
+    #[inline(always)]
+    fn status_read_commutes(&self) -> bool {
+        let start = self.bus.master_clock;
+        if start >= self.sync.quiet_before {
+            return false;
+        }
+        let end = (start + CYCLE).saturating_sub(u64::from(self.bus.ppu_offset));
+        let dots = end.saturating_sub(self.bus.ppu_clock) / MASTER_PER_DOT;
+        self.ppu.status_read_commutes(u32::try_from(dots).unwrap_or(u32::MAX))
+    }
+
+    /// A $2002 read cycle answered by the lagging PPU (see [`Nes::status_read_commutes`]): the same
+    /// value and effects as catching up to the access and to the end of the cycle.
+    #[inline(never)]
+    fn read_status_lagging(&mut self, addr: u16) -> u8 {
+        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, false);
+        debug_assert!(quiet, "checked by status_read_commutes");
+        let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
+        let value = self.ppu.read_register(addr, &mut memory);
+        let value = self.ppu.finish_register_read(addr, value);
+        self.bus.open_bus = value;
+        self.bus.internal_bus = value;
+        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        value
     }
 
     /// One DMA read cycle at `addr` while the halted CPU holds `cpu_addr` on its address bus.

@@ -341,6 +341,43 @@ impl Ppu {
         }
     }
 
+    /// True when the rest of this line's sprite evaluation (dots 65-256 of a visible line) can find
+    /// fewer than 8 sprites in all, so it can never fill secondary OAM and go looking for an
+    /// overflow: the sprites found so far, plus every Y byte the evaluation will still read that
+    /// is in range (they sit 4 bytes apart from the next one on, up to the end of OAM; primary OAM
+    /// cannot change while rendering, and the line and the sprite height are constant until a
+    /// register access). Only for a position on a visible line with rendering on.
+    pub(super) fn evaluation_finds_fewer_than_8(&self) -> bool {
+        let r = &self.regs;
+        // Evaluation starts on dot 65 (with nothing found, at OAMADDR, which dots 1-64 leave alone).
+        let started = r.dot > 65;
+        if started && r.eval_done != 0 {
+            return true;
+        }
+        let (found, next_y) = if started {
+            if r.eval_secondary_addr >= 32 {
+                return false;
+            }
+            // Mid-copy, the sprite being copied is found; its remaining bytes come before the next Y.
+            (
+                (usize::from(r.eval_secondary_addr) + 3) / 4,
+                usize::from(r.oam_addr) + usize::from(r.eval_copy_left),
+            )
+        } else {
+            (0, usize::from(r.oam_addr))
+        };
+        let height = self.sprite_height();
+        let scanline = r.scanline;
+        let mut in_range = found;
+        for addr in (next_y..self.oam.len()).step_by(4) {
+            in_range += usize::from(scanline.wrapping_sub(u16::from(self.oam[addr])) < height);
+            if in_range >= 8 {
+                return false;
+            }
+        }
+        true
+    }
+
     /// m += 1, carrying into n; all 64 sprites seen when n wraps.
     #[inline(always)]
     fn advance_oam_byte(r: &mut super::PpuRegs) {

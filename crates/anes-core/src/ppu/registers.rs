@@ -170,9 +170,11 @@ impl Ppu {
         if r.rendering_history != 0xFF || !r.rendering_enabled() {
             return false;
         }
-        let hit_possible = r.sprite_0_hit_at == 0 && r.sprite_0_in_unit_0 != 0;
-        let overflow_possible = r.sprite_overflow_at == 0 && !self.evaluation_finds_fewer_than_8();
-        !hit_possible && !overflow_possible
+        if r.sprite_0_hit_at == 0 && r.sprite_0_in_unit_0 != 0 {
+            return false;
+        }
+        // Overflow is found on an even dot from 66 on; none of those in the dots: no need to look.
+        r.sprite_overflow_at != 0 || u32::from(r.dot) + dots <= 66 || self.evaluation_finds_fewer_than_8()
     }
 
     /// What a CPU read of a register would return, without side effects.

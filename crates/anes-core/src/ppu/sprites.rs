@@ -360,7 +360,7 @@ impl Ppu {
             }
             // Mid-copy, the sprite being copied is found; its remaining bytes come before the next Y.
             (
-                (usize::from(r.eval_secondary_addr) + 3) / 4,
+                usize::from(r.eval_secondary_addr).div_ceil(4),
                 usize::from(r.oam_addr) + usize::from(r.eval_copy_left),
             )
         } else {

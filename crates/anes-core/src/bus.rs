@@ -311,16 +311,12 @@ impl Nes {
         // as two compares after the cycle's: as a range check, or evaluated first, the demo cost 1%
         // more host instructions.
         if cycle < self.sync.fast_before && (addr < 0x2000 || addr >= 0x4020) {
-            self.bus.cpu_cycle = cycle;
             let value = if addr < 0x2000 {
                 self.ram[usize::from(addr & 0x07FF)]
             } else {
                 self.cart.cpu_read(addr, self.bus.open_bus)
             };
-            self.bus.open_bus = value;
-            self.bus.internal_bus = value;
-            self.bus.master_clock += CYCLE;
-            self.sample_cached_interrupt_lines();
+            self.end_fast_cycle(cycle, value);
             return value;
         }
         self.read_slow(addr)
@@ -342,15 +338,22 @@ impl Nes {
     pub(crate) fn write(&mut self, addr: u16, value: u8) {
         let cycle = self.bus.cpu_cycle + 1;
         if cycle < self.sync.fast_before && addr < 0x2000 {
-            self.bus.cpu_cycle = cycle;
-            self.bus.open_bus = value;
-            self.bus.internal_bus = value;
             self.write_ram(usize::from(addr & 0x07FF), value);
-            self.bus.master_clock += CYCLE;
-            self.sample_cached_interrupt_lines();
+            self.end_fast_cycle(cycle, value);
             return;
         }
         self.write_slow(addr, value);
+    }
+
+    /// The rest of fast cycle number `cycle` after its access of `value`: the count, the data
+    /// buses, the clock and the interrupt lines (see [`Nes::read`]).
+    #[inline(always)]
+    fn end_fast_cycle(&mut self, cycle: u64, value: u8) {
+        self.bus.cpu_cycle = cycle;
+        self.bus.open_bus = value;
+        self.bus.internal_bus = value;
+        self.bus.master_clock += CYCLE;
+        self.sample_cached_interrupt_lines();
     }
 
     /// A write cycle down the full path (see [`Nes::write`]).

@@ -269,6 +269,12 @@ impl Ppu {
         self.evaluation_write(dot);
     }
 
+    /// Evaluation's test of a byte read as a sprite's Y: the sprite covers the current scanline.
+    #[inline(always)]
+    fn y_in_range(&self, y: u8) -> bool {
+        self.regs.scanline.wrapping_sub(u16::from(y)) < self.sprite_height()
+    }
+
     /// True if any loaded output unit has a pixel in columns `x..x + 8`.
     #[inline(always)]
     pub(super) fn sprite_in_columns(&self, x: u16) -> bool {
@@ -280,11 +286,9 @@ impl Ppu {
     /// The even-dot half of an evaluation step, acting on the byte read on the odd dot before.
     #[inline(always)]
     fn evaluation_write(&mut self, dot: u16) {
-        let height = self.sprite_height();
-        let scanline = self.regs.scanline;
+        let value = self.regs.oam_bus;
+        let in_range = self.y_in_range(value);
         let r = &mut self.regs;
-        let value = r.oam_bus;
-        let in_range = scanline.wrapping_sub(u16::from(value)) < height;
         if r.eval_done != 0 {
             // Step 4: n keeps incrementing; the copy of OAM[n][0] fails, and the write turns into a
             // read of secondary OAM at its address (0 once full): AccuracyCoin "$2004 Stress Test"
@@ -366,11 +370,9 @@ impl Ppu {
         } else {
             (0, usize::from(r.oam_addr))
         };
-        let height = self.sprite_height();
-        let scanline = r.scanline;
         let mut in_range = found;
         for addr in (next_y..self.oam.len()).step_by(4) {
-            in_range += usize::from(scanline.wrapping_sub(u16::from(self.oam[addr])) < height);
+            in_range += usize::from(self.y_in_range(self.oam[addr]));
             if in_range >= 8 {
                 return false;
             }

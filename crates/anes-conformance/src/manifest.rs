@@ -135,7 +135,8 @@ pub struct RomEntry {
     /// The ROM's path as written in the manifest (relative to the manifest); it names the ROM in
     /// results and baselines.
     pub path: String,
-    /// The ROM's file, resolved relative to the manifest's folder.
+    /// The ROM's file: a relative path is resolved against the manifest's folder; an absolute one
+    /// (a ROM kept elsewhere, or a device such as /dev/zero in the size-limit tests) is used as written.
     pub file: PathBuf,
     /// The suite (a folder of nes-test-roms) it belongs to.
     pub suite: String,
@@ -320,6 +321,13 @@ how = "zero page"
         assert!(message.starts_with("dir/m.toml: line 9, column "), "{message}");
         assert!(message.contains("maybe"), "{message}");
         assert!(!message.contains('\n'), "{message}");
+    }
+
+    #[test]
+    fn absolute_rom_paths_are_used_as_written() {
+        let text = ONE_ROM.replace("roms/a/b.nes", "/elsewhere/b.nes");
+        let manifest = Manifest::parse(&text, Path::new("dir/m.toml")).unwrap();
+        assert_eq!(manifest.roms[0].file, Path::new("/elsewhere/b.nes"));
     }
 
     #[test]

@@ -189,6 +189,12 @@ fn run_retroarch(
         .env("HOME", home)
         .env("DISPLAY", display)
         .env_remove("XDG_RUNTIME_DIR")
+        // Debian's RetroArch asks GameMode (a recommended package) for a D-Bus session at start-up,
+        // before any configuration is read; with no session bus, libdbus's failed-connection path
+        // trips one of its own checks and aborts the process. No bus address and non-fatal libdbus
+        // checks make GameMode fail quietly instead, without launching a bus we would have to stop.
+        .env("DBUS_SESSION_BUS_ADDRESS", "disabled:")
+        .env("DBUS_FATAL_WARNINGS", "0")
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)

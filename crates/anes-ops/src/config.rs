@@ -535,6 +535,11 @@ mod tests {
         let config = Config::parse(text, "deploy/anes.toml").unwrap();
         assert!(config.pipelines.len() >= 2);
         assert!(config.listen.ip().is_loopback());
+        // Run as `anes serve --config deploy/anes.toml`, the example must not write its durable state
+        // and evidence into the repository's deploy/ folder.
+        for dir in [&config.data_dir, &config.evidence_dir] {
+            assert!(dir.is_absolute() && !dir.starts_with("deploy"), "{}", dir.display());
+        }
     }
 
     #[test]

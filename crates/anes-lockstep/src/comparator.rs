@@ -41,11 +41,7 @@ impl Comparator {
         self.sync_points += 1;
         self.status.set_sync_points(self.sync_points);
         if a != b {
-            let kind = if a.record.cpu_cycle != b.record.cpu_cycle {
-                DivergenceKind::CycleMisalignment
-            } else {
-                DivergenceKind::State
-            };
+            let kind = DivergenceKind::between(&a.record, &b.record);
             self.divergence = Some(Divergence {
                 kind,
                 frame: a.frame.min(b.frame),

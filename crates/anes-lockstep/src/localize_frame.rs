@@ -113,11 +113,7 @@ where
         a.picture_rgb(&mut picture_a);
         b.picture_rgb(&mut picture_b);
     }
-    let kind = if record_a.cpu_cycle != record_b.cpu_cycle {
-        DivergenceKind::CycleMisalignment
-    } else {
-        DivergenceKind::State
-    };
+    let kind = DivergenceKind::between(&record_a, &record_b);
     Ok(Found {
         localization: Located::Frame(FrameLocalization {
             kind,

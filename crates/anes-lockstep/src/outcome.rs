@@ -18,6 +18,13 @@ pub enum DivergenceKind {
 }
 
 impl DivergenceKind {
+    /// The kind of difference between two records that differ: a machine at another CPU cycle runs
+    /// behind or ahead of its twin (every later field differs for that reason alone), otherwise the
+    /// states themselves differ. The one rule the comparator, the localizer and the pipelines use.
+    pub fn between(a: &FrameRecord, b: &FrameRecord) -> Self {
+        if a.cpu_cycle != b.cpu_cycle { DivergenceKind::CycleMisalignment } else { DivergenceKind::State }
+    }
+
     /// `state` or `cycle_misalignment`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -146,5 +153,25 @@ mod tests {
             b: record(97),
         };
         assert_eq!(divergence.to_string(), "B is 3 CPU cycles behind A at the end of frame 812");
+    }
+
+    #[test]
+    fn records_at_other_cycles_are_misaligned_whatever_else_differs() {
+        let record = |cpu_cycle, hash: u8| FrameRecord {
+            frame: 9,
+            cpu_cycle,
+            ppu_scanline: 241,
+            ppu_dot: 0,
+            state_hash: StateHash([hash; 32]),
+        };
+        assert_eq!(DivergenceKind::between(&record(100, 1), &record(100, 2)), DivergenceKind::State);
+        assert_eq!(
+            DivergenceKind::between(&record(100, 1), &record(97, 1)),
+            DivergenceKind::CycleMisalignment
+        );
+        assert_eq!(
+            DivergenceKind::between(&record(100, 1), &record(97, 2)),
+            DivergenceKind::CycleMisalignment
+        );
     }
 }

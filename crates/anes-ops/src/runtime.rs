@@ -579,8 +579,8 @@ impl Driver {
             replayed_from_dlq = a.replayed_from_dlq,
             in_dlq = a.in_dlq,
             unverified = a.unverified,
-            final_checkpoint_seq = ?report.final_checkpoint_seq,
-            final_state_hash = ?report.final_state_hash,
+            final_checkpoint_seq = report.final_checkpoint_seq,
+            final_state_hash = report.final_state_hash.as_deref(),
             verified = report.final_checkpoint_verified,
             "pipeline stopped"
         );

@@ -64,6 +64,14 @@ pub struct ServerSection {
     pub data_dir: Option<PathBuf>,
     /// Enable the drill endpoint.
     pub drill: Option<bool>,
+    /// Longest wait for a request's headers, idle kept-alive connections included (default 10).
+    pub header_timeout_seconds: Option<u64>,
+    /// Longest time from a request's headers to the end of its body (default 30).
+    pub body_timeout_seconds: Option<u64>,
+    /// Most connections open at once from one IP address (default 32).
+    pub connections_per_client: Option<usize>,
+    /// Most connections open at once (default 512).
+    pub max_connections: Option<usize>,
 }
 
 /// `[[pipeline]]`.
@@ -230,6 +238,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Drill endpoint on.
     pub drill: bool,
+    /// HTTP time and connection limits.
+    pub http_limits: crate::http::HttpLimits,
     /// Pipelines.
     pub pipelines: Vec<PipelineConfig>,
 }
@@ -297,6 +307,7 @@ impl Config {
     fn validate(file: ConfigFile, name: &str) -> Result<Config, ConfigError> {
         let err = |key: String, problem: String| ConfigError { file: name.to_string(), key, problem };
         let server = file.server;
+        let http_limits = http_limits(&server).map_err(|(key, problem)| err(key.into(), problem))?;
         let listen_text = server.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         let listen: SocketAddr = listen_text.parse().map_err(|_| {
             err("server.listen".into(), format!("{listen_text:?} is not an address such as 127.0.0.1:9650"))
@@ -398,9 +409,42 @@ impl Config {
             state_dir: server.state_dir,
             data_dir: server.data_dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)),
             drill: server.drill.unwrap_or(false),
+            http_limits,
             pipelines,
         })
     }
+}
+
+fn http_limits(server: &ServerSection) -> Result<crate::http::HttpLimits, (&'static str, String)> {
+    let defaults = crate::http::HttpLimits::default();
+    let seconds = |key: &'static str, value: Option<u64>, default: Duration| match value {
+        None => Ok(default),
+        Some(s @ 1..=3600) => Ok(Duration::from_secs(s)),
+        Some(s) => Err((key, format!("{s}: use 1 to 3600 seconds"))),
+    };
+    let count = |key: &'static str, value: Option<usize>, default: usize| match value {
+        None => Ok(default),
+        Some(n @ 1..=65536) => Ok(n),
+        Some(n) => Err((key, format!("{n}: use 1 to 65536"))),
+    };
+    Ok(crate::http::HttpLimits {
+        header_timeout: seconds(
+            "server.header_timeout_seconds",
+            server.header_timeout_seconds,
+            defaults.header_timeout,
+        )?,
+        body_timeout: seconds(
+            "server.body_timeout_seconds",
+            server.body_timeout_seconds,
+            defaults.body_timeout,
+        )?,
+        connections_per_client: count(
+            "server.connections_per_client",
+            server.connections_per_client,
+            defaults.connections_per_client,
+        )?,
+        max_connections: count("server.max_connections", server.max_connections, defaults.max_connections)?,
+    })
 }
 
 fn parse_store(store: &StoreSection) -> Result<StoreSpec, (&'static str, String)> {

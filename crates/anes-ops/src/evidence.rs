@@ -163,3 +163,116 @@ fn lockstep_bundle(
         }
     }
 }
+
+/// Largest evidence file the HTTP API serves. A bundle's files are tens of KiB (snapshots, PNGs, a
+/// report.html that embeds them); the cap keeps one request from reading an unbounded file into memory.
+pub const SERVED_FILE_LIMIT: u64 = 16 << 20;
+
+/// Why an evidence file is not served.
+#[derive(Debug, Error)]
+pub enum ServeRefusal {
+    /// No such file (or directory on the way).
+    #[error("no evidence file {0}")]
+    NotFound(String),
+    /// A symbolic link, at the file or at a directory on the way.
+    #[error("{0}: a symbolic link; evidence is served only from regular files inside the evidence directory")]
+    Symlink(String),
+    /// A FIFO, device, socket or directory.
+    #[error("{path}: a {kind}, not a regular file; evidence is served only from regular files")]
+    NotRegular {
+        /// The path under the evidence directory.
+        path: String,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// Larger than [`SERVED_FILE_LIMIT`].
+    #[error("{path}: {bytes} bytes; evidence files are served up to {limit} bytes")]
+    TooLarge {
+        /// The path under the evidence directory.
+        path: String,
+        /// Its size.
+        bytes: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// Any other failure to open or read it.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path under the evidence directory.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// Reads `root/<names...>` for the HTTP API, refusing symbolic links anywhere below `root` (to files
+/// inside the directory as well as outside: the service never writes a link, so one is planted), every
+/// file that is not regular, and files over `limit` bytes. Each step is opened relative to the
+/// directory opened before it with `O_NOFOLLOW`, and the file with `O_NONBLOCK` and checked through its
+/// descriptor, so a link swapped in between a check and the open is still refused and a FIFO never
+/// blocks. `root` itself may be a link (the operator's choice of directory).
+pub fn read_served_file(root: &Path, names: &[&str], limit: u64) -> Result<Vec<u8>, ServeRefusal> {
+    use std::io::Read;
+
+    use rustix::fs::{FileType, Mode, OFlags, fstat, open, openat};
+    use rustix::io::Errno;
+
+    let shown = names.join("/");
+    let refusal = |errno: Errno| match errno {
+        Errno::NOENT | Errno::NOTDIR => ServeRefusal::NotFound(shown.clone()),
+        Errno::LOOP => ServeRefusal::Symlink(shown.clone()),
+        other => ServeRefusal::Io { path: shown.clone(), source: other.into() },
+    };
+    let directory = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = open(root, directory, Mode::empty()).map_err(refusal)?;
+    let Some((file_name, dir_names)) = names.split_last() else {
+        return Err(ServeRefusal::NotFound(shown));
+    };
+    for name in dir_names {
+        dir = openat(&dir, *name, directory | OFlags::NOFOLLOW, Mode::empty()).map_err(|e| match e {
+            // O_DIRECTORY | O_NOFOLLOW on a link gives ENOTDIR on Linux, not ELOOP.
+            Errno::NOTDIR if is_symlink(&dir, name) => ServeRefusal::Symlink(shown.clone()),
+            other => refusal(other),
+        })?;
+    }
+    let fd = openat(
+        &dir,
+        *file_name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(refusal)?;
+    let stat = fstat(&fd).map_err(refusal)?;
+    let kind = match FileType::from_raw_mode(stat.st_mode) {
+        FileType::RegularFile => None,
+        FileType::Directory => Some("directory"),
+        FileType::Fifo => Some("FIFO"),
+        FileType::CharacterDevice => Some("character device"),
+        FileType::BlockDevice => Some("block device"),
+        FileType::Socket => Some("socket"),
+        _ => Some("special file"),
+    };
+    if let Some(kind) = kind {
+        return Err(ServeRefusal::NotRegular { path: shown, kind });
+    }
+    let bytes = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+    if bytes > limit {
+        return Err(ServeRefusal::TooLarge { path: shown, bytes, limit });
+    }
+    // A file growing after the fstat is still cut at the limit.
+    let mut contents = Vec::with_capacity(usize::try_from(bytes).unwrap_or(0));
+    std::fs::File::from(fd)
+        .take(limit + 1)
+        .read_to_end(&mut contents)
+        .map_err(|source| ServeRefusal::Io { path: shown.clone(), source })?;
+    if contents.len() as u64 > limit {
+        return Err(ServeRefusal::TooLarge { path: shown, bytes: contents.len() as u64, limit });
+    }
+    Ok(contents)
+}
+
+fn is_symlink(dir: &rustix::fd::OwnedFd, name: &str) -> bool {
+    use rustix::fs::{AtFlags, FileType, statat};
+    statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
+}

@@ -579,8 +579,8 @@ impl Driver {
             replayed_from_dlq = a.replayed_from_dlq,
             in_dlq = a.in_dlq,
             unverified = a.unverified,
-            final_checkpoint_seq = ?report.final_checkpoint_seq,
-            final_state_hash = ?report.final_state_hash,
+            final_checkpoint_seq = report.final_checkpoint_seq,
+            final_state_hash = report.final_state_hash.as_deref(),
             verified = report.final_checkpoint_verified,
             "pipeline stopped"
         );
@@ -637,17 +637,21 @@ pub fn run_service(
     };
     tracing::info!(
         listen = %addr,
-        pipelines = ?pipelines.handles.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+        pipelines = %pipelines.handles.iter().map(|h| h.id.as_str()).collect::<Vec<_>>().join(","),
         drill = state.drill,
         token = state.token.is_some(),
         "anes serve: listening on http://{addr}/"
     );
     runtime.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = axum::serve(listener, crate::http::router(state)).with_graceful_shutdown(async {
-            let _ = stop_rx.await;
-        });
-        let server = tokio::spawn(async move { server.await });
+        let server = tokio::spawn(crate::http::serve(
+            listener,
+            crate::http::router(state),
+            config.http_limits,
+            async {
+                let _ = stop_rx.await;
+            },
+        ));
         let signal = wait_for_signal().await;
         stopping.store(true, std::sync::atomic::Ordering::Relaxed);
         tracing::info!(signal, "stopping: intake stops, final verified checkpoints follow");
@@ -656,8 +660,7 @@ pub fn run_service(
             .map_err(|e| StartError::Setup(format!("draining failed: {e}")))?;
         let _ = stop_tx.send(());
         match tokio::time::timeout(Duration::from_secs(5), server).await {
-            Ok(Ok(Ok(()))) => {}
-            Ok(Ok(Err(e))) => tracing::error!(error = %e, "the HTTP server ended with an error"),
+            Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server task failed"),
             Err(_) => tracing::warn!("the HTTP server did not stop within 5 s"),
         }

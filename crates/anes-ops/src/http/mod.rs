@@ -3,6 +3,9 @@
 //! refused with a 4xx and a reason; mutating endpoints need the bearer token.
 
 mod page;
+mod serve;
+
+pub use serve::{BodyTimeout, HttpLimits, serve};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -11,6 +14,7 @@ use std::time::Duration;
 use anes_core::movie::{Command as ConsoleCommand, FrameInput, InputStream};
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -18,6 +22,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 use crate::alertmanager::{self, Decision, Deduplicator};
+use crate::evidence::{self, ServeRefusal};
 use crate::metrics::{self, Metrics};
 use crate::pipeline::{Drill, Event};
 use crate::runtime::{Control, PipelineHandle};
@@ -99,16 +104,50 @@ fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
             "this server has no token configured (server.token_file, --token-file or ANES_TOKEN), so mutating endpoints are disabled",
         ));
     };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
-        // Compared in full whatever the first difference, so the time taken tells nothing.
-        Some(given) if constant_time_eq(given.trim().as_bytes(), token.as_bytes()) => Ok(()),
-        Some(_) => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token")),
-        None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "missing header Authorization: Bearer <token>")),
+    let given =
+        bearer_credential(headers).map_err(|reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))?;
+    // Compared in full whatever the first difference, so the time taken tells nothing.
+    if constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        Ok(())
+    } else {
+        Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong bearer token"))
     }
+}
+
+/// The token of `Authorization: Bearer <token>`. The scheme is case-insensitive (RFC 9110 section
+/// 11.1); the credential is exactly what follows one space, and must be a token68 (RFC 6750 section
+/// 2.1): a value with spaces around or inside it is refused rather than trimmed, so what is compared is
+/// what was sent.
+fn bearer_credential(headers: &HeaderMap) -> Result<&str, String> {
+    const MISSING: &str = "missing header Authorization: Bearer <token>";
+    let value = headers.get(header::AUTHORIZATION).ok_or(MISSING)?;
+    let value = value.to_str().map_err(|_| "the Authorization header is not visible ASCII")?;
+    let (scheme, credential) = value.split_once([' ', '\t']).unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(format!("the Authorization scheme is {scheme:?}; this server takes Bearer <token>"));
+    }
+    let token68 = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b);
+    let body = credential.trim_end_matches('=');
+    let one_space = value.as_bytes().get(scheme.len()) == Some(&b' ');
+    if !one_space || body.is_empty() || !body.bytes().all(token68) {
+        return Err(
+            "malformed Authorization header: write \"Bearer <token>\" with one space, no other whitespace, and a token of letters, digits and -._~+/ (then = padding)"
+                .into(),
+        );
+    }
+    Ok(credential)
+}
+
+/// A body that could not be read: too large (413), not in time (408), or cut off (400).
+fn body_error(rejection: BytesRejection) -> ApiError {
+    let mut source = std::error::Error::source(&rejection);
+    while let Some(error) = source {
+        if error.is::<BodyTimeout>() {
+            return ApiError::new(StatusCode::REQUEST_TIMEOUT, error.to_string());
+        }
+        source = error.source();
+    }
+    ApiError::new(rejection.status(), rejection.body_text())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -220,7 +259,7 @@ async fn push_input(
     Path(id): Path<String>,
     query: Result<Query<InputQuery>, axum::extract::rejection::QueryRejection>,
     headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
     let pipeline = state
@@ -234,7 +273,7 @@ async fn push_input(
             ),
         ));
     }
-    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let body = body.map_err(body_error)?;
     let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.body_text()))?;
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
     let (first_seq, inputs) = parse_batch(content_type, query.first_seq, &body)
@@ -292,7 +331,7 @@ async fn drill(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
     if !state.drill {
@@ -304,7 +343,7 @@ async fn drill(
     let pipeline = state
         .pipeline(&id)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no pipeline {id:?}")))?;
-    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let body = body.map_err(body_error)?;
     let (worker, drill) = parse_drill(&body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))?;
     pipeline
         .control
@@ -316,10 +355,10 @@ async fn drill(
 async fn webhook(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
-    let body = body.map_err(|e| ApiError::new(e.status(), e.body_text()))?;
+    let body = body.map_err(body_error)?;
     let notification =
         alertmanager::parse(&body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e.to_string()))?;
     // Decide now, act in the pipelines' own threads: the answer never waits for a rollback.
@@ -338,14 +377,15 @@ async fn webhook(
             }
             Decision::NotOurs { reason } => {
                 state.metrics.notification_ignored(reason);
-                tracing::info!(labels = ?alert.labels, reason, "alert ignored");
+                let labels: Vec<String> = alert.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                tracing::info!(labels = %labels.join(","), reason, "alert ignored");
                 ignored += 1;
                 continue;
             }
         };
         match state.pipeline(&pipeline_id) {
             Some(p) => {
-                tracing::warn!(pipeline = %pipeline_id, status = ?alert.status, fingerprint = %alert.fingerprint, starts_at = %alert.starts_at, "alert notification");
+                tracing::warn!(pipeline = %pipeline_id, status = alert_status(alert.status), fingerprint = %alert.fingerprint, starts_at = %alert.starts_at, "alert notification");
                 let _ = p.control.send(Control::Event(event));
                 acted += 1;
             }
@@ -357,6 +397,13 @@ async fn webhook(
         }
     }
     Ok(axum::Json(serde_json::json!({ "acted_on": acted, "ignored": ignored })).into_response())
+}
+
+fn alert_status(status: alertmanager::Status) -> &'static str {
+    match status {
+        alertmanager::Status::Firing => "firing",
+        alertmanager::Status::Resolved => "resolved",
+    }
 }
 
 fn safe_name(name: &str) -> bool {
@@ -372,10 +419,28 @@ async fn evidence_file(
     if ![&pipeline, &incident, &file].iter().all(|n| safe_name(n)) {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "bad evidence path"));
     }
-    let path = state.evidence_dir.join(&pipeline).join(&incident).join(&file);
-    let bytes = tokio::fs::read(&path).await.map_err(|_| {
-        ApiError::new(StatusCode::NOT_FOUND, format!("no evidence file {pipeline}/{incident}/{file}"))
-    })?;
+    let root = state.evidence_dir.clone();
+    let names = [pipeline, incident, file.clone()];
+    let read = tokio::task::spawn_blocking(move || {
+        let names = names.each_ref().map(String::as_str);
+        evidence::read_served_file(&root, &names, evidence::SERVED_FILE_LIMIT)
+    });
+    let bytes = read
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("reading evidence: {e}")))?
+        .map_err(|refusal| {
+            let status = match &refusal {
+                ServeRefusal::NotFound(_) => StatusCode::NOT_FOUND,
+                ServeRefusal::Symlink(_)
+                | ServeRefusal::NotRegular { .. }
+                | ServeRefusal::TooLarge { .. } => StatusCode::FORBIDDEN,
+                ServeRefusal::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+                    StatusCode::FORBIDDEN
+                }
+                ServeRefusal::Io { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            ApiError::new(status, refusal.to_string())
+        })?;
     let content_type = match file.rsplit('.').next() {
         Some("html") => "text/html; charset=utf-8",
         Some("json") => "application/json",

@@ -288,3 +288,271 @@ proptest! {
         let _ = parse_drill(&body);
     }
 }
+
+fn post_with_authorization(authorization: &str) -> (StatusCode, String) {
+    let request = Request::post("/v1/alertmanager")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::AUTHORIZATION, authorization)
+        .body(Body::from(FIRING))
+        .unwrap();
+    let (status, _, body) = call(&fixture().state, request);
+    (status, body)
+}
+
+#[test]
+fn the_bearer_scheme_is_case_insensitive_and_the_token_exact() {
+    // The fixture's alert names a pipeline this service does not run: 200 and ignored once authorized.
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let (status, body) = post_with_authorization(&format!("{scheme} {TOKEN}"));
+        assert_eq!(status, StatusCode::OK, "{scheme}: {body}");
+    }
+    for spaced in [
+        format!("Bearer  {TOKEN}"),
+        format!("Bearer {TOKEN} "),
+        format!("Bearer\t{TOKEN}"),
+        "Bearer s3cret token".into(),
+    ] {
+        let (status, body) = post_with_authorization(&spaced);
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{spaced:?}: {body}");
+        assert!(body.contains("malformed Authorization header"), "{spaced:?}: {body}");
+    }
+    let (status, body) = post_with_authorization(&format!("Basic {TOKEN}"));
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(body.contains("scheme is \\\"Basic\\\""), "{body}");
+    for wrong in [&TOKEN[..TOKEN.len() - 1], "s3cret-tokeN", "s3cret-token=", "s3cret-token-and-more"] {
+        let (status, body) = post_with_authorization(&format!("Bearer {wrong}"));
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{wrong}");
+        assert!(body.contains("wrong bearer token"), "{wrong}: {body}");
+    }
+}
+
+/// An evidence directory of its own, removed when dropped.
+struct EvidenceDir(std::path::PathBuf);
+
+impl Drop for EvidenceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn get_evidence(state: &AppState, path: &str) -> (StatusCode, String) {
+    // A request that blocks (a FIFO opened for reading) fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (state, path) = (state.clone(), path.to_string());
+    std::thread::spawn(move || {
+        let (status, _, body) = call(&state, Request::get(path.as_str()).body(Body::empty()).unwrap());
+        let _ = tx.send((status, body));
+    });
+    rx.recv_timeout(Duration::from_secs(10)).expect("the evidence request did not answer within 10 s")
+}
+
+#[test]
+fn evidence_is_served_only_from_regular_files_inside_the_directory() {
+    use std::os::unix::fs::symlink;
+
+    let root = std::env::temp_dir().join(format!("anes-http-evidence-{}", std::process::id()));
+    let outside = std::env::temp_dir().join(format!("anes-http-outside-{}", std::process::id()));
+    let _dirs = (EvidenceDir(root.clone()), EvidenceDir(outside.clone()));
+    let incident = root.join("r").join("incident-1");
+    std::fs::create_dir_all(&incident).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(incident.join("report.html"), "<p>evidence</p>").unwrap();
+    std::fs::write(outside.join("secret.txt"), "root:secret").unwrap();
+    symlink(outside.join("secret.txt"), incident.join("outside.html")).unwrap();
+    symlink(incident.join("report.html"), incident.join("inside.html")).unwrap();
+    symlink(&outside, root.join("r").join("incident-2")).unwrap();
+    std::fs::write(outside.join("report.html"), "outside").unwrap();
+    let status = std::process::Command::new("mkfifo").arg(incident.join("fifo.json")).status().unwrap();
+    assert!(status.success());
+    std::fs::File::create(incident.join("big.png"))
+        .unwrap()
+        .set_len(crate::evidence::SERVED_FILE_LIMIT + 1)
+        .unwrap();
+    std::fs::File::create(incident.join("limit.png"))
+        .unwrap()
+        .set_len(crate::evidence::SERVED_FILE_LIMIT)
+        .unwrap();
+    std::fs::create_dir(incident.join("sub.html")).unwrap();
+    let mut state = fixture().state.clone();
+    state.evidence_dir = root.clone();
+
+    let (status, body) = get_evidence(&state, "/evidence/r/incident-1/report.html");
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "<p>evidence</p>"));
+    let (status, body) = get_evidence(&state, "/evidence/r/incident-1/limit.png");
+    assert_eq!((status, body.len() as u64), (StatusCode::OK, crate::evidence::SERVED_FILE_LIMIT));
+    for (path, reason) in [
+        ("/evidence/r/incident-1/outside.html", "symbolic link"),
+        ("/evidence/r/incident-1/inside.html", "symbolic link"),
+        ("/evidence/r/incident-2/report.html", "symbolic link"),
+        ("/evidence/r/incident-1/fifo.json", "a FIFO, not a regular file"),
+        ("/evidence/r/incident-1/sub.html", "a directory, not a regular file"),
+        ("/evidence/r/incident-1/big.png", "16777217 bytes; evidence files are served up to 16777216 bytes"),
+    ] {
+        let (status, body) = get_evidence(&state, path);
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+        assert!(body.contains(reason), "{path}: {body}");
+        assert!(!body.contains("root:secret"), "{path}: {body}");
+    }
+    assert_eq!(get_evidence(&state, "/evidence/r/incident-1/none.html").0, StatusCode::NOT_FOUND);
+    assert_eq!(get_evidence(&state, "/evidence/r/incident-3/report.html").0, StatusCode::NOT_FOUND);
+}
+
+/// A server on a real socket with short limits, on a runtime of its own, stopped when dropped.
+struct LimitedServer {
+    runtime: tokio::runtime::Runtime,
+    addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl LimitedServer {
+    fn start(limits: HttpLimits) -> LimitedServer {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        runtime.spawn(serve(listener, router(fixture().state.clone()), limits, async {
+            let _ = stopped.await;
+        }));
+        LimitedServer { runtime, addr, stop: Some(stop) }
+    }
+
+    fn connect(&self) -> std::net::TcpStream {
+        let stream = std::net::TcpStream::connect(self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        stream
+    }
+}
+
+impl Drop for LimitedServer {
+    fn drop(&mut self) {
+        let _ = self.stop.take().map(|s| s.send(()));
+        std::mem::replace(&mut self.runtime, tokio::runtime::Builder::new_current_thread().build().unwrap())
+            .shutdown_timeout(Duration::from_secs(1));
+    }
+}
+
+/// What the peer sent until it closed the connection, and when it closed, or `None` if it was still open
+/// after `within`. `drip`, if given, is written every 100 ms while waiting (a slow client).
+fn read_until_closed(
+    stream: &mut std::net::TcpStream,
+    within: Duration,
+    drip: Option<&[u8]>,
+) -> Option<(String, Duration)> {
+    use std::io::{Read, Write};
+    let start = Instant::now();
+    let mut received = Vec::new();
+    let mut buffer = [0; 4096];
+    while start.elapsed() < within {
+        match stream.read(&mut buffer) {
+            Ok(0) => return Some((String::from_utf8_lossy(&received).into_owned(), start.elapsed())),
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                if let Some(drip) = drip {
+                    // The server may close between two drips: a failed write is the close, seen next read.
+                    let _ = stream.write_all(drip);
+                }
+            }
+            Err(_) => return Some((String::from_utf8_lossy(&received).into_owned(), start.elapsed())),
+        }
+    }
+    None
+}
+
+const SHORT_LIMITS: HttpLimits = HttpLimits {
+    header_timeout: Duration::from_secs(1),
+    body_timeout: Duration::from_secs(2),
+    connections_per_client: 4,
+    max_connections: 64,
+};
+
+#[test]
+fn slow_headers_are_cut_and_connections_per_client_limited() {
+    use std::io::Write;
+    let server = LimitedServer::start(SHORT_LIMITS);
+    let mut slow: Vec<_> = (0..10)
+        .map(|i| {
+            let mut stream = server.connect();
+            // Accepted in order, so the first four are the ones kept. The others send nothing: a
+            // request left unread when the server closes turns its close into a reset, which may
+            // discard the 503 before the client reads it.
+            if i < 4 {
+                stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: anes\r\n").unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            stream
+        })
+        .collect();
+    for (i, stream) in slow.iter_mut().enumerate().skip(4) {
+        let (answer, after) = read_until_closed(stream, Duration::from_secs(1), None)
+            .unwrap_or_else(|| panic!("connection {i} over the limit was kept open"));
+        assert!(answer.starts_with("HTTP/1.1 503") && answer.contains("too many connections"), "{answer}");
+        assert!(after < Duration::from_millis(500), "{after:?}");
+    }
+    let started = Instant::now();
+    for (i, stream) in slow.iter_mut().enumerate().take(4) {
+        // One more header line every 100 ms does not extend the deadline.
+        let (answer, _) = read_until_closed(stream, Duration::from_secs(4), Some(b"X-Slow: 1\r\n"))
+            .unwrap_or_else(|| panic!("slow-header connection {i} still open after 4 s"));
+        assert!(!answer.contains("200 OK"), "{answer}");
+    }
+    let cut_after = started.elapsed();
+    assert!(cut_after < Duration::from_millis(2500), "slow headers cut after {cut_after:?}");
+    // The slots are free again, and an idle kept-alive connection is closed like a slow one.
+    let mut stream = server.connect();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: anes\r\n\r\n").unwrap();
+    let (answer, idle_for) =
+        read_until_closed(&mut stream, Duration::from_secs(4), None).expect("an idle connection kept open");
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok\n"), "{answer}");
+    assert!(idle_for > Duration::from_millis(800) && idle_for < Duration::from_millis(2500), "{idle_for:?}");
+}
+
+#[test]
+fn a_body_that_never_ends_is_cut() {
+    use std::io::Write;
+    let server = LimitedServer::start(SHORT_LIMITS);
+    let head = format!(
+        "POST /v1/alertmanager HTTP/1.1\r\nHost: anes\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    let mut stream = server.connect();
+    stream.write_all(head.as_bytes()).unwrap();
+    let (answer, after) = read_until_closed(&mut stream, Duration::from_secs(6), Some(b"1\r\n \r\n"))
+        .expect("a never-ending chunked body held its connection for 6 s");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 2s"), "{answer}");
+    assert!(after > Duration::from_millis(1800) && after < Duration::from_secs(4), "{after:?}");
+    // An endpoint that reads no body answers and closes instead of draining it forever.
+    let mut stream = server.connect();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: anes\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
+    let (answer, _) = read_until_closed(&mut stream, Duration::from_secs(6), Some(b"1\r\n \r\n"))
+        .expect("a never-ending body to /healthz held its connection for 6 s");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[test]
+fn the_limits_are_configurable() {
+    let config = Config::parse(
+        "[server]\nheader_timeout_seconds = 5\nbody_timeout_seconds = 7\nconnections_per_client = 3\n\
+         max_connections = 9\n[[pipeline]]\nid = \"p\"\n",
+        "anes.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        config.http_limits,
+        HttpLimits {
+            header_timeout: Duration::from_secs(5),
+            body_timeout: Duration::from_secs(7),
+            connections_per_client: 3,
+            max_connections: 9,
+        }
+    );
+    let defaults = Config::parse("[[pipeline]]\nid = \"p\"\n", "anes.toml").unwrap().http_limits;
+    assert_eq!(defaults.header_timeout, Duration::from_secs(10));
+    assert_eq!(defaults.body_timeout, Duration::from_secs(30));
+    assert_eq!((defaults.connections_per_client, defaults.max_connections), (32, 512));
+    let mistake =
+        Config::parse("[server]\nheader_timeout_seconds = 0\n[[pipeline]]\nid = \"p\"\n", "anes.toml")
+            .unwrap_err();
+    assert_eq!(mistake.to_string(), "anes.toml: server.header_timeout_seconds: 0: use 1 to 3600 seconds");
+}

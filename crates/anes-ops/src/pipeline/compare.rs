@@ -31,7 +31,7 @@ impl Pipeline {
         let slot = &mut self.workers[worker.index()];
         match reply {
             Reply::Hello { build, .. } => {
-                tracing::info!(pipeline = %self.settings.id, %worker, incarnation = slot.incarnation, version = %build.version, git_commit = ?build.git_commit, emulation_epoch = build.emulation_epoch, "worker started");
+                tracing::info!(pipeline = %self.settings.id, %worker, incarnation = slot.incarnation, version = %build.version, git_commit = build.git_commit.as_deref(), emulation_epoch = build.emulation_epoch, "worker started");
                 slot.build = Some(build);
             }
             Reply::Loaded { record, .. } => {
@@ -98,13 +98,13 @@ impl Pipeline {
                 self.check_restored();
             }
             Reply::FaultFired { seq, spec, refused } => {
-                tracing::warn!(pipeline = %self.settings.id, %worker, seq, %spec, refused = ?refused, "injected fault fired");
+                tracing::warn!(pipeline = %self.settings.id, %worker, seq, %spec, refused = refused.as_deref(), "injected fault fired");
                 if refused.is_none() {
                     slot.faults.push((seq, spec));
                 }
             }
             Reply::Error { message } => {
-                tracing::error!(pipeline = %self.settings.id, %worker, %message, "worker refused a command");
+                tracing::error!(pipeline = %self.settings.id, %worker, reason = %message, "worker refused a command");
                 if slot.phase == WorkerPhase::Restoring {
                     let reason = format!("worker {worker} could not restore the checkpoint: {message}");
                     self.verification_failed(&reason);
@@ -180,7 +180,7 @@ impl Pipeline {
     }
 
     pub(super) fn drill(&mut self, worker: WorkerId, drill: Drill) {
-        tracing::warn!(pipeline = %self.settings.id, %worker, ?drill, "drill");
+        tracing::warn!(pipeline = %self.settings.id, %worker, %drill, "drill");
         match drill {
             Drill::Fault(spec) => {
                 self.actions.push_back(Action::Send { worker, command: Command::Inject { spec } })

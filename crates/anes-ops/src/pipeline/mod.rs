@@ -325,6 +325,16 @@ pub enum Drill {
     Crash,
 }
 
+impl std::fmt::Display for Drill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Drill::Fault(spec) => write!(f, "fault {spec}"),
+            Drill::Stall(duration) => write!(f, "stall {} s", duration.as_secs_f64()),
+            Drill::Crash => f.write_str("crash"),
+        }
+    }
+}
+
 /// Something that happened.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -491,6 +501,16 @@ enum Trigger {
     Alert,
     Detection,
     Retry,
+}
+
+impl Trigger {
+    const fn name(self) -> &'static str {
+        match self {
+            Trigger::Alert => "alert",
+            Trigger::Detection => "detection",
+            Trigger::Retry => "retry",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -27,7 +27,7 @@ impl Pipeline {
                 .to_string()
                 .replace(" A ", " worker A ")
                 .replace(" B ", " worker B ");
-        tracing::error!(pipeline = %self.settings.id, seq, kind = kind.name(), %message, "divergence: the pipeline is read-only");
+        tracing::error!(pipeline = %self.settings.id, seq, kind = kind.name(), detail = %message, "divergence: the pipeline is read-only");
         let id = self.open_incident(kind.name(), message, Some(seq));
         let checkpoint = self.checkpoints.back().cloned();
         let from = checkpoint.as_ref().map_or(0, |c| c.seq);
@@ -53,7 +53,7 @@ impl Pipeline {
     }
 
     pub(super) fn verdict(&mut self, incident: u64, suspects: Vec<WorkerId>) {
-        tracing::info!(pipeline = %self.settings.id, incident, ?suspects, "referee's verdict");
+        tracing::info!(pipeline = %self.settings.id, incident, suspects = %worker_names(&suspects), "referee's verdict");
         if let Some(i) = self.incident_mut(incident) {
             i.suspects = Some(suspects.clone());
         }
@@ -94,7 +94,7 @@ impl Pipeline {
                 } else {
                     Vec::new()
                 };
-                tracing::warn!(pipeline = %self.settings.id, ?suspects, "alert firing while the pipeline runs: rolling back");
+                tracing::warn!(pipeline = %self.settings.id, suspects = %worker_names(&suspects), "alert firing while the pipeline runs: rolling back");
                 self.start_rollback(Trigger::Alert, None, suspects);
             }
         }
@@ -138,7 +138,7 @@ impl Pipeline {
             suspects = WorkerId::BOTH.to_vec();
         }
         suspects.sort();
-        tracing::warn!(pipeline = %self.settings.id, trigger = ?trigger, attempt, ?suspects, "rollback started");
+        tracing::warn!(pipeline = %self.settings.id, trigger = trigger.name(), attempt, suspects = %worker_names(&suspects), "rollback started");
         let rollback = Rollback {
             incident,
             attempt,
@@ -510,4 +510,9 @@ impl Pipeline {
     pub(super) fn incident_mut(&mut self, id: u64) -> Option<&mut Incident> {
         self.incidents.iter_mut().find(|i| i.id == id)
     }
+}
+
+/// `a,b` for a log field (a debug-formatted list would read `[A, B]`).
+fn worker_names(workers: &[WorkerId]) -> String {
+    workers.iter().map(|w| w.name()).collect::<Vec<_>>().join(",")
 }

@@ -28,8 +28,10 @@ h1{font-size:20px;margin:0 0 4px}p.sub{color:#5b6475;margin:0 0 16px}\
 table{border-collapse:collapse;background:#fff;box-shadow:0 1px 2px #0002;width:100%}\
 th,td{padding:8px 10px;border-bottom:1px solid #e3e6eb;text-align:left;vertical-align:top}\
 th{background:#eef0f4;font-weight:600}td:not(:last-child){white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+td:last-child{overflow-wrap:anywhere;min-width:16em}\
 .mode{display:inline-block;padding:2px 8px;border-radius:10px;font-weight:600;font-size:12px}\
 .normal{background:#d9f2e1;color:#14532d}.read_only{background:#fde2e1;color:#7f1d1d}.recovery{background:#fdf1d3;color:#78350f}\
+.fenced{background:#e5e7eb;color:#111827}.warn{color:#b91c1c;font-weight:600}\
 .flag1{color:#b91c1c;font-weight:700}small{color:#5b6475}a{color:#1d4ed8}";
 
 /// Renders the page for these pipelines.
@@ -42,20 +44,32 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
          <p class=\"sub\">{} pipeline(s) &middot; build {} &middot; refreshes every 2 s &middot; \
          <a href=\"/metrics\">metrics</a> &middot; <a href=\"/v1/pipelines\">JSON</a></p>\
          <table><tr><th>pipeline</th><th>mode</th><th>drift</th><th>divergent</th><th>frames verified</th>\
-         <th>checkpoint age</th><th>workers</th><th>rollbacks</th><th>last divergence</th></tr>",
+         <th>in DLQ</th><th>checkpoint age</th><th>workers</th><th>rollbacks</th><th>alert</th><th>last incident</th></tr>",
         pipelines.len(),
         escape(anes_lockstep::BUILD.git_commit.unwrap_or(anes_lockstep::BUILD.crate_version)),
     );
     for p in pipelines {
-        let mode = match p.mode {
-            Mode::Normal => "normal",
-            Mode::ReadOnly => "read_only",
-            Mode::Recovery => "recovery",
-        };
+        let mode = p.mode.name();
         let step = p
             .rollback_step
             .map(|s| format!("<br><small>step {}/6 {}</small>", s.number(), s.name()))
             .unwrap_or_default();
+        let stalled = if p.stalled {
+            format!("<br><span class=\"warn\">stalled {:.0} s</span>", p.seconds_without_progress)
+        } else {
+            String::new()
+        };
+        let not_ready = match (&p.not_ready, p.mode) {
+            (Some(reason), Mode::Fenced) => format!("<br><small>{}</small>", escape(reason)),
+            _ => String::new(),
+        };
+        let alert = match (p.alert_firing, p.last_alert_firing_seconds, p.last_alert_resolved_seconds) {
+            (true, Some(at), _) => {
+                format!("<span class=\"warn\">firing</span><br><small>since {at:.1} s</small>")
+            }
+            (false, _, Some(at)) => format!("resolved<br><small>at {at:.1} s</small>"),
+            _ => "none".to_string(),
+        };
         let age = p.checkpoint.as_ref().map_or("none".to_string(), |c| {
             format!("{:.1} s <small>(frame {})</small>", c.age_seconds, c.seq)
         });
@@ -79,20 +93,29 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
                 .map_or(String::new(), |e| format!(" <a href=\"/evidence/{}\">report</a>", escape(e)));
             let outcome =
                 i.rollback.as_deref().map_or("open".to_string(), |r| format!("rollback {}", escape(r)));
+            let suspects = match &i.suspects {
+                None => "suspect: not known yet".to_string(),
+                Some(s) if s.is_empty() => "suspect: none found".to_string(),
+                Some(s) => {
+                    let names: Vec<String> = s.iter().map(|w| w.to_string()).collect();
+                    format!("suspect: worker {}", names.join(", "))
+                }
+            };
             format!(
-                "#{} {}{}<br><small>{} &middot; {}</small>",
+                "#{} {}{} &middot; {}<br><small>{} &middot; {}</small>",
                 i.id,
                 escape(&i.kind),
                 link,
+                escape(&suspects),
                 escape(&i.message),
                 outcome
             )
         });
         let _ = write!(
             html,
-            "<tr><td><b>{}</b><br><small>policy {}</small></td><td><span class=\"mode {mode}\">{}</span>{step}</td>\
-             <td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td><td>{age}</td><td>{}</td>\
-             <td class=\"num\">{} ok / {} failed</td><td>{last}</td></tr>",
+            "<tr><td><b>{}</b><br><small>policy {}</small></td><td><span class=\"mode {mode}\">{}</span>{step}{stalled}{not_ready}</td>\
+             <td class=\"num\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{age}</td><td>{}</td>\
+             <td class=\"num\">{} ok / {} failed</td><td>{alert}</td><td>{last}</td></tr>",
             escape(&p.id),
             serde_json::to_value(p.policy)
                 .ok()
@@ -103,6 +126,7 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
             if p.diverged { " flag1" } else { "" },
             u8::from(p.diverged),
             p.frames_verified,
+            p.accounting.in_dlq,
             workers.join("<br>"),
             p.rollbacks_succeeded,
             p.rollbacks_failed,

@@ -706,3 +706,29 @@ async fn wait_for_signal() -> &'static str {
         "SIGINT"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::Backoff;
+    use crate::store::writer::RetryPolicy;
+
+    fn schedule(seed: u64) -> Vec<Duration> {
+        let policy = RetryPolicy::default();
+        let mut backoff = Backoff::new(policy.base, policy.cap, seed);
+        (0..5).map(|attempt| backoff.delay(attempt)).collect()
+    }
+
+    /// Issue 30, item 2: every pipeline of every process retried its store at the same instants
+    /// (1.98, 0.53, 0.47, 5.95, 28.64 s): the seed was a constant.
+    #[test]
+    fn retry_schedules_differ_per_pipeline_and_per_process() {
+        let p1 = schedule(jitter_seed("p1", "store"));
+        let p2 = schedule(jitter_seed("p2", "store"));
+        assert_ne!(p1, p2, "two pipelines of one process");
+        // Another process draws from the operating system again: the same pipeline, another schedule.
+        assert_ne!(schedule(jitter_seed("p1", "store")), p1, "the same pipeline in two processes");
+        assert_ne!(jitter_seed("p1", "store"), jitter_seed("p1", "rollback"));
+        assert_ne!(p1, schedule(RetryPolicy::default().seed), "not the fixed seed tests use");
+    }
+}

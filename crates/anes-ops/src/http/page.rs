@@ -140,3 +140,56 @@ pub(super) async fn status_page(State(state): State<AppState>) -> Html<String> {
     let statuses: Vec<_> = state.pipelines.iter().map(|p| p.status()).collect();
     Html(render(&statuses))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::metrics::PipelineMetrics;
+    use crate::pipeline::{Incident, Pipeline, PipelineSettings};
+    use crate::worker::WorkerId;
+
+    /// Issue 30, item 5: the page shows the suspect worker, the dead-letter queue's size, the alert's
+    /// state, a fenced or stalled pipeline, and lets a long unbroken hash wrap instead of widening the
+    /// table.
+    #[test]
+    fn the_page_shows_suspect_dlq_alert_fence_and_wraps_hashes() {
+        let mut status = Pipeline::new(PipelineSettings::new("p1"), PipelineMetrics::detached()).status();
+        let hash = "ab".repeat(32);
+        status.incidents.push(Incident {
+            id: 3,
+            kind: "state".into(),
+            message: format!("state divergence at frame 120: worker A hash {hash}"),
+            seq: Some(120),
+            detected_at_seconds: 10.0,
+            suspects: Some(vec![WorkerId::B]),
+            evidence: None,
+            rollback: None,
+            healed_after_seconds: None,
+        });
+        status.accounting.in_dlq = 4321;
+        status.alert_firing = true;
+        status.last_alert_firing_seconds = Some(21.5);
+        let html = render(&[Arc::new(status.clone())]);
+        assert!(html.contains("<th>in DLQ</th>") && html.contains(">4321</td>"), "{html}");
+        assert!(html.contains("suspect: worker b"), "{html}");
+        assert!(html.contains("firing</span><br><small>since 21.5 s"), "{html}");
+        assert!(html.contains(&hash));
+        // The incident cell is the last one; it may break anywhere, the hash included.
+        assert!(STYLE.contains("td:last-child{overflow-wrap:anywhere"), "{STYLE}");
+
+        status.mode = Mode::Fenced;
+        status.not_ready =
+            Some("fenced: another service took the pipeline over (store epoch 4, ours 3)".into());
+        status.stalled = true;
+        status.seconds_without_progress = 12.0;
+        status.alert_firing = false;
+        status.last_alert_resolved_seconds = Some(30.0);
+        let html = render(&[Arc::new(status)]);
+        assert!(html.contains("<span class=\"mode fenced\">fenced</span>"), "{html}");
+        assert!(html.contains("another service took the pipeline over (store epoch 4, ours 3)"), "{html}");
+        assert!(html.contains("stalled 12 s"), "{html}");
+        assert!(html.contains("resolved<br><small>at 30.0 s"), "{html}");
+    }
+}

@@ -208,10 +208,8 @@ fn read_stream(path: &Path) -> Result<InputStream, StartError> {
 /// services and pipelines that lost their store together do not retry at the same instants. A
 /// constant seed made every one of them retry at 1.98, 0.53, 0.47, 5.95, 28.64 s.
 pub fn jitter_seed(pipeline: &str, purpose: &str) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    (pipeline, purpose).hash(&mut hasher);
-    hasher.finish()
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one((pipeline, purpose))
 }
 
 /// Starts every pipeline of `config`: reads ROMs and streams, checks them, spawns the driver threads.

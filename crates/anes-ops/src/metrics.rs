@@ -159,6 +159,7 @@ pub struct Metrics {
     dlq_replayed: Family<PipelineLabel, Counter>,
     checkpoint_age: Family<PipelineLabel, FloatGauge>,
     mode: Family<PipelineMode, Gauge>,
+    stalled: Family<PipelineLabel, Gauge>,
     compare_latency: Family<PipelineLabel, Histogram, fn() -> Histogram>,
     worker_restarts: Family<PipelineWorker, Counter>,
     worker_up: Family<PipelineWorker, Gauge>,
@@ -197,6 +198,7 @@ impl Metrics {
             dlq_replayed: Family::default(),
             checkpoint_age: Family::default(),
             mode: Family::default(),
+            stalled: Family::default(),
             compare_latency: Family::new_with_constructor(compare_latency_histogram),
             worker_restarts: Family::default(),
             worker_up: Family::default(),
@@ -217,12 +219,12 @@ impl Metrics {
         );
         r.register(
             "anes_records_received",
-            "Input records accepted by the pipeline (from its source or pushed over HTTP)",
+            "Input records accepted by the pipeline and stored durably (from its source or pushed over HTTP)",
             m.records_received.clone(),
         );
         r.register(
             "anes_records_refused",
-            "Input records refused, by reason (backlog full, dead-letter queue full, stopping)",
+            "Input records refused, by reason (backlog_full, dlq_full, stopping, storage, fenced, store_lost); a record offered again after a refusal counts once",
             m.records_refused.clone(),
         );
         r.register("anes_divergences", "Divergences detected, by kind", m.divergences.clone());
@@ -253,13 +255,18 @@ impl Metrics {
         );
         r.register(
             "anes_checkpoint_age_seconds",
-            "Seconds since the newest verified checkpoint was taken",
+            "Seconds of activity since the newest verified checkpoint: from it to the last record taken or frame verified (it does not grow while the pipeline is idle)",
             m.checkpoint_age.clone(),
         );
         r.register(
             "anes_pipeline_mode",
-            "1 for the mode the pipeline is in (normal, read_only, recovery), 0 for the others",
+            "1 for the mode the pipeline is in (normal, read_only, recovery, fenced), 0 for the others",
             m.mode.clone(),
+        );
+        r.register(
+            "anes_pipeline_stalled",
+            "1 while work waits (records unverified or dead-lettered, or a replay that should be producing) and no frame was verified for the stall timeout (10 s), else 0",
+            m.stalled.clone(),
         );
         r.register(
             "anes_compare_latency_seconds",
@@ -348,6 +355,9 @@ impl Metrics {
             refused_fenced: self
                 .records_refused
                 .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "fenced" }),
+            refused_store_lost: self
+                .records_refused
+                .get_or_create_owned(&PipelineReason { pipeline_id: id.to_string(), reason: "store_lost" }),
             rollback_retries: self.retries.get_or_create_owned(&PipelineOperation {
                 pipeline_id: id.to_string(),
                 operation: "rollback",
@@ -380,6 +390,7 @@ impl Metrics {
             modes: Mode::ALL.map(|m| {
                 self.mode.get_or_create_owned(&PipelineMode { pipeline_id: id.to_string(), mode: m.name() })
             }),
+            stalled: self.stalled.get_or_create_owned(&p()),
             compare_latency: self.compare_latency.get_or_create_owned(&p()),
             restarts: WorkerId::BOTH.map(|w| worker(&self.worker_restarts, w)),
             worker_up: WorkerId::BOTH.map(up),
@@ -456,6 +467,8 @@ pub struct PipelineMetrics {
     pub refused_storage: Counter,
     /// `anes_records_refused_total{reason="fenced"}`: another service took the pipeline over.
     pub refused_fenced: Counter,
+    /// `anes_records_refused_total{reason="store_lost"}`: the store lost the pipeline's data.
+    pub refused_store_lost: Counter,
     /// `anes_retries_total{operation="rollback"}`.
     pub rollback_retries: Counter,
     /// `anes_retry_give_ups_total{operation="rollback"}`.
@@ -479,7 +492,9 @@ pub struct PipelineMetrics {
     /// `anes_checkpoint_age_seconds`.
     pub checkpoint_age: Gauge<f64, AtomicU64>,
     /// `anes_pipeline_mode{mode=...}`, indexed like [`Mode::ALL`].
-    pub modes: [Gauge; 3],
+    pub modes: [Gauge; 4],
+    /// `anes_pipeline_stalled`.
+    pub stalled: Gauge,
     /// `anes_compare_latency_seconds`.
     pub compare_latency: Histogram,
     /// `anes_worker_restarts_total{worker=...}`.

@@ -203,6 +203,15 @@ fn read_stream(path: &Path) -> Result<InputStream, StartError> {
     }
 }
 
+/// A jitter seed for one pipeline's retries of one kind, drawn from the operating system's entropy
+/// (std's `RandomState` keys come from it): different in every process and for every pipeline, so
+/// services and pipelines that lost their store together do not retry at the same instants. A
+/// constant seed made every one of them retry at 1.98, 0.53, 0.47, 5.95, 28.64 s.
+pub fn jitter_seed(pipeline: &str, purpose: &str) -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one((pipeline, purpose))
+}
+
 /// Starts every pipeline of `config`: reads ROMs and streams, checks them, spawns the driver threads.
 pub fn start_pipelines(
     config: &Config,
@@ -241,7 +250,12 @@ pub fn start_pipelines(
                 p.settings.id
             )));
         }
-        plans.push(PipelinePlan { config: p.clone(), settings: p.settings.clone(), rom, source, launcher });
+        // Jitter from entropy per process and pipeline: the configuration's seeds are for tests.
+        let mut config = p.clone();
+        config.store.retry.seed = jitter_seed(&p.settings.id, "store");
+        config.settings.retry.2 = jitter_seed(&p.settings.id, "rollback");
+        let settings = config.settings.clone();
+        plans.push(PipelinePlan { config, settings, rom, source, launcher });
     }
     let mut handles = Vec::new();
     let mut threads = Vec::new();
@@ -343,6 +357,9 @@ impl Driver {
             if drain_deadline.is_none() {
                 self.offer_replay(now);
             }
+            let producing =
+                drain_deadline.is_none() && self.plan.source.as_ref().is_some_and(|s| !s.finished());
+            self.pipeline.expect_input(producing);
             let mut drained = None;
             self.run_actions(now, &mut workers, &worker_tx, &mut drained);
             if let Some(checkpoint) = drained {
@@ -359,9 +376,10 @@ impl Driver {
                 self.publish();
             }
             // A real-time replay wakes when its next record is due; everything else wakes on messages,
-            // or at the next tick.
+            // or at the next tick. A pipeline with no room (fenced, backlog full) takes nothing when a
+            // record falls due, so waking for it would spin.
             let wait = match (&self.plan.source, drain_deadline) {
-                (Some(source), None) if source.is_real_time() => {
+                (Some(source), None) if source.is_real_time() && self.pipeline.room() > 0 => {
                     source.next_due_at().map_or(TICK, |due| due.saturating_sub(now).min(TICK))
                 }
                 _ => TICK,
@@ -687,5 +705,31 @@ async fn wait_for_signal() -> &'static str {
     {
         let _ = tokio::signal::ctrl_c().await;
         "SIGINT"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backoff::Backoff;
+    use crate::store::writer::RetryPolicy;
+
+    fn schedule(seed: u64) -> Vec<Duration> {
+        let policy = RetryPolicy::default();
+        let mut backoff = Backoff::new(policy.base, policy.cap, seed);
+        (0..5).map(|attempt| backoff.delay(attempt)).collect()
+    }
+
+    /// Issue 30, item 2: every pipeline of every process retried its store at the same instants
+    /// (1.98, 0.53, 0.47, 5.95, 28.64 s): the seed was a constant.
+    #[test]
+    fn retry_schedules_differ_per_pipeline_and_per_process() {
+        let p1 = schedule(jitter_seed("p1", "store"));
+        let p2 = schedule(jitter_seed("p2", "store"));
+        assert_ne!(p1, p2, "two pipelines of one process");
+        // Another process draws from the operating system again: the same pipeline, another schedule.
+        assert_ne!(schedule(jitter_seed("p1", "store")), p1, "the same pipeline in two processes");
+        assert_ne!(jitter_seed("p1", "store"), jitter_seed("p1", "rollback"));
+        assert_ne!(p1, schedule(RetryPolicy::default().seed), "not the fixed seed tests use");
     }
 }

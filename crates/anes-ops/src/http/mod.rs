@@ -162,17 +162,16 @@ async fn readyz(State(state): State<AppState>) -> Response {
     if state.stopping.load(std::sync::atomic::Ordering::Relaxed) {
         return (StatusCode::SERVICE_UNAVAILABLE, "stopping\n").into_response();
     }
+    // The pipeline decides what keeps it from being ready (workers starting, fenced, stalled).
     let waiting: Vec<String> = state
         .pipelines
         .iter()
-        .filter(|p| p.status().workers.iter().any(|w| w.build.is_none()))
-        .map(|p| p.id.clone())
+        .filter_map(|p| p.status().not_ready.as_ref().map(|reason| format!("{}: {reason}", p.id)))
         .collect();
     if waiting.is_empty() {
         (StatusCode::OK, "ready\n").into_response()
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, format!("workers starting in: {}\n", waiting.join(", ")))
-            .into_response()
+        (StatusCode::SERVICE_UNAVAILABLE, format!("not ready: {}\n", waiting.join("; "))).into_response()
     }
 }
 

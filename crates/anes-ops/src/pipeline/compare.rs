@@ -218,9 +218,8 @@ impl Pipeline {
                 continue;
             }
             // Only committed records run: a record reaches a worker after it is journaled.
-            let limit = end
-                .min(other_processed.saturating_add(self.settings.drift_window))
-                .min(self.log.committed_end());
+            let limit =
+                end.min(other_processed.saturating_add(self.lead_allowed())).min(self.log.committed_end());
             let mut next = slot.next_to_send;
             while next < limit {
                 let to = limit.min(next + MAX_FEED);
@@ -237,6 +236,22 @@ impl Pipeline {
                 next = to;
             }
             self.workers[w.index()].next_to_send = next;
+        }
+    }
+
+    /// How far a worker may run ahead of its twin. A replay (the dead-letter queue after a rollback,
+    /// the journal after a restart) feeds a backlog as fast as the workers go, so one of them is
+    /// always ahead by whatever the window allows; with the full window (120 records by default) the
+    /// drift gauge would sit at 90-120 for the whole replay and hold the drift alert up by itself. A
+    /// replay lets a worker run at most the alert's threshold ahead instead, so the gauge exceeds it
+    /// only when a worker falls behind what the feeding explains. A worker stuck during a replay
+    /// fails the step by its deadline, and shows as a stall.
+    pub(super) fn lead_allowed(&self) -> u64 {
+        match &self.phase {
+            Phase::RollingBack(r) if r.step == Step::ReplayDlq => {
+                self.settings.drift_window.min(ALERT_DRIFT_THRESHOLD)
+            }
+            _ => self.settings.drift_window,
         }
     }
 
@@ -267,6 +282,8 @@ impl Pipeline {
 
     pub(super) fn verified(&mut self, seq: u64, record: FrameRecord) {
         self.verified_until = seq + 1;
+        self.last_activity = self.now;
+        self.progressed();
         self.last_verified_cycle = record.cpu_cycle;
         if self.log.mark_verified(seq) {
             self.metrics.frames_verified.inc();
@@ -326,7 +343,7 @@ impl Pipeline {
         }
         let due = durable == Durable::Always
             || self.last_persisted.is_none_or(|last| checkpoint.seq >= last + self.settings.persist_every);
-        if due && !checkpoint.snapshot.is_empty() && self.fenced.is_none() {
+        if due && !checkpoint.snapshot.is_empty() && self.fence.is_none() {
             // Written off the hot path by the runtime's checkpoint writer.
             self.last_persisted = Some(checkpoint.seq);
             self.actions.push_back(Action::Persist(checkpoint.clone()));

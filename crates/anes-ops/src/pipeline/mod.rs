@@ -65,6 +65,11 @@ use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 /// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
 pub const ALERT_DRIFT_THRESHOLD: u64 = 50;
 
+/// The default [`PipelineSettings::stall_after`]: a real-time pipeline verifies 60 frames a second and
+/// a rollback step makes progress at least every few seconds, so 10 s without a frame verified while
+/// work waits is not a hiccup.
+pub const STALL_AFTER: Duration = Duration::from_secs(10);
+
 /// Most records in one feed to a worker.
 const MAX_FEED: u64 = 256;
 
@@ -103,18 +108,72 @@ pub enum Mode {
     ReadOnly,
     /// Restored workers are verified and replay the dead-letter queue; new records still wait in it.
     Recovery,
+    /// The store refused this service's epoch ([`Fence`]): no record is taken and no checkpoint
+    /// written any more; the records already taken are still verified.
+    Fenced,
 }
 
 impl Mode {
     /// Every mode, in the order of the metric's series.
-    pub const ALL: [Mode; 3] = [Mode::Normal, Mode::ReadOnly, Mode::Recovery];
+    pub const ALL: [Mode; 4] = [Mode::Normal, Mode::ReadOnly, Mode::Recovery, Mode::Fenced];
 
-    /// `normal`, `read_only` or `recovery`.
+    /// `normal`, `read_only`, `recovery` or `fenced`.
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Normal => "normal",
             Mode::ReadOnly => "read_only",
             Mode::Recovery => "recovery",
+            Mode::Fenced => "fenced",
+        }
+    }
+}
+
+/// Why the store refused this service's epoch. Either way the pipeline stops taking records and
+/// writing checkpoints: nothing vouches for this service as the pipeline's owner any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "cause", rename_all = "snake_case")]
+pub enum Fence {
+    /// The store's epoch is newer than ours: another service took the pipeline over.
+    TakenOver {
+        /// The epoch this service wrote with.
+        ours: u64,
+        /// The store's.
+        current: u64,
+    },
+    /// The store's epoch is older than ours (0: it holds nothing about the pipeline): the store lost
+    /// its data, emptied or restarted without persistence. Not a takeover; but an older epoch may also
+    /// be a service that took over the emptied store, which this service cannot tell apart.
+    StoreLost {
+        /// The epoch this service wrote with.
+        ours: u64,
+        /// The store's.
+        current: u64,
+    },
+}
+
+impl Fence {
+    /// The fencing rule's two refusals told apart: a store epoch above ours was issued to another
+    /// writer; one below ours means the store forgot the epochs it issued.
+    pub fn classify(ours: u64, current: u64) -> Fence {
+        if current > ours { Fence::TakenOver { ours, current } } else { Fence::StoreLost { ours, current } }
+    }
+
+    /// The store's epoch.
+    pub fn current(self) -> u64 {
+        match self {
+            Fence::TakenOver { current, .. } | Fence::StoreLost { current, .. } => current,
+        }
+    }
+
+    /// What an operator reads (readiness, the page).
+    pub fn describe(self) -> String {
+        match self {
+            Fence::TakenOver { ours, current } => format!(
+                "fenced: another service took the pipeline over (store epoch {current}, ours {ours}); stop this one"
+            ),
+            Fence::StoreLost { ours, current } => format!(
+                "fenced: the store lost the pipeline's data (store epoch {current}, below ours {ours}): not a takeover (docs/OPERATIONS.md, the store lost its data)"
+            ),
         }
     }
 }
@@ -190,8 +249,12 @@ pub struct PipelineSettings {
     /// With the immediate policy: how long to wait for the referee's verdict on who diverged before
     /// isolating both workers.
     pub verdict_timeout: Duration,
-    /// Retry delays between attempts: base, cap, jitter seed.
+    /// Retry delays between attempts: base, cap, jitter seed (the service seeds it per process and
+    /// pipeline from the operating system's entropy; tests keep a fixed one).
     pub retry: (Duration, Duration, u64),
+    /// The pipeline counts as stalled when work waits (records unverified or dead-lettered, or an
+    /// input source that should be producing) and no frame was verified for this long.
+    pub stall_after: Duration,
 }
 
 impl PipelineSettings {
@@ -213,6 +276,7 @@ impl PipelineSettings {
             max_attempts: 3,
             verdict_timeout: Duration::from_secs(2),
             retry: (Duration::from_millis(500), Duration::from_secs(30), 0x5eed),
+            stall_after: STALL_AFTER,
         }
     }
 }
@@ -305,7 +369,8 @@ pub enum StoreEvent {
         /// The oldest frame the store keeps.
         oldest_kept_seq: u64,
     },
-    /// Another writer took the pipeline over (epoch `current`): stop taking records.
+    /// The store refused this writer's epoch (another writer took over, or the store lost its data;
+    /// [`Fence::classify`] tells which): stop taking records.
     Fenced {
         /// This service's epoch.
         writer: u64,
@@ -409,6 +474,17 @@ pub enum Refusal {
     Fenced {
         /// The store's epoch.
         current: u64,
+    },
+    /// The store lost the pipeline's data (its epoch fell below this service's): nothing vouches for
+    /// this service as the owner, so it takes nothing more.
+    #[error(
+        "the checkpoint store lost this pipeline's data (store epoch {current}, below this service's {ours}); nothing more is taken until an operator restarts the service (docs/OPERATIONS.md)"
+    )]
+    StoreLost {
+        /// The store's epoch.
+        current: u64,
+        /// This service's.
+        ours: u64,
     },
 }
 
@@ -569,12 +645,22 @@ pub struct Pipeline {
     /// Records put in the dead-letter queue since the last commit.
     uncommitted_dlq: u64,
     store: StoreStatus,
-    fenced: Option<u64>,
+    fence: Option<Fence>,
     diverged: bool,
     phase: Phase,
     received: u64,
+    /// Records from this sequence number on were never counted as refused: a record offered again
+    /// after a refusal (a replay's retry, a producer's resend) is counted once.
+    refused_from: u64,
     dead_lettered: u64,
     replayed_from_dlq: u64,
+    /// The driver's input source should be producing records (a replay not finished).
+    input_expected: bool,
+    /// When the stall clock last restarted: a frame verified, or nothing waiting.
+    last_progress: Duration,
+    stalled: bool,
+    /// When the pipeline last did something: took a record or verified a frame.
+    last_activity: Duration,
     incidents: VecDeque<Incident>,
     next_incident: u64,
     rollbacks: (u64, u64),
@@ -629,12 +715,17 @@ impl Pipeline {
             verified_before_start: 0,
             uncommitted_dlq: 0,
             store: StoreStatus::default(),
-            fenced: None,
+            fence: None,
             diverged: false,
             phase: Phase::Normal,
             received: 0,
+            refused_from: 0,
             dead_lettered: 0,
             replayed_from_dlq: 0,
+            input_expected: false,
+            last_progress: Duration::ZERO,
+            stalled: false,
+            last_activity: Duration::ZERO,
             incidents: VecDeque::new(),
             next_incident: 1,
             rollbacks: (0, 0),
@@ -679,6 +770,7 @@ impl Pipeline {
         pipeline.verified_before_start = start;
         pipeline.verified_until = start;
         pipeline.received = pipeline.log.end() + pipeline.dlq.len() as u64;
+        pipeline.refused_from = pipeline.received;
         // The queue's records were dead-lettered by the previous run; counting them here keeps
         // dead-lettered = replayed + still queued true across the restart.
         pipeline.dead_lettered = pipeline.dlq.len() as u64;
@@ -727,6 +819,9 @@ impl Pipeline {
 
     /// The mode.
     pub fn mode(&self) -> Mode {
+        if self.fence.is_some() {
+            return Mode::Fenced;
+        }
         match &self.phase {
             Phase::Normal => Mode::Normal,
             Phase::RollingBack(r) if matches!(r.step, Step::Verify | Step::ReplayDlq | Step::Resume) => {
@@ -746,32 +841,78 @@ impl Pipeline {
         self.log.unverified()
     }
 
-    /// Records the pipeline can take now without refusing.
+    /// Records the pipeline can take now without refusing (none while fenced or draining: a source
+    /// that offers only what fits never spins on refusals).
     pub fn room(&self) -> u64 {
         if self.draining {
             return 0;
         }
         match self.mode() {
             Mode::Normal => self.settings.backlog_capacity.saturating_sub(self.log.unverified()),
-            _ => (self.settings.dlq_capacity - self.dlq.len().min(self.settings.dlq_capacity)) as u64,
+            Mode::Fenced => 0,
+            Mode::ReadOnly | Mode::Recovery => {
+                (self.settings.dlq_capacity - self.dlq.len().min(self.settings.dlq_capacity)) as u64
+            }
         }
     }
 
+    /// Says whether the pipeline's input source should be producing records now (a replay that has
+    /// not finished). While it should, a pipeline that verifies nothing is stalled even with nothing
+    /// waiting in it: the source itself may be stuck.
+    pub fn expect_input(&mut self, expected: bool) {
+        self.input_expected = expected;
+    }
+
+    /// True while the pipeline makes no progress although it should
+    /// ([`PipelineSettings::stall_after`]).
+    pub fn is_stalled(&self) -> bool {
+        self.stalled
+    }
+
+    /// Counts `n` records from sequence number `first` as refused for `reason`, each at most once.
+    fn count_refused(&mut self, reason: Refusal, first: u64, n: u64) {
+        let end = first.saturating_add(n);
+        let fresh = end.saturating_sub(first.max(self.refused_from));
+        if fresh == 0 {
+            return;
+        }
+        self.refused_from = end;
+        let counter = match reason {
+            Refusal::Stopping => &self.metrics.refused_stopping,
+            Refusal::BacklogFull { .. } => &self.metrics.refused_backlog,
+            Refusal::DlqFull { .. } => &self.metrics.refused_dlq,
+            Refusal::Storage => &self.metrics.refused_storage,
+            Refusal::Fenced { .. } => &self.metrics.refused_fenced,
+            Refusal::StoreLost { .. } => &self.metrics.refused_store_lost,
+        };
+        counter.inc_by(fresh);
+    }
+
     /// Takes one input record (from a replay, or one of a pushed batch).
+    /// `anes_records_received_total` counts it once [`Pipeline::commit_input`] made it durable; a
+    /// refusal counts in `anes_records_refused_total` unless this record was refused before.
     pub fn offer_input(&mut self, now: Duration, input: FrameInput) -> Result<(), Refusal> {
         self.now = self.now.max(now);
+        let seq = self.received;
+        let refusal = self.admit(input);
+        if let Err(refusal) = refusal {
+            self.count_refused(refusal, seq, 1);
+        }
+        refusal
+    }
+
+    fn admit(&mut self, input: FrameInput) -> Result<(), Refusal> {
         if self.draining {
-            self.metrics.refused_stopping.inc();
             return Err(Refusal::Stopping);
         }
-        if let Some(current) = self.fenced {
-            self.metrics.refused_fenced.inc();
-            return Err(Refusal::Fenced { current });
+        match self.fence {
+            Some(Fence::TakenOver { current, .. }) => return Err(Refusal::Fenced { current }),
+            Some(Fence::StoreLost { current, ours }) => return Err(Refusal::StoreLost { current, ours }),
+            None => {}
         }
         let seq = self.received;
         if self.mode() == Mode::Normal {
             if self.log.unverified() >= self.settings.backlog_capacity {
-                self.metrics.refused_backlog.inc();
                 return Err(Refusal::BacklogFull { capacity: self.settings.backlog_capacity });
             }
             self.log.push(LogRecord { input, via_dlq: false });
@@ -779,7 +920,6 @@ impl Pipeline {
             self.feed_due = true;
         } else {
             if self.dlq.push(seq, input).is_err() {
-                self.metrics.refused_dlq.inc();
                 return Err(Refusal::DlqFull { capacity: self.settings.dlq_capacity });
             }
             self.dead_lettered += 1;
@@ -788,7 +928,7 @@ impl Pipeline {
             self.metrics.dlq_records.set(self.dlq.len() as i64);
         }
         self.received += 1;
-        self.metrics.records_received.inc();
+        self.last_activity = self.now;
         Ok(())
     }
 
@@ -805,8 +945,12 @@ impl Pipeline {
         }
         let duplicates = (self.received - first_seq).min(inputs.len() as u64);
         let mut outcome = PushOutcome { accepted: 0, duplicates, next_seq: self.received, refused: None };
-        for &input in &inputs[duplicates as usize..] {
+        let fresh = &inputs[duplicates as usize..];
+        for &input in fresh {
             if let Err(refusal) = self.offer_input(now, input) {
+                // The rest of the batch is turned away with it.
+                let rest = (fresh.len() as u64).saturating_sub(outcome.accepted + 1);
+                self.count_refused(refusal, self.received + 1, rest);
                 outcome.refused = Some(refusal);
                 break;
             }
@@ -832,7 +976,9 @@ impl Pipeline {
         let dlq =
             if self.uncommitted_dlq > 0 { self.dlq.commit().map_err(|e| e.to_string()) } else { Ok(()) };
         let mut dropped = 0;
+        let mut kept = 0;
         if journal_ok {
+            kept += log_pending;
             self.log.commit();
         } else {
             dropped += self.log.rollback_uncommitted();
@@ -841,8 +987,12 @@ impl Pipeline {
             dropped += self.uncommitted_dlq;
             self.dead_lettered -= self.uncommitted_dlq;
             self.metrics.dlq_records.set(self.dlq.len() as i64);
+        } else {
+            kept += self.uncommitted_dlq;
         }
         self.uncommitted_dlq = 0;
+        // Received means accepted for good: records the storage dropped count as refused instead.
+        self.metrics.records_received.inc_by(kept);
         if dropped == 0 {
             if self.mode() != Mode::Normal
                 && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq)
@@ -852,7 +1002,7 @@ impl Pipeline {
             return Ok(());
         }
         self.received -= dropped;
-        self.metrics.refused_storage.inc_by(dropped);
+        self.count_refused(Refusal::Storage, self.received, dropped);
         for e in [journal.err(), dlq.err()].into_iter().flatten() {
             tracing::error!(pipeline = %self.settings.id, records = dropped, error = %e, "records could not be stored durably: refused");
         }
@@ -910,11 +1060,25 @@ impl Pipeline {
                 self.journal.release_before(oldest_kept_seq);
             }
             StoreEvent::Fenced { writer, current } => {
-                if self.fenced.is_none() {
-                    tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written");
+                let fence = Fence::classify(writer, current);
+                if self.fence.is_none() {
+                    match fence {
+                        Fence::TakenOver { .. } => {
+                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written")
+                        }
+                        Fence::StoreLost { .. } => {
+                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written")
+                        }
+                    }
                 }
-                self.fenced = Some(current);
-                self.store.fenced_by_epoch = Some(current);
+                self.fence = Some(fence);
+                match fence {
+                    Fence::TakenOver { current, .. } => self.store.fenced_by_epoch = Some(current),
+                    Fence::StoreLost { current, .. } => self.store.lost_at_epoch = Some(current),
+                }
+                self.stalled = false;
+                self.metrics.stalled.set(0);
+                self.publish_mode();
             }
         }
     }

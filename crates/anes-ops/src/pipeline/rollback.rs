@@ -85,17 +85,44 @@ impl Pipeline {
             Phase::Normal => {
                 // The pipeline has not seen a divergence: the alert saw drift, or a dead worker.
                 let [a, b] = &self.workers;
+                let drift = a.processed.abs_diff(b.processed);
                 let dead: Vec<WorkerId> =
                     self.workers.iter().filter(|s| s.phase == WorkerPhase::Exited).map(|s| s.id).collect();
-                let suspects = if !dead.is_empty() {
-                    dead
-                } else if a.processed.abs_diff(b.processed) > ALERT_DRIFT_THRESHOLD {
-                    vec![if a.processed < b.processed { WorkerId::A } else { WorkerId::B }]
+                let (kind, message, suspects) = if !dead.is_empty() {
+                    let names: Vec<String> = dead.iter().map(ToString::to_string).collect();
+                    (
+                        "worker_exited",
+                        format!("alert fired; worker {} is not running", names.join(", ")),
+                        dead,
+                    )
+                } else if drift > ALERT_DRIFT_THRESHOLD {
+                    let (laggard, leader) = if a.processed < b.processed { (a, b) } else { (b, a) };
+                    let message = format!(
+                        "alert fired: worker {} is {drift} records behind worker {} ({} / {} processed)",
+                        laggard.id, leader.id, laggard.processed, leader.processed
+                    );
+                    ("drift", message, vec![laggard.id])
+                } else if self.stalled {
+                    let message = format!(
+                        "alert fired: no frame verified for {:.0} s with work waiting",
+                        self.now.saturating_sub(self.last_progress).as_secs_f64()
+                    );
+                    ("stall", message, Vec::new())
                 } else {
-                    Vec::new()
+                    (
+                        "alert",
+                        format!("alert fired with drift {drift} and no divergence seen here"),
+                        Vec::new(),
+                    )
                 };
-                tracing::warn!(pipeline = %self.settings.id, suspects = %worker_names(&suspects), "alert firing while the pipeline runs: rolling back");
-                self.start_rollback(Trigger::Alert, None, suspects);
+                tracing::warn!(pipeline = %self.settings.id, suspects = %worker_names(&suspects), kind, "alert firing while the pipeline runs: rolling back");
+                let id = self.open_incident(kind, message, None);
+                if !suspects.is_empty()
+                    && let Some(i) = self.incident_mut(id)
+                {
+                    i.suspects = Some(suspects.clone());
+                }
+                self.start_rollback(Trigger::Alert, Some(id), suspects);
             }
         }
     }
@@ -407,9 +434,10 @@ impl Pipeline {
     }
 
     pub(super) fn tick(&mut self) {
-        if let Some(c) = self.checkpoints.back() {
-            self.metrics.checkpoint_age.set(self.now.saturating_sub(c.taken_at).as_secs_f64());
+        if let Some(age) = self.checkpoint_age() {
+            self.metrics.checkpoint_age.set(age.as_secs_f64());
         }
+        self.check_stall();
         match self.phase.clone() {
             Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => {
                 self.replay_progress()
@@ -481,6 +509,50 @@ impl Pipeline {
     pub fn abandon_drain(&mut self) -> Option<Checkpoint> {
         self.drained = true;
         self.checkpoints.back().cloned()
+    }
+
+    /// Seconds of activity since the newest verified checkpoint: from it to the last record taken or
+    /// frame verified. An idle pipeline's checkpoint covers everything it did, so its age stops
+    /// growing instead of alarming an operator about a pipeline with nothing to do.
+    pub(super) fn checkpoint_age(&self) -> Option<Duration> {
+        self.checkpoints.back().map(|c| self.last_activity.saturating_sub(c.taken_at))
+    }
+
+    pub(super) fn progressed(&mut self) {
+        self.last_progress = self.now;
+        if self.stalled {
+            self.stalled = false;
+            self.metrics.stalled.set(0);
+            tracing::info!(pipeline = %self.settings.id, "progress again: no longer stalled");
+        }
+    }
+
+    /// The stall rule: work waits (records unverified or dead-lettered, or a source that should be
+    /// producing) and no frame was verified for `stall_after`. A halted pipeline waits on purpose
+    /// (its divergence flag is up and alerting), a fenced one stopped on purpose, a draining one
+    /// takes nothing more: their clocks restart instead.
+    pub(super) fn check_stall(&mut self) {
+        let waiting =
+            self.log.unverified() > 0 || !self.dlq.is_empty() || (self.input_expected && !self.draining);
+        let excused = self.fence.is_some() || matches!(self.phase, Phase::Halted { .. });
+        if !waiting || excused {
+            self.progressed();
+            return;
+        }
+        let idle = self.now.saturating_sub(self.last_progress);
+        if !self.stalled && idle >= self.settings.stall_after {
+            self.stalled = true;
+            self.metrics.stalled.set(1);
+            tracing::error!(
+                pipeline = %self.settings.id,
+                mode = self.mode().name(),
+                unverified = self.log.unverified(),
+                in_dlq = self.dlq.len(),
+                input_expected = self.input_expected,
+                idle_seconds = idle.as_secs_f64(),
+                "stalled: no frame verified while work waits"
+            );
+        }
     }
 
     pub(super) fn publish_mode(&self) {

@@ -36,13 +36,16 @@ pub struct ReplaySource {
     started_at: Option<Duration>,
     /// Records handed out so far.
     produced: u64,
+    /// Records a previous run handed out ([`ReplaySource::skip`]): the real-time clock starts after
+    /// them.
+    skipped: u64,
 }
 
 impl ReplaySource {
     /// A replay of `stream`, once or looping, at `pace`. The clock starts at the first call to
     /// [`ReplaySource::due`].
     pub fn new(stream: Arc<[FrameInput]>, looping: bool, pace: Pace) -> ReplaySource {
-        ReplaySource { stream, looping, pace, started_at: None, produced: 0 }
+        ReplaySource { stream, looping, pace, started_at: None, produced: 0, skipped: 0 }
     }
 
     /// True when a once-only replay has handed out its last record (or the stream is empty).
@@ -61,7 +64,7 @@ impl ReplaySource {
             Pace::RealTime { speed } => {
                 let total =
                     (now.saturating_sub(started).as_secs_f64() * NTSC_FRAMES_PER_SECOND * speed) as u64 + 1;
-                total.saturating_sub(self.produced)
+                (total + self.skipped).saturating_sub(self.produced)
             }
             Pace::Max => room,
         };
@@ -84,7 +87,8 @@ impl ReplaySource {
         }
         match (self.pace, self.started_at) {
             (Pace::RealTime { speed }, Some(started)) => {
-                let seconds = self.produced as f64 / (NTSC_FRAMES_PER_SECOND * speed);
+                let seconds =
+                    self.produced.saturating_sub(self.skipped) as f64 / (NTSC_FRAMES_PER_SECOND * speed);
                 Some(started + Duration::from_secs_f64(seconds))
             }
             _ => Some(Duration::ZERO),
@@ -96,9 +100,12 @@ impl ReplaySource {
         matches!(self.pace, Pace::RealTime { .. })
     }
 
-    /// Continues after `n` records (a restart: the pipeline received that many before).
+    /// Continues after `n` records (a restart: the pipeline received that many before). The real-time
+    /// clock counts from the next record, not from the stream's start: counting from the start would
+    /// hold the replay back for as long as the previous run lasted.
     pub fn skip(&mut self, n: u64) {
         self.produced = n;
+        self.skipped = n;
     }
 
     /// Takes back the last `n` records handed out (the pipeline could not store them).
@@ -136,6 +143,20 @@ mod tests {
         let next = source.next_due_at().unwrap() - t0;
         assert!((next.as_secs_f64() - 61.0 / NTSC_FRAMES_PER_SECOND).abs() < 1e-6);
         assert_eq!(source.next_record(), FrameInput::buttons(1, 0), "61 % 3 == 1: it loops");
+    }
+
+    /// A restarted service continues its replay where the previous run stopped; the real-time pace
+    /// restarts with it, so the first record is due at once (not after as long as the previous run).
+    #[test]
+    fn a_skipped_real_time_replay_continues_at_once_and_at_pace() {
+        let mut source = ReplaySource::new(stream(3), true, Pace::RealTime { speed: 1.0 });
+        // The previous run lasted 20 s: 1,202 records.
+        source.skip(1202);
+        let t0 = Duration::from_secs(7);
+        assert_eq!(source.due(t0, 0), 1, "the next record is due at start");
+        assert_eq!(source.next_record(), FrameInput::buttons((1202 % 3) as u8, 0));
+        assert_eq!(source.next_due_at(), Some(t0 + Duration::from_secs_f64(1.0 / NTSC_FRAMES_PER_SECOND)));
+        assert_eq!(source.due(t0 + Duration::from_secs(1), 0), 60, "then 60.0988 a second");
     }
 
     #[test]

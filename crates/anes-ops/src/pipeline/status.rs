@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::{Accounting, Mode, Phase, Pipeline, RollbackPolicy, Step, WorkerPhase};
+use super::{Accounting, Fence, Mode, Phase, Pipeline, RollbackPolicy, Step, WorkerPhase};
 use crate::worker::WorkerId;
 use crate::worker::protocol::BuildInfo;
 
@@ -11,7 +11,9 @@ use crate::worker::protocol::BuildInfo;
 pub struct Incident {
     /// Number, from 1.
     pub id: u64,
-    /// `state`, `cycle_misalignment` or `worker_exited`.
+    /// `state`, `cycle_misalignment` or `worker_exited` (divergences and failures the pipeline saw);
+    /// `drift`, `stall` or `alert` (a rollback the alert started while the pipeline ran: a worker
+    /// behind its twin, no progress, or nothing seen here).
     pub kind: String,
     /// What happened.
     pub message: String,
@@ -59,6 +61,9 @@ pub struct StoreStatus {
     pub oldest_kept_seq: Option<u64>,
     /// Set when another writer took the pipeline over: its epoch. Intake is refused from then on.
     pub fenced_by_epoch: Option<u64>,
+    /// Set when the store's epoch fell below this service's (the store lost its data): the store's
+    /// epoch then. Intake is refused from then on.
+    pub lost_at_epoch: Option<u64>,
     /// The checkpoint this run recovered from at start, if any.
     pub recovered_from_seq: Option<u64>,
 }
@@ -70,7 +75,8 @@ pub struct CheckpointStatus {
     pub seq: u64,
     /// State hash (hex).
     pub state_hash: String,
-    /// Seconds since it was verified.
+    /// Seconds of activity since it was verified: to the last record taken or frame verified, so it
+    /// does not grow while the pipeline is idle.
     pub age_seconds: f64,
 }
 
@@ -79,8 +85,16 @@ pub struct CheckpointStatus {
 pub struct PipelineStatus {
     /// `pipeline_id`.
     pub id: String,
-    /// Normal, read-only or recovery.
+    /// Normal, read-only, recovery or fenced.
     pub mode: Mode,
+    /// Why the store refused this service's epoch, once it did.
+    pub fence: Option<Fence>,
+    /// True while work waits and no frame was verified for the stall timeout.
+    pub stalled: bool,
+    /// Seconds since the last frame verified while work waits (0 when nothing waits).
+    pub seconds_without_progress: f64,
+    /// Why the pipeline is not ready (workers starting, fenced, stalled); `None` when it is.
+    pub not_ready: Option<String>,
     /// `normal`, `halted`, `rolling_back`, `retry_wait` or `gave_up`.
     pub phase: String,
     /// The rollback step in progress.
@@ -117,6 +131,8 @@ pub struct PipelineStatus {
     pub last_alert_firing_seconds: Option<f64>,
     /// When the last resolved notification arrived.
     pub last_alert_resolved_seconds: Option<f64>,
+    /// True when the last notification was a firing one.
+    pub alert_firing: bool,
 }
 
 impl Pipeline {
@@ -147,9 +163,23 @@ impl Pipeline {
         let name = |p: WorkerPhase| {
             serde_json::to_value(p).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
         };
+        let seconds_without_progress = self.now.saturating_sub(self.last_progress).as_secs_f64();
+        let not_ready = if self.workers.iter().any(|w| w.build.is_none()) {
+            Some("workers starting".to_string())
+        } else if let Some(fence) = self.fence {
+            Some(fence.describe())
+        } else if self.stalled {
+            Some(format!("stalled: no frame verified for {seconds_without_progress:.0} s while work waits"))
+        } else {
+            None
+        };
         PipelineStatus {
             id: self.settings.id.clone(),
             mode: self.mode(),
+            fence: self.fence,
+            stalled: self.stalled,
+            seconds_without_progress,
+            not_ready,
             phase: phase.to_string(),
             rollback_step: match &self.phase {
                 Phase::RollingBack(r) => Some(r.step),
@@ -164,7 +194,7 @@ impl Pipeline {
             checkpoint: self.checkpoints.back().map(|c| CheckpointStatus {
                 seq: c.seq,
                 state_hash: crate::worker::protocol::to_hex(&c.state_hash),
-                age_seconds: self.now.saturating_sub(c.taken_at).as_secs_f64(),
+                age_seconds: self.last_activity.saturating_sub(c.taken_at).as_secs_f64(),
             }),
             workers: self
                 .workers
@@ -187,6 +217,10 @@ impl Pipeline {
             now_seconds: self.now.as_secs_f64(),
             last_alert_firing_seconds: self.last_alert.0.map(|t| t.as_secs_f64()),
             last_alert_resolved_seconds: self.last_alert.1.map(|t| t.as_secs_f64()),
+            alert_firing: match self.last_alert {
+                (Some(firing), Some(resolved)) => firing > resolved,
+                (firing, _) => firing.is_some(),
+            },
         }
     }
 }

@@ -201,8 +201,8 @@ impl Manifest {
     /// Reads and parses the manifest at `path`; ROM paths resolve relative to its folder. A file larger
     /// than [`MAX_MANIFEST_LEN`] is refused.
     pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
-        let text =
-            anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "manifest").map_err(ManifestError::Read)?;
+        let text = anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "manifest")
+            .map_err(ManifestError::Read)?;
         Manifest::parse(&text, path)
     }
 

@@ -101,9 +101,11 @@ pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8
     // The size is a hint (the file may change): never more than `limit + 1` bytes, one past the limit
     // telling a file at the limit from a longer one.
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|error| ReadError::Read { path: path.to_owned(), what, error })?;
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|error| ReadError::Read {
+        path: path.to_owned(),
+        what,
+        error,
+    })?;
     let read = bytes.len() as u64;
     if read > limit {
         return Err(ReadError::TooLarge { path: path.to_owned(), what, limit, size: read });
@@ -151,7 +153,10 @@ mod tests {
         std::fs::write(&path, vec![7u8; (1 << 20) + 1]).unwrap();
         let err = read_capped(&path, 1 << 20, "test").unwrap_err();
         assert!(matches!(err, ReadError::TooLarge { size: 1048577, limit: 1048576, .. }), "{err:?}");
-        assert!(err.to_string().contains("1048577 bytes, larger than 1 MiB, the limit for test files"), "{err}");
+        assert!(
+            err.to_string().contains("1048577 bytes, larger than 1 MiB, the limit for test files"),
+            "{err}"
+        );
     }
 
     /// A sparse file claims a gigabyte it does not hold: its size refuses it before any read.

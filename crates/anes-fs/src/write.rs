@@ -73,7 +73,9 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         Some(FileKind::Fifo | FileKind::CharDevice | FileKind::BlockDevice | FileKind::Socket) => {
             write_in_place(&target, bytes)
         }
-        Some(kind @ (FileKind::Directory | FileKind::Symlink)) => Err(WriteError::NotAFile { path: target, kind }),
+        Some(kind @ (FileKind::Directory | FileKind::Symlink)) => {
+            Err(WriteError::NotAFile { path: target, kind })
+        }
     }
 }
 
@@ -114,8 +116,9 @@ fn replace_atomically(path: &Path, bytes: &[u8], exists: bool) -> Result<(), Wri
         None
     };
     let (temp_path, file) = create_temp(dir, name)?;
-    let written = write_temp(&temp_path, file, bytes, permissions)
-        .and_then(|()| fs::rename(&temp_path, path).map_err(io_error(path, "rename the temporary file over it")));
+    let written = write_temp(&temp_path, file, bytes, permissions).and_then(|()| {
+        fs::rename(&temp_path, path).map_err(io_error(path, "rename the temporary file over it"))
+    });
     if let Err(err) = written {
         let _ = fs::remove_file(&temp_path);
         return Err(err);
@@ -135,15 +138,24 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> Result<(PathBuf, File), Wr
         let temp_path = dir.join(temp_name);
         match OpenOptions::new().write(true).create_new(true).open(&temp_path) {
             Ok(file) => return Ok((temp_path, file)),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last_error = Some((temp_path, error)),
-            Err(error) => return Err(WriteError::Io { path: temp_path, step: "create a temporary file", error }),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                last_error = Some((temp_path, error))
+            }
+            Err(error) => {
+                return Err(WriteError::Io { path: temp_path, step: "create a temporary file", error });
+            }
         }
     }
     let (path, error) = last_error.expect("16 attempts were made");
     Err(WriteError::Io { path, step: "create a temporary file", error })
 }
 
-fn write_temp(path: &Path, mut file: File, bytes: &[u8], permissions: Option<Permissions>) -> Result<(), WriteError> {
+fn write_temp(
+    path: &Path,
+    mut file: File,
+    bytes: &[u8],
+    permissions: Option<Permissions>,
+) -> Result<(), WriteError> {
     if let Some(permissions) = permissions {
         file.set_permissions(permissions).map_err(io_error(path, "set the permissions"))?;
     }
@@ -153,16 +165,15 @@ fn write_temp(path: &Path, mut file: File, bytes: &[u8], permissions: Option<Per
 
 fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     // Non-blocking, so a FIFO nobody reads fails (ENXIO) instead of waiting in open.
-    let mut file = OpenOptions::new()
-        .write(true)
-        .custom_flags(OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(|error| match error.raw_os_error() {
-            Some(code) if code == rustix::io::Errno::NXIO.raw_os_error() => {
-                WriteError::NoReader { path: path.to_owned() }
-            }
-            _ => WriteError::Io { path: path.to_owned(), step: "open it for writing", error },
-        })?;
+    let mut file =
+        OpenOptions::new().write(true).custom_flags(OFlags::NONBLOCK.bits() as i32).open(path).map_err(
+            |error| match error.raw_os_error() {
+                Some(code) if code == rustix::io::Errno::NXIO.raw_os_error() => {
+                    WriteError::NoReader { path: path.to_owned() }
+                }
+                _ => WriteError::Io { path: path.to_owned(), step: "open it for writing", error },
+            },
+        )?;
     let kind = FileKind::of(file.metadata().map_err(io_error(path, "look at it"))?.file_type());
     if matches!(kind, FileKind::Regular | FileKind::Directory) {
         // Replaced by a file since it was looked at: writing in place would leave old bytes behind.
@@ -203,8 +214,10 @@ pub(crate) mod tests {
         }
 
         fn names(&self) -> Vec<String> {
-            let mut names: Vec<String> =
-                fs::read_dir(&self.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+            let mut names: Vec<String> = fs::read_dir(&self.0)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
             names.sort();
             names
         }
@@ -313,7 +326,10 @@ pub(crate) mod tests {
         write_output(&null, b"discarded").unwrap();
         assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device(), "still a device");
         let err = write_output(&full, b"no room").unwrap_err();
-        assert!(matches!(&err, WriteError::Io { step: "write", error, .. } if error.raw_os_error() == Some(28)), "{err:?}");
+        assert!(
+            matches!(&err, WriteError::Io { step: "write", error, .. } if error.raw_os_error() == Some(28)),
+            "{err:?}"
+        );
         assert!(fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "still a device");
         // Through a link, the device is still what is written.
         let link = scratch.path("link");

@@ -310,7 +310,10 @@ mod tests {
         assert!(matches!(scan(&bytes, b"ANESOTHR", MAX_RECORD_LEN), Err(FramedError::BadMagic { .. })));
         let mut bad = bytes.clone();
         bad[12] ^= 1;
-        assert_eq!(scan(&bad, &MAGIC, MAX_RECORD_LEN), Err(FramedError::BadHeader("damaged (checksum mismatch)")));
+        assert_eq!(
+            scan(&bad, &MAGIC, MAX_RECORD_LEN),
+            Err(FramedError::BadHeader("damaged (checksum mismatch)"))
+        );
     }
 
     /// A 12 MiB stretch with a marker every 16 bytes, each claiming 4 MiB: hashing every claim would

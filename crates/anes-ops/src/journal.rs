@@ -58,9 +58,7 @@ pub enum JournalError {
         found: u64,
     },
     /// More records asked for at once than an input stream holds.
-    #[error(
-        "journal {dir}: records {from}..{end} are more than an input stream holds (2^32 - 1 frames)"
-    )]
+    #[error("journal {dir}: records {from}..{end} are more than an input stream holds (2^32 - 1 frames)")]
     TooMany {
         /// The directory.
         dir: String,
@@ -204,7 +202,10 @@ fn decode_batch(payload: &[u8]) -> Result<Batch, String> {
     let first_seq = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
     let inputs = InputStream::from_bytes(&payload[8..]).map_err(|e| e.to_string())?;
     if first_seq.checked_add(inputs.len() as u64).is_none() {
-        return Err(format!("a batch of {} records from sequence number {first_seq} runs past 2^64", inputs.len()));
+        return Err(format!(
+            "a batch of {} records from sequence number {first_seq} runs past 2^64",
+            inputs.len()
+        ));
     }
     Ok(Batch { first_seq, inputs })
 }
@@ -548,7 +549,10 @@ mod tests {
         let e = back.window(&dir, 50, 60).unwrap_err();
         assert!(matches!(e, JournalError::Gap { expected: 50, found: 100, .. }), "{e}");
         let e = back.window(&dir, 100 + MAX_FRAMES as u64 - 1, 2).unwrap_err();
-        assert!(matches!(e, JournalError::Gap { expected, found, .. } if expected == 100 + MAX_FRAMES as u64 && found == expected + 1), "{e}");
+        assert!(
+            matches!(e, JournalError::Gap { expected, found, .. } if expected == 100 + MAX_FRAMES as u64 && found == expected + 1),
+            "{e}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -86,7 +86,7 @@ pub struct DlqInspection {
 }
 
 fn read_capped(path: &Path) -> Result<Vec<u8>, DlqError> {
-    anes_fs::read_capped(path, MAX_FILE_LEN, "dead-letter queue").map_err(|e| DlqError::Io(e.to_string()))
+    anes_fs::read_capped(path, MAX_FILE_LEN, "dead-letter queue").map_err(|e| DlqError::Read(e.to_string()))
 }
 
 /// Reads a queue file without changing it (`anes dlq inspect`).

@@ -20,7 +20,8 @@ pub(super) struct TestEntry {
 
 /// Reads the scored tests ("kind" `test`; the `draw` entries only print information) from `path`.
 pub(super) fn load(path: &Path) -> Result<Vec<TestEntry>, String> {
-    let text = anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "test list").map_err(|err| err.to_string())?;
+    let text = anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "test list")
+        .map_err(|err| err.to_string())?;
     parse(&text).map_err(|err| format!("{}: {err}", path.display()))
 }
 

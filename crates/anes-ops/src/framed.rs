@@ -10,9 +10,11 @@
 //! What a crash leaves: the records completely written before it, then possibly a **torn tail** (part of
 //! the record being written). [`scan`] reads the records in order, verifying each; a record that fails
 //! (damaged after it was written) is skipped by searching for the next marker that starts a record that
-//! verifies, so one damaged record never takes the following ones with it. Damage at the very end is
-//! indistinguishable from a torn tail and is treated as one (never acknowledged when the fsync policy
-//! is `always` or `batch`: see the DLQ and journal).
+//! verifies, so one damaged record never takes the following ones with it. The search takes linear
+//! time: a file salted with false markers that claim megabytes exhausts a hashing budget and is
+//! skipped from there on, as damage. Damage at the very end is indistinguishable from a torn tail and
+//! is treated as one (never acknowledged when the fsync policy is `always` or `batch`: see the DLQ
+//! and journal).
 
 use std::ops::Range;
 

@@ -760,6 +760,43 @@ fn outputs_onto_devices_are_written_in_place_and_their_refusal_is_exit_2() {
     }
 }
 
+/// `canary --junit` writes its report by the same rule as every output: through a symlink, and in
+/// place onto a device, whose refusal is exit 2.
+#[test]
+fn the_junit_report_is_written_through_links_and_onto_devices_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let scratch = Scratch::new("cli-junit");
+    let corpus = scratch.write(
+        "corpus.toml",
+        format!("[[case]]\nrom = {:?}\nframes = 3\n", demo_rom().display().to_string()),
+    );
+    let canary = |junit: &Path| {
+        anes_within(&[
+            "canary",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--baseline",
+            env!("CARGO_BIN_EXE_anes"),
+            "--junit",
+            junit.to_str().unwrap(),
+        ])
+    };
+    let link = scratch.path().join("junit.xml");
+    std::os::unix::fs::symlink("report.xml", &link).unwrap();
+    let output = canary(&link);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    let xml = std::fs::read_to_string(scratch.path().join("report.xml")).unwrap();
+    assert!(xml.contains("<testsuite"), "{xml}");
+    let full = scratch.path().join("full");
+    if !Command::new("mknod").arg(&full).args(["c", "1", "7"]).status().is_ok_and(|s| s.success()) {
+        eprintln!("note: cannot make device nodes here: the /dev/full case skipped");
+        return;
+    }
+    assert_bad_input(&canary(&full), &full, "No space left on device");
+    assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "still a device");
+}
+
 /// NES 2.0 PAL and Dendy headers are refused with the header byte, as .fm2 `palFlag 1` is.
 #[test]
 fn unsupported_regions_are_bad_input() {

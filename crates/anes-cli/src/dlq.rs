@@ -4,8 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use crate::output;
 
 #[derive(Debug, clap::Subcommand)]
@@ -25,7 +23,7 @@ const SHOWN: usize = 20;
 
 pub fn main(command: &DlqCommand) -> anyhow::Result<ExitCode> {
     let DlqCommand::Inspect { path, json } = command;
-    let queue = anes_ops::dlq::inspect(path).with_context(|| "dead-letter queue".to_string())?;
+    let queue = anes_ops::dlq::inspect(path)?;
     let mut out = output::stdout();
     if *json {
         output::write_json(&mut out, &queue)?;

@@ -1,4 +1,4 @@
-//! Reading input streams and snapshots named on the command line.
+//! Reading input streams named on the command line.
 
 use std::path::Path;
 
@@ -21,17 +21,4 @@ pub fn read_input(path: &Path) -> anyhow::Result<InputStream> {
             "{name}: not an input stream: expected an anes input stream (magic \"ANESINPT\") or an FCEUX .fm2 movie (first line \"version 3\")"
         )
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, so an existing file is replaced
-/// whole or not at all.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let file_name = path.file_name().with_context(|| format!("{}: not a file path", path.display()))?;
-    let mut temp_name = std::ffi::OsString::from(".");
-    temp_name.push(file_name);
-    temp_name.push(".tmp");
-    let temp = path.with_file_name(temp_name);
-    std::fs::write(&temp, bytes).with_context(|| temp.display().to_string())?;
-    std::fs::rename(&temp, path).with_context(|| path.display().to_string())?;
-    Ok(())
 }

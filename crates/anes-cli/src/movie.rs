@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anes_core::movie::Command;
+use anes_core::movie::{Command, InputStream};
 use anyhow::Context;
 
-use crate::input_file::{read_input, write_atomically};
+use crate::input_file::read_input;
 use crate::output;
 
 #[derive(Debug, clap::Subcommand)]
@@ -43,11 +43,17 @@ pub enum MovieCommand {
     },
 }
 
+/// What `movie cut` cuts from.
+enum Records {
+    Journal(anes_ops::journal::JournalContents),
+    Stream(InputStream),
+}
+
 pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
     match command {
         MovieCommand::Convert { input, output: destination } => {
             let stream = read_input(input)?;
-            write_atomically(destination, &stream.to_bytes())?;
+            anes_fs::write_output(destination, &stream.to_bytes())?;
             let mut out = output::stdout();
             writeln!(
                 out,
@@ -59,16 +65,19 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
             out.flush()?;
         }
         MovieCommand::Cut { source, output: destination, from, frames, last } => {
-            let (start, records) = if source.is_dir() {
-                let journal = anes_ops::journal::read_journal(source)
-                    .with_context(|| format!("{}: journal", source.display()))?;
-                let start = journal.start().unwrap_or(0);
-                (start, journal.records_from(source, start)?)
+            // Both kinds stay run-length encoded: a stream may declare 2^32 - 1 frames in 320 KiB.
+            let records = if source.is_dir() {
+                Records::Journal(
+                    anes_ops::journal::read_journal(source)
+                        .with_context(|| format!("{}: journal", source.display()))?,
+                )
             } else {
-                let stream = read_input(source)?;
-                (0, anes_ops::pipeline::stream_frames(&stream))
+                Records::Stream(read_input(source)?)
             };
-            let end = start + records.len() as u64;
+            let (start, end) = match &records {
+                Records::Journal(journal) => (journal.start().unwrap_or(0), journal.end()),
+                Records::Stream(stream) => (0, stream.len() as u64),
+            };
             let (from, count) = match (from, frames, last) {
                 (Some(f), Some(n), None) => (*f, *n),
                 (None, None, Some(n)) => (end.saturating_sub(*n), (*n).min(end - start)),
@@ -81,9 +90,12 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
                     from.saturating_add(count)
                 );
             }
-            let window = &records[(from - start) as usize..(from - start + count) as usize];
-            let stream = anes_core::movie::InputStream::from_frames(window.to_vec());
-            write_atomically(destination, &stream.to_bytes())?;
+            let stream = match &records {
+                Records::Journal(journal) => journal.window(source, from, count)?,
+                // Within the stream's length, which fits in usize.
+                Records::Stream(stream) => stream.slice(from as usize..(from + count) as usize),
+            };
+            anes_fs::write_output(destination, &stream.to_bytes())?;
             let mut out = output::stdout();
             writeln!(
                 out,

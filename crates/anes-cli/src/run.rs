@@ -11,7 +11,7 @@ use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::input_file::{read_input, write_atomically};
+use crate::input_file::read_input;
 use crate::rom::Schedule;
 use crate::{limited_read, output, rom};
 
@@ -106,7 +106,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.save_state {
         let mut snapshot = Vec::with_capacity(nes.snapshot_len());
         nes.save_state(&mut snapshot);
-        write_atomically(path, &snapshot)?;
+        anes_fs::write_output(path, &snapshot)?;
     }
     if let Some(path) = &args.screenshot {
         write_png(path, nes.ppu().frame_buffer())?;
@@ -162,5 +162,5 @@ pub fn write_png(path: &std::path::Path, frame: &[u16]) -> anyhow::Result<()> {
         let mut writer = encoder.write_header().context("PNG encoder")?;
         writer.write_image_data(&rgb).context("PNG encoder")?;
     }
-    write_atomically(path, &encoded)
+    Ok(anes_fs::write_output(path, &encoded)?)
 }

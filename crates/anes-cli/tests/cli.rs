@@ -388,66 +388,207 @@ fn trace_reproduces_nestest_log() {
     assert_eq!(actual.len(), expected.len());
 }
 
-/// Every file the CLI reads is read up to the most its kind can hold: a device that never ends is
-/// refused with the limit, not read until memory runs out.
+/// Runs `anes ARGS` and kills it if it has not ended within 20 s (a read that blocks on a FIFO).
+fn anes_within(args: &[&str]) -> Output {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the anes binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("anes {args:?} still runs after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
+    Output { status, stdout, stderr }
+}
+
+/// A FIFO at `path`, or `None` (and a note) where `mkfifo` is unavailable.
+fn mkfifo(path: &Path) -> Option<()> {
+    match Command::new("mkfifo").arg(path).status() {
+        Ok(status) if status.success() => Some(()),
+        _ => {
+            eprintln!("note: mkfifo unavailable: FIFO test skipped");
+            None
+        }
+    }
+}
+
+/// Every file the CLI reads is opened without blocking and refused when it is not a regular file: a
+/// FIFO with no writer used to block the read forever.
 #[test]
-fn endless_files_are_refused_at_their_size_limit() {
+fn a_fifo_is_refused_at_once_wherever_a_file_is_read() {
+    let scratch = Scratch::new("cli-fifo");
+    let fifo = scratch.path().join("fifo");
+    if mkfifo(&fifo).is_none() {
+        return;
+    }
+    let f = fifo.to_str().unwrap();
+    let rom = demo_rom();
+    let rom = rom.to_str().unwrap();
+    let manifest = scratch.manifest(&[scratch.rom_entry(
+        "good.nes",
+        &support::blargg_rom("fine", 0),
+        "blargg6000",
+        10,
+        "",
+    )]);
+    let manifest = manifest.to_str().unwrap();
+    let out = scratch.path().join("out");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &str); 16] = [
+        (&["run", f], "the ROM is a FIFO (named pipe), not a regular file"),
+        (&["trace", f], "the ROM is a FIFO"),
+        (&["lockstep", f, "--frames", "1"], "the ROM is a FIFO"),
+        (&["run", rom, "--frames", "1", "--input", f], "the input stream is a FIFO"),
+        (&["run", rom, "--frames", "1", "--load-state", f], "the snapshot is a FIFO"),
+        (&["conformance", "--manifest", f], "the manifest is a FIFO"),
+        (&["conformance", "--manifest", manifest, "--baseline", f], "the baseline is a FIFO"),
+        (&["dlq", "inspect", f], "the dead-letter queue is a FIFO"),
+        (&["movie", "cut", f, out, "--last", "1"], "the input stream is a FIFO"),
+        (&["movie", "convert", f, out], "the input stream is a FIFO"),
+        (&["movie", "info", f], "the input stream is a FIFO"),
+        (&["canary", "--baseline-log", f, "--frames", "1"], "the golden log is a FIFO"),
+        (&["canary", "--corpus", f], "the corpus manifest is a FIFO"),
+        (&["canary", f, "--baseline-log", f], "the ROM is a FIFO"),
+        // The canary's baseline is an executable: a FIFO cannot be started.
+        (&["canary", "--baseline", f, "--frames", "1"], "cannot start it as a worker"),
+        (&["lockstep", rom, "--frames", "1", "--input", f], "the input stream is a FIFO"),
+    ];
+    for (args, problem) in cases {
+        assert_bad_input(&anes_within(args), &fifo, problem);
+    }
+    // A journal segment that is a FIFO, cut with `movie cut`.
+    let journal = scratch.path().join("journal");
+    std::fs::create_dir_all(&journal).unwrap();
+    let segment = journal.join("seg-00000000000000000000.ajnl");
+    mkfifo(&segment).unwrap();
+    let output = anes_within(&["movie", "cut", journal.to_str().unwrap(), out, "--last", "1"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("the journal segment is a FIFO (named pipe)"), "{}", stderr(&output));
+    // A FIFO as a ROM of a manifest: that ROM's row is an error, the others run.
+    let fifo_rom = scratch.path().join("fifo.nes");
+    mkfifo(&fifo_rom).unwrap();
+    let endless = scratch
+        .rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "")
+        .replace("\"good.nes\"", "\"fifo.nes\"");
+    let good = scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "");
+    let manifest = scratch.manifest(&[endless, good]);
+    let output = anes_within(&["conformance", "--manifest", manifest.to_str().unwrap(), "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let results = json["results"].as_array().unwrap();
+    assert_eq!((results[0]["status"].as_str(), results[1]["status"].as_str()), (Some("error"), Some("pass")));
+    let text = results[0]["text"].as_str().unwrap();
+    assert!(text.contains("fifo.nes: the ROM is a FIFO (named pipe), not a regular file"), "{text}");
+}
+
+/// A device given as a file (`/dev/zero` never ends) is refused by what it is, without reading it.
+#[test]
+fn a_device_is_refused_by_what_it_is() {
     let zero = Path::new("/dev/zero");
     if !zero.exists() {
-        eprintln!("note: no /dev/zero here: endless-file test skipped");
+        eprintln!("note: no /dev/zero here: device test skipped");
         return;
     }
     let dev = zero.to_str().unwrap();
     let rom = demo_rom();
     let rom = rom.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
-        (&["run", dev], "16 MiB, the limit for ROM files"),
-        (&["trace", dev], "16 MiB, the limit for ROM files"),
-        (&["lockstep", dev, "--frames", "1"], "16 MiB, the limit for ROM files"),
-        (&["run", rom, "--input", dev], "64 MiB, the limit for input stream and movie files"),
-        (&["movie", "info", dev], "64 MiB, the limit for input stream and movie files"),
-        (&["run", rom, "--load-state", dev], "16 MiB, the limit for snapshot files"),
-        (&["conformance", "--manifest", dev], "1 MiB, the limit for manifest files"),
+    let cases: [(&[&str], &str); 8] = [
+        (&["run", dev], "the ROM is a character device, not a regular file"),
+        (&["trace", dev], "the ROM is a character device"),
+        (&["lockstep", dev, "--frames", "1"], "the ROM is a character device"),
+        (&["run", rom, "--input", dev], "the input stream is a character device"),
+        (&["movie", "info", dev], "the input stream is a character device"),
+        (&["run", rom, "--load-state", dev], "the snapshot is a character device"),
+        (&["conformance", "--manifest", dev], "the manifest is a character device"),
+        (&["dlq", "inspect", dev], "the dead-letter queue is a character device"),
     ];
     for (args, problem) in cases {
-        assert_bad_input(&anes(args), zero, problem);
+        assert_bad_input(&anes_within(args), zero, problem);
     }
-    // A manifest naming /dev/zero as a ROM: that ROM's row is an error, the others run.
-    let scratch = Scratch::new("cli-endless-rom");
-    let mut endless = scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "");
-    endless = endless.replace("\"good.nes\"", "\"/dev/zero\"");
-    let good = scratch.rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "");
-    let manifest = scratch.manifest(&[endless, good]);
-    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap(), "--json"]);
+    let scratch = Scratch::new("cli-device-rom");
+    let endless = scratch
+        .rom_entry("good.nes", &support::blargg_rom("fine", 0), "blargg6000", 10, "")
+        .replace("\"good.nes\"", "\"/dev/zero\"");
+    let manifest = scratch.manifest(&[endless]);
+    let output = anes_within(&["conformance", "--manifest", manifest.to_str().unwrap(), "--json"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let results = json["results"].as_array().unwrap();
-    assert_eq!((results[0]["status"].as_str(), results[1]["status"].as_str()), (Some("error"), Some("pass")));
-    let text = results[0]["text"].as_str().unwrap();
-    assert!(text.contains("/dev/zero") && text.contains("16 MiB, the limit for ROM files"), "{text}");
+    let text = json["results"][0]["text"].as_str().unwrap();
+    assert!(text.contains("/dev/zero: the ROM is a character device"), "{text}");
 }
 
-/// A FIFO is read like any file, up to the limit.
+/// A regular file larger than its kind can be is refused by its size before a byte is read: a sparse
+/// file of 2 GiB used to be read to the limit (1 GiB for a dead-letter queue) first.
 #[test]
-fn a_fifo_that_never_ends_is_refused() {
-    let scratch = Scratch::new("cli-fifo");
-    let fifo = scratch.path().join("endless.nes");
-    match Command::new("mkfifo").arg(&fifo).status() {
-        Ok(status) if status.success() => {}
-        _ => {
-            eprintln!("note: mkfifo unavailable: FIFO test skipped");
-            return;
-        }
+fn a_file_over_its_limit_is_refused_by_its_size_without_reading_it() {
+    let scratch = Scratch::new("cli-sparse");
+    let sparse = scratch.path().join("sparse");
+    std::fs::File::create(&sparse).unwrap().set_len(2 << 30).unwrap();
+    let path = sparse.to_str().unwrap();
+    // 256 MiB of address space: reading a gigabyte fails.
+    let limited = |args: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 262144 && exec \"$0\" {args}"))
+            .arg(env!("CARGO_BIN_EXE_anes"))
+            .output()
+            .expect("sh runs")
+    };
+    assert_bad_input(
+        &limited(&format!("dlq inspect {path}")),
+        &sparse,
+        "2147483648 bytes, larger than 1024 MiB, the limit for dead-letter queue files",
+    );
+    assert_bad_input(
+        &limited(&format!("run {path}")),
+        &sparse,
+        "2147483648 bytes, larger than 16 MiB, the limit for ROM files",
+    );
+    assert_bad_input(
+        &limited(&format!("movie info {path}")),
+        &sparse,
+        "larger than 64 MiB, the limit for input stream files",
+    );
+}
+
+/// A dead-letter queue salted with a record marker every 16 bytes, each claiming 4 MiB, is searched
+/// for its next record in linear time (the search used to take over 45 s on 12 MiB), and a record
+/// after the salt is still found.
+#[test]
+fn dlq_inspect_resynchronises_in_linear_time() {
+    use anes_ops::framed::{FileHeader, RECORD_MARKER, encode_record};
+    let scratch = Scratch::new("cli-dlq-salted");
+    let mut bytes = FileHeader { magic: anes_ops::dlq::DLQ_MAGIC, pipeline_id: "p".into() }.encode();
+    let salt_end = bytes.len() + (12 << 20);
+    while bytes.len() < salt_end {
+        bytes.extend_from_slice(&RECORD_MARKER);
+        bytes.extend_from_slice(&(4u32 << 20).to_le_bytes());
+        bytes.extend_from_slice(&[0; 8]);
     }
-    let writer_path = fifo.clone();
-    let writer = std::thread::spawn(move || {
-        use std::io::Write;
-        let mut pipe = std::fs::OpenOptions::new().write(true).open(writer_path).unwrap();
-        let block = vec![0u8; 1 << 16];
-        // Until the reader closes its end (a broken pipe).
-        while pipe.write_all(&block).is_ok() {}
-    });
-    assert_bad_input(&anes(&["run", fifo.to_str().unwrap()]), &fifo, "16 MiB, the limit for ROM files");
-    writer.join().unwrap();
+    let mut record = 7u64.to_le_bytes().to_vec();
+    record.extend_from_slice(&[1, 2, 0]);
+    encode_record(&record, &mut bytes);
+    let queue = scratch.write("queue.adlq", &bytes);
+    let started = std::time::Instant::now();
+    let output = anes_within(&["dlq", "inspect", "--json", queue.to_str().unwrap()]);
+    let elapsed = started.elapsed();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["records"][0]["seq"], 7, "{json}");
+    assert_eq!(json["damage"].as_array().unwrap().len(), 1, "{json}");
 }
 
 /// A 320 KiB input stream that holds 2^32 - 1 frames is described, and played, in little memory.
@@ -480,6 +621,180 @@ fn four_billion_frames_cost_the_memory_of_their_file() {
     assert!(text.contains("port 1 active  2147450880 frames"), "{text}");
     let run = limited(&format!("run {} --frames 2 --input {input}", rom.display()));
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
+/// `movie cut` keeps 2^32 - 1 frames run-length encoded, from an input stream and from a journal
+/// batch: expanded, they took 12.6 GB (the journal's case aborted, failing to allocate 12 GiB).
+#[test]
+fn movie_cut_cuts_four_billion_frames_in_the_memory_of_their_runs() {
+    use anes_core::movie::{FrameInput, InputStream, MAX_FRAMES};
+    use anes_ops::framed::{FileHeader, encode_record};
+    let mut stream = InputStream::new();
+    for run in 0..65_537u32 {
+        stream.push_repeated(FrameInput::buttons(run as u8 & 1, (run >> 8) as u8), 65_535);
+    }
+    assert_eq!(stream.len(), MAX_FRAMES);
+    let scratch = Scratch::new("cli-long-cut");
+    let input = scratch.write("long.input", stream.to_bytes());
+    let journal = scratch.path().join("journal");
+    std::fs::create_dir_all(&journal).unwrap();
+    let mut payload = 1000u64.to_le_bytes().to_vec();
+    payload.extend_from_slice(&stream.to_bytes());
+    let mut segment =
+        FileHeader { magic: anes_ops::journal::JOURNAL_MAGIC, pipeline_id: "p".into() }.encode();
+    encode_record(&payload, &mut segment);
+    scratch.write("journal/seg-00000000000000001000.ajnl", &segment);
+    let out = scratch.path().join("cut.input");
+    // 256 MiB of address space.
+    let limited = |args: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 262144 && exec \"$0\" {args}"))
+            .arg(env!("CARGO_BIN_EXE_anes"))
+            .output()
+            .expect("sh runs")
+    };
+    let read_cut = || InputStream::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    for (source, first_seq) in [(&input, 0u64), (&journal, 1000)] {
+        let source = source.to_str().unwrap();
+        let cut = limited(&format!("movie cut {source} {} --last 3", out.display()));
+        assert_eq!(cut.status.code(), Some(0), "{source}: {}", stderr(&cut));
+        assert_eq!(read_cut(), stream.slice(MAX_FRAMES - 3..MAX_FRAMES), "{source}");
+        let from = first_seq + 70_000;
+        let cut = limited(&format!("movie cut {source} {} --from {from} --frames 4000000000", out.display()));
+        assert_eq!(cut.status.code(), Some(0), "{source}: {}", stderr(&cut));
+        assert_eq!(read_cut(), stream.slice(70_000..4_000_070_000), "{source}");
+    }
+}
+
+/// An output through a symlink replaces the link's target; the link stays a link.
+#[test]
+fn outputs_are_written_through_symlinks() {
+    let scratch = Scratch::new("cli-output-link");
+    let rom = demo_rom();
+    let rom = rom.to_str().unwrap();
+    // A symlink to a snapshot: the snapshot is replaced, the link stays.
+    let target = scratch.write("target.state", b"old");
+    let link = scratch.path().join("link.state");
+    std::os::unix::fs::symlink("target.state", &link).unwrap();
+    let saved = anes_within(&["run", rom, "--frames", "3", "--save-state", link.to_str().unwrap()]);
+    assert_eq!(saved.status.code(), Some(0), "{}", stderr(&saved));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_ne!(std::fs::read(&target).unwrap(), b"old", "its target holds the snapshot");
+    let loaded = anes_within(&["run", rom, "--frames", "1", "--load-state", target.to_str().unwrap()]);
+    assert_eq!(loaded.status.code(), Some(0), "{}", stderr(&loaded));
+    let stream_link = scratch.path().join("link.input");
+    std::os::unix::fs::symlink("target.input", &stream_link).unwrap();
+    let converted =
+        anes_within(&["movie", "convert", demo_input().to_str().unwrap(), stream_link.to_str().unwrap()]);
+    assert_eq!(converted.status.code(), Some(0), "{}", stderr(&converted));
+    assert!(std::fs::symlink_metadata(&stream_link).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read(scratch.path().join("target.input")).unwrap(),
+        std::fs::read(demo_input()).unwrap()
+    );
+    let names: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(
+        !names.iter().any(|n| n.to_string_lossy().ends_with(".tmp")),
+        "no temporary file left: {names:?}"
+    );
+}
+
+/// An output onto a FIFO nobody reads fails at once; the FIFO stays.
+#[test]
+fn an_output_onto_a_fifo_without_a_reader_is_refused_at_once() {
+    let scratch = Scratch::new("cli-output-fifo");
+    let rom = demo_rom();
+    let rom = rom.to_str().unwrap();
+    let fifo = scratch.path().join("fifo.png");
+    if mkfifo(&fifo).is_none() {
+        return;
+    }
+    let output = anes_within(&["run", rom, "--frames", "1", "--screenshot", fifo.to_str().unwrap()]);
+    assert_bad_input(&output, &fifo, "no process is reading this FIFO");
+    let output =
+        anes_within(&["movie", "cut", demo_input().to_str().unwrap(), fifo.to_str().unwrap(), "--last", "5"]);
+    assert_bad_input(&output, &fifo, "no process is reading this FIFO");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+}
+
+/// Outputs onto devices are written in place: `--save-state` onto a device leaves it a device, and a
+/// device that refuses the write (`/dev/full`) is exit 2. The device nodes are made in a scratch
+/// folder, so a regression cannot replace the system's own; the system's `/dev/full` is written only
+/// once those cases have passed.
+#[test]
+fn outputs_onto_devices_are_written_in_place_and_their_refusal_is_exit_2() {
+    use std::os::unix::fs::FileTypeExt;
+    let scratch = Scratch::new("cli-output-device");
+    let rom = demo_rom();
+    let rom = rom.to_str().unwrap();
+    let is_char_device = |path: &Path| std::fs::symlink_metadata(path).unwrap().file_type().is_char_device();
+    // Device nodes like /dev/null (1, 3) and /dev/full (1, 7), where this user may make them.
+    let null = scratch.path().join("null");
+    let full = scratch.path().join("full");
+    let made = ["null 1 3", "full 1 7"].iter().all(|spec| {
+        let mut words = spec.split(' ');
+        let name = scratch.path().join(words.next().unwrap());
+        Command::new("mknod").arg(&name).arg("c").args(words).status().is_ok_and(|s| s.success())
+    });
+    if !made {
+        eprintln!("note: cannot make device nodes here: device output cases skipped");
+        return;
+    }
+    let saved = anes_within(&["run", rom, "--frames", "1", "--save-state", null.to_str().unwrap()]);
+    assert_eq!(saved.status.code(), Some(0), "{}", stderr(&saved));
+    assert!(is_char_device(&null), "--save-state onto a device leaves it a device");
+    let shot = anes_within(&["run", rom, "--frames", "1", "--screenshot", full.to_str().unwrap()]);
+    assert_bad_input(&shot, &full, "No space left on device");
+    assert!(is_char_device(&full));
+    let cut =
+        anes_within(&["movie", "cut", demo_input().to_str().unwrap(), full.to_str().unwrap(), "--last", "5"]);
+    assert_bad_input(&cut, &full, "No space left on device");
+    assert!(is_char_device(&full));
+    let system_full = Path::new("/dev/full");
+    if is_char_device(system_full) {
+        let shot = anes_within(&["run", rom, "--frames", "1", "--screenshot", "/dev/full"]);
+        assert_bad_input(&shot, system_full, "No space left on device");
+        assert!(is_char_device(system_full));
+    }
+}
+
+/// `canary --junit` writes its report by the same rule as every output: through a symlink, and in
+/// place onto a device, whose refusal is exit 2.
+#[test]
+fn the_junit_report_is_written_through_links_and_onto_devices_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let scratch = Scratch::new("cli-junit");
+    let corpus = scratch.write(
+        "corpus.toml",
+        format!("[[case]]\nrom = {:?}\nframes = 3\n", demo_rom().display().to_string()),
+    );
+    let canary = |junit: &Path| {
+        anes_within(&[
+            "canary",
+            "--corpus",
+            corpus.to_str().unwrap(),
+            "--baseline",
+            env!("CARGO_BIN_EXE_anes"),
+            "--junit",
+            junit.to_str().unwrap(),
+        ])
+    };
+    let link = scratch.path().join("junit.xml");
+    std::os::unix::fs::symlink("report.xml", &link).unwrap();
+    let output = canary(&link);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    let xml = std::fs::read_to_string(scratch.path().join("report.xml")).unwrap();
+    assert!(xml.contains("<testsuite"), "{xml}");
+    let full = scratch.path().join("full");
+    if !Command::new("mknod").arg(&full).args(["c", "1", "7"]).status().is_ok_and(|s| s.success()) {
+        eprintln!("note: cannot make device nodes here: the /dev/full case skipped");
+        return;
+    }
+    assert_bad_input(&canary(&full), &full, "No space left on device");
+    assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "still a device");
 }
 
 /// NES 2.0 PAL and Dendy headers are refused with the header byte, as .fm2 `palFlag 1` is.

@@ -124,8 +124,8 @@ fn check_disk(data: &Path, acked: u64, trial: usize) -> (Option<u64>, u64, u64) 
     assert!(journal.damage.is_empty(), "trial {trial}: journal damage {:?}", journal.damage);
     let mut held: std::collections::BTreeMap<u64, FrameInput> = std::collections::BTreeMap::new();
     for b in &journal.batches {
-        for (i, r) in b.inputs.iter().enumerate() {
-            held.insert(b.first_seq + i as u64, *r);
+        for (i, r) in b.inputs.frames().enumerate() {
+            held.insert(b.first_seq + i as u64, r);
         }
     }
     let queue = data.join("c/dlq/queue.adlq");

@@ -7,21 +7,17 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::limited_read::{MAX_BASELINE_LEN, read_text_limited};
+use crate::limits::MAX_BASELINE_LEN;
 use crate::manifest::Manifest;
 use crate::report::{RomResult, Status};
 
 /// Why a baseline could not be used. Every message names the baseline file.
 #[derive(Debug, Error)]
 pub enum BaselineError {
-    /// The file could not be read.
-    #[error("{}: cannot read the baseline", path.display())]
-    Read {
-        /// The baseline file.
-        path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
-    },
+    /// The file could not be read (missing, not a regular file, larger than [`MAX_BASELINE_LEN`], not
+    /// UTF-8 text); the message names it.
+    #[error(transparent)]
+    Read(anes_fs::ReadError),
     /// A line names a ROM the manifest does not list.
     #[error("{}: line {line}: ROM {rom:?} is not in the manifest {}", path.display(), manifest.display())]
     NotInManifest {
@@ -83,8 +79,8 @@ pub struct BaselineReport {
 impl Baseline {
     /// Reads the baseline at `path`.
     pub fn load(path: &Path) -> Result<Baseline, BaselineError> {
-        let text = read_text_limited(path, MAX_BASELINE_LEN, "baseline")
-            .map_err(|source| BaselineError::Read { path: path.to_owned(), source })?;
+        let text = anes_fs::read_text_capped(path, MAX_BASELINE_LEN as u64, "baseline")
+            .map_err(BaselineError::Read)?;
         Baseline::parse(&text, path)
     }
 

@@ -25,7 +25,7 @@
 
 mod baseline;
 mod console;
-mod limited_read;
+mod limits;
 mod manifest;
 mod protocol;
 mod report;
@@ -33,7 +33,7 @@ mod runner;
 
 pub use baseline::{Baseline, BaselineError, BaselineReport};
 pub use console::{Console, PowerOn};
-pub use limited_read::{MAX_BASELINE_LEN, MAX_LOG_LEN, MAX_MANIFEST_LEN};
+pub use limits::{MAX_BASELINE_LEN, MAX_LOG_LEN, MAX_MANIFEST_LEN};
 pub use manifest::{Expected, Manifest, ManifestError, Protocol, RomEntry, ScreenSpec};
 pub use report::{RomResult, StartPoint, Status, SubTest, Summary, code_label};
 pub use runner::{default_jobs, estimated_frames, run_rom, run_rom_on, run_roms};

@@ -6,19 +6,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::limited_read::{MAX_MANIFEST_LEN, read_text_limited};
+use crate::limits::MAX_MANIFEST_LEN;
 
 /// Why a manifest could not be loaded. Every message names the manifest file.
 #[derive(Debug, Error)]
 pub enum ManifestError {
-    /// The file could not be read, is not UTF-8 text or is larger than [`MAX_MANIFEST_LEN`].
-    #[error("{}: cannot read the manifest", path.display())]
-    Read {
-        /// The manifest file.
-        path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
-    },
+    /// The file could not be read (missing, not a regular file, larger than [`MAX_MANIFEST_LEN`], not
+    /// UTF-8 text); the message names it.
+    #[error(transparent)]
+    Read(anes_fs::ReadError),
     /// The file is not valid TOML or does not have the manifest's shape.
     #[error("{}: line {line}, column {column}: {message}", path.display())]
     Parse {
@@ -205,8 +201,8 @@ impl Manifest {
     /// Reads and parses the manifest at `path`; ROM paths resolve relative to its folder. A file larger
     /// than [`MAX_MANIFEST_LEN`] is refused.
     pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
-        let text = read_text_limited(path, MAX_MANIFEST_LEN, "manifest")
-            .map_err(|source| ManifestError::Read { path: path.to_owned(), source })?;
+        let text = anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "manifest")
+            .map_err(ManifestError::Read)?;
         Manifest::parse(&text, path)
     }
 
@@ -356,12 +352,12 @@ how = "zero page"
         padded.push(b'\n');
         std::fs::write(&path, &padded).unwrap();
         let err = Manifest::load(&path).unwrap_err();
-        let ManifestError::Read { source, .. } = &err else { panic!("{err:?}") };
-        assert_eq!(source.kind(), std::io::ErrorKind::FileTooLarge);
+        let ManifestError::Read(source) = &err else { panic!("{err:?}") };
+        assert!(matches!(source, anes_fs::ReadError::TooLarge { .. }), "{source:?}");
         assert!(source.to_string().contains("1 MiB, the limit for manifest files"), "{source}");
         std::fs::write(&path, b"[[rom]]\npath = \"\xff\"\n").unwrap();
         let err = Manifest::load(&path).unwrap_err();
-        let ManifestError::Read { source, .. } = &err else { panic!("{err:?}") };
+        let ManifestError::Read(source) = &err else { panic!("{err:?}") };
         assert!(source.to_string().contains("offset 16"), "{source}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

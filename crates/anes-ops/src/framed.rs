@@ -10,9 +10,11 @@
 //! What a crash leaves: the records completely written before it, then possibly a **torn tail** (part of
 //! the record being written). [`scan`] reads the records in order, verifying each; a record that fails
 //! (damaged after it was written) is skipped by searching for the next marker that starts a record that
-//! verifies, so one damaged record never takes the following ones with it. Damage at the very end is
-//! indistinguishable from a torn tail and is treated as one (never acknowledged when the fsync policy
-//! is `always` or `batch`: see the DLQ and journal).
+//! verifies, so one damaged record never takes the following ones with it. The search takes linear
+//! time: a file salted with false markers that claim megabytes exhausts a hashing budget and is
+//! skipped from there on, as damage. Damage at the very end is indistinguishable from a torn tail and
+//! is treated as one (never acknowledged when the fsync policy is `always` or `batch`: see the DLQ
+//! and journal).
 
 use std::ops::Range;
 
@@ -119,7 +121,9 @@ pub enum FramedError {
     BadHeader(&'static str),
 }
 
-fn record_at(bytes: &[u8], pos: usize) -> Result<Range<usize>, String> {
+/// The record whose header is at `pos`, checked without its checksum: its marker, and a payload length
+/// within `max_payload_len` and the file.
+fn record_frame(bytes: &[u8], pos: usize, max_payload_len: usize) -> Result<Range<usize>, String> {
     let Some(head) = bytes.get(pos..pos + RECORD_HEADER_LEN) else {
         return Err("an incomplete record header".into());
     };
@@ -127,21 +131,69 @@ fn record_at(bytes: &[u8], pos: usize) -> Result<Range<usize>, String> {
         return Err(format!("no record marker (found {:02X?})", &head[0..4]));
     }
     let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
-    if len > MAX_RECORD_LEN {
-        return Err(format!("record length {len} beyond the {MAX_RECORD_LEN}-byte limit"));
+    if len > max_payload_len {
+        return Err(format!("record length {len} beyond the {max_payload_len}-byte limit"));
     }
     let start = pos + RECORD_HEADER_LEN;
-    let Some(payload) = bytes.get(start..start + len) else {
+    if bytes.len() - start < len {
         return Err(format!("a record of {len} bytes cut short"));
-    };
-    if checksum(payload) != head[8..16] {
-        return Err("record checksum mismatch".into());
     }
     Ok(start..start + len)
 }
 
-/// Reads a framed file whose magic must be `magic`. Never panics, whatever the bytes.
-pub fn scan(bytes: &[u8], magic: &[u8; 8]) -> Result<Scan, FramedError> {
+fn checksum_matches(bytes: &[u8], payload: &Range<usize>) -> bool {
+    checksum(&bytes[payload.clone()]) == bytes[payload.start - 8..payload.start]
+}
+
+fn record_at(bytes: &[u8], pos: usize, max_payload_len: usize) -> Result<Range<usize>, String> {
+    let payload = record_frame(bytes, pos, max_payload_len)?;
+    if !checksum_matches(bytes, &payload) {
+        return Err("record checksum mismatch".into());
+    }
+    Ok(payload)
+}
+
+/// Bytes of candidate payloads a scan may hash while resynchronising, per byte of the file. A file
+/// this service wrote spends at most 1 (each record hashed once); one salted with markers that each
+/// claim megabytes would otherwise cost the file's length times the claims (a 12 MiB file with a
+/// marker every 16 bytes claiming 4 MiB: hours).
+const RESYNC_HASH_BUDGET_PER_BYTE: usize = 4;
+
+/// Where the search for the next record after damage ended.
+enum Resync {
+    /// A record that verifies starts here.
+    Found(usize),
+    /// No record verifies before the end.
+    NotFound,
+    /// The hashing budget ran out at this offset.
+    GaveUp(usize),
+}
+
+/// The first offset from `from` where a record that verifies starts. Each offset is looked at once,
+/// and only a candidate whose frame fits is hashed, against `budget`.
+fn resync(bytes: &[u8], from: usize, max_payload_len: usize, budget: &mut usize) -> Resync {
+    let last = bytes.len().saturating_sub(RECORD_HEADER_LEN - 1);
+    for pos in from..last {
+        if bytes[pos..pos + 4] != RECORD_MARKER {
+            continue;
+        }
+        let Ok(payload) = record_frame(bytes, pos, max_payload_len) else { continue };
+        if payload.len() > *budget {
+            return Resync::GaveUp(pos);
+        }
+        *budget -= payload.len();
+        if checksum_matches(bytes, &payload) {
+            return Resync::Found(pos);
+        }
+    }
+    Resync::NotFound
+}
+
+/// Reads a framed file whose magic must be `magic` and whose record payloads are at most
+/// `max_payload_len` bytes (at most [`MAX_RECORD_LEN`]; the dead-letter queue's are 11). Takes time
+/// linear in the file's length and never panics, whatever the bytes.
+pub fn scan(bytes: &[u8], magic: &[u8; 8], max_payload_len: usize) -> Result<Scan, FramedError> {
+    let max_payload_len = max_payload_len.min(MAX_RECORD_LEN);
     if bytes.len() < 12 {
         return Err(FramedError::BadHeader("truncated"));
     }
@@ -174,29 +226,37 @@ pub fn scan(bytes: &[u8], magic: &[u8; 8]) -> Result<Scan, FramedError> {
         torn_tail: None,
         good_end: header_len,
     };
+    let mut budget = bytes.len().saturating_mul(RESYNC_HASH_BUDGET_PER_BYTE);
     let mut pos = header_len;
     while pos < bytes.len() {
-        match record_at(bytes, pos) {
+        match record_at(bytes, pos, max_payload_len) {
             Ok(range) => {
                 pos = range.end;
                 scan.good_end = pos;
                 scan.records.push(range);
             }
-            Err(reason) => {
-                // Resynchronize: the next marker that starts a record that verifies.
-                let next = (pos + 1..bytes.len().saturating_sub(RECORD_HEADER_LEN - 1))
-                    .find(|&p| bytes[p..p + 4] == RECORD_MARKER && record_at(bytes, p).is_ok());
-                match next {
-                    Some(p) => {
-                        scan.damage.push(Damage { offset: pos as u64, len: (p - pos) as u64, reason });
-                        pos = p;
-                    }
-                    None => {
-                        scan.torn_tail = Some(pos);
-                        break;
-                    }
+            // Resynchronize: the next marker that starts a record that verifies.
+            Err(reason) => match resync(bytes, pos + 1, max_payload_len, &mut budget) {
+                Resync::Found(next) => {
+                    scan.damage.push(Damage { offset: pos as u64, len: (next - pos) as u64, reason });
+                    pos = next;
                 }
-            }
+                Resync::NotFound => {
+                    scan.torn_tail = Some(pos);
+                    break;
+                }
+                Resync::GaveUp(at) => {
+                    scan.damage.push(Damage {
+                        offset: pos as u64,
+                        len: (bytes.len() - pos) as u64,
+                        reason: format!(
+                            "{reason}; the search for the next record stopped at offset {at}, after hashing {} bytes of false record markers' payloads (the rest of the file is skipped)",
+                            bytes.len().saturating_mul(RESYNC_HASH_BUDGET_PER_BYTE) - budget
+                        ),
+                    });
+                    break;
+                }
+            },
         }
     }
     Ok(scan)
@@ -224,7 +284,7 @@ mod tests {
         let bytes = file(&refs);
         let header_len = FileHeader { magic: MAGIC, pipeline_id: "p".into() }.encode().len();
         for len in header_len..=bytes.len() {
-            let scan = scan(&bytes[..len], &MAGIC).unwrap();
+            let scan = scan(&bytes[..len], &MAGIC, MAX_RECORD_LEN).unwrap();
             let got: Vec<&[u8]> = scan.records.iter().map(|r| &bytes[r.clone()]).collect();
             assert_eq!(got, refs[..got.len()], "cut at {len}");
             assert!(scan.damage.is_empty(), "cut at {len}: {:?}", scan.damage);
@@ -238,7 +298,7 @@ mod tests {
         let second = bytes.windows(6).position(|w| w == b"second").unwrap();
         let mut damaged = bytes.clone();
         damaged[second + 2] ^= 0x40;
-        let scan = scan(&damaged, &MAGIC).unwrap();
+        let scan = scan(&damaged, &MAGIC, MAX_RECORD_LEN).unwrap();
         let got: Vec<&[u8]> = scan.records.iter().map(|r| &damaged[r.clone()]).collect();
         assert_eq!(got, [&b"first"[..], b"third"]);
         assert_eq!(scan.damage.len(), 1);
@@ -249,23 +309,69 @@ mod tests {
     #[test]
     fn another_kind_of_file_is_refused() {
         let bytes = file(&[b"x"]);
-        assert!(matches!(scan(&bytes, b"ANESOTHR"), Err(FramedError::BadMagic { .. })));
+        assert!(matches!(scan(&bytes, b"ANESOTHR", MAX_RECORD_LEN), Err(FramedError::BadMagic { .. })));
         let mut bad = bytes.clone();
         bad[12] ^= 1;
-        assert_eq!(scan(&bad, &MAGIC), Err(FramedError::BadHeader("damaged (checksum mismatch)")));
+        assert_eq!(
+            scan(&bad, &MAGIC, MAX_RECORD_LEN),
+            Err(FramedError::BadHeader("damaged (checksum mismatch)"))
+        );
+    }
+
+    /// A 12 MiB stretch with a marker every 16 bytes, each claiming 4 MiB: hashing every claim would
+    /// take about 3 TB of blake3 (hours; the unbounded search took over 30 s at 2 MiB claims).
+    fn salted(records_before: &[&[u8]], records_after: &[&[u8]]) -> Vec<u8> {
+        let mut bytes = file(records_before);
+        let salt_end = bytes.len() + (12 << 20);
+        while bytes.len() < salt_end {
+            bytes.extend_from_slice(&RECORD_MARKER);
+            bytes.extend_from_slice(&(4u32 << 20).to_le_bytes());
+            bytes.extend_from_slice(&[0; 8]);
+        }
+        for r in records_after {
+            encode_record(r, &mut bytes);
+        }
+        bytes
+    }
+
+    #[test]
+    fn false_markers_claiming_megabytes_are_searched_in_linear_time() {
+        let bytes = salted(&[b"first"], &[b"after"]);
+        let started = std::time::Instant::now();
+        let scan = scan(&bytes, &MAGIC, MAX_RECORD_LEN).unwrap();
+        let elapsed = started.elapsed();
+        assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+        let got: Vec<&[u8]> = scan.records.iter().map(|r| &bytes[r.clone()]).collect();
+        assert_eq!(got, [&b"first"[..]]);
+        assert_eq!(scan.damage.len(), 1, "{:?}", scan.damage);
+        assert_eq!(scan.damage[0].offset + scan.damage[0].len, bytes.len() as u64, "the rest is skipped");
+        assert!(scan.damage[0].reason.contains("stopped at offset"), "{}", scan.damage[0].reason);
+        assert_eq!(scan.torn_tail, None);
+    }
+
+    #[test]
+    fn with_payloads_capped_false_markers_cost_nothing_and_the_next_record_is_found() {
+        let bytes = salted(&[b"first"], &[b"after"]);
+        let started = std::time::Instant::now();
+        let scan = scan(&bytes, &MAGIC, 5).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+        let got: Vec<&[u8]> = scan.records.iter().map(|r| &bytes[r.clone()]).collect();
+        assert_eq!(got, [&b"first"[..], b"after"]);
+        assert_eq!(scan.damage.len(), 1);
+        assert!(scan.damage[0].reason.contains("beyond the 5-byte limit"), "{}", scan.damage[0].reason);
     }
 
     proptest! {
         #[test]
         fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
-            let _ = scan(&bytes, &MAGIC);
+            let _ = scan(&bytes, &MAGIC, MAX_RECORD_LEN);
         }
 
         #[test]
         fn arbitrary_bytes_after_a_valid_header_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..300)) {
             let mut bytes = file(&[]);
             bytes.extend_from_slice(&tail);
-            let scan = scan(&bytes, &MAGIC).unwrap();
+            let scan = scan(&bytes, &MAGIC, MAX_RECORD_LEN).unwrap();
             prop_assert!(scan.good_end <= bytes.len());
         }
     }

@@ -21,10 +21,10 @@
 //! those are what recovery re-runs.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use anes_core::movie::{FrameInput, InputStream};
+use anes_core::movie::{FrameInput, InputStream, MAX_FRAMES};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -36,8 +36,8 @@ pub const JOURNAL_MAGIC: [u8; 8] = *b"ANESJRNL";
 pub const DEFAULT_SEGMENT_BYTES: u64 = 8 << 20;
 /// Default segments kept: 16.
 pub const DEFAULT_SEGMENTS_KEPT: usize = 16;
-/// The largest segment read.
-const MAX_SEGMENT_READ: u64 = 1 << 30;
+/// The largest segment read: the largest `segment_bytes` (1 GiB) plus one batch of the largest record.
+const MAX_SEGMENT_READ: u64 = (1 << 30) + framed::MAX_RECORD_LEN as u64 + 16;
 
 /// A journal failure.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -56,6 +56,16 @@ pub enum JournalError {
         expected: u64,
         /// Where records resume.
         found: u64,
+    },
+    /// More records asked for at once than an input stream holds.
+    #[error("journal {dir}: records {from}..{end} are more than an input stream holds (2^32 - 1 frames)")]
+    TooMany {
+        /// The directory.
+        dir: String,
+        /// The first record asked for.
+        from: u64,
+        /// The record after the last.
+        end: u64,
     },
 }
 
@@ -99,8 +109,8 @@ fn parse_segment_name(name: &str) -> Option<u64> {
 pub struct Batch {
     /// Sequence number of its first record.
     pub first_seq: u64,
-    /// Its records.
-    pub inputs: Vec<FrameInput>,
+    /// Its records, run-length encoded as in the file (a batch may declare billions of frames).
+    pub inputs: InputStream,
 }
 
 /// A journal directory read back.
@@ -129,23 +139,39 @@ impl JournalContents {
     }
 
     /// Records `from..end()`, which must be held without a gap.
-    pub fn records_from(&self, dir: &Path, from: u64) -> Result<Vec<FrameInput>, JournalError> {
-        let mut out = Vec::new();
+    pub fn records_from(&self, dir: &Path, from: u64) -> Result<InputStream, JournalError> {
+        self.window(dir, from, self.end().saturating_sub(from))
+    }
+
+    /// Records `from..from + count`, which must be held without a gap, as one input stream built run by
+    /// run (memory follows the runs, never the frame count).
+    pub fn window(&self, dir: &Path, from: u64, count: u64) -> Result<InputStream, JournalError> {
+        let end = from.saturating_add(count);
+        if count > MAX_FRAMES as u64 {
+            return Err(JournalError::TooMany { dir: dir.display().to_string(), from, end });
+        }
+        let mut out = InputStream::new();
         let mut next = from;
         for b in &self.batches {
-            let end = b.first_seq + b.inputs.len() as u64;
-            if end <= next {
+            if next >= end {
+                break;
+            }
+            let batch_end = b.first_seq + b.inputs.len() as u64;
+            if batch_end <= next {
                 continue;
             }
             if b.first_seq > next {
-                return Err(JournalError::Gap {
-                    dir: dir.display().to_string(),
-                    expected: next,
-                    found: b.first_seq,
-                });
+                break;
             }
-            out.extend_from_slice(&b.inputs[(next - b.first_seq) as usize..]);
-            next = end;
+            // Both offsets are within the batch, whose length fits in usize.
+            let skip = (next - b.first_seq) as usize;
+            let take = (batch_end.min(end) - b.first_seq) as usize;
+            out.append(&b.inputs.slice(skip..take));
+            next = batch_end.min(end);
+        }
+        if next < end {
+            let found = self.batches.iter().map(|b| b.first_seq).find(|&first| first > next).unwrap_or(end);
+            return Err(JournalError::Gap { dir: dir.display().to_string(), expected: next, found });
         }
         Ok(out)
     }
@@ -174,8 +200,14 @@ fn decode_batch(payload: &[u8]) -> Result<Batch, String> {
         return Err("a batch shorter than its sequence number".into());
     }
     let first_seq = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
-    let stream = InputStream::from_bytes(&payload[8..]).map_err(|e| e.to_string())?;
-    Ok(Batch { first_seq, inputs: crate::pipeline::stream_frames(&stream) })
+    let inputs = InputStream::from_bytes(&payload[8..]).map_err(|e| e.to_string())?;
+    if first_seq.checked_add(inputs.len() as u64).is_none() {
+        return Err(format!(
+            "a batch of {} records from sequence number {first_seq} runs past 2^64",
+            inputs.len()
+        ));
+    }
+    Ok(Batch { first_seq, inputs })
 }
 
 /// Reads every segment of a journal directory, verifying each batch, without changing anything.
@@ -185,10 +217,9 @@ pub fn read_journal(dir: &Path) -> Result<JournalContents, JournalError> {
     for (i, (first, path)) in list.iter().enumerate() {
         let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         contents.segments.push((name.clone(), *first));
-        let file = File::open(path).map_err(|e| io(path, e))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_SEGMENT_READ).read_to_end(&mut bytes).map_err(|e| io(path, e))?;
-        let scan = match framed::scan(&bytes, &JOURNAL_MAGIC) {
+        let bytes = anes_fs::read_capped(path, MAX_SEGMENT_READ, "journal segment")
+            .map_err(|e| JournalError::Io(e.to_string()))?;
+        let scan = match framed::scan(&bytes, &JOURNAL_MAGIC, framed::MAX_RECORD_LEN) {
             Ok(scan) => scan,
             // A segment whose header never made it to disk (a crash as it was created) holds nothing.
             Err(_) if bytes.len() < 64 && i + 1 == list.len() => {
@@ -450,13 +481,13 @@ mod tests {
         write(&mut j, 0, 500, 17);
         let back = read_journal(&dir).unwrap();
         assert!(back.segments.len() > 3, "{:?}", back.segments);
-        assert_eq!(back.records_from(&dir, 0).unwrap(), (0..500).map(input).collect::<Vec<_>>());
+        assert_eq!(back.records_from(&dir, 0).unwrap(), (0..500).map(input).collect::<InputStream>());
         assert_eq!(back.segments[1].1, 17 * (back.segments[1].1 / 17), "segments start at batch boundaries");
         j.release_before(200);
         let after = read_journal(&dir).unwrap();
         assert!(after.start().unwrap() <= 200, "records from 200 on are kept");
         assert!(after.start().unwrap() > 0, "older segments went");
-        assert_eq!(after.records_from(&dir, 200).unwrap(), (200..500).map(input).collect::<Vec<_>>());
+        assert_eq!(after.records_from(&dir, 200).unwrap(), (200..500).map(input).collect::<InputStream>());
         // Reopened, it continues where it was.
         drop(j);
         let (mut j, contents) = FileJournal::open(&dir, "p", settings).unwrap();
@@ -488,11 +519,54 @@ mod tests {
             let back = read_journal(&dir).unwrap();
             assert_eq!(
                 back.records_from(&dir, 0).unwrap(),
-                (0..45).map(input).collect::<Vec<_>>(),
+                (0..45).map(input).collect::<InputStream>(),
                 "cut {cut}"
             );
             assert!(back.torn_tail.is_none() && back.damage.is_empty());
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A batch declaring 2^32 - 1 records in a few hundred kilobytes: read and windowed run by run
+    /// (expanded, it would take 12 GiB).
+    #[test]
+    fn a_batch_of_four_billion_records_is_read_and_cut_run_by_run() {
+        let dir = temp("huge");
+        fs::create_dir_all(&dir).unwrap();
+        let mut stream = InputStream::new();
+        stream.push_repeated(FrameInput::buttons(1, 0), MAX_FRAMES - 1);
+        stream.push(FrameInput::buttons(2, 0));
+        let mut payload = 100u64.to_le_bytes().to_vec();
+        payload.extend_from_slice(&stream.to_bytes());
+        let mut segment = FileHeader { magic: JOURNAL_MAGIC, pipeline_id: "p".into() }.encode();
+        framed::encode_record(&payload, &mut segment);
+        fs::write(dir.join(segment_name(100)), &segment).unwrap();
+        let back = read_journal(&dir).unwrap();
+        assert_eq!((back.start(), back.end()), (Some(100), 100 + MAX_FRAMES as u64));
+        let last = back.window(&dir, 100 + MAX_FRAMES as u64 - 2, 2).unwrap();
+        assert_eq!(last.frames().collect::<Vec<_>>(), [FrameInput::buttons(1, 0), FrameInput::buttons(2, 0)]);
+        assert_eq!(back.records_from(&dir, 100).unwrap(), stream);
+        let e = back.window(&dir, 50, 60).unwrap_err();
+        assert!(matches!(e, JournalError::Gap { expected: 50, found: 100, .. }), "{e}");
+        let e = back.window(&dir, 100 + MAX_FRAMES as u64 - 1, 2).unwrap_err();
+        assert!(
+            matches!(e, JournalError::Gap { expected, found, .. } if expected == 100 + MAX_FRAMES as u64 && found == expected + 1),
+            "{e}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_segment_that_is_a_fifo_is_refused_at_once() {
+        let dir = temp("fifo");
+        fs::create_dir_all(&dir).unwrap();
+        let status = std::process::Command::new("mkfifo").arg(dir.join(segment_name(0))).status();
+        if !status.is_ok_and(|s| s.success()) {
+            eprintln!("note: mkfifo unavailable: FIFO segment test skipped");
+            return;
+        }
+        let e = read_journal(&dir).unwrap_err();
+        assert!(e.to_string().contains("is a FIFO (named pipe), not a regular file"), "{e}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

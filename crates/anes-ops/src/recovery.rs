@@ -141,7 +141,8 @@ pub fn open(
     let (mut journal, contents) =
         FileJournal::open(&dir.join("journal"), id, config.journal).map_err(|e| setup(id, e))?;
     let log: Vec<FrameInput> = if contents.end() >= start {
-        contents.records_from(&dir.join("journal"), start).map_err(|e| setup(id, e))?
+        let records = contents.records_from(&dir.join("journal"), start).map_err(|e| setup(id, e))?;
+        crate::pipeline::stream_frames(&records)
     } else {
         // The journal lost its tail (fsync = "never" and a power failure): nothing to re-run.
         tracing::warn!(pipeline = %id, journal_end = contents.end(), checkpoint = start, "the journal ends before the checkpoint; continuing from the checkpoint");

@@ -229,7 +229,7 @@ pub fn main(args: &Args, manifest: &Path, candidate: &Path) -> anyhow::Result<Ex
         cases,
     };
     if let Some(path) = &args.junit {
-        std::fs::write(path, junit_xml(&summary)).with_context(|| path.display().to_string())?;
+        anes_fs::write_output(path, junit_xml(&summary).as_bytes())?;
     }
     let mut out = output::stdout();
     if args.json {

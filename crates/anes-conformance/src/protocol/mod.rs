@@ -10,7 +10,6 @@ use anes_core::cart::MAX_ROM_FILE_LEN;
 use anes_core::{Cartridge, Nes, NesConfig};
 
 use crate::console::{Console, PowerOn};
-use crate::limited_read::read_limited;
 use crate::manifest::{Protocol, RomEntry};
 use crate::report::{StartPoint, Status, SubTest};
 
@@ -60,9 +59,9 @@ pub(crate) fn run_on<C: Console>(
     if rom.region != "ntsc" {
         return Outcome::error(format!("region {:?} is not supported (the core is NTSC)", rom.region));
     }
-    let bytes = match read_limited(&rom.file, MAX_ROM_FILE_LEN, "ROM") {
+    let bytes = match anes_fs::read_capped(&rom.file, MAX_ROM_FILE_LEN as u64, "ROM") {
         Ok(bytes) => bytes,
-        Err(err) => return Outcome::error(format!("{}: cannot read the ROM: {err}", rom.file.display())),
+        Err(err) => return Outcome::error(err.to_string()),
     };
     let sha1 = sha1_smol::Sha1::from(&bytes).digest().to_string();
     if sha1 != rom.sha1 {

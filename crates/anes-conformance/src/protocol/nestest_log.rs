@@ -4,7 +4,7 @@
 use anes_core::Nes;
 
 use super::{Outcome, Progress};
-use crate::limited_read::{MAX_LOG_LEN, read_text_limited};
+use crate::limits::MAX_LOG_LEN;
 use crate::manifest::RomEntry;
 use crate::report::Status;
 
@@ -12,11 +12,9 @@ const START_PC: u16 = 0xC000;
 
 pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Outcome {
     let log_file = rom.file.with_extension("log");
-    let log = match read_text_limited(&log_file, MAX_LOG_LEN, "trace log") {
+    let log = match anes_fs::read_text_capped(&log_file, MAX_LOG_LEN as u64, "golden trace log") {
         Ok(log) => log,
-        Err(err) => {
-            return Outcome::error(format!("{}: cannot read the golden log: {err}", log_file.display()));
-        }
+        Err(err) => return Outcome::error(err.to_string()),
     };
     nes.set_pc(START_PC);
     let mut actual = String::with_capacity(96);

@@ -1,6 +1,7 @@
 //! The in-memory form of an input stream: runs of identical frames, as in the file.
 
 use std::iter::FusedIterator;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::FrameInput;
@@ -132,6 +133,38 @@ impl InputStream {
             self.run_ends.truncate(kept + 1);
             self.run_inputs.truncate(kept + 1);
             self.run_ends[kept] = len;
+        }
+    }
+
+    /// Frames `range` (clamped to the stream) as a stream of their own. Time and memory follow the
+    /// runs the range covers, never its frame count.
+    pub fn slice(&self, range: Range<usize>) -> InputStream {
+        let end = range.end.min(self.len());
+        let start = range.start.min(end);
+        let mut out = InputStream::new();
+        if start == end {
+            return out;
+        }
+        // Both fit in u32: they are at most the length.
+        let (start, end) = (start as u32, end as u32);
+        for run in self.run_containing(start)..self.run_ends.len() {
+            let run_start = self.run_start(run).max(start);
+            if run_start >= end {
+                break;
+            }
+            let run_end = self.run_ends[run].min(end);
+            out.push_repeated(self.run_inputs[run], (run_end - run_start) as usize);
+        }
+        out
+    }
+
+    /// Appends the frames of `other`, run by run.
+    ///
+    /// # Panics
+    /// If the stream would hold more than [`MAX_FRAMES`] frames; check the lengths first.
+    pub fn append(&mut self, other: &InputStream) {
+        for run in other.runs() {
+            self.push_repeated(run.input, run.len);
         }
     }
 
@@ -319,6 +352,38 @@ mod tests {
             assert!(stream.frames().eq(expected.iter().copied()), "len {len}");
             assert_eq!(stream, InputStream::from_frames(expected), "len {len}");
         }
+    }
+
+    #[test]
+    fn slice_and_append_match_the_frames() {
+        let frames = sample();
+        let stream = InputStream::from_frames(frames.clone());
+        for start in 0..8 {
+            for end in 0..8usize {
+                let expected: Vec<FrameInput> =
+                    frames.iter().copied().skip(start).take(end.saturating_sub(start)).collect();
+                let slice = stream.slice(start..end);
+                assert_eq!(slice, InputStream::from_frames(expected.clone()), "{start}..{end}");
+                let mut joined = stream.slice(0..start);
+                joined.append(&stream.slice(start..frames.len()));
+                assert_eq!(joined, stream, "split at {start}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_slice_of_billions_of_frames_costs_its_runs() {
+        let mut stream = InputStream::new();
+        stream.push_repeated(FrameInput::buttons(1, 0), MAX_FRAMES - 2);
+        stream.push(FrameInput::buttons(2, 0));
+        stream.push(FrameInput::buttons(1, 0));
+        let tail = stream.slice(5..MAX_FRAMES);
+        assert_eq!((tail.len(), tail.runs().len()), (MAX_FRAMES - 5, 3));
+        assert_eq!(tail.frame(MAX_FRAMES - 7), FrameInput::buttons(2, 0));
+        assert_eq!(tail.frame(MAX_FRAMES - 8), FrameInput::buttons(1, 0));
+        let mut twice = tail.slice(0..3);
+        twice.append(&tail.slice(0..3));
+        assert_eq!((twice.len(), twice.runs().len()), (6, 1));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anes_core::movie::{Command, FrameInput};
@@ -86,19 +86,13 @@ pub struct DlqInspection {
 }
 
 fn read_capped(path: &Path) -> Result<Vec<u8>, DlqError> {
-    let file = File::open(path).map_err(|e| io(path, e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_LEN + 1).read_to_end(&mut bytes).map_err(|e| io(path, e))?;
-    if bytes.len() as u64 > MAX_FILE_LEN {
-        return Err(io(path, format!("larger than {MAX_FILE_LEN} bytes: not a queue this service wrote")));
-    }
-    Ok(bytes)
+    anes_fs::read_capped(path, MAX_FILE_LEN, "dead-letter queue").map_err(|e| DlqError::Read(e.to_string()))
 }
 
 /// Reads a queue file without changing it (`anes dlq inspect`).
 pub fn inspect(path: &Path) -> Result<DlqInspection, DlqError> {
     let bytes = read_capped(path)?;
-    let scan = framed::scan(&bytes, &DLQ_MAGIC).map_err(|e| io(path, e))?;
+    let scan = framed::scan(&bytes, &DLQ_MAGIC, PAYLOAD_LEN).map_err(|e| io(path, e))?;
     let mut damage = scan.damage.clone();
     let mut records = Vec::new();
     for range in &scan.records {
@@ -169,7 +163,7 @@ impl FileDlq {
         let mut records = VecDeque::new();
         let rewrite = if path.exists() {
             let bytes = read_capped(path)?;
-            let scan = framed::scan(&bytes, &DLQ_MAGIC).map_err(|e| {
+            let scan = framed::scan(&bytes, &DLQ_MAGIC, PAYLOAD_LEN).map_err(|e| {
                 io(
                     path,
                     format!(

@@ -28,6 +28,10 @@ pub enum DlqError {
     /// The queue's file could not be written or read.
     #[error("the dead-letter queue's file: {0}")]
     Io(String),
+    /// The queue's file could not be read: missing, not a regular file, or larger than any queue (an
+    /// [`anes_fs::ReadError`]'s message, which names the file).
+    #[error("{0}")]
+    Read(String),
 }
 
 /// A FIFO of input records set aside while a pipeline is read-only, each with its sequence number.

@@ -245,6 +245,10 @@ pub fn parse_batch(
     } else {
         let first_seq = first_seq.ok_or("an anes input stream body needs ?first_seq=N in the URL")?;
         let stream = InputStream::from_bytes(body).map_err(|e| format!("anes input stream: {e}"))?;
+        // Counted before expanding: 320 KiB of runs may declare 2^32 - 1 frames (12 GiB expanded).
+        if stream.len() > MAX_PUSH_FRAMES {
+            return Err(format!("{} frames in one batch; at most {MAX_PUSH_FRAMES}", stream.len()));
+        }
         (first_seq, crate::pipeline::stream_frames(&stream))
     };
     if frames.1.len() > MAX_PUSH_FRAMES {

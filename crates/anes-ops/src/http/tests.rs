@@ -266,6 +266,18 @@ fn pushed_input_is_sequenced_and_verified() {
     assert!(a.balanced(), "{a:?}");
 }
 
+/// A stream body is counted from its runs before it is expanded: 2^32 - 1 frames in 320 KiB used to
+/// take 12 GiB before the batch limit refused them.
+#[test]
+fn a_stream_body_declaring_billions_of_frames_is_refused_before_it_is_expanded() {
+    let mut stream = InputStream::new();
+    for run in 0..65_537u32 {
+        stream.push_repeated(FrameInput::buttons(run as u8 & 1, 0), 65_535);
+    }
+    let err = parse_batch("application/octet-stream", Some(0), &stream.to_bytes()).unwrap_err();
+    assert_eq!(err, format!("4294967295 frames in one batch; at most {MAX_PUSH_FRAMES}"));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::limited_read::{MAX_MANIFEST_LEN, read_text_limited};
+use crate::limits::MAX_MANIFEST_LEN;
 
 /// One scored test of the ROM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,8 +20,8 @@ pub(super) struct TestEntry {
 
 /// Reads the scored tests ("kind" `test`; the `draw` entries only print information) from `path`.
 pub(super) fn load(path: &Path) -> Result<Vec<TestEntry>, String> {
-    let text = read_text_limited(path, MAX_MANIFEST_LEN, "test list")
-        .map_err(|err| format!("{}: cannot read the test list: {err}", path.display()))?;
+    let text = anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "test list")
+        .map_err(|err| err.to_string())?;
     parse(&text).map_err(|err| format!("{}: {err}", path.display()))
 }
 

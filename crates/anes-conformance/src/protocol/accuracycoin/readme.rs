@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::limited_read::{MAX_MANIFEST_LEN, read_text_limited};
+use crate::limits::MAX_MANIFEST_LEN;
 
 /// Which part of the README a section is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,9 +36,9 @@ impl Docs {
     /// Reads `path`; a missing or unreadable README gives no explanations (the results stand on
     /// their own), and the reason.
     pub(super) fn load(path: &Path) -> (Docs, Option<String>) {
-        match read_text_limited(path, MAX_MANIFEST_LEN, "README") {
+        match anes_fs::read_text_capped(path, MAX_MANIFEST_LEN as u64, "README") {
             Ok(text) => (Docs::parse(&text), None),
-            Err(err) => (Docs::default(), Some(format!("{}: {err}", path.display()))),
+            Err(err) => (Docs::default(), Some(err.to_string())),
         }
     }
 

@@ -49,6 +49,7 @@ mod localize;
 mod localize_frame;
 mod lockstep;
 mod machine;
+pub mod markup;
 mod outcome;
 mod schedule;
 mod side;

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anes_core::movie::InputStream;
+use anes_lockstep::markup::escape;
 use anes_ops::canary::{Baseline, CanaryConfig, CanaryOutcome, CanaryStatus, run_canary};
 use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
@@ -378,24 +379,6 @@ fn junit_xml(summary: &CorpusSummary) -> String {
     xml
 }
 
-/// Escapes text for XML attributes and content, dropping characters XML 1.0 cannot carry.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,10 +393,5 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "x/2", "3"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn xml_escapes_what_it_must() {
-        assert_eq!(escape("a<b & \"c\" \u{1}'d'"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;");
     }
 }

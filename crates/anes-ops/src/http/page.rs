@@ -2,26 +2,12 @@
 
 use std::fmt::Write;
 
+use anes_lockstep::markup::escape;
 use axum::extract::State;
 use axum::response::Html;
 
 use super::AppState;
 use crate::pipeline::{Mode, PipelineStatus};
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2330;background:#f6f7f9}\
 h1{font-size:20px;margin:0 0 4px}p.sub{color:#5b6475;margin:0 0 16px}\

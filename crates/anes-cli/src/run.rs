@@ -113,8 +113,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut peek = serde_json::Map::new();
     for &(addr, len) in &args.peek {
-        let bytes: String =
-            (0..len).map(|i| format!("{:02x}", nes.peek(addr.wrapping_add(i as u16)))).collect();
+        let bytes: Vec<u8> = (0..len).map(|i| nes.peek(addr.wrapping_add(i as u16))).collect();
+        let bytes = anes_core::hex::to_hex(&bytes);
         peek.insert(format!("0x{addr:04x}"), bytes.into());
     }
     let stop = Stop {

@@ -147,7 +147,7 @@ fn anes_worker_speaks_json_lines_over_its_pipes() {
             .unwrap(),
     );
     let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
-    let hex: String = rom.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = anes_core::hex::to_hex(&rom);
     let mut stdin = worker.0.stdin.take().unwrap();
     writeln!(stdin, r#"{{"type":"load","rom":"{hex}","checkpoint_every":2}}"#).unwrap();
     writeln!(stdin, r#"{{"type":"frames","first_seq":0,"inputs":[[0,0,0],[1,0,0]]}}"#).unwrap();

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use anes_core::NesConfig;
+use anes_core::hex::to_hex;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::state::FrameRecord;
 use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome};
@@ -14,7 +15,7 @@ use thiserror::Error;
 
 use crate::pipeline::Investigation;
 use crate::worker::WorkerId;
-use crate::worker::protocol::{WireRecord, to_hex};
+use crate::worker::protocol::WireRecord;
 
 /// Why an investigation could not run.
 #[derive(Debug, Error)]

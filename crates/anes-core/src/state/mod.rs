@@ -38,12 +38,8 @@ impl StateHash {
 
     /// Lowercase hex, 64 characters, without allocating (for logs and `--json`).
     pub fn to_hex(&self) -> [u8; 64] {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut out = [0u8; 64];
-        for (i, byte) in self.0.iter().enumerate() {
-            out[2 * i] = HEX[usize::from(byte >> 4)];
-            out[2 * i + 1] = HEX[usize::from(byte & 15)];
-        }
+        crate::hex::encode_into(&self.0, &mut out);
         out
     }
 }

@@ -11,6 +11,7 @@ use thiserror::Error;
 use super::{MachineState, Section};
 use crate::bus::BusState;
 use crate::clock::{MASTER_PER_CPU_CYCLE, MASTER_PER_DOT, MAX_MASTER_CLOCK};
+use crate::hex::to_hex;
 use crate::nes::{Nes, NesConfig};
 use crate::ppu::PpuRegs;
 
@@ -181,10 +182,6 @@ fn reserved_zero(
         Some(at) => Err(SnapshotError::ReservedByte { offset: start + at, what, found: bytes[start + at] }),
         None => Ok(()),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Nes {
@@ -389,8 +386,8 @@ impl Nes {
         reserved_zero(bytes, 13..16, "snapshot header")?;
         if bytes[16..48] != self.rom_identity {
             return Err(SnapshotError::WrongRom {
-                found: hex(&bytes[16..48]),
-                expected: hex(&self.rom_identity),
+                found: to_hex(&bytes[16..48]),
+                expected: to_hex(&self.rom_identity),
             });
         }
         let mut offset = SNAPSHOT_HEADER_LEN;

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use anes_core::hex::to_hex;
 use anes_core::movie::InputStream;
 use anes_core::state::FrameRecord;
 use anes_lockstep::{DivergenceKind, Evidence, Lockstep, LockstepConfig, RunOutcome};
@@ -15,7 +16,7 @@ use super::client::{WorkerError, WorkerProcess};
 use super::log::GoldenLog;
 use super::remote::RemoteMachine;
 use super::status::CanaryStatus;
-use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput, to_hex};
+use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput};
 
 /// What to run.
 #[derive(Debug, Clone)]

@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn a_json_lines_session() {
-        let rom = crate::worker::protocol::to_hex(&tiny_rom());
+        let rom = anes_core::hex::to_hex(&tiny_rom());
         let input = format!(
             "{{\"type\":\"load\",\"rom\":\"{rom}\",\"checkpoint_every\":60}}\n\nnot json\n{{\"type\":\"frames\",\"first_seq\":0,\"inputs\":[[0,0,0]]}}\n"
         );

@@ -110,7 +110,7 @@ fn describe_difference(lazy: &Nes, eager: &Nes) -> String {
 /// phase, rotating through the four across the ROMs (both tests together: ~22 s of CPU in the dev
 /// profile); with `ANES_PPU_SCHEDULE_FULL=1` every ROM runs 600 frames at every phase.
 fn every_instruction_plan(rom_index: usize, frames: usize) -> (usize, Vec<u8>) {
-    if support::env_flag("ANES_PPU_SCHEDULE_FULL") {
+    if anes_fs::env_flag("ANES_PPU_SCHEDULE_FULL") {
         (600, vec![0, 1, 2, 3])
     } else {
         (frames, vec![(rom_index % 4) as u8])

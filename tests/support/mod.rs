@@ -19,16 +19,6 @@ pub fn conformance_dir() -> PathBuf {
         .unwrap_or_else(|| repo_root().join("../shared/conformance"))
 }
 
-/// True when the environment variable `name` is set to anything but empty, "false" or "0".
-pub fn env_flag(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|value| !matches!(value.trim(), "" | "false" | "0"))
-}
-
-/// True under CI (CI services set `CI=true`).
-pub fn running_under_ci() -> bool {
-    env_flag("CI")
-}
-
 /// The conformance folder (the one holding `manifest.toml` and `roms/`) for `test`, or `None` when
 /// it is missing. A missing folder is skipped with a printed line on a bare `cargo test` (a fresh
 /// clone has no ROMs), and fails the test under CI, where a skipped check would pass unseen.
@@ -45,7 +35,7 @@ pub fn conformance_folder(test: &str) -> Option<PathBuf> {
         "{test}: no conformance folder: {looked_at} has no manifest.toml (put the test ROMs there or set \
          ANES_CONFORMANCE_DIR to the folder that holds them)"
     );
-    assert!(!running_under_ci(), "{why}; CI is set, so a missing folder is an error, not a skip");
+    assert!(!anes_fs::ci_is_set(), "{why}; CI is set, so a missing folder is an error, not a skip");
     eprintln!("skipped {why}");
     None
 }

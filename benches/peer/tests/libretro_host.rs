@@ -37,7 +37,7 @@ fn demo() -> Vec<u8> {
 fn nestopia_core() -> Option<PathBuf> {
     match nestopia::core_path() {
         Ok(path) => Some(path),
-        Err(err) if std::env::var_os("CI").is_some_and(|v| v != "false" && v != "0") => {
+        Err(err) if anes_fs::ci_is_set() => {
             panic!("CI is set and Nestopia is missing: {err}")
         }
         Err(err) => {

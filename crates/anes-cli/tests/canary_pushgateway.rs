@@ -33,7 +33,7 @@ impl Pushgateway {
             .is_ok_and(|s| s.success());
         if !ok {
             assert!(
-                std::env::var_os("CI").is_none(),
+                !anes_fs::ci_is_set(),
                 "prometheus-pushgateway is needed and could not be installed ({})",
                 script.display()
             );

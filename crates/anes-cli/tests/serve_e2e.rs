@@ -162,7 +162,7 @@ fn metric(text: &str, series: &str) -> f64 {
 #[test]
 fn alert_webhook_rollback_end_to_end() {
     if let Err(why) = servers_available() {
-        if std::env::var_os("CI").is_some() {
+        if anes_fs::ci_is_set() {
             panic!("the end-to-end test needs prometheus and prometheus-alertmanager: {why}");
         }
         println!(
@@ -379,8 +379,7 @@ fn alert_webhook_rollback_end_to_end() {
         }
         // CI installs Chromium (scripts/install-ops-servers.sh --chromium): there the check must run.
         Err(e) => {
-            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-            assert!(!ci, "chromium cannot be started ({e}) and CI is set");
+            assert!(!anes_fs::ci_is_set(), "chromium cannot be started ({e}) and CI is set");
             println!("chromium not available ({e}): the status page was checked over HTTP only");
         }
     }

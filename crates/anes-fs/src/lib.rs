@@ -1,5 +1,6 @@
 //! The files anes is given on the command line and keeps in its data directory, read and written so
-//! that what sits at a path cannot hang, balloon or be destroyed.
+//! that what sits at a path cannot hang, balloon or be destroyed; and the flags it reads from its
+//! environment.
 //!
 //! - [`read_capped`] / [`read_text_capped`]: opens without blocking, refuses anything that is not a
 //!   regular file (a FIFO, a directory, a device) with an error naming the path and what it is, refuses
@@ -7,13 +8,16 @@
 //! - [`write_output`]: a new path or a regular file is replaced atomically (a temporary file beside it,
 //!   fsynced, renamed over it); a symbolic link is followed and the rule applied to its target; a
 //!   device or a FIFO is written in place, never replaced. Every write and flush error is returned.
+//! - [`env_flag`] / [`ci_is_set`]: an environment flag is set unless it is empty, `0` or `false`.
 //!
 //! Unix only, like the service: the non-blocking open and the file types are POSIX's.
 
+mod env;
 mod kind;
 mod read;
 mod write;
 
+pub use env::{ci_is_set, env_flag};
 pub use kind::FileKind;
 pub use read::{ReadError, read_capped, read_text_capped};
 pub use write::{WriteError, write_output};

@@ -32,10 +32,6 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn running_under_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "false" | "0"))
-}
-
 fn on_path(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
@@ -58,7 +54,7 @@ fn client_available() -> bool {
          (it needs root and apt-get)",
         script.display()
     );
-    assert!(!running_under_ci(), "{why}; CI is set, so this is a failure, not a skip");
+    assert!(!anes_fs::ci_is_set(), "{why}; CI is set, so this is a failure, not a skip");
     eprintln!("skipped {why}");
     false
 }

@@ -8,19 +8,12 @@ use anes_core::NesConfig;
 use anes_lockstep::testing::check_contract;
 use anes_lockstep::{Machine, NesMachine};
 
-/// True under CI: the `CI` environment variable is set to anything but empty, `0` or `false` (CI
-/// services set `CI=true`). Under CI a missing conformance folder fails the tests that need it
-/// instead of skipping them.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
-}
-
 /// nestest.nes from the shared conformance ROMs, if present (under CI it must be).
 pub fn nestest() -> Option<Vec<u8>> {
     let path = conformance_roms()?.join("other/nestest.nes");
     match std::fs::read(&path) {
         Ok(bytes) => Some(bytes),
-        Err(e) if in_ci() => panic!("CI is set and {} cannot be read: {e}", path.display()),
+        Err(e) if anes_fs::ci_is_set() => panic!("CI is set and {} cannot be read: {e}", path.display()),
         Err(_) => None,
     }
 }
@@ -37,7 +30,7 @@ pub fn conformance_roms() -> Option<PathBuf> {
             .collect(),
     };
     let found = candidates.iter().find(|dir| dir.is_dir()).cloned();
-    if found.is_none() && in_ci() {
+    if found.is_none() && anes_fs::ci_is_set() {
         let looked: Vec<String> = candidates.iter().map(|dir| dir.display().to_string()).collect();
         panic!(
             "CI is set and the conformance ROMs are missing: looked in {} (set ANES_CONFORMANCE_DIR to the folder holding roms/)",

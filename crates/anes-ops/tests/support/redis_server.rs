@@ -34,7 +34,7 @@ pub fn available(test: &str) -> bool {
     if ok {
         return true;
     }
-    if std::env::var_os("CI").is_some() {
+    if anes_fs::ci_is_set() {
         panic!("{test}: redis-server is needed and could not be installed ({})", script.display());
     }
     println!(

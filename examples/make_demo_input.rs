@@ -5,7 +5,7 @@
 //! while, taps buttons, switches songs, uses the second controller, and presses reset once.
 
 use anes::core::input::buttons;
-use anes::core::movie::{Command, FrameInput, InputStream};
+use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
 
 const FRAMES: usize = 5_000;
 
@@ -51,7 +51,7 @@ fn main() -> std::io::Result<()> {
         if frame == 900 || frame == 2_600 {
             pads[0] |= buttons::START;
         }
-        let command = if frame == 3_500 { Command::SoftReset } else { Command::None };
+        let command = if frame == 3_500 { ConsoleCommand::SoftReset } else { ConsoleCommand::None };
         stream.push(FrameInput { pads, command });
     }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/roms/demo/demo.input");

@@ -7,7 +7,7 @@
 
 mod support;
 
-use anes::core::movie::{Command, FrameInput};
+use anes::core::movie::{ConsoleCommand, FrameInput};
 use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig};
 use support::{boot, conformance_roms, random_input, repo_root};
 
@@ -56,9 +56,9 @@ fn lazy_apu_equals_eager_at_every_frame() {
             for i in 0..input.len() {
                 let mut frame = input.frame(i);
                 frame.command = match i {
-                    200 => Command::SoftReset,
-                    450 => Command::PowerCycle,
-                    _ => Command::None,
+                    200 => ConsoleCommand::SoftReset,
+                    450 => ConsoleCommand::PowerCycle,
+                    _ => ConsoleCommand::None,
                 };
                 if i == 320 {
                     // Restore a snapshot taken mid-frame by the eager machine into the lazy one.
@@ -90,7 +90,7 @@ fn lazy_apu_equals_eager_after_every_instruction() {
         for i in 0..frames {
             let mut frame = input.frame(i);
             if i == frames / 2 {
-                frame.command = Command::SoftReset;
+                frame.command = ConsoleCommand::SoftReset;
             }
             lazy.begin_frame(frame);
             eager.begin_frame(frame);
@@ -141,7 +141,7 @@ fn audio_output_and_schedule_switches_keep_the_machine_exact() {
         }
     }
     // A power cycle keeps audio on and the chosen schedule.
-    eager.run_frame(FrameInput { pads: [0, 0], command: Command::PowerCycle });
+    eager.run_frame(FrameInput { pads: [0, 0], command: ConsoleCommand::PowerCycle });
     assert_eq!(eager.apu_catch_up(), ApuCatchUp::Lazy);
     eager.run_frame(FrameInput::default());
     assert!(eager.drain_audio(&mut b) > 700, "audio continues after a power cycle");

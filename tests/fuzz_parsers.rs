@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use anes::conformance::Manifest;
 use anes::core::cart::Region;
-use anes::core::movie::{Command, FrameInput, InputStream};
+use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
 use anes::core::state::SNAPSHOT_HEADER_LEN;
 use anes::core::{Cartridge, Nes, NesConfig};
 use fuzz::mutate::{BINARY, Mutation, Shape, TEXT, mutated, mutations, reseal_input_stream, reseal_snapshot};
@@ -70,7 +70,7 @@ fn seeds() -> &'static Seeds {
             .collect();
         let mut long_run = InputStream::new();
         long_run.push_repeated(FrameInput::buttons(0x80, 0), 200_000);
-        long_run.push(FrameInput { pads: [0, 0], command: Command::PowerCycle });
+        long_run.push(FrameInput { pads: [0, 0], command: ConsoleCommand::PowerCycle });
         let input_streams = vec![
             read("roms/demo/demo.input"),
             random_input(9, 300).to_bytes(),

@@ -5,7 +5,7 @@
 
 mod support;
 
-use anes::core::movie::Command;
+use anes::core::movie::ConsoleCommand;
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{determinism_roms, random_input};
 
@@ -26,8 +26,8 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                 for i in 0..input.len() {
                     let mut frame = input.frame(i);
                     match i {
-                        20 => frame.command = Command::SoftReset,
-                        30 => frame.command = Command::PowerCycle,
+                        20 => frame.command = ConsoleCommand::SoftReset,
+                        30 => frame.command = ConsoleCommand::PowerCycle,
                         _ => {}
                     }
                     by_line.begin_frame(frame);

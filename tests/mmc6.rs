@@ -10,7 +10,7 @@
 
 mod support;
 
-use anes::core::movie::{Command, FrameInput};
+use anes::core::movie::{ConsoleCommand, FrameInput};
 use anes::core::{BatteryRamError, Mmc3Revision, Nes, Section};
 use support::{boot, random_input, repo_root};
 
@@ -161,10 +161,10 @@ fn the_battery_ram_is_exactly_the_1_kib_and_survives_saves_snapshots_and_power_c
     }
 
     // A power cycle keeps the battery RAM (and the program counts the boot); a reset is a boot too.
-    first.run_frame(FrameInput { command: Command::PowerCycle, ..FrameInput::default() });
+    first.run_frame(FrameInput { command: ConsoleCommand::PowerCycle, ..FrameInput::default() });
     run_checks(&mut first);
     assert_eq!(first.peek(BOOTS), 2);
-    first.run_frame(FrameInput { command: Command::SoftReset, ..FrameInput::default() });
+    first.run_frame(FrameInput { command: ConsoleCommand::SoftReset, ..FrameInput::default() });
     run_checks(&mut first);
     assert_eq!((first.peek(BOOTS), first.cartridge().battery_ram().unwrap()[BOOTS_OFFSET]), (3, 3));
 }

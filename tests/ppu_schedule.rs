@@ -9,7 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use anes::core::movie::{Command, InputStream};
+use anes::core::movie::{ConsoleCommand, InputStream};
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Section};
 use support::{determinism_roms, random_input, shared_roms};
 
@@ -181,10 +181,10 @@ fn resets_and_power_cycles_agree() {
         let bytes = std::fs::read(support::repo_root().join(rom)).expect("bundled ROM");
         let mut input = random_input(11, 200);
         let mut frames: Vec<_> = input.frames().collect();
-        frames[37].command = Command::SoftReset;
-        frames[90].command = Command::PowerCycle;
-        frames[91].command = Command::SoftReset;
-        frames[150].command = Command::SoftReset;
+        frames[37].command = ConsoleCommand::SoftReset;
+        frames[90].command = ConsoleCommand::PowerCycle;
+        frames[91].command = ConsoleCommand::SoftReset;
+        frames[150].command = ConsoleCommand::SoftReset;
         input = InputStream::from_frames(frames);
         let (mut lazy, mut eager) = pair(&bytes, 0);
         assert_frames_agree(rom, 0, &mut lazy, &mut eager, &input);

@@ -2,7 +2,7 @@
 
 mod support;
 
-use anes::core::movie::{Command, FrameInput, InputStream};
+use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
 use anes::core::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
 use anes::core::{Cartridge, Nes, NesConfig, RamInit, Section};
 use proptest::prelude::*;
@@ -232,7 +232,7 @@ fn power_on_follows_the_seed() {
     let mut nes = seeded(7);
     let powered = nes.state_hash();
     nes.run_frame(FrameInput::default());
-    nes.run_frame(FrameInput { pads: [0, 0], command: anes::core::movie::Command::PowerCycle });
+    nes.run_frame(FrameInput { pads: [0, 0], command: anes::core::movie::ConsoleCommand::PowerCycle });
     let mut fresh = seeded(7);
     fresh.run_frame(FrameInput::default());
     assert_eq!(nes.section_bytes(Section::Cpu), fresh.section_bytes(Section::Cpu));
@@ -260,7 +260,7 @@ fn restored_config_governs_the_next_power_cycle() {
         restored.load_state(&snapshot).unwrap();
         assert_eq!(restored.config(), config, "the restored machine reports the saved config");
         let mut original = saved.clone();
-        let cycle = FrameInput { pads: [0, 0], command: Command::PowerCycle };
+        let cycle = FrameInput { pads: [0, 0], command: ConsoleCommand::PowerCycle };
         assert_eq!(restored.run_frame(cycle), original.run_frame(cycle), "restored into {other:?}");
         for i in 0..20 {
             let input = FrameInput::buttons(i * 5, 0);
@@ -541,8 +541,8 @@ fn incremental_digest_equals_the_digest_from_scratch() {
         for i in 0..input.len() {
             let mut frame = input.frame(i);
             match i {
-                100 => frame.command = Command::SoftReset,
-                160 => frame.command = Command::PowerCycle,
+                100 => frame.command = ConsoleCommand::SoftReset,
+                160 => frame.command = ConsoleCommand::PowerCycle,
                 _ => {}
             }
             nes.begin_frame(frame);

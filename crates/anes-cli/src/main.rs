@@ -29,11 +29,11 @@ use clap::{Parser, Subcommand};
 #[command(name = "anes", version, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: AnesCommand,
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum AnesCommand {
     /// Runs two consoles in lockstep over one input stream; localizes and keeps any divergence.
     Lockstep(lockstep::Args),
     /// Runs the test ROMs of a conformance manifest and reports one result per ROM.
@@ -64,15 +64,15 @@ const EXIT_BAD_INPUT: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Lockstep(args) => lockstep::main(&args),
-        Command::Conformance(args) => conformance::main(&args),
-        Command::Run(args) => run::main(&args),
-        Command::Trace(args) => trace::main(&args),
-        Command::Movie(command) => movie::main(&command),
-        Command::Serve(args) => serve::main(&args),
-        Command::Worker(args) => worker::main(&args),
-        Command::Dlq(command) => dlq::main(&command),
-        Command::Canary(args) => canary::main(&args),
+        AnesCommand::Lockstep(args) => lockstep::main(&args),
+        AnesCommand::Conformance(args) => conformance::main(&args),
+        AnesCommand::Run(args) => run::main(&args),
+        AnesCommand::Trace(args) => trace::main(&args),
+        AnesCommand::Movie(command) => movie::main(&command),
+        AnesCommand::Serve(args) => serve::main(&args),
+        AnesCommand::Worker(args) => worker::main(&args),
+        AnesCommand::Dlq(command) => dlq::main(&command),
+        AnesCommand::Canary(args) => canary::main(&args),
     };
     match result {
         Ok(code) => code,

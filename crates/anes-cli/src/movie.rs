@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anes_core::movie::{Command, InputStream};
+use anes_core::movie::{ConsoleCommand, InputStream};
 use anyhow::Context;
 
 use crate::input_file::read_input;
@@ -112,9 +112,9 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
             let (mut soft_resets, mut power_cycles, mut active) = (0, 0, [0; 2]);
             for run in stream.runs() {
                 match run.input.command {
-                    Command::SoftReset => soft_resets += run.len,
-                    Command::PowerCycle => power_cycles += run.len,
-                    Command::None => {}
+                    ConsoleCommand::SoftReset => soft_resets += run.len,
+                    ConsoleCommand::PowerCycle => power_cycles += run.len,
+                    ConsoleCommand::None => {}
                 }
                 for (port, frames) in active.iter_mut().enumerate() {
                     if run.input.pads[port] != 0 {

@@ -137,7 +137,10 @@ fn check_disk(data: &Path, acked: u64, trial: usize) -> (Option<u64>, u64, u64) 
             queued += 1;
             held.insert(
                 r.seq,
-                FrameInput { pads: r.pads, command: anes_core::movie::Command::from_u8(r.command).unwrap() },
+                FrameInput {
+                    pads: r.pads,
+                    command: anes_core::movie::ConsoleCommand::from_u8(r.command).unwrap(),
+                },
             );
         }
     }

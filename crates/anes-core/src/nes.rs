@@ -5,7 +5,7 @@ use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
-use crate::movie::{Command, FrameInput};
+use crate::movie::{ConsoleCommand, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
@@ -205,9 +205,9 @@ impl Nes {
     pub fn begin_frame(&mut self, input: FrameInput) {
         self.refresh_digest_if_stale();
         match input.command {
-            Command::None => {}
-            Command::SoftReset => self.soft_reset(),
-            Command::PowerCycle => self.power_cycle(),
+            ConsoleCommand::None => {}
+            ConsoleCommand::SoftReset => self.soft_reset(),
+            ConsoleCommand::PowerCycle => self.power_cycle(),
         }
         self.pads[0].buttons = input.pads[0];
         self.pads[1].buttons = input.pads[1];

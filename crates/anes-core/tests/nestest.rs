@@ -21,7 +21,11 @@ fn nestest_matches_golden_log() {
         (std::fs::read(dir.join("nestest.nes")), std::fs::read_to_string(dir.join("nestest.log")))
     else {
         // A fresh clone may lack the ROMs; under CI their absence fails rather than passes unseen.
-        assert!(!anes_fs::ci_is_set(), "nestest_matches_golden_log: {} has no nestest.nes/.log and CI is set", dir.display());
+        assert!(
+            !anes_fs::ci_is_set(),
+            "nestest_matches_golden_log: {} has no nestest.nes/.log and CI is set",
+            dir.display()
+        );
         eprintln!("skipped nestest_matches_golden_log: {} not present", dir.display());
         return;
     };

@@ -31,7 +31,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use anes_frontend::anes_core::movie::{Command, FrameInput};
+use anes_frontend::anes_core::movie::{ConsoleCommand, FrameInput};
 use anes_frontend::anes_core::state::StateHash;
 use anes_frontend::{Console, ConsoleStateError};
 use ggrs::{Frame, GameStateCell, GgrsRequest, InputStatus, PredictRepeatLast};
@@ -58,7 +58,7 @@ use thiserror::Error;
 pub struct PlayerInput {
     /// The buttons, one bit each.
     pub buttons: u8,
-    /// A [`Command`] as its byte (0 none, 1 reset, 2 power cycle). Other values, which no peer of
+    /// A [`ConsoleCommand`] as its byte (0 none, 1 reset, 2 power cycle). Other values, which no peer of
     /// this version sends, are ignored by every peer alike.
     pub command: u8,
 }
@@ -185,8 +185,8 @@ impl RollbackConsole {
         for (pad, (input, status)) in frame.pads.iter_mut().zip(inputs) {
             if *status != InputStatus::Disconnected {
                 *pad = input.buttons;
-                if frame.command == Command::None {
-                    frame.command = Command::from_u8(input.command).unwrap_or(Command::None);
+                if frame.command == ConsoleCommand::None {
+                    frame.command = ConsoleCommand::from_u8(input.command).unwrap_or(ConsoleCommand::None);
                 }
             }
         }

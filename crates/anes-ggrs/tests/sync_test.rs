@@ -2,7 +2,7 @@
 //! and a deliberately broken load that GGRS must catch (so the first test can fail).
 
 use anes_frontend::Console;
-use anes_frontend::anes_core::movie::{Command, InputStream};
+use anes_frontend::anes_core::movie::{ConsoleCommand, InputStream};
 use anes_ggrs::{AnesConfig, PlayerInput, RollbackConsole};
 use ggrs::{GgrsError, SessionBuilder, SyncTestSession};
 
@@ -34,7 +34,7 @@ fn thousands_of_frames_with_a_rollback_every_frame_and_no_desync() {
     let (mut game, mut session, input) = setup(CHECK_DISTANCE);
     // The whole bundled stream, its soft reset included: rollbacks across a reset too.
     assert_eq!(input.len(), FRAMES);
-    let resets = (0..FRAMES).filter(|&frame| input.frame(frame).command != Command::None).count();
+    let resets = (0..FRAMES).filter(|&frame| input.frame(frame).command != ConsoleCommand::None).count();
     assert_eq!(resets, 1, "the demo stream has one soft reset");
     for frame in 0..FRAMES {
         add_inputs(&mut session, &input, frame);

@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use super::{Command, FrameInput, InputStream, MAX_FRAMES};
+use super::{ConsoleCommand, FrameInput, InputStream, MAX_FRAMES};
 
 /// Why an `.fm2` file could not be imported. Line numbers start at 1.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -65,7 +65,7 @@ enum Device {
 
 impl InputStream {
     /// Imports an FCEUX `.fm2` movie recorded from power-on with standard gamepads (or nothing) on
-    /// ports 1 and 2. Soft and hard resets in the command field become [`Command`]s.
+    /// ports 1 and 2. Soft and hard resets in the command field become [`ConsoleCommand`]s.
     pub fn from_fm2(bytes: &[u8]) -> Result<InputStream, Fm2Error> {
         let text = std::str::from_utf8(bytes).map_err(|e| Fm2Error::NotText { offset: e.valid_up_to() })?;
         let mut ports = [Device::Gamepad, Device::Gamepad];
@@ -171,13 +171,13 @@ fn parse_input_line(line: &str, line_no: usize, ports: [Device; 2]) -> Result<Fr
     }
     let commands: u32 = fields[1].trim().parse().map_err(|_| bad("the command field must be an integer"))?;
     let command = if commands & 2 != 0 {
-        Command::PowerCycle
+        ConsoleCommand::PowerCycle
     } else if commands & 1 != 0 {
-        Command::SoftReset
+        ConsoleCommand::SoftReset
     } else if commands & !3 != 0 {
         return Err(bad("FDS and VS System commands are not supported"));
     } else {
-        Command::None
+        ConsoleCommand::None
     };
     let mut pads = [0u8; 2];
     for (slot, device) in ports.into_iter().enumerate() {
@@ -224,8 +224,8 @@ mod tests {
             stream.frame(1).pads,
             [buttons::RIGHT | buttons::UP | buttons::A, buttons::LEFT | buttons::SELECT]
         );
-        assert_eq!(stream.frame(2).command, Command::SoftReset);
-        assert_eq!(stream.frame(3).command, Command::PowerCycle);
+        assert_eq!(stream.frame(2).command, ConsoleCommand::SoftReset);
+        assert_eq!(stream.frame(3).command, ConsoleCommand::PowerCycle);
         assert_eq!(stream.frame(3).pads[0], buttons::START);
     }
 

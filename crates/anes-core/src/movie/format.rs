@@ -15,7 +15,7 @@
 
 use thiserror::Error;
 
-use super::{Command, FrameInput, InputStream};
+use super::{ConsoleCommand, FrameInput, InputStream};
 
 /// First bytes of every input-stream file.
 pub const INPUT_STREAM_MAGIC: [u8; 8] = *b"ANESINPT";
@@ -218,7 +218,7 @@ impl InputStream {
             if len == 0 {
                 return Err(InputStreamError::EmptyRun { run, offset });
             }
-            let command = Command::from_u8(chunk[4]).ok_or(InputStreamError::UnknownCommand {
+            let command = ConsoleCommand::from_u8(chunk[4]).ok_or(InputStreamError::UnknownCommand {
                 run,
                 offset: offset + 4,
                 value: chunk[4],
@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn runs_compress_and_round_trip() {
         let mut frames = vec![FrameInput::default(); 70_000];
-        frames[5] = FrameInput { pads: [0x81, 0x02], command: Command::SoftReset };
+        frames[5] = FrameInput { pads: [0x81, 0x02], command: ConsoleCommand::SoftReset };
         let stream = InputStream::from_frames(frames);
         let bytes = stream.to_bytes();
         // 70,000 frames: runs 5, 1, 65535, 64459 (a run holds at most 65,535 frames).

@@ -31,8 +31,8 @@ pub use runs::{Frames, InputRun, InputStream, MAX_FRAMES};
 /// A console command applied at the start of a frame, before its input is latched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(u8)]
-pub enum Command {
-    /// Nothing.
+pub enum ConsoleCommand {
+    /// No command: the frame continues from where the last one ended.
     #[default]
     None = 0,
     /// The reset button.
@@ -41,13 +41,13 @@ pub enum Command {
     PowerCycle = 2,
 }
 
-impl Command {
+impl ConsoleCommand {
     /// Decodes the stored byte; `None` for values no version of the format defines.
-    pub const fn from_u8(value: u8) -> Option<Command> {
+    pub const fn from_u8(value: u8) -> Option<ConsoleCommand> {
         match value {
-            0 => Some(Command::None),
-            1 => Some(Command::SoftReset),
-            2 => Some(Command::PowerCycle),
+            0 => Some(ConsoleCommand::None),
+            1 => Some(ConsoleCommand::SoftReset),
+            2 => Some(ConsoleCommand::PowerCycle),
             _ => None,
         }
     }
@@ -59,12 +59,12 @@ pub struct FrameInput {
     /// Buttons held on ports 1 and 2 (bit layout of [`crate::input::buttons`]).
     pub pads: [u8; 2],
     /// Console command applied before the frame.
-    pub command: Command,
+    pub command: ConsoleCommand,
 }
 
 impl FrameInput {
     /// Input with the given buttons and no command.
     pub const fn buttons(port1: u8, port2: u8) -> FrameInput {
-        FrameInput { pads: [port1, port2], command: Command::None }
+        FrameInput { pads: [port1, port2], command: ConsoleCommand::None }
     }
 }

@@ -297,13 +297,13 @@ impl FusedIterator for Frames<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::movie::Command;
+    use crate::movie::ConsoleCommand;
 
     /// Frames with runs of lengths 1, 3, 2 and a reset in the middle of them.
     fn sample() -> Vec<FrameInput> {
         let a = FrameInput::buttons(1, 0);
         let b = FrameInput::buttons(0, 2);
-        let reset = FrameInput { pads: [0, 2], command: Command::SoftReset };
+        let reset = FrameInput { pads: [0, 2], command: ConsoleCommand::SoftReset };
         vec![a, b, b, b, reset, a]
     }
 

@@ -20,7 +20,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use anes_core::movie::{Command, FrameInput};
+use anes_core::movie::{ConsoleCommand, FrameInput};
 use serde::Serialize;
 
 use super::{DeadLetterQueue, DlqError};
@@ -50,8 +50,8 @@ fn decode(payload: &[u8]) -> Result<(u64, FrameInput), String> {
         return Err(format!("a record of {} bytes, not {PAYLOAD_LEN}", payload.len()));
     }
     let seq = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
-    let command =
-        Command::from_u8(payload[10]).ok_or_else(|| format!("unknown command byte {:#04x}", payload[10]))?;
+    let command = ConsoleCommand::from_u8(payload[10])
+        .ok_or_else(|| format!("unknown command byte {:#04x}", payload[10]))?;
     Ok((seq, FrameInput { pads: [payload[8], payload[9]], command }))
 }
 

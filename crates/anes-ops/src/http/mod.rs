@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anes_core::movie::{Command as ConsoleCommand, FrameInput, InputStream};
+use anes_core::movie::{ConsoleCommand, FrameInput, InputStream};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;

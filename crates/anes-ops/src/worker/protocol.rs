@@ -23,7 +23,7 @@
 //!
 //! Decoding never panics: a truncated, oversized or malformed frame is a [`ProtocolError`].
 
-use anes_core::movie::{Command as ConsoleCommand, FrameInput};
+use anes_core::movie::{ConsoleCommand, FrameInput};
 use anes_core::state::{FrameRecord, StateHash};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

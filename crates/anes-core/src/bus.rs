@@ -37,7 +37,7 @@ pub const fn is_get_cycle(cpu_cycle: u64) -> bool {
     cpu_cycle & 1 == 1
 }
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// Clock, data bus and DMA unit: everything of the console's glue logic that changes over time.
     pub struct BusState {
         /// Master clocks since power-on.

@@ -20,7 +20,7 @@ pub mod buttons {
     pub const RIGHT: u8 = 0x80;
 }
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// One standard controller (a 4021 shift register behind a strobe latch).
     pub struct ControllerState {
         /// Buttons currently held (see [`buttons`]).

@@ -22,6 +22,7 @@ pub mod cpu;
 pub mod hex;
 mod host;
 pub mod input;
+mod layout;
 pub mod movie;
 mod nes;
 pub mod ppu;

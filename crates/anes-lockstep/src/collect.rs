@@ -8,13 +8,15 @@
 //! number of sync records they produced from it (B's faults re-applied where they fired).
 
 use crate::checkpoint::CheckpointMeta;
+use crate::config::LockstepConfig;
 use crate::evidence::Evidence;
 use crate::input::{EvidenceInput, InputSource};
-use crate::localize::{self, LocalizeError, Located, ReplayStart};
-use crate::localize_frame::FrameLocalization;
+use crate::localize::{Found, LocalizeError, Located, ReplayStart, localize_instruction};
+use crate::localize_frame::{FrameLocalization, localize_frame};
 use crate::lockstep::Lockstep;
 use crate::machine::Machine;
 use crate::outcome::Divergence;
+use crate::schedule::FaultSchedule;
 
 /// Both machines' state at the sync point where the comparator saw the divergence.
 #[derive(Debug, Default)]
@@ -73,7 +75,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
                     snapshot_a: &checkpoint_a,
                     snapshot_b: &checkpoint_b,
                 };
-                let result = localize::localize(
+                let result = localize(
                     &mut self.a.machine,
                     &mut self.b.machine,
                     &mut self.b.faults,
@@ -179,4 +181,31 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         self.b.faults.end_replay();
         Ok(())
     }
+}
+
+/// Replays from `start` and localizes the divergence: to the instruction when both machines step
+/// instructions, else to the frame. Leaves the machines at the end of the divergent frame (for the
+/// pictures).
+fn localize<A, B, S>(
+    a: &mut A,
+    b: &mut B,
+    faults: &mut FaultSchedule,
+    inputs: &S,
+    start: ReplayStart<'_>,
+    divergence: &Divergence,
+    config: &LockstepConfig,
+) -> Result<Found, LocalizeError>
+where
+    A: Machine + ?Sized,
+    B: Machine<Input = A::Input> + ?Sized,
+    S: InputSource<A::Input> + ?Sized,
+{
+    faults.begin_replay(start.frame);
+    let result = if a.steps_instructions() && b.steps_instructions() {
+        localize_instruction(a, b, faults, inputs, start, divergence, config)
+    } else {
+        localize_frame(a, b, faults, inputs, start, divergence, config)
+    };
+    faults.end_replay();
+    result
 }

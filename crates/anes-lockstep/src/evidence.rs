@@ -10,9 +10,8 @@
 //! | `build.json` | the build identity |
 //! | `a.png`, `b.png`, `diff.png` | both pictures at the end of the divergent frame and their difference |
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anes_core::state::FrameRecord;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -21,6 +20,7 @@ use crate::diff::{FieldDiff, LastWrite};
 use crate::localize::Localization;
 use crate::localize_frame::FrameLocalization;
 use crate::outcome::{Divergence, DivergenceKind};
+use crate::record_json::RecordJson;
 use crate::schedule::FiredFault;
 
 /// What built this harness: the crate version and, when the build saw a git checkout, its commit.
@@ -79,33 +79,6 @@ pub struct Evidence {
     pub faults: Vec<FiredFault>,
     /// Granularity of the run.
     pub granularity: Granularity,
-}
-
-/// A machine's record at a sync point, for JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RecordJson {
-    /// Frames completed.
-    pub frame: u64,
-    /// CPU cycle.
-    pub cpu_cycle: u64,
-    /// PPU scanline.
-    pub scanline: u16,
-    /// PPU dot.
-    pub dot: u16,
-    /// State hash, hex.
-    pub state_hash: String,
-}
-
-impl From<&FrameRecord> for RecordJson {
-    fn from(r: &FrameRecord) -> RecordJson {
-        RecordJson {
-            frame: r.frame,
-            cpu_cycle: r.cpu_cycle,
-            scanline: r.ppu_scanline,
-            dot: r.ppu_dot,
-            state_hash: r.state_hash.to_string(),
-        }
-    }
 }
 
 /// Where the comparator saw the divergence.
@@ -290,49 +263,6 @@ impl Evidence {
                 None => self.divergence.to_string(),
             },
         }
-    }
-
-    /// Writes the bundle into `dir` (created if needed) and returns the path of `report.html`.
-    pub fn write_bundle(&self, dir: &Path) -> Result<PathBuf, BundleError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| BundleError::Io { path, source }
-        };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let write = |name: &str, bytes: &[u8]| {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(io(&path))
-        };
-        let report = self.report();
-        let json = serde_json::to_string_pretty(&report).expect("reports serialize");
-        write("report.json", json.as_bytes())?;
-        write("build.json", serde_json::to_string_pretty(&BUILD).expect("serializes").as_bytes())?;
-        for (name, bytes) in [
-            ("checkpoint_a.snap", &self.checkpoint_a),
-            ("checkpoint_b.snap", &self.checkpoint_b),
-            ("divergence_a.snap", &self.divergence_a),
-            ("divergence_b.snap", &self.divergence_b),
-        ] {
-            if !bytes.is_empty() {
-                write(name, bytes)?;
-            }
-        }
-        write("inputs.input", &self.inputs_file)?;
-        let mut images = Vec::new();
-        if let Some((width, height)) = self.picture_size {
-            let diff = diff_image(&self.picture_a, &self.picture_b);
-            for (name, rgb) in [("a.png", &self.picture_a), ("b.png", &self.picture_b), ("diff.png", &diff)] {
-                if rgb.len() == (width * height * 3) as usize {
-                    let png = encode_png(width, height, rgb)
-                        .map_err(|source| BundleError::Png { path: dir.join(name), source })?;
-                    write(name, &png)?;
-                    images.push((name, png));
-                }
-            }
-        }
-        let html = crate::html::render(self, &report, &images);
-        write("report.html", html.as_bytes())?;
-        Ok(dir.join("report.html"))
     }
 }
 

@@ -33,6 +33,8 @@
 //! assert_eq!(lockstep.frames_verified(), 30);
 //! ```
 
+mod batch;
+mod bundle;
 mod checkpoint;
 mod collect;
 mod comparator;
@@ -51,6 +53,7 @@ mod lockstep;
 mod machine;
 pub mod markup;
 mod outcome;
+mod record_json;
 mod schedule;
 mod side;
 mod status;
@@ -64,8 +67,7 @@ pub use determinism::{
 };
 pub use diff::{FieldDiff, LastWrite, WriteCause};
 pub use evidence::{
-    BUILD, BUNDLE_FILES, BuildIdentity, BundleError, DetectedJson, Evidence, RecordJson, Report, diff_image,
-    encode_png,
+    BUILD, BUNDLE_FILES, BuildIdentity, BundleError, DetectedJson, Evidence, Report, diff_image, encode_png,
 };
 pub use fate::{FaultFate, FaultOutcome};
 pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
@@ -80,6 +82,7 @@ pub mod __forward {
 }
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
+pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
 pub use status::LockstepStatus;
 pub use summary::Summary;

@@ -246,32 +246,10 @@ fn check_watch(
 }
 
 /// Replays from `start` and finds the first divergent instruction of the run that diverged as
-/// `divergence` says. Leaves the machines at the end of the divergent frame (for the pictures).
-pub(crate) fn localize<A, B, S>(
-    a: &mut A,
-    b: &mut B,
-    faults: &mut FaultSchedule,
-    inputs: &S,
-    start: ReplayStart<'_>,
-    divergence: &Divergence,
-    config: &LockstepConfig,
-) -> Result<Found, LocalizeError>
-where
-    A: Machine + ?Sized,
-    B: Machine<Input = A::Input> + ?Sized,
-    S: InputSource<A::Input> + ?Sized,
-{
-    faults.begin_replay(start.frame);
-    let result = if a.steps_instructions() && b.steps_instructions() {
-        localize_inner(a, b, faults, inputs, start, divergence, config)
-    } else {
-        crate::localize_frame::localize_frame(a, b, faults, inputs, start, divergence, config)
-    };
-    faults.end_replay();
-    result
-}
-
-fn localize_inner<A, B, S>(
+/// `divergence` says, for machines that both step instructions (the caller brackets the replay with
+/// the fault schedule's `begin_replay` / `end_replay`). Leaves the machines at the end of the divergent
+/// frame (for the pictures).
+pub(crate) fn localize_instruction<A, B, S>(
     a: &mut A,
     b: &mut B,
     faults: &mut FaultSchedule,

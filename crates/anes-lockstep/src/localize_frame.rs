@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use crate::config::LockstepConfig;
 use crate::diff::{FieldDiff, diff_fields};
-use crate::evidence::RecordJson;
 use crate::input::InputSource;
 use crate::localize::{Found, LocalizeError, Located, MAX_FIELDS, ReplayStart};
 use crate::machine::Machine;
 use crate::outcome::{Divergence, DivergenceKind};
+use crate::record_json::RecordJson;
 use crate::schedule::FaultSchedule;
 
 /// The first frame whose end state differs, for machines that do not step instructions.

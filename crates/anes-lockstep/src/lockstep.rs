@@ -62,7 +62,7 @@ pub struct Lockstep<A, B> {
     /// The machines differed when paired; the evidence is collected by the first run.
     evidence_pending: bool,
     /// The threaded runner's batch vectors, kept between runs (see `threaded.rs`).
-    pub(crate) batch_pool: Vec<crate::threaded::Batch>,
+    pub(crate) batch_pool: Vec<crate::batch::Batch>,
 }
 
 impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
@@ -95,7 +95,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         let in_flight = match config.threading {
             Threading::SameThread => 1,
             Threading::Threaded { window } => {
-                crate::threaded::BatchPlan::new(window).max_lead() as u64 / config.checkpoint_every + 2
+                crate::batch::BatchPlan::new(window).max_lead() as u64 / config.checkpoint_every + 2
             }
         };
         let mut ring = usize::try_from(in_flight)

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
+use crate::batch::{Batch, BatchPlan};
 use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
 use crate::input::InputSource;
@@ -18,40 +19,6 @@ use crate::lockstep::Lockstep;
 use crate::machine::Machine;
 use crate::outcome::{Progress, RunOutcome};
 use crate::side::{Side, SyncRecord};
-
-/// Records a batch holds at most.
-const MAX_BATCH: usize = 256;
-
-/// A worker's sync records, in order.
-pub(crate) type Batch = Vec<SyncRecord>;
-
-/// How the threaded runner splits a window of `window` sync records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BatchPlan {
-    /// Records per batch: a quarter of the window, 1 to [`MAX_BATCH`].
-    pub batch_len: usize,
-    /// Batches the channel holds (together about `window` records).
-    pub channel_batches: usize,
-}
-
-impl BatchPlan {
-    pub(crate) fn new(window: usize) -> BatchPlan {
-        let batch_len = (window / 4).clamp(1, MAX_BATCH);
-        BatchPlan { batch_len, channel_batches: (window / batch_len).max(1) }
-    }
-
-    /// The most sync records a worker can be ahead of the comparator: a full channel, the batch it is
-    /// filling, the one it is handing over and the one the comparator has not finished reading.
-    pub(crate) fn max_lead(self) -> usize {
-        (self.channel_batches + 3) * self.batch_len
-    }
-
-    /// Batch vectors a worker can have in use at once: the channel's, its own, the one being handed
-    /// over and the one the comparator reads.
-    fn batches_per_worker(self) -> usize {
-        self.channel_batches + 3
-    }
-}
 
 /// The comparator's side of one worker: the batch it is reading and where.
 struct Inbox {

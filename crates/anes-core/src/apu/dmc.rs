@@ -4,7 +4,7 @@
 pub const DMC_RATES: [u16; 16] =
     [428, 380, 340, 320, 286, 254, 226, 214, 190, 160, 142, 128, 106, 84, 72, 54];
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// The DMC: timer, output unit (shift register, bit counter, 7-bit level), one-byte sample buffer and
     /// memory reader (address, bytes remaining).
     ///

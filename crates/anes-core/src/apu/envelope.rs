@@ -1,6 +1,6 @@
 //! The envelope generator of the pulse and noise channels (nesdev "APU Envelope").
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// Volume envelope: a constant volume, or a sawtooth decaying from 15 at a programmable rate.
     pub struct Envelope {
         /// 1 after a write of the channel's fourth register: restart on the next quarter frame.

@@ -64,7 +64,7 @@ pub struct FrameClocks {
     pub half: bool,
 }
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// The frame counter.
     pub struct FrameCounter {
         /// CPU cycles since the sequence (re)started.

@@ -6,7 +6,7 @@ pub const LENGTH_TABLE: [u8; 32] = [
     12, 16, 24, 18, 48, 20, 96, 22, 192, 24, 72, 26, 16, 28, 32, 30,
 ];
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// A length counter: silences its channel when it reaches zero; clocked by half-frame signals.
     ///
     /// Register writes reach the counter one cycle late, after that cycle's frame-counter clock: a reload

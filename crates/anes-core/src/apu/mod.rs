@@ -47,7 +47,7 @@ use output::AudioOutput;
 use pulse::Pulse;
 use triangle::Triangle;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// All mutable state of the APU, in one plain-old-data block.
     pub struct ApuState {
         /// Pulse 1 ($4000-$4003) and pulse 2 ($4004-$4007).

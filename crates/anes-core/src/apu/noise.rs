@@ -7,7 +7,7 @@ use super::length::LengthCounter;
 /// 3-0 of $400E.
 const NOISE_PERIODS: [u16; 16] = [2, 4, 8, 16, 32, 48, 64, 80, 101, 127, 190, 254, 381, 508, 1017, 2034];
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// The noise channel.
     pub struct Noise {
         /// The shift register (1 at power-on; never all zero).

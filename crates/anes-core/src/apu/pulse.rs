@@ -6,7 +6,7 @@ use super::length::LengthCounter;
 /// Duty waveforms in output order, indexed by bits 7-6 of $4000/$4004 (12.5%, 25%, 50%, 25% negated).
 const DUTY_SEQUENCES: [u8; 4] = [0b0100_0000, 0b0110_0000, 0b0111_1000, 0b1001_1111];
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// One pulse channel.
     pub struct Pulse {
         /// The 11-bit timer period (in APU cycles, minus one).

@@ -8,7 +8,7 @@ const TRIANGLE_SEQUENCE: [u8; 32] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
 ];
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// The triangle channel.
     pub struct Triangle {
         /// The 11-bit timer period (in CPU cycles, minus one).

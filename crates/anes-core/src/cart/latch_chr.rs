@@ -13,7 +13,7 @@ use core::marker::PhantomData;
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// MMC2/MMC4 registers and latches.
     pub struct LatchChrState {
         /// $A000: PRG bank (8 KiB on the MMC2, 16 KiB on the MMC4).

@@ -15,7 +15,7 @@
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// MMC1 registers, shift register and write-timing memory.
     pub struct SxromState {
         /// Bits shifted in so far (LSB first).

@@ -3,7 +3,7 @@
 
 use super::board::{BoardConfig, MemoryMap};
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// UxROM registers.
     pub struct UxromState {
         /// 16 KiB PRG bank at $8000 (all bits kept; the bank wraps modulo the ROM size).

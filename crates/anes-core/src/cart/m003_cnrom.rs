@@ -3,7 +3,7 @@
 
 use super::board::{BoardConfig, MemoryMap};
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// CNROM registers.
     pub struct CnromState {
         /// 8 KiB CHR bank (wraps modulo the CHR size).

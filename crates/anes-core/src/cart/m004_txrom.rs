@@ -77,7 +77,7 @@ const A12_LOW_M2_EDGES: u8 = 3;
 /// $8000 bit 5 on the MMC6: its RAM is enabled.
 const MMC6_RAM_ENABLE: u8 = 0x20;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// MMC3 and MMC6 registers, IRQ counter and A12 filter.
     pub struct TxromState {
         /// $8000: bits 0-2 register to update, bit 6 PRG mode, bit 7 CHR A12 inversion; on the MMC6

@@ -4,7 +4,7 @@
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// AxROM registers.
     pub struct AxromState {
         /// The last value written: bits 0-2 PRG bank, bit 4 CIRAM page.

@@ -3,7 +3,7 @@
 
 use super::board::{BoardConfig, MemoryMap};
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// Color Dreams registers.
     pub struct ColorDreamsState {
         /// The last value written: bits 0-1 PRG bank, bits 4-7 CHR bank.

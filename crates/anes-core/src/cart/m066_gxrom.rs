@@ -3,7 +3,7 @@
 
 use super::board::{BoardConfig, MemoryMap};
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// GxROM registers.
     pub struct GxromState {
         /// The last value written: bits 4-5 PRG bank, bits 0-1 CHR bank.

@@ -6,7 +6,7 @@
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// Camerica registers.
     pub struct CamericaState {
         /// 16 KiB PRG bank at $8000.

@@ -38,7 +38,7 @@ pub const RESET_VECTOR: u16 = 0xFFFC;
 /// IRQ/BRK vector.
 pub const IRQ_VECTOR: u16 = 0xFFFE;
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// CPU registers and interrupt-detection latches: all of the CPU's mutable state.
     ///
     /// `p` always has bit 5 set and bit 4 clear (B exists only on the stack), as nestest.log prints it.

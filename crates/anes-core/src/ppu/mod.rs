@@ -154,7 +154,7 @@ mod status {
     pub const VBLANK: u8 = 0x80;
 }
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// Every register, latch, counter and flag of the PPU (everything but the memories).
     ///
     /// Field names follow the nesdev wiki ("PPU scrolling" for `v`, `t`, `x`, `w`).

@@ -1,11 +1,10 @@
 //! Names of the bytes of state, for field-level diffs (`cpu.p`, `ram[$0342]`, `apu.pulse[1].timer_period`).
 //!
-//! The layout tables come from the state structs themselves (`state_struct!`, see `layout.rs`).
+//! The layout tables come from the state structs themselves (`state_struct!`, see `crate::layout`).
 
 use core::fmt::Write;
 use core::ops::Range;
 
-use super::layout::{FieldLayout, StateLayout};
 use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
@@ -15,6 +14,7 @@ use crate::cart::{
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
+use crate::layout::{FieldLayout, StateLayout};
 use crate::nes::Nes;
 use crate::ppu::PpuRegs;
 

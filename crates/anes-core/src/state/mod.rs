@@ -8,14 +8,12 @@
 pub(crate) mod digest;
 mod fault;
 mod fields;
-mod layout;
 mod sections;
 mod snapshot;
 
+pub use crate::layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use fault::FaultError;
 pub use fields::{field_name, mapper_layout, section_layout};
-pub(crate) use layout::state_struct;
-pub use layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use sections::{ALIGNMENT_FROM_SEED, MachineState, Section};
 pub use snapshot::{
     SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotBufferError, SnapshotError,

@@ -132,7 +132,7 @@ const _: () = {
     }
 };
 
-crate::state::state_struct! {
+crate::layout::state_struct! {
     /// The power-on config and the frame counter: the machine-level part of the state. The config is
     /// state so that a power cycle after a restore repeats the power-on of the machine that was saved,
     /// whatever config the restoring console was built with.

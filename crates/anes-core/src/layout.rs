@@ -6,6 +6,9 @@
 //! appearing in the table. A compile-time check then proves the table covers the struct exactly, byte
 //! for byte, in order. The tables name the bytes of state in diffs (`cpu.p`,
 //! `apu.pulse[1].timer_period`) and let the snapshot loader find every `reserved` byte.
+//!
+//! A leaf module: it depends on nothing else in the crate, so every chip can define its state here
+//! without depending on `state/`, which in turn gathers every chip's state.
 
 use core::any::type_name;
 use core::mem::size_of;
@@ -120,20 +123,20 @@ macro_rules! state_struct {
             )*
         }
 
-        impl $crate::state::StateField for $name {
+        impl $crate::layout::StateField for $name {
             const ELEM_SIZE: usize = core::mem::size_of::<$name>();
-            const INNER: Option<&'static [$crate::state::FieldLayout]> =
-                Some(<$name as $crate::state::StateLayout>::FIELDS);
+            const INNER: Option<&'static [$crate::layout::FieldLayout]> =
+                Some(<$name as $crate::layout::StateLayout>::FIELDS);
         }
 
-        impl $crate::state::StateLayout for $name {
-            const FIELDS: &'static [$crate::state::FieldLayout] = &[
-                $($crate::state::FieldLayout::of::<$ty>(core::mem::offset_of!($name, $field), stringify!($field)),)*
+        impl $crate::layout::StateLayout for $name {
+            const FIELDS: &'static [$crate::layout::FieldLayout] = &[
+                $($crate::layout::FieldLayout::of::<$ty>(core::mem::offset_of!($name, $field), stringify!($field)),)*
             ];
         }
 
-        const _: () = $crate::state::assert_covers(
-            <$name as $crate::state::StateLayout>::FIELDS,
+        const _: () = $crate::layout::assert_covers(
+            <$name as $crate::layout::StateLayout>::FIELDS,
             core::mem::size_of::<$name>(),
         );
     };

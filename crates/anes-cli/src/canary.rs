@@ -197,7 +197,7 @@ fn read_log(path: Option<&Path>) -> anyhow::Result<Option<GoldenLog>> {
     let bytes = limited_read::read_limited(path, limited_read::GOLDEN_LOG)?;
     let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
     let log = GoldenLog::parse(&text).with_context(|| path.display().to_string())?;
-    Ok(Some(log.with_epoch_beside(path)))
+    Ok(Some(log.with_epoch_beside(path).with_context(|| path.display().to_string())?))
 }
 
 /// What `anes canary` reports (text, or one JSON object).

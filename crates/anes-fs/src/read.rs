@@ -79,6 +79,13 @@ impl ReadError {
         }
     }
 
+    /// The message without the leading path, for errors that name the file themselves.
+    pub fn problem(&self) -> String {
+        let message = self.to_string();
+        let prefix = format!("{}: ", self.path().display());
+        message.strip_prefix(&prefix).map_or_else(|| message.clone(), str::to_string)
+    }
+
     /// The operating system's error kind, for errors that come from it.
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
@@ -157,6 +164,7 @@ mod tests {
             err.to_string().contains("1048577 bytes, larger than 1 MiB, the limit for test files"),
             "{err}"
         );
+        assert_eq!(err.problem(), "1048577 bytes, larger than 1 MiB, the limit for test files");
     }
 
     /// A sparse file claims a gigabyte it does not hold: its size refuses it before any read.

@@ -23,6 +23,13 @@ pub const DEFAULT_DATA_DIR: &str = "anes-data";
 /// The default address: loopback, port 9650.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9650";
 
+/// The largest configuration file read: a service's file is a few KiB; this leaves room for thousands
+/// of pipeline sections.
+pub const MAX_CONFIG_FILE_LEN: u64 = 1 << 20;
+
+/// The largest token file read: one line holding a bearer token.
+pub const MAX_TOKEN_FILE_LEN: u64 = 4 << 10;
+
 /// A configuration mistake: file, key, problem.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{file}: {key}: {problem}")]
@@ -257,11 +264,8 @@ impl Config {
     /// Reads and validates `path`. Relative paths inside are relative to the file's directory.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            file: name.clone(),
-            key: "(file)".into(),
-            problem: e.to_string(),
-        })?;
+        let text = anes_fs::read_text_capped(path, MAX_CONFIG_FILE_LEN, "configuration")
+            .map_err(|e| ConfigError { file: name.clone(), key: "(file)".into(), problem: e.problem() })?;
         let mut config = Config::parse(&text, &name)?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {
@@ -584,6 +588,47 @@ mod tests {
         for dir in [&config.data_dir, &config.evidence_dir] {
             assert!(dir.is_absolute() && !dir.starts_with("deploy"), "{}", dir.display());
         }
+    }
+
+    #[test]
+    fn a_configuration_or_token_file_that_is_a_fifo_or_too_large_is_refused() {
+        let dir = std::env::temp_dir().join(format!("anes-config-capped-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = |name: &str| {
+            let path = dir.join(name);
+            rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+            path
+        };
+        let large = |name: &str, len: u64| {
+            let path = dir.join(name);
+            std::fs::write(&path, vec![b'#'; len as usize + 1]).unwrap();
+            path
+        };
+        for (path, problem) in [
+            (fifo("anes.toml"), "is a FIFO (named pipe), not a regular file"),
+            (
+                large("large.toml", MAX_CONFIG_FILE_LEN),
+                "larger than 1 MiB, the limit for configuration files",
+            ),
+        ] {
+            let e = Config::load(&path).unwrap_err();
+            assert_eq!((e.file.as_str(), e.key.as_str()), (path.to_str().unwrap(), "(file)"));
+            assert!(e.problem.contains(problem), "{e}");
+        }
+        for (path, problem) in [
+            (fifo("token"), "is a FIFO (named pipe), not a regular file"),
+            (large("large-token", MAX_TOKEN_FILE_LEN), "larger than 4096 bytes, the limit for token files"),
+        ] {
+            match crate::runtime::read_token(Some(&path)) {
+                Err(crate::runtime::StartError::File { path: named, problem: found }) => {
+                    assert_eq!(named, path.display().to_string());
+                    assert!(found.contains(problem), "{found}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

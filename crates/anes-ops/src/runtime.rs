@@ -177,8 +177,8 @@ impl Pipelines {
 pub fn read_token(file: Option<&Path>) -> Result<Option<String>, StartError> {
     match file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| StartError::File { path: path.display().to_string(), problem: e.to_string() })?;
+            let text = anes_fs::read_text_capped(path, crate::config::MAX_TOKEN_FILE_LEN, "token")
+                .map_err(|e| StartError::File { path: path.display().to_string(), problem: e.problem() })?;
             let token = text.lines().next().unwrap_or("").trim().to_string();
             if token.is_empty() {
                 return Err(StartError::EmptyToken(path.display().to_string()));

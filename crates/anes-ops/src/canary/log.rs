@@ -3,10 +3,13 @@
 //! baseline build: the canary compares the candidate's records with it line by line.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anes_core::state::{FrameRecord, StateHash};
 use thiserror::Error;
+
+/// The largest `EPOCH` file read beside a golden log: one decimal number.
+pub const MAX_EPOCH_FILE_LEN: u64 = 64;
 
 /// Why a golden log was refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -28,6 +31,14 @@ pub enum LogError {
         frame: u64,
         /// Frame counter on the line before.
         previous: u64,
+    },
+    /// The `EPOCH` file beside the log is there but cannot be read (not a regular file, too large).
+    #[error("{}: {problem}", path.display())]
+    EpochUnreadable {
+        /// The `EPOCH` file.
+        path: PathBuf,
+        /// Why it was refused.
+        problem: String,
     },
 }
 
@@ -81,11 +92,17 @@ impl GoldenLog {
         Ok(GoldenLog { records, epoch: None })
     }
 
-    /// Reads the epoch from an `EPOCH` file in `dir` (the golden records' folder keeps one), if there.
-    pub fn with_epoch_beside(mut self, log: &Path) -> GoldenLog {
-        let file = log.parent().map(|dir| dir.join("EPOCH"));
-        self.epoch = file.and_then(|f| std::fs::read_to_string(f).ok()).and_then(|t| t.trim().parse().ok());
-        self
+    /// Reads the epoch from an `EPOCH` file beside `log` (the golden records' folder keeps one), if
+    /// there and a number. An `EPOCH` that is there but not a regular file, or larger than
+    /// [`MAX_EPOCH_FILE_LEN`], is refused.
+    pub fn with_epoch_beside(mut self, log: &Path) -> Result<GoldenLog, LogError> {
+        let Some(path) = log.parent().map(|dir| dir.join("EPOCH")) else { return Ok(self) };
+        self.epoch = match anes_fs::read_text_capped(&path, MAX_EPOCH_FILE_LEN, "epoch") {
+            Ok(text) => text.trim().parse().ok(),
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => None,
+            Err(e) => return Err(LogError::EpochUnreadable { problem: e.problem(), path }),
+        };
+        Ok(self)
     }
 
     /// The log's text: one line per record.
@@ -125,6 +142,30 @@ mod tests {
             ppu_dot: 2,
             state_hash: StateHash([frame as u8; 32]),
         }
+    }
+
+    #[test]
+    fn an_epoch_file_beside_the_log_is_read_capped() {
+        let dir = std::env::temp_dir().join(format!("anes-golden-epoch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("demo.log");
+        let epoch = dir.join("EPOCH");
+        assert_eq!(GoldenLog::default().with_epoch_beside(&log).unwrap().epoch, None, "no EPOCH");
+        std::fs::write(&epoch, "5\n").unwrap();
+        assert_eq!(GoldenLog::default().with_epoch_beside(&log).unwrap().epoch, Some(5));
+        std::fs::remove_file(&epoch).unwrap();
+        rustix::fs::mkfifoat(rustix::fs::CWD, &epoch, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        let e = GoldenLog::default().with_epoch_beside(&log).unwrap_err();
+        assert!(
+            matches!(&e, LogError::EpochUnreadable { path, problem } if *path == epoch && problem.contains("is a FIFO (named pipe)")),
+            "{e}"
+        );
+        std::fs::remove_file(&epoch).unwrap();
+        std::fs::write(&epoch, " ".repeat(MAX_EPOCH_FILE_LEN as usize + 1)).unwrap();
+        let e = GoldenLog::default().with_epoch_beside(&log).unwrap_err();
+        assert!(e.to_string().contains("larger than 64 bytes"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

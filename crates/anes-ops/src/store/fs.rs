@@ -36,6 +36,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 /// Longest header read back (magic to header checksum with a 64-byte id).
 const MAX_HEADER_LEN: u64 = 108 + 64 + 32;
 
+/// The largest `EPOCH` file read: one decimal number.
+const MAX_EPOCH_FILE_LEN: u64 = 64;
+
 /// A pipeline's checkpoints in a directory.
 ///
 /// ```
@@ -161,15 +164,23 @@ impl FsStore {
 
     fn read_epoch(&self) -> Result<u64, StoreError> {
         let path = self.dir.join("EPOCH");
-        match fs::read(&path) {
+        match anes_fs::read_capped(&path, MAX_EPOCH_FILE_LEN, "epoch record") {
             Ok(bytes) => std::str::from_utf8(&bytes).ok().and_then(|t| t.trim().parse().ok()).ok_or_else(|| {
                 StoreError::Damaged(format!(
                     "{}: not an epoch (one decimal number): the pipeline's epoch record is damaged; restore it (one more than the highest epoch in the checkpoint file names) or remove the directory",
                     path.display()
                 ))
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-            Err(e) => Err(unavailable("reading", &path, e)),
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => Ok(0),
+            Err(anes_fs::ReadError::Open { error, .. } | anes_fs::ReadError::Read { error, .. }) => {
+                Err(unavailable("reading", &path, error))
+            }
+            // Not a regular file, or too large: no writer of ours left that.
+            Err(e) => Err(StoreError::Damaged(format!(
+                "{}: the pipeline's epoch record cannot be read: {}",
+                path.display(),
+                e.problem()
+            ))),
         }
     }
 
@@ -220,12 +231,8 @@ impl FsStore {
 
     fn read_one(&self, name: &str, frame: u64, epoch: u64) -> Result<StoredCheckpoint, String> {
         let path = self.dir.join(name);
-        let mut file = File::open(&path).map_err(|e| e.to_string())?;
-        let mut bytes = Vec::new();
-        (&mut file)
-            .take(MAX_HEADER_LEN + MAX_PAYLOAD_LEN + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
+        let bytes = anes_fs::read_capped(&path, MAX_HEADER_LEN + MAX_PAYLOAD_LEN, "checkpoint")
+            .map_err(|e| e.problem())?;
         let (header, payload) = CheckpointHeader::decode_blob(&bytes).map_err(|e| e.to_string())?;
         if header.pipeline_id != self.pipeline {
             return Err(format!(
@@ -439,6 +446,37 @@ mod tests {
         assert!(torn.exists() && flipped.exists(), "damaged files are kept for the operator");
         store.bump_epoch().unwrap();
         assert!(!dir.join(".tmp-1-1").exists(), "a takeover removes crashed writes' temporaries");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn make_fifo(path: &Path) {
+        rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    }
+
+    #[test]
+    fn a_checkpoint_or_epoch_record_that_is_a_fifo_or_too_large_is_refused_without_blocking() {
+        let dir = temp_dir("fifo");
+        let mut store = FsStore::open(&dir, "p", 8).unwrap();
+        let e = store.bump_epoch().unwrap();
+        put(&mut store, e, 60).unwrap();
+        // A FIFO named like a newer checkpoint: reported damaged, never waited on.
+        make_fifo(&dir.join(checkpoint_file_name(120, e)));
+        let loaded = store.load().unwrap();
+        assert_eq!(loaded.verified.iter().map(|c| c.header.frame).collect::<Vec<_>>(), [60]);
+        assert!(
+            loaded.damaged[0].reason.contains("is a FIFO (named pipe), not a regular file"),
+            "{:?}",
+            loaded.damaged
+        );
+        let epoch_file = dir.join("EPOCH");
+        fs::remove_file(&epoch_file).unwrap();
+        make_fifo(&epoch_file);
+        let err = store.current_epoch().unwrap_err();
+        assert!(matches!(&err, StoreError::Damaged(m) if m.contains("is a FIFO (named pipe)")), "{err}");
+        fs::remove_file(&epoch_file).unwrap();
+        fs::write(&epoch_file, "1".repeat(MAX_EPOCH_FILE_LEN as usize + 1)).unwrap();
+        let err = store.current_epoch().unwrap_err();
+        assert!(matches!(&err, StoreError::Damaged(m) if m.contains("larger than 64 bytes")), "{err}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -58,7 +58,7 @@ pub struct Alert {
     pub status: Status,
     /// Its labels (`alertname`, `pipeline_id`, ...).
     pub labels: BTreeMap<String, String>,
-    /// Its annotations.
+    /// Its annotations (`summary`, `description`...), absent in some deliveries.
     #[serde(default)]
     pub annotations: BTreeMap<String, String>,
     /// When it started (RFC 3339).
@@ -170,7 +170,7 @@ pub enum Decision {
     Duplicate,
     /// Not the divergence alert, or no `pipeline_id` label.
     NotOurs {
-        /// Why.
+        /// Which check turned it away.
         reason: &'static str,
     },
 }

@@ -34,7 +34,7 @@ pub const MAX_TOKEN_FILE_LEN: u64 = 4 << 10;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{file}: {key}: {problem}")]
 pub struct ConfigError {
-    /// The file.
+    /// The configuration file, as given (or `(built-in default)`).
     pub file: String,
     /// The key (`pipeline[1].drift_window`, or `line 7` when only the position is known).
     pub key: String,
@@ -165,9 +165,9 @@ pub enum StoreBackend {
 /// A pipeline's store, validated.
 #[derive(Debug, Clone)]
 pub struct StoreSpec {
-    /// Backend.
+    /// Where checkpoints go: a folder or a Redis server.
     pub backend: StoreBackend,
-    /// Checkpoints kept.
+    /// How many verified checkpoints the store keeps; older ones are deleted after a write.
     pub kept: usize,
     /// Retries of store requests.
     pub retry: RetryPolicy,
@@ -196,7 +196,7 @@ pub enum InputSpec {
         file: Option<PathBuf>,
         /// Start again at the end.
         looping: bool,
-        /// Pace.
+        /// How fast records are replayed: a multiple of real time, or as fast as the pipeline accepts them.
         pace: crate::pipeline::Pace,
     },
     /// Records pushed over HTTP.
@@ -210,13 +210,13 @@ pub struct PipelineConfig {
     pub settings: PipelineSettings,
     /// The ROM file, or `None` for the bundled demo ROM.
     pub rom: Option<PathBuf>,
-    /// Input.
+    /// Where the pipeline's input records come from: a replayed file or HTTP pushes.
     pub input: InputSpec,
-    /// Workers.
+    /// How the two workers run: threads of the service or `anes worker` child processes.
     pub workers: WorkerMode,
     /// The checkpoint store.
     pub store: StoreSpec,
-    /// The journal.
+    /// Segment size, segments kept and fsync policy of the write-ahead journal.
     pub journal: JournalSettings,
     /// The dead-letter queue's fsync policy.
     pub dlq_fsync: FsyncPolicy,
@@ -233,11 +233,12 @@ pub struct PipelineConfig {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Listen address.
+    /// The HTTP address; loopback unless a token is configured.
     pub listen: SocketAddr,
-    /// Token file.
+    /// The file holding the bearer token for mutating endpoints (else `ANES_TOKEN`), resolved against
+    /// the configuration file's folder.
     pub token_file: Option<PathBuf>,
-    /// Evidence directory.
+    /// Where divergence evidence bundles are written and served from.
     pub evidence_dir: PathBuf,
     /// Final checkpoint directory.
     pub state_dir: Option<PathBuf>,
@@ -247,7 +248,7 @@ pub struct Config {
     pub drill: bool,
     /// HTTP time and connection limits.
     pub http_limits: crate::http::HttpLimits,
-    /// Pipelines.
+    /// Every pipeline, validated, ids unique.
     pub pipelines: Vec<PipelineConfig>,
 }
 

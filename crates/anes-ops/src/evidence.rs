@@ -28,15 +28,15 @@ pub enum InvestigationError {
     Refused {
         /// The ROM or the checkpoint.
         what: &'static str,
-        /// Why.
+        /// The console's error.
         message: String,
     },
     /// Writing the report failed.
     #[error("writing {path}: {source}")]
     Io {
-        /// The file.
+        /// The file that could not be written.
         path: PathBuf,
-        /// The error.
+        /// The operating system's error.
         source: std::io::Error,
     },
 }
@@ -191,9 +191,9 @@ pub enum ServeRefusal {
     TooLarge {
         /// The path under the evidence directory.
         path: String,
-        /// Its size.
+        /// The file's size in bytes.
         bytes: u64,
-        /// The cap.
+        /// [`SERVED_FILE_LIMIT`].
         limit: u64,
     },
     /// Any other failure to open or read it.
@@ -201,7 +201,7 @@ pub enum ServeRefusal {
     Io {
         /// The path under the evidence directory.
         path: String,
-        /// The error.
+        /// The operating system's error.
         source: std::io::Error,
     },
 }

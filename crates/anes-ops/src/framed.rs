@@ -46,7 +46,7 @@ pub enum FsyncPolicy {
 pub struct FileHeader {
     /// The file kind's magic.
     pub magic: [u8; 8],
-    /// The pipeline.
+    /// The pipeline whose file this is; a file of another pipeline is refused on open.
     pub pipeline_id: String,
 }
 
@@ -111,9 +111,9 @@ pub enum FramedError {
     /// Not this kind of file.
     #[error("bad magic at offset 0: expected {expected:?}, found {found:02X?}")]
     BadMagic {
-        /// Expected.
+        /// The magic this file kind starts with, as text.
         expected: String,
-        /// Found.
+        /// The file's first bytes in its place.
         found: Vec<u8>,
     },
     /// The header is short or damaged.

@@ -50,7 +50,7 @@ pub enum JournalError {
         "journal {dir}: records {expected}..{found} are missing (segments deleted or damaged); the journal cannot give back what the service acknowledged there"
     )]
     Gap {
-        /// The directory.
+        /// The journal's folder.
         dir: String,
         /// The first missing sequence number.
         expected: u64,
@@ -60,7 +60,7 @@ pub enum JournalError {
     /// More records asked for at once than an input stream holds.
     #[error("journal {dir}: records {from}..{end} are more than an input stream holds (2^32 - 1 frames)")]
     TooMany {
-        /// The directory.
+        /// The journal's folder.
         dir: String,
         /// The first record asked for.
         from: u64,

@@ -23,7 +23,7 @@ pub enum WorkerError {
     /// The executable could not be started.
     #[error("{program}: cannot start it as a worker: {reason}")]
     Spawn {
-        /// The executable.
+        /// The worker executable, as given.
         program: PathBuf,
         /// The operating system's reason.
         reason: String,
@@ -31,7 +31,7 @@ pub enum WorkerError {
     /// The child is not an anes worker of a protocol version this build speaks.
     #[error("{program}: {reason}")]
     Handshake {
-        /// The executable.
+        /// The worker executable, as given.
         program: PathBuf,
         /// What was wrong.
         reason: String,
@@ -39,27 +39,27 @@ pub enum WorkerError {
     /// The child's output ended, broke the protocol, or stopped coming.
     #[error("{program}: {reason}")]
     Gone {
-        /// The executable.
+        /// The worker executable, as given.
         program: PathBuf,
-        /// What happened.
+        /// Why it is taken as gone: end of output, a protocol error, or the timeout that ran out.
         reason: String,
     },
     /// The child refused a command.
     #[error("{program} refused {command}: {message}")]
     Refused {
-        /// The executable.
+        /// The worker executable, as given.
         program: PathBuf,
-        /// The command.
+        /// The command's name on the wire (`load`, `frames`...).
         command: &'static str,
-        /// Its message.
+        /// The worker's error message, as sent.
         message: String,
     },
     /// The child answered with something else than the command calls for.
     #[error("{program} answered {command} with {got}")]
     Unexpected {
-        /// The executable.
+        /// The worker executable, as given.
         program: PathBuf,
-        /// The command.
+        /// The command's name on the wire (`load`, `frames`...).
         command: &'static str,
         /// What came instead (the reply's kind).
         got: String,
@@ -136,7 +136,7 @@ impl WorkerProcess {
         }
     }
 
-    /// The executable.
+    /// The worker executable this client started.
     pub fn program(&self) -> &Path {
         &self.program
     }

@@ -80,7 +80,7 @@ pub enum CanaryError {
 pub enum EpochVerdict {
     /// Both builds have this epoch: a difference is a regression.
     SameEpoch {
-        /// The epoch.
+        /// The emulation epoch both builds report.
         epoch: u32,
     },
     /// The candidate changed emulated behaviour on purpose (it bumped the epoch): a difference is the
@@ -169,7 +169,7 @@ pub struct CanaryReport {
     /// The candidate's record after the last agreed frame (its state hash is the run's final state hash
     /// when the builds agree).
     pub last_agreed: FrameRecord,
-    /// The verdict.
+    /// Agreement, the first difference with its epoch verdict, or why the comparison could not run.
     pub outcome: CanaryOutcome,
 }
 

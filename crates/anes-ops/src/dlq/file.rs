@@ -58,7 +58,7 @@ fn decode(payload: &[u8]) -> Result<(u64, FrameInput), String> {
 /// One record as `anes dlq inspect` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InspectedRecord {
-    /// Sequence number.
+    /// The record's input sequence number (its frame in the pipeline's input).
     pub seq: u64,
     /// Port 1 and port 2 buttons.
     pub pads: [u8; 2],
@@ -69,9 +69,9 @@ pub struct InspectedRecord {
 /// What a queue file holds, read without changing it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DlqInspection {
-    /// The file.
+    /// The queue file inspected, as given.
     pub path: String,
-    /// Its size.
+    /// The queue file's size in bytes, torn tail and damage included.
     pub file_bytes: u64,
     /// The pipeline it belongs to.
     pub pipeline_id: String,
@@ -237,7 +237,7 @@ impl FileDlq {
         ))
     }
 
-    /// The file.
+    /// Where this queue keeps its records.
     pub fn path(&self) -> &Path {
         &self.path
     }

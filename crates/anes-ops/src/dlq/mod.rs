@@ -22,7 +22,7 @@ pub enum DlqError {
     /// The queue is full; the record was not taken.
     #[error("the dead-letter queue is full ({capacity} records)")]
     Full {
-        /// Its capacity.
+        /// Records the queue holds at most.
         capacity: usize,
     },
     /// The queue's file could not be written or read.

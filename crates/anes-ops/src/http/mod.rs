@@ -40,17 +40,17 @@ pub const MAX_PUSH_FRAMES: usize = 1 << 16;
 /// What the handlers share.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    /// The pipelines.
+    /// Every pipeline the service runs: its control channel and latest status.
     pub pipelines: Arc<Vec<PipelineHandle>>,
-    /// The metrics.
+    /// The registry `/metrics` renders.
     pub metrics: Arc<Metrics>,
     /// The bearer token, if any.
     pub token: Option<Arc<str>>,
-    /// Drills allowed.
+    /// Whether `POST /v1/pipelines/{id}/drill` may inject faults (`--drill`); off in production.
     pub drill: bool,
-    /// Evidence bundles.
+    /// The folder of evidence bundles `/evidence/...` serves from (regular files inside it only).
     pub evidence_dir: PathBuf,
-    /// Webhook deduplication.
+    /// Alertmanager deliveries already acted on, so a retried webhook starts no second rollback.
     pub dedup: Arc<Mutex<Deduplicator>>,
     /// Set once shutdown began.
     pub stopping: Arc<std::sync::atomic::AtomicBool>,

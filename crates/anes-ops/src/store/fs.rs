@@ -147,7 +147,7 @@ impl FsStore {
         if self.fsync { sync_dir(&self.dir) } else { Ok(()) }
     }
 
-    /// The directory.
+    /// The pipeline's directory: its checkpoint files, `EPOCH` and `LOCK`.
     pub fn dir(&self) -> &Path {
         &self.dir
     }

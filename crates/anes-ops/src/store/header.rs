@@ -44,7 +44,7 @@ const CHECKSUM_LEN: usize = 32;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointHeader {
-    /// The pipeline.
+    /// The pipeline the checkpoint belongs to; a store refuses another pipeline's.
     pub pipeline_id: String,
     /// The writer's store epoch (its fencing token).
     pub epoch: u64,
@@ -66,9 +66,9 @@ pub enum HeaderError {
     /// Fewer bytes than a header needs.
     #[error("checkpoint header truncated: {len} bytes, at least {needed} needed")]
     Truncated {
-        /// Bytes found.
+        /// Bytes the header had.
         len: usize,
-        /// Bytes needed.
+        /// The smallest header length the format allows.
         needed: usize,
     },
     /// Not a checkpoint.
@@ -82,19 +82,19 @@ pub enum HeaderError {
         "checkpoint format version {found} at offset 8 is not supported (this build reads {CHECKPOINT_VERSION})"
     )]
     UnsupportedVersion {
-        /// Version found.
+        /// The format version the header declares.
         found: u16,
     },
     /// The pipeline id's length or characters are not allowed.
     #[error("pipeline id at offset 108 is invalid (length {len}; 1-64 letters, digits, '-', '_', '.')")]
     BadPipelineId {
-        /// Length declared.
+        /// The pipeline id's length the header declares.
         len: usize,
     },
     /// The payload length is beyond what a store accepts.
     #[error("payload length {len} at offset 68 exceeds the {MAX_PAYLOAD_LEN}-byte limit")]
     PayloadTooLong {
-        /// Length declared.
+        /// The payload length the header declares.
         len: u64,
     },
     /// The header's own checksum does not match: it is damaged.
@@ -106,9 +106,9 @@ pub enum HeaderError {
     /// The payload is shorter or longer than the header says (a torn write).
     #[error("payload is {found} bytes but the header declares {declared}: the file is torn")]
     PayloadLength {
-        /// Bytes found.
+        /// Payload bytes present after the header.
         found: u64,
-        /// Bytes declared.
+        /// Payload bytes the header declares.
         declared: u64,
     },
     /// The payload's checksum does not match the header's.

@@ -31,9 +31,9 @@ pub use redis::RedisStore;
 /// A checkpoint read back from a store, verified (header checksum, payload length and checksum).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredCheckpoint {
-    /// Its header.
+    /// The header as stored, checked against the payload.
     pub header: CheckpointHeader,
-    /// The snapshot.
+    /// The console snapshot both workers verified (the anes snapshot format).
     pub payload: Vec<u8>,
     /// Where it is (a file name, or a Redis member).
     pub name: String,
@@ -77,7 +77,7 @@ pub enum StoreError {
         "pipeline {pipeline}: write refused: writer epoch {writer} is older than the store's epoch {current} (another writer took over; this one is fenced)"
     )]
     Fenced {
-        /// The pipeline.
+        /// The pipeline whose write was refused.
         pipeline: String,
         /// The writer's epoch.
         writer: u64,
@@ -90,7 +90,7 @@ pub enum StoreError {
         "pipeline {pipeline}: write refused: writer epoch {writer} is newer than the store's epoch {current}, which never issued it (was the store emptied?)"
     )]
     EpochAhead {
-        /// The pipeline.
+        /// The pipeline whose write was refused.
         pipeline: String,
         /// The writer's epoch.
         writer: u64,

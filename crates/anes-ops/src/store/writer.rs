@@ -24,9 +24,9 @@ pub struct PendingCheckpoint {
     pub frame: u64,
     /// CPU cycle at the boundary.
     pub cpu_cycle: u64,
-    /// State hash.
+    /// The state hash both workers agreed on at `frame`.
     pub state_hash: [u8; 32],
-    /// The snapshot.
+    /// The console snapshot at `frame`, shared with the pipeline's checkpoint ring.
     pub snapshot: Arc<Vec<u8>>,
 }
 
@@ -83,7 +83,7 @@ pub enum WriterEvent {
         attempt: u32,
         /// Sleep before it.
         delay: Duration,
-        /// Why.
+        /// The store's error for this attempt.
         error: String,
     },
     /// About to reconnect and retry (the moment of the retry).

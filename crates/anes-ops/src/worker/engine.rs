@@ -19,7 +19,7 @@ pub enum Flow {
     Continue,
     /// Answer nothing for this long (a drill), then carry on.
     Stall(Duration),
-    /// Exit.
+    /// End the session: the engine answers nothing more and its caller exits.
     Shutdown,
 }
 

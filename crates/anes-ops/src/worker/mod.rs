@@ -82,7 +82,7 @@ pub enum WorkerMode {
 /// What a worker sent, tagged with who sent it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerMessage {
-    /// Which worker.
+    /// The side (A or B) the message came from.
     pub worker: WorkerId,
     /// Its incarnation (the fencing token).
     pub incarnation: u64,

@@ -215,7 +215,7 @@ pub enum Command {
     Frames {
         /// Sequence number of the first frame.
         first_seq: u64,
-        /// The inputs.
+        /// The inputs, at most [`MAX_BATCH_FRAMES`].
         inputs: Vec<WireInput>,
     },
     /// Restore this snapshot; the next frame expected is `seq`.
@@ -234,9 +234,10 @@ pub enum Command {
         /// The fault spec.
         spec: String,
     },
-    /// Stop answering for this many milliseconds (a drill: the worker falls behind its twin).
+    /// Stop answering for this many milliseconds (a drill: the worker falls behind its twin). `anes
+    /// worker` ends the stall, and itself, when its stdin closes meanwhile.
     Stall {
-        /// Milliseconds.
+        /// Milliseconds, at most [`MAX_STALL_MILLIS`].
         millis: u32,
     },
     /// Exit.

@@ -357,7 +357,7 @@ fn a_baseline_that_hangs_after_its_handshake_is_a_failed_worker() {
 /// bit is, in a record or not (hello, snapshots, lengths, checksums), the run is never "same".
 #[test]
 fn a_bit_flipped_anywhere_in_the_baselines_stream_is_detected() {
-    use anes_ops::worker::protocol::{Command as WorkerCommand, WireInput, encode_command};
+    use anes_ops::worker::protocol::{WireInput, WorkerCommand, encode_command};
     let dir = scratch("flips");
     let rom = dir.join("tiny.nes");
     std::fs::write(&rom, anes_lockstep::testing::tiny_rom()).unwrap();

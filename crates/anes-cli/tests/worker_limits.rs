@@ -12,8 +12,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anes_ops::worker::protocol::{
-    Command, MAX_BATCH_FRAMES, MAX_STALL_MILLIS, Reply, WireInput, decode_reply, encode_command, read_frame,
-    read_hello_frame,
+    MAX_BATCH_FRAMES, MAX_STALL_MILLIS, Reply, WireInput, WorkerCommand, decode_reply, encode_command,
+    read_frame, read_hello_frame,
 };
 use support::Guard;
 
@@ -92,7 +92,7 @@ impl Worker {
         }
     }
 
-    fn send(&mut self, command: &Command, protocol: &str) {
+    fn send(&mut self, command: &WorkerCommand, protocol: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         if protocol == "json-lines" {
             writeln!(stdin, "{}", serde_json::to_string(command).unwrap()).unwrap();
@@ -162,7 +162,7 @@ fn both_encodings_refuse_a_batch_over_the_limit_with_the_same_message() {
     for protocol in ["json-lines", "binary"] {
         let mut worker = Worker::start(protocol);
         // No ROM is loaded: a batch the limit lets through would be answered "no ROM loaded".
-        let batch = Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 1_000_000] };
+        let batch = WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 1_000_000] };
         worker.send(&batch, protocol);
         let message = worker.error();
         assert!(
@@ -170,7 +170,8 @@ fn both_encodings_refuse_a_batch_over_the_limit_with_the_same_message() {
             "{message}"
         );
         messages.push(message);
-        let at_limit = Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); MAX_BATCH_FRAMES] };
+        let at_limit =
+            WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); MAX_BATCH_FRAMES] };
         worker.send(&at_limit, protocol);
         assert!(worker.error().contains("no ROM loaded"), "a batch at the limit is read");
         assert!(worker.close_and_wait(Duration::from_secs(10)).is_some_and(|s| s.success()));
@@ -182,14 +183,14 @@ fn both_encodings_refuse_a_batch_over_the_limit_with_the_same_message() {
 fn a_stall_is_bounded_and_ends_when_stdin_closes_in_both_encodings() {
     for protocol in ["json-lines", "binary"] {
         let mut worker = Worker::start(protocol);
-        worker.send(&Command::Stall { millis: u32::MAX }, protocol);
+        worker.send(&WorkerCommand::Stall { millis: u32::MAX }, protocol);
         let message = worker.error();
         assert!(
             message.contains(&format!("longer than the {MAX_STALL_MILLIS} ms limit")),
             "{protocol}: {message}"
         );
         // The longest stall there is, then the parent goes away.
-        worker.send(&Command::Stall { millis: MAX_STALL_MILLIS }, protocol);
+        worker.send(&WorkerCommand::Stall { millis: MAX_STALL_MILLIS }, protocol);
         std::thread::sleep(Duration::from_millis(200));
         let started = Instant::now();
         let status = worker.close_and_wait(Duration::from_secs(10));
@@ -202,7 +203,7 @@ fn a_stall_is_bounded_and_ends_when_stdin_closes_in_both_encodings() {
 fn a_damaged_binary_frame_ends_the_worker_with_the_reason() {
     let mut worker = Worker::start("binary");
     let mut bytes = Vec::new();
-    encode_command(&Command::Probe, &mut bytes);
+    encode_command(&WorkerCommand::Probe, &mut bytes);
     let last = bytes.len() - 1;
     bytes[last] ^= 0x01;
     let stdin = worker.stdin.as_mut().unwrap();

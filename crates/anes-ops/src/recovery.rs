@@ -97,7 +97,7 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
     if hash.0 != stored.header.state_hash {
         return Err(format!(
             "the snapshot's state hash {hash} is not the header's {}",
-            crate::worker::protocol::to_hex(&stored.header.state_hash)
+            anes_core::hex::to_hex(&stored.header.state_hash)
         ));
     }
     Ok(())

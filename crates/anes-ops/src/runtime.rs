@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use anes_core::hex::to_hex;
 use anes_core::movie::{FrameInput, InputStream};
 use crossbeam_channel::{Receiver, Sender};
 use serde::Serialize;
@@ -20,7 +21,6 @@ use crate::pipeline::{
     SequenceGap, StoreEvent,
 };
 use crate::store::writer::{CheckpointWriter, PendingCheckpoint, WriterEvent};
-use crate::worker::protocol::to_hex;
 use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerMode, WorkerOutput};
 
 /// How often a pipeline's clock ticks (checkpoint age, step deadlines) at least.

@@ -10,8 +10,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use thiserror::Error;
 
 use crate::worker::protocol::{
-    BuildInfo, Command, PROTOCOL_VERSION, ProtocolError, Reply, decode_reply, encode_command, read_frame,
-    read_hello_frame,
+    BuildInfo, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand, decode_reply, encode_command,
+    read_frame, read_hello_frame,
 };
 
 /// How long a reply may take before the child counts as hung, unless the caller says otherwise. A batch
@@ -172,7 +172,7 @@ impl WorkerProcess {
     }
 
     /// Sends a command without waiting for its replies (batches are sent ahead of their answers).
-    pub fn send(&mut self, command: &Command) -> Result<(), WorkerError> {
+    pub fn send(&mut self, command: &WorkerCommand) -> Result<(), WorkerError> {
         self.buf.clear();
         encode_command(command, &mut self.buf);
         let written = match self.stdin.as_mut() {
@@ -203,7 +203,7 @@ impl WorkerProcess {
     }
 
     /// Sends `command` and returns its one reply, turning a refusal into an error.
-    pub fn request(&mut self, command: &Command, name: &'static str) -> Result<Reply, WorkerError> {
+    pub fn request(&mut self, command: &WorkerCommand, name: &'static str) -> Result<Reply, WorkerError> {
         self.send(command)?;
         match self.recv()? {
             Reply::Error { message } => {
@@ -220,7 +220,7 @@ impl WorkerProcess {
 
     /// Asks the child to exit and waits for it (killing it if it does not go within a second).
     pub fn shutdown(mut self) {
-        let _ = self.send(&Command::Shutdown);
+        let _ = self.send(&WorkerCommand::Shutdown);
         self.stdin = None;
         for _ in 0..100 {
             if let Ok(Some(_)) = self.child.try_wait() {

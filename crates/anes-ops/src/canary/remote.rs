@@ -16,7 +16,7 @@ use anes_core::state::{FrameRecord, SNAPSHOT_HEADER_LEN, Section, StateHash};
 use anes_lockstep::{Machine, MachineError, NesMachine, Probe};
 
 use super::client::{WorkerError, WorkerProcess};
-use crate::worker::protocol::{Command, Reply, WireInput};
+use crate::worker::protocol::{Reply, WireInput, WorkerCommand};
 
 /// Bytes of a section header in a snapshot: tag, version, reserved, length, checksum.
 const SECTION_HEADER_LEN: usize = 20;
@@ -110,7 +110,7 @@ impl<'w> RemoteMachine<'w> {
     }
 
     /// Sends `command` and returns its reply, or records the failure.
-    fn request(&self, command: &Command, name: &'static str) -> Option<Reply> {
+    fn request(&self, command: &WorkerCommand, name: &'static str) -> Option<Reply> {
         if self.broken() {
             return None;
         }
@@ -154,7 +154,7 @@ impl<'w> RemoteMachine<'w> {
         if let Some(snapshot) = self.snapshot.get() {
             return Some(snapshot);
         }
-        match self.request(&Command::Snapshot, "snapshot")? {
+        match self.request(&WorkerCommand::Snapshot, "snapshot")? {
             Reply::Snapshot { bytes, .. } => Some(self.snapshot.get_or_init(|| RemoteSnapshot::parse(bytes))),
             other => {
                 self.unexpected("snapshot", &other);
@@ -169,7 +169,7 @@ impl Machine for RemoteMachine<'_> {
 
     fn begin_frame(&mut self, input: FrameInput) {
         self.changed();
-        match self.request(&Command::BeginFrame { input: WireInput::from(input) }, "begin_frame") {
+        match self.request(&WorkerCommand::BeginFrame { input: WireInput::from(input) }, "begin_frame") {
             Some(Reply::Probe { probe }) => self.probe.set(Some(probe.into())),
             Some(other) => self.unexpected("begin_frame", &other),
             None => {}
@@ -178,7 +178,7 @@ impl Machine for RemoteMachine<'_> {
 
     fn step_instruction(&mut self) -> bool {
         self.changed();
-        match self.request(&Command::StepInstruction, "step_instruction") {
+        match self.request(&WorkerCommand::StepInstruction, "step_instruction") {
             Some(Reply::Stepped { done, probe }) => {
                 self.probe.set(Some(probe.into()));
                 if done {
@@ -198,7 +198,7 @@ impl Machine for RemoteMachine<'_> {
     fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
         self.changed();
         let seq = self.next_seq;
-        let command = Command::Frames { first_seq: seq, inputs: vec![WireInput::from(input)] };
+        let command = WorkerCommand::Frames { first_seq: seq, inputs: vec![WireInput::from(input)] };
         match self.request(&command, "frames") {
             Some(Reply::Record { seq: got, record }) if got == seq => {
                 self.next_seq += 1;
@@ -226,7 +226,7 @@ impl Machine for RemoteMachine<'_> {
             ppu_dot: 0,
             state_hash: StateHash::default(),
         };
-        match self.request(&Command::Record, "record") {
+        match self.request(&WorkerCommand::Record, "record") {
             Some(Reply::Record { record, .. }) => {
                 let record = FrameRecord::from(record);
                 self.record.set(Some(record));
@@ -244,7 +244,7 @@ impl Machine for RemoteMachine<'_> {
         if let Some(probe) = self.probe.get() {
             return probe;
         }
-        match self.request(&Command::Probe, "probe") {
+        match self.request(&WorkerCommand::Probe, "probe") {
             Some(Reply::Probe { probe }) => {
                 let probe = probe.into();
                 self.probe.set(Some(probe));
@@ -302,7 +302,7 @@ impl Machine for RemoteMachine<'_> {
         self.changed();
         let seq = frame_in(bytes)
             .ok_or_else(|| MachineError::Snapshot("too short to hold a frame counter".into()))?;
-        let command = Command::Restore { seq, snapshot: bytes.to_vec() };
+        let command = WorkerCommand::Restore { seq, snapshot: bytes.to_vec() };
         let reply = self.worker.borrow_mut().request(&command, "restore");
         match reply {
             Ok(Reply::Restored { record, .. }) => {
@@ -357,7 +357,7 @@ impl RemoteMachine<'_> {
         if let Some(found) = self.disassembly.get() {
             return Some(found);
         }
-        match self.request(&Command::Disassemble, "disassemble")? {
+        match self.request(&WorkerCommand::Disassemble, "disassemble")? {
             Reply::Disassembly { opcode, text } => Some(self.disassembly.get_or_init(|| (opcode, text))),
             other => {
                 self.unexpected("disassemble", &other);
@@ -370,7 +370,7 @@ impl RemoteMachine<'_> {
         if let Some(found) = self.picture.get() {
             return Some(found);
         }
-        match self.request(&Command::Picture, "picture")? {
+        match self.request(&WorkerCommand::Picture, "picture")? {
             Reply::Picture { width, height, rgb } => Some(self.picture.get_or_init(|| (width, height, rgb))),
             other => {
                 self.unexpected("picture", &other);

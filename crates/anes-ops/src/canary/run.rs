@@ -17,7 +17,7 @@ use super::client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
 use super::log::GoldenLog;
 use super::remote::RemoteMachine;
 use super::status::CanaryStatus;
-use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput};
+use crate::worker::protocol::{BuildInfo, Reply, WireInput, WorkerCommand};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -261,7 +261,7 @@ impl Side {
         mut worker: WorkerProcess,
         config: &CanaryConfig,
     ) -> Result<(Side, [u8; 32], FrameRecord), WorkerError> {
-        let load = Command::Load { rom: config.rom.clone(), checkpoint_every: config.checkpoint_every };
+        let load = WorkerCommand::Load { rom: config.rom.clone(), checkpoint_every: config.checkpoint_every };
         let (identity, record) = match worker.request(&load, "load")? {
             Reply::Loaded { rom_identity, record } => (rom_identity, FrameRecord::from(record)),
             other => return Err(worker.unexpected("load", &other)),
@@ -280,7 +280,7 @@ impl Side {
             let inputs = (self.sent..end)
                 .map(|i| WireInput::from(config.inputs.frame(usize::try_from(i).unwrap_or(usize::MAX))))
                 .collect();
-            self.worker.send(&Command::Frames { first_seq: self.sent, inputs })?;
+            self.worker.send(&WorkerCommand::Frames { first_seq: self.sent, inputs })?;
             self.sent = end;
         }
         Ok(())
@@ -314,7 +314,7 @@ impl Side {
 
     /// Goes back to the last agreed checkpoint, reading past whatever replies were still in flight.
     fn restore_checkpoint(&mut self, seq: u64) -> Result<(), WorkerError> {
-        self.worker.send(&Command::Restore { seq, snapshot: self.checkpoint.clone() })?;
+        self.worker.send(&WorkerCommand::Restore { seq, snapshot: self.checkpoint.clone() })?;
         loop {
             match self.worker.recv()? {
                 Reply::Restored { .. } => return Ok(()),

@@ -183,11 +183,11 @@ impl Pipeline {
         tracing::warn!(pipeline = %self.settings.id, %worker, %drill, "drill");
         match drill {
             Drill::Fault(spec) => {
-                self.actions.push_back(Action::Send { worker, command: Command::Inject { spec } })
+                self.actions.push_back(Action::Send { worker, command: WorkerCommand::Inject { spec } })
             }
             Drill::Stall(d) => self.actions.push_back(Action::Send {
                 worker,
-                command: Command::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
+                command: WorkerCommand::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
             }),
             Drill::Crash => self.actions.push_back(Action::Crash { worker }),
         }
@@ -231,7 +231,7 @@ impl Pipeline {
                 }
                 self.actions.push_back(Action::Send {
                     worker: w,
-                    command: Command::Frames { first_seq: next, inputs },
+                    command: WorkerCommand::Frames { first_seq: next, inputs },
                 });
                 next = to;
             }

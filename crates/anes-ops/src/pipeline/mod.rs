@@ -59,7 +59,7 @@ use crate::backoff::Backoff;
 use crate::dlq::{DeadLetterQueue, MemoryDlq};
 use crate::journal::{Journal, NoJournal};
 use crate::metrics::PipelineMetrics;
-use crate::worker::protocol::{BuildInfo, Command, Reply, WireInput};
+use crate::worker::protocol::{BuildInfo, Reply, WireInput, WorkerCommand};
 use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
@@ -329,7 +329,7 @@ pub enum Action {
         /// Which.
         worker: WorkerId,
         /// What.
-        command: Command,
+        command: WorkerCommand,
     },
     /// Stop a worker for good (isolation), then report [`Event::WorkerStopped`].
     Stop {

@@ -245,7 +245,7 @@ impl Pipeline {
             &format!(
                 "both workers load the checkpoint before frame {} (state hash {})",
                 checkpoint.seq,
-                crate::worker::protocol::to_hex(&checkpoint.state_hash)
+                anes_core::hex::to_hex(&checkpoint.state_hash)
             ),
         );
     }
@@ -281,7 +281,7 @@ impl Pipeline {
         slot.reset_to(checkpoint.seq);
         self.actions.push_back(Action::Send {
             worker,
-            command: Command::Restore { seq: checkpoint.seq, snapshot: checkpoint.snapshot.to_vec() },
+            command: WorkerCommand::Restore { seq: checkpoint.seq, snapshot: checkpoint.snapshot.to_vec() },
         });
     }
 
@@ -332,7 +332,7 @@ impl Pipeline {
                 "restored hashes {} / {} differ from the checkpoint's {}",
                 ra.state_hash,
                 rb.state_hash,
-                crate::worker::protocol::to_hex(&checkpoint.state_hash)
+                anes_core::hex::to_hex(&checkpoint.state_hash)
             ));
         }
     }
@@ -478,7 +478,7 @@ impl Pipeline {
             self.drain_requested = true;
             for w in WorkerId::BOTH {
                 self.workers[w.index()].drain_snapshot = None;
-                self.actions.push_back(Action::Send { worker: w, command: Command::Snapshot });
+                self.actions.push_back(Action::Send { worker: w, command: WorkerCommand::Snapshot });
             }
             return;
         }
@@ -496,7 +496,7 @@ impl Pipeline {
                 snapshot: bytes,
                 taken_at: self.now,
             };
-            tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %crate::worker::protocol::to_hex(&ha), "final verified checkpoint");
+            tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %anes_core::hex::to_hex(&ha), "final verified checkpoint");
             self.push_checkpoint(checkpoint.clone(), Durable::Always);
             self.actions.push_back(Action::Drained(Some(checkpoint)));
         } else {

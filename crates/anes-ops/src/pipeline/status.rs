@@ -193,7 +193,7 @@ impl Pipeline {
             accounting: self.accounting(),
             checkpoint: self.checkpoints.back().map(|c| CheckpointStatus {
                 seq: c.seq,
-                state_hash: crate::worker::protocol::to_hex(&c.state_hash),
+                state_hash: anes_core::hex::to_hex(&c.state_hash),
                 age_seconds: self.last_activity.saturating_sub(c.taken_at).as_secs_f64(),
             }),
             workers: self

@@ -23,7 +23,7 @@ struct Sim {
     rom: Vec<u8>,
     engines: [Option<Engine>; 2],
     incarnations: [u64; 2],
-    inbox: [VecDeque<Command>; 2],
+    inbox: [VecDeque<WorkerCommand>; 2],
     outbox: [VecDeque<WorkerMessage>; 2],
     stalled_until: [Duration; 2],
     events: VecDeque<Event>,
@@ -94,7 +94,8 @@ impl Sim {
                             build: BuildInfo::current(),
                         }]),
                     });
-                    self.inbox[w].push_back(Command::Load { rom: self.rom.clone(), checkpoint_every: 8 });
+                    self.inbox[w]
+                        .push_back(WorkerCommand::Load { rom: self.rom.clone(), checkpoint_every: 8 });
                 }
                 Action::Send { worker, command } => {
                     if self.engines[worker.index()].is_some() {

@@ -1,4 +1,4 @@
-//! One worker's console and what it does with each [`Command`]: the same code runs on a worker thread
+//! One worker's console and what it does with each [`WorkerCommand`]: the same code runs on a worker thread
 //! and inside an `anes worker` child process.
 
 use std::time::Duration;
@@ -6,7 +6,7 @@ use std::time::Duration;
 use anes_core::NesConfig;
 use anes_lockstep::{Fault, Machine, NesMachine};
 
-use super::protocol::{Command, Reply, WireInput};
+use super::protocol::{Reply, WireInput, WorkerCommand};
 
 /// Before a frame has been measured, a state fault due within this many CPU cycles makes the next frame
 /// run instruction by instruction (an NTSC frame is about 29,781 cycles).
@@ -36,12 +36,12 @@ struct PendingFault {
 ///
 /// ```
 /// use anes_ops::worker::engine::{Engine, Flow};
-/// use anes_ops::worker::protocol::{Command, Reply, WireInput};
+/// use anes_ops::worker::protocol::{WorkerCommand, Reply, WireInput};
 /// let mut engine = Engine::new();
 /// let mut replies = Vec::new();
 /// let rom = anes_lockstep::testing::tiny_rom();
-/// engine.handle(Command::Load { rom, checkpoint_every: 60 }, &mut |r| replies.push(r));
-/// let flow = engine.handle(Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
+/// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60 }, &mut |r| replies.push(r));
+/// let flow = engine.handle(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
 /// assert_eq!(flow, Flow::Continue);
 /// assert!(matches!(replies.last(), Some(Reply::Record { seq: 0, record }) if record.frame == 1));
 /// ```
@@ -62,19 +62,19 @@ impl Engine {
     }
 
     /// Handles one command, passing every reply to `reply` in order.
-    pub fn handle(&mut self, command: Command, reply: &mut dyn FnMut(Reply)) -> Flow {
+    pub fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow {
         match command {
-            Command::Load { rom, checkpoint_every } => self.load(&rom, checkpoint_every, reply),
-            Command::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
-            Command::Restore { seq, snapshot } => self.restore(seq, &snapshot, reply),
-            Command::Snapshot => match &self.machine {
+            WorkerCommand::Load { rom, checkpoint_every } => self.load(&rom, checkpoint_every, reply),
+            WorkerCommand::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
+            WorkerCommand::Restore { seq, snapshot } => self.restore(seq, &snapshot, reply),
+            WorkerCommand::Snapshot => match &self.machine {
                 Some(_) => self.send_snapshot(reply),
                 None => reply(not_loaded()),
             },
-            Command::Inject { spec } => self.inject(&spec, reply),
-            Command::Stall { millis } => return Flow::Stall(Duration::from_millis(u64::from(millis))),
-            Command::Shutdown => return Flow::Shutdown,
-            Command::BeginFrame { input } => match (self.machine.as_mut(), input.to_input()) {
+            WorkerCommand::Inject { spec } => self.inject(&spec, reply),
+            WorkerCommand::Stall { millis } => return Flow::Stall(Duration::from_millis(u64::from(millis))),
+            WorkerCommand::Shutdown => return Flow::Shutdown,
+            WorkerCommand::BeginFrame { input } => match (self.machine.as_mut(), input.to_input()) {
                 (None, _) => reply(not_loaded()),
                 (Some(_), None) => reply(Reply::Error {
                     message: format!("begin_frame: unknown command byte {:#04x}", input.0[2]),
@@ -84,7 +84,7 @@ impl Engine {
                     reply(Reply::Probe { probe: machine.probe().into() });
                 }
             },
-            Command::StepInstruction => match self.machine.as_mut() {
+            WorkerCommand::StepInstruction => match self.machine.as_mut() {
                 None => reply(not_loaded()),
                 Some(machine) => {
                     let done = machine.step_instruction();
@@ -94,15 +94,15 @@ impl Engine {
                     reply(Reply::Stepped { done, probe: machine.probe().into() });
                 }
             },
-            Command::Probe => match &self.machine {
+            WorkerCommand::Probe => match &self.machine {
                 None => reply(not_loaded()),
                 Some(machine) => reply(Reply::Probe { probe: machine.probe().into() }),
             },
-            Command::Record => match &self.machine {
+            WorkerCommand::Record => match &self.machine {
                 None => reply(not_loaded()),
                 Some(machine) => reply(Reply::Record { seq: self.next_seq, record: machine.record().into() }),
             },
-            Command::Disassemble => match &self.machine {
+            WorkerCommand::Disassemble => match &self.machine {
                 None => reply(not_loaded()),
                 Some(machine) => {
                     let mut text = String::new();
@@ -110,7 +110,7 @@ impl Engine {
                     reply(Reply::Disassembly { opcode: machine.opcode(), text });
                 }
             },
-            Command::Picture => match &self.machine {
+            WorkerCommand::Picture => match &self.machine {
                 None => reply(not_loaded()),
                 Some(machine) => {
                     let mut rgb = Vec::new();
@@ -306,20 +306,20 @@ mod tests {
     use super::*;
     use anes_lockstep::testing::tiny_rom;
 
-    fn run(engine: &mut Engine, command: Command) -> (Vec<Reply>, Flow) {
+    fn run(engine: &mut Engine, command: WorkerCommand) -> (Vec<Reply>, Flow) {
         let mut replies = Vec::new();
         let flow = engine.handle(command, &mut |r| replies.push(r));
         (replies, flow)
     }
 
-    fn frames(first_seq: u64, n: usize) -> Command {
-        Command::Frames { first_seq, inputs: vec![WireInput([0, 0, 0]); n] }
+    fn frames(first_seq: u64, n: usize) -> WorkerCommand {
+        WorkerCommand::Frames { first_seq, inputs: vec![WireInput([0, 0, 0]); n] }
     }
 
     #[test]
     fn records_snapshots_and_restores() {
         let mut engine = Engine::new();
-        let (replies, _) = run(&mut engine, Command::Load { rom: tiny_rom(), checkpoint_every: 4 });
+        let (replies, _) = run(&mut engine, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 4 });
         assert!(matches!(replies[0], Reply::Loaded { record, .. } if record.frame == 0));
         assert!(matches!(replies[1], Reply::Snapshot { seq: 0, .. }));
         let (replies, _) = run(&mut engine, frames(0, 5));
@@ -330,7 +330,7 @@ mod tests {
         else {
             panic!("a snapshot after frame 3: {replies:?}")
         };
-        let (replies, _) = run(&mut engine, Command::Restore { seq: 4, snapshot: bytes });
+        let (replies, _) = run(&mut engine, WorkerCommand::Restore { seq: 4, snapshot: bytes });
         assert!(matches!(replies[0], Reply::Restored { seq: 4, record } if record.state_hash == state_hash));
         let (replies, _) = run(&mut engine, frames(9, 1));
         assert!(
@@ -343,10 +343,10 @@ mod tests {
         let mut clean = Engine::new();
         let mut faulty = Engine::new();
         for e in [&mut clean, &mut faulty] {
-            run(e, Command::Load { rom: tiny_rom(), checkpoint_every: 60 });
+            run(e, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60 });
             run(e, frames(0, 3));
         }
-        let (replies, _) = run(&mut faulty, Command::Inject { spec: "flip:ram:0x0010:3".into() });
+        let (replies, _) = run(&mut faulty, WorkerCommand::Inject { spec: "flip:ram:0x0010:3".into() });
         assert!(replies.is_empty(), "{replies:?}");
         let (a, _) = run(&mut clean, frames(3, 1));
         let (b, _) = run(&mut faulty, frames(3, 1));
@@ -354,9 +354,12 @@ mod tests {
             matches!(&b[0], Reply::FaultFired { seq: 3, spec, refused: None } if spec.starts_with("flip:ram:0x0010:3@"))
         );
         assert_ne!(a.last(), b.last());
-        let (replies, _) = run(&mut faulty, Command::Inject { spec: "flip:nope:1:1".into() });
+        let (replies, _) = run(&mut faulty, WorkerCommand::Inject { spec: "flip:nope:1:1".into() });
         assert!(matches!(&replies[0], Reply::Error { message } if message.contains("no section")));
-        assert_eq!(run(&mut faulty, Command::Stall { millis: 5 }).1, Flow::Stall(Duration::from_millis(5)));
-        assert_eq!(run(&mut faulty, Command::Shutdown).1, Flow::Shutdown);
+        assert_eq!(
+            run(&mut faulty, WorkerCommand::Stall { millis: 5 }).1,
+            Flow::Stall(Duration::from_millis(5))
+        );
+        assert_eq!(run(&mut faulty, WorkerCommand::Shutdown).1, Flow::Shutdown);
     }
 }

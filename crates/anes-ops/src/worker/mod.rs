@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 pub use process::ProcessWorker;
 pub use thread::ThreadWorker;
 
-use protocol::{Command, Reply};
+use protocol::{Reply, WorkerCommand};
 
 /// One of the pipeline's two workers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -114,7 +114,7 @@ pub struct WorkerLauncher {
 /// A running worker, whichever kind.
 pub trait WorkerHandle: Send + fmt::Debug {
     /// Queues a command; never blocks on the worker.
-    fn send(&mut self, command: Command);
+    fn send(&mut self, command: WorkerCommand);
     /// Stops the worker for good and waits until it has (isolation). Idempotent.
     fn stop(&mut self);
     /// Makes the worker die abruptly, as a crash would (a drill).
@@ -143,7 +143,7 @@ impl WorkerLauncher {
                 Box::new(ProcessWorker::spawn(&program, worker, incarnation, events)?)
             }
         };
-        handle.send(Command::Load { rom: rom.to_vec(), checkpoint_every });
+        handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every });
         Ok(handle)
     }
 }

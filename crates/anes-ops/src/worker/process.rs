@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::Sender;
 
 use super::protocol::{
-    Command, PROTOCOL_VERSION, Reply, decode_reply, encode_command, read_frame, read_hello_frame,
+    PROTOCOL_VERSION, Reply, WorkerCommand, decode_reply, encode_command, read_frame, read_hello_frame,
 };
 use super::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
 
@@ -18,7 +18,7 @@ use super::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
 #[derive(Debug)]
 pub struct ProcessWorker {
     child: Arc<Mutex<Child>>,
-    commands: Option<Sender<Command>>,
+    commands: Option<Sender<WorkerCommand>>,
     writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
 }
@@ -41,7 +41,7 @@ impl ProcessWorker {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let child = Arc::new(Mutex::new(child));
-        let (tx, rx) = crossbeam_channel::unbounded::<Command>();
+        let (tx, rx) = crossbeam_channel::unbounded::<WorkerCommand>();
         let writer = std::thread::Builder::new()
             .name(format!("worker-{worker}-{incarnation}-stdin"))
             .spawn(move || write_commands(&rx, stdin))?;
@@ -64,7 +64,7 @@ impl ProcessWorker {
     }
 }
 
-fn write_commands(commands: &crossbeam_channel::Receiver<Command>, stdin: ChildStdin) {
+fn write_commands(commands: &crossbeam_channel::Receiver<WorkerCommand>, stdin: ChildStdin) {
     let mut out = BufWriter::new(stdin);
     let mut buf = Vec::new();
     while let Ok(command) = commands.recv() {
@@ -120,7 +120,7 @@ fn read_replies<R: std::io::Read>(mut stdout: BufReader<R>, out: &mut ReplyBatch
 }
 
 impl WorkerHandle for ProcessWorker {
-    fn send(&mut self, command: Command) {
+    fn send(&mut self, command: WorkerCommand) {
         if let Some(tx) = &self.commands {
             let _ = tx.send(command);
         }

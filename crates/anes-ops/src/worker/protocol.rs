@@ -2,16 +2,16 @@
 //! stdin and stdout. Versioned, so a later build (or a canary of another build) can be driven by it.
 //!
 //! The child speaks first: [`Reply::Hello`] names the protocol version and the build (crate version,
-//! git commit if the build saw one, [`EMULATION_EPOCH`]). The parent then sends [`Command::Load`] with
+//! git commit if the build saw one, [`EMULATION_EPOCH`]). The parent then sends [`WorkerCommand::Load`] with
 //! the ROM; the child answers [`Reply::Loaded`] with the ROM identity and its power-on record. After
-//! that, every [`Command::Frames`] batch is answered by one [`Reply::Record`] per frame (frame, CPU
+//! that, every [`WorkerCommand::Frames`] batch is answered by one [`Reply::Record`] per frame (frame, CPU
 //! cycle, PPU scanline/dot, state hash), in order, and a [`Reply::Snapshot`] after every frame that
 //! completes a checkpoint interval. Commands are handled strictly in order, so every reply to a command
 //! comes after every reply to the commands before it.
 //!
 //! Inspection (what `anes canary` uses to localize a difference between two builds, instruction by
-//! instruction, through the lockstep runner): [`Command::BeginFrame`], [`Command::StepInstruction`],
-//! [`Command::Probe`], [`Command::Record`], [`Command::Disassemble`] and [`Command::Picture`] each get
+//! instruction, through the lockstep runner): [`WorkerCommand::BeginFrame`], [`WorkerCommand::StepInstruction`],
+//! [`WorkerCommand::Probe`], [`WorkerCommand::Record`], [`WorkerCommand::Disassemble`] and [`WorkerCommand::Picture`] each get
 //! exactly one reply, so a parent can drive a child as if it were a machine of its own
 //! (`anes_ops::canary::RemoteMachine`).
 //!
@@ -54,10 +54,10 @@ pub const MAX_FRAME_LEN: usize = 16 << 20;
 /// being kept.
 pub const MAX_JSON_LINE_LEN: usize = 2 * MAX_FRAME_LEN + (64 << 10);
 
-/// Most frames in one [`Command::Frames`] batch.
+/// Most frames in one [`WorkerCommand::Frames`] batch.
 pub const MAX_BATCH_FRAMES: usize = 1 << 16;
 
-/// Longest [`Command::Stall`]: one hour, as the service's drill endpoint allows.
+/// Longest [`WorkerCommand::Stall`]: one hour, as the service's drill endpoint allows.
 pub const MAX_STALL_MILLIS: u32 = 3_600_000;
 
 /// Bytes of the checksum after each binary frame.
@@ -189,8 +189,8 @@ impl From<WireProbe> for anes_lockstep::Probe {
 /// Parent to child.
 ///
 /// ```
-/// use anes_ops::worker::protocol::{Command, WireInput, decode_command, encode_command, read_frame};
-/// let command = Command::Frames { first_seq: 0, inputs: vec![WireInput([0x08, 0, 0])] };
+/// use anes_ops::worker::protocol::{WorkerCommand, WireInput, decode_command, encode_command, read_frame};
+/// let command = WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0x08, 0, 0])] };
 /// let mut bytes = Vec::new();
 /// encode_command(&command, &mut bytes);
 /// let mut frame = Vec::new();
@@ -200,7 +200,7 @@ impl From<WireProbe> for anes_lockstep::Probe {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Command {
+pub enum WorkerCommand {
     /// Power a console on with this iNES ROM; send a snapshot after every frame whose sequence number
     /// plus one is a multiple of `checkpoint_every` (and one of the power-on state).
     Load {
@@ -249,7 +249,7 @@ pub enum Command {
         input: WireInput,
     },
     /// Inspection: run one instruction. Answered by [`Reply::Stepped`]; an instruction that completes
-    /// the frame advances the sequence number a later [`Command::Frames`] must start from.
+    /// the frame advances the sequence number a later [`WorkerCommand::Frames`] must start from.
     StepInstruction,
     /// Inspection: where the machine is. Answered by [`Reply::Probe`].
     Probe,
@@ -320,26 +320,26 @@ pub enum Reply {
         /// What was wrong.
         message: String,
     },
-    /// Answer to [`Command::Probe`] and [`Command::BeginFrame`].
+    /// Answer to [`WorkerCommand::Probe`] and [`WorkerCommand::BeginFrame`].
     Probe {
         /// Where the machine is.
         probe: WireProbe,
     },
-    /// Answer to [`Command::StepInstruction`].
+    /// Answer to [`WorkerCommand::StepInstruction`].
     Stepped {
         /// True when the instruction completed the frame.
         done: bool,
         /// Where the machine is after it.
         probe: WireProbe,
     },
-    /// Answer to [`Command::Disassemble`].
+    /// Answer to [`WorkerCommand::Disassemble`].
     Disassembly {
         /// The opcode byte at the program counter.
         opcode: u8,
         /// The instruction in the trace's notation (`LDA $0342 = 17`).
         text: String,
     },
-    /// Answer to [`Command::Picture`].
+    /// Answer to [`WorkerCommand::Picture`].
     Picture {
         /// Width in pixels.
         width: u32,
@@ -475,15 +475,15 @@ mod tag {
 /// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07; `BeginFrame` 0x08:
 /// `[port1, port2, command]`; `StepInstruction` 0x09; `Probe` 0x0A; `Record` 0x0B; `Disassemble` 0x0C;
 /// `Picture` 0x0D.
-pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
+pub fn encode_command(command: &WorkerCommand, out: &mut Vec<u8>) {
     let start = begin_frame(out);
     match command {
-        Command::Load { rom, checkpoint_every } => {
+        WorkerCommand::Load { rom, checkpoint_every } => {
             out.push(tag::LOAD);
             out.extend_from_slice(&checkpoint_every.to_le_bytes());
             put_bytes(out, rom);
         }
-        Command::Frames { first_seq, inputs } => {
+        WorkerCommand::Frames { first_seq, inputs } => {
             out.push(tag::FRAMES);
             out.extend_from_slice(&first_seq.to_le_bytes());
             out.extend_from_slice(&(inputs.len() as u32).to_le_bytes());
@@ -491,30 +491,30 @@ pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
                 out.extend_from_slice(&input.0);
             }
         }
-        Command::Restore { seq, snapshot } => {
+        WorkerCommand::Restore { seq, snapshot } => {
             out.push(tag::RESTORE);
             out.extend_from_slice(&seq.to_le_bytes());
             put_bytes(out, snapshot);
         }
-        Command::Snapshot => out.push(tag::SNAPSHOT_REQUEST),
-        Command::Inject { spec } => {
+        WorkerCommand::Snapshot => out.push(tag::SNAPSHOT_REQUEST),
+        WorkerCommand::Inject { spec } => {
             out.push(tag::INJECT);
             put_bytes(out, spec.as_bytes());
         }
-        Command::Stall { millis } => {
+        WorkerCommand::Stall { millis } => {
             out.push(tag::STALL);
             out.extend_from_slice(&millis.to_le_bytes());
         }
-        Command::Shutdown => out.push(tag::SHUTDOWN),
-        Command::BeginFrame { input } => {
+        WorkerCommand::Shutdown => out.push(tag::SHUTDOWN),
+        WorkerCommand::BeginFrame { input } => {
             out.push(tag::BEGIN_FRAME);
             out.extend_from_slice(&input.0);
         }
-        Command::StepInstruction => out.push(tag::STEP_INSTRUCTION),
-        Command::Probe => out.push(tag::PROBE_REQUEST),
-        Command::Record => out.push(tag::RECORD_REQUEST),
-        Command::Disassemble => out.push(tag::DISASSEMBLE),
-        Command::Picture => out.push(tag::PICTURE_REQUEST),
+        WorkerCommand::StepInstruction => out.push(tag::STEP_INSTRUCTION),
+        WorkerCommand::Probe => out.push(tag::PROBE_REQUEST),
+        WorkerCommand::Record => out.push(tag::RECORD_REQUEST),
+        WorkerCommand::Disassemble => out.push(tag::DISASSEMBLE),
+        WorkerCommand::Picture => out.push(tag::PICTURE_REQUEST),
     }
     end_frame(out, start);
 }
@@ -723,10 +723,10 @@ fn split_tag(frame: &[u8]) -> Result<(u8, &[u8]), ProtocolError> {
 }
 
 /// Checks the limits every encoding shares that a message's layout does not bound already.
-fn check_limits(command: Command) -> Result<Command, ProtocolError> {
+fn check_limits(command: WorkerCommand) -> Result<WorkerCommand, ProtocolError> {
     match &command {
-        Command::Frames { inputs, .. } => check_batch_len(inputs.len())?,
-        Command::Stall { millis } if *millis > MAX_STALL_MILLIS => {
+        WorkerCommand::Frames { inputs, .. } => check_batch_len(inputs.len())?,
+        WorkerCommand::Stall { millis } if *millis > MAX_STALL_MILLIS => {
             return Err(ProtocolError::BadField {
                 message: "stall",
                 field: "millis",
@@ -751,11 +751,11 @@ fn check_batch_len(count: usize) -> Result<(), ProtocolError> {
 
 /// Decodes a binary frame's contents (tag and payload, without the length prefix and checksum) as a
 /// command, within the protocol's limits.
-pub fn decode_command(frame: &[u8]) -> Result<Command, ProtocolError> {
+pub fn decode_command(frame: &[u8]) -> Result<WorkerCommand, ProtocolError> {
     decode_command_unchecked(frame).and_then(check_limits)
 }
 
-fn decode_command_unchecked(frame: &[u8]) -> Result<Command, ProtocolError> {
+fn decode_command_unchecked(frame: &[u8]) -> Result<WorkerCommand, ProtocolError> {
     let (tag, payload) = split_tag(frame)?;
     let fields = |message| Fields { message, rest: payload };
     match tag {
@@ -763,7 +763,7 @@ fn decode_command_unchecked(frame: &[u8]) -> Result<Command, ProtocolError> {
             let mut f = fields("load");
             let checkpoint_every = f.u64("checkpoint_every")?;
             let rom = f.bytes("rom")?.to_vec();
-            f.finish(Command::Load { rom, checkpoint_every })
+            f.finish(WorkerCommand::Load { rom, checkpoint_every })
         }
         tag::FRAMES => {
             let mut f = fields("frames");
@@ -773,36 +773,36 @@ fn decode_command_unchecked(frame: &[u8]) -> Result<Command, ProtocolError> {
             check_batch_len(count)?;
             let body = f.take(count.saturating_mul(3), "inputs")?;
             let inputs = body.chunks_exact(3).map(|c| WireInput([c[0], c[1], c[2]])).collect();
-            f.finish(Command::Frames { first_seq, inputs })
+            f.finish(WorkerCommand::Frames { first_seq, inputs })
         }
         tag::RESTORE => {
             let mut f = fields("restore");
             let seq = f.u64("seq")?;
             let snapshot = f.bytes("snapshot")?.to_vec();
-            f.finish(Command::Restore { seq, snapshot })
+            f.finish(WorkerCommand::Restore { seq, snapshot })
         }
-        tag::SNAPSHOT_REQUEST => fields("snapshot").finish(Command::Snapshot),
+        tag::SNAPSHOT_REQUEST => fields("snapshot").finish(WorkerCommand::Snapshot),
         tag::INJECT => {
             let mut f = fields("inject");
             let spec = f.string("spec")?;
-            f.finish(Command::Inject { spec })
+            f.finish(WorkerCommand::Inject { spec })
         }
         tag::STALL => {
             let mut f = fields("stall");
             let millis = f.u32("millis")?;
-            f.finish(Command::Stall { millis })
+            f.finish(WorkerCommand::Stall { millis })
         }
-        tag::SHUTDOWN => fields("shutdown").finish(Command::Shutdown),
+        tag::SHUTDOWN => fields("shutdown").finish(WorkerCommand::Shutdown),
         tag::BEGIN_FRAME => {
             let mut f = fields("begin_frame");
             let input = WireInput(f.array("input")?);
-            f.finish(Command::BeginFrame { input })
+            f.finish(WorkerCommand::BeginFrame { input })
         }
-        tag::STEP_INSTRUCTION => fields("step_instruction").finish(Command::StepInstruction),
-        tag::PROBE_REQUEST => fields("probe").finish(Command::Probe),
-        tag::RECORD_REQUEST => fields("record").finish(Command::Record),
-        tag::DISASSEMBLE => fields("disassemble").finish(Command::Disassemble),
-        tag::PICTURE_REQUEST => fields("picture").finish(Command::Picture),
+        tag::STEP_INSTRUCTION => fields("step_instruction").finish(WorkerCommand::StepInstruction),
+        tag::PROBE_REQUEST => fields("probe").finish(WorkerCommand::Probe),
+        tag::RECORD_REQUEST => fields("record").finish(WorkerCommand::Record),
+        tag::DISASSEMBLE => fields("disassemble").finish(WorkerCommand::Disassemble),
+        tag::PICTURE_REQUEST => fields("picture").finish(WorkerCommand::Picture),
         other => Err(ProtocolError::UnknownTag(other)),
     }
 }
@@ -1026,7 +1026,7 @@ pub fn read_line(reader: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> Resu
 }
 
 /// Parses one JSON line as a command, within the protocol's limits.
-pub fn command_from_json(line: &str) -> Result<Command, ProtocolError> {
+pub fn command_from_json(line: &str) -> Result<WorkerCommand, ProtocolError> {
     serde_json::from_str(line).map_err(|e| ProtocolError::Json(e.to_string())).and_then(check_limits)
 }
 
@@ -1040,7 +1040,7 @@ mod hex_bytes {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::to_hex(bytes))
+        s.serialize_str(&anes_core::hex::to_hex(bytes))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
@@ -1053,7 +1053,7 @@ mod hex32 {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(bytes: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&super::to_hex(bytes))
+        s.serialize_str(&anes_core::hex::to_hex(bytes))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
@@ -1063,17 +1063,6 @@ mod hex32 {
             serde::de::Error::custom(format!("expected 32 bytes (64 hex digits), found {}", b.len()))
         })
     }
-}
-
-/// Lowercase hex of `bytes`.
-pub fn to_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(HEX[usize::from(b >> 4)] as char);
-        out.push(HEX[usize::from(b & 15)] as char);
-    }
-    out
 }
 
 /// Bytes of a hex string (either case).
@@ -1106,21 +1095,21 @@ mod tests {
         WireRecord { frame: 7, cpu_cycle: 208_000, scanline: 241, dot: 3, state_hash: [0xAB; 32] }
     }
 
-    fn all_commands() -> Vec<Command> {
+    fn all_commands() -> Vec<WorkerCommand> {
         vec![
-            Command::Load { rom: vec![1, 2, 3], checkpoint_every: 60 },
-            Command::Frames { first_seq: 9, inputs: vec![WireInput([1, 2, 0]), WireInput([0, 0, 1])] },
-            Command::Restore { seq: 60, snapshot: vec![9; 10] },
-            Command::Snapshot,
-            Command::Inject { spec: "flip:ram:0x0010:3".into() },
-            Command::Stall { millis: 1500 },
-            Command::Shutdown,
-            Command::BeginFrame { input: WireInput([0x80, 0x01, 2]) },
-            Command::StepInstruction,
-            Command::Probe,
-            Command::Record,
-            Command::Disassemble,
-            Command::Picture,
+            WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60 },
+            WorkerCommand::Frames { first_seq: 9, inputs: vec![WireInput([1, 2, 0]), WireInput([0, 0, 1])] },
+            WorkerCommand::Restore { seq: 60, snapshot: vec![9; 10] },
+            WorkerCommand::Snapshot,
+            WorkerCommand::Inject { spec: "flip:ram:0x0010:3".into() },
+            WorkerCommand::Stall { millis: 1500 },
+            WorkerCommand::Shutdown,
+            WorkerCommand::BeginFrame { input: WireInput([0x80, 0x01, 2]) },
+            WorkerCommand::StepInstruction,
+            WorkerCommand::Probe,
+            WorkerCommand::Record,
+            WorkerCommand::Disassemble,
+            WorkerCommand::Picture,
         ]
     }
 
@@ -1276,8 +1265,8 @@ mod tests {
     #[test]
     fn both_encodings_refuse_what_exceeds_the_limits() {
         let too_many =
-            Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); MAX_BATCH_FRAMES + 1] };
-        let too_long = Command::Stall { millis: MAX_STALL_MILLIS + 1 };
+            WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); MAX_BATCH_FRAMES + 1] };
+        let too_long = WorkerCommand::Stall { millis: MAX_STALL_MILLIS + 1 };
         for (command, field) in [(too_many, "count"), (too_long, "millis")] {
             let mut bytes = Vec::new();
             encode_command(&command, &mut bytes);
@@ -1288,7 +1277,7 @@ mod tests {
             assert!(matches!(&binary, ProtocolError::BadField { field: f, .. } if *f == field), "{binary}");
             assert_eq!(binary, json);
         }
-        let at_limit = Command::Stall { millis: MAX_STALL_MILLIS };
+        let at_limit = WorkerCommand::Stall { millis: MAX_STALL_MILLIS };
         assert_eq!(command_from_json(&serde_json::to_string(&at_limit).unwrap()).unwrap(), at_limit);
     }
 

@@ -14,8 +14,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::engine::{Engine, Flow};
 use super::protocol::{
-    BuildInfo, Command, Encoding, PROTOCOL_VERSION, ProtocolError, Reply, command_from_json, decode_command,
-    encode_reply, read_frame, read_line,
+    BuildInfo, Encoding, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand, command_from_json,
+    decode_command, encode_reply, read_frame, read_line,
 };
 
 /// Read-ahead of the input: large enough that a long JSON line is read in few calls.
@@ -25,7 +25,7 @@ const INPUT_BUFFER_LEN: usize = 64 << 10;
 #[derive(Debug)]
 enum Incoming {
     /// A command, or why one complete message is not a command (the stream goes on after it).
-    Command(Result<Command, ProtocolError>),
+    WorkerCommand(Result<WorkerCommand, ProtocolError>),
     /// The input ended: cleanly (`None`) or in a way the stream cannot go on after.
     End(Option<ProtocolError>),
 }
@@ -52,8 +52,8 @@ pub fn serve(
             None => commands.recv().unwrap_or(Incoming::End(None)),
         };
         let command = match incoming {
-            Incoming::Command(Ok(command)) => command,
-            Incoming::Command(Err(e)) => {
+            Incoming::WorkerCommand(Ok(command)) => command,
+            Incoming::WorkerCommand(Err(e)) => {
                 out.write(&Reply::Error { message: format!("unreadable command: {e}") })?;
                 out.flush()?;
                 continue;
@@ -123,18 +123,18 @@ fn spawn_reader(
         loop {
             let incoming = match encoding {
                 Encoding::Binary => match read_frame(&mut input, &mut frame) {
-                    Ok(true) => Incoming::Command(decode_command(&frame)),
+                    Ok(true) => Incoming::WorkerCommand(decode_command(&frame)),
                     Ok(false) => Incoming::End(None),
                     Err(e) => Incoming::End(Some(e)),
                 },
                 Encoding::JsonLines => match read_line(&mut input, &mut frame) {
                     Ok(true) if frame.iter().all(u8::is_ascii_whitespace) => continue,
-                    Ok(true) => Incoming::Command(match std::str::from_utf8(&frame) {
+                    Ok(true) => Incoming::WorkerCommand(match std::str::from_utf8(&frame) {
                         Ok(line) => command_from_json(line),
                         Err(e) => Err(ProtocolError::Json(format!("not UTF-8: {e}"))),
                     }),
                     Ok(false) => Incoming::End(None),
-                    Err(e @ ProtocolError::LineTooLong { .. }) => Incoming::Command(Err(e)),
+                    Err(e @ ProtocolError::LineTooLong { .. }) => Incoming::WorkerCommand(Err(e)),
                     Err(e) => Incoming::End(Some(e)),
                 },
             };
@@ -199,10 +199,13 @@ mod tests {
     #[test]
     fn a_binary_session() {
         let mut input = Vec::new();
-        encode_command(&Command::Load { rom: tiny_rom(), checkpoint_every: 2 }, &mut input);
-        encode_command(&Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] }, &mut input);
-        encode_command(&Command::Stall { millis: MAX_STALL_MILLIS + 1 }, &mut input);
-        encode_command(&Command::Shutdown, &mut input);
+        encode_command(&WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2 }, &mut input);
+        encode_command(
+            &WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] },
+            &mut input,
+        );
+        encode_command(&WorkerCommand::Stall { millis: MAX_STALL_MILLIS + 1 }, &mut input);
+        encode_command(&WorkerCommand::Shutdown, &mut input);
         let mut output = Vec::new();
         serve(Encoding::Binary, std::io::Cursor::new(input), &mut output).unwrap();
         let replies = binary_replies(&output);
@@ -238,10 +241,10 @@ mod tests {
     #[test]
     fn a_damaged_binary_frame_ends_the_session_with_a_reason() {
         let mut input = Vec::new();
-        encode_command(&Command::Probe, &mut input);
+        encode_command(&WorkerCommand::Probe, &mut input);
         let last = input.len() - 1;
         input[last] ^= 0x10;
-        encode_command(&Command::Probe, &mut input);
+        encode_command(&WorkerCommand::Probe, &mut input);
         let mut output = Vec::new();
         let err = serve(Encoding::Binary, std::io::Cursor::new(input), &mut output).unwrap_err();
         assert!(matches!(err, ProtocolError::ChecksumMismatch { .. }), "{err}");
@@ -256,7 +259,7 @@ mod tests {
             let input = match encoding {
                 Encoding::Binary => {
                     let mut bytes = Vec::new();
-                    encode_command(&Command::Stall { millis: MAX_STALL_MILLIS }, &mut bytes);
+                    encode_command(&WorkerCommand::Stall { millis: MAX_STALL_MILLIS }, &mut bytes);
                     bytes
                 }
                 Encoding::JsonLines => {
@@ -272,8 +275,8 @@ mod tests {
     #[test]
     fn a_command_sent_during_a_stall_is_answered_after_it() {
         let mut input = Vec::new();
-        encode_command(&Command::Stall { millis: 300 }, &mut input);
-        encode_command(&Command::Probe, &mut input);
+        encode_command(&WorkerCommand::Stall { millis: 300 }, &mut input);
+        encode_command(&WorkerCommand::Probe, &mut input);
         let mut output = Vec::new();
         let started = Instant::now();
         serve(Encoding::Binary, std::io::Cursor::new(input), &mut output).unwrap();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::engine::{Engine, Flow};
-use super::protocol::{BuildInfo, Command, PROTOCOL_VERSION, Reply};
+use super::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
 use super::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
 
 const RUNNING: u8 = 0;
@@ -21,7 +21,7 @@ const STALL_POLL: Duration = Duration::from_millis(20);
 /// A worker thread running an [`Engine`].
 #[derive(Debug)]
 pub struct ThreadWorker {
-    commands: Option<Sender<Command>>,
+    commands: Option<Sender<WorkerCommand>>,
     state: Arc<AtomicU8>,
     thread: Option<JoinHandle<()>>,
 }
@@ -43,7 +43,7 @@ impl ThreadWorker {
     }
 }
 
-fn run(commands: Receiver<Command>, state: &AtomicU8, mut out: ReplyBatcher) {
+fn run(commands: Receiver<WorkerCommand>, state: &AtomicU8, mut out: ReplyBatcher) {
     out.push(Reply::Hello { protocol_version: PROTOCOL_VERSION, build: BuildInfo::current() });
     out.flush();
     let mut engine = Engine::new();
@@ -90,7 +90,7 @@ fn stop_reason(state: &AtomicU8) -> String {
 }
 
 impl WorkerHandle for ThreadWorker {
-    fn send(&mut self, command: Command) {
+    fn send(&mut self, command: WorkerCommand) {
         if let Some(tx) = &self.commands {
             let _ = tx.send(command);
         }
@@ -131,8 +131,8 @@ mod tests {
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut worker = ThreadWorker::spawn(WorkerId::B, 7, tx.clone()).unwrap();
         assert!(matches!(next(&rx), WorkerOutput::Replies(r) if matches!(r[0], Reply::Hello { .. })));
-        worker.send(Command::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
-        worker.send(Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] });
+        worker.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+        worker.send(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] });
         let mut records = 0;
         while records < 3 {
             if let WorkerOutput::Replies(replies) = next(&rx) {
@@ -144,7 +144,7 @@ mod tests {
 
         let mut stalled = ThreadWorker::spawn(WorkerId::A, 8, tx).unwrap();
         let _hello = next(&rx);
-        stalled.send(Command::Stall { millis: 600_000 });
+        stalled.send(WorkerCommand::Stall { millis: 600_000 });
         std::thread::sleep(Duration::from_millis(50));
         let started = Instant::now();
         stalled.stop();

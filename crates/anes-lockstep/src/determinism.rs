@@ -22,7 +22,7 @@ const FIELDS_LISTED: usize = 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Deterministic {
-    /// Frames verified.
+    /// Frames both machines ran and agreed on, from power-on.
     pub frames: u64,
     /// The state hash both machines had at the end of the last frame.
     pub state_hash: StateHash,

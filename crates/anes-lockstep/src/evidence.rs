@@ -119,9 +119,9 @@ pub struct Report {
     pub dot: u32,
     /// Program counter of the instruction.
     pub pc: Option<u64>,
-    /// Its opcode.
+    /// The first divergent instruction's opcode byte.
     pub opcode: Option<u8>,
-    /// Its disassembly.
+    /// The first divergent instruction as the machine disassembles it (`LDA $0342 = 17`).
     pub instruction: Option<String>,
     /// Every differing field, grouped by section, with the last write to it in each machine.
     pub fields: Vec<FieldDiff>,
@@ -161,7 +161,7 @@ pub enum BundleError {
     /// A picture could not be encoded.
     #[error("{}: cannot encode the picture", path.display())]
     Png {
-        /// The file.
+        /// The bundle file that could not be written.
         path: PathBuf,
         /// What the encoder said.
         source: png::EncodingError,

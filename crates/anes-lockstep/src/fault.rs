@@ -82,13 +82,13 @@ pub enum FaultSpecError {
     /// No `@` separating the fault from when it fires.
     #[error("fault spec {spec:?} has no `@`: write KIND:ARGS@WHEN, e.g. flip:ram:0x0342:3@1234567")]
     MissingAt {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
     },
     /// The kind before the first `:` is not one of `flip`, `stall`, `input`.
     #[error("fault spec {spec:?}: unknown kind {kind:?} (expected flip, stall or input)")]
     UnknownKind {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
         /// The kind found.
         kind: String,
@@ -96,9 +96,9 @@ pub enum FaultSpecError {
     /// Wrong number of `:`-separated arguments for the kind.
     #[error("fault spec {spec:?}: {kind} takes {expected}")]
     WrongArguments {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
-        /// The kind.
+        /// The fault kind whose arguments were wrong (`flip`, `stall`, `input`).
         kind: &'static str,
         /// The expected shape.
         expected: &'static str,
@@ -106,9 +106,9 @@ pub enum FaultSpecError {
     /// A number that does not parse.
     #[error("fault spec {spec:?}: {field} {found:?} is not a number (decimal or 0x hex)")]
     BadNumber {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
-        /// Which field.
+        /// The argument's name in the spec's grammar (`offset`, `bit`, `port`, `cycle`...).
         field: &'static str,
         /// The text found.
         found: String,
@@ -118,7 +118,7 @@ pub enum FaultSpecError {
         "fault spec {spec:?}: a stall of {cycles} cycles is out of range: 1 to {max} (one frame of CPU cycles)"
     )]
     StallOutOfRange {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
         /// The cycles asked for.
         cycles: u64,
@@ -128,11 +128,11 @@ pub enum FaultSpecError {
     /// A number outside its range.
     #[error("fault spec {spec:?}: {field} {value} is out of range ({range})")]
     OutOfRange {
-        /// The spec.
+        /// The whole spec as given, e.g. `flip:ram:0x0342:3@1234567`.
         spec: String,
-        /// Which field.
+        /// The argument's name in the spec's grammar (`offset`, `bit`, `port`, `cycle`...).
         field: &'static str,
-        /// The value.
+        /// The number as parsed.
         value: u64,
         /// The allowed range.
         range: &'static str,
@@ -246,7 +246,7 @@ pub struct FaultPlan {
 }
 
 impl FaultPlan {
-    /// No faults.
+    /// A plan that injects nothing (the default).
     pub fn new() -> FaultPlan {
         FaultPlan::default()
     }

@@ -90,7 +90,7 @@ pub enum LocalizeError {
     /// divergence does not reproduce (a nondeterministic machine, or state outside the snapshot).
     #[error("replaying from frame {from} to the end of frame {to} reproduced no divergence")]
     NotReproduced {
-        /// Checkpoint frame.
+        /// The frame of the verified checkpoint the replay started from.
         from: u64,
         /// The frame the divergence was seen in.
         to: u64,

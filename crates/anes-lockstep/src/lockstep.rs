@@ -324,7 +324,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         Arc::clone(&self.cmp.status)
     }
 
-    /// The configuration.
+    /// The configuration the runner was built with (sync granularity, checkpoints, threading...).
     pub fn config(&self) -> &LockstepConfig {
         &self.config
     }

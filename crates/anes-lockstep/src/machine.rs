@@ -243,7 +243,7 @@ impl NesMachine {
         Ok(NesMachine::new(Nes::new(Cartridge::from_ines(rom)?, config)))
     }
 
-    /// The console.
+    /// The wrapped console, for reads that go past the `Machine` trait.
     pub fn nes(&self) -> &Nes {
         &self.nes
     }

@@ -71,7 +71,7 @@ pub enum FaultPlanError {
     /// The flip names a section the machine does not have.
     #[error("fault {spec}: machine B has no section {section:?} (it has: {available})")]
     UnknownSection {
-        /// The fault.
+        /// The fault as its spec text.
         spec: String,
         /// Section asked for.
         section: String,
@@ -82,7 +82,7 @@ pub enum FaultPlanError {
     /// (or of no cycles).
     #[error("fault {spec}: a stall of {cycles} cycles is out of range: 1 to {max} (one frame of CPU cycles)")]
     StallOutOfRange {
-        /// The fault.
+        /// The fault as its spec text.
         spec: String,
         /// The cycles asked for.
         cycles: u32,
@@ -92,13 +92,13 @@ pub enum FaultPlanError {
     /// The flip's offset is past the end of its section.
     #[error("fault {spec}: offset {offset:#x} is outside section {section} ({len} bytes)")]
     OffsetOutOfRange {
-        /// The fault.
+        /// The fault as its spec text.
         spec: String,
-        /// Section name.
+        /// The section the flip targets.
         section: String,
         /// Offset asked for.
         offset: usize,
-        /// Section length.
+        /// Machine B's length of that section, in bytes.
         len: usize,
     },
 }

@@ -2,21 +2,21 @@
 
 /// Button bits in the order the controller shifts them out (A first).
 pub mod buttons {
-    /// A.
+    /// The A button: the first bit $4016/$4017 shift out.
     pub const A: u8 = 0x01;
-    /// B.
+    /// The B button: the second bit read.
     pub const B: u8 = 0x02;
-    /// Select.
+    /// Select: the third bit read.
     pub const SELECT: u8 = 0x04;
-    /// Start.
+    /// Start: the fourth bit read.
     pub const START: u8 = 0x08;
-    /// Up.
+    /// Up on the D-pad: the fifth bit read.
     pub const UP: u8 = 0x10;
-    /// Down.
+    /// Down on the D-pad: the sixth bit read.
     pub const DOWN: u8 = 0x20;
-    /// Left.
+    /// Left on the D-pad: the seventh bit read.
     pub const LEFT: u8 = 0x40;
-    /// Right.
+    /// Right on the D-pad: the eighth bit read.
     pub const RIGHT: u8 = 0x80;
 }
 

@@ -61,7 +61,7 @@ pub enum PaletteError {
     Io {
         /// The file.
         path: String,
-        /// Why.
+        /// The operating system's error.
         source: std::io::Error,
     },
 }

@@ -64,21 +64,21 @@ pub const DEVICE_ID_JOYPAD_MASK: c_uint = 256;
 /// `RETRO_DEVICE_ID_JOYPAD_*`, in the numbering of `libretro.h`.
 pub mod joypad {
     use std::ffi::c_uint;
-    /// B.
+    /// `RETRO_DEVICE_ID_JOYPAD_B`.
     pub const B: c_uint = 0;
-    /// Select.
+    /// `RETRO_DEVICE_ID_JOYPAD_SELECT`.
     pub const SELECT: c_uint = 2;
-    /// Start.
+    /// `RETRO_DEVICE_ID_JOYPAD_START`.
     pub const START: c_uint = 3;
-    /// Up.
+    /// `RETRO_DEVICE_ID_JOYPAD_UP`.
     pub const UP: c_uint = 4;
-    /// Down.
+    /// `RETRO_DEVICE_ID_JOYPAD_DOWN`.
     pub const DOWN: c_uint = 5;
-    /// Left.
+    /// `RETRO_DEVICE_ID_JOYPAD_LEFT`.
     pub const LEFT: c_uint = 6;
-    /// Right.
+    /// `RETRO_DEVICE_ID_JOYPAD_RIGHT`.
     pub const RIGHT: c_uint = 7;
-    /// A.
+    /// `RETRO_DEVICE_ID_JOYPAD_A`.
     pub const A: c_uint = 8;
 }
 
@@ -173,7 +173,7 @@ pub struct SystemTiming {
 pub struct SystemAvInfo {
     /// Picture geometry.
     pub geometry: GameGeometry,
-    /// Timing.
+    /// Frame rate and audio sample rate.
     pub timing: SystemTiming,
 }
 
@@ -187,7 +187,7 @@ pub struct GameInfo {
     pub data: *const c_void,
     /// Their size.
     pub size: usize,
-    /// Metadata.
+    /// Frontend-specific metadata (unused here).
     pub meta: *const c_char,
 }
 
@@ -195,11 +195,11 @@ pub struct GameInfo {
 #[repr(C)]
 #[derive(Debug)]
 pub struct InputDescriptor {
-    /// Port.
+    /// Controller port, from 0.
     pub port: c_uint,
-    /// Device.
+    /// `RETRO_DEVICE_*` of the controller.
     pub device: c_uint,
-    /// Index.
+    /// Sub-device index (0 for a joypad).
     pub index: c_uint,
     /// Button id.
     pub id: c_uint,
@@ -211,7 +211,7 @@ pub struct InputDescriptor {
 #[repr(C)]
 #[derive(Debug)]
 pub struct ControllerDescription {
-    /// Name.
+    /// The controller's human-readable name.
     pub desc: *const c_char,
     /// Device id.
     pub id: c_uint,
@@ -243,7 +243,7 @@ pub struct MemoryDescriptor {
     pub select: usize,
     /// Address bits ignored.
     pub disconnect: usize,
-    /// Bytes.
+    /// Length of the region in bytes.
     pub len: usize,
     /// Address space name (null: the main one).
     pub addrspace: *const c_char,
@@ -253,7 +253,7 @@ pub struct MemoryDescriptor {
 #[repr(C)]
 #[derive(Debug)]
 pub struct MemoryMap {
-    /// Descriptors.
+    /// The regions, `num_descriptors` of them.
     pub descriptors: *const MemoryDescriptor,
     /// How many.
     pub num_descriptors: c_uint,

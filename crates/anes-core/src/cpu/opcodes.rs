@@ -227,7 +227,7 @@ pub enum ExtraCycles {
 /// What an opcode is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OpcodeInfo {
-    /// Instruction.
+    /// The instruction's mnemonic (official or unofficial).
     pub mnemonic: Mnemonic,
     /// Addressing mode.
     pub mode: Mode,

@@ -30,11 +30,11 @@ pub enum FaultError {
     Impossible {
         /// Section name.
         section: &'static str,
-        /// Offset.
+        /// Byte offset of the flip within the section.
         offset: usize,
-        /// Bit.
+        /// Bit flipped within that byte, 0 the least significant.
         bit: u8,
-        /// Why.
+        /// Which rule of the state the flipped value breaks.
         why: String,
     },
 }

@@ -32,7 +32,7 @@ pub enum SnapshotError {
     Truncated {
         /// What was being read.
         what: &'static str,
-        /// Where.
+        /// Byte offset in the snapshot where the read started.
         offset: usize,
         /// Bytes needed from there.
         needed: usize,

@@ -240,7 +240,7 @@ pub enum WorkerCommand {
         /// Milliseconds, at most [`MAX_STALL_MILLIS`].
         millis: u32,
     },
-    /// Exit.
+    /// End the session: the worker sends nothing more and exits.
     Shutdown,
     /// Inspection: apply one frame's input (console command, then buttons) before the frame's first
     /// instruction. Answered by [`Reply::Probe`].
@@ -359,7 +359,7 @@ pub enum ProtocolError {
     FrameTooLong {
         /// Declared length.
         len: u64,
-        /// Limit.
+        /// The largest length this build accepts, in bytes.
         max: usize,
     },
     /// An empty frame (no tag byte).
@@ -414,7 +414,7 @@ pub enum ProtocolError {
     /// A JSON line longer than [`MAX_JSON_LINE_LEN`] (read to its end and dropped).
     #[error("JSON line of more than {max} bytes")]
     LineTooLong {
-        /// Limit.
+        /// The largest length this build accepts, in bytes.
         max: usize,
     },
     /// Reading or writing the stream failed.

@@ -27,6 +27,10 @@ stress/mmc3_a12.s       common/mmc3_small.cfg
 stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
 mmc6/mmc6.s             common/mmc3_small.cfg
+vrc/vrc4e.s             common/vrc.cfg
+vrc/vrc4c.s             common/vrc.cfg
+vrc/vrc4d.s             common/vrc.cfg
+vrc/vrc2b.s             common/vrc.cfg
 "
 build_one() {
     src=$1 cfg=$2

@@ -277,3 +277,25 @@ fn the_public_vrc2a_test_runs_the_same_lazy_and_eager() {
         assert!(lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(), "frame {frame}: pictures differ");
     }
 }
+
+#[test]
+fn every_byte_of_the_vrc4_state_feeds_the_hash() {
+    // The VRC4's registers and counter are the mapper section: flip each bit of each byte of a
+    // snapshot taken while the counter runs, and the restored machine's state hash must differ.
+    // (tests/state.rs does this for the first bundled ROMs; the VRC ROMs sort after them.)
+    let rom = vrc_rom("vrc4e");
+    let mut nes = boot(&rom);
+    for frame in random_input(3, 30).frames() {
+        nes.run_frame(frame);
+    }
+    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    assert_eq!(mapper.len(), 26, "VrcState");
+    let original = nes.state_hash();
+    for byte in 0..mapper.len() {
+        for bit in 0..8 {
+            let mut forged = nes.clone();
+            forged.flip_state_bit(anes::core::Section::Mapper, byte, bit).expect("a mapper byte");
+            assert_ne!(forged.state_hash(), original, "mapper byte {byte} bit {bit} escapes the hash");
+        }
+    }
+}

@@ -679,6 +679,75 @@ mod tests {
         }
     }
 
+    /// An iNES 1.0 image of `mapper` with `prg_16k` x 16 KiB of PRG ROM (each 8 KiB bank's bytes
+    /// all equal to its number) and `chr_8k` x 8 KiB of CHR ROM (each 1 KiB bank's bytes its number).
+    fn ines(mapper: u8, prg_16k: u8, chr_8k: u8) -> Vec<u8> {
+        let mut rom = vec![b'N', b'E', b'S', 0x1A, prg_16k, chr_8k, mapper << 4, mapper & 0xF0, 0, 0, 0, 0, 0, 0, 0, 0];
+        for bank in 0..usize::from(prg_16k) * 2 {
+            rom.extend(std::iter::repeat_n(bank as u8, 0x2000));
+        }
+        for bank in 0..usize::from(chr_8k) * 8 {
+            rom.extend(std::iter::repeat_n(bank as u8, 0x400));
+        }
+        rom
+    }
+
+    #[test]
+    fn cprom_from_ines_1_has_16_kib_of_chr_ram() {
+        let mut cart = Cartridge::from_ines(&ines(13, 2, 0)).expect("CPROM");
+        assert_eq!(cart.chr_ram().len(), 0x4000);
+        let mut ciram = [0u8; 0x800];
+        cart.cpu_write(0x8000, 3, 1); // the ROM's byte there is 0: the bus conflict ANDs to 0
+        cart.ppu_write(0x1000, 0x5A, &mut ciram);
+        assert_eq!(cart.chr_ram()[0x0000], 0x5A, "bank 0 at $1000 too");
+        let index_of_three = (0x8000..0x10000u32).find(|&a| cart.cpu_peek(a as u16, 0) & 3 == 3);
+        assert_eq!(index_of_three, Some(0xE000), "PRG bank 3 is the first holding a 3");
+        cart.cpu_write(0xE000, 3, 2);
+        cart.ppu_write(0x1001, 0xA5, &mut ciram);
+        assert_eq!(cart.chr_ram()[0x3001], 0xA5, "bank 3 at $1000");
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 0x5A, "$0000 stays on bank 0 (written through $1000)");
+        assert_eq!(cart.ppu_peek(0x1001, &ciram), 0xA5);
+    }
+
+    #[test]
+    fn mapper_185_disabled_chr_reads_the_address_low_byte() {
+        let mut cart = Cartridge::from_ines(&ines(185, 2, 1)).expect("mapper 185");
+        assert!(cart.chr_ram().is_empty(), "the open-bus page is not state");
+        let ciram = [0u8; 0x800];
+        // $FF in PRG bank 3 ($E000-$FFFF holds 3s): the bus conflict leaves 3, which enables CHR.
+        cart.cpu_write(0xE000, 0xFF, 1);
+        assert_eq!(cart.ppu_peek(0x0C05, &ciram), 3, "CHR ROM: 1 KiB bank 3");
+        cart.cpu_write(0x8000, 0xFF, 2); // PRG bank 0 holds 0s: the latch becomes 0, CHR disabled
+        for addr in [0x0000u16, 0x0C05, 0x1234, 0x1FFF] {
+            assert_eq!(cart.ppu_peek(addr, &ciram), addr as u8, "{addr:#06X}");
+        }
+    }
+
+    #[test]
+    fn low_registers_answer_below_8000() {
+        // NINA-001 (mapper 34 with 64 KiB of CHR ROM): $7FFD-$7FFF are registers, and RAM too.
+        let mut cart = Cartridge::from_ines(&ines(34, 4, 8)).expect("NINA-001");
+        let ciram = [0u8; 0x800];
+        cart.cpu_write(0x7FFD, 1, 1);
+        cart.cpu_write(0x7FFF, 9, 2);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4, "32 KiB bank 1 starts with 8 KiB bank 4");
+        assert_eq!(cart.ppu_peek(0x1000, &ciram), 36, "4 KiB bank 9 starts with 1 KiB bank 36");
+        assert_eq!(cart.cpu_peek(0x7FFD, 0), 1, "the write reached PRG RAM as well");
+        // NINA-03/06 (mapper 79): $4100 with A8 set.
+        let mut cart = Cartridge::from_ines(&ines(79, 4, 4)).expect("NINA-03");
+        cart.cpu_write(0x4000 | 0x0100, 0x0B, 1);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4);
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 24, "8 KiB bank 3");
+        cart.cpu_write(0x4200, 0x00, 2);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4, "$4200 has A8 clear: not the register");
+        // JF-11/JF-14 (mapper 140): the register at $6000, where no RAM answers.
+        let mut cart = Cartridge::from_ines(&ines(140, 4, 4)).expect("JF-11");
+        cart.cpu_write(0x6000, 0x12, 1);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4);
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 16);
+        assert_eq!(cart.cpu_peek(0x6000, 0x60), 0x60, "open bus");
+    }
+
     #[test]
     fn small_images_repeat_to_fill_whole_banks() {
         assert_eq!(&*repeat_to_multiple(&[1, 2, 3], 4), &[1, 2, 3, 1]);

@@ -1,7 +1,7 @@
-//! The boards beyond the original set, through ROMs: our ca65 VRC2/VRC4 test ROMs (`roms/vrc/`,
-//! expectations written into them from the nesdev wiki, reported in CPU RAM), and the public VRC2a
-//! CHR banking test (`../shared/boards/m22chrbankingtest/`), whose source says what its screen
-//! shows. (Every ROM under `roms/` also runs in `tests/ppu_schedule.rs` (lazy == eager),
+//! The boards beyond the original set, through ROMs: our ca65 VRC2/VRC4 test ROMs (`roms/vrc/`) and
+//! discrete-board test ROMs (`roms/discrete/`), with expectations written into them from the nesdev
+//! wiki and results reported in CPU RAM; and the public VRC2a CHR banking test
+//! (`../shared/boards/m22chrbankingtest/`), whose source says what its screen shows. (Every ROM under `roms/` also runs in `tests/ppu_schedule.rs` (lazy == eager),
 //! `tests/determinism.rs` and `tests/alloc_free.rs`.)
 
 mod support;
@@ -46,6 +46,64 @@ const VRC_ROMS: [(&str, u16, u8); 4] =
 fn vrc_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/vrc/{name}.nes"));
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// Our discrete-board ROMs (`roms/discrete/NAME.nes`) and their numbers of checks.
+const DISCRETE_ROMS: [(&str, usize); 10] = [
+    ("m013_cprom", 3),
+    ("m034_bnrom", 2),
+    ("m034_nina001", 4),
+    ("m079_nina03", 3),
+    ("m094_un1rom", 2),
+    ("m113_nina06", 3),
+    ("m140_jf11", 4),
+    ("m180_unrom", 2),
+    ("m185_cnrom", 4),
+    ("m232_quattro", 3),
+];
+
+fn discrete_rom(name: &str) -> Vec<u8> {
+    let path = repo_root().join(format!("roms/discrete/{name}.nes"));
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+/// Runs `rom` until it reports, and returns the indexes of its checks that did not pass, after
+/// checking it ran `checks` of them.
+fn discrete_failures(name: &str, rom: &[u8], checks: usize) -> Vec<usize> {
+    let mut nes = boot(rom);
+    run_checks(&mut nes);
+    assert_eq!(usize::from(nes.peek(COUNT)), checks, "{name}: number of checks");
+    (0..checks).filter(|&i| nes.peek(CODE + i as u16) != 0).collect()
+}
+
+#[test]
+fn every_discrete_board_rom_passes_its_checks() {
+    for (name, checks) in DISCRETE_ROMS {
+        let failed = discrete_failures(name, &discrete_rom(name), checks);
+        assert!(failed.is_empty(), "{name}: checks {failed:?} failed (see the ROM's source)");
+    }
+}
+
+#[test]
+fn mapper_34_without_a_submapper_goes_by_chr_size() {
+    // iNES 1.0: NINA-001 has more than 8 KiB of CHR ROM, BNROM CHR RAM.
+    for (name, checks) in [("m034_nina001", 4), ("m034_bnrom", 2)] {
+        let failed = discrete_failures(name, &as_ines1(&discrete_rom(name)), checks);
+        assert!(failed.is_empty(), "{name} as iNES 1.0: checks {failed:?} failed");
+    }
+}
+
+#[test]
+fn the_discrete_checks_fail_on_another_boards_rules() {
+    // Mapper 185 without a submapper: the wiki's heuristic enables CHR for a latch of $02 or $03
+    // (low nibble non-zero, not $13), where chip select 1 (submapper 5) disables it: check 1 only.
+    let failed = discrete_failures("185 as 185.0", &with_mapper(&discrete_rom("m185_cnrom"), 185, 0), 4);
+    assert_eq!(failed, [1]);
+    // The Quattro's program on the Aladdin Deck Enhancer (232.1, block bits swapped): blocks 0 and
+    // 3 read the same, 1 and 2 trade places: check 2 only.
+    let failed =
+        discrete_failures("232 as 232.1", &with_mapper(&discrete_rom("m232_quattro"), 232, 1), 3);
+    assert_eq!(failed, [2]);
 }
 
 /// Runs frames until the ROM has reported (it does within its first frames).

@@ -101,8 +101,7 @@ fn the_discrete_checks_fail_on_another_boards_rules() {
     assert_eq!(failed, [1]);
     // The Quattro's program on the Aladdin Deck Enhancer (232.1, block bits swapped): blocks 0 and
     // 3 read the same, 1 and 2 trade places: check 2 only.
-    let failed =
-        discrete_failures("232 as 232.1", &with_mapper(&discrete_rom("m232_quattro"), 232, 1), 3);
+    let failed = discrete_failures("232 as 232.1", &with_mapper(&discrete_rom("m232_quattro"), 232, 1), 3);
     assert_eq!(failed, [2]);
 }
 
@@ -287,8 +286,7 @@ fn m22_bank_shown(picture: &[u16], chr: &[u8]) -> Option<usize> {
 
 #[test]
 fn the_public_vrc2a_chr_banking_test_shows_banks_0_to_127_in_order() {
-    let Some(dir) = boards_folder("the_public_vrc2a_chr_banking_test_shows_banks_0_to_127_in_order")
-    else {
+    let Some(dir) = boards_folder("the_public_vrc2a_chr_banking_test_shows_banks_0_to_127_in_order") else {
         return;
     };
     let rom = std::fs::read(dir.join("m22chrbankingtest/0-127.nes")).expect("0-127.nes");
@@ -331,7 +329,11 @@ fn the_public_vrc2a_test_runs_the_same_lazy_and_eager() {
     let mut eager = lazy.clone();
     eager.set_ppu_catch_up(PpuCatchUp::Eager);
     for frame in 0..120 {
-        assert_eq!(lazy.run_frame(FrameInput::default()), eager.run_frame(FrameInput::default()), "frame {frame}");
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            eager.run_frame(FrameInput::default()),
+            "frame {frame}"
+        );
         assert!(lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(), "frame {frame}: pictures differ");
     }
 }

@@ -360,7 +360,11 @@ mod tests {
             }
         }
         // Without a submapper both wirings of the mapper number decode.
-        for (mapper, offsets) in [(21, [[0, 2, 4, 6], [0, 0x40, 0x80, 0xC0]]), (23, [[0, 1, 2, 3], [0, 4, 8, 0xC]]), (25, [[0, 2, 1, 3], [0, 8, 4, 0xC]])] {
+        for (mapper, offsets) in [
+            (21, [[0, 2, 4, 6], [0, 0x40, 0x80, 0xC0]]),
+            (23, [[0, 1, 2, 3], [0, 4, 8, 0xC]]),
+            (25, [[0, 2, 1, 3], [0, 8, 4, 0xC]]),
+        ] {
             let vrc = board(mapper, 0);
             for wiring in offsets {
                 for (select, offset) in wiring.into_iter().enumerate() {
@@ -453,7 +457,13 @@ mod tests {
     fn closed_form_equals_single_cycles() {
         // Lazy == eager for the counter: any split of a run into catch-ups ends where single cycles do,
         // and the first cycle with /IRQ asserted is the predicted one.
-        for (latch, control) in [(0x00, IRQ_ENABLE), (0xF0, IRQ_ENABLE), (0xFF, IRQ_ENABLE | IRQ_CYCLE_MODE), (0x80, IRQ_ENABLE | IRQ_CYCLE_MODE | IRQ_ENABLE_AFTER_ACK), (0xFD, IRQ_ENABLE)] {
+        for (latch, control) in [
+            (0x00, IRQ_ENABLE),
+            (0xF0, IRQ_ENABLE),
+            (0xFF, IRQ_ENABLE | IRQ_CYCLE_MODE),
+            (0x80, IRQ_ENABLE | IRQ_CYCLE_MODE | IRQ_ENABLE_AFTER_ACK),
+            (0xFD, IRQ_ENABLE),
+        ] {
             let writes = [(0xF000, latch & 0x0F), (0xF004, latch >> 4), (0xF008, control)];
             let mut stepped = vrc4_with(&writes);
             let mut lazy = vrc4_with(&writes);

@@ -95,7 +95,9 @@ mod tests {
 
     #[test]
     fn submapper_or_chr_size_picks_the_board() {
-        let pick = |submapper, chr_rom_size| Mapper34::new(BoardConfig { mapper: 34, submapper, chr_rom_size }).nina001;
+        let pick = |submapper, chr_rom_size| {
+            Mapper34::new(BoardConfig { mapper: 34, submapper, chr_rom_size }).nina001
+        };
         assert!(pick(1, 0x2000));
         assert!(!pick(2, 0x10000));
         assert!(pick(0, 0x10000), "more than 8 KiB of CHR ROM: NINA-001");

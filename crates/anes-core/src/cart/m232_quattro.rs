@@ -70,7 +70,9 @@ mod tests {
     #[test]
     fn block_and_bank_select_16k_banks() {
         let mut map = MemoryMap::new(0x40000, 0x2000, 0, Mirroring::Vertical);
-        for (submapper, block_value, block) in [(0u8, 0x10u8, 2usize), (0, 0x08, 1), (1, 0x10, 1), (1, 0x08, 2)] {
+        for (submapper, block_value, block) in
+            [(0u8, 0x10u8, 2usize), (0, 0x08, 1), (1, 0x10, 1), (1, 0x08, 2)]
+        {
             let mut board = Quattro::new(BoardConfig { mapper: 232, submapper, chr_rom_size: 0 });
             board.write_register(0x8000, block_value);
             board.write_register(0xC000, 0xFE);

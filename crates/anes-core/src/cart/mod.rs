@@ -55,10 +55,10 @@ pub use m003_cnrom::CnromState;
 pub use m004_txrom::{Mmc3Revision, TxromState};
 pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
-pub use m066_gxrom::GxromState;
 pub use m013_cprom::CpromState;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m034_bnrom_nina001::Mapper34State;
+pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
 pub use m079_nina03_06::Nina03State;
 pub use m094_un1rom::Un1romState;
@@ -159,7 +159,8 @@ impl Cartridge {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
         let chr_len = chr.len();
-        let chr_end = if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
+        let chr_end =
+            if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
         let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
@@ -682,7 +683,8 @@ mod tests {
     /// An iNES 1.0 image of `mapper` with `prg_16k` x 16 KiB of PRG ROM (each 8 KiB bank's bytes
     /// all equal to its number) and `chr_8k` x 8 KiB of CHR ROM (each 1 KiB bank's bytes its number).
     fn ines(mapper: u8, prg_16k: u8, chr_8k: u8) -> Vec<u8> {
-        let mut rom = vec![b'N', b'E', b'S', 0x1A, prg_16k, chr_8k, mapper << 4, mapper & 0xF0, 0, 0, 0, 0, 0, 0, 0, 0];
+        let mut rom =
+            vec![b'N', b'E', b'S', 0x1A, prg_16k, chr_8k, mapper << 4, mapper & 0xF0, 0, 0, 0, 0, 0, 0, 0, 0];
         for bank in 0..usize::from(prg_16k) * 2 {
             rom.extend(std::iter::repeat_n(bank as u8, 0x2000));
         }

@@ -10,8 +10,8 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState, Jf11State,
-    LatchChrState, Mapper34State, Nina03State, QuattroState, SxromState, TxromState, Un1romState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState,
+    Jf11State, LatchChrState, Mapper34State, Nina03State, QuattroState, SxromState, TxromState, Un1romState,
     Unrom180State, UxromState, VrcState,
 };
 use crate::cpu::CpuState;

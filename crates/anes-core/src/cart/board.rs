@@ -44,6 +44,9 @@ pub(super) enum PrgRamRead {
     Zero,
     /// PRG RAM.
     Ram,
+    /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
+    /// $6000-$6FFF on boards without PRG RAM).
+    Latch,
 }
 
 /// One 512-byte window of $6000-$7FFF.
@@ -87,6 +90,8 @@ pub(super) struct MemoryMap {
     /// Offset in CHR of the 1 KiB page that reads as the low byte of the PPU address (a disabled
     /// CHR chip: open bus); `None` where the cartridge has none.
     pub chr_open_bus: Option<usize>,
+    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] windows (0 or 1).
+    pub prg_latch: u8,
 }
 
 impl MemoryMap {
@@ -106,6 +111,7 @@ impl MemoryMap {
             wired_mirroring,
             low_registers: false,
             chr_open_bus: None,
+            prg_latch: 0,
         };
         map.set_prg_32k(0);
         map.set_chr_8k(0);
@@ -375,6 +381,7 @@ impl Board {
     /// Returns true when the map must be updated.
     pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
         match self {
+            Board::Vrc(m) => m.write_low(addr, value),
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
             Board::Jf11(m) => m.write_low(addr, value),

@@ -41,10 +41,15 @@
 //! over any number of cycles in closed form, equal to single steps ([`Vrc::step_cycle`], the
 //! definition, compared in the tests), and [`Vrc::irq_due_cycle`] names the cycle that asserts /IRQ.
 //!
+//! On a VRC2 board without PRG RAM (most of them; NES 2.0 headers say so), $6000-$6FFF holds the
+//! chip's 1-bit latch, what is left of its unused Microwire interface: a write keeps bit 0, a read
+//! returns it in bit 0 with open bus above, and $7000-$7FFF is open bus ("VRC2 and VRC4",
+//! "Microwire interface"; Contra (J) and Ganbare Goemon 2 check it at start).
+//!
 //! Not modelled: the VRC4's $9002 bit 0 (PRG RAM enable; the RAM is always enabled, as in common
-//! emulators) and the VRC2's 1-bit latch at $6000-$6FFF on boards without PRG RAM.
+//! emulators).
 
-use super::board::{BoardConfig, MemoryMap};
+use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
 
 crate::state::state_struct! {
@@ -70,10 +75,14 @@ crate::state::state_struct! {
         pub irq_pending: u8,
         /// VRC4 IRQ prescaler (341 after a reset; 3 taken per CPU cycle, 341 added at 0 or less).
         pub irq_prescaler: u16,
+        /// VRC2 without PRG RAM: the 1-bit latch at $6000-$6FFF (bit 0).
+        pub latch: u8,
+        /// Reserved, always zero (explicit padding).
+        pub reserved: u8,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<VrcState>() == 26);
+const _: () = assert!(core::mem::size_of::<VrcState>() == 28);
 
 /// Prescaler value after a reset and added at each wrap: three per PPU dot of a scanline.
 const PRESCALER_PERIOD: i64 = 341;
@@ -192,6 +201,16 @@ impl Vrc {
                 return false;
             }
         }
+        true
+    }
+
+    /// A CPU write to $4020-$7FFF, which reaches the board only where `update_map` set
+    /// `low_registers`: a VRC2 without PRG RAM, whose latch answers at $6000-$6FFF.
+    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+        if !(0x6000..0x7000).contains(&addr) {
+            return false;
+        }
+        self.state.latch = value & 1;
         true
     }
 
@@ -317,7 +336,17 @@ impl Vrc {
             (Chip::Vrc4, 2) => Mirroring::SingleScreenA,
             (Chip::Vrc4, _) => Mirroring::SingleScreenB,
         });
-        map.set_prg_ram(0, true, true);
+        if self.chip == Chip::Vrc2 && map.prg_ram_len == 0 {
+            // $6000-$6FFF: the latch; $7000-$7FFF: open bus.
+            for window in 0..PRG_RAM_WINDOWS {
+                let read = if window < PRG_RAM_WINDOWS / 2 { PrgRamRead::Latch } else { PrgRamRead::OpenBus };
+                map.set_prg_ram_window(window, window * PRG_RAM_WINDOW, read, false);
+            }
+            map.prg_latch = self.state.latch & 1;
+            map.low_registers = true;
+        } else {
+            map.set_prg_ram(0, true, true);
+        }
     }
 
     /// The register state as bytes.

@@ -231,6 +231,7 @@ impl Cartridge {
             PrgRamRead::Ram => self.prg_ram[self.prg_ram_index(window, addr)],
             PrgRamRead::Zero => 0,
             PrgRamRead::OpenBus => open_bus,
+            PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
         }
     }
 

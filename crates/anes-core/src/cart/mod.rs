@@ -6,7 +6,10 @@
 //!   console's 2 KiB CIRAM, and [`Cartridge::ppu_address`] whenever it drives an address without a
 //!   data transfer, so boards that watch PPU A12 (MMC3) see every address the PPU puts on the bus;
 //! - [`Cartridge::cpu_cycle`] runs once per CPU cycle (M2), before that cycle's bus access;
-//! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle.
+//! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle;
+//! - a board counter clocked by CPU cycles (the VRC4's IRQ) runs lazily: [`Cartridge::sync_to`] at
+//!   each cycle down the bus's full path, which takes every cycle from [`Cartridge::irq_due_cycle`]
+//!   on, and [`Cartridge::catch_up`] wherever the console returns to its caller.
 //!
 //! State: the board's registers are a Pod struct ([`Cartridge::mapper_state_bytes`]); the memories
 //! are [`Cartridge::prg_ram`] and [`Cartridge::chr_ram`] (CHR RAM followed by a four-screen board's

@@ -27,6 +27,7 @@ stress/mmc3_a12.s       common/mmc3_small.cfg
 stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
 mmc6/mmc6.s             common/mmc3_small.cfg
+secret/secret.s         common/nrom.cfg
 "
 build_one() {
     src=$1 cfg=$2

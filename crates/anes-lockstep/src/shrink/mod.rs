@@ -53,7 +53,7 @@ use crate::evidence::Evidence;
 use crate::fault::FaultPlan;
 use crate::lockstep::Lockstep;
 use crate::machine::{Machine, MachineError};
-use crate::outcome::{LockstepError, RunOutcome};
+use crate::outcome::{DivergenceKind, LockstepError, RunOutcome};
 use input::{Atom, Pass, count_presses};
 use trial::{Checkpoint, Reference, Shortcuts, Target, TrialRun};
 
@@ -72,6 +72,9 @@ pub struct ShrinkConfig {
     pub max_trials: Option<u64>,
     /// Stop when this much time has passed since the start.
     pub budget: Option<Duration>,
+    /// The divergence the first run must show (kind, input-stream frame), e.g. the one an evidence
+    /// bundle recorded: another one, or none, is an error before any shrinking.
+    pub expect: Option<(DivergenceKind, u64)>,
 }
 
 impl Default for ShrinkConfig {
@@ -83,6 +86,7 @@ impl Default for ShrinkConfig {
             jobs: 1,
             max_trials: None,
             budget: None,
+            expect: None,
         }
     }
 }
@@ -101,6 +105,14 @@ pub enum ShrinkError {
     NotAtPowerOn {
         /// Machine A's frame counter.
         frame: u64,
+    },
+    /// The first run did not show the divergence [`ShrinkConfig::expect`] names.
+    #[error("expected a {} divergence at the end of frame {}, but {found}", expected.0.name(), expected.1)]
+    OtherDivergence {
+        /// Kind and frame expected.
+        expected: (DivergenceKind, u64),
+        /// What the first run saw.
+        found: String,
     },
     /// The lockstep runner refused the pair or the fault plan.
     #[error(transparent)]
@@ -128,7 +140,8 @@ pub struct ShrinkStats {
     pub trials_in_order: u64,
     /// Frames each machine ran, the first and the final full runs included.
     pub frames_emulated: u64,
-    /// Frames each machine would have run if every trial replayed the cut stream from power-on.
+    /// Frames each machine would have run if every trial replayed the cut stream from power-on (the
+    /// first and the final runs included).
     pub naive_frames: u64,
     /// Wall-clock time of the whole shrink.
     pub seconds: f64,
@@ -201,9 +214,19 @@ where
     let power_on = Checkpoint { frame: 0, a: snap_a, b: snap_b, pending: config.faults.clone() };
     let first = trial::run((a.clone(), b.clone()), &power_on, stream, frames - 1, None, None, every)?;
     let Some(divergence) = first.divergence.clone() else {
-        return Err(ShrinkError::NoDivergence { frames });
+        return match config.expect {
+            Some(expected) => Err(ShrinkError::OtherDivergence {
+                expected,
+                found: format!("the machines agreed over all {frames} frames"),
+            }),
+            None => Err(ShrinkError::NoDivergence { frames }),
+        };
     };
     let target = Target { kind: divergence.kind, frame: divergence.frame };
+    let first_frames = first.frames;
+    if let Some(expected) = config.expect.filter(|&e| e != (target.kind, target.frame)) {
+        return Err(ShrinkError::OtherDivergence { expected, found: divergence.to_string() });
+    }
     let cut = stream[..=target.frame as usize].to_vec();
     let mut oracle = LockstepOracle {
         machines: (&a, &b),
@@ -241,13 +264,14 @@ where
     }
     let repro = oracle.reference.stream;
     let mut stats = oracle.stats;
-    stats.naive_frames = stats.trials * (target.frame + 1);
 
     let final_config =
         LockstepConfig { faults: config.faults.clone(), pictures: false, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(a, b, final_config)?;
     let outcome = lockstep.run_interleaved(&repro, repro.len() as u64);
     stats.frames_emulated += lockstep.next_frame();
+    // The first and the final run are the same either way.
+    stats.naive_frames = first_frames + stats.trials * (target.frame + 1) + lockstep.next_frame();
     match &outcome {
         RunOutcome::Diverged(d) if d.kind == target.kind && d.frame == target.frame => {}
         RunOutcome::Diverged(d) => return Err(ShrinkError::ReproLost { found: d.to_string() }),

@@ -1,17 +1,18 @@
 ; secret.nes (NROM): a RAM byte that matters only after a secret sequence, for the shrinker's tests
 ; (crates/anes-lockstep/tests/shrink.rs and the CLI's). Pad 1 must hold exactly Up when the NMI
 ; counter reads SECRET_1, exactly Up at SECRET_2 and exactly A at SECRET_3, in that order. Until
-; then the main loop rewrites `secret` ($0342) every few cycles, so a bit flipped there in the middle
-; of a frame is gone again before the frame ends (masked); after the sequence the loop leaves the
-; byte alone and the flip shows at the frame's end.
+; then the main loop shifts `secret` ($0342, 0) right every few cycles, so a bit flipped there in
+; the middle of a frame is gone again before the frame ends (masked); after the sequence the loop
+; leaves the byte alone and the flip shows at the frame's end.
 ;
 ; The NMI handler takes the same cycles whatever the pads hold (table lookups, no branch on input),
 ; so two runs whose inputs differ only before some frame reach the same state one frame after it
 ; when the stage they reached is the same: the shrinker's convergence shortcut relies on it.
-; Pad 2 is never read. Rendering stays off.
+; Pad 2 is never read. Rendering stays off. The idle loops are mostly 7-cycle instructions, about
+; 4,700 instructions a frame, so the tests' 10,000-frame runs stay short.
 ;
 ; RAM: $0010/$0011 NMI counter (lo/hi), $0012 stage (0-3), $0013 pad 1 as read this frame,
-; $0342 the secret byte.
+; $0342 the secret byte, $0343 a byte the unlocked loop shifts instead.
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
@@ -23,6 +24,7 @@ BUTTON_A  = %00000001
 BUTTON_UP = %00010000
 
 secret = $0342
+idle   = $0343
 
 .segment "HEADER"
         .byte "NES", $1A, 1, 1, $00, $00    ; mapper 0, 16 KiB PRG, 8 KiB CHR, horizontal
@@ -58,14 +60,18 @@ reset:
         bne :-
         lda #%10000000          ; NMI on, rendering off
         sta PPUCTRL
+        ldx #0                  ; for the idle loops' 7-cycle abs,X shifts (the NMI keeps X)
 locked:
+.repeat 16
+        lsr secret,x            ; a flipped bit is shifted out within four of these
+.endrepeat
         lda stage
         cmp #3
-        beq unlocked
-        lda #0
-        sta secret              ; a flip of the secret byte lasts a few cycles while locked
-        jmp locked
+        bne locked
 unlocked:
+.repeat 16
+        lsr idle,x
+.endrepeat
         jmp unlocked
 
 nmi:

@@ -180,10 +180,10 @@ mod tests {
         // Reproduces when the kept sum is divisible by 7 and at least 3 atoms are left: removing
         // chunks can break and restore it, so only the final single-atom pass vouches for the result.
         let holds = |c: &BTreeSet<u32>| c.len() >= 3 && c.iter().sum::<u32>() % 7 == 0;
-        let start: BTreeSet<u32> = (0..40).collect();
-        assert!(holds(&start));
-        let mut o = oracle(40, holds);
-        let result = ddmin((0..40).collect(), &mut o, 3).unwrap();
+        let start: BTreeSet<u32> = (0..42).collect();
+        assert!(holds(&start), "0 + 1 + ... + 41 = 861 = 7 * 123");
+        let mut o = oracle(42, holds);
+        let result = ddmin((0..42).collect(), &mut o, 3).unwrap();
         assert_eq!(result.stopped_by, None);
         let kept: BTreeSet<u32> = result.kept.iter().copied().collect();
         assert!(holds(&kept));

@@ -39,6 +39,8 @@ mod input;
 mod report;
 mod trial;
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -244,6 +246,7 @@ where
         max_trials: config.max_trials,
         pass: Pass::Presses,
         progress,
+        failed_streams: HashSet::new(),
     };
     let mut stopped_by = None;
     'rounds: loop {
@@ -305,6 +308,17 @@ struct LockstepOracle<'m, 'p, A: Machine, B> {
     max_trials: Option<u64>,
     pass: Pass,
     progress: &'p mut dyn FnMut(ShrinkProgress),
+    /// Candidate streams that did not reproduce.
+    failed_streams: HashSet<StreamKey>,
+}
+
+/// A stream's identity: the blake3 hash of its evidence encoding.
+type StreamKey = [u8; 32];
+
+fn stream_key<I: ShrinkInput>(stream: &[I]) -> StreamKey {
+    let mut bytes = Vec::new();
+    I::encode_inputs(stream, &mut bytes);
+    *blake3::hash(&bytes).as_bytes()
 }
 
 /// A candidate stream and the frames where it differs from the reference.
@@ -314,46 +328,52 @@ struct Candidate<I> {
     last: u64,
 }
 
-/// Runs `candidate` against `reference` on clones of `machines`.
+/// Runs `candidate` (number `index` of its batch) against `reference` on clones of `machines`.
 fn run_candidate<A, B>(
     reference: &Reference<A::Input>,
     candidate: &Candidate<A::Input>,
     machines: (A, B),
+    cancel: Option<(&AtomicUsize, usize)>,
 ) -> Result<TrialRun, ShrinkError>
 where
     A: Machine,
     B: Machine<Input = A::Input>,
     A::Input: ShrinkInput,
 {
-    trial::run(
+    let run = trial::run(
         machines,
         reference.checkpoint_before(candidate.first),
         &candidate.stream,
         reference.target.frame,
         Some(reference.target),
-        Some(Shortcuts { reference, last_change: candidate.last }),
+        Some(Shortcuts { reference, last_change: candidate.last, cancel }),
         reference.checkpoint_every,
-    )
+    )?;
+    if let Some((winner, index)) = cancel.filter(|_| run.reproduced) {
+        winner.fetch_min(index, Ordering::Relaxed);
+    }
+    Ok(run)
 }
 
-/// Runs `candidates`: one at a time until one reproduces (`jobs` 1), or all at once on their own
-/// threads.
+/// Runs `candidates` (`None` where the answer is already known): one at a time until one
+/// reproduces (`jobs` 1), or all at once on their own threads, those after one that reproduced
+/// cancelled. The runs, by candidate.
 fn run_all<A, B>(
     (a, b): (&A, &B),
     reference: &Reference<A::Input>,
-    candidates: &[Candidate<A::Input>],
+    candidates: &[Option<Candidate<A::Input>>],
     jobs: usize,
-) -> Vec<Result<TrialRun, ShrinkError>>
+) -> Vec<Option<Result<TrialRun, ShrinkError>>>
 where
     A: Machine + Clone + Send,
     B: Machine<Input = A::Input> + Clone + Send,
     A::Input: ShrinkInput,
 {
-    if jobs == 1 || candidates.len() == 1 {
+    if jobs == 1 || candidates.iter().flatten().count() <= 1 {
         let mut runs = Vec::new();
         for candidate in candidates {
-            let run = run_candidate(reference, candidate, (a.clone(), b.clone()));
-            let stop = run.as_ref().map_or(true, |r| r.reproduced);
+            let run = candidate.as_ref().map(|c| run_candidate(reference, c, (a.clone(), b.clone()), None));
+            let stop = run.as_ref().is_some_and(|r| r.as_ref().map_or(true, |r| r.reproduced));
             runs.push(run);
             if stop {
                 break;
@@ -361,15 +381,21 @@ where
         }
         return runs;
     }
+    let winner = AtomicUsize::new(usize::MAX);
     std::thread::scope(|scope| {
         let handles: Vec<_> = candidates
             .iter()
-            .map(|candidate| {
+            .enumerate()
+            .map(|(index, candidate)| {
+                let candidate = candidate.as_ref()?;
                 let machines = (a.clone(), b.clone());
-                scope.spawn(move || run_candidate(reference, candidate, machines))
+                let winner = &winner;
+                Some(
+                    scope.spawn(move || run_candidate(reference, candidate, machines, Some((winner, index)))),
+                )
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a trial thread panicked")).collect()
+        handles.into_iter().map(|h| h.map(|h| h.join().expect("a trial thread panicked"))).collect()
     })
 }
 
@@ -405,28 +431,39 @@ where
                 }
             })
             .collect();
-        let runs = run_all(self.machines, &self.reference, &candidates, self.jobs);
+        // A stream that failed before fails again: no trial for it.
+        let keys: Vec<StreamKey> = candidates.iter().map(|c| stream_key(&c.stream)).collect();
+        let to_run: Vec<Option<Candidate<A::Input>>> = candidates
+            .into_iter()
+            .zip(&keys)
+            .map(|(candidate, key)| (!self.failed_streams.contains(key)).then_some(candidate))
+            .collect();
+        let runs = run_all(self.machines, &self.reference, &to_run, self.jobs);
         let mut winner = None;
-        let mut asked = 0;
         for (index, run) in runs.iter().enumerate() {
+            if winner.is_none() {
+                self.stats.trials_in_order += 1;
+            }
+            let Some(run) = run else { continue };
             let run = run.as_ref().map_err(|e| Halt::Failed(e.clone()))?;
             self.stats.trials += 1;
             self.stats.frames_emulated += run.frames;
-            if winner.is_none() {
-                asked += 1;
-                if run.reproduced {
-                    winner = Some(index);
-                    continue;
-                }
+            if run.cancelled {
+                continue;
             }
-            if !run.reproduced {
-                self.reference.remember_failure(candidates[index].last, run);
+            if run.reproduced {
+                winner = winner.or(Some(index));
+                continue;
             }
+            let candidate = to_run[index].as_ref().expect("a run has its candidate");
+            self.reference.remember_failure(candidate.last, run);
+            self.failed_streams.insert(keys[index]);
         }
-        self.stats.trials_in_order += asked;
         if let Some(index) = winner {
-            let run = runs.into_iter().nth(index).expect("the winner's run").expect("checked above");
-            let Candidate { stream, last, .. } = candidates.into_iter().nth(index).expect("the winner");
+            let run =
+                runs.into_iter().nth(index).flatten().expect("the winner's run").expect("checked above");
+            let Candidate { stream, last, .. } =
+                to_run.into_iter().nth(index).flatten().expect("the winner's candidate");
             self.reference.accept(stream, last, run);
         }
         (self.progress)(ShrinkProgress {

@@ -23,6 +23,7 @@
 //! frame end before the divergence both machines agreed, so A's hash stands for B's.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anes_core::state::StateHash;
 
@@ -91,6 +92,8 @@ pub(crate) struct TrialRun {
     pub reproduced: bool,
     /// Frames each machine ran.
     pub frames: u64,
+    /// Stopped because a candidate asked before it reproduced: its answer is not needed.
+    pub cancelled: bool,
 }
 
 /// The lockstep configuration of a trial: frame sync, no localization, no pictures, the runner's
@@ -134,6 +137,9 @@ pub(crate) struct Shortcuts<'r, I> {
     pub reference: &'r Reference<I>,
     /// The candidate's last frame that differs from the reference.
     pub last_change: u64,
+    /// Trials running side by side: the lowest index of one that reproduced, and this one's index.
+    /// Once a candidate asked before this one reproduced, this one's answer is not needed.
+    pub cancel: Option<(&'r AtomicUsize, usize)>,
 }
 
 /// Runs `a` and `b` (restored from `start`) in lockstep over `stream` until a divergence, the end
@@ -161,8 +167,15 @@ where
         divergence: None,
         reproduced: false,
         frames: 0,
+        cancelled: false,
     };
     loop {
+        if let Some((winner, index)) = shortcuts.as_ref().and_then(|s| s.cancel) {
+            if winner.load(Ordering::Relaxed) < index {
+                trial.cancelled = true;
+                return Ok(trial);
+            }
+        }
         let frame = lockstep.next_frame();
         let outcome = lockstep.run_interleaved(stream, 1);
         trial.frames += 1;

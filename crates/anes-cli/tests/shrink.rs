@@ -187,3 +187,28 @@ fn files_in_the_way_that_are_not_regular_are_left_alone() {
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
     assert!(!dir.join("report.json").exists(), "nothing written when one file is in the way");
 }
+
+#[test]
+fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal() {
+    let dir = scratch("budget");
+    let run = anes(&["shrink", "--inject", FLIP, "--max-trials", "1", "--out", dir.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("stopped by the trials budget"), "{}", text(&run));
+    let report = json_file(&dir.join("report.json"));
+    assert_eq!(report["stopped_by"], "trials");
+    assert_eq!(report["one_minimal"], false);
+    // One trial removed half of the presses or none; either way the stream still reproduces.
+    let presses = report["shrunk"]["presses"].as_u64().unwrap();
+    assert!(presses > 0 && presses < report["original"]["presses"].as_u64().unwrap(), "{report}");
+    let repro = dir.join("repro.input");
+    let replay = anes(&[
+        "lockstep",
+        "--input",
+        repro.to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--report",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
+}

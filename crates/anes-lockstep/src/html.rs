@@ -6,7 +6,7 @@ use core::fmt::Write;
 use crate::evidence::{Evidence, Report, describe_write};
 
 /// HTML-escapes text.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

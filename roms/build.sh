@@ -27,6 +27,21 @@ stress/mmc3_a12.s       common/mmc3_small.cfg
 stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
 mmc6/mmc6.s             common/mmc3_small.cfg
+vrc/vrc4e.s             common/vrc.cfg
+vrc/vrc4c.s             common/vrc.cfg
+vrc/vrc4d.s             common/vrc.cfg
+vrc/vrc2b.s             common/vrc.cfg
+discrete/m013_cprom.s   common/flat.cfg
+discrete/m034_bnrom.s   common/flat.cfg
+discrete/m034_nina001.s common/flat.cfg
+discrete/m079_nina03.s  common/flat.cfg
+discrete/m094_un1rom.s  common/flat.cfg
+discrete/m113_nina06.s  common/flat.cfg
+discrete/m140_jf11.s    common/flat.cfg
+discrete/m180_unrom.s   common/flat.cfg
+discrete/m185_cnrom.s   common/flat.cfg
+discrete/m232_quattro.s common/flat.cfg
+secret/secret.s         common/nrom.cfg
 "
 build_one() {
     src=$1 cfg=$2

@@ -44,8 +44,8 @@ fn seeds() -> &'static Seeds {
     static SEEDS: OnceLock<Seeds> = OnceLock::new();
     SEEDS.get_or_init(|| {
         let read = |path: &str| std::fs::read(repo_root().join(path)).expect("bundled file");
-        // NES 2.0 MMC3 (with an expansion device), iNES MMC3, iNES NROM, NROM with CHR RAM, and
-        // NES 2.0 MMC6 (whose header must declare its 1 KiB of RAM).
+        // NES 2.0 MMC3 (with an expansion device), iNES MMC3, iNES NROM, NROM with CHR RAM, NES 2.0
+        // MMC6 (whose header must declare its 1 KiB of RAM), and the boards below.
         let mut roms = vec![
             read("roms/demo/demo.nes"),
             read("roms/stress/mmc3_a12.nes"),
@@ -54,6 +54,21 @@ fn seeds() -> &'static Seeds {
         let mut chr_ram = roms[2].clone();
         chr_ram[5] = 0;
         chr_ram.truncate(16 + 0x4000);
+        // Boards whose construction reads the header beyond the mapper number: 185 (its open-bus
+        // CHR page), 13 from iNES 1.0 (16 KiB of CHR RAM where the header implies 8), 34 without a
+        // submapper (NINA-001 or BNROM by CHR size), and the VRC4 by NES 2.0 submapper.
+        let as_mapper = |rom: &[u8], mapper: u8, nes20_submapper: Option<u8>| {
+            let mut rom = rom.to_vec();
+            rom[6] = (rom[6] & 0x0F) | mapper << 4;
+            rom[7] = (mapper & 0xF0) | if nes20_submapper.is_some() { 0x08 } else { 0 };
+            rom[8] = nes20_submapper.unwrap_or(0) << 4;
+            rom
+        };
+        let nrom = roms[2].clone();
+        roms.push(as_mapper(&nrom, 185, None));
+        roms.push(as_mapper(&chr_ram, 13, None));
+        roms.push(as_mapper(&nrom, 34, None));
+        roms.push(as_mapper(&nrom, 23, Some(2)));
         roms.push(chr_ram);
         roms.push(read("roms/mmc6/mmc6.nes"));
         let snapshots = roms

@@ -25,6 +25,8 @@ pub const SNAPSHOT: FileKind = FileKind { name: "snapshot", limit: 16 << 20 };
 pub const INPUT: FileKind = FileKind { name: "input stream", limit: MAX_INPUT_STREAM_LEN };
 /// Golden frame logs: 64 MiB (a record line is about 100 bytes: 5,000 frames take 500 KB).
 pub const GOLDEN_LOG: FileKind = FileKind { name: "golden log", limit: 64 << 20 };
+/// An evidence bundle's `report.json`: 16 MiB (its field list is capped; a report is a few KiB).
+pub const REPORT: FileKind = FileKind { name: "evidence report", limit: 16 << 20 };
 /// Canary corpus manifests: 1 MiB.
 pub const CORPUS: FileKind = FileKind { name: "corpus manifest", limit: 1 << 20 };
 

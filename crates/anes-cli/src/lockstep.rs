@@ -8,7 +8,7 @@
 //! fault).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -25,7 +25,7 @@ use crate::{input_file, limited_read, output};
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};
 use crate::evidence_dir::EvidenceDir;
 /// Frames a ROM without an input file runs by default.
-const DEFAULT_FRAMES: u64 = 5_000;
+pub(crate) const DEFAULT_FRAMES: u64 = 5_000;
 /// Exit status when the machines diverged.
 const EXIT_DIVERGED: u8 = 1;
 /// Exit status when an injected fault was refused or never reached (and nothing diverged): the run
@@ -91,23 +91,47 @@ pub struct Args {
     json: bool,
 }
 
-pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    let (rom, rom_name) = match &args.rom {
+/// The ROM file named (its bytes and name for messages), or the bundled demo.
+pub(crate) fn read_rom(path: Option<&Path>) -> anyhow::Result<(Vec<u8>, String)> {
+    Ok(match path {
         Some(path) => (limited_read::read_limited(path, limited_read::ROM)?, path.display().to_string()),
         None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
-    };
-    let inputs = match (&args.input, &args.rom) {
+    })
+}
+
+/// The input stream named, or the demo's own when the ROM is the bundled demo, or none.
+pub(crate) fn read_inputs(path: Option<&Path>, rom_given: bool) -> anyhow::Result<InputStream> {
+    Ok(match (path, rom_given) {
         (Some(path), _) => input_file::read_input(path)?,
-        (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
-        (None, Some(_)) => InputStream::new(),
-    };
+        (None, false) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
+        (None, true) => InputStream::new(),
+    })
+}
+
+/// Machines A and B at power-on, B with the PPU and APU schedules asked for.
+pub(crate) fn machine_pair(
+    rom: &[u8],
+    rom_name: &str,
+    ppu_b: Schedule,
+    apu_b: Schedule,
+) -> anyhow::Result<(NesMachine, NesMachine)> {
+    let machine = NesMachine::from_ines(rom, NesConfig::default()).with_context(|| rom_name.to_string())?;
+    let mut machine_b = machine.clone();
+    machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
+    machine_b.nes_mut().set_apu_catch_up(apu_b.into());
+    Ok((machine, machine_b))
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let (rom, rom_name) = read_rom(args.rom.as_deref())?;
+    let inputs = read_inputs(args.input.as_deref(), args.rom.is_some())?;
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     let faults = FaultPlan::parse(&args.inject).context("--inject")?;
     let evidence_dir = match &args.report {
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(args.rom.as_deref()),
     };
-    let machine = NesMachine::from_ines(&rom, NesConfig::default()).with_context(|| rom_name.clone())?;
+    let (machine, machine_b) = machine_pair(&rom, &rom_name, args.ppu_b, args.apu_b)?;
     let config = LockstepConfig {
         granularity: args.granularity,
         threading: if args.threads {
@@ -119,9 +143,6 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         faults,
         ..LockstepConfig::default()
     };
-    let mut machine_b = machine.clone();
-    machine_b.nes_mut().set_ppu_catch_up(args.ppu_b.into());
-    machine_b.nes_mut().set_apu_catch_up(args.apu_b.into());
     let mut lockstep = Lockstep::new(machine, machine_b, config).context("lockstep configuration")?;
 
     let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };

@@ -17,6 +17,7 @@ mod output;
 mod rom;
 mod run;
 mod serve;
+mod shrink;
 mod trace;
 mod worker;
 
@@ -36,6 +37,9 @@ struct Cli {
 enum AnesCommand {
     /// Runs two consoles in lockstep over one input stream; localizes and keeps any divergence.
     Lockstep(lockstep::Args),
+    /// Shrinks a divergence to a minimal repro: the fewest presses, buttons and console commands on
+    /// which the two consoles still diverge the same way (repro.input, repro.fm2, report.json/html).
+    Shrink(shrink::Args),
     /// Runs the test ROMs of a conformance manifest and reports one result per ROM.
     Conformance(conformance::Args),
     /// Runs a ROM headless for some frames and prints where the machine stopped.
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         AnesCommand::Lockstep(args) => lockstep::main(&args),
+        AnesCommand::Shrink(args) => shrink::main(&args),
         AnesCommand::Conformance(args) => conformance::main(&args),
         AnesCommand::Run(args) => run::main(&args),
         AnesCommand::Trace(args) => trace::main(&args),

@@ -84,8 +84,13 @@ fn missing_or_malformed_manifest_is_bad_input() {
     let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
     assert_bad_input(&output, &manifest, "line ");
 
-    // A misspelt table name leaves nothing to run: that must not pass as "0 passed, 0 failed".
+    // A misspelt table name is refused by name, like every unknown field.
     let manifest = scratch.write("manifest.toml", "[[roms]]\npath = \"a.nes\"\n");
+    let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
+    assert_bad_input(&output, &manifest, "unknown field `roms`");
+
+    // A manifest that lists nothing must not pass as "0 passed, 0 failed".
+    let manifest = scratch.write("manifest.toml", "# no ROMs yet\n");
     let output = anes(&["conformance", "--manifest", manifest.to_str().unwrap()]);
     assert_bad_input(&output, &manifest, "lists no [[rom]] tables");
 }

@@ -365,15 +365,16 @@ impl Nes {
 
     /// After a cycle down the full path: the cycles before which the next ones may take the fast
     /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * CYCLE` and is quiet for the PPU when
-    /// that is before `quiet_before`; the APU needs a cycle from its deadline on; a DMA waiting to
-    /// halt the CPU needs the full path of the next read.
+    /// that is before `quiet_before`; the APU needs a cycle from its deadline on, the board's
+    /// CPU-cycle IRQ counter (VRC4) the cycle that asserts /IRQ; a DMA waiting to halt the CPU needs
+    /// the full path of the next read.
     #[inline(always)]
     fn end_slow_cycle(&mut self) {
         let ppu_quiet_before = match self.sync.quiet_before.checked_sub(self.sync.cycle_start) {
             Some(clocks) if clocks > 0 => self.bus.cpu_cycle + clocks.div_ceil(CYCLE),
             _ => 0,
         };
-        let fast_before = ppu_quiet_before.min(self.apu.deadline());
+        let fast_before = ppu_quiet_before.min(self.apu.deadline()).min(self.cart.irq_due_cycle());
         self.sync.fast_before = if self.bus.dma_halt != 0 { 0 } else { fast_before };
         self.cache_interrupt_lines();
     }
@@ -503,6 +504,7 @@ impl Nes {
             }
         }
         self.apu.sync_to(self.bus.cpu_cycle);
+        self.cart.sync_to(self.bus.cpu_cycle);
         quiet
     }
 

@@ -179,6 +179,7 @@ impl Nes {
         self.machine = config.to_state(0);
         self.reset_ppu_sync();
         self.apu.resync(self.bus.cpu_cycle);
+        self.cart.resync(self.bus.cpu_cycle);
         self.refresh_digest();
         self.reset_sequence();
         self.catch_up();
@@ -219,9 +220,10 @@ impl Nes {
         self.refresh_digest();
         self.reset_ppu_sync();
         self.apu.resync(self.bus.cpu_cycle);
+        self.cart.resync(self.bus.cpu_cycle);
     }
 
-    /// Brings the lazily run chips (PPU, APU) up to the end of the last CPU cycle: every public entry
+    /// Brings the lazily run chips (PPU, APU, a board's CPU-cycle counter) up to the end of the last CPU cycle: every public entry
     /// point returns through here, so what the outside sees is the eager schedule's machine.
     pub(crate) fn catch_up(&mut self) {
         // Between cycles the last one started a cycle ago (fast-path cycles leave `cycle_start`
@@ -229,6 +231,7 @@ impl Nes {
         self.sync.cycle_start = self.bus.master_clock.saturating_sub(crate::clock::MASTER_PER_CPU_CYCLE);
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
+        self.cart.catch_up(self.bus.cpu_cycle);
         // The chips moved: what fast cycles will sample.
         self.cache_interrupt_lines();
     }

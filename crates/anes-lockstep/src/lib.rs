@@ -11,7 +11,9 @@
 //! - [`Lockstep`]: the runner (same thread or two worker threads, frame/scanline/instruction sync),
 //!   checkpoints and [`Lockstep::rollback`];
 //! - [`FaultPlan`]: deliberate faults in machine B, to prove the harness catches what it claims to;
-//! - [`Evidence`]: what is kept about a divergence, and [`Evidence::write_bundle`].
+//! - [`Evidence`]: what is kept about a divergence, and [`Evidence::write_bundle`];
+//! - [`shrink`]: the smallest input stream that still shows a divergence (ddmin over presses,
+//!   buttons and console commands, trials from cached checkpoints, on `jobs` threads).
 //!
 //! Architecture invariants:
 //! - a frame counts as verified only when both machines' records at its end are equal, and nothing
@@ -55,6 +57,7 @@ pub mod markup;
 mod outcome;
 mod record_json;
 mod schedule;
+mod shrink;
 mod side;
 mod status;
 mod summary;
@@ -84,6 +87,10 @@ pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, 
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
+pub use shrink::{
+    Budget, CommandJson, Halt, Minimized, PressJson, RemovalOracle, ShrinkConfig, ShrinkError, ShrinkInput,
+    ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StreamJson, TargetJson, ddmin, shrink,
+};
 pub use status::LockstepStatus;
 pub use summary::Summary;
 

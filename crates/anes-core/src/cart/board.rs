@@ -14,8 +14,17 @@ use super::m007_axrom::Axrom;
 use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
+use super::m013_cprom::Cprom;
+use super::m021_vrc2_vrc4::Vrc;
+use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
+use super::m079_nina03_06::Nina03;
+use super::m094_un1rom::Un1rom;
+use super::m140_jaleco_jf11::Jf11;
+use super::m180_unrom_fixed_first::Unrom180;
+use super::m185_cnrom_protected::Cnrom185;
+use super::m232_quattro::Quattro;
 
 /// PRG ROM is mapped in 8 KiB slots.
 pub(super) const PRG_SLOT: usize = 0x2000;
@@ -35,6 +44,9 @@ pub(super) enum PrgRamRead {
     Zero,
     /// PRG RAM.
     Ram,
+    /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
+    /// $6000-$6FFF on boards without PRG RAM).
+    Latch,
 }
 
 /// One 512-byte window of $6000-$7FFF.
@@ -72,6 +84,14 @@ pub(super) struct MemoryMap {
     pub prg_ram_len: usize,
     /// The header's wired arrangement: four-screen boards ignore mirroring control.
     pub wired_mirroring: Mirroring,
+    /// The board has registers below $8000 (at $4020-$7FFF): CPU writes there reach
+    /// [`Board::write_low`].
+    pub low_registers: bool,
+    /// Offset in CHR of the 1 KiB page that reads as the low byte of the PPU address (a disabled
+    /// CHR chip: open bus); `None` where the cartridge has none.
+    pub chr_open_bus: Option<usize>,
+    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] windows (0 or 1).
+    pub prg_latch: u8,
 }
 
 impl MemoryMap {
@@ -89,6 +109,9 @@ impl MemoryMap {
             chr_banks: (chr_len / CHR_SLOT).max(1),
             prg_ram_len,
             wired_mirroring,
+            low_registers: false,
+            chr_open_bus: None,
+            prg_latch: 0,
         };
         map.set_prg_32k(0);
         map.set_chr_8k(0);
@@ -153,6 +176,15 @@ impl MemoryMap {
         }
     }
 
+    /// Disconnects CHR: every pattern table window reads as open bus (the address's low byte), where
+    /// the cartridge has that page ([`MemoryMap::chr_open_bus`]); else CHR stays as it was.
+    #[inline]
+    pub fn set_chr_open_bus(&mut self) {
+        if let Some(page) = self.chr_open_bus {
+            self.chr = [page; 8];
+        }
+    }
+
     /// Selects the nametable arrangement; a four-screen board keeps its own VRAM regardless.
     #[inline]
     pub fn set_mirroring(&mut self, mirroring: Mirroring) {
@@ -201,12 +233,14 @@ pub(super) struct BoardConfig {
     pub mapper: u16,
     /// NES 2.0 submapper.
     pub submapper: u8,
+    /// CHR ROM size in bytes (0: CHR RAM); mapper 34 tells its boards apart by it.
+    pub chr_rom_size: usize,
 }
 
 impl BoardConfig {
     /// The facts taken from a parsed header.
     pub fn from_info(info: &RomInfo) -> Self {
-        BoardConfig { mapper: info.mapper, submapper: info.submapper }
+        BoardConfig { mapper: info.mapper, submapper: info.submapper, chr_rom_size: info.chr_rom_size }
     }
 }
 
@@ -235,6 +269,24 @@ pub(super) enum Board {
     Gxrom(Gxrom),
     /// Mapper 71.
     Camerica(Camerica),
+    /// Mapper 13.
+    Cprom(Cprom),
+    /// Mappers 21, 22, 23, 25 (VRC2, VRC4).
+    Vrc(Vrc),
+    /// Mapper 34 (BNROM, NINA-001).
+    Mapper34(Mapper34),
+    /// Mappers 79 and 113 (NINA-03/06).
+    Nina03(Nina03),
+    /// Mapper 94 (UN1ROM).
+    Un1rom(Un1rom),
+    /// Mapper 140 (Jaleco JF-11/JF-14).
+    Jf11(Jf11),
+    /// Mapper 180 (UNROM, first bank fixed).
+    Unrom180(Unrom180),
+    /// Mapper 185 (CNROM with copy protection).
+    Cnrom185(Cnrom185),
+    /// Mapper 232 (Camerica Quattro).
+    Quattro(Quattro),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -252,6 +304,15 @@ macro_rules! each_board {
             Board::ColorDreams($m) => $body,
             Board::Gxrom($m) => $body,
             Board::Camerica($m) => $body,
+            Board::Cprom($m) => $body,
+            Board::Vrc($m) => $body,
+            Board::Mapper34($m) => $body,
+            Board::Nina03($m) => $body,
+            Board::Un1rom($m) => $body,
+            Board::Jf11($m) => $body,
+            Board::Unrom180($m) => $body,
+            Board::Cnrom185($m) => $body,
+            Board::Quattro($m) => $body,
         }
     };
 }
@@ -272,6 +333,15 @@ impl Board {
             11 => Board::ColorDreams(ColorDreams::new(config)),
             66 => Board::Gxrom(Gxrom::new(config)),
             71 => Board::Camerica(Camerica::new(config)),
+            13 => Board::Cprom(Cprom::new(config)),
+            21 | 22 | 23 | 25 => Board::Vrc(Vrc::new(config)),
+            34 => Board::Mapper34(Mapper34::new(config)),
+            79 | 113 => Board::Nina03(Nina03::new(config)),
+            94 => Board::Un1rom(Un1rom::new(config)),
+            140 => Board::Jf11(Jf11::new(config)),
+            180 => Board::Unrom180(Unrom180::new(config)),
+            185 => Board::Cnrom185(Cnrom185::new(config)),
+            232 => Board::Quattro(Quattro::new(config)),
             _ => return None,
         })
     }
@@ -296,6 +366,49 @@ impl Board {
             Board::ColorDreams(m) => m.write_register(value),
             Board::Gxrom(m) => m.write_register(value),
             Board::Camerica(m) => m.write_register(addr, value),
+            Board::Cprom(m) => m.write_register(value),
+            Board::Vrc(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Mapper34(m) => m.write_register(value),
+            Board::Nina03(_) | Board::Jf11(_) => false,
+            Board::Un1rom(m) => m.write_register(value),
+            Board::Unrom180(m) => m.write_register(value),
+            Board::Cnrom185(m) => m.write_register(value),
+            Board::Quattro(m) => m.write_register(addr, value),
+        }
+    }
+
+    /// A CPU write to $4020-$7FFF on a board with registers there ([`MemoryMap::low_registers`]).
+    /// Returns true when the map must be updated.
+    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+        match self {
+            Board::Vrc(m) => m.write_low(addr, value),
+            Board::Mapper34(m) => m.write_low(addr, value),
+            Board::Nina03(m) => m.write_low(addr, value),
+            Board::Jf11(m) => m.write_low(addr, value),
+            _ => false,
+        }
+    }
+
+    /// Runs a board's CPU-cycle counter through CPU cycle `cpu_cycle` (the VRC4's IRQ).
+    pub fn catch_up(&mut self, cpu_cycle: u64) {
+        if let Board::Vrc(m) = self {
+            m.catch_up(cpu_cycle);
+        }
+    }
+
+    /// Declares a board's CPU-cycle counter current at `cpu_cycle` (power-on, restore).
+    pub fn resync(&mut self, cpu_cycle: u64) {
+        if let Board::Vrc(m) = self {
+            m.resync(cpu_cycle);
+        }
+    }
+
+    /// The CPU cycle at which the board's CPU-cycle counter asserts /IRQ unless a write intervenes;
+    /// `u64::MAX` for boards without one, or when it cannot.
+    pub fn irq_due_cycle(&self) -> u64 {
+        match self {
+            Board::Vrc(m) => m.irq_due_cycle(),
+            _ => u64::MAX,
         }
     }
 
@@ -357,6 +470,7 @@ impl Board {
     pub fn irq_line(&self) -> bool {
         match self {
             Board::Txrom(m) => m.irq_line(),
+            Board::Vrc(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -6,7 +6,10 @@
 //!   console's 2 KiB CIRAM, and [`Cartridge::ppu_address`] whenever it drives an address without a
 //!   data transfer, so boards that watch PPU A12 (MMC3) see every address the PPU puts on the bus;
 //! - [`Cartridge::cpu_cycle`] runs once per CPU cycle (M2), before that cycle's bus access;
-//! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle.
+//! - [`Cartridge::irq_line`] is the board's /IRQ output, sampled by the CPU at the end of each cycle;
+//! - a board counter clocked by CPU cycles (the VRC4's IRQ) runs lazily: [`Cartridge::sync_to`] at
+//!   each cycle down the bus's full path, which takes every cycle from [`Cartridge::irq_due_cycle`]
+//!   on, and [`Cartridge::catch_up`] wherever the console returns to its caller.
 //!
 //! State: the board's registers are a Pod struct ([`Cartridge::mapper_state_bytes`]); the memories
 //! are [`Cartridge::prg_ram`] and [`Cartridge::chr_ram`] (CHR RAM followed by a four-screen board's
@@ -27,10 +30,20 @@ mod m007_axrom;
 mod m009_pxrom;
 mod m010_fxrom;
 mod m011_color_dreams;
+mod m013_cprom;
+mod m021_vrc2_vrc4;
+mod m034_bnrom_nina001;
 mod m066_gxrom;
 mod m071_camerica;
+mod m079_nina03_06;
+mod m094_un1rom;
+mod m140_jaleco_jf11;
+mod m180_unrom_fixed_first;
+mod m185_cnrom_protected;
+mod m232_quattro;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
+use m013_cprom::CPROM_CHR_RAM_LEN;
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -45,8 +58,17 @@ pub use m003_cnrom::CnromState;
 pub use m004_txrom::{Mmc3Revision, TxromState};
 pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
+pub use m013_cprom::CpromState;
+pub use m021_vrc2_vrc4::VrcState;
+pub use m034_bnrom_nina001::Mapper34State;
 pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
+pub use m079_nina03_06::Nina03State;
+pub use m094_un1rom::Un1romState;
+pub use m140_jaleco_jf11::Jf11State;
+pub use m180_unrom_fixed_first::Unrom180State;
+pub use m185_cnrom_protected::Cnrom185State;
+pub use m232_quattro::QuattroState;
 
 /// Size of the cartridge VRAM of a four-screen board.
 const FOUR_SCREEN_VRAM: usize = 0x800;
@@ -60,10 +82,14 @@ pub struct Cartridge {
     /// PRG ROM, repeated up to a whole number of 8 KiB banks.
     prg_rom: Box<[u8]>,
     /// Everything on the PPU side of the board: CHR (ROM repeated up to a whole number of 1 KiB banks,
-    /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3).
+    /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3), up
+    /// to `chr_end`; then, on a board that can disconnect its CHR ROM (mapper 185), the 1 KiB page
+    /// that reads as open bus (byte i is i's low byte, the PPU address left on the bus).
     chr: Box<[u8]>,
-    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM.
+    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM and the open-bus page.
     chr_len: usize,
+    /// End of the four-screen VRAM (of the state-bearing part of `chr`).
+    chr_end: usize,
     chr_is_ram: bool,
     /// PRG RAM at $6000-$7FFF: battery-backed part first, then the volatile part.
     prg_ram: Box<[u8]>,
@@ -78,6 +104,10 @@ pub struct Cartridge {
     /// The sync digest's sum over PRG RAM, CHR RAM and CIRAM, kept on every write (see
     /// `state/digest.rs`). Derived data, not state.
     memory_digest: u64,
+    /// The CPU cycle at which the board's CPU-cycle counter asserts /IRQ unless a write intervenes
+    /// (the VRC4's); `u64::MAX` when none can. Derived from the board state and the cycle it was
+    /// run through.
+    irq_due: u64,
 }
 
 impl core::fmt::Debug for Cartridge {
@@ -121,14 +151,26 @@ impl Cartridge {
         let (chr, chr_is_ram) = if parsed.chr_rom.is_empty() {
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
             let size = if declared == 0 { 0x2000 } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
+            // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
+            let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
+                size.max(CPROM_CHR_RAM_LEN)
+            } else {
+                size
+            };
             (vec![0u8; size].into_boxed_slice(), true)
         } else {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
         let chr_len = chr.len();
-        let chr = if info.mirroring == Mirroring::FourScreen {
+        let chr_end =
+            if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
+        let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
+        let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
-            with_vram.resize(chr_len + FOUR_SCREEN_VRAM, 0);
+            with_vram.resize(chr_end, 0);
+            if open_bus_page {
+                with_vram.extend((0..CHR_SLOT).map(|i| i as u8));
+            }
             with_vram.into_boxed_slice()
         } else {
             chr
@@ -147,6 +189,7 @@ impl Cartridge {
             prg_rom,
             chr,
             chr_len,
+            chr_end,
             chr_is_ram,
             prg_ram,
             trainer,
@@ -154,6 +197,7 @@ impl Cartridge {
             map,
             game_genie: GameGenie::default(),
             memory_digest: 0,
+            irq_due: u64::MAX,
         };
         cart.power_on();
         Ok(cart)
@@ -190,6 +234,7 @@ impl Cartridge {
             PrgRamRead::Ram => self.prg_ram[self.prg_ram_index(window, addr)],
             PrgRamRead::Zero => 0,
             PrgRamRead::OpenBus => open_bus,
+            PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
         }
     }
 
@@ -203,8 +248,12 @@ impl Cartridge {
                 if self.board.write_register(addr, value, cpu_cycle) {
                     self.board.update_map(&mut self.map);
                 }
+                self.irq_due = self.board.irq_due_cycle();
             }
             0x6000..=0x7FFF => {
+                if self.map.low_registers {
+                    self.write_low_register(addr, value);
+                }
                 let window = self.map.prg_ram_window(addr);
                 if window.writable {
                     let index = self.prg_ram_index(window, addr);
@@ -212,8 +261,47 @@ impl Cartridge {
                     self.prg_ram[index] = value;
                 }
             }
+            _ if self.map.low_registers => self.write_low_register(addr, value),
             _ => {}
         }
+    }
+
+    /// A write to a register of the board at $4020-$7FFF ([`board::MemoryMap::low_registers`]).
+    #[inline(never)]
+    fn write_low_register(&mut self, addr: u16, value: u8) {
+        if self.board.write_low(addr, value) {
+            self.board.update_map(&mut self.map);
+        }
+    }
+
+    /// The bus is running CPU cycle `cpu_cycle`: runs the board's CPU-cycle counter through it when
+    /// it could assert /IRQ by then (else the counter stays owed; see `m021_vrc2_vrc4.rs`).
+    #[inline(always)]
+    pub fn sync_to(&mut self, cpu_cycle: u64) {
+        if cpu_cycle >= self.irq_due {
+            self.catch_up(cpu_cycle);
+        }
+    }
+
+    /// Runs the board's CPU-cycle counter through CPU cycle `cpu_cycle`.
+    #[inline(never)]
+    pub fn catch_up(&mut self, cpu_cycle: u64) {
+        self.board.catch_up(cpu_cycle);
+        self.irq_due = self.board.irq_due_cycle();
+    }
+
+    /// Declares the board's CPU-cycle counter current at `cpu_cycle` (power-on, restore: the state
+    /// was set, not run).
+    pub fn resync(&mut self, cpu_cycle: u64) {
+        self.board.resync(cpu_cycle);
+        self.irq_due = self.board.irq_due_cycle();
+    }
+
+    /// The first CPU cycle [`Cartridge::sync_to`] must see: before it the board's /IRQ cannot change
+    /// without a CPU write.
+    #[inline(always)]
+    pub fn irq_due_cycle(&self) -> u64 {
+        self.irq_due
     }
 
     /// Keeps the sync digest's memory sum as byte `index` of `section` goes from `old` to `new`.
@@ -435,24 +523,24 @@ impl Cartridge {
     /// without four-screen VRAM.
     pub fn chr_ram(&self) -> &[u8] {
         let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &self.chr[start..]
+        &self.chr[start..self.chr_end]
     }
 
     /// The board's PPU-side RAM, mutable (snapshot restore); same layout as [`Cartridge::chr_ram`].
     pub fn chr_ram_mut(&mut self) -> &mut [u8] {
         let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &mut self.chr[start..]
+        &mut self.chr[start..self.chr_end]
     }
 
     /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
     /// [`Cartridge::chr_ram`]); empty on other boards.
     pub fn extra_vram(&self) -> &[u8] {
-        &self.chr[self.chr_len..]
+        &self.chr[self.chr_len..self.chr_end]
     }
 
     /// The four-screen VRAM, mutable.
     pub fn extra_vram_mut(&mut self) -> &mut [u8] {
-        &mut self.chr[self.chr_len..]
+        &mut self.chr[self.chr_len..self.chr_end]
     }
 
     /// The PRG ROM image as stored in the file.
@@ -494,6 +582,7 @@ impl Cartridge {
     /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
     pub fn rebuild_caches(&mut self) {
         self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
+        self.map.chr_open_bus = (self.chr.len() > self.chr_end).then_some(self.chr_end);
         self.board.update_map(&mut self.map);
     }
 
@@ -593,6 +682,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An iNES 1.0 image of `mapper` with `prg_16k` x 16 KiB of PRG ROM (each 8 KiB bank's bytes
+    /// all equal to its number) and `chr_8k` x 8 KiB of CHR ROM (each 1 KiB bank's bytes its number).
+    fn ines(mapper: u8, prg_16k: u8, chr_8k: u8) -> Vec<u8> {
+        let mut rom =
+            vec![b'N', b'E', b'S', 0x1A, prg_16k, chr_8k, mapper << 4, mapper & 0xF0, 0, 0, 0, 0, 0, 0, 0, 0];
+        for bank in 0..usize::from(prg_16k) * 2 {
+            rom.extend(std::iter::repeat_n(bank as u8, 0x2000));
+        }
+        for bank in 0..usize::from(chr_8k) * 8 {
+            rom.extend(std::iter::repeat_n(bank as u8, 0x400));
+        }
+        rom
+    }
+
+    #[test]
+    fn cprom_from_ines_1_has_16_kib_of_chr_ram() {
+        let mut cart = Cartridge::from_ines(&ines(13, 2, 0)).expect("CPROM");
+        assert_eq!(cart.chr_ram().len(), 0x4000);
+        let mut ciram = [0u8; 0x800];
+        cart.cpu_write(0x8000, 3, 1); // the ROM's byte there is 0: the bus conflict ANDs to 0
+        cart.ppu_write(0x1000, 0x5A, &mut ciram);
+        assert_eq!(cart.chr_ram()[0x0000], 0x5A, "bank 0 at $1000 too");
+        let index_of_three = (0x8000..0x10000u32).find(|&a| cart.cpu_peek(a as u16, 0) & 3 == 3);
+        assert_eq!(index_of_three, Some(0xE000), "PRG bank 3 is the first holding a 3");
+        cart.cpu_write(0xE000, 3, 2);
+        cart.ppu_write(0x1001, 0xA5, &mut ciram);
+        assert_eq!(cart.chr_ram()[0x3001], 0xA5, "bank 3 at $1000");
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 0x5A, "$0000 stays on bank 0 (written through $1000)");
+        assert_eq!(cart.ppu_peek(0x1001, &ciram), 0xA5);
+    }
+
+    #[test]
+    fn mapper_185_disabled_chr_reads_the_address_low_byte() {
+        let mut cart = Cartridge::from_ines(&ines(185, 2, 1)).expect("mapper 185");
+        assert!(cart.chr_ram().is_empty(), "the open-bus page is not state");
+        let ciram = [0u8; 0x800];
+        // $FF in PRG bank 3 ($E000-$FFFF holds 3s): the bus conflict leaves 3, which enables CHR.
+        cart.cpu_write(0xE000, 0xFF, 1);
+        assert_eq!(cart.ppu_peek(0x0C05, &ciram), 3, "CHR ROM: 1 KiB bank 3");
+        cart.cpu_write(0x8000, 0xFF, 2); // PRG bank 0 holds 0s: the latch becomes 0, CHR disabled
+        for addr in [0x0000u16, 0x0C05, 0x1234, 0x1FFF] {
+            assert_eq!(cart.ppu_peek(addr, &ciram), addr as u8, "{addr:#06X}");
+        }
+    }
+
+    #[test]
+    fn low_registers_answer_below_8000() {
+        // NINA-001 (mapper 34 with 64 KiB of CHR ROM): $7FFD-$7FFF are registers, and RAM too.
+        let mut cart = Cartridge::from_ines(&ines(34, 4, 8)).expect("NINA-001");
+        let ciram = [0u8; 0x800];
+        cart.cpu_write(0x7FFD, 1, 1);
+        cart.cpu_write(0x7FFF, 9, 2);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4, "32 KiB bank 1 starts with 8 KiB bank 4");
+        assert_eq!(cart.ppu_peek(0x1000, &ciram), 36, "4 KiB bank 9 starts with 1 KiB bank 36");
+        assert_eq!(cart.cpu_peek(0x7FFD, 0), 1, "the write reached PRG RAM as well");
+        // NINA-03/06 (mapper 79): $4100 with A8 set.
+        let mut cart = Cartridge::from_ines(&ines(79, 4, 4)).expect("NINA-03");
+        cart.cpu_write(0x4000 | 0x0100, 0x0B, 1);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4);
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 24, "8 KiB bank 3");
+        cart.cpu_write(0x4200, 0x00, 2);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4, "$4200 has A8 clear: not the register");
+        // JF-11/JF-14 (mapper 140): the register at $6000, where no RAM answers.
+        let mut cart = Cartridge::from_ines(&ines(140, 4, 4)).expect("JF-11");
+        cart.cpu_write(0x6000, 0x12, 1);
+        assert_eq!(cart.cpu_peek(0x8000, 0), 4);
+        assert_eq!(cart.ppu_peek(0x0000, &ciram), 16);
+        assert_eq!(cart.cpu_peek(0x6000, 0x60), 0x60, "open bus");
     }
 
     #[test]

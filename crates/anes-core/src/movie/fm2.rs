@@ -150,6 +150,44 @@ impl InputStream {
     }
 }
 
+impl InputStream {
+    /// Exports the stream as an FCEUX `.fm2` movie (text, version 3, from power-on, standard gamepads
+    /// on ports 1 and 2) that [`InputStream::from_fm2`] reads back unchanged. `rom_filename` goes in
+    /// the header as FCEUX's `romFilename`; no `romChecksum` is written (FCEUX's is an MD5 anes does
+    /// not compute), so FCEUX may warn that it cannot check the ROM before it plays the movie.
+    pub fn to_fm2(&self, rom_filename: &str) -> String {
+        // A name is one header line: line breaks would start another key.
+        let name: String = rom_filename.chars().map(|c| if c.is_control() { '_' } else { c }).collect();
+        let mut out = format!(
+            "version 3\nemuVersion 20604\nrerecordCount 0\npalFlag 0\nromFilename {name}\n\
+             guid 00000000-0000-0000-0000-000000000000\nfourscore 0\nmicrophone 0\nport0 1\nport1 1\n\
+             port2 0\nFDS 0\nNewPPU 0\ncomment author anes\n"
+        );
+        for run in self.runs() {
+            let command = match run.input.command {
+                ConsoleCommand::None => 0,
+                ConsoleCommand::SoftReset => 1,
+                ConsoleCommand::PowerCycle => 2,
+            };
+            let [pad1, pad2] = run.input.pads.map(gamepad_field);
+            let line = format!("|{command}|{pad1}|{pad2}||\n");
+            for _ in 0..run.len {
+                out.push_str(&line);
+            }
+        }
+        out
+    }
+}
+
+/// A gamepad field in `RLDUTSBA` order, `.` for a released button (the inverse of `parse_gamepad`).
+fn gamepad_field(pad: u8) -> String {
+    b"RLDUTSBA"
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| if pad & (0x80 >> i) != 0 { char::from(c) } else { '.' })
+        .collect()
+}
+
 /// The most characters of a line an error message repeats.
 const QUOTE_CHARS: usize = 80;
 
@@ -215,6 +253,25 @@ mod tests {
 
     const MOVIE: &str = "version 3\nemuVersion 22020\nport0 1\nport1 1\nport2 0\n\
         |0|........|........||\n|0|R..U...A|.L...S..||\n|1|........|........||\n|2|....T...|........||\n";
+
+    #[test]
+    fn exported_movies_import_unchanged() {
+        let mut stream = InputStream::new();
+        stream.push(FrameInput::default());
+        stream.push(FrameInput::buttons(buttons::UP | buttons::A, buttons::RIGHT | buttons::SELECT));
+        stream.push(FrameInput { pads: [0, buttons::B], command: ConsoleCommand::SoftReset });
+        stream.push(FrameInput {
+            pads: [buttons::START | buttons::LEFT | buttons::DOWN, 0],
+            command: ConsoleCommand::PowerCycle,
+        });
+        stream.push(FrameInput::default());
+        let text = stream.to_fm2("game\n.nes");
+        assert!(text.contains("\nromFilename game_.nes\n"), "{text}");
+        // Fields by hand from FCEUX's documented RLDUTSBA order.
+        assert!(text.contains("\n|0|...U...A|R....S..||\n|1|........|......B.||\n"), "{text}");
+        assert!(text.contains("\n|2|.LD.T...|........||\n"), "{text}");
+        assert_eq!(InputStream::from_fm2(text.as_bytes()).unwrap(), stream);
+    }
 
     #[test]
     fn imports_buttons_and_commands() {

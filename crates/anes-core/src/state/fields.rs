@@ -9,8 +9,9 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, CnromState, ColorDreamsState, GxromState, LatchChrState, SxromState,
-    TxromState, UxromState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState,
+    Jf11State, LatchChrState, Mapper34State, Nina03State, QuattroState, SxromState, TxromState, Un1romState,
+    Unrom180State, UxromState, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -47,6 +48,15 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         11 => ColorDreamsState::FIELDS,
         66 => GxromState::FIELDS,
         71 => CamericaState::FIELDS,
+        13 => CpromState::FIELDS,
+        21 | 22 | 23 | 25 => VrcState::FIELDS,
+        34 => Mapper34State::FIELDS,
+        79 | 113 => Nina03State::FIELDS,
+        94 => Un1romState::FIELDS,
+        140 => Jf11State::FIELDS,
+        180 => Unrom180State::FIELDS,
+        185 => Cnrom185State::FIELDS,
+        232 => QuattroState::FIELDS,
         _ => return None,
     })
 }
@@ -222,6 +232,15 @@ mod tests {
             (11, size_of::<ColorDreamsState>()),
             (66, size_of::<GxromState>()),
             (71, size_of::<CamericaState>()),
+            (13, size_of::<CpromState>()),
+            (21, size_of::<VrcState>()),
+            (34, size_of::<Mapper34State>()),
+            (79, size_of::<Nina03State>()),
+            (94, size_of::<Un1romState>()),
+            (140, size_of::<Jf11State>()),
+            (180, size_of::<Unrom180State>()),
+            (185, size_of::<Cnrom185State>()),
+            (232, size_of::<QuattroState>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

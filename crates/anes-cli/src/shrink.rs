@@ -1,0 +1,316 @@
+//! `anes shrink`: the smallest input stream on which the two consoles still diverge the same way
+//! (see `anes_lockstep::shrink`), written as `repro.input`, `repro.fm2`, `report.json` and
+//! `report.html` into `--out DIR`. The machines differ as in `anes lockstep` (`--inject`,
+//! `--ppu-b`, `--apu-b`), or as an evidence bundle of `anes lockstep` recorded (`--evidence`).
+//!
+//! The four files are the same bytes for the same ROM, stream, faults and schedules, whatever
+//! `--jobs`; what the search cost (trials, frames emulated, time) is printed, not written, because
+//! it varies. A run stopped by `--budget` keeps the best stream so far and says so.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anes_core::movie::InputStream;
+use anes_lockstep::{DivergenceKind, FaultPlan, InputSource, ShrinkConfig, ShrinkError, ShrinkProgress};
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use crate::input_file::read_input;
+use crate::lockstep::{DEFAULT_FRAMES, machine_pair, read_inputs, read_rom};
+use crate::rom::Schedule;
+use crate::{limited_read, output};
+
+/// Exit status when a divergence was shrunk (the machines diverged, as `anes lockstep` says).
+const EXIT_DIVERGED: u8 = 1;
+/// Exit status for bad input, including an evidence bundle this run cannot reproduce.
+const EXIT_BAD_INPUT: u8 = 2;
+/// The longest stream a shrink takes: it holds one input per frame in memory (3 bytes each).
+const MAX_FRAMES: u64 = 1 << 24;
+/// The files a shrink writes into `--out DIR`.
+const OUTPUT_FILES: [&str; 4] = ["repro.input", "repro.fm2", "report.json", "report.html"];
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 1 the divergence was shrunk and the repro written (the machines \
+diverged, as with anes lockstep); 0 the machines agreed: nothing to shrink, nothing written; 2 bad \
+input, including an --evidence bundle whose divergence this run does not reproduce.\n\n\
+The repro has the same kind of divergence at the end of the same frame, machine B with the same \
+faults. repro.input, repro.fm2, report.json and report.html are the same bytes on every run and \
+whatever --jobs; trials, frames emulated and time are printed only.")]
+pub struct Args {
+    /// The iNES ROM file (default: the bundled demo ROM and its input stream).
+    rom: Option<PathBuf>,
+    /// Input stream: an anes input file (.input) or an FCEUX movie (.fm2).
+    #[arg(long, conflicts_with = "evidence")]
+    input: Option<PathBuf>,
+    /// Directory for repro.input, repro.fm2, report.json and report.html (created if missing;
+    /// those files in it are replaced, anything else is left alone).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// An evidence bundle written by `anes lockstep`: its inputs and faults are the run to shrink,
+    /// and its divergence the one the repro must keep. Give the ROM it was recorded with (checked
+    /// against the bundle's snapshots) and the --ppu-b/--apu-b it ran with (a bundle does not
+    /// record them).
+    #[arg(long, value_name = "DIR")]
+    evidence: Option<PathBuf>,
+    /// Frames of the input to run (default: the input's length, or 5,000).
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Inject a fault into machine B, as `anes lockstep --inject` (repeatable).
+    #[arg(long = "inject", value_name = "SPEC", conflicts_with = "evidence")]
+    inject: Vec<String>,
+    /// Machine B's PPU schedule: lazy (as A) or eager.
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
+    ppu_b: Schedule,
+    /// Machine B's APU schedule: lazy (as A) or eager.
+    #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
+    apu_b: Schedule,
+    /// Trials run at once, one thread each. The result does not depend on it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: u16,
+    /// Stop after this many seconds with the smallest repro found so far.
+    #[arg(long, value_name = "SECONDS")]
+    budget: Option<f64>,
+    /// Stop after this many trials (counted in the order a one-job search runs them).
+    #[arg(long, value_name = "N")]
+    max_trials: Option<u64>,
+    /// Save both machines every K frames of the stream that reproduces: a trial replays at most K
+    /// frames before its first change.
+    #[arg(long, default_value_t = 30, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    checkpoint_every: u64,
+    /// Print one JSON object (the report, what it cost, the files) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Serialize)]
+struct Summary<'a> {
+    out: String,
+    files: [&'static str; 4],
+    stats: anes_lockstep::ShrinkStats,
+    report: &'a anes_lockstep::ShrinkReport,
+}
+
+/// The run an evidence bundle describes.
+struct Bundle {
+    inputs: InputStream,
+    faults: FaultPlan,
+    divergence: (DivergenceKind, u64),
+    /// Machine A's snapshot at the bundle's checkpoint (empty when it has none): carries the ROM
+    /// identity.
+    checkpoint_a: Vec<u8>,
+}
+
+pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let (rom, rom_name) = read_rom(args.rom.as_deref())?;
+    let bundle = args.evidence.as_deref().map(read_bundle).transpose()?;
+    let (inputs, faults) = match &bundle {
+        Some(bundle) => (bundle.inputs.clone(), bundle.faults.clone()),
+        None => (
+            read_inputs(args.input.as_deref(), args.rom.is_some())?,
+            FaultPlan::parse(&args.inject).context("--inject")?,
+        ),
+    };
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
+    if frames > MAX_FRAMES {
+        bail!("--frames {frames}: a shrink takes at most {MAX_FRAMES} frames");
+    }
+    check_out_dir(&args.out)?;
+    let (a, b) = machine_pair(&rom, &rom_name, args.ppu_b, args.apu_b)?;
+    if let (Some(bundle), Some(dir)) = (&bundle, &args.evidence) {
+        if !bundle.checkpoint_a.is_empty() {
+            let mut check = a.clone();
+            anes_lockstep::Machine::load_state(&mut check, &bundle.checkpoint_a).map_err(|e| {
+                anyhow::anyhow!("{}: recorded with another ROM than {rom_name}: {e}", dir.display())
+            })?;
+        }
+    }
+    let stream: Vec<_> = (0..frames).map(|n| inputs.input(n)).collect();
+    let config = ShrinkConfig {
+        faults,
+        checkpoint_every: args.checkpoint_every,
+        jobs: usize::from(args.jobs),
+        max_trials: args.max_trials,
+        budget: args.budget.map(budget_duration).transpose()?,
+        expect: bundle.as_ref().map(|b| b.divergence),
+    };
+    let bar = output::progress_bar(count_presses(&stream), args.json);
+    let original_presses = count_presses(&stream);
+    let mut on_progress = |p: ShrinkProgress| {
+        bar.set_position(original_presses.saturating_sub(p.presses));
+        bar.set_message(format!("{} presses left, {} pass, {} trials", p.presses, p.pass, p.trials));
+    };
+    let result = anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress);
+    bar.finish_and_clear();
+    let shrunk = match result {
+        Ok(shrunk) => shrunk,
+        Err(ShrinkError::NoDivergence { frames }) => {
+            let mut out = output::stdout();
+            writeln!(out, "no divergence over {frames} frames: nothing to shrink")?;
+            out.flush()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Err(e @ ShrinkError::OtherDivergence { .. }) => {
+            let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
+            eprintln!(
+                "error: {}: the bundle's divergence does not reproduce: {e} (a bundle does not record machine B's schedules: pass the --ppu-b/--apu-b its run had)",
+                dir.display()
+            );
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(e) => return Err(e).context(rom_name),
+    };
+    let report = shrunk.report();
+    let repro = InputStream::from_frames(shrunk.repro.clone());
+    let rom_file =
+        args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
+    let json = serde_json::to_string_pretty(&report).context("report.json")? + "\n";
+    std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
+    for (name, bytes) in [
+        ("repro.input", repro.to_bytes()),
+        ("repro.fm2", repro.to_fm2(&rom_file).into_bytes()),
+        ("report.json", json.into_bytes()),
+        ("report.html", report.html().into_bytes()),
+    ] {
+        write_regular(&args.out.join(name), &bytes)?;
+    }
+
+    let mut out = output::stdout();
+    if args.json {
+        let summary = Summary {
+            out: args.out.display().to_string(),
+            files: OUTPUT_FILES,
+            stats: shrunk.stats,
+            report: &report,
+        };
+        output::write_json(&mut out, &summary)?;
+    } else {
+        let s = &shrunk.stats;
+        writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "divergence        {}", report.divergence.message)?;
+        writeln!(
+            out,
+            "given             {} frames, {} presses",
+            report.original.frames, report.original.presses
+        )?;
+        let minimal = match report.stopped_by {
+            None => "1-minimal".to_string(),
+            Some(budget) => format!("stopped by the {budget} budget, not proven minimal"),
+        };
+        writeln!(
+            out,
+            "repro             {} frames, {} presses ({minimal})",
+            report.shrunk.frames, report.shrunk.presses
+        )?;
+        for press in &report.presses {
+            writeln!(
+                out,
+                "  frame {:>7}  pad {}  {}",
+                press.frame,
+                press.port + 1,
+                press.buttons.join(" + ")
+            )?;
+        }
+        for command in &report.commands {
+            writeln!(out, "  frame {:>7}  console {}", command.frame, command.command)?;
+        }
+        let saved =
+            if s.frames_emulated > 0 { s.naive_frames as f64 / s.frames_emulated as f64 } else { 0.0 };
+        writeln!(
+            out,
+            "search            {} trials ({} in order, {} jobs), {} frames emulated per machine vs {} replaying each trial from power-on ({saved:.1}x less), {:.1} s",
+            s.trials, s.trials_in_order, s.jobs, s.frames_emulated, s.naive_frames, s.seconds
+        )?;
+        writeln!(out, "repro written to  {}", args.out.join("report.html").display())?;
+    }
+    out.flush()?;
+    Ok(ExitCode::from(EXIT_DIVERGED))
+}
+
+fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {
+    stream.iter().filter(|f| f.pads != [0, 0]).count() as u64
+}
+
+fn budget_duration(seconds: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| anyhow::anyhow!("--budget {seconds}: expected a number of seconds, 0 or more"))
+}
+
+/// `--out DIR` must be a directory or not exist yet; the files it would replace must be regular.
+fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| dir.display().to_string()),
+        Ok(meta) if !meta.is_dir() => {
+            bail!("{}: exists and is not a directory (--out needs a folder)", dir.display())
+        }
+        Ok(_) => {}
+    }
+    for name in OUTPUT_FILES {
+        let path = dir.join(name);
+        if let Ok(meta) = std::fs::symlink_metadata(&path) {
+            if !meta.file_type().is_file() {
+                bail!(
+                    "{}: exists and is not a regular file; it is left alone (name another --out)",
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path`, refusing anything there that is not a regular file (a FIFO, a device,
+/// a symlink, a directory): `path` is replaced whole through a temporary file.
+fn write_regular(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_file() {
+            bail!("{}: exists and is not a regular file; it is left alone", path.display());
+        }
+    }
+    Ok(anes_fs::write_output(path, bytes)?)
+}
+
+/// Reads what `anes lockstep` keeps in a bundle: `report.json` (the divergence's kind and frame as
+/// the comparator saw it, the faults that fired in B), `inputs.input` (frames 0 through the
+/// divergent one) and `checkpoint_a.snap` (its header names the ROM).
+fn read_bundle(dir: &Path) -> anyhow::Result<Bundle> {
+    let name = dir.display();
+    let report_path = dir.join("report.json");
+    let text = limited_read::read_limited(&report_path, limited_read::REPORT)?;
+    let report: serde_json::Value =
+        serde_json::from_slice(&text).with_context(|| format!("{}: not JSON", report_path.display()))?;
+    let field = |pointer: &str| {
+        report.pointer(pointer).with_context(|| {
+            format!("{}: no {pointer} field: not a lockstep evidence report", report_path.display())
+        })
+    };
+    let kind = match field("/detected/b/cpu_cycle")? == field("/detected/a/cpu_cycle")? {
+        true => DivergenceKind::State,
+        false => DivergenceKind::CycleMisalignment,
+    };
+    let frame = field("/detected/frame")?
+        .as_u64()
+        .with_context(|| format!("{}: detected.frame is not a frame number", report_path.display()))?;
+    let specs: Vec<String> = field("/faults")?
+        .as_array()
+        .with_context(|| format!("{}: faults is not a list", report_path.display()))?
+        .iter()
+        .map(|f| f.get("spec").and_then(|s| s.as_str()).map(str::to_string))
+        .collect::<Option<_>>()
+        .with_context(|| format!("{}: a fault without its spec", report_path.display()))?;
+    let faults = FaultPlan::parse(&specs).with_context(|| format!("{}: faults", report_path.display()))?;
+    let inputs = read_input(&dir.join("inputs.input"))?;
+    if (inputs.len() as u64) <= frame {
+        bail!("{name}: inputs.input holds {} frames, not through the divergent frame {frame}", inputs.len());
+    }
+    let checkpoint_path = dir.join("checkpoint_a.snap");
+    let checkpoint_a = match std::fs::symlink_metadata(&checkpoint_path) {
+        Ok(_) => limited_read::read_limited(&checkpoint_path, limited_read::SNAPSHOT)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| checkpoint_path.display().to_string()),
+    };
+    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a })
+}

@@ -1,0 +1,214 @@
+//! `anes shrink` as a user meets it: the demo case (the bundled demo, its 5,000-frame input,
+//! a RAM flip) shrinks to a repro that still diverges, ends by the flip's frame, keeps no press and
+//! is the same bytes on every run and with any `--jobs`; an evidence bundle of `anes lockstep`
+//! shrinks to the same repro; a bundle from another ROM and a FIFO in the output folder are refused.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const FLIP: &str = "flip:ram:0x0342:3@1234567";
+const FLIP_CYCLE: u64 = 1_234_567;
+const FILES: [&str; 4] = ["repro.input", "repro.fm2", "report.json", "report.html"];
+/// Each command's bound: the demo case takes under a second in a release build.
+const TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// `anes SUBCOMMAND ARGS`, killed (this child only) if it outlives [`TIME_LIMIT`].
+fn anes(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(args)
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the anes binary runs");
+    let started = Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if started.elapsed() > TIME_LIMIT {
+            child.kill().expect("kills its own child");
+            panic!("anes {args:?} ran longer than {TIME_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("anes-cli-shrink-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+fn text(output: &Output) -> String {
+    format!("{} / {}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+fn files(dir: &Path) -> Vec<Vec<u8>> {
+    FILES.iter().map(|name| std::fs::read(dir.join(name)).expect(name)).collect()
+}
+
+fn json_file(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("the file")).expect("JSON")
+}
+
+#[test]
+fn the_demo_flip_shrinks_to_no_press_ending_at_the_flip_frame_the_same_every_run() {
+    let dir = scratch("demo");
+    let out = [dir.join("one"), dir.join("two"), dir.join("jobs2")];
+    for (path, jobs) in out.iter().zip(["1", "1", "2"]) {
+        let run = anes(&["shrink", "--inject", FLIP, "--jobs", jobs, "--out", path.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    }
+    let first = files(&out[0]);
+    assert!(files(&out[1]) == first, "a second run wrote other bytes");
+    assert!(files(&out[2]) == first, "--jobs 2 wrote other bytes than --jobs 1");
+
+    let report = json_file(&out[0].join("report.json"));
+    assert_eq!(report["original"]["frames"], 5000);
+    assert_eq!(report["shrunk"]["presses"], 0, "{report}");
+    assert_eq!(report["presses"].as_array().map(Vec::len), Some(0));
+    assert_eq!(report["one_minimal"], true);
+
+    // The repro replayed by `anes lockstep`: it diverges, in the frame the flip fired in, at its end.
+    let bundle = dir.join("bundle");
+    let repro = out[0].join("repro.input");
+    let run = anes(&[
+        "lockstep",
+        "--input",
+        repro.to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--json",
+        "--report",
+        bundle.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let summary: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    let fired = &summary["divergence"]["faults"][0];
+    assert_eq!(fired["spec"], FLIP);
+    assert!(fired["cpu_cycle"].as_u64().unwrap() >= FLIP_CYCLE);
+    let flip_frame = fired["frame"].as_u64().unwrap();
+    assert_eq!(summary["divergence"]["detected"]["frame"].as_u64(), Some(flip_frame));
+    assert_eq!(
+        report["shrunk"]["frames"].as_u64(),
+        Some(flip_frame + 1),
+        "the repro ends with the flip's frame"
+    );
+    assert_eq!(
+        report["divergence"]["fields"], summary["divergence"]["fields"],
+        "the report is lockstep's own"
+    );
+
+    // The FCEUX movie holds the same stream, and anes reads it back as such.
+    let fm2 = out[0].join("repro.fm2");
+    let run = anes(&[
+        "lockstep",
+        "--input",
+        fm2.to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--json",
+        "--report",
+        dir.join("bundle-fm2").to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+}
+
+#[test]
+fn an_evidence_bundle_shrinks_to_the_repro_of_its_run() {
+    let dir = scratch("evidence");
+    let bundle = dir.join("bundle");
+    let run = anes(&["lockstep", "--frames", "100", "--inject", FLIP, "--report", bundle.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let from_bundle = dir.join("from-bundle");
+    let run =
+        anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", from_bundle.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let direct = dir.join("direct");
+    let run = anes(&["shrink", "--frames", "100", "--inject", FLIP, "--out", direct.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    // The bundle keeps frames 0 through the divergent one, so only the given stream's length differs.
+    assert!(
+        files(&from_bundle)[..2] == files(&direct)[..2],
+        "the bundle's repro and the same run's by hand differ"
+    );
+    let (from_bundle, direct) =
+        (json_file(&from_bundle.join("report.json")), json_file(&direct.join("report.json")));
+    assert_eq!(from_bundle["original"]["frames"].as_u64(), direct["target"]["frame"].as_u64().map(|f| f + 1));
+    for key in ["shrunk", "target", "presses", "faults", "divergence"] {
+        assert_eq!(from_bundle[key], direct[key], "{key}");
+    }
+
+    // The same bundle against another ROM: refused in one line, nothing written.
+    let other_rom = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/secret/secret.nes");
+    let refused = dir.join("refused");
+    let run = anes(&[
+        "shrink",
+        other_rom,
+        "--evidence",
+        bundle.to_str().unwrap(),
+        "--out",
+        refused.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("another ROM"), "{stderr}");
+    assert!(!refused.join("report.json").exists());
+
+    // A bundle whose divergence this run does not show (its frame moved one earlier): refused.
+    let report_path = bundle.join("report.json");
+    let mut report = json_file(&report_path);
+    let frame = report["detected"]["frame"].as_u64().unwrap();
+    report["detected"]["frame"] = (frame - 1).into();
+    std::fs::write(&report_path, serde_json::to_vec(&report).unwrap()).unwrap();
+    let run = anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", refused.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("does not reproduce") && stderr.contains(&format!("frame {}", frame - 1)),
+        "{stderr}"
+    );
+    assert!(!refused.join("report.json").exists());
+}
+
+#[test]
+fn files_in_the_way_that_are_not_regular_are_left_alone() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("repro.fm2");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let run = anes(&["shrink", "--frames", "60", "--inject", FLIP, "--out", dir.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("not a regular file"), "{}", text(&run));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is still there");
+    assert!(!dir.join("report.json").exists(), "nothing written when one file is in the way");
+}
+
+#[test]
+fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal() {
+    let dir = scratch("budget");
+    let run = anes(&["shrink", "--inject", FLIP, "--max-trials", "1", "--out", dir.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("stopped by the trials budget"), "{}", text(&run));
+    let report = json_file(&dir.join("report.json"));
+    assert_eq!(report["stopped_by"], "trials");
+    assert_eq!(report["one_minimal"], false);
+    // One trial removed half of the presses or none; either way the stream still reproduces.
+    let presses = report["shrunk"]["presses"].as_u64().unwrap();
+    assert!(presses > 0 && presses < report["original"]["presses"].as_u64().unwrap(), "{report}");
+    let repro = dir.join("repro.input");
+    let replay = anes(&[
+        "lockstep",
+        "--input",
+        repro.to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--report",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
+}

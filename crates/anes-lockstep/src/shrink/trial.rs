@@ -1,0 +1,279 @@
+//! The oracle that runs two machines in lockstep over a candidate stream and says whether the same
+//! divergence reproduces, and the reference it works from: the stream that reproduces now, with its
+//! per-frame state hashes and both machines' snapshots every `checkpoint_every` frames.
+//!
+//! **Same divergence**: the comparator stops at the end of the same frame (input-stream index) with
+//! the same kind (`state` or `cycle_misalignment`), machine B getting the same fault plan. An earlier
+//! divergence, a later one or none does not count: the repro must show the finding it was made for,
+//! not another one the shrinking ran into.
+//!
+//! A trial whose candidate first differs from the reference at frame k starts from the reference's
+//! checkpoint at or before k (restored snapshots, B's faults that had not fired by then) and stops
+//! at the first of:
+//! - a divergence: it reproduces if it is the same one;
+//! - the end of the target frame with the machines agreeing: it does not;
+//! - after the candidate's last change, the end of a frame at which machine A's state hash equals
+//!   the reference's there: every later input is the reference's, so everything after is the
+//!   reference's run: it reproduces;
+//! - after the candidate's last change, a state hash that an earlier failed trial had at that
+//!   frame with the same inputs after it: it does not.
+//!
+//! The last two rely on what the lockstep checkpoints rely on: the state hash covers the whole
+//! state, so equal hashes at a frame end and equal inputs after it mean equal runs after it. At a
+//! frame end before the divergence both machines agreed, so A's hash stands for B's.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anes_core::state::StateHash;
+
+use super::error::ShrinkError;
+use crate::config::{Granularity, LockstepConfig, Threading};
+use crate::fault::FaultPlan;
+use crate::lockstep::Lockstep;
+use crate::machine::Machine;
+use crate::outcome::{Divergence, DivergenceKind, RunOutcome};
+
+/// The divergence every trial must reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub kind: DivergenceKind,
+    /// Input-stream index of the frame at whose end the comparator saw it.
+    pub frame: u64,
+}
+
+impl Target {
+    fn matches(self, divergence: &Divergence) -> bool {
+        divergence.kind == self.kind && divergence.frame == self.frame
+    }
+}
+
+/// Both machines saved at a frame boundary of the reference, with the faults still to fire after it.
+#[derive(Debug, Clone)]
+pub(crate) struct Checkpoint {
+    /// Input-stream index of the next frame to run from it.
+    pub frame: u64,
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub pending: FaultPlan,
+}
+
+/// At most this many (frame, hash) pairs of failed trials are remembered: 32 bytes each plus the
+/// set's overhead, about 200 MB at the cap. Past it, trials simply run to their end.
+const FAILED_STATES_MAX: usize = 4 << 20;
+
+/// The stream that reproduces now and what is known about its run.
+#[derive(Debug)]
+pub(crate) struct Reference<I> {
+    pub stream: Vec<I>,
+    pub target: Target,
+    /// `hashes[f]`: the state hash after frame `f`, for every frame before the target frame.
+    pub hashes: Vec<StateHash>,
+    /// Checkpoints by frame; frame 0 (power-on) always.
+    pub checkpoints: BTreeMap<u64, Checkpoint>,
+    /// States after frame `f` (at `(f, hash)`) from which the reference's inputs after `f` do not
+    /// reproduce.
+    pub failed: HashSet<(u64, StateHash)>,
+    pub checkpoint_every: u64,
+}
+
+/// What one run of the machines saw.
+#[derive(Debug)]
+pub(crate) struct TrialRun {
+    /// The frame it started from.
+    pub start: u64,
+    /// `hashes[i]`: the state hash after frame `start + i`, for the frames it verified.
+    pub hashes: Vec<StateHash>,
+    /// Checkpoints saved on the way (every `checkpoint_every` frames).
+    pub checkpoints: Vec<Checkpoint>,
+    /// The divergence that stopped it, if one did.
+    pub divergence: Option<Divergence>,
+    /// Whether it reproduces the target (after an initial run: whether it diverged at all).
+    pub reproduced: bool,
+    /// Frames each machine ran.
+    pub frames: u64,
+    /// Stopped because a candidate asked before it reproduced: its answer is not needed.
+    pub cancelled: bool,
+}
+
+/// The lockstep configuration of a trial: frame sync, no localization, no pictures, the runner's
+/// own checkpoints unused (the shrinker keeps its own).
+fn trial_config(faults: FaultPlan) -> LockstepConfig {
+    LockstepConfig {
+        granularity: Granularity::Frame,
+        threading: Threading::SameThread,
+        checkpoint_every: u64::MAX,
+        checkpoints_kept: 1,
+        localize: false,
+        pictures: false,
+        faults,
+        ..LockstepConfig::default()
+    }
+}
+
+/// The faults of `plan` that have not fired in `fired` (spec strings, each standing for one entry).
+fn pending_after<A: Machine, B: Machine<Input = A::Input>>(
+    plan: &FaultPlan,
+    lockstep: &Lockstep<A, B>,
+) -> FaultPlan {
+    let mut fired: Vec<String> = lockstep.fired_faults().into_iter().map(|f| f.spec).collect();
+    let mut pending = FaultPlan::new();
+    for fault in plan.faults() {
+        let spec = fault.to_string();
+        match fired.iter().position(|s| *s == spec) {
+            Some(i) => {
+                fired.swap_remove(i);
+            }
+            None => {
+                pending.push(fault.clone());
+            }
+        }
+    }
+    pending
+}
+
+/// What a run checks after each frame it verified, besides the target.
+pub(crate) struct Shortcuts<'r, I> {
+    pub reference: &'r Reference<I>,
+    /// The candidate's last frame that differs from the reference.
+    pub last_change: u64,
+    /// Trials running side by side: the lowest index of one that reproduced, and this one's index.
+    /// Once a candidate asked before this one reproduced, this one's answer is not needed.
+    pub cancel: Option<(&'r AtomicUsize, usize)>,
+}
+
+/// Runs `a` and `b` (restored from `start`) in lockstep over `stream` until a divergence, the end
+/// of frame `until` (inclusive), or a shortcut decides (see the module docs).
+pub(crate) fn run<A, B>(
+    (mut a, mut b): (A, B),
+    start: &Checkpoint,
+    stream: &[A::Input],
+    until: u64,
+    target: Option<Target>,
+    shortcuts: Option<Shortcuts<'_, A::Input>>,
+    checkpoint_every: u64,
+) -> Result<TrialRun, ShrinkError>
+where
+    A: Machine,
+    B: Machine<Input = A::Input>,
+{
+    a.load_state(&start.a).map_err(ShrinkError::Restore)?;
+    b.load_state(&start.b).map_err(ShrinkError::Restore)?;
+    let mut lockstep = Lockstep::new(a, b, trial_config(start.pending.clone()))?;
+    let mut trial = TrialRun {
+        start: start.frame,
+        hashes: Vec::new(),
+        checkpoints: Vec::new(),
+        divergence: None,
+        reproduced: false,
+        frames: 0,
+        cancelled: false,
+    };
+    loop {
+        if let Some((winner, index)) = shortcuts.as_ref().and_then(|s| s.cancel) {
+            if winner.load(Ordering::Relaxed) < index {
+                trial.cancelled = true;
+                return Ok(trial);
+            }
+        }
+        let frame = lockstep.next_frame();
+        let outcome = lockstep.run_interleaved(stream, 1);
+        trial.frames += 1;
+        if let RunOutcome::Diverged(divergence) = outcome {
+            trial.reproduced = target.is_none_or(|t| t.matches(&divergence));
+            trial.divergence = Some(*divergence);
+            return Ok(trial);
+        }
+        let hash = lockstep.last_verified_record().state_hash;
+        if frame >= until {
+            return Ok(trial);
+        }
+        if let Some(s) = &shortcuts {
+            if frame >= s.last_change {
+                if s.reference.hashes.get(frame as usize) == Some(&hash) {
+                    trial.reproduced = true;
+                    trial.hashes.push(hash);
+                    return Ok(trial);
+                }
+                if s.reference.failed.contains(&(frame, hash)) {
+                    return Ok(trial);
+                }
+            }
+        }
+        trial.hashes.push(hash);
+        let next = frame + 1;
+        // After a power cycle the machine's frame counter restarts at 0 and no longer names the
+        // stream's frame, which a run started from the snapshot would go by: no checkpoint there.
+        if next % checkpoint_every == 0 && lockstep.machine_a().record().frame == next {
+            let (mut snap_a, mut snap_b) = (Vec::new(), Vec::new());
+            lockstep.machine_a().save_state(&mut snap_a);
+            lockstep.machine_b().save_state(&mut snap_b);
+            let pending = pending_after(&start.pending, &lockstep);
+            trial.checkpoints.push(Checkpoint { frame: next, a: snap_a, b: snap_b, pending });
+        }
+    }
+}
+
+impl<I: Copy + Eq> Reference<I> {
+    /// The reference from the initial run, which diverged as `target` says, over `stream` (already
+    /// cut after the target frame).
+    pub(crate) fn new(
+        stream: Vec<I>,
+        target: Target,
+        power_on: Checkpoint,
+        run: TrialRun,
+        every: u64,
+    ) -> Self {
+        let mut checkpoints = BTreeMap::new();
+        checkpoints.insert(0, power_on);
+        let mut reference = Reference {
+            stream,
+            target,
+            hashes: Vec::new(),
+            checkpoints,
+            failed: HashSet::new(),
+            checkpoint_every: every,
+        };
+        reference.take_run(run);
+        reference
+    }
+
+    /// The checkpoint a trial whose first change is at frame `first` starts from.
+    pub(crate) fn checkpoint_before(&self, first: u64) -> &Checkpoint {
+        self.checkpoints.range(..=first).next_back().map(|(_, c)| c).expect("frame 0 is always kept")
+    }
+
+    /// Takes the hashes and checkpoints of `run`, whose frames now belong to the reference.
+    fn take_run(&mut self, run: TrialRun) {
+        let target = self.target.frame as usize;
+        self.hashes.resize(target, StateHash::default());
+        for (frame, hash) in (run.start as usize..target).zip(run.hashes) {
+            self.hashes[frame] = hash;
+        }
+        for checkpoint in run.checkpoints.into_iter().filter(|c| c.frame <= self.target.frame) {
+            self.checkpoints.insert(checkpoint.frame, checkpoint);
+        }
+    }
+
+    /// `candidate` (changed from frame `first` through `last`) reproduced in `run`: it becomes the
+    /// reference. Frames the run did not reach (it met the reference's run) keep their hashes and
+    /// checkpoints; failed states before `last` no longer have the reference's inputs after them.
+    pub(crate) fn accept(&mut self, candidate: Vec<I>, last: u64, run: TrialRun) {
+        self.stream = candidate;
+        self.take_run(run);
+        self.failed.retain(|&(frame, _)| frame >= last);
+    }
+
+    /// Remembers the states of a failed trial (changed through frame `last`) from which the
+    /// reference's inputs do not reproduce.
+    pub(crate) fn remember_failure(&mut self, last: u64, run: &TrialRun) {
+        for (frame, hash) in (run.start..).zip(&run.hashes) {
+            if self.failed.len() >= FAILED_STATES_MAX {
+                return;
+            }
+            if frame >= last {
+                self.failed.insert((frame, *hash));
+            }
+        }
+    }
+}

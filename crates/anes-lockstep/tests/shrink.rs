@@ -1,0 +1,158 @@
+//! The shrinker against a ROM of our own with a secret (roms/secret/secret.s): a RAM byte ($0342)
+//! matters only after pad 1 held exactly Up, Up and A on three frames the ROM picks. A flip of that
+//! byte in the middle of a late frame diverges only when the sequence was entered. From a seeded
+//! 10,000-frame random stream holding the sequence, the shrinker must return exactly those three
+//! presses; the test checks 1-minimality itself with the lockstep runner (not the shrinker's
+//! oracle), and that a second run with two jobs gives the same bytes.
+
+mod common;
+
+use std::time::Instant;
+
+use anes_core::NesConfig;
+use anes_core::input::buttons;
+use anes_core::movie::{FrameInput, InputStream};
+use anes_lockstep::{
+    FaultPlan, Lockstep, LockstepConfig, NesMachine, RunOutcome, ShrinkConfig, ShrinkInput, Shrunk, shrink,
+};
+use common::Rng;
+
+const SECRET_ROM: &[u8] = include_bytes!("../../../roms/secret/secret.nes");
+/// The NMI counter values at which the ROM checks pad 1 (SECRET_1..3 in the source).
+const SECRET_COUNTS: [u16; 3] = [1000, 3000, 5000];
+const STREAM_FRAMES: usize = 10_000;
+/// Mid-frame, about 100 frames before the stream ends.
+const FLIP_CYCLE: u64 = 9_900 * 29_780 + 15_000;
+
+fn machine() -> NesMachine {
+    NesMachine::from_ines(SECRET_ROM, NesConfig::default()).expect("the secret ROM parses")
+}
+
+fn faults() -> FaultPlan {
+    FaultPlan::parse([format!("flip:ram:0x0342:3@{FLIP_CYCLE}")]).unwrap()
+}
+
+/// The input-stream frames whose NMI sees the counter at each secret value, found by running the
+/// ROM and reading its counter ($0010/$0011) after every frame.
+fn secret_frames() -> [u64; 3] {
+    let mut nes = machine();
+    let mut found = [u64::MAX; 3];
+    for frame in 0..STREAM_FRAMES as u64 {
+        nes.nes_mut().run_frame(FrameInput::default());
+        let count = u16::from_le_bytes([nes.nes().peek(0x0010), nes.nes().peek(0x0011)]);
+        if let Some(i) = SECRET_COUNTS.iter().position(|&c| c == count) {
+            found[i] = frame;
+        }
+    }
+    assert!(found.iter().all(|&f| f != u64::MAX), "{found:?}");
+    found
+}
+
+/// Random presses on about a third of the frames (both pads, any buttons), with the secret
+/// sequence on its three frames.
+fn random_stream(seed: u64, secret: [u64; 3]) -> Vec<FrameInput> {
+    let mut rng = Rng(seed);
+    let mut stream: Vec<FrameInput> = (0..STREAM_FRAMES)
+        .map(|_| match rng.below(3) {
+            0 => FrameInput::buttons(rng.below(256) as u8, rng.below(256) as u8),
+            _ => FrameInput::default(),
+        })
+        .collect();
+    for (frame, button) in secret.into_iter().zip([buttons::UP, buttons::UP, buttons::A]) {
+        stream[frame as usize].pads[0] = button;
+    }
+    stream
+}
+
+/// Where the lockstep runner, from power-on, sees the machines diverge over `stream` (B flipped).
+fn lockstep_divergence(stream: &[FrameInput]) -> Option<(anes_lockstep::DivergenceKind, u64)> {
+    let config =
+        LockstepConfig { faults: faults(), localize: false, pictures: false, ..LockstepConfig::default() };
+    let mut lockstep = Lockstep::new(machine(), machine(), config).unwrap();
+    match lockstep.run_interleaved(stream, stream.len() as u64) {
+        RunOutcome::Diverged(d) => Some((d.kind, d.frame)),
+        RunOutcome::Agreed { .. } => None,
+    }
+}
+
+fn shrink_with(stream: &[FrameInput], jobs: usize) -> Shrunk<FrameInput> {
+    let config = ShrinkConfig { faults: faults(), jobs, ..ShrinkConfig::default() };
+    let (started, cpu) = (Instant::now(), process_cpu_seconds());
+    let shrunk = shrink(machine(), machine(), stream, &config, &mut |_| {}).expect("it diverges");
+    // The bench figure of issue 28 (under 60 s on 2 cores): wall time and this process's CPU time,
+    // which on a shared machine tells the shrink's own cost apart from waiting for a core.
+    eprintln!(
+        "shrink of {} frames, jobs {jobs}: {:.1} s wall, {:.1} s CPU; {:?}",
+        stream.len(),
+        started.elapsed().as_secs_f64(),
+        process_cpu_seconds() - cpu,
+        shrunk.stats
+    );
+    shrunk
+}
+
+/// User plus system CPU time of this process so far (Linux: /proc/self/stat; elsewhere 0).
+fn process_cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the command name (which may hold spaces, inside parentheses): utime and stime
+    // are the 12th and 13th, in clock ticks (100 a second on Linux).
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum();
+    ticks as f64 / 100.0
+}
+
+fn output_bytes(shrunk: &Shrunk<FrameInput>) -> (Vec<u8>, String, String) {
+    let report = shrunk.report();
+    (
+        InputStream::from_frames(shrunk.repro.clone()).to_bytes(),
+        serde_json::to_string_pretty(&report).unwrap(),
+        report.html(),
+    )
+}
+
+#[test]
+fn the_secret_sequence_is_all_that_is_left() {
+    let secret = secret_frames();
+    let stream = random_stream(0x5EC2E7, secret);
+    let presses = stream.iter().filter(|f| f.pads != [0, 0]).count();
+    assert!(presses > 3_000, "{presses} presses");
+    let target = lockstep_divergence(&stream).expect("the flip shows once the sequence was entered");
+    let mut without = stream.clone();
+    without[secret[1] as usize].pads[0] = buttons::DOWN;
+    assert_eq!(lockstep_divergence(&without), None, "without the sequence the flip is masked");
+
+    let shrunk = shrink_with(&stream, 1);
+    let expected: Vec<FrameInput> = (0..=target.1)
+        .map(|frame| match secret.iter().position(|&s| s == frame) {
+            Some(i) => FrameInput::buttons([buttons::UP, buttons::UP, buttons::A][i], 0),
+            None => FrameInput::default(),
+        })
+        .collect();
+    assert!(shrunk.repro == expected, "the repro holds other presses: {:?}", shrunk.report().presses);
+    let report = shrunk.report();
+    assert!(report.one_minimal);
+    assert_eq!((report.target.kind, report.target.frame), target);
+    assert_eq!(report.divergence.fields[0].name, "ram[$0342]");
+
+    // 1-minimality, checked with the lockstep runner from power-on: every button left is needed.
+    assert_eq!(lockstep_divergence(&shrunk.repro), Some(target));
+    for (frame, input) in shrunk.repro.iter().enumerate() {
+        for (port, bit) in input.held_buttons() {
+            let mut less = shrunk.repro.clone();
+            less[frame] = less[frame].without_button(port, bit);
+            assert_ne!(
+                lockstep_divergence(&less),
+                Some(target),
+                "frame {frame} port {port} bit {bit} is not needed"
+            );
+        }
+    }
+
+    // A second run, with two jobs: the same bytes (tests/shrink.rs of anes-cli also runs the demo
+    // case twice with one job).
+    assert!(
+        output_bytes(&shrink_with(&stream, 2)) == output_bytes(&shrunk),
+        "a second run, with two jobs, differs"
+    );
+}

@@ -14,7 +14,6 @@ use anes_core::movie::FrameInput;
 use crate::config::{PipelineConfig, StoreBackend};
 use crate::dlq::{DeadLetterQueue, FileDlq};
 use crate::journal::FileJournal;
-use crate::metrics::PipelineMetrics;
 use crate::pipeline::{Checkpoint, Pipeline};
 use crate::runtime::StartError;
 use crate::store::fs::DirLock;
@@ -104,12 +103,7 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
 }
 
 /// Opens a pipeline's durable state and builds the pipeline that continues it.
-pub fn open(
-    config: &PipelineConfig,
-    data_dir: &Path,
-    rom: &[u8],
-    metrics: PipelineMetrics,
-) -> Result<Opened, StartError> {
+pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, StartError> {
     let id = &config.settings.id;
     let dir = pipeline_dir(data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| setup(id, format!("{}: {e}", dir.display())))?;
@@ -199,13 +193,7 @@ pub fn open(
         snapshot: Arc::new(c.payload),
         taken_at: Duration::ZERO,
     });
-    let pipeline = Pipeline::recover(
-        config.settings.clone(),
-        metrics,
-        Box::new(dlq),
-        Box::new(journal),
-        checkpoint,
-        log,
-    );
+    let pipeline =
+        Pipeline::recover(config.settings.clone(), Box::new(dlq), Box::new(journal), checkpoint, log);
     Ok(Opened { pipeline, store, epoch, lock: DirLockGuard { _lock: lock }, summary })
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::config::{Config, InputSpec};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, PipelineObserver};
 use crate::pipeline::{
     Action, Checkpoint, Event, Pipeline, PipelineSettings, PipelineStatus, PushOutcome, ReplaySource,
     SequenceGap, StoreEvent,
@@ -261,12 +261,8 @@ pub fn start_pipelines(
     let mut threads = Vec::new();
     for mut plan in plans {
         let (control_tx, control_rx) = crossbeam_channel::unbounded();
-        let opened = crate::recovery::open(
-            &plan.config,
-            &config.data_dir,
-            &plan.rom,
-            metrics.pipeline(&plan.settings.id),
-        )?;
+        let opened = crate::recovery::open(&plan.config, &config.data_dir, &plan.rom)?;
+        let observer = PipelineObserver::new(metrics.pipeline(&plan.settings.id));
         tracing::info!(pipeline = %plan.settings.id, "{}", opened.summary);
         let mut pipeline = opened.pipeline;
         pipeline.handle(Duration::ZERO, Event::Store(StoreEvent::Epoch(opened.epoch)));
@@ -310,6 +306,7 @@ pub fn start_pipelines(
         };
         let driver = Driver {
             pipeline,
+            observer,
             writer: Some(writer),
             _lock: opened.lock,
             plan,
@@ -333,6 +330,7 @@ pub fn start_pipelines(
 
 struct Driver {
     pipeline: Pipeline,
+    observer: PipelineObserver,
     writer: Option<CheckpointWriter>,
     _lock: crate::recovery::DirLockGuard,
     plan: PipelinePlan,
@@ -410,6 +408,7 @@ impl Driver {
                 last_tick = now;
                 self.pipeline.handle(now, Event::Tick);
             }
+            self.observer.observe(&mut self.pipeline);
         };
         for (w, handle) in workers.iter_mut().enumerate() {
             if let Some(mut h) = handle.take() {
@@ -422,6 +421,7 @@ impl Driver {
         {
             tracing::error!(pipeline = %id, "the checkpoint store did not take the final checkpoint within {WRITER_FINISH:?}");
         }
+        self.observer.observe(&mut self.pipeline);
         self.publish();
         self.report(final_checkpoint)
     }
@@ -454,7 +454,10 @@ impl Driver {
         match control {
             Control::Event(event) => self.pipeline.handle(now, event),
             Control::Push { first_seq, inputs, reply } => {
-                let _ = reply.send(self.pipeline.push_batch(now, first_seq, &inputs));
+                let outcome = self.pipeline.push_batch(now, first_seq, &inputs);
+                // A producer that reads the metrics after its answer sees its records counted.
+                self.observer.observe(&mut self.pipeline);
+                let _ = reply.send(outcome);
             }
         }
     }

@@ -10,8 +10,11 @@ use anes_lockstep::testing::tiny_rom;
 use proptest::prelude::*;
 
 use super::*;
+use crate::dlq::MemoryDlq;
+use crate::journal::Journal;
 use crate::worker::engine::{Engine, Flow};
-use crate::worker::protocol::{BuildInfo, PROTOCOL_VERSION};
+use crate::worker::protocol::{BuildInfo, Command, PROTOCOL_VERSION, Reply};
+use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The design's alert: `flag == 1 or drift > 50` for 10 s.
 const ALERT_FOR: Duration = Duration::from_secs(10);
@@ -41,7 +44,7 @@ struct Sim {
 
 impl Sim {
     fn new(settings: PipelineSettings, seed: u64) -> Sim {
-        Sim::with_pipeline(Pipeline::new(settings, PipelineMetrics::detached()), seed)
+        Sim::with_pipeline(Pipeline::new(settings), seed)
     }
 
     /// Drives a pipeline built elsewhere (with a journal, or recovered from a data directory).
@@ -488,12 +491,8 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     // The run before the crash: 100 records journaled and verified (checkpoints at 8, 16, ..., 96,
     // written to the store as the writer would), then 27 journaled that no worker ran yet.
     let (journal, _) = FileJournal::open(&dir.join("journal"), "p1", config.journal).unwrap();
-    let before = Pipeline::with_storage(
-        config.settings.clone(),
-        PipelineMetrics::detached(),
-        Box::new(MemoryDlq::new(1024)),
-        Box::new(journal),
-    );
+    let before =
+        Pipeline::with_storage(config.settings.clone(), Box::new(MemoryDlq::new(1024)), Box::new(journal));
     let mut sim = Sim::with_pipeline(before, 11);
     sim.offer(100);
     sim.settle(Duration::from_secs(10));
@@ -529,7 +528,7 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     dlq.commit().unwrap();
     drop(dlq);
 
-    let opened = crate::recovery::open(&config, &data, &tiny_rom(), PipelineMetrics::detached()).unwrap();
+    let opened = crate::recovery::open(&config, &data, &tiny_rom()).unwrap();
     assert!(opened.summary.contains("2 damaged checkpoints skipped"), "{}", opened.summary);
     let status = opened.pipeline.status();
     assert_eq!(
@@ -636,10 +635,8 @@ impl Journal for FailingJournal {
 #[test]
 fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() {
     let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let metrics = PipelineMetrics::detached();
     let pipeline = Pipeline::with_storage(
         settings(RollbackPolicy::Alert),
-        metrics.clone(),
         Box::new(MemoryDlq::new(1024)),
         Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }),
     );
@@ -652,22 +649,18 @@ fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() 
         }
         assert_eq!(sim.pipeline.commit_input(), Err(10));
     }
-    assert_eq!(metrics.records_received.get(), 0, "nothing was stored");
-    assert_eq!(metrics.refused_storage.get(), 10, "ten records refused, each counted once");
+    assert_eq!(sim.pipeline.counters().records_received, 0, "nothing was stored");
+    assert_eq!(sim.pipeline.counters().refused_storage, 10, "ten records refused, each counted once");
     failing.store(false, std::sync::atomic::Ordering::Relaxed);
     sim.offer(10);
     sim.settle(Duration::from_secs(5));
-    assert_eq!(metrics.records_received.get(), 10);
+    assert_eq!(sim.pipeline.counters().records_received, 10);
     assert_nothing_lost(&sim);
 
     // A producer that outruns the backlog: a refused batch counts every record it did not take,
     // and resending the same records counts none of them again.
-    let metrics = PipelineMetrics::detached();
     let mut sim = Sim::with_pipeline(
-        Pipeline::new(
-            PipelineSettings { backlog_capacity: 16, ..settings(RollbackPolicy::Alert) },
-            metrics.clone(),
-        ),
+        Pipeline::new(PipelineSettings { backlog_capacity: 16, ..settings(RollbackPolicy::Alert) }),
         22,
     );
     sim.settle(Duration::from_secs(1));
@@ -675,19 +668,18 @@ fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() 
     let first = sim.pipeline.push_batch(sim.now, 0, &batch).unwrap();
     assert_eq!((first.accepted, first.next_seq), (16, 16));
     assert_eq!(first.refused, Some(Refusal::BacklogFull { capacity: 16 }));
-    assert_eq!(metrics.refused_backlog.get(), 24);
+    assert_eq!(sim.pipeline.counters().refused_backlog, 24);
     let again = sim.pipeline.push_batch(sim.now, 16, &batch[16..]).unwrap();
     assert_eq!(again.accepted, 0);
-    assert_eq!(metrics.refused_backlog.get(), 24, "a resent record is not refused twice");
-    assert_eq!(metrics.records_received.get(), 16);
+    assert_eq!(sim.pipeline.counters().refused_backlog, 24, "a resent record is not refused twice");
+    assert_eq!(sim.pipeline.counters().records_received, 16);
 }
 
 /// Issue 30, item 3: a fenced pipeline stops taking records and says so in its mode, readiness,
 /// metrics and status; a store whose epoch fell below ours lost its data, which is not a takeover.
 #[test]
 fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeover() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 23);
+    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert)), 23);
     sim.offer(20);
     sim.settle(Duration::from_secs(2));
     sim.handle(Event::Store(StoreEvent::Fenced { writer: 1, current: 2 }));
@@ -697,11 +689,11 @@ fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeo
     assert_eq!(status.store.fenced_by_epoch, Some(2));
     assert!(status.not_ready.as_deref().is_some_and(|r| r.contains("another service took")), "{status:?}");
     assert_eq!(sim.pipeline.room(), 0, "a source that offers what fits offers nothing");
-    assert_eq!(metrics.modes.iter().map(|g| g.get()).collect::<Vec<_>>(), [0, 0, 0, 1]);
+    assert_eq!(sim.pipeline.counters().mode, Mode::Fenced);
     for _ in 0..1000 {
         assert_eq!(sim.pipeline.offer_input(sim.now, sent(20)), Err(Refusal::Fenced { current: 2 }));
     }
-    assert_eq!(metrics.refused_fenced.get(), 1, "one record, offered 1,000 times");
+    assert_eq!(sim.pipeline.counters().refused_fenced, 1, "one record, offered 1,000 times");
     // It stopped on purpose: not a stall, however long it waits.
     sim.pipeline.expect_input(true);
     for _ in 0..30 {
@@ -713,9 +705,7 @@ fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeo
     sim.handle(Event::Drain);
     sim.settle(Duration::from_secs(5));
     assert_eq!(sim.stored.len(), stored, "a fenced pipeline hands no checkpoint to the store");
-
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 24);
+    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert)), 24);
     sim.offer(20);
     sim.settle(Duration::from_secs(2));
     // redis-server restarted without persistence: the epoch key is gone, the store says 0.
@@ -731,7 +721,7 @@ fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeo
     let refusal = sim.pipeline.offer_input(sim.now, sent(20)).unwrap_err();
     assert_eq!(refusal, Refusal::StoreLost { current: 0, ours: 3 });
     assert!(!refusal.to_string().contains("took this pipeline over"), "{refusal}");
-    assert_eq!((metrics.refused_store_lost.get(), metrics.refused_fenced.get()), (1, 0));
+    assert_eq!((sim.pipeline.counters().refused_store_lost, sim.pipeline.counters().refused_fenced), (1, 0));
 }
 
 /// Issue 30, item 1: a pipeline that should make progress and does not is stalled, visibly (status,
@@ -739,8 +729,7 @@ fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeo
 /// working; an idle push pipeline is not stalled and its checkpoint does not age.
 #[test]
 fn no_progress_while_work_waits_is_a_stall_and_idleness_is_not() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 25);
+    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert)), 25);
     sim.offer(16);
     sim.settle(Duration::from_secs(2));
     assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(16));
@@ -751,7 +740,7 @@ fn no_progress_while_work_waits_is_a_stall_and_idleness_is_not() {
     let status = sim.pipeline.status();
     assert!(!status.stalled && status.not_ready.is_none(), "{status:?}");
     assert!(status.checkpoint.as_ref().unwrap().age_seconds < 1.0, "{status:?}");
-    assert!(metrics.checkpoint_age.get() < 1.0, "{}", metrics.checkpoint_age.get());
+    assert!(sim.pipeline.counters().checkpoint_age < 1.0, "{}", sim.pipeline.counters().checkpoint_age);
 
     // A replay that should be producing and is not (the restart bug of item 1).
     sim.pipeline.expect_input(true);
@@ -763,12 +752,12 @@ fn no_progress_while_work_waits_is_a_stall_and_idleness_is_not() {
     let status = sim.pipeline.status();
     assert!(status.stalled, "{status:?}");
     assert!(status.not_ready.as_deref().is_some_and(|r| r.starts_with("stalled")), "{status:?}");
-    assert_eq!(metrics.stalled.get(), 1);
+    assert_eq!(sim.pipeline.counters().stalled, 1);
     assert_eq!(status.mode, Mode::Normal, "the mode alone did not show it");
     sim.offer(4);
     sim.settle(Duration::from_secs(2));
     assert!(!sim.pipeline.is_stalled());
-    assert_eq!(metrics.stalled.get(), 0);
+    assert_eq!(sim.pipeline.counters().stalled, 0);
     sim.pipeline.expect_input(false);
 
     // Both workers hang: no drift, no divergence, so the design's alert stays quiet; the stall shows.
@@ -783,7 +772,7 @@ fn no_progress_while_work_waits_is_a_stall_and_idleness_is_not() {
     let status = sim.pipeline.status();
     assert_eq!((status.drift_records, status.diverged, sim.alerts_sent), (0, false, 0), "{status:?}");
     assert!(status.stalled, "{status:?}");
-    assert_eq!(metrics.stalled.get(), 1);
+    assert_eq!(sim.pipeline.counters().stalled, 1);
 }
 
 /// Issue 30, item 5: a rollback the drift alert started is an incident like a divergence's, naming
@@ -819,8 +808,7 @@ fn a_rollback_the_drift_alert_started_is_an_incident_naming_the_laggard() {
 /// gauge must not sit above the alert's threshold for it (it reached the drift window, 90-120).
 #[test]
 fn a_dlq_replay_cannot_hold_the_drift_gauge_above_the_alert_threshold() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Immediate), metrics.clone()), 27);
+    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Immediate)), 27);
     sim.offer(40);
     sim.settle(Duration::from_secs(2));
     sim.drill(WorkerId::B, Drill::Fault("flip:ram:0x0010:3".into()));
@@ -846,7 +834,7 @@ fn a_dlq_replay_cannot_hold_the_drift_gauge_above_the_alert_threshold() {
     for _ in 0..2000 {
         sim.work(0);
         sim.deliver(0);
-        max_drift = max_drift.max(metrics.drift.get());
+        max_drift = max_drift.max(sim.pipeline.counters().drift);
     }
     assert!(max_drift > 0, "A ran ahead");
     assert!(max_drift <= ALERT_DRIFT_THRESHOLD as i64, "the replay alone drifted {max_drift}");

@@ -170,7 +170,7 @@ impl From<WireProbe> for anes_lockstep::Probe {
 /// Parent to child.
 ///
 /// ```
-/// use anes_ops::worker::protocol::{Command, WireInput, decode_command, encode_command, read_frame};
+/// use anes_pipeline::protocol::{Command, WireInput, decode_command, encode_command, read_frame};
 /// let command = Command::Frames { first_seq: 0, inputs: vec![WireInput([0x08, 0, 0])] };
 /// let mut bytes = Vec::new();
 /// encode_command(&command, &mut bytes);

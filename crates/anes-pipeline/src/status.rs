@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::{Accounting, Fence, Mode, Phase, Pipeline, RollbackPolicy, Step, WorkerPhase};
+use crate::protocol::BuildInfo;
 use crate::worker::WorkerId;
-use crate::worker::protocol::BuildInfo;
 
 /// One divergence or worker failure, as the status API shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -193,7 +193,7 @@ impl Pipeline {
             accounting: self.accounting(),
             checkpoint: self.checkpoints.back().map(|c| CheckpointStatus {
                 seq: c.seq,
-                state_hash: crate::worker::protocol::to_hex(&c.state_hash),
+                state_hash: crate::protocol::to_hex(&c.state_hash),
                 age_seconds: self.last_activity.saturating_sub(c.taken_at).as_secs_f64(),
             }),
             workers: self

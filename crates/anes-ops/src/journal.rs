@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use anes_core::movie::{FrameInput, InputStream, MAX_FRAMES};
 use serde::Serialize;
+use thiserror::Error;
 
 use crate::framed::{self, Damage, FileHeader, FsyncPolicy};
 
@@ -38,10 +39,60 @@ pub const DEFAULT_SEGMENTS_KEPT: usize = 16;
 /// The largest segment read: the largest `segment_bytes` (1 GiB) plus one batch of the largest record.
 const MAX_SEGMENT_READ: u64 = (1 << 30) + framed::MAX_RECORD_LEN as u64 + 16;
 
-pub use anes_pipeline::storage::{Journal, JournalError, NoJournal};
+/// A journal failure.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum JournalError {
+    /// A file could not be read or written.
+    #[error("journal {0}")]
+    Io(String),
+    /// Records are missing where they are needed.
+    #[error(
+        "journal {dir}: records {expected}..{found} are missing (segments deleted or damaged); the journal cannot give back what the service acknowledged there"
+    )]
+    Gap {
+        /// The directory.
+        dir: String,
+        /// The first missing sequence number.
+        expected: u64,
+        /// Where records resume.
+        found: u64,
+    },
+    /// More records asked for at once than an input stream holds.
+    #[error("journal {dir}: records {from}..{end} are more than an input stream holds (2^32 - 1 frames)")]
+    TooMany {
+        /// The directory.
+        dir: String,
+        /// The first record asked for.
+        from: u64,
+        /// The record after the last.
+        end: u64,
+    },
+}
 
 fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
     JournalError::Io(format!("{}: {e}", path.display()))
+}
+
+/// Where a pipeline's accepted records go before the workers get them.
+pub trait Journal: Send + std::fmt::Debug {
+    /// Adds a record (pending until [`Journal::commit`]); sequence numbers are consecutive.
+    fn append(&mut self, seq: u64, input: FrameInput);
+    /// Writes the pending records (fsync by policy). On an error they are dropped.
+    fn commit(&mut self) -> Result<(), JournalError>;
+    /// Records before `seq` are no longer needed for recovery; old segments may go.
+    fn release_before(&mut self, seq: u64);
+}
+
+/// A journal that keeps nothing (tests of the pipeline alone).
+#[derive(Debug, Default)]
+pub struct NoJournal;
+
+impl Journal for NoJournal {
+    fn append(&mut self, _seq: u64, _input: FrameInput) {}
+    fn commit(&mut self) -> Result<(), JournalError> {
+        Ok(())
+    }
+    fn release_before(&mut self, _seq: u64) {}
 }
 
 /// The segment file name for a segment starting at `first_seq`.

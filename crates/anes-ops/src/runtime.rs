@@ -2,6 +2,7 @@
 //! input source, its workers, investigations), the HTTP server on a small tokio runtime, and the
 //! shutdown sequence (SIGTERM or SIGINT: stop intake, take a final verified checkpoint, exit).
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use thiserror::Error;
 
 use crate::config::{Config, InputSpec};
 use crate::metrics::{Metrics, PipelineObserver};
+use crate::pipeline::PipelineStorage;
 use crate::pipeline::{
     Action, Checkpoint, Event, Pipeline, PipelineSettings, PipelineStatus, PushOutcome, ReplaySource,
     SequenceGap, StoreEvent,
@@ -31,10 +33,6 @@ const PUBLISH: Duration = Duration::from_millis(100);
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the checkpoint writer gets at shutdown to store the final checkpoint.
 const WRITER_FINISH: Duration = Duration::from_secs(10);
-/// Records a replay at `max` pace offers at once.
-const MAX_OFFER: u64 = 4096;
-/// A replay at `max` pace keeps at most this many drift windows of records unverified.
-const MAX_AHEAD_WINDOWS: u64 = 4;
 
 /// Why the service could not start.
 #[derive(Debug, Error)]
@@ -307,6 +305,8 @@ pub fn start_pipelines(
         let driver = Driver {
             pipeline,
             observer,
+            storage: opened.storage,
+            replies: VecDeque::new(),
             writer: Some(writer),
             _lock: opened.lock,
             plan,
@@ -331,6 +331,9 @@ pub fn start_pipelines(
 struct Driver {
     pipeline: Pipeline,
     observer: PipelineObserver,
+    storage: PipelineStorage,
+    /// Producers waiting for their push's answer ([`Action::Acknowledge`]), oldest first.
+    replies: VecDeque<tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>>,
     writer: Option<CheckpointWriter>,
     _lock: crate::recovery::DirLockGuard,
     plan: PipelinePlan,
@@ -427,25 +430,8 @@ impl Driver {
     }
 
     fn offer_replay(&mut self, now: Duration) {
-        let Some(source) = self.plan.source.as_mut() else { return };
-        let mut room = self.pipeline.room();
-        if !source.is_real_time() {
-            // As fast as possible, but only a few drift windows ahead of verification: enough to keep
-            // both workers busy, refilled in large steps so the driver does not wake for every record.
-            let window = self.plan.settings.drift_window;
-            let backlog = self.pipeline.unverified();
-            room = if backlog > 2 * window { 0 } else { room.min(MAX_AHEAD_WINDOWS * window - backlog) };
-        }
-        let due = source.due(now, room.min(MAX_OFFER)).min(room);
-        for _ in 0..due {
-            let input = source.next_record();
-            if self.pipeline.offer_input(now, input).is_err() {
-                source.rewind(1);
-                break;
-            }
-        }
-        if let Err(dropped) = self.pipeline.commit_input() {
-            source.rewind(dropped);
+        if let Some(source) = self.plan.source.as_mut() {
+            self.pipeline.offer_from(now, source);
         }
     }
 
@@ -454,10 +440,12 @@ impl Driver {
         match control {
             Control::Event(event) => self.pipeline.handle(now, event),
             Control::Push { first_seq, inputs, reply } => {
-                let outcome = self.pipeline.push_batch(now, first_seq, &inputs);
-                // A producer that reads the metrics after its answer sees its records counted.
-                self.observer.observe(&mut self.pipeline);
-                let _ = reply.send(outcome);
+                match self.pipeline.push_batch(now, first_seq, &inputs) {
+                    Ok(()) => self.replies.push_back(reply),
+                    Err(gap) => {
+                        let _ = reply.send(Err(gap));
+                    }
+                }
             }
         }
     }
@@ -526,6 +514,22 @@ impl Driver {
                 Action::BumpStoreEpoch => {
                     if let Some(writer) = &self.writer {
                         writer.bump_epoch();
+                    }
+                }
+                Action::Acknowledge(outcome) => {
+                    // A producer that reads the metrics after its answer sees its records counted.
+                    self.observer.observe(&mut self.pipeline);
+                    if let Some(reply) = self.replies.pop_front() {
+                        let _ = reply.send(Ok(outcome));
+                    }
+                }
+                storage @ (Action::AppendJournal { .. }
+                | Action::EnqueueDlq { .. }
+                | Action::Commit
+                | Action::DiscardDlq { .. }
+                | Action::ReleaseJournal { .. }) => {
+                    if let Some(answer) = self.storage.execute(&storage) {
+                        self.pipeline.handle(now, answer);
                     }
                 }
             }

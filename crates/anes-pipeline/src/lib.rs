@@ -36,6 +36,7 @@
 pub mod backoff;
 mod compare;
 mod counters;
+mod intake;
 mod log;
 pub mod protocol;
 mod rollback;
@@ -55,14 +56,16 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use counters::Counters;
+pub use intake::{MAX_AHEAD_WINDOWS, MAX_OFFER};
 pub use log::Accounting;
 use log::{InputLog, LogRecord};
 pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
 
 use crate::backoff::Backoff;
+use crate::intake::Commit;
 use crate::protocol::{BuildInfo, Command, Reply, WireInput};
-use crate::storage::{DeadLetterQueue, Journal, MemoryDlq, NoJournal};
+use crate::storage::MemoryDlq;
 use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
@@ -356,6 +359,39 @@ pub enum Action {
     Persist(Checkpoint),
     /// A recovery began: take a new store epoch, so writes of the old lineage are fenced.
     BumpStoreEpoch,
+    /// Append these records, from sequence number `first_seq` on, to the journal (pending until
+    /// [`Action::Commit`]).
+    AppendJournal {
+        /// The first record's sequence number.
+        first_seq: u64,
+        /// The records, in order.
+        inputs: Vec<FrameInput>,
+    },
+    /// Append these records, from sequence number `first_seq` on, to the dead-letter queue (pending
+    /// until [`Action::Commit`]).
+    EnqueueDlq {
+        /// The first record's sequence number.
+        first_seq: u64,
+        /// The records, in order.
+        inputs: Vec<FrameInput>,
+    },
+    /// Make what was appended durable (the journal's, then the queue's; fsync by their policies) and
+    /// answer with [`Event::Committed`]. Until then none of it reaches a worker or a producer.
+    Commit,
+    /// Remove this many records from the front of the dead-letter queue: they are journaled now.
+    DiscardDlq {
+        /// How many.
+        n: u64,
+    },
+    /// The journal's records before `seq` are no longer needed for recovery (the store keeps no
+    /// checkpoint older than it); old segments may go.
+    ReleaseJournal {
+        /// The oldest frame the store keeps.
+        seq: u64,
+    },
+    /// Answer the producer of the oldest push not answered yet ([`Pipeline::push_batch`]): what it
+    /// counts as accepted is durable.
+    Acknowledge(PushOutcome),
 }
 
 /// What the checkpoint store's writer reports back.
@@ -446,6 +482,14 @@ pub enum Event {
     Drain,
     /// The checkpoint store's writer reported.
     Store(StoreEvent),
+    /// The answer to [`Action::Commit`]: `None` where the write succeeded, else what went wrong. On
+    /// an error the records of that store pending since the last commit are lost.
+    Committed {
+        /// The journal's write.
+        journal_error: Option<String>,
+        /// The dead-letter queue's write.
+        dlq_error: Option<String>,
+    },
 }
 
 /// Why a record was not taken.
@@ -632,8 +676,16 @@ pub struct Pipeline {
     settings: PipelineSettings,
     counters: Counters,
     log: InputLog,
-    dlq: Box<dyn DeadLetterQueue>,
-    journal: Box<dyn Journal>,
+    /// The dead-letter queue's records (the durable copy is the service's).
+    dlq: MemoryDlq,
+    /// What the commit asked for and not answered yet covers.
+    commit_in_flight: Option<Commit>,
+    /// Commits asked for so far.
+    commits_started: u64,
+    /// Pushes not answered yet, with the commit that makes them durable, oldest first.
+    pushes: VecDeque<(u64, PushOutcome)>,
+    /// Records the replay source must take back (their commit failed).
+    rewind_source: u64,
     workers: [WorkerSlot; 2],
     checkpoints: VecDeque<Checkpoint>,
     /// Snapshots reported and not matched with a verified frame yet.
@@ -645,8 +697,6 @@ pub struct Pipeline {
     verified_until: u64,
     last_verified_cycle: u64,
     verified_before_start: u64,
-    /// Records put in the dead-letter queue since the last commit.
-    uncommitted_dlq: u64,
     store: StoreStatus,
     fence: Option<Fence>,
     diverged: bool,
@@ -678,31 +728,20 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// A pipeline with an in-memory dead-letter queue; its first actions start both workers.
+    /// A pipeline starting from power-on; its first actions start both workers.
     pub fn new(settings: PipelineSettings) -> Pipeline {
-        let dlq = Box::new(MemoryDlq::new(settings.dlq_capacity));
-        Pipeline::with_dlq(settings, dlq)
-    }
-
-    /// A pipeline with the given dead-letter queue (and no journal).
-    pub fn with_dlq(settings: PipelineSettings, dlq: Box<dyn DeadLetterQueue>) -> Pipeline {
-        Pipeline::with_storage(settings, dlq, Box::new(NoJournal))
-    }
-
-    /// A pipeline with the given dead-letter queue and journal, starting from power-on.
-    pub fn with_storage(
-        settings: PipelineSettings,
-        dlq: Box<dyn DeadLetterQueue>,
-        journal: Box<dyn Journal>,
-    ) -> Pipeline {
         let (base, cap, seed) = settings.retry;
+        let dlq_capacity = settings.dlq_capacity;
         let mut pipeline = Pipeline {
             backoff: Backoff::new(base, cap, seed),
             settings,
             counters: Counters::default(),
             log: InputLog::default(),
-            dlq,
-            journal,
+            dlq: MemoryDlq::new(dlq_capacity),
+            commit_in_flight: None,
+            commits_started: 0,
+            pushes: VecDeque::new(),
+            rewind_source: 0,
             workers: [WorkerSlot::new(WorkerId::A), WorkerSlot::new(WorkerId::B)],
             checkpoints: VecDeque::new(),
             snapshots: VecDeque::new(),
@@ -711,7 +750,6 @@ impl Pipeline {
             verified_until: 0,
             last_verified_cycle: 0,
             verified_before_start: 0,
-            uncommitted_dlq: 0,
             store: StoreStatus::default(),
             fence: None,
             diverged: false,
@@ -743,19 +781,25 @@ impl Pipeline {
 
     /// A pipeline that continues what a previous run of the service left: the newest durable
     /// checkpoint (`None`: power-on), the journaled records from it on (`log`, starting at the
-    /// checkpoint's frame), and the dead-letter queue as recovered. Both workers start, load the
+    /// checkpoint's frame), and the dead-letter queue's records as recovered (`dlq`, continuing the
+    /// log). Both workers start, load the
     /// checkpoint, are verified against its hash, re-run the journaled records, then the queue's,
     /// before normal intake resumes (the rollback procedure's steps 3 to 6). Meanwhile pushed records
     /// wait in the queue.
     pub fn recover(
         settings: PipelineSettings,
-        dlq: Box<dyn DeadLetterQueue>,
-        journal: Box<dyn Journal>,
         checkpoint: Option<Checkpoint>,
         log: Vec<FrameInput>,
+        dlq: Vec<(u64, FrameInput)>,
     ) -> Pipeline {
         let start = checkpoint.as_ref().map_or(0, |c| c.seq);
-        let mut pipeline = Pipeline::with_storage(settings, dlq, journal);
+        let mut pipeline = Pipeline::new(settings);
+        // A queue recovered longer than the capacity (a smaller capacity configured since) runs whole.
+        pipeline.dlq = MemoryDlq::new(pipeline.settings.dlq_capacity.max(dlq.len()));
+        for (seq, input) in dlq {
+            let _ = pipeline.dlq.push(seq, input);
+        }
+        pipeline.dlq.commit();
         if checkpoint.is_none() && log.is_empty() && pipeline.dlq.is_empty() {
             return pipeline;
         }
@@ -876,146 +920,6 @@ impl Pipeline {
         self.stalled
     }
 
-    /// Counts `n` records from sequence number `first` as refused for `reason`, each at most once.
-    fn count_refused(&mut self, reason: Refusal, first: u64, n: u64) {
-        let end = first.saturating_add(n);
-        let fresh = end.saturating_sub(first.max(self.refused_from));
-        if fresh == 0 {
-            return;
-        }
-        self.refused_from = end;
-        let counter = match reason {
-            Refusal::Stopping => &mut self.counters.refused_stopping,
-            Refusal::BacklogFull { .. } => &mut self.counters.refused_backlog,
-            Refusal::DlqFull { .. } => &mut self.counters.refused_dlq,
-            Refusal::Storage => &mut self.counters.refused_storage,
-            Refusal::Fenced { .. } => &mut self.counters.refused_fenced,
-            Refusal::StoreLost { .. } => &mut self.counters.refused_store_lost,
-        };
-        *counter += fresh;
-    }
-
-    /// Takes one input record (from a replay, or one of a pushed batch).
-    /// `anes_records_received_total` counts it once [`Pipeline::commit_input`] made it durable; a
-    /// refusal counts in `anes_records_refused_total` unless this record was refused before.
-    pub fn offer_input(&mut self, now: Duration, input: FrameInput) -> Result<(), Refusal> {
-        self.now = self.now.max(now);
-        let seq = self.received;
-        let refusal = self.admit(input);
-        if let Err(refusal) = refusal {
-            self.count_refused(refusal, seq, 1);
-        }
-        refusal
-    }
-
-    fn admit(&mut self, input: FrameInput) -> Result<(), Refusal> {
-        if self.draining {
-            return Err(Refusal::Stopping);
-        }
-        match self.fence {
-            Some(Fence::TakenOver { current, .. }) => return Err(Refusal::Fenced { current }),
-            Some(Fence::StoreLost { current, ours }) => return Err(Refusal::StoreLost { current, ours }),
-            None => {}
-        }
-        let seq = self.received;
-        if self.mode() == Mode::Normal {
-            if self.log.unverified() >= self.settings.backlog_capacity {
-                return Err(Refusal::BacklogFull { capacity: self.settings.backlog_capacity });
-            }
-            self.log.push(LogRecord { input, via_dlq: false });
-            self.journal.append(seq, input);
-            self.feed_due = true;
-        } else {
-            if self.dlq.push(seq, input).is_err() {
-                return Err(Refusal::DlqFull { capacity: self.settings.dlq_capacity });
-            }
-            self.dead_lettered += 1;
-            self.uncommitted_dlq += 1;
-            self.counters.dlq_enqueued += 1;
-            self.counters.dlq_records = self.dlq.len() as i64;
-        }
-        self.received += 1;
-        self.last_activity = self.now;
-        Ok(())
-    }
-
-    /// Takes a pushed batch whose first record has sequence number `first_seq` (the number of records
-    /// the pipeline received before it). Records it already has are skipped, so a producer may resend.
-    pub fn push_batch(
-        &mut self,
-        now: Duration,
-        first_seq: u64,
-        inputs: &[FrameInput],
-    ) -> Result<PushOutcome, SequenceGap> {
-        if first_seq > self.received {
-            return Err(SequenceGap { first_seq, expected: self.received });
-        }
-        let duplicates = (self.received - first_seq).min(inputs.len() as u64);
-        let mut outcome = PushOutcome { accepted: 0, duplicates, next_seq: self.received, refused: None };
-        let fresh = &inputs[duplicates as usize..];
-        for &input in fresh {
-            if let Err(refusal) = self.offer_input(now, input) {
-                // The rest of the batch is turned away with it.
-                let rest = (fresh.len() as u64).saturating_sub(outcome.accepted + 1);
-                self.count_refused(refusal, self.received + 1, rest);
-                outcome.refused = Some(refusal);
-                break;
-            }
-            outcome.accepted += 1;
-        }
-        // Invariant: the answer (the acknowledgement) follows the commit: what it counts is durable.
-        if let Err(dropped) = self.commit_input() {
-            outcome.accepted -= dropped;
-            outcome.refused = Some(Refusal::Storage);
-        }
-        outcome.next_seq = self.received;
-        Ok(outcome)
-    }
-
-    /// Makes the records accepted since the last commit durable: the journal's, then the dead-letter
-    /// queue's (fsync by their policies). On a failure those records are dropped as if never offered
-    /// (the error is logged, `anes_records_refused_total{reason="storage"}` counts them) and their
-    /// number is returned. Call after every offered batch; only committed records reach the workers.
-    pub fn commit_input(&mut self) -> Result<(), u64> {
-        let log_pending = self.log.end() - self.log.committed_end();
-        let journal = if log_pending > 0 { self.journal.commit().map_err(|e| e.to_string()) } else { Ok(()) };
-        let journal_ok = journal.is_ok();
-        let dlq =
-            if self.uncommitted_dlq > 0 { self.dlq.commit().map_err(|e| e.to_string()) } else { Ok(()) };
-        let mut dropped = 0;
-        let mut kept = 0;
-        if journal_ok {
-            kept += log_pending;
-            self.log.commit();
-        } else {
-            dropped += self.log.rollback_uncommitted();
-        }
-        if dlq.is_err() {
-            dropped += self.uncommitted_dlq;
-            self.dead_lettered -= self.uncommitted_dlq;
-            self.counters.dlq_records = self.dlq.len() as i64;
-        } else {
-            kept += self.uncommitted_dlq;
-        }
-        self.uncommitted_dlq = 0;
-        // Received means accepted for good: records the storage dropped count as refused instead.
-        self.counters.records_received += kept;
-        if dropped == 0 {
-            if self.mode() != Mode::Normal
-                && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq)
-            {
-                self.replay_progress();
-            }
-            return Ok(());
-        }
-        self.received -= dropped;
-        self.count_refused(Refusal::Storage, self.received, dropped);
-        for e in [journal.err(), dlq.err()].into_iter().flatten() {
-            tracing::error!(pipeline = %self.settings.id, records = dropped, error = %e, "records could not be stored durably: refused");
-        }
-        Err(dropped)
-    }
-
     /// Handles one event.
     pub fn handle(&mut self, now: Duration, event: Event) {
         self.now = self.now.max(now);
@@ -1043,6 +947,7 @@ impl Pipeline {
                 );
             }
             Event::Drill { worker, drill } => self.drill(worker, drill),
+            Event::Committed { journal_error, dlq_error } => self.committed(journal_error, dlq_error),
             Event::Store(event) => self.store_event(event),
             Event::Drain => {
                 if !self.draining {
@@ -1064,7 +969,7 @@ impl Pipeline {
                 self.store.persisted_seq = Some(self.store.persisted_seq.map_or(seq, |s| s.max(seq)));
                 self.store.oldest_kept_seq = Some(oldest_kept_seq);
                 // Recovery needs the records from the oldest checkpoint kept on; older ones may go.
-                self.journal.release_before(oldest_kept_seq);
+                self.actions.push_back(Action::ReleaseJournal { seq: oldest_kept_seq });
             }
             StoreEvent::Fenced { writer, current } => {
                 let fence = Fence::classify(writer, current);

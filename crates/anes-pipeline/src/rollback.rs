@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anes_core::state::FrameRecord;
 
 use super::*;
+use crate::intake::Commit;
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
@@ -350,7 +351,8 @@ impl Pipeline {
     /// Replays the dead-letter queue into the log once the workers caught up with it, and resumes
     /// normal mode when both are done.
     pub(super) fn replay_progress(&mut self) {
-        if self.verified_until < self.log.end() {
+        if self.verified_until < self.log.end() || self.commit_in_flight.is_some() {
+            // The commit's answer comes back here.
             return;
         }
         if self.dlq.is_empty() {
@@ -362,26 +364,33 @@ impl Pipeline {
             // Records still pending their commit: the next commit or tick comes back here.
             return;
         }
+        let first_seq = self.log.end();
         for &(seq, input) in &batch {
             debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
-            let at = self.log.push(LogRecord { input, via_dlq: true });
-            self.journal.append(at, input);
+            self.log.push(LogRecord { input, via_dlq: true });
         }
         // Invariant: the records are journaled before they leave the queue; a crash in between leaves
         // them in both, and the queue's copies below the journal's end are dropped at the next start.
-        if let Err(e) = self.journal.commit() {
+        self.actions
+            .push_back(Action::AppendJournal { first_seq, inputs: batch.iter().map(|r| r.1).collect() });
+        self.actions.push_back(Action::Commit);
+        self.commit_in_flight = Some(Commit::Replay { n: batch.len() as u64 });
+        self.commits_started += 1;
+    }
+
+    pub(super) fn replay_committed(&mut self, n: u64, journal_error: Option<String>) {
+        if let Some(e) = journal_error {
             self.log.rollback_uncommitted();
             tracing::error!(pipeline = %self.settings.id, error = %e, "journaling records from the dead-letter queue failed; retrying at the next tick");
             return;
         }
-        self.log.commit();
-        if let Err(e) = self.dlq.discard_front(batch.len()) {
-            tracing::error!(pipeline = %self.settings.id, error = %e, "truncating the dead-letter queue failed; its records are journaled and will be skipped at the next start");
-        }
-        self.replayed_from_dlq += batch.len() as u64;
-        self.counters.dlq_replayed += batch.len() as u64;
+        self.log.commit_to(self.log.committed_end() + n);
+        self.dlq.discard_front(n as usize);
+        self.actions.push_back(Action::DiscardDlq { n });
+        self.replayed_from_dlq += n;
+        self.counters.dlq_replayed += n;
         self.counters.dlq_records = self.dlq.len() as i64;
-        tracing::info!(pipeline = %self.settings.id, records = batch.len(), "replaying records from the dead-letter queue");
+        tracing::info!(pipeline = %self.settings.id, records = n, "replaying records from the dead-letter queue");
         self.feed_due = true;
     }
 

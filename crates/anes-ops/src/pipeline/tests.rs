@@ -11,7 +11,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::dlq::MemoryDlq;
-use crate::journal::Journal;
+use crate::journal::{Journal, NoJournal};
 use crate::worker::engine::{Engine, Flow};
 use crate::worker::protocol::{BuildInfo, Command, PROTOCOL_VERSION, Reply};
 use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
@@ -21,6 +21,10 @@ const ALERT_FOR: Duration = Duration::from_secs(10);
 
 struct Sim {
     pipeline: Pipeline,
+    /// The storage shell the pipeline's journal and queue actions go to.
+    storage: PipelineStorage,
+    /// Answers to pushes, oldest first.
+    acks: VecDeque<PushOutcome>,
     now: Duration,
     rng: u64,
     rom: Vec<u8>,
@@ -47,10 +51,18 @@ impl Sim {
         Sim::with_pipeline(Pipeline::new(settings), seed)
     }
 
-    /// Drives a pipeline built elsewhere (with a journal, or recovered from a data directory).
+    /// Drives a pipeline built elsewhere (recovered from a data directory, or with other settings),
+    /// with an in-memory queue and no journal.
     fn with_pipeline(pipeline: Pipeline, seed: u64) -> Sim {
+        let storage = PipelineStorage::new(Box::new(NoJournal), Box::new(MemoryDlq::new(1 << 20)));
+        Sim::with_storage(pipeline, storage, seed)
+    }
+
+    fn with_storage(pipeline: Pipeline, storage: PipelineStorage, seed: u64) -> Sim {
         let mut sim = Sim {
             pipeline,
+            storage,
+            acks: VecDeque::new(),
             now: Duration::ZERO,
             rng: seed | 1,
             rom: tiny_rom(),
@@ -134,6 +146,16 @@ impl Sim {
                     self.stored.push(checkpoint);
                 }
                 Action::BumpStoreEpoch => self.persisted += 1,
+                Action::Acknowledge(outcome) => self.acks.push_back(outcome),
+                storage @ (Action::AppendJournal { .. }
+                | Action::EnqueueDlq { .. }
+                | Action::Commit
+                | Action::DiscardDlq { .. }
+                | Action::ReleaseJournal { .. }) => {
+                    if let Some(answer) = self.storage.execute(&storage) {
+                        self.pipeline.handle(self.now, answer);
+                    }
+                }
             }
         }
     }
@@ -232,8 +254,15 @@ impl Sim {
                 self.inputs_sent += 1;
             }
         }
-        self.pipeline.commit_input().unwrap();
+        self.pipeline.commit_input();
         self.run_actions();
+    }
+
+    /// A producer's push, answered once its commit is.
+    fn push(&mut self, first_seq: u64, inputs: &[FrameInput]) -> Result<PushOutcome, SequenceGap> {
+        self.pipeline.push_batch(self.now, first_seq, inputs)?;
+        self.run_actions();
+        Ok(self.acks.pop_front().expect("a push is answered once its commit is"))
     }
 
     /// Runs everything that is pending, in order, advancing time in 100 ms steps, until nothing
@@ -451,11 +480,11 @@ fn checkpoints_are_stored_every_persist_every_frames_and_the_final_one_always() 
 fn pushed_batches_skip_duplicates_and_refuse_gaps() {
     let mut sim = Sim::new(settings(RollbackPolicy::Alert), 8);
     let inputs = [FrameInput::default(); 5];
-    let first = sim.pipeline.push_batch(sim.now, 0, &inputs).unwrap();
+    let first = sim.push(0, &inputs).unwrap();
     assert_eq!((first.accepted, first.duplicates, first.next_seq), (5, 0, 5));
-    let again = sim.pipeline.push_batch(sim.now, 3, &inputs).unwrap();
+    let again = sim.push(3, &inputs).unwrap();
     assert_eq!((again.accepted, again.duplicates, again.next_seq), (3, 2, 8));
-    assert_eq!(sim.pipeline.push_batch(sim.now, 9, &inputs), Err(SequenceGap { first_seq: 9, expected: 8 }));
+    assert_eq!(sim.push(9, &inputs), Err(SequenceGap { first_seq: 9, expected: 8 }));
 }
 
 /// The record the simulated producer sends as number `seq` (what [`Sim::offer`] sends).
@@ -491,9 +520,8 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     // The run before the crash: 100 records journaled and verified (checkpoints at 8, 16, ..., 96,
     // written to the store as the writer would), then 27 journaled that no worker ran yet.
     let (journal, _) = FileJournal::open(&dir.join("journal"), "p1", config.journal).unwrap();
-    let before =
-        Pipeline::with_storage(config.settings.clone(), Box::new(MemoryDlq::new(1024)), Box::new(journal));
-    let mut sim = Sim::with_pipeline(before, 11);
+    let storage = PipelineStorage::new(Box::new(journal), Box::new(MemoryDlq::new(1024)));
+    let mut sim = Sim::with_storage(Pipeline::new(config.settings.clone()), storage, 11);
     sim.offer(100);
     sim.settle(Duration::from_secs(10));
     assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(96));
@@ -635,19 +663,20 @@ impl Journal for FailingJournal {
 #[test]
 fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() {
     let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let pipeline = Pipeline::with_storage(
-        settings(RollbackPolicy::Alert),
-        Box::new(MemoryDlq::new(1024)),
+    let storage = PipelineStorage::new(
         Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }),
+        Box::new(MemoryDlq::new(1024)),
     );
-    let mut sim = Sim::with_pipeline(pipeline, 21);
+    let mut sim = Sim::with_storage(Pipeline::new(settings(RollbackPolicy::Alert)), storage, 21);
     sim.settle(Duration::from_secs(1));
     // A replay offers records 0..10, the commit fails, it takes them back and offers them again.
     for _ in 0..3 {
         for seq in 0..10 {
             sim.pipeline.offer_input(sim.now, sent(seq)).unwrap();
         }
-        assert_eq!(sim.pipeline.commit_input(), Err(10));
+        sim.pipeline.commit_input();
+        sim.run_actions();
+        assert_eq!(sim.pipeline.accounting().received, 0, "the ten records were dropped");
     }
     assert_eq!(sim.pipeline.counters().records_received, 0, "nothing was stored");
     assert_eq!(sim.pipeline.counters().refused_storage, 10, "ten records refused, each counted once");
@@ -665,11 +694,11 @@ fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() 
     );
     sim.settle(Duration::from_secs(1));
     let batch: Vec<FrameInput> = (0..40).map(sent).collect();
-    let first = sim.pipeline.push_batch(sim.now, 0, &batch).unwrap();
+    let first = sim.push(0, &batch).unwrap();
     assert_eq!((first.accepted, first.next_seq), (16, 16));
     assert_eq!(first.refused, Some(Refusal::BacklogFull { capacity: 16 }));
     assert_eq!(sim.pipeline.counters().refused_backlog, 24);
-    let again = sim.pipeline.push_batch(sim.now, 16, &batch[16..]).unwrap();
+    let again = sim.push(16, &batch[16..]).unwrap();
     assert_eq!(again.accepted, 0);
     assert_eq!(sim.pipeline.counters().refused_backlog, 24, "a resent record is not refused twice");
     assert_eq!(sim.pipeline.counters().records_received, 16);

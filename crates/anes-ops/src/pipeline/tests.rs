@@ -44,6 +44,12 @@ struct Sim {
     persisted: u32,
     /// The checkpoints the pipeline asked to persist, in order.
     stored: Vec<Checkpoint>,
+    /// The service dies before executing its action number `crash_at` (counted from 0).
+    crash_at: Option<u64>,
+    actions_run: u64,
+    crashed: bool,
+    /// What a restart rebuilds the pipeline with.
+    pipeline_settings: PipelineSettings,
 }
 
 impl Sim {
@@ -80,6 +86,10 @@ impl Sim {
             investigations: 0,
             persisted: 0,
             stored: Vec::new(),
+            crash_at: None,
+            actions_run: 0,
+            crashed: false,
+            pipeline_settings: PipelineSettings::new("p1"),
         };
         sim.run_actions();
         sim
@@ -93,7 +103,16 @@ impl Sim {
     }
 
     fn run_actions(&mut self) {
+        if self.crashed {
+            return;
+        }
         while let Some(action) = self.pipeline.poll_action(self.now) {
+            if self.crash_at == Some(self.actions_run) {
+                // The process dies here: this action and every one after it never happen.
+                self.crashed = true;
+                return;
+            }
+            self.actions_run += 1;
             match action {
                 Action::Start { worker, incarnation } => {
                     let w = worker.index();
@@ -263,6 +282,13 @@ impl Sim {
         self.pipeline.push_batch(self.now, first_seq, inputs)?;
         self.run_actions();
         Ok(self.acks.pop_front().expect("a push is answered once its commit is"))
+    }
+
+    /// A push that may go unanswered: the service died before its commit was answered.
+    fn try_push(&mut self, first_seq: u64, inputs: &[FrameInput]) -> Option<PushOutcome> {
+        self.pipeline.push_batch(self.now, first_seq, inputs).ok()?;
+        self.run_actions();
+        self.acks.pop_front()
     }
 
     /// Runs everything that is pending, in order, advancing time in 100 ms steps, until nothing
@@ -590,6 +616,8 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     drop(opened.lock);
     std::fs::remove_dir_all(&data).unwrap();
 }
+
+mod crash;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]

@@ -26,8 +26,10 @@ use crate::{input_file, limited_read, output};
 const EXIT_DIVERGED: u8 = 1;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 the builds agree on every frame; 1 they differ, or a worker died or \
-hung; 2 bad input (missing or malformed file, an executable that is not an anes worker).")]
+#[command(after_help = "Exit status: 0 the builds agree on every frame; 1 they differ, or a worker died, \
+hung (no reply within --reply-timeout), broke the protocol or refused the ROM after its handshake; 2 bad \
+input (missing or malformed file, an executable that does not complete the worker handshake, nothing to \
+compare: --frames 0 or a shard without cases).")]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its 5,000-frame input stream).
     rom: Option<PathBuf>,
@@ -53,6 +55,9 @@ pub struct Args {
     /// Do not replay a difference to localize it (only the frame and records are reported).
     #[arg(long)]
     no_localize: bool,
+    /// Seconds a worker may take to send its next reply before it counts as hung (exit status 1).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    reply_timeout: u64,
     /// Write the evidence of a difference into DIR (must be new or empty unless --force); default: a
     /// new folder anes-evidence/<UTC time>-<rom>/.
     #[arg(long, value_name = "DIR")]
@@ -128,6 +133,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut config = CanaryConfig::new(rom, inputs, frames);
     config.checkpoint_every = args.checkpoint_every;
     config.localize = !args.no_localize;
+    config.reply_timeout = Duration::from_secs(args.reply_timeout);
 
     let status = CanaryStatus::new(&args.pipeline_id);
     let server = match args.metrics_listen {
@@ -211,8 +217,9 @@ pub struct Summary {
     pub frames: u64,
     /// Frames whose records agreed.
     pub frames_agreed: u64,
-    /// The candidate's state hash after the last agreed frame.
-    pub final_state_hash: String,
+    /// The candidate's state hash after the last agreed frame (null: a worker failed before both
+    /// powered on).
+    pub final_state_hash: Option<String>,
     /// Frames per second of each build (wall clock).
     pub fps_per_build: f64,
     /// The baseline build (version, commit, epoch), when it is a build.
@@ -303,7 +310,7 @@ impl Summary {
             },
             frames,
             frames_agreed: report.frames_agreed,
-            final_state_hash: report.last_agreed.state_hash.to_string(),
+            final_state_hash: report.last_agreed.map(|r| r.state_hash.to_string()),
             fps_per_build: if seconds > 0.0 { report.frames_agreed as f64 / seconds } else { 0.0 },
             baseline: report.baseline_build.clone(),
             candidate: report.candidate_build.clone(),
@@ -329,7 +336,7 @@ impl Summary {
         writeln!(out, "candidate         {}", build(&self.candidate))?;
         writeln!(out, "frames agreed     {} of {}", self.frames_agreed, self.frames)?;
         writeln!(out, "speed             {:.0} frames/s per build", self.fps_per_build)?;
-        writeln!(out, "final state hash  {}", self.final_state_hash)?;
+        writeln!(out, "final state hash  {}", self.final_state_hash.as_deref().unwrap_or("none"))?;
         match &self.divergence {
             None => writeln!(out, "same: no difference")?,
             Some(d) if d.failure.is_some() => {

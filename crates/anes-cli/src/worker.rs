@@ -28,7 +28,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Protocol::Binary => Encoding::Binary,
         Protocol::JsonLines => Encoding::JsonLines,
     };
-    anes_ops::worker::stdio::serve(encoding, std::io::stdin().lock(), std::io::stdout().lock())
+    anes_ops::worker::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
         .context("worker protocol")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -290,3 +290,181 @@ fn bad_input_is_one_line_and_exit_status_2() {
     assert_eq!(short.status.code(), Some(2));
     assert!(stderr(&short).contains("holds 1 records"), "{}", stderr(&short));
 }
+
+/// An executable file `name` in `dir` with this shell script.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn a_baseline_that_hangs_after_its_handshake_is_a_failed_worker() {
+    use anes_ops::worker::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, encode_reply};
+    let dir = scratch("hung");
+    let rom = dir.join("tiny.nes");
+    std::fs::write(&rom, anes_lockstep::testing::tiny_rom()).unwrap();
+    let mut hello = Vec::new();
+    encode_reply(
+        &Reply::Hello { protocol_version: PROTOCOL_VERSION, build: BuildInfo::current() },
+        &mut hello,
+    );
+    std::fs::write(dir.join("hello.bin"), &hello).unwrap();
+    // Says hello, then never answers; `exec` keeps one process, which the canary kills by PID.
+    let hung = script(&dir, "hung-worker", "cat \"$(dirname \"$0\")/hello.bin\"\nexec sleep 60\n");
+    let started = std::time::Instant::now();
+    let output = canary(
+        &[
+            rom.to_str().unwrap(),
+            "--baseline",
+            hung.to_str().unwrap(),
+            "--frames",
+            "10",
+            "--reply-timeout",
+            "1",
+        ],
+        &dir,
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}{}", stderr(&output));
+    assert!(
+        text.contains("FAILED            the baseline worker failed: ") && text.contains("it hangs"),
+        "{text}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    let output = canary(
+        &[
+            rom.to_str().unwrap(),
+            "--baseline",
+            hung.to_str().unwrap(),
+            "--frames",
+            "10",
+            "--reply-timeout",
+            "1",
+            "--json",
+        ],
+        &dir,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let summary = json(&output);
+    assert_eq!(summary["result"], "worker_failed");
+    assert_eq!(summary["frames_agreed"], 0);
+}
+
+/// A baseline whose output is a recorded worker stream, replayed with one bit flipped: wherever the
+/// bit is, in a record or not (hello, snapshots, lengths, checksums), the run is never "same".
+#[test]
+fn a_bit_flipped_anywhere_in_the_baselines_stream_is_detected() {
+    use anes_ops::worker::protocol::{Command as WorkerCommand, WireInput, encode_command};
+    let dir = scratch("flips");
+    let rom = dir.join("tiny.nes");
+    std::fs::write(&rom, anes_lockstep::testing::tiny_rom()).unwrap();
+    // The stream this build's worker sends for the run below (replies do not depend on how the canary
+    // batches its frames).
+    let mut commands = Vec::new();
+    encode_command(
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 4 },
+        &mut commands,
+    );
+    encode_command(
+        &WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 10] },
+        &mut commands,
+    );
+    encode_command(&WorkerCommand::Shutdown, &mut commands);
+    let mut worker = Command::new(anes())
+        .args(["worker", "--protocol", "binary"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    worker.stdin.take().unwrap().write_all(&commands).unwrap();
+    let recorded = worker.wait_with_output().unwrap();
+    assert!(recorded.status.success());
+    let stream = recorded.stdout;
+    // The hello's extent: a damaged hello fails the handshake (bad input, exit 2); damage after it is
+    // a worker that broke the protocol (exit 1).
+    let hello_len = 4 + u32::from_le_bytes(stream[..4].try_into().unwrap()) as usize + 8;
+    let fake = script(&dir, "replaying-worker", "cat \"$ANES_FAKE_STREAM\"\nexec cat > /dev/null\n");
+    let run = |bytes: &[u8]| {
+        let path = dir.join("stream.bin");
+        std::fs::write(&path, bytes).unwrap();
+        Command::new(anes())
+            .args(["canary", rom.to_str().unwrap(), "--baseline", fake.to_str().unwrap()])
+            .args([
+                "--frames",
+                "10",
+                "--checkpoint-every",
+                "4",
+                "--no-localize",
+                "--reply-timeout",
+                "10",
+                "--json",
+            ])
+            .env("ANES_FAKE_STREAM", &path)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let clean = run(&stream);
+    assert_eq!(clean.status.code(), Some(0), "the replayed stream agrees: {}", stderr(&clean));
+    assert_eq!(json(&clean)["result"], "same");
+    // In every message of the stream: both ends of its length, its tag, the middle and the end of its
+    // contents, its checksum; the range, offsets 40-5000, every 250 bytes; and every 151st byte.
+    let mut offsets = Vec::new();
+    let mut at = 0;
+    while at < stream.len() {
+        let len = u32::from_le_bytes(stream[at..at + 4].try_into().unwrap()) as usize;
+        offsets.extend([at, at + 3, at + 4, at + 4 + len / 2, at + 3 + len, at + 4 + len + 5]);
+        at += 4 + len + 8;
+    }
+    assert_eq!(at, stream.len(), "the recorded stream is whole frames");
+    offsets.extend((40..5000).step_by(250));
+    offsets.extend((0..stream.len()).step_by(151));
+    offsets.sort_unstable();
+    offsets.dedup();
+    eprintln!("{} bytes recorded, hello {hello_len} bytes; {} offsets flipped", stream.len(), offsets.len());
+    for (i, &offset) in offsets.iter().enumerate() {
+        let mut damaged = stream.clone();
+        damaged[offset] ^= 1 << (i % 8);
+        let output = run(&damaged);
+        let code = output.status.code();
+        if offset < hello_len {
+            assert_eq!(code, Some(2), "offset {offset} (hello): {}", stderr(&output));
+        } else {
+            assert_eq!(
+                code,
+                Some(1),
+                "offset {offset}: {}{}",
+                String::from_utf8_lossy(&output.stdout),
+                stderr(&output)
+            );
+            assert_eq!(json(&output)["result"], "worker_failed", "offset {offset}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_comparison_is_bad_input() {
+    let dir = scratch("empty");
+    let output = canary(&["--baseline", anes(), "--frames", "0"], &dir);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    let err = stderr(&output);
+    assert!(err.contains("no frames to compare") && err.lines().count() == 1, "{err}");
+    let tiny = dir.join("tiny.nes");
+    std::fs::write(&tiny, anes_lockstep::testing::tiny_rom()).unwrap();
+    let manifest = dir.join("corpus.toml");
+    std::fs::write(&manifest, "[[case]]\nrom = \"tiny.nes\"\nframes = 5\n").unwrap();
+    let corpus = |shard: &str| {
+        canary(
+            &["--corpus", manifest.to_str().unwrap(), "--baseline", anes(), "--shard", shard, "--json"],
+            &dir,
+        )
+    };
+    let output = corpus("2/2");
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stdout));
+    let err = stderr(&output);
+    assert!(err.contains("shard 2/2 holds no case (1 cases in all)") && err.lines().count() == 1, "{err}");
+    assert_eq!(corpus("1/2").status.code(), Some(0), "the shard with the case runs it");
+}

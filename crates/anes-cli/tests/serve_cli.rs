@@ -158,7 +158,7 @@ fn anes_worker_speaks_json_lines_over_its_pipes() {
     let replies: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let kinds: Vec<&str> = replies.iter().map(|r| r["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["hello", "loaded", "snapshot", "record", "record", "snapshot"]);
-    assert_eq!(replies[0]["protocol_version"], 1);
+    assert_eq!(replies[0]["protocol_version"], anes_ops::worker::protocol::PROTOCOL_VERSION);
     assert_eq!(replies[0]["build"]["emulation_epoch"], anes_core::EMULATION_EPOCH);
     assert_eq!(replies[4]["record"]["frame"], 2);
     assert!(worker.0.wait().unwrap().success());

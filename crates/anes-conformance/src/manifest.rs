@@ -108,6 +108,7 @@ impl fmt::Display for Expected {
 
 /// How to read a `screen`-protocol ROM's result headlessly.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScreenSpec {
     /// Zero-page address of the result byte: `pass_value` = passed, 2 or more = failure code,
     /// 0 = not finished.
@@ -167,13 +168,17 @@ pub struct Manifest {
     pub roms: Vec<RomEntry>,
 }
 
+// Unknown keys are refused in every table, as the canary's corpus manifest refuses them: a misspelt
+// key (`frame_bugdet`) would otherwise silently take its default or go unread.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawManifest {
     #[serde(default)]
     rom: Vec<RawRom>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawRom {
     path: String,
     suite: String,
@@ -331,6 +336,45 @@ how = "zero page"
         let text = ONE_ROM.replace("sha1 = \"ABCDEF\"\n", "");
         let err = Manifest::parse(&text, Path::new("m.toml")).unwrap_err();
         assert!(err.to_string().contains("sha1"), "{err}");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_in_every_table_naming_the_field() {
+        let cases = [
+            ("top", format!("title = \"x\"\n{ONE_ROM}"), "title", 1),
+            ("rom", ONE_ROM.replace("mapper = 0\n", "mapper = 0\nframe_bugdet = 60\n"), "frame_bugdet", 7),
+            (
+                "rom.screen",
+                ONE_ROM.replace("pass_value = 1\n", "pass_value = 1\npass_text = []\n"),
+                "pass_text",
+                15,
+            ),
+        ];
+        for (table, text, field, line) in cases {
+            let err = Manifest::parse(&text, Path::new("dir/m.toml")).unwrap_err();
+            let ManifestError::Parse { line: at, .. } = &err else { panic!("{table}: {err:?}") };
+            let message = err.to_string();
+            assert!(message.contains(&format!("unknown field `{field}`")), "{table}: {message}");
+            assert_eq!(*at, line, "{table}: {message}");
+        }
+    }
+
+    /// The shared conformance manifest still loads under the strict rule. Missing, the test skips on a
+    /// bare `cargo test` and fails under CI (`CI` set), as the workspace's tests do.
+    #[test]
+    fn the_shared_manifest_has_no_unknown_fields() {
+        let dir = std::env::var_os("ANES_CONFORMANCE_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"));
+        let path = dir.join("manifest.toml");
+        if !path.is_file() {
+            let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "false" | "0"));
+            assert!(!ci, "{} is missing and CI is set", path.display());
+            eprintln!("skipped: {} is missing", path.display());
+            return;
+        }
+        let manifest = Manifest::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!manifest.roms.is_empty());
     }
 
     #[test]

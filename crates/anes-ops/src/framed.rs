@@ -88,6 +88,17 @@ pub struct Damage {
     pub reason: String,
 }
 
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes at offset {}: {}", self.len, self.offset, self.reason)
+    }
+}
+
+/// `list` as one plain log value: each item's text, separated by "; ".
+pub fn describe_all<T: std::fmt::Display>(list: impl IntoIterator<Item = T>) -> String {
+    list.into_iter().map(|item| item.to_string()).collect::<Vec<_>>().join("; ")
+}
+
 /// What [`scan`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
@@ -264,6 +275,15 @@ pub fn scan(bytes: &[u8], magic: &[u8; 8], max_payload_len: usize) -> Result<Sca
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn damage_reads_as_plain_text_in_logs() {
+        let damage = |offset, reason: &str| Damage { offset, len: 16, reason: reason.to_string() };
+        assert_eq!(
+            describe_all([damage(32, "bad checksum"), damage(80, "length 4194304 over the limit")]),
+            "16 bytes at offset 32: bad checksum; 16 bytes at offset 80: length 4194304 over the limit"
+        );
+    }
+
     use super::*;
     use proptest::prelude::*;
 

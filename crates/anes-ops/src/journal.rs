@@ -306,7 +306,7 @@ impl FileJournal {
             }
         }
         if !contents.damage.is_empty() {
-            tracing::error!(dir = %dir.display(), damage = ?contents.damage, "journal: damaged batches skipped");
+            tracing::error!(dir = %dir.display(), damage = %crate::framed::describe_all(contents.damage.iter().map(|(segment, d)| format!("{segment}: {d}"))), "journal: damaged batches skipped");
         }
         let end = contents.end();
         let mut journal = FileJournal {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anes_ops::metrics::StoreMetrics;
 use anes_ops::store::model::{Op, run_schedule};
 use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
-use anes_ops::store::{CheckpointHeader, CheckpointStore, RedisStore, StoreError};
+use anes_ops::store::{CheckpointHeader, CheckpointStore, RedisPersistence, RedisStore, StoreError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use support::redis_server::{RedisServer, available};
@@ -62,6 +62,34 @@ fn round_trip_retention_and_the_live_state_key() {
     let loaded = store.load().unwrap();
     assert_eq!(loaded.verified[0].header.frame, 240);
     assert_eq!(loaded.damaged.len(), 1);
+}
+
+#[test]
+fn a_server_that_would_forget_the_epoch_is_told_apart() {
+    if !available("a_server_that_would_forget_the_epoch_is_told_apart") {
+        return;
+    }
+    let server = RedisServer::start("persistence");
+    let mut store = RedisStore::new(&server.url(), "p1", 4).unwrap();
+    assert_eq!(store.persistence(), None, "read on the first connection");
+    store.current_epoch().unwrap();
+    assert_eq!(store.persistence(), Some(&RedisPersistence::AppendOnly { appendfsync: "everysec".into() }));
+    assert!(store.persistence().unwrap().keeps_the_epoch());
+
+    let mut admin = server.connection();
+    let set = |admin: &mut redis::Connection, name: &str, value: &str| {
+        redis::cmd("CONFIG").arg("SET").arg(name).arg(value).query::<()>(admin).unwrap();
+    };
+    set(&mut admin, "appendonly", "no");
+    set(&mut admin, "save", "900 1");
+    store.reconnect().unwrap();
+    assert_eq!(store.persistence(), Some(&RedisPersistence::SnapshotsOnly { save: "900 1".into() }));
+    assert!(!store.persistence().unwrap().keeps_the_epoch());
+
+    set(&mut admin, "save", "");
+    store.reconnect().unwrap();
+    assert_eq!(store.persistence(), Some(&RedisPersistence::None));
+    assert_eq!(store.persistence().unwrap().to_string(), "none (appendonly no, save \"\")");
 }
 
 #[test]

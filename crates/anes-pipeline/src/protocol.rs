@@ -17,11 +17,17 @@
 //!
 //! Two encodings of the same messages:
 //! - **binary** (the default): frames of `u32` little-endian length, then a tag byte and the payload
-//!   (layouts in [`encode_command`] / [`encode_reply`]); at most [`MAX_FRAME_LEN`] bytes;
-//! - **JSON lines**: one JSON object per line, `{"type": "record", ...}`, byte strings in hex; for people
-//!   and for tools in other languages.
+//!   (layouts in [`encode_command`] / [`encode_reply`]), then a checksum of the length and the contents
+//!   ([`FRAME_CHECKSUM_LEN`] bytes: blake3, first 8), so a byte damaged anywhere in a message is detected
+//!   rather than read as another value; at most [`MAX_FRAME_LEN`] bytes of contents;
+//! - **JSON lines**: one JSON object per line, `{"type": "record", ...}`, byte strings in hex, unknown
+//!   fields refused; for people and for tools in other languages; at most [`MAX_JSON_LINE_LEN`] bytes.
 //!
-//! Decoding never panics: a truncated, oversized or malformed frame is a [`ProtocolError`].
+//! Both encodings have the same limits, checked when a command is decoded: frames per batch
+//! ([`MAX_BATCH_FRAMES`]), stall duration ([`MAX_STALL_MILLIS`]) and message size (one MAX_FRAME_LEN
+//! binary frame; the JSON line limit is that message with its byte strings in hex).
+//!
+//! Decoding never panics: a truncated, oversized, damaged or malformed frame is a [`ProtocolError`].
 
 use anes_core::movie::{Command as ConsoleCommand, FrameInput};
 use anes_core::state::{FrameRecord, StateHash};
@@ -29,7 +35,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// Version of this protocol. A child that speaks another version is refused at the handshake.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// Version 2 added the binary frame's checksum; its hello is laid out as version 1's up to the version
+/// field, so either version names the other's ([`read_hello_frame`]).
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The core's emulation epoch ([`anes_core::EMULATION_EPOCH`]), which a child names in its hello:
 /// two builds of one epoch must agree frame by frame.
@@ -41,8 +49,19 @@ pub const HELLO_MAGIC: [u8; 4] = *b"ANWP";
 /// Largest binary frame accepted (tag and payload), so a garbage length cannot allocate gigabytes.
 pub const MAX_FRAME_LEN: usize = 16 << 20;
 
+/// Longest JSON line accepted (without its newline): the largest binary message with its byte strings
+/// in hex (twice as long), plus room for the field names. A longer line is read to its end without
+/// being kept.
+pub const MAX_JSON_LINE_LEN: usize = 2 * MAX_FRAME_LEN + (64 << 10);
+
 /// Most frames in one [`Command::Frames`] batch.
 pub const MAX_BATCH_FRAMES: usize = 1 << 16;
+
+/// Longest [`Command::Stall`]: one hour, as the service's drill endpoint allows.
+pub const MAX_STALL_MILLIS: u32 = 3_600_000;
+
+/// Bytes of the checksum after each binary frame.
+pub const FRAME_CHECKSUM_LEN: usize = 8;
 
 /// What the child says about the build it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,7 +215,7 @@ pub enum Command {
     Frames {
         /// Sequence number of the first frame.
         first_seq: u64,
-        /// The inputs.
+        /// The inputs, at most [`MAX_BATCH_FRAMES`].
         inputs: Vec<WireInput>,
     },
     /// Restore this snapshot; the next frame expected is `seq`.
@@ -215,9 +234,10 @@ pub enum Command {
         /// The fault spec.
         spec: String,
     },
-    /// Stop answering for this many milliseconds (a drill: the worker falls behind its twin).
+    /// Stop answering for this many milliseconds (a drill: the worker falls behind its twin). `anes
+    /// worker` ends the stall, and itself, when its stdin closes meanwhile.
     Stall {
-        /// Milliseconds.
+        /// Milliseconds, at most [`MAX_STALL_MILLIS`].
         millis: u32,
     },
     /// Exit.
@@ -383,6 +403,20 @@ pub enum ProtocolError {
         /// Bytes missing.
         missing: usize,
     },
+    /// A binary frame whose checksum does not match its length and contents: damaged on the way.
+    #[error("frame of {len} bytes (tag {tag:#04x}): checksum mismatch, the frame is damaged")]
+    ChecksumMismatch {
+        /// Declared length of the contents.
+        len: usize,
+        /// The first byte of the contents (0 for an empty frame).
+        tag: u8,
+    },
+    /// A JSON line longer than [`MAX_JSON_LINE_LEN`] (read to its end and dropped).
+    #[error("JSON line of more than {max} bytes")]
+    LineTooLong {
+        /// Limit.
+        max: usize,
+    },
     /// Reading or writing the stream failed.
     #[error("{0}")]
     Io(String),
@@ -432,7 +466,8 @@ mod tag {
     pub const PICTURE: u8 = 0x8B;
 }
 
-/// Appends one binary frame holding `command`.
+/// Appends one binary frame holding `command`: `len u32`, the contents (tag and payload), then the
+/// frame's checksum (blake3 of `len` and the contents, first 8 bytes).
 ///
 /// Layouts (little-endian; `bytes` is a `u32` length and the bytes, `str` the same in UTF-8):
 /// `Load` 0x01: `checkpoint_every u64, rom bytes`; `Frames` 0x02: `first_seq u64, count u32,
@@ -484,7 +519,7 @@ pub fn encode_command(command: &Command, out: &mut Vec<u8>) {
     end_frame(out, start);
 }
 
-/// Appends one binary frame holding `reply`.
+/// Appends one binary frame holding `reply`, framed as [`encode_command`] frames a command.
 ///
 /// Layouts: `Hello` 0x81: `magic "ANWP", protocol_version u16, emulation_epoch u32, version str,
 /// git_commit str (empty: none)`; `Loaded` 0x82: `rom_identity [32], record`; `Record` 0x83: `seq u64,
@@ -574,9 +609,22 @@ fn begin_frame(out: &mut Vec<u8>) -> usize {
     start
 }
 
-fn end_frame(out: &mut [u8], start: usize) {
+fn end_frame(out: &mut Vec<u8>, start: usize) {
     let len = (out.len() - start - 4) as u32;
     out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    let checksum = frame_checksum(&out[start..start + 4], &out[start + 4..]);
+    out.extend_from_slice(&checksum);
+}
+
+/// blake3 of a frame's length bytes and contents, first [`FRAME_CHECKSUM_LEN`] bytes: the length is
+/// covered too, so a damaged length reads other bytes as the frame and fails the check.
+fn frame_checksum(len: &[u8], contents: &[u8]) -> [u8; FRAME_CHECKSUM_LEN] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(len);
+    hasher.update(contents);
+    let mut out = [0; FRAME_CHECKSUM_LEN];
+    out.copy_from_slice(&hasher.finalize().as_bytes()[..FRAME_CHECKSUM_LEN]);
+    out
 }
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -674,8 +722,40 @@ fn split_tag(frame: &[u8]) -> Result<(u8, &[u8]), ProtocolError> {
     frame.split_first().map(|(t, rest)| (*t, rest)).ok_or(ProtocolError::EmptyFrame)
 }
 
-/// Decodes a binary frame's contents (tag and payload, without the length prefix) as a command.
+/// Checks the limits every encoding shares that a message's layout does not bound already.
+fn check_limits(command: Command) -> Result<Command, ProtocolError> {
+    match &command {
+        Command::Frames { inputs, .. } => check_batch_len(inputs.len())?,
+        Command::Stall { millis } if *millis > MAX_STALL_MILLIS => {
+            return Err(ProtocolError::BadField {
+                message: "stall",
+                field: "millis",
+                problem: format!("{millis} ms is longer than the {MAX_STALL_MILLIS} ms limit"),
+            });
+        }
+        _ => {}
+    }
+    Ok(command)
+}
+
+fn check_batch_len(count: usize) -> Result<(), ProtocolError> {
+    if count > MAX_BATCH_FRAMES {
+        return Err(ProtocolError::BadField {
+            message: "frames",
+            field: "count",
+            problem: format!("{count} frames in one batch (at most {MAX_BATCH_FRAMES})"),
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a binary frame's contents (tag and payload, without the length prefix and checksum) as a
+/// command, within the protocol's limits.
 pub fn decode_command(frame: &[u8]) -> Result<Command, ProtocolError> {
+    decode_command_unchecked(frame).and_then(check_limits)
+}
+
+fn decode_command_unchecked(frame: &[u8]) -> Result<Command, ProtocolError> {
     let (tag, payload) = split_tag(frame)?;
     let fields = |message| Fields { message, rest: payload };
     match tag {
@@ -689,13 +769,8 @@ pub fn decode_command(frame: &[u8]) -> Result<Command, ProtocolError> {
             let mut f = fields("frames");
             let first_seq = f.u64("first_seq")?;
             let count = f.u32("count")? as usize;
-            if count > MAX_BATCH_FRAMES {
-                return Err(ProtocolError::BadField {
-                    message: "frames",
-                    field: "count",
-                    problem: format!("{count} frames in one batch (at most {MAX_BATCH_FRAMES})"),
-                });
-            }
+            // Checked before the inputs are allocated, with the limit every encoding shares.
+            check_batch_len(count)?;
             let body = f.take(count.saturating_mul(3), "inputs")?;
             let inputs = body.chunks_exact(3).map(|c| WireInput([c[0], c[1], c[2]])).collect();
             f.finish(Command::Frames { first_seq, inputs })
@@ -831,41 +906,128 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
     }
 }
 
-/// Reads one binary frame's contents from `reader` into `buf`. `Ok(false)` at a clean end of stream
-/// (before the first byte of a frame).
+/// Reads one binary frame's contents from `reader` into `buf` and verifies its checksum. `Ok(false)` at
+/// a clean end of stream (before the first byte of a frame).
 pub fn read_frame(reader: &mut impl std::io::Read, buf: &mut Vec<u8>) -> Result<bool, ProtocolError> {
-    let mut len = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match reader.read(&mut len[got..]) {
-            Ok(0) if got == 0 => return Ok(false),
-            Ok(0) => return Err(ProtocolError::UnexpectedEof { missing: 4 - got }),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
+    let Some(len) = read_contents(reader, buf)? else { return Ok(false) };
+    verify_checksum(reader, len, buf)?;
+    Ok(true)
+}
+
+/// Reads a child's first frame, its hello, into `buf`. Every version's hello starts with its tag, the
+/// magic and the protocol version, and only a hello of this version is followed by this version's
+/// checksum: a child of another version is read far enough to name its version (and refused by the
+/// caller on [`decode_reply`]'s `Hello`), instead of being waited on for bytes it never sends.
+pub fn read_hello_frame(reader: &mut impl std::io::Read, buf: &mut Vec<u8>) -> Result<bool, ProtocolError> {
+    let Some(len) = read_contents(reader, buf)? else { return Ok(false) };
+    let this_version = buf.len() >= 7
+        && buf[0] == tag::HELLO
+        && buf[1..5] == HELLO_MAGIC
+        && u16::from_le_bytes([buf[5], buf[6]]) == PROTOCOL_VERSION;
+    if this_version {
+        verify_checksum(reader, len, buf)?;
     }
-    let len = u32::from_le_bytes(len) as usize;
+    Ok(true)
+}
+
+/// Reads a frame's length and contents; returns the length's bytes, or `None` at a clean end.
+fn read_contents(
+    reader: &mut impl std::io::Read,
+    buf: &mut Vec<u8>,
+) -> Result<Option<[u8; 4]>, ProtocolError> {
+    let mut len_bytes = [0u8; 4];
+    let got = fill(reader, &mut len_bytes)?;
+    if got == 0 {
+        return Ok(None);
+    }
+    if got < 4 {
+        return Err(ProtocolError::UnexpectedEof { missing: 4 - got });
+    }
+    let len = u32::from_le_bytes(len_bytes) as usize;
     if len > MAX_FRAME_LEN {
         return Err(ProtocolError::FrameTooLong { len: len as u64, max: MAX_FRAME_LEN });
     }
     buf.clear();
     buf.resize(len, 0);
+    let filled = fill(reader, buf)?;
+    if filled < len {
+        return Err(ProtocolError::UnexpectedEof { missing: len - filled + FRAME_CHECKSUM_LEN });
+    }
+    Ok(Some(len_bytes))
+}
+
+fn verify_checksum(reader: &mut impl std::io::Read, len: [u8; 4], buf: &[u8]) -> Result<(), ProtocolError> {
+    let mut checksum = [0u8; FRAME_CHECKSUM_LEN];
+    let got = fill(reader, &mut checksum)?;
+    if got < FRAME_CHECKSUM_LEN {
+        return Err(ProtocolError::UnexpectedEof { missing: FRAME_CHECKSUM_LEN - got });
+    }
+    if checksum != frame_checksum(&len, buf) {
+        return Err(ProtocolError::ChecksumMismatch {
+            len: buf.len(),
+            tag: buf.first().copied().unwrap_or(0),
+        });
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or the stream ends; returns the bytes read.
+fn fill(reader: &mut impl std::io::Read, buf: &mut [u8]) -> Result<usize, ProtocolError> {
     let mut filled = 0;
-    while filled < len {
+    while filled < buf.len() {
         match reader.read(&mut buf[filled..]) {
-            Ok(0) => return Err(ProtocolError::UnexpectedEof { missing: len - filled }),
+            Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(true)
+    Ok(filled)
 }
 
-/// Parses one JSON line as a command.
+/// Reads one line (without its `\n`) into `line`. `Ok(false)` at the end of the stream. A line longer
+/// than [`MAX_JSON_LINE_LEN`] is read to its end without being kept (memory stays bounded) and is
+/// [`ProtocolError::LineTooLong`]: the stream can go on after it.
+pub fn read_line(reader: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> Result<bool, ProtocolError> {
+    line.clear();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        if available.is_empty() {
+            break;
+        }
+        any = true;
+        let (chunk, used, end) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], at + 1, true),
+            None => (available, available.len(), false),
+        };
+        if !too_long && line.len() + chunk.len() > MAX_JSON_LINE_LEN {
+            too_long = true;
+            line.clear();
+            line.shrink_to(MAX_JSON_LINE_LEN.min(64 << 10));
+        }
+        if !too_long {
+            line.extend_from_slice(chunk);
+        }
+        reader.consume(used);
+        if end {
+            break;
+        }
+    }
+    if too_long {
+        return Err(ProtocolError::LineTooLong { max: MAX_JSON_LINE_LEN });
+    }
+    Ok(any)
+}
+
+/// Parses one JSON line as a command, within the protocol's limits.
 pub fn command_from_json(line: &str) -> Result<Command, ProtocolError> {
-    serde_json::from_str(line).map_err(|e| ProtocolError::Json(e.to_string()))
+    serde_json::from_str(line).map_err(|e| ProtocolError::Json(e.to_string())).and_then(check_limits)
 }
 
 /// Parses one JSON line as a reply.
@@ -1028,7 +1190,7 @@ mod tests {
     fn damage_is_named() {
         let mut bytes = Vec::new();
         encode_reply(&Reply::Record { seq: 1, record: record() }, &mut bytes);
-        let frame = &bytes[4..];
+        let frame = &bytes[4..bytes.len() - FRAME_CHECKSUM_LEN];
         assert_eq!(
             decode_reply(&frame[..frame.len() - 1]),
             Err(ProtocolError::Truncated { message: "record", field: "record.state_hash" })
@@ -1048,6 +1210,107 @@ mod tests {
         );
         assert!(command_from_json(r#"{"type":"frames","first_seq":1}"#).is_err());
         assert!(command_from_json(r#"{"type":"stall","millis":1,"extra":1}"#).is_err());
+    }
+
+    /// Every message of a stream, a bit flipped at every offset: never read as another message.
+    #[test]
+    fn a_flipped_bit_anywhere_in_a_frame_is_detected() {
+        let mut stream = Vec::new();
+        for reply in all_replies().into_iter().skip(2) {
+            encode_reply(&reply, &mut stream);
+        }
+        for command in all_commands() {
+            encode_command(&command, &mut stream);
+        }
+        let read_all = |bytes: &[u8]| -> Result<Vec<Vec<u8>>, ProtocolError> {
+            let mut reader = bytes;
+            let mut frames = Vec::new();
+            let mut frame = Vec::new();
+            while read_frame(&mut reader, &mut frame)? {
+                frames.push(frame.clone());
+            }
+            Ok(frames)
+        };
+        let clean = read_all(&stream).unwrap();
+        assert_eq!(clean.len(), all_replies().len() - 2 + all_commands().len());
+        for offset in 0..stream.len() {
+            for bit in [0, 3, 7] {
+                let mut damaged = stream.clone();
+                damaged[offset] ^= 1 << bit;
+                let result = read_all(&damaged);
+                assert!(
+                    result.is_err(),
+                    "bit {bit} of byte {offset} flipped, yet the stream read: {result:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_hello_of_another_version_is_read_far_enough_to_name_it() {
+        // Version 1's hello: no checksum after it, and the child then waits for a command.
+        let mut v1 = Vec::new();
+        encode_reply(&Reply::Hello { protocol_version: 1, build: BuildInfo::current() }, &mut v1);
+        v1.truncate(v1.len() - FRAME_CHECKSUM_LEN);
+        let mut reader = &v1[..];
+        let mut frame = Vec::new();
+        assert!(read_hello_frame(&mut reader, &mut frame).unwrap());
+        assert!(matches!(decode_reply(&frame), Ok(Reply::Hello { protocol_version: 1, .. })));
+        // This version's hello is checked like any frame.
+        let mut v2 = Vec::new();
+        encode_reply(
+            &Reply::Hello { protocol_version: PROTOCOL_VERSION, build: BuildInfo::current() },
+            &mut v2,
+        );
+        assert!(read_hello_frame(&mut &v2[..], &mut frame).unwrap());
+        assert!(matches!(decode_reply(&frame), Ok(Reply::Hello { protocol_version: PROTOCOL_VERSION, .. })));
+        let last = v2.len() - 1;
+        v2[last] ^= 1;
+        assert!(matches!(
+            read_hello_frame(&mut &v2[..], &mut frame),
+            Err(ProtocolError::ChecksumMismatch { .. })
+        ));
+    }
+
+    /// The limits hold in both encodings, each with the same message.
+    #[test]
+    fn both_encodings_refuse_what_exceeds_the_limits() {
+        let too_many =
+            Command::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); MAX_BATCH_FRAMES + 1] };
+        let too_long = Command::Stall { millis: MAX_STALL_MILLIS + 1 };
+        for (command, field) in [(too_many, "count"), (too_long, "millis")] {
+            let mut bytes = Vec::new();
+            encode_command(&command, &mut bytes);
+            let mut frame = Vec::new();
+            assert!(read_frame(&mut &bytes[..], &mut frame).unwrap());
+            let binary = decode_command(&frame).unwrap_err();
+            let json = command_from_json(&serde_json::to_string(&command).unwrap()).unwrap_err();
+            assert!(matches!(&binary, ProtocolError::BadField { field: f, .. } if *f == field), "{binary}");
+            assert_eq!(binary, json);
+        }
+        let at_limit = Command::Stall { millis: MAX_STALL_MILLIS };
+        assert_eq!(command_from_json(&serde_json::to_string(&at_limit).unwrap()).unwrap(), at_limit);
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_skipped_without_being_kept() {
+        let mut stream = vec![b'x'; MAX_JSON_LINE_LEN + 1];
+        stream.extend_from_slice(b"\n{\"type\":\"probe\"}\nlast");
+        let mut reader = std::io::BufReader::new(&stream[..]);
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line(&mut reader, &mut line),
+            Err(ProtocolError::LineTooLong { max: MAX_JSON_LINE_LEN })
+        );
+        assert!(line.capacity() <= 64 << 10, "the long line was not kept: {}", line.capacity());
+        assert!(read_line(&mut reader, &mut line).unwrap());
+        assert_eq!(line, br#"{"type":"probe"}"#);
+        assert!(read_line(&mut reader, &mut line).unwrap());
+        assert_eq!(line, b"last");
+        assert!(!read_line(&mut reader, &mut line).unwrap());
+        let at_limit = vec![b'y'; MAX_JSON_LINE_LEN];
+        assert!(read_line(&mut std::io::BufReader::new(&at_limit[..]), &mut line).unwrap());
+        assert_eq!(line.len(), MAX_JSON_LINE_LEN);
     }
 
     proptest! {

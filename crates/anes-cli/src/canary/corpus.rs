@@ -176,12 +176,22 @@ fn load_manifest(path: &Path) -> anyhow::Result<Vec<Case>> {
 
 pub fn main(args: &Args, manifest: &Path, candidate: &Path) -> anyhow::Result<ExitCode> {
     let all = load_manifest(manifest)?;
+    let total = all.len();
     let cases: Vec<Case> = all
         .into_iter()
         .enumerate()
         .filter(|(i, _)| args.shard.is_none_or(|s| s.holds(*i)))
         .map(|(_, c)| c)
         .collect();
+    if let (Some(shard), true) = (args.shard, cases.is_empty()) {
+        // An empty shard would pass while comparing nothing: more shards than cases is a mistake.
+        bail!(
+            "{}: shard {}/{} holds no case ({total} cases in all): nothing to compare",
+            manifest.display(),
+            shard.index,
+            shard.count
+        );
+    }
     if args.baseline.is_none() {
         if let Some(case) = cases.iter().find(|c| c.baseline_log.is_none()) {
             bail!(
@@ -287,6 +297,7 @@ fn run_case(args: &Args, case: &Case, candidate: &Path) -> CaseResult {
         let mut config = CanaryConfig::new(rom, inputs, frames);
         config.checkpoint_every = args.checkpoint_every;
         config.localize = !args.no_localize;
+        config.reply_timeout = std::time::Duration::from_secs(args.reply_timeout);
         let status = CanaryStatus::new(&case.name);
         let report = run_canary(&config, baseline, candidate, &status, &mut |_| {})?;
         let seconds = started.elapsed().as_secs_f64();

@@ -10,12 +10,13 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use thiserror::Error;
 
 use crate::worker::protocol::{
-    BuildInfo, Command, PROTOCOL_VERSION, Reply, decode_reply, encode_command, read_frame,
+    BuildInfo, Command, PROTOCOL_VERSION, ProtocolError, Reply, decode_reply, encode_command, read_frame,
+    read_hello_frame,
 };
 
-/// How long a reply may take before the child counts as hung. A batch of frames is answered record by
-/// record, so this bounds the time between two replies, not a whole run.
-pub const REPLY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a reply may take before the child counts as hung, unless the caller says otherwise. A batch
+/// of frames is answered record by record, so this bounds the time between two replies, not a whole run.
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why talking to a worker failed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -28,7 +29,8 @@ pub enum WorkerError {
         /// The operating system's reason.
         reason: String,
     },
-    /// The child is not an anes worker of a protocol version this build speaks.
+    /// The child is not an anes worker of a protocol version this build speaks: its hello did not come,
+    /// was damaged or named another version.
     #[error("{program}: {reason}")]
     Handshake {
         /// The executable.
@@ -66,20 +68,31 @@ pub enum WorkerError {
     },
 }
 
+/// How the child's output stopped being read.
+#[derive(Debug)]
+enum OutputEnd {
+    /// It ended.
+    Ended,
+    /// It held something that is not a reply (damaged, cut off, malformed).
+    Broken(ProtocolError),
+}
+
 /// A running `anes worker` child that speaks the binary protocol. Dropping it kills the child.
 #[derive(Debug)]
 pub struct WorkerProcess {
     program: PathBuf,
     child: Child,
     stdin: Option<BufWriter<ChildStdin>>,
-    replies: Receiver<Result<Reply, String>>,
+    replies: Receiver<Result<Reply, OutputEnd>>,
+    reply_timeout: Duration,
     build: BuildInfo,
     buf: Vec<u8>,
 }
 
 impl WorkerProcess {
-    /// Starts `program worker --protocol binary` and reads its hello.
-    pub fn spawn(program: &Path) -> Result<WorkerProcess, WorkerError> {
+    /// Starts `program worker --protocol binary` and reads its hello; from then on, a reply that takes
+    /// longer than `reply_timeout` means the child hangs.
+    pub fn spawn(program: &Path, reply_timeout: Duration) -> Result<WorkerProcess, WorkerError> {
         let mut child = ProcessCommand::new(program)
             .args(["worker", "--protocol", "binary"])
             .stdin(Stdio::piped())
@@ -97,11 +110,18 @@ impl WorkerProcess {
             .spawn(move || {
                 let mut reader = BufReader::new(stdout);
                 let mut frame = Vec::new();
+                let mut first = true;
                 loop {
-                    let message = match read_frame(&mut reader, &mut frame) {
-                        Ok(true) => decode_reply(&frame).map_err(|e| format!("protocol error: {e}")),
-                        Ok(false) => Err("its output ended".to_string()),
-                        Err(e) => Err(format!("protocol error: {e}")),
+                    let read = if first {
+                        read_hello_frame(&mut reader, &mut frame)
+                    } else {
+                        read_frame(&mut reader, &mut frame)
+                    };
+                    first = false;
+                    let message = match read {
+                        Ok(true) => decode_reply(&frame).map_err(OutputEnd::Broken),
+                        Ok(false) => Err(OutputEnd::Ended),
+                        Err(e) => Err(OutputEnd::Broken(e)),
                     };
                     let last = message.is_err();
                     if tx.send(message).is_err() || last {
@@ -115,10 +135,15 @@ impl WorkerProcess {
             child,
             stdin: Some(BufWriter::new(stdin)),
             replies: rx,
+            reply_timeout,
             build: BuildInfo { version: String::new(), git_commit: None, emulation_epoch: 0 },
             buf: Vec::new(),
         };
-        match worker.recv()? {
+        let hello = worker.recv().map_err(|e| match e {
+            WorkerError::Gone { program, reason } => WorkerError::Handshake { program, reason },
+            other => other,
+        })?;
+        match hello {
             Reply::Hello { protocol_version, build } if protocol_version == PROTOCOL_VERSION => {
                 worker.build = build;
                 Ok(worker)
@@ -159,14 +184,16 @@ impl WorkerProcess {
 
     /// The next reply.
     pub fn recv(&mut self) -> Result<Reply, WorkerError> {
-        match self.replies.recv_timeout(REPLY_TIMEOUT) {
+        match self.replies.recv_timeout(self.reply_timeout) {
             Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(reason)) => {
-                let reason = self.exit_reason(&reason);
+            Ok(Err(OutputEnd::Ended)) => {
+                let reason = self.exit_reason("its output ended");
                 Err(self.gone(&reason))
             }
+            // A child that broke the protocol may well be running still: no waiting for its exit.
+            Ok(Err(OutputEnd::Broken(e))) => Err(self.gone(&format!("protocol error: {e}"))),
             Err(RecvTimeoutError::Timeout) => {
-                Err(self.gone(&format!("no reply for {} s: it hangs", REPLY_TIMEOUT.as_secs())))
+                Err(self.gone(&format!("no reply for {} s: it hangs", self.reply_timeout.as_secs_f64())))
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let reason = self.exit_reason("its output ended");

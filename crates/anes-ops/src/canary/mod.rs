@@ -16,7 +16,7 @@ mod remote;
 mod run;
 mod status;
 
-pub use client::{REPLY_TIMEOUT, WorkerError, WorkerProcess};
+pub use client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
 pub use export::{MetricsServer, PushError, push};
 pub use log::{GoldenLog, LogError};
 pub use remote::RemoteMachine;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anes_core::movie::InputStream;
 use anes_core::state::FrameRecord;
@@ -11,7 +12,7 @@ use anes_lockstep::{DivergenceKind, Evidence, Lockstep, LockstepConfig, RunOutco
 use serde::Serialize;
 use thiserror::Error;
 
-use super::client::{WorkerError, WorkerProcess};
+use super::client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
 use super::log::GoldenLog;
 use super::remote::RemoteMachine;
 use super::status::CanaryStatus;
@@ -24,7 +25,7 @@ pub struct CanaryConfig {
     pub rom: Vec<u8>,
     /// The input stream (frame `i` of the run gets input `i`; past its end, no buttons).
     pub inputs: InputStream,
-    /// Frames to compare.
+    /// Frames to compare (at least 1: an empty comparison proves nothing).
     pub frames: u64,
     /// A checkpoint (both builds' snapshots of an agreed state) every this many frames: a difference is
     /// explained by replaying from the last one.
@@ -33,12 +34,23 @@ pub struct CanaryConfig {
     pub batch: usize,
     /// Localize a difference to the instruction (both baseline and candidate must be builds).
     pub localize: bool,
+    /// How long a worker may take to send its next reply before it counts as hung.
+    pub reply_timeout: Duration,
 }
 
 impl CanaryConfig {
-    /// A run of `frames` frames of `rom` with `inputs`, checkpoints every 60 frames, localization on.
+    /// A run of `frames` frames of `rom` with `inputs`, checkpoints every 60 frames, localization on,
+    /// [`DEFAULT_REPLY_TIMEOUT`].
     pub fn new(rom: Vec<u8>, inputs: InputStream, frames: u64) -> CanaryConfig {
-        CanaryConfig { rom, inputs, frames, checkpoint_every: 60, batch: 64, localize: true }
+        CanaryConfig {
+            rom,
+            inputs,
+            frames,
+            checkpoint_every: 60,
+            batch: 64,
+            localize: true,
+            reply_timeout: DEFAULT_REPLY_TIMEOUT,
+        }
     }
 }
 
@@ -54,7 +66,8 @@ pub enum Baseline<'a> {
 /// Why a run could not be made (bad input; not a verdict about the candidate).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CanaryError {
-    /// A worker could not be started or does not speak the protocol.
+    /// A worker could not be started or did not complete the handshake (its hello, of this protocol
+    /// version): the executable is not an anes worker this build can drive.
     #[error(transparent)]
     Worker(#[from] WorkerError),
     /// The ROM was refused.
@@ -143,7 +156,8 @@ pub enum CanaryOutcome {
     Same,
     /// The records differ.
     Diverged(Box<CanaryDivergence>),
-    /// A worker died, hung or broke the protocol during the run: the candidate is not fit either.
+    /// A worker died, hung, broke the protocol or refused the ROM after its handshake: the candidate is
+    /// not fit either.
     WorkerFailed {
         /// `baseline` or `candidate`.
         side: &'static str,
@@ -161,13 +175,13 @@ pub struct CanaryReport {
     pub baseline_build: Option<BuildInfo>,
     /// The candidate build.
     pub candidate_build: BuildInfo,
-    /// blake3 of the ROM's PRG and CHR data.
-    pub rom_identity: [u8; 32],
+    /// blake3 of the ROM's PRG and CHR data, as the candidate named it (`None`: it never loaded the ROM).
+    pub rom_identity: Option<[u8; 32]>,
     /// Frames whose records agreed.
     pub frames_agreed: u64,
     /// The candidate's record after the last agreed frame (its state hash is the run's final state hash
-    /// when the builds agree).
-    pub last_agreed: FrameRecord,
+    /// when the builds agree); `None` when a worker failed before both had powered on.
+    pub last_agreed: Option<FrameRecord>,
     /// The verdict.
     pub outcome: CanaryOutcome,
 }
@@ -189,6 +203,9 @@ pub fn run_canary(
     status: &Arc<CanaryStatus>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<CanaryReport, CanaryError> {
+    if config.frames == 0 {
+        return Err(CanaryError::Config("no frames to compare: an empty comparison proves nothing"));
+    }
     if config.checkpoint_every == 0 || config.batch == 0 {
         return Err(CanaryError::Config("checkpoint_every and batch must be at least 1"));
     }
@@ -198,7 +215,29 @@ pub fn run_canary(
         }
     }
     anes_core::Cartridge::from_ines(&config.rom).map_err(|e| CanaryError::Rom(e.to_string()))?;
-    let mut sides = Sides::start(config, baseline, candidate)?;
+    // The handshake tells an anes worker from any other executable (bad input); whatever goes wrong
+    // after it, from loading the ROM on, is the build's failure and a verdict.
+    let candidate = WorkerProcess::spawn(candidate, config.reply_timeout)?;
+    let baseline_worker = match baseline {
+        Baseline::Build(program) => Some(WorkerProcess::spawn(program, config.reply_timeout)?),
+        Baseline::Log(_) => None,
+    };
+    let builds = (baseline_worker.as_ref().map(|w| w.build().clone()), candidate.build().clone());
+    let mut sides = match Sides::load(config, baseline_worker, candidate) {
+        Ok(sides) => sides,
+        Err((side, e)) => {
+            status.start(config.frames);
+            status.diverged();
+            return Ok(CanaryReport {
+                baseline_build: builds.0,
+                candidate_build: builds.1,
+                rom_identity: None,
+                frames_agreed: 0,
+                last_agreed: None,
+                outcome: CanaryOutcome::WorkerFailed { side, reason: e.to_string(), frame: 0 },
+            });
+        }
+    };
     let report = sides.compare(config, baseline, status, progress);
     sides.stop();
     report
@@ -218,10 +257,9 @@ struct Side {
 impl Side {
     fn load(
         name: &'static str,
-        program: &Path,
+        mut worker: WorkerProcess,
         config: &CanaryConfig,
     ) -> Result<(Side, [u8; 32], FrameRecord), WorkerError> {
-        let mut worker = WorkerProcess::spawn(program)?;
         let load = Command::Load { rom: config.rom.clone(), checkpoint_every: config.checkpoint_every };
         let (identity, record) = match worker.request(&load, "load")? {
             Reply::Loaded { rom_identity, record } => (rom_identity, FrameRecord::from(record)),
@@ -303,15 +341,21 @@ struct Sides {
 }
 
 impl Sides {
-    fn start(config: &CanaryConfig, baseline: Baseline<'_>, candidate: &Path) -> Result<Sides, CanaryError> {
-        // Started together, so both load while the other does.
-        let (candidate, candidate_identity, candidate_power_on) = Side::load("candidate", candidate, config)?;
+    /// Has both workers (handshake done) load the ROM; `Err` names the side that failed.
+    fn load(
+        config: &CanaryConfig,
+        baseline: Option<WorkerProcess>,
+        candidate: WorkerProcess,
+    ) -> Result<Sides, (&'static str, WorkerError)> {
+        let (candidate, candidate_identity, candidate_power_on) =
+            Side::load("candidate", candidate, config).map_err(|e| ("candidate", e))?;
         let (baseline, baseline_identity, baseline_power_on) = match baseline {
-            Baseline::Build(program) => {
-                let (side, identity, record) = Side::load("baseline", program, config)?;
+            Some(worker) => {
+                let (side, identity, record) =
+                    Side::load("baseline", worker, config).map_err(|e| ("baseline", e))?;
                 (Some(side), Some(identity), Some(record))
             }
-            Baseline::Log(_) => (None, None, None),
+            None => (None, None, None),
         };
         Ok(Sides {
             baseline,
@@ -345,9 +389,9 @@ impl Sides {
         let mut report = CanaryReport {
             baseline_build,
             candidate_build,
-            rom_identity: self.identities.1,
+            rom_identity: Some(self.identities.1),
             frames_agreed: 0,
-            last_agreed: self.power_on.1,
+            last_agreed: Some(self.power_on.1),
             outcome: CanaryOutcome::Same,
         };
         status.start(config.frames);
@@ -412,7 +456,7 @@ impl Sides {
                 checkpoint_seq = seq + 1;
             }
             report.frames_agreed = seq + 1;
-            report.last_agreed = got.0;
+            report.last_agreed = Some(got.0);
             progress(seq + 1);
         }
         Ok(report)

@@ -198,7 +198,7 @@ impl FileDlq {
                     .find(|p| !p.exists())
                     .expect("a free name");
                 fs::copy(path, &aside).map_err(|e| io(&aside, e))?;
-                tracing::error!(file = %path.display(), kept = %aside.display(), damage = ?report.damage, "the dead-letter queue has damaged records: skipped; the original is kept");
+                tracing::error!(file = %path.display(), kept = %aside.display(), damage = %crate::framed::describe_all(&report.damage), "the dead-letter queue has damaged records: skipped; the original is kept");
                 report.kept_aside = Some(aside.display().to_string());
             }
             !report.damage.is_empty() || report.already_journaled > 0 || report.torn_tail_bytes > 0

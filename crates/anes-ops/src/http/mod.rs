@@ -299,6 +299,9 @@ async fn push_input(
     }
 }
 
+/// The longest stall a drill may ask for: the worker protocol's limit, whichever transport runs it.
+const MAX_STALL_SECONDS: f64 = crate::worker::protocol::MAX_STALL_MILLIS as f64 / 1000.0;
+
 /// A drill: exactly one of `fault`, `stall_seconds`, `crash`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -319,8 +322,10 @@ pub fn parse_drill(body: &[u8]) -> Result<(WorkerId, Drill), String> {
                 full.parse::<anes_lockstep::Fault>().map_err(|e| format!("fault: {e}"))?;
                 Drill::Fault(spec)
             }
-            (None, Some(s), None) if (0.0..=3600.0).contains(&s) => Drill::Stall(Duration::from_secs_f64(s)),
-            (None, Some(s), None) => return Err(format!("stall_seconds {s}: use 0 to 3600")),
+            (None, Some(s), None) if (0.0..=MAX_STALL_SECONDS).contains(&s) => {
+                Drill::Stall(Duration::from_secs_f64(s))
+            }
+            (None, Some(s), None) => return Err(format!("stall_seconds {s}: use 0 to {MAX_STALL_SECONDS}")),
             (None, None, Some(true)) => Drill::Crash,
             _ => return Err(
                 "give exactly one of \"fault\" (a lockstep fault spec), \"stall_seconds\" or \"crash\": true"

@@ -26,7 +26,7 @@ pub use fs::FsStore;
 pub use header::{
     CHECKPOINT_MAGIC, CHECKPOINT_VERSION, CheckpointHeader, HeaderError, MAX_PAYLOAD_LEN, valid_pipeline_id,
 };
-pub use redis::RedisStore;
+pub use redis::{RedisPersistence, RedisStore};
 
 /// A checkpoint read back from a store, verified (header checksum, payload length and checksum).
 #[derive(Debug, Clone, PartialEq, Eq)]

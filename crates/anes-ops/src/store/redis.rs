@@ -61,12 +61,62 @@ return {{'ok', tostring(redis.call('INCR', KEYS[1]))}}
     )
 }
 
+/// What survives a restart of the `redis-server` behind a store, as its configuration says. Fencing
+/// needs the epoch to survive: a server that restarts empty hands out epoch 1 again, and the pipeline
+/// then stops as fenced by a store that lost its data (docs/OPERATIONS.md, "The store epoch").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RedisPersistence {
+    /// `appendonly yes`: every write is logged (how soon it is on disk is `appendfsync`'s policy).
+    AppendOnly {
+        /// `always`, `everysec` or `no`.
+        appendfsync: String,
+    },
+    /// RDB snapshots only (`save` rules, `appendonly no`): writes since the last snapshot, epoch bumps
+    /// among them, are lost by a restart.
+    SnapshotsOnly {
+        /// The `save` rules, as `CONFIG GET save` gives them.
+        save: String,
+    },
+    /// Neither: a restart empties the server.
+    None,
+    /// `CONFIG GET` was refused (managed services often rename or disable it).
+    Unknown {
+        /// The server's answer.
+        reason: String,
+    },
+}
+
+impl RedisPersistence {
+    /// Reads the server's persistence settings.
+    fn query(connection: &mut redis::Connection) -> RedisPersistence {
+        let get = |connection: &mut redis::Connection, name: &str| -> Result<String, String> {
+            let pairs: Vec<String> =
+                redis::cmd("CONFIG").arg("GET").arg(name).query(connection).map_err(|e| e.to_string())?;
+            pairs.get(1).cloned().ok_or_else(|| format!("CONFIG GET {name} answered nothing"))
+        };
+        let settings = get(connection, "appendonly")
+            .and_then(|aof| Ok((aof, get(connection, "appendfsync")?, get(connection, "save")?)));
+        match settings {
+            Err(reason) => RedisPersistence::Unknown { reason },
+            Ok((aof, appendfsync, _)) if aof == "yes" => RedisPersistence::AppendOnly { appendfsync },
+            Ok((_, _, save)) if !save.trim().is_empty() => RedisPersistence::SnapshotsOnly { save },
+            Ok(_) => RedisPersistence::None,
+        }
+    }
+
+    /// Whether the store epoch is sure to survive a restart of the server.
+    pub fn keeps_the_epoch(&self) -> bool {
+        matches!(self, RedisPersistence::AppendOnly { .. })
+    }
+}
+
 /// A pipeline's checkpoints in Redis.
 pub struct RedisStore {
     url: String,
     pipeline: String,
     kept: usize,
     connection: Option<redis::Connection>,
+    persistence: Option<RedisPersistence>,
     put: redis::Script,
     advance: redis::Script,
 }
@@ -95,6 +145,7 @@ impl RedisStore {
             pipeline: pipeline.to_string(),
             kept: kept.max(1),
             connection: None,
+            persistence: None,
             put: redis::Script::new(&put_script()),
             advance: redis::Script::new(&advance_script()),
         })
@@ -131,9 +182,26 @@ impl RedisStore {
                     backend: BACKEND,
                     reason: format!("{}: {e}", self.url),
                 })?;
+            let mut connection = connection;
+            // Checked on every new connection: the server may have been restarted with other settings.
+            let persistence = RedisPersistence::query(&mut connection);
+            if !persistence.keeps_the_epoch() && self.persistence.as_ref() != Some(&persistence) {
+                tracing::warn!(
+                    pipeline = %self.pipeline,
+                    url = %self.url,
+                    persistence = %persistence,
+                    "redis-server does not keep the store epoch across its restarts: fencing holds only while it runs; set appendonly yes"
+                );
+            }
+            self.persistence = Some(persistence);
             self.connection = Some(connection);
         }
         Ok(self.connection.as_mut().expect("just connected"))
+    }
+
+    /// The server's persistence as read on the newest connection (`None` before the first).
+    pub fn persistence(&self) -> Option<&RedisPersistence> {
+        self.persistence.as_ref()
     }
 
     /// A script's answer: `{'ok', N}` gives N; `{'fenced' | 'ahead', current}` the fencing error for
@@ -161,6 +229,19 @@ impl RedisStore {
     fn query<T: redis::FromRedisValue>(&mut self, command: &redis::Cmd) -> Result<T, StoreError> {
         let result = command.query(self.connection()?);
         result.map_err(|e| self.unavailable(e))
+    }
+}
+
+impl std::fmt::Display for RedisPersistence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RedisPersistence::AppendOnly { appendfsync } => {
+                write!(f, "appendonly yes, appendfsync {appendfsync}")
+            }
+            RedisPersistence::SnapshotsOnly { save } => write!(f, "RDB snapshots only (save \"{save}\")"),
+            RedisPersistence::None => f.write_str("none (appendonly no, save \"\")"),
+            RedisPersistence::Unknown { reason } => write!(f, "unknown (CONFIG GET refused: {reason})"),
+        }
     }
 }
 

@@ -9,7 +9,9 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
 
-use super::protocol::{Command, PROTOCOL_VERSION, Reply, decode_reply, encode_command, read_frame};
+use super::protocol::{
+    Command, PROTOCOL_VERSION, Reply, decode_reply, encode_command, read_frame, read_hello_frame,
+};
 use super::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
 
 /// A child process speaking the binary protocol.
@@ -82,7 +84,12 @@ fn read_replies<R: std::io::Read>(mut stdout: BufReader<R>, out: &mut ReplyBatch
     let mut frame = Vec::new();
     let mut first = true;
     loop {
-        match read_frame(&mut stdout, &mut frame) {
+        let read = if first {
+            read_hello_frame(&mut stdout, &mut frame)
+        } else {
+            read_frame(&mut stdout, &mut frame)
+        };
+        match read {
             Ok(true) => {}
             Ok(false) => return "its output ended".to_string(),
             Err(e) => return format!("protocol error: {e}"),

@@ -12,7 +12,7 @@
 //! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
 
 pub mod alertmanager;
-pub mod backoff;
+pub use anes_pipeline::backoff;
 pub mod canary;
 pub mod config;
 pub mod dlq;

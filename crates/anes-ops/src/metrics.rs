@@ -5,7 +5,8 @@
 //! `worker_drift_offset_records` and `worker_state_divergence_flag`, label `pipeline_id`. Everything
 //! else is `anes_`-prefixed, in base units, counters ending in `_total`, labels of bounded cardinality
 //! (pipeline, worker, result, step, mode). Updating any of them is an atomic operation on a handle
-//! resolved once per pipeline, so the pipeline's hot path never looks up a label set.
+//! resolved once per pipeline, so the pipeline's hot path never looks up a label set. A pipeline itself
+//! only counts (`anes_pipeline::Counters`); [`crate::pipeline::PipelineObserver`] copies its counts here.
 
 use std::sync::Arc;
 

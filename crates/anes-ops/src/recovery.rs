@@ -14,8 +14,7 @@ use anes_core::movie::FrameInput;
 use crate::config::{PipelineConfig, StoreBackend};
 use crate::dlq::{DeadLetterQueue, FileDlq};
 use crate::journal::FileJournal;
-use crate::metrics::PipelineMetrics;
-use crate::pipeline::{Checkpoint, Pipeline};
+use crate::pipeline::{Checkpoint, Pipeline, PipelineStorage};
 use crate::runtime::StartError;
 use crate::store::fs::DirLock;
 use crate::store::{CheckpointStore, FsStore, RedisStore, StoreError, StoredCheckpoint};
@@ -25,6 +24,8 @@ use crate::store::{CheckpointStore, FsStore, RedisStore, StoreError, StoredCheck
 pub struct Opened {
     /// The pipeline, continuing what the previous run left.
     pub pipeline: Pipeline,
+    /// Its journal and dead-letter queue.
+    pub storage: PipelineStorage,
     /// The store, taken over.
     pub store: Box<dyn CheckpointStore>,
     /// The epoch it was taken over with.
@@ -104,12 +105,7 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
 }
 
 /// Opens a pipeline's durable state and builds the pipeline that continues it.
-pub fn open(
-    config: &PipelineConfig,
-    data_dir: &Path,
-    rom: &[u8],
-    metrics: PipelineMetrics,
-) -> Result<Opened, StartError> {
+pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, StartError> {
     let id = &config.settings.id;
     let dir = pipeline_dir(data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| setup(id, format!("{}: {e}", dir.display())))?;
@@ -199,13 +195,9 @@ pub fn open(
         snapshot: Arc::new(c.payload),
         taken_at: Duration::ZERO,
     });
-    let pipeline = Pipeline::recover(
-        config.settings.clone(),
-        metrics,
-        Box::new(dlq),
-        Box::new(journal),
-        checkpoint,
-        log,
-    );
-    Ok(Opened { pipeline, store, epoch, lock: DirLockGuard { _lock: lock }, summary })
+    let mut queued = Vec::new();
+    dlq.front(usize::MAX, &mut queued);
+    let pipeline = Pipeline::recover(config.settings.clone(), checkpoint, log, queued);
+    let storage = PipelineStorage::new(Box::new(journal), Box::new(dlq));
+    Ok(Opened { pipeline, storage, store, epoch, lock: DirLockGuard { _lock: lock }, summary })
 }

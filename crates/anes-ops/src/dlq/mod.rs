@@ -9,8 +9,6 @@
 
 mod file;
 
-use std::collections::VecDeque;
-
 use anes_core::movie::FrameInput;
 use thiserror::Error;
 
@@ -53,84 +51,29 @@ pub trait DeadLetterQueue: Send + std::fmt::Debug {
     }
 }
 
-/// A bounded in-memory [`DeadLetterQueue`].
-///
-/// ```
-/// use anes_core::movie::FrameInput;
-/// use anes_ops::dlq::{DeadLetterQueue, MemoryDlq};
-/// let mut queue = MemoryDlq::new(2);
-/// queue.push(7, FrameInput::buttons(1, 0)).unwrap();
-/// queue.push(8, FrameInput::buttons(2, 0)).unwrap();
-/// assert!(queue.push(9, FrameInput::default()).is_err(), "bounded");
-/// queue.commit().unwrap();
-/// let mut out = Vec::new();
-/// queue.front(10, &mut out);
-/// assert_eq!(out, [(7, FrameInput::buttons(1, 0)), (8, FrameInput::buttons(2, 0))]);
-/// queue.discard_front(2).unwrap();
-/// assert!(queue.is_empty());
-/// ```
-#[derive(Debug)]
-pub struct MemoryDlq {
-    records: VecDeque<(u64, FrameInput)>,
-    committed: usize,
-    capacity: usize,
-}
+pub use anes_pipeline::storage::MemoryDlq;
 
-impl MemoryDlq {
-    /// An empty queue that holds at most `capacity` records.
-    pub fn new(capacity: usize) -> MemoryDlq {
-        MemoryDlq { records: VecDeque::new(), committed: 0, capacity }
-    }
-}
-
+// The pipeline's own in-memory queue is the non-durable queue of tests (and what a crash loses).
 impl DeadLetterQueue for MemoryDlq {
     fn push(&mut self, seq: u64, record: FrameInput) -> Result<(), DlqError> {
-        if self.records.len() >= self.capacity {
-            return Err(DlqError::Full { capacity: self.capacity });
-        }
-        self.records.push_back((seq, record));
-        Ok(())
+        MemoryDlq::push(self, seq, record).map_err(|full| DlqError::Full { capacity: full.capacity })
     }
 
     fn commit(&mut self) -> Result<(), DlqError> {
-        self.committed = self.records.len();
+        MemoryDlq::commit(self);
         Ok(())
     }
 
     fn front(&self, max: usize, out: &mut Vec<(u64, FrameInput)>) {
-        out.extend(self.records.iter().take(max.min(self.committed)).copied());
+        MemoryDlq::front(self, max, out);
     }
 
     fn discard_front(&mut self, n: usize) -> Result<(), DlqError> {
-        let n = n.min(self.committed);
-        self.records.drain(..n);
-        self.committed -= n;
+        MemoryDlq::discard_front(self, n);
         Ok(())
     }
 
     fn len(&self) -> usize {
-        self.records.len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_in_first_out_and_bounded() {
-        let mut q = MemoryDlq::new(3);
-        for i in 0..3 {
-            q.push(u64::from(i), FrameInput::buttons(i, 0)).unwrap();
-        }
-        assert_eq!(q.push(3, FrameInput::default()), Err(DlqError::Full { capacity: 3 }));
-        let mut out = Vec::new();
-        q.front(2, &mut out);
-        assert!(out.is_empty(), "nothing committed yet");
-        q.commit().unwrap();
-        q.front(2, &mut out);
-        assert_eq!(out, [(0, FrameInput::buttons(0, 0)), (1, FrameInput::buttons(1, 0))]);
-        q.discard_front(2).unwrap();
-        assert_eq!(q.len(), 1);
+        MemoryDlq::len(self)
     }
 }

@@ -132,7 +132,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::metrics::PipelineMetrics;
     use crate::pipeline::{Incident, Pipeline, PipelineSettings};
     use crate::worker::WorkerId;
 
@@ -141,7 +140,7 @@ mod tests {
     /// table.
     #[test]
     fn the_page_shows_suspect_dlq_alert_fence_and_wraps_hashes() {
-        let mut status = Pipeline::new(PipelineSettings::new("p1"), PipelineMetrics::detached()).status();
+        let mut status = Pipeline::new(PipelineSettings::new("p1")).status();
         let hash = "ab".repeat(32);
         status.incidents.push(Incident {
             id: 3,
@@ -185,8 +184,7 @@ mod tests {
     /// scripts/install-ops-servers.sh --chromium installs it).
     #[test]
     fn incident_hashes_do_not_widen_the_page_past_1200_px() {
-        let mut status =
-            Pipeline::new(PipelineSettings::new("pipeline-01"), PipelineMetrics::detached()).status();
+        let mut status = Pipeline::new(PipelineSettings::new("pipeline-01")).status();
         let (a, b) = ("3f".repeat(32), "c4".repeat(32));
         status.incidents.push(Incident {
             id: 12,

@@ -10,14 +10,21 @@ use anes_lockstep::testing::tiny_rom;
 use proptest::prelude::*;
 
 use super::*;
+use crate::dlq::MemoryDlq;
+use crate::journal::{Journal, NoJournal};
 use crate::worker::engine::{Engine, Flow};
-use crate::worker::protocol::{BuildInfo, PROTOCOL_VERSION};
+use crate::worker::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
+use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The design's alert: `flag == 1 or drift > 50` for 10 s.
 const ALERT_FOR: Duration = Duration::from_secs(10);
 
 struct Sim {
     pipeline: Pipeline,
+    /// The storage shell the pipeline's journal and queue actions go to.
+    storage: PipelineStorage,
+    /// Answers to pushes, oldest first.
+    acks: VecDeque<PushOutcome>,
     now: Duration,
     rng: u64,
     rom: Vec<u8>,
@@ -37,17 +44,31 @@ struct Sim {
     persisted: u32,
     /// The checkpoints the pipeline asked to persist, in order.
     stored: Vec<Checkpoint>,
+    /// The service dies before executing its action number `crash_at` (counted from 0).
+    crash_at: Option<u64>,
+    actions_run: u64,
+    crashed: bool,
+    /// What a restart rebuilds the pipeline with.
+    pipeline_settings: PipelineSettings,
 }
 
 impl Sim {
     fn new(settings: PipelineSettings, seed: u64) -> Sim {
-        Sim::with_pipeline(Pipeline::new(settings, PipelineMetrics::detached()), seed)
+        Sim::with_pipeline(Pipeline::new(settings), seed)
     }
 
-    /// Drives a pipeline built elsewhere (with a journal, or recovered from a data directory).
+    /// Drives a pipeline built elsewhere (recovered from a data directory, or with other settings),
+    /// with an in-memory queue and no journal.
     fn with_pipeline(pipeline: Pipeline, seed: u64) -> Sim {
+        let storage = PipelineStorage::new(Box::new(NoJournal), Box::new(MemoryDlq::new(1 << 20)));
+        Sim::with_storage(pipeline, storage, seed)
+    }
+
+    fn with_storage(pipeline: Pipeline, storage: PipelineStorage, seed: u64) -> Sim {
         let mut sim = Sim {
             pipeline,
+            storage,
+            acks: VecDeque::new(),
             now: Duration::ZERO,
             rng: seed | 1,
             rom: tiny_rom(),
@@ -65,6 +86,10 @@ impl Sim {
             investigations: 0,
             persisted: 0,
             stored: Vec::new(),
+            crash_at: None,
+            actions_run: 0,
+            crashed: false,
+            pipeline_settings: PipelineSettings::new("p1"),
         };
         sim.run_actions();
         sim
@@ -78,7 +103,16 @@ impl Sim {
     }
 
     fn run_actions(&mut self) {
+        if self.crashed {
+            return;
+        }
         while let Some(action) = self.pipeline.poll_action(self.now) {
+            if self.crash_at == Some(self.actions_run) {
+                // The process dies here: this action and every one after it never happen.
+                self.crashed = true;
+                return;
+            }
+            self.actions_run += 1;
             match action {
                 Action::Start { worker, incarnation } => {
                     let w = worker.index();
@@ -132,6 +166,16 @@ impl Sim {
                     self.stored.push(checkpoint);
                 }
                 Action::BumpStoreEpoch => self.persisted += 1,
+                Action::Acknowledge(outcome) => self.acks.push_back(outcome),
+                storage @ (Action::AppendJournal { .. }
+                | Action::EnqueueDlq { .. }
+                | Action::Commit
+                | Action::DiscardDlq { .. }
+                | Action::ReleaseJournal { .. }) => {
+                    if let Some(answer) = self.storage.execute(&storage) {
+                        self.pipeline.handle(self.now, answer);
+                    }
+                }
             }
         }
     }
@@ -230,8 +274,22 @@ impl Sim {
                 self.inputs_sent += 1;
             }
         }
-        self.pipeline.commit_input().unwrap();
+        self.pipeline.commit_input();
         self.run_actions();
+    }
+
+    /// A producer's push, answered once its commit is.
+    fn push(&mut self, first_seq: u64, inputs: &[FrameInput]) -> Result<PushOutcome, SequenceGap> {
+        self.pipeline.push_batch(self.now, first_seq, inputs)?;
+        self.run_actions();
+        Ok(self.acks.pop_front().expect("a push is answered once its commit is"))
+    }
+
+    /// A push that may go unanswered: the service died before its commit was answered.
+    fn try_push(&mut self, first_seq: u64, inputs: &[FrameInput]) -> Option<PushOutcome> {
+        self.pipeline.push_batch(self.now, first_seq, inputs).ok()?;
+        self.run_actions();
+        self.acks.pop_front()
     }
 
     /// Runs everything that is pending, in order, advancing time in 100 ms steps, until nothing
@@ -449,11 +507,11 @@ fn checkpoints_are_stored_every_persist_every_frames_and_the_final_one_always() 
 fn pushed_batches_skip_duplicates_and_refuse_gaps() {
     let mut sim = Sim::new(settings(RollbackPolicy::Alert), 8);
     let inputs = [FrameInput::default(); 5];
-    let first = sim.pipeline.push_batch(sim.now, 0, &inputs).unwrap();
+    let first = sim.push(0, &inputs).unwrap();
     assert_eq!((first.accepted, first.duplicates, first.next_seq), (5, 0, 5));
-    let again = sim.pipeline.push_batch(sim.now, 3, &inputs).unwrap();
+    let again = sim.push(3, &inputs).unwrap();
     assert_eq!((again.accepted, again.duplicates, again.next_seq), (3, 2, 8));
-    assert_eq!(sim.pipeline.push_batch(sim.now, 9, &inputs), Err(SequenceGap { first_seq: 9, expected: 8 }));
+    assert_eq!(sim.push(9, &inputs), Err(SequenceGap { first_seq: 9, expected: 8 }));
 }
 
 /// The record the simulated producer sends as number `seq` (what [`Sim::offer`] sends).
@@ -461,109 +519,9 @@ fn sent(seq: u64) -> FrameInput {
     FrameInput::buttons((seq % 7) as u8, 0)
 }
 
-/// A crashed run's data directory, recovered: the pipeline must resume from the newest checkpoint that
-/// verifies (not a newer damaged one, not an older good one), re-run every journaled record after it
-/// and replay the dead-letter queue, and end exactly where a console that ran every record ends.
-#[test]
-fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_record() {
-    use crate::config::Config;
-    use crate::dlq::{DeadLetterQueue, FileDlq};
-    use crate::framed::FsyncPolicy;
-    use crate::journal::FileJournal;
-    use crate::store::{CheckpointHeader, CheckpointStore, FsStore};
-
-    let data = std::env::temp_dir().join(format!(
-        "anes-recover-test-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-    ));
-    let config = Config::parse(
-        "[[pipeline]]\nid = \"p1\"\ncheckpoint_every = 8\npersist_every = 8\ndrift_window = 64\n[pipeline.input]\nsource = \"push\"\n",
-        "test.toml",
-    )
-    .unwrap()
-    .pipelines
-    .remove(0);
-    let dir = data.join("p1");
-
-    // The run before the crash: 100 records journaled and verified (checkpoints at 8, 16, ..., 96,
-    // written to the store as the writer would), then 27 journaled that no worker ran yet.
-    let (journal, _) = FileJournal::open(&dir.join("journal"), "p1", config.journal).unwrap();
-    let before = Pipeline::with_storage(
-        config.settings.clone(),
-        PipelineMetrics::detached(),
-        Box::new(MemoryDlq::new(1024)),
-        Box::new(journal),
-    );
-    let mut sim = Sim::with_pipeline(before, 11);
-    sim.offer(100);
-    sim.settle(Duration::from_secs(10));
-    assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(96));
-    sim.offer(27);
-    let stored = std::mem::take(&mut sim.stored);
-    drop(sim);
-    let mut store = FsStore::open(&dir.join("checkpoints"), "p1", 16).unwrap();
-    let epoch = store.bump_epoch().unwrap();
-    let put = |store: &mut FsStore, frame: u64, c: &Checkpoint, hash: [u8; 32]| {
-        let header = CheckpointHeader::for_payload("p1", epoch, frame, c.cpu_cycle, hash, &c.snapshot);
-        store.put(&header, &mut c.snapshot.as_slice()).unwrap();
-    };
-    let frames: Vec<u64> = stored.iter().map(|c| c.seq).collect();
-    assert!(frames.ends_with(&[80, 88, 96]), "{frames:?}");
-    for c in &stored {
-        put(&mut store, c.seq, c, c.state_hash);
-    }
-    let newest = stored.last().unwrap();
-    // Newer than 96: a checkpoint whose checksums hold but whose snapshot does not have its header's
-    // state hash (104), and a torn one (112). Both must be skipped.
-    put(&mut store, 104, newest, [0xab; 32]);
-    put(&mut store, 112, newest, newest.state_hash);
-    let torn = dir.join("checkpoints").join(crate::store::fs::checkpoint_file_name(112, epoch));
-    let bytes = std::fs::read(&torn).unwrap();
-    std::fs::write(&torn, &bytes[..bytes.len() - 100]).unwrap();
-    // Records 127..140 were pushed while read-only: in the dead-letter queue.
-    let (mut dlq, _) =
-        FileDlq::open(&dir.join("dlq").join("queue.adlq"), "p1", 1024, FsyncPolicy::Batch, 127).unwrap();
-    for seq in 127..140 {
-        dlq.push(seq, sent(seq)).unwrap();
-    }
-    dlq.commit().unwrap();
-    drop(dlq);
-
-    let opened = crate::recovery::open(&config, &data, &tiny_rom(), PipelineMetrics::detached()).unwrap();
-    assert!(opened.summary.contains("2 damaged checkpoints skipped"), "{}", opened.summary);
-    let status = opened.pipeline.status();
-    assert_eq!(
-        status.store.recovered_from_seq,
-        Some(96),
-        "not the newest verified checkpoint: {}",
-        opened.summary
-    );
-    assert_eq!(opened.pipeline.accounting().received, 140);
-    assert_eq!(opened.pipeline.accounting().in_dlq, 13);
-
-    // Run the recovered pipeline to the end: every record verified, and the state is the one of a
-    // console that ran all 140 records from power-on (a lost, repeated or reordered record changes it).
-    let mut sim = Sim::with_pipeline(opened.pipeline, 12);
-    sim.inputs_sent = 140;
-    sim.settle(Duration::from_secs(30));
-    assert_nothing_lost(&sim);
-    assert_eq!(sim.pipeline.accounting().replayed_from_dlq, 13);
-    sim.handle(Event::Drain);
-    sim.settle(Duration::from_secs(5));
-    let last = sim.drained.clone().expect("drained").expect("a final verified checkpoint");
-    let mut reference = anes_core::Nes::new(
-        anes_core::Cartridge::from_ines(&tiny_rom()).unwrap(),
-        anes_core::NesConfig::default(),
-    );
-    for seq in 0..140 {
-        reference.run_frame(sent(seq));
-    }
-    assert_eq!(last.seq, 140);
-    assert_eq!(last.state_hash, reference.state_hash().0, "the recovered run is not the uninterrupted one");
-    drop(opened.lock);
-    std::fs::remove_dir_all(&data).unwrap();
-}
+mod crash;
+mod issue30;
+mod recovery;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
@@ -611,248 +569,4 @@ proptest! {
         prop_assert_eq!(a.unverified + a.in_dlq, 0);
         prop_assert_eq!(a.received, a.verified_direct + a.replayed_from_dlq, "{:?}", a);
     }
-}
-
-/// The journal of a full disk: every commit fails while `failing` is set.
-#[derive(Debug)]
-struct FailingJournal {
-    failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Journal for FailingJournal {
-    fn append(&mut self, _seq: u64, _input: FrameInput) {}
-    fn commit(&mut self) -> Result<(), crate::journal::JournalError> {
-        if self.failing.load(std::sync::atomic::Ordering::Relaxed) {
-            Err(crate::journal::JournalError::Io("seg-0.ajnl: No space left on device".into()))
-        } else {
-            Ok(())
-        }
-    }
-    fn release_before(&mut self, _seq: u64) {}
-}
-
-/// Issue 30, item 4: with the disk full, `anes_records_received_total` counted the records it then
-/// dropped (53,200 received against 5,200 accepted), and the refused counter counted every re-offer
-/// of the same record by a replay.
-#[test]
-fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() {
-    let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let metrics = PipelineMetrics::detached();
-    let pipeline = Pipeline::with_storage(
-        settings(RollbackPolicy::Alert),
-        metrics.clone(),
-        Box::new(MemoryDlq::new(1024)),
-        Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }),
-    );
-    let mut sim = Sim::with_pipeline(pipeline, 21);
-    sim.settle(Duration::from_secs(1));
-    // A replay offers records 0..10, the commit fails, it takes them back and offers them again.
-    for _ in 0..3 {
-        for seq in 0..10 {
-            sim.pipeline.offer_input(sim.now, sent(seq)).unwrap();
-        }
-        assert_eq!(sim.pipeline.commit_input(), Err(10));
-    }
-    assert_eq!(metrics.records_received.get(), 0, "nothing was stored");
-    assert_eq!(metrics.refused_storage.get(), 10, "ten records refused, each counted once");
-    failing.store(false, std::sync::atomic::Ordering::Relaxed);
-    sim.offer(10);
-    sim.settle(Duration::from_secs(5));
-    assert_eq!(metrics.records_received.get(), 10);
-    assert_nothing_lost(&sim);
-
-    // A producer that outruns the backlog: a refused batch counts every record it did not take,
-    // and resending the same records counts none of them again.
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(
-        Pipeline::new(
-            PipelineSettings { backlog_capacity: 16, ..settings(RollbackPolicy::Alert) },
-            metrics.clone(),
-        ),
-        22,
-    );
-    sim.settle(Duration::from_secs(1));
-    let batch: Vec<FrameInput> = (0..40).map(sent).collect();
-    let first = sim.pipeline.push_batch(sim.now, 0, &batch).unwrap();
-    assert_eq!((first.accepted, first.next_seq), (16, 16));
-    assert_eq!(first.refused, Some(Refusal::BacklogFull { capacity: 16 }));
-    assert_eq!(metrics.refused_backlog.get(), 24);
-    let again = sim.pipeline.push_batch(sim.now, 16, &batch[16..]).unwrap();
-    assert_eq!(again.accepted, 0);
-    assert_eq!(metrics.refused_backlog.get(), 24, "a resent record is not refused twice");
-    assert_eq!(metrics.records_received.get(), 16);
-}
-
-/// Issue 30, item 3: a fenced pipeline stops taking records and says so in its mode, readiness,
-/// metrics and status; a store whose epoch fell below ours lost its data, which is not a takeover.
-#[test]
-fn a_fenced_pipeline_takes_nothing_and_a_store_that_lost_its_data_is_not_a_takeover() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 23);
-    sim.offer(20);
-    sim.settle(Duration::from_secs(2));
-    sim.handle(Event::Store(StoreEvent::Fenced { writer: 1, current: 2 }));
-    let status = sim.pipeline.status();
-    assert_eq!(status.mode, Mode::Fenced);
-    assert_eq!(status.fence, Some(Fence::TakenOver { ours: 1, current: 2 }));
-    assert_eq!(status.store.fenced_by_epoch, Some(2));
-    assert!(status.not_ready.as_deref().is_some_and(|r| r.contains("another service took")), "{status:?}");
-    assert_eq!(sim.pipeline.room(), 0, "a source that offers what fits offers nothing");
-    assert_eq!(metrics.modes.iter().map(|g| g.get()).collect::<Vec<_>>(), [0, 0, 0, 1]);
-    for _ in 0..1000 {
-        assert_eq!(sim.pipeline.offer_input(sim.now, sent(20)), Err(Refusal::Fenced { current: 2 }));
-    }
-    assert_eq!(metrics.refused_fenced.get(), 1, "one record, offered 1,000 times");
-    // It stopped on purpose: not a stall, however long it waits.
-    sim.pipeline.expect_input(true);
-    for _ in 0..30 {
-        sim.advance(Duration::from_secs(1));
-    }
-    assert!(!sim.pipeline.is_stalled());
-    assert_eq!(sim.persisted, sim.stored.len() as u32);
-    let stored = sim.stored.len();
-    sim.handle(Event::Drain);
-    sim.settle(Duration::from_secs(5));
-    assert_eq!(sim.stored.len(), stored, "a fenced pipeline hands no checkpoint to the store");
-
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 24);
-    sim.offer(20);
-    sim.settle(Duration::from_secs(2));
-    // redis-server restarted without persistence: the epoch key is gone, the store says 0.
-    sim.handle(Event::Store(StoreEvent::Fenced { writer: 3, current: 0 }));
-    let status = sim.pipeline.status();
-    assert_eq!(status.mode, Mode::Fenced);
-    assert_eq!(status.fence, Some(Fence::StoreLost { ours: 3, current: 0 }));
-    assert_eq!((status.store.fenced_by_epoch, status.store.lost_at_epoch), (None, Some(0)));
-    assert!(
-        status.not_ready.as_deref().is_some_and(|r| r.contains("lost the pipeline's data")),
-        "{status:?}"
-    );
-    let refusal = sim.pipeline.offer_input(sim.now, sent(20)).unwrap_err();
-    assert_eq!(refusal, Refusal::StoreLost { current: 0, ours: 3 });
-    assert!(!refusal.to_string().contains("took this pipeline over"), "{refusal}");
-    assert_eq!((metrics.refused_store_lost.get(), metrics.refused_fenced.get()), (1, 0));
-}
-
-/// Issue 30, item 1: a pipeline that should make progress and does not is stalled, visibly (status,
-/// readiness, `anes_pipeline_stalled`), whether its source stopped producing or its workers stopped
-/// working; an idle push pipeline is not stalled and its checkpoint does not age.
-#[test]
-fn no_progress_while_work_waits_is_a_stall_and_idleness_is_not() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Alert), metrics.clone()), 25);
-    sim.offer(16);
-    sim.settle(Duration::from_secs(2));
-    assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(16));
-    // Idle for a minute with nothing expected: neither stalled nor an ageing checkpoint.
-    for _ in 0..60 {
-        sim.advance(Duration::from_secs(1));
-    }
-    let status = sim.pipeline.status();
-    assert!(!status.stalled && status.not_ready.is_none(), "{status:?}");
-    assert!(status.checkpoint.as_ref().unwrap().age_seconds < 1.0, "{status:?}");
-    assert!(metrics.checkpoint_age.get() < 1.0, "{}", metrics.checkpoint_age.get());
-
-    // A replay that should be producing and is not (the restart bug of item 1).
-    sim.pipeline.expect_input(true);
-    for _ in 0..9 {
-        sim.advance(Duration::from_secs(1));
-    }
-    assert!(!sim.pipeline.is_stalled(), "not before the stall timeout");
-    sim.advance(Duration::from_secs(2));
-    let status = sim.pipeline.status();
-    assert!(status.stalled, "{status:?}");
-    assert!(status.not_ready.as_deref().is_some_and(|r| r.starts_with("stalled")), "{status:?}");
-    assert_eq!(metrics.stalled.get(), 1);
-    assert_eq!(status.mode, Mode::Normal, "the mode alone did not show it");
-    sim.offer(4);
-    sim.settle(Duration::from_secs(2));
-    assert!(!sim.pipeline.is_stalled());
-    assert_eq!(metrics.stalled.get(), 0);
-    sim.pipeline.expect_input(false);
-
-    // Both workers hang: no drift, no divergence, so the design's alert stays quiet; the stall shows.
-    sim.drill(WorkerId::A, Drill::Stall(Duration::from_secs(600)));
-    sim.drill(WorkerId::B, Drill::Stall(Duration::from_secs(600)));
-    sim.settle(Duration::from_millis(0));
-    sim.offer(10);
-    for _ in 0..120 {
-        sim.settle(Duration::from_millis(0));
-        sim.advance(Duration::from_millis(100));
-    }
-    let status = sim.pipeline.status();
-    assert_eq!((status.drift_records, status.diverged, sim.alerts_sent), (0, false, 0), "{status:?}");
-    assert!(status.stalled, "{status:?}");
-    assert_eq!(metrics.stalled.get(), 1);
-}
-
-/// Issue 30, item 5: a rollback the drift alert started is an incident like a divergence's, naming
-/// the worker that fell behind, with its outcome.
-#[test]
-fn a_rollback_the_drift_alert_started_is_an_incident_naming_the_laggard() {
-    let mut sim = Sim::new(settings(RollbackPolicy::Alert), 26);
-    sim.offer(20);
-    sim.settle(Duration::from_secs(1));
-    sim.drill(WorkerId::B, Drill::Stall(Duration::from_secs(600)));
-    for _ in 0..200 {
-        sim.offer(1);
-        sim.settle(Duration::from_millis(0));
-        sim.advance(Duration::from_millis(100));
-    }
-    sim.settle(Duration::from_secs(5));
-    assert_eq!(sim.alerts_sent, 1);
-    let status = sim.pipeline.status();
-    assert_eq!(status.rollbacks_succeeded, 1);
-    let incident = status.incidents.first().expect("the rollback is an incident");
-    assert_eq!(incident.kind, "drift", "{incident:?}");
-    assert_eq!(incident.suspects, Some(vec![WorkerId::B]));
-    assert!(
-        incident.message.contains("worker b is ") && incident.message.contains(" records behind worker a"),
-        "{incident:?}"
-    );
-    assert_eq!(incident.rollback.as_deref(), Some("success"));
-    assert!(incident.healed_after_seconds.is_some());
-    assert_nothing_lost(&sim);
-}
-
-/// Issue 30, item 9: a dead-letter queue replay feeds a backlog as fast as the workers go; the drift
-/// gauge must not sit above the alert's threshold for it (it reached the drift window, 90-120).
-#[test]
-fn a_dlq_replay_cannot_hold_the_drift_gauge_above_the_alert_threshold() {
-    let metrics = PipelineMetrics::detached();
-    let mut sim = Sim::with_pipeline(Pipeline::new(settings(RollbackPolicy::Immediate), metrics.clone()), 27);
-    sim.offer(40);
-    sim.settle(Duration::from_secs(2));
-    sim.drill(WorkerId::B, Drill::Fault("flip:ram:0x0010:3".into()));
-    sim.offer(5);
-    let mut steps = 0;
-    while sim.pipeline.mode() == Mode::Normal {
-        sim.step();
-        steps += 1;
-        assert!(steps < 100_000, "no divergence");
-    }
-    sim.offer(300);
-    assert!(sim.pipeline.accounting().in_dlq >= 300);
-    // Until the queue's records are in the log (the log's own records, up to the divergence, run
-    // first).
-    while sim.pipeline.status().rollback_step != Some(Step::ReplayDlq) || sim.pipeline.accounting().in_dlq > 0
-    {
-        sim.step();
-        steps += 1;
-        assert!(steps < 200_000, "the rollback never reached the replay");
-    }
-    // Worker A gets the CPU, B waits: A runs ahead as far as the replay lets it.
-    let mut max_drift = 0;
-    for _ in 0..2000 {
-        sim.work(0);
-        sim.deliver(0);
-        max_drift = max_drift.max(metrics.drift.get());
-    }
-    assert!(max_drift > 0, "A ran ahead");
-    assert!(max_drift <= ALERT_DRIFT_THRESHOLD as i64, "the replay alone drifted {max_drift}");
-    sim.inputs_sent = sim.pipeline.accounting().received;
-    sim.settle(Duration::from_secs(30));
-    assert_eq!(sim.pipeline.mode(), Mode::Normal);
-    assert_nothing_lost(&sim);
 }

@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use super::{Accounting, Fence, Mode, Phase, Pipeline, RollbackPolicy, Step, WorkerPhase};
+use crate::protocol::BuildInfo;
 use crate::worker::WorkerId;
-use crate::worker::protocol::BuildInfo;
 
 /// One divergence or worker failure, as the status API shows it.
 #[derive(Debug, Clone, Serialize)]

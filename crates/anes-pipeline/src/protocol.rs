@@ -189,7 +189,7 @@ impl From<WireProbe> for anes_lockstep::Probe {
 /// Parent to child.
 ///
 /// ```
-/// use anes_ops::worker::protocol::{WorkerCommand, WireInput, decode_command, encode_command, read_frame};
+/// use anes_pipeline::protocol::{WorkerCommand, WireInput, decode_command, encode_command, read_frame};
 /// let command = WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0x08, 0, 0])] };
 /// let mut bytes = Vec::new();
 /// encode_command(&command, &mut bytes);

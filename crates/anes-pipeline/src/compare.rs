@@ -38,7 +38,7 @@ impl Pipeline {
                 if slot.phase != WorkerPhase::Starting {
                     return;
                 }
-                self.metrics.worker_up[worker.index()].set(1);
+                self.counters.worker_up[worker.index()] = 1;
                 let record: FrameRecord = record.into();
                 slot.loaded = Some(record);
                 match &self.phase {
@@ -141,7 +141,7 @@ impl Pipeline {
         let slot = &mut self.workers[worker.index()];
         let expected = matches!(slot.phase, WorkerPhase::Stopping | WorkerPhase::Stopped);
         slot.last_exit = Some(reason.clone());
-        self.metrics.worker_up[worker.index()].set(0);
+        self.counters.worker_up[worker.index()] = 0;
         if expected {
             return;
         }
@@ -170,7 +170,7 @@ impl Pipeline {
         }
         slot.phase = WorkerPhase::Stopped;
         slot.queue.clear();
-        self.metrics.worker_up[worker.index()].set(0);
+        self.counters.worker_up[worker.index()] = 0;
         if let Phase::RollingBack(r) = &self.phase
             && r.step == Step::Isolate
             && r.suspects.iter().all(|s| self.workers[s.index()].phase == WorkerPhase::Stopped)
@@ -264,7 +264,7 @@ impl Pipeline {
             };
             self.workers[0].queue.pop_front();
             self.workers[1].queue.pop_front();
-            self.metrics.compare_latency.observe(self.now.saturating_sub(ta.min(tb)).as_secs_f64());
+            self.counters.record_compare_latency(self.now.saturating_sub(ta.min(tb)).as_secs_f64());
             if sa != sb || ra != rb {
                 self.divergence(sa.min(sb), ra, rb);
                 break;
@@ -275,9 +275,9 @@ impl Pipeline {
         self.feed_due = true;
     }
 
-    pub(super) fn update_drift(&self) {
+    pub(super) fn update_drift(&mut self) {
         let drift = self.workers[0].processed.abs_diff(self.workers[1].processed);
-        self.metrics.drift.set(drift.min(i64::MAX as u64) as i64);
+        self.counters.drift = drift.min(i64::MAX as u64) as i64;
     }
 
     pub(super) fn verified(&mut self, seq: u64, record: FrameRecord) {
@@ -286,7 +286,7 @@ impl Pipeline {
         self.progressed();
         self.last_verified_cycle = record.cpu_cycle;
         if self.log.mark_verified(seq) {
-            self.metrics.frames_verified.inc();
+            self.counters.frames_verified += 1;
         }
         if self.verified_until % self.settings.checkpoint_every == 0 {
             if self.boundaries.len() == 8 {
@@ -349,7 +349,7 @@ impl Pipeline {
             self.actions.push_back(Action::Persist(checkpoint.clone()));
         }
         self.checkpoints.push_back(checkpoint);
-        self.metrics.checkpoint_age.set(0.0);
+        self.counters.checkpoint_age = 0.0;
         let oldest = self.checkpoints.front().map_or(0, |c| c.seq);
         self.log.trim_before(oldest);
         for slot in &mut self.workers {

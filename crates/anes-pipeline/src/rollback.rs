@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anes_core::state::FrameRecord;
 
 use super::*;
+use crate::intake::Commit;
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
@@ -14,11 +15,11 @@ impl Pipeline {
             DivergenceKind::State
         };
         match kind {
-            DivergenceKind::State => self.metrics.divergences_state.inc(),
-            DivergenceKind::CycleMisalignment => self.metrics.divergences_cycle.inc(),
+            DivergenceKind::State => self.counters.divergences_state += 1,
+            DivergenceKind::CycleMisalignment => self.counters.divergences_cycle += 1,
         };
         self.diverged = true;
-        self.metrics.divergence_flag.set(1);
+        self.counters.divergence_flag = 1;
         for slot in &mut self.workers {
             slot.queue.clear();
         }
@@ -210,8 +211,8 @@ impl Pipeline {
         self.publish_mode();
     }
 
-    pub(super) fn step_done(&self, step: Step, what: &str) {
-        self.metrics.steps[step as usize].inc();
+    pub(super) fn step_done(&mut self, step: Step, what: &str) {
+        self.counters.steps[step as usize] += 1;
         tracing::warn!(pipeline = %self.settings.id, step = step.name(), "rollback step {}/6 {}: {what}", step.number(), step.name());
     }
 
@@ -234,7 +235,7 @@ impl Pipeline {
                 slot.restarts += 1;
                 slot.phase = WorkerPhase::Starting;
                 slot.reset_to(checkpoint.seq);
-                self.metrics.restarts[w.index()].inc();
+                self.counters.restarts[w.index()] += 1;
                 self.actions.push_back(Action::Start { worker: w, incarnation: slot.incarnation });
             } else {
                 self.send_restore(w, &checkpoint);
@@ -268,7 +269,7 @@ impl Pipeline {
             slot.restarts += 1;
             slot.phase = WorkerPhase::Starting;
             slot.reset_to(0);
-            self.metrics.restarts[w.index()].inc();
+            self.counters.restarts[w.index()] += 1;
             self.actions.push_back(Action::Start { worker: w, incarnation: slot.incarnation });
         }
         self.step_done(Step::Restore, "no checkpoint verified yet: both workers start again from power-on");
@@ -310,7 +311,7 @@ impl Pipeline {
         if ra.state_hash.0 == checkpoint.state_hash && rb.state_hash.0 == checkpoint.state_hash && ra == rb {
             self.step_done(Step::Verify, "recovery mode: both state hashes equal the checkpoint's");
             self.diverged = false;
-            self.metrics.divergence_flag.set(0);
+            self.counters.divergence_flag = 0;
             self.verified_until = checkpoint.seq;
             self.snapshots.retain(|s| s.0 == 0 && checkpoint.seq == 0);
             self.boundaries.retain(|b| b.0 == 0 && checkpoint.seq == 0);
@@ -350,7 +351,8 @@ impl Pipeline {
     /// Replays the dead-letter queue into the log once the workers caught up with it, and resumes
     /// normal mode when both are done.
     pub(super) fn replay_progress(&mut self) {
-        if self.verified_until < self.log.end() {
+        if self.verified_until < self.log.end() || self.commit_in_flight.is_some() {
+            // The commit's answer comes back here.
             return;
         }
         if self.dlq.is_empty() {
@@ -362,26 +364,33 @@ impl Pipeline {
             // Records still pending their commit: the next commit or tick comes back here.
             return;
         }
+        let first_seq = self.log.end();
         for &(seq, input) in &batch {
             debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
-            let at = self.log.push(LogRecord { input, via_dlq: true });
-            self.journal.append(at, input);
+            self.log.push(LogRecord { input, via_dlq: true });
         }
         // Invariant: the records are journaled before they leave the queue; a crash in between leaves
         // them in both, and the queue's copies below the journal's end are dropped at the next start.
-        if let Err(e) = self.journal.commit() {
+        self.actions
+            .push_back(Action::AppendJournal { first_seq, inputs: batch.iter().map(|r| r.1).collect() });
+        self.actions.push_back(Action::Commit);
+        self.commit_in_flight = Some(Commit::Replay { n: batch.len() as u64 });
+        self.commits_started += 1;
+    }
+
+    pub(super) fn replay_committed(&mut self, n: u64, journal_error: Option<String>) {
+        if let Some(e) = journal_error {
             self.log.rollback_uncommitted();
             tracing::error!(pipeline = %self.settings.id, error = %e, "journaling records from the dead-letter queue failed; retrying at the next tick");
             return;
         }
-        self.log.commit();
-        if let Err(e) = self.dlq.discard_front(batch.len()) {
-            tracing::error!(pipeline = %self.settings.id, error = %e, "truncating the dead-letter queue failed; its records are journaled and will be skipped at the next start");
-        }
-        self.replayed_from_dlq += batch.len() as u64;
-        self.metrics.dlq_replayed.inc_by(batch.len() as u64);
-        self.metrics.dlq_records.set(self.dlq.len() as i64);
-        tracing::info!(pipeline = %self.settings.id, records = batch.len(), "replaying records from the dead-letter queue");
+        self.log.commit_to(self.log.committed_end() + n);
+        self.dlq.discard_front(n as usize);
+        self.actions.push_back(Action::DiscardDlq { n });
+        self.replayed_from_dlq += n;
+        self.counters.dlq_replayed += n;
+        self.counters.dlq_records = self.dlq.len() as i64;
+        tracing::info!(pipeline = %self.settings.id, records = n, "replaying records from the dead-letter queue");
         self.feed_due = true;
     }
 
@@ -392,7 +401,7 @@ impl Pipeline {
             tracing::info!(pipeline = %self.settings.id, "recovered from the previous run: normal mode");
         } else {
             self.rollbacks.0 += 1;
-            self.metrics.rollbacks_success.inc();
+            self.counters.rollbacks_success += 1;
         }
         let took = self.now.saturating_sub(r.started_at).as_secs_f64();
         self.step_done(Step::Resume, &format!("normal mode after {took:.2} s (attempt {})", r.attempt));
@@ -413,19 +422,19 @@ impl Pipeline {
     pub(super) fn attempt_failed(&mut self, reason: &str) {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
         self.rollbacks.1 += 1;
-        self.metrics.rollbacks_failed.inc();
+        self.counters.rollbacks_failed += 1;
         if let Some(id) = r.incident
             && let Some(i) = self.incident_mut(id)
         {
             i.rollback = Some("failed".into());
         }
         if r.attempt >= self.settings.max_attempts {
-            self.metrics.rollback_give_ups.inc();
+            self.counters.rollback_give_ups += 1;
             tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again");
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
             let delay = self.backoff.delay(r.attempt);
-            self.metrics.rollback_retries.inc();
+            self.counters.rollback_retries += 1;
             tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, retry_in_seconds = delay.as_secs_f64(), "rollback attempt failed; retrying");
             self.phase =
                 Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
@@ -435,7 +444,7 @@ impl Pipeline {
 
     pub(super) fn tick(&mut self) {
         if let Some(age) = self.checkpoint_age() {
-            self.metrics.checkpoint_age.set(age.as_secs_f64());
+            self.counters.checkpoint_age = age.as_secs_f64();
         }
         self.check_stall();
         match self.phase.clone() {
@@ -522,7 +531,7 @@ impl Pipeline {
         self.last_progress = self.now;
         if self.stalled {
             self.stalled = false;
-            self.metrics.stalled.set(0);
+            self.counters.stalled = 0;
             tracing::info!(pipeline = %self.settings.id, "progress again: no longer stalled");
         }
     }
@@ -542,7 +551,7 @@ impl Pipeline {
         let idle = self.now.saturating_sub(self.last_progress);
         if !self.stalled && idle >= self.settings.stall_after {
             self.stalled = true;
-            self.metrics.stalled.set(1);
+            self.counters.stalled = 1;
             tracing::error!(
                 pipeline = %self.settings.id,
                 mode = self.mode().name(),
@@ -555,8 +564,8 @@ impl Pipeline {
         }
     }
 
-    pub(super) fn publish_mode(&self) {
-        self.metrics.set_mode(self.mode());
+    pub(super) fn publish_mode(&mut self) {
+        self.counters.mode = self.mode();
     }
 
     pub(super) fn open_incident(&mut self, kind: &str, message: String, seq: Option<u64>) -> u64 {

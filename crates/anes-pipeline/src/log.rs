@@ -82,6 +82,11 @@ impl InputLog {
         self.committed = self.end();
     }
 
+    /// The records before `seq` are committed.
+    pub fn commit_to(&mut self, seq: u64) {
+        self.committed = seq.clamp(self.committed, self.end());
+    }
+
     /// Drops the records pushed since the last commit; returns how many.
     pub fn rollback_uncommitted(&mut self) -> u64 {
         let dropped = self.end() - self.committed;

@@ -1,0 +1,290 @@
+//! One pipeline's driver thread: the thin shell that feeds the state machine its events (worker
+//! messages, control messages, ticks, the replay source) and executes its actions (workers, storage,
+//! the checkpoint writer, investigations, answers to pushes).
+
+use super::*;
+
+pub(super) struct Driver {
+    pub(super) pipeline: Pipeline,
+    pub(super) observer: PipelineObserver,
+    pub(super) storage: PipelineStorage,
+    /// Producers waiting for their push's answer ([`Action::Acknowledge`]), oldest first.
+    pub(super) replies: VecDeque<tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>>,
+    pub(super) writer: Option<CheckpointWriter>,
+    pub(super) _lock: crate::recovery::DirLockGuard,
+    pub(super) plan: PipelinePlan,
+    pub(super) control: Receiver<Control>,
+    pub(super) control_tx: Sender<Control>,
+    pub(super) status: Arc<Mutex<Arc<PipelineStatus>>>,
+    pub(super) clock: Instant,
+    pub(super) evidence_dir: PathBuf,
+    pub(super) state_dir: Option<PathBuf>,
+}
+
+impl Driver {
+    pub(super) fn run(mut self) -> PipelineReport {
+        let id = self.plan.settings.id.clone();
+        let (worker_tx, worker_rx) = crossbeam_channel::unbounded::<WorkerMessage>();
+        let mut workers: [Option<Box<dyn WorkerHandle>>; 2] = [None, None];
+        let mut last_tick = Duration::ZERO;
+        let mut last_publish = Duration::ZERO;
+        let mut drain_deadline: Option<Duration> = None;
+        let final_checkpoint = loop {
+            let now = self.clock.elapsed();
+            if drain_deadline.is_none() {
+                self.offer_replay(now);
+            }
+            let producing =
+                drain_deadline.is_none() && self.plan.source.as_ref().is_some_and(|s| !s.finished());
+            self.pipeline.expect_input(producing);
+            let mut drained = None;
+            self.run_actions(now, &mut workers, &worker_tx, &mut drained);
+            if let Some(checkpoint) = drained {
+                break checkpoint.map(|c| (c, true));
+            }
+            if let Some(deadline) = drain_deadline
+                && now >= deadline
+            {
+                tracing::error!(pipeline = %id, "drain timed out: stopping with the newest checkpoint verified so far");
+                break self.pipeline.abandon_drain().map(|c| (c, false));
+            }
+            if now.saturating_sub(last_publish) >= PUBLISH {
+                last_publish = now;
+                self.publish();
+            }
+            // A real-time replay wakes when its next record is due; everything else wakes on messages,
+            // or at the next tick. A pipeline with no room (fenced, backlog full) takes nothing when a
+            // record falls due, so waking for it would spin.
+            let wait = match (&self.plan.source, drain_deadline) {
+                (Some(source), None) if source.is_real_time() && self.pipeline.room() > 0 => {
+                    source.next_due_at().map_or(TICK, |due| due.saturating_sub(now).min(TICK))
+                }
+                _ => TICK,
+            };
+            crossbeam_channel::select! {
+                recv(worker_rx) -> message => {
+                    if let Ok(message) = message {
+                        let now = self.clock.elapsed();
+                        self.pipeline.handle(now, Event::Worker(message));
+                        // Take what else has arrived before acting: batches instead of one wake per record.
+                        for message in worker_rx.try_iter().take(256) {
+                            self.pipeline.handle(now, Event::Worker(message));
+                        }
+                    }
+                }
+                recv(self.control) -> control => {
+                    if let Ok(control) = control {
+                        if matches!(control, Control::Event(Event::Drain)) && drain_deadline.is_none() {
+                            drain_deadline = Some(self.clock.elapsed() + DRAIN_TIMEOUT);
+                        }
+                        self.control_message(control);
+                    }
+                }
+                default(wait) => {}
+            }
+            let now = self.clock.elapsed();
+            if now.saturating_sub(last_tick) >= TICK {
+                last_tick = now;
+                self.pipeline.handle(now, Event::Tick);
+            }
+            self.observer.observe(&mut self.pipeline);
+        };
+        for (w, handle) in workers.iter_mut().enumerate() {
+            if let Some(mut h) = handle.take() {
+                h.stop();
+                tracing::debug!(pipeline = %id, worker = %WorkerId::BOTH[w], "worker stopped at shutdown");
+            }
+        }
+        if let Some(writer) = self.writer.take()
+            && !writer.finish(WRITER_FINISH)
+        {
+            tracing::error!(pipeline = %id, "the checkpoint store did not take the final checkpoint within {WRITER_FINISH:?}");
+        }
+        self.observer.observe(&mut self.pipeline);
+        self.publish();
+        self.report(final_checkpoint)
+    }
+
+    fn offer_replay(&mut self, now: Duration) {
+        if let Some(source) = self.plan.source.as_mut() {
+            self.pipeline.offer_from(now, source);
+        }
+    }
+
+    fn control_message(&mut self, control: Control) {
+        let now = self.clock.elapsed();
+        match control {
+            Control::Event(event) => self.pipeline.handle(now, event),
+            Control::Push { first_seq, inputs, reply } => {
+                match self.pipeline.push_batch(now, first_seq, &inputs) {
+                    Ok(()) => self.replies.push_back(reply),
+                    Err(gap) => {
+                        let _ = reply.send(Err(gap));
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_actions(
+        &mut self,
+        now: Duration,
+        workers: &mut [Option<Box<dyn WorkerHandle>>; 2],
+        worker_tx: &Sender<WorkerMessage>,
+        drained: &mut Option<Option<Checkpoint>>,
+    ) {
+        let id = self.plan.settings.id.clone();
+        while let Some(action) = self.pipeline.poll_action(now) {
+            match action {
+                Action::Start { worker, incarnation } => {
+                    if let Some(mut old) = workers[worker.index()].take() {
+                        old.stop();
+                    }
+                    match self.plan.launcher.start(
+                        worker,
+                        incarnation,
+                        &self.plan.rom,
+                        self.plan.settings.checkpoint_every,
+                        worker_tx.clone(),
+                    ) {
+                        Ok(handle) => workers[worker.index()] = Some(handle),
+                        Err(e) => {
+                            tracing::error!(pipeline = %id, %worker, error = %e, "cannot start a worker");
+                            let _ = worker_tx.send(WorkerMessage {
+                                worker,
+                                incarnation,
+                                body: WorkerOutput::Exited { reason: format!("could not start: {e}") },
+                            });
+                        }
+                    }
+                }
+                Action::Send { worker, command } => {
+                    if let Some(h) = workers[worker.index()].as_mut() {
+                        h.send(command);
+                    }
+                }
+                Action::Stop { worker, incarnation } => {
+                    if let Some(mut h) = workers[worker.index()].take() {
+                        h.stop();
+                    }
+                    tracing::warn!(pipeline = %id, %worker, incarnation, "worker isolated: stopped");
+                    self.pipeline.handle(now, Event::WorkerStopped { worker, incarnation });
+                }
+                Action::Crash { worker } => {
+                    if let Some(h) = workers[worker.index()].as_mut() {
+                        h.crash();
+                    }
+                }
+                Action::Investigate(investigation) => self.investigate(now, *investigation),
+                Action::Drained(checkpoint) => *drained = Some(checkpoint),
+                Action::Persist(c) => {
+                    if let Some(writer) = &self.writer {
+                        writer.submit(PendingCheckpoint {
+                            frame: c.seq,
+                            cpu_cycle: c.cpu_cycle,
+                            state_hash: c.state_hash,
+                            snapshot: c.snapshot,
+                        });
+                    }
+                }
+                Action::BumpStoreEpoch => {
+                    if let Some(writer) = &self.writer {
+                        writer.bump_epoch();
+                    }
+                }
+                Action::Acknowledge(outcome) => {
+                    // A producer that reads the metrics after its answer sees its records counted.
+                    self.observer.observe(&mut self.pipeline);
+                    if let Some(reply) = self.replies.pop_front() {
+                        let _ = reply.send(Ok(outcome));
+                    }
+                }
+                storage @ (Action::AppendJournal { .. }
+                | Action::EnqueueDlq { .. }
+                | Action::Commit
+                | Action::DiscardDlq { .. }
+                | Action::ReleaseJournal { .. }) => {
+                    if let Some(answer) = self.storage.execute(&storage) {
+                        self.pipeline.handle(now, answer);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The referee runs here (a few frames of emulation, while the pipeline is halted anyway); the
+    /// evidence bundle is written on a thread of its own.
+    fn investigate(&mut self, now: Duration, investigation: crate::pipeline::Investigation) {
+        let id = self.plan.settings.id.clone();
+        let (suspects, referee_record) = match crate::evidence::referee(&self.plan.rom, &investigation) {
+            Ok(found) => found,
+            Err(e) => {
+                tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "the referee could not run");
+                self.pipeline
+                    .handle(now, Event::Verdict { incident: investigation.incident, suspects: Vec::new() });
+                return;
+            }
+        };
+        self.pipeline
+            .handle(now, Event::Verdict { incident: investigation.incident, suspects: suspects.clone() });
+        let rom = Arc::clone(&self.plan.rom);
+        let relative = format!("{id}/incident-{}", investigation.incident);
+        let dir = self.evidence_dir.join(&relative);
+        let back = self.control_tx.clone();
+        let spawned = std::thread::Builder::new().name(format!("evidence-{id}")).spawn(move || {
+            match crate::evidence::write_evidence(&rom, &id, &investigation, &suspects, referee_record, &dir) {
+                Ok(path) => {
+                    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+                    tracing::info!(pipeline = %id, incident = investigation.incident, path = %path.display(), "evidence written");
+                    let _ = back.send(Control::Event(Event::EvidenceWritten {
+                        incident: investigation.incident,
+                        path: format!("{relative}/{file}"),
+                    }));
+                }
+                Err(e) => tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "writing the evidence failed"),
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::error!(pipeline = %self.plan.settings.id, error = %e, "cannot start the evidence writer");
+        }
+    }
+
+    fn publish(&self) {
+        let status = Arc::new(self.pipeline.status());
+        *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    fn report(&self, checkpoint: Option<(Checkpoint, bool)>) -> PipelineReport {
+        let id = self.plan.settings.id.clone();
+        let mut file = None;
+        if let (Some(dir), Some((c, verified))) = (&self.state_dir, &checkpoint) {
+            match write_checkpoint(dir, &id, c, *verified) {
+                Ok(path) => file = Some(path.display().to_string()),
+                Err(e) => tracing::error!(pipeline = %id, error = %e, "writing the final checkpoint failed"),
+            }
+        }
+        let report = PipelineReport {
+            id: id.clone(),
+            accounting: self.pipeline.accounting(),
+            final_checkpoint_seq: checkpoint.as_ref().map(|(c, _)| c.seq),
+            final_state_hash: checkpoint.as_ref().map(|(c, _)| to_hex(&c.state_hash)),
+            final_checkpoint_verified: checkpoint.as_ref().is_some_and(|(_, v)| *v),
+            final_checkpoint_file: file,
+        };
+        let a = report.accounting;
+        tracing::info!(
+            pipeline = %id,
+            received = a.received,
+            verified_direct = a.verified_direct,
+            verified_after_dlq = a.verified_after_dlq,
+            replayed_from_dlq = a.replayed_from_dlq,
+            in_dlq = a.in_dlq,
+            unverified = a.unverified,
+            final_checkpoint_seq = report.final_checkpoint_seq,
+            final_state_hash = report.final_state_hash.as_deref(),
+            verified = report.final_checkpoint_verified,
+            "pipeline stopped"
+        );
+        report
+    }
+}

@@ -1,0 +1,256 @@
+//! Intake: records offered or pushed, refused or taken, and made durable before anything else
+//! happens to them. The pipeline asks the service to write (journal in normal mode, dead-letter queue
+//! otherwise) with actions and waits for [`Event::Committed`]: only then may a record reach a worker,
+//! only then is a producer answered ([`Action::Acknowledge`]). One commit is in flight at a time.
+//! Also the replay source's flow control ([`Pipeline::offer_from`]).
+
+use std::time::Duration;
+
+use anes_core::movie::FrameInput;
+
+use super::*;
+
+/// Records a replay at `max` pace offers at once.
+pub const MAX_OFFER: u64 = 4096;
+/// A replay at `max` pace keeps at most this many drift windows of records unverified.
+pub const MAX_AHEAD_WINDOWS: u64 = 4;
+
+/// What a commit in flight covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Records offered since the last commit: `journal` of them in the log, `dlq` in the queue.
+    Intake { journal: u64, dlq: u64 },
+    /// `n` records of the dead-letter queue appended to the log (the rollback's replay).
+    Replay { n: u64 },
+}
+
+impl Pipeline {
+    /// Counts `n` records from sequence number `first` as refused for `reason`, each at most once.
+    pub(crate) fn count_refused(&mut self, reason: Refusal, first: u64, n: u64) {
+        let end = first.saturating_add(n);
+        let fresh = end.saturating_sub(first.max(self.refused_from));
+        if fresh == 0 {
+            return;
+        }
+        self.refused_from = end;
+        let counter = match reason {
+            Refusal::Stopping => &mut self.counters.refused_stopping,
+            Refusal::BacklogFull { .. } => &mut self.counters.refused_backlog,
+            Refusal::DlqFull { .. } => &mut self.counters.refused_dlq,
+            Refusal::Storage => &mut self.counters.refused_storage,
+            Refusal::Fenced { .. } => &mut self.counters.refused_fenced,
+            Refusal::StoreLost { .. } => &mut self.counters.refused_store_lost,
+        };
+        *counter += fresh;
+    }
+
+    /// Takes one input record (from a replay, or one of a pushed batch), pending until the next
+    /// commit. `anes_records_received_total` counts it once the commit made it durable; a refusal
+    /// counts in `anes_records_refused_total` unless this record was refused before.
+    pub fn offer_input(&mut self, now: Duration, input: FrameInput) -> Result<(), Refusal> {
+        self.now = self.now.max(now);
+        let seq = self.received;
+        let refusal = self.admit(input);
+        if let Err(refusal) = refusal {
+            self.count_refused(refusal, seq, 1);
+        }
+        refusal
+    }
+
+    fn admit(&mut self, input: FrameInput) -> Result<(), Refusal> {
+        if self.draining {
+            return Err(Refusal::Stopping);
+        }
+        match self.fence {
+            Some(Fence::TakenOver { current, .. }) => return Err(Refusal::Fenced { current }),
+            Some(Fence::StoreLost { current, ours }) => return Err(Refusal::StoreLost { current, ours }),
+            None => {}
+        }
+        let seq = self.received;
+        if self.mode() == Mode::Normal {
+            if self.log.unverified() >= self.settings.backlog_capacity {
+                return Err(Refusal::BacklogFull { capacity: self.settings.backlog_capacity });
+            }
+            self.log.push(LogRecord { input, via_dlq: false });
+        } else {
+            if self.dlq.push(seq, input).is_err() {
+                return Err(Refusal::DlqFull { capacity: self.settings.dlq_capacity });
+            }
+            self.dead_lettered += 1;
+            self.counters.dlq_enqueued += 1;
+            self.counters.dlq_records = self.dlq.len() as i64;
+        }
+        self.received += 1;
+        self.last_activity = self.now;
+        Ok(())
+    }
+
+    /// Takes a pushed batch whose first record has sequence number `first_seq` (the number of records
+    /// the pipeline received before it). Records it already has are skipped, so a producer may resend.
+    /// The answer comes as [`Action::Acknowledge`] once what it counts is durable.
+    pub fn push_batch(
+        &mut self,
+        now: Duration,
+        first_seq: u64,
+        inputs: &[FrameInput],
+    ) -> Result<(), SequenceGap> {
+        if first_seq > self.received {
+            return Err(SequenceGap { first_seq, expected: self.received });
+        }
+        let duplicates = (self.received - first_seq).min(inputs.len() as u64);
+        let mut outcome = PushOutcome { accepted: 0, duplicates, next_seq: self.received, refused: None };
+        let fresh = &inputs[duplicates as usize..];
+        for &input in fresh {
+            if let Err(refusal) = self.offer_input(now, input) {
+                // The rest of the batch is turned away with it.
+                let rest = (fresh.len() as u64).saturating_sub(outcome.accepted + 1);
+                self.count_refused(refusal, self.received + 1, rest);
+                outcome.refused = Some(refusal);
+                break;
+            }
+            outcome.accepted += 1;
+        }
+        outcome.next_seq = self.received;
+        // Invariant: the answer (the acknowledgement) follows the commit: what it counts is durable.
+        // The next commit to start covers this batch (one in flight covers only earlier records).
+        self.pushes.push_back((self.commits_started + 1, outcome));
+        self.commit_input();
+        Ok(())
+    }
+
+    /// Asks for the records accepted since the last commit to be made durable: the journal's, then
+    /// the dead-letter queue's ([`Action::AppendJournal`], [`Action::EnqueueDlq`], [`Action::Commit`]).
+    /// Call after every offered batch; only committed records reach the workers.
+    pub fn commit_input(&mut self) {
+        if self.commit_in_flight.is_some() {
+            // The next commit takes these records too.
+            return;
+        }
+        let first = self.log.committed_end();
+        let journal = self.log.end() - first;
+        let dlq = self.dlq.uncommitted().count() as u64;
+        if journal == 0 && dlq == 0 {
+            // Nothing waits for a commit: every push waiting is answered.
+            self.acknowledge_pushes(u64::MAX, 0);
+            return;
+        }
+        if journal > 0 {
+            let mut inputs = Vec::with_capacity(journal as usize);
+            self.log.inputs(first, self.log.end(), &mut inputs);
+            self.actions.push_back(Action::AppendJournal { first_seq: first, inputs });
+        }
+        if dlq > 0 {
+            let records: Vec<(u64, FrameInput)> = self.dlq.uncommitted().collect();
+            let first_seq = records[0].0;
+            self.actions
+                .push_back(Action::EnqueueDlq { first_seq, inputs: records.iter().map(|r| r.1).collect() });
+        }
+        self.actions.push_back(Action::Commit);
+        self.commit_in_flight = Some(Commit::Intake { journal, dlq });
+        self.commits_started += 1;
+    }
+
+    /// The service wrote what the commit in flight covers, or failed to.
+    pub(crate) fn committed(&mut self, journal_error: Option<String>, dlq_error: Option<String>) {
+        match self.commit_in_flight.take() {
+            None => {}
+            Some(Commit::Intake { journal, dlq }) => {
+                self.intake_committed(journal, dlq, journal_error, dlq_error)
+            }
+            Some(Commit::Replay { n }) => self.replay_committed(n, journal_error),
+        }
+        if self.log.end() > self.log.committed_end() || self.dlq.uncommitted().next().is_some() {
+            self.commit_input();
+        }
+    }
+
+    fn intake_committed(
+        &mut self,
+        journal: u64,
+        dlq: u64,
+        journal_error: Option<String>,
+        dlq_error: Option<String>,
+    ) {
+        let mut dropped = 0;
+        let mut kept = 0;
+        if journal_error.is_none() {
+            kept += journal;
+            self.log.commit_to(self.log.committed_end() + journal);
+        } else {
+            dropped += self.log.rollback_uncommitted();
+        }
+        if dlq_error.is_some() {
+            let lost = self.dlq.drop_uncommitted();
+            dropped += lost;
+            self.dead_lettered -= lost;
+            self.counters.dlq_records = self.dlq.len() as i64;
+        } else {
+            kept += dlq;
+            self.dlq.commit();
+        }
+        // Received means accepted for good: records the storage dropped count as refused instead.
+        self.counters.records_received += kept;
+        if dropped == 0 {
+            self.feed_due = true;
+            self.acknowledge_pushes(self.commits_started, 0);
+            if self.mode() != Mode::Normal
+                && matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq)
+            {
+                self.replay_progress();
+            }
+            return;
+        }
+        self.received -= dropped;
+        self.count_refused(Refusal::Storage, self.received, dropped);
+        // A replay source takes the dropped records back before it offers again.
+        self.rewind_source += dropped;
+        for e in [journal_error, dlq_error].into_iter().flatten() {
+            tracing::error!(pipeline = %self.settings.id, records = dropped, error = %e, "records could not be stored durably: refused");
+        }
+        // The dropped records were everything not durable: every push waiting lost its share.
+        self.acknowledge_pushes(u64::MAX, dropped);
+    }
+
+    /// Answers the pushes covered by commits up to `through`; `dropped` records at the end of what
+    /// they took were lost (the newest first).
+    fn acknowledge_pushes(&mut self, through: u64, mut dropped: u64) {
+        let answered = self.pushes.iter().take_while(|(generation, _)| *generation <= through).count();
+        let mut outcomes: Vec<PushOutcome> = self.pushes.drain(..answered).map(|(_, o)| o).collect();
+        for outcome in outcomes.iter_mut().rev() {
+            let lost = dropped.min(outcome.accepted);
+            if lost > 0 {
+                outcome.accepted -= lost;
+                outcome.refused = Some(Refusal::Storage);
+                dropped -= lost;
+            }
+            outcome.next_seq = outcome.next_seq.min(self.received);
+        }
+        self.actions.extend(outcomes.into_iter().map(Action::Acknowledge));
+    }
+
+    /// Offers what a replay source has due now, as much as fits: in real time what its clock says, at
+    /// `max` pace only a few drift windows ahead of verification (enough to keep both workers busy,
+    /// refilled in large steps so the service does not wake for every record). Then commits.
+    pub fn offer_from(&mut self, now: Duration, source: &mut ReplaySource) {
+        if self.rewind_source > 0 {
+            source.rewind(self.rewind_source);
+            self.rewind_source = 0;
+        }
+        let mut room = self.room();
+        if !source.is_real_time() {
+            let window = self.settings.drift_window;
+            let backlog = self.unverified();
+            room = if backlog > 2 * window { 0 } else { room.min(MAX_AHEAD_WINDOWS * window - backlog) };
+        }
+        let due = source.due(now, room.min(MAX_OFFER)).min(room);
+        for _ in 0..due {
+            let input = source.next_record();
+            if self.offer_input(now, input).is_err() {
+                source.rewind(1);
+                break;
+            }
+        }
+        self.commit_input();
+        self.input_expected = !self.draining && !source.finished();
+    }
+}

@@ -1,0 +1,123 @@
+//! The dead-letter queue as the pipeline keeps it: in memory, in order, the committed records told
+//! apart from those waiting for their commit. The durable copy is the service's: the pipeline asks
+//! for it with [`crate::Action::EnqueueDlq`], [`crate::Action::Commit`] and
+//! [`crate::Action::DiscardDlq`], and a restarted service rebuilds the pipeline from it
+//! ([`crate::Pipeline::recover`]).
+
+use std::collections::VecDeque;
+
+use anes_core::movie::FrameInput;
+use thiserror::Error;
+
+/// The queue holds as many records as it may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("the dead-letter queue is full ({capacity} records)")]
+pub struct DlqFull {
+    /// Its capacity.
+    pub capacity: usize,
+}
+
+/// A bounded FIFO of input records with their sequence numbers; records pushed since the last
+/// [`MemoryDlq::commit`] are pending and not handed out.
+///
+/// ```
+/// use anes_core::movie::FrameInput;
+/// use anes_pipeline::storage::MemoryDlq;
+/// let mut queue = MemoryDlq::new(2);
+/// queue.push(7, FrameInput::buttons(1, 0)).unwrap();
+/// queue.push(8, FrameInput::buttons(2, 0)).unwrap();
+/// assert!(queue.push(9, FrameInput::default()).is_err(), "bounded");
+/// queue.commit();
+/// let mut out = Vec::new();
+/// queue.front(10, &mut out);
+/// assert_eq!(out, [(7, FrameInput::buttons(1, 0)), (8, FrameInput::buttons(2, 0))]);
+/// queue.discard_front(2);
+/// assert!(queue.is_empty());
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemoryDlq {
+    records: VecDeque<(u64, FrameInput)>,
+    committed: usize,
+    capacity: usize,
+}
+
+impl MemoryDlq {
+    /// An empty queue that holds at most `capacity` records.
+    pub fn new(capacity: usize) -> MemoryDlq {
+        MemoryDlq { records: VecDeque::new(), committed: 0, capacity }
+    }
+
+    /// Appends a record at the back, pending until the next commit.
+    pub fn push(&mut self, seq: u64, record: FrameInput) -> Result<(), DlqFull> {
+        if self.records.len() >= self.capacity {
+            return Err(DlqFull { capacity: self.capacity });
+        }
+        self.records.push_back((seq, record));
+        Ok(())
+    }
+
+    /// Every pending record is committed.
+    pub fn commit(&mut self) {
+        self.committed = self.records.len();
+    }
+
+    /// Drops the pending records; returns how many.
+    pub fn drop_uncommitted(&mut self) -> u64 {
+        let dropped = self.records.len() - self.committed;
+        self.records.truncate(self.committed);
+        dropped as u64
+    }
+
+    /// The pending records, oldest first.
+    pub fn uncommitted(&self) -> impl Iterator<Item = (u64, FrameInput)> + '_ {
+        self.records.iter().skip(self.committed).copied()
+    }
+
+    /// Up to `max` committed records from the front, oldest first, appended to `out`; they stay queued.
+    pub fn front(&self, max: usize, out: &mut Vec<(u64, FrameInput)>) {
+        out.extend(self.records.iter().take(max.min(self.committed)).copied());
+    }
+
+    /// Removes up to `n` committed records from the front.
+    pub fn discard_front(&mut self, n: usize) {
+        let n = n.min(self.committed);
+        self.records.drain(..n);
+        self.committed -= n;
+    }
+
+    /// Records held, pending included.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_in_first_out_bounded_and_pending_records_stay_back() {
+        let mut q = MemoryDlq::new(3);
+        for i in 0..3 {
+            q.push(u64::from(i), FrameInput::buttons(i, 0)).unwrap();
+        }
+        assert_eq!(q.push(3, FrameInput::default()), Err(DlqFull { capacity: 3 }));
+        let mut out = Vec::new();
+        q.front(2, &mut out);
+        assert!(out.is_empty(), "nothing committed yet");
+        q.commit();
+        q.front(2, &mut out);
+        assert_eq!(out, [(0, FrameInput::buttons(0, 0)), (1, FrameInput::buttons(1, 0))]);
+        q.discard_front(2);
+        assert_eq!(q.len(), 1);
+        q.push(3, FrameInput::buttons(3, 0)).unwrap();
+        assert_eq!(q.uncommitted().collect::<Vec<_>>(), [(3, FrameInput::buttons(3, 0))]);
+        assert_eq!(q.drop_uncommitted(), 1);
+        assert_eq!(q.len(), 1);
+    }
+}

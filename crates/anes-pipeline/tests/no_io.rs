@@ -1,0 +1,99 @@
+//! The crate's rule, checked on its own text: no I/O dependency in Cargo.toml and no I/O or clock in
+//! its source (clippy.toml bans the same calls for `cargo clippy`; this catches them in `cargo test`,
+//! and catches a dependency clippy cannot see).
+
+use std::path::Path;
+
+/// Crates that do I/O or bring a runtime: the service links them, the pipeline may not.
+const FORBIDDEN_DEPENDENCIES: [&str; 9] = [
+    "tokio",
+    "axum",
+    "hyper",
+    "prometheus",
+    "prometheus-client",
+    "redis",
+    "ureq",
+    "crossbeam-channel",
+    "anes-ops",
+];
+
+/// Paths whose use in the source means I/O, threads, processes or reading the clock.
+const FORBIDDEN_SOURCE: [&str; 6] =
+    ["std::fs", "std::net", "std::thread", "std::process", "Instant::now", "SystemTime::now"];
+
+fn dependency_names(manifest: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line.contains("dependencies");
+            continue;
+        }
+        if in_dependencies && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+            names.push(name.trim_matches('"').to_string());
+        }
+    }
+    names
+}
+
+fn forbidden_uses(source: &str) -> Vec<&'static str> {
+    // `std::{fs, ...}` groups would hide a path from a plain search: they are spelled out here.
+    let flat: String = source.split_whitespace().collect();
+    let mut found: Vec<&'static str> =
+        FORBIDDEN_SOURCE.iter().copied().filter(|name| flat.contains(&name.replace(' ', ""))).collect();
+    for module in ["fs", "net", "thread", "process"] {
+        let grouped = flat.split("std::{").skip(1).any(|group| {
+            group
+                .split('}')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .any(|item| item == module || item.starts_with(&format!("{module}::")))
+        });
+        if grouped {
+            found.push(match module {
+                "fs" => "std::fs",
+                "net" => "std::net",
+                "thread" => "std::thread",
+                _ => "std::process",
+            });
+        }
+    }
+    found
+}
+
+#[test]
+fn the_manifest_names_no_io_dependency() {
+    let manifest = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let names = dependency_names(&manifest);
+    assert!(names.contains(&"anes-core".to_string()), "the parser found the dependencies: {names:?}");
+    let bad: Vec<&String> = names.iter().filter(|n| FORBIDDEN_DEPENDENCIES.contains(&n.as_str())).collect();
+    assert!(bad.is_empty(), "anes-pipeline may not depend on {bad:?}");
+}
+
+#[test]
+fn the_source_does_no_io_and_reads_no_clock() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let source = std::fs::read_to_string(&path).unwrap();
+            let bad = forbidden_uses(&source);
+            assert!(bad.is_empty(), "{} uses {bad:?}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} files found in {}", dir.display());
+}
+
+#[test]
+fn the_checks_see_what_they_forbid() {
+    assert_eq!(forbidden_uses("let t = std::time::Instant::now();"), ["Instant::now"]);
+    assert_eq!(forbidden_uses("use std::{collections::VecDeque, fs::File};"), ["std::fs"]);
+    assert_eq!(forbidden_uses("use std :: thread;"), ["std::thread"]);
+    assert!(forbidden_uses("use std::time::Duration;").is_empty());
+    let manifest = "[dependencies]\ntokio.workspace = true\n\n[dev-dependencies]\nureq = \"3\"\n";
+    assert_eq!(dependency_names(manifest), ["tokio", "ureq"]);
+}

@@ -15,15 +15,6 @@ pub const MAX_OFFER: u64 = 4096;
 /// A replay at `max` pace keeps at most this many drift windows of records unverified.
 pub const MAX_AHEAD_WINDOWS: u64 = 4;
 
-/// What a commit in flight covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Commit {
-    /// Records offered since the last commit: `journal` of them in the log, `dlq` in the queue.
-    Intake { journal: u64, dlq: u64 },
-    /// `n` records of the dead-letter queue appended to the log (the rollback's replay).
-    Replay { n: u64 },
-}
-
 impl Pipeline {
     /// Counts `n` records from sequence number `first` as refused for `reason`, each at most once.
     pub(crate) fn count_refused(&mut self, reason: Refusal, first: u64, n: u64) {

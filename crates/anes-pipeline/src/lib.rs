@@ -68,7 +68,6 @@ pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
 
 use crate::backoff::Backoff;
-use crate::intake::Commit;
 use crate::protocol::{BuildInfo, Reply, WireInput, WorkerCommand};
 use crate::storage::MemoryDlq;
 use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
@@ -206,6 +205,15 @@ enum Phase {
     GaveUp {
         incident: Option<u64>,
     },
+}
+
+/// What a commit in flight covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Records offered since the last commit: `journal` of them in the log, `dlq` in the queue.
+    Intake { journal: u64, dlq: u64 },
+    /// `n` records of the dead-letter queue appended to the log (the rollback's replay).
+    Replay { n: u64 },
 }
 
 /// The pipeline state machine.

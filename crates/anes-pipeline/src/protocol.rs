@@ -1045,7 +1045,7 @@ mod hex_bytes {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        super::from_hex(&text).map_err(serde::de::Error::custom)
+        crate::protocol::from_hex(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -1058,7 +1058,7 @@ mod hex32 {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        let bytes = super::from_hex(&text).map_err(serde::de::Error::custom)?;
+        let bytes = crate::protocol::from_hex(&text).map_err(serde::de::Error::custom)?;
         bytes.try_into().map_err(|b: Vec<u8>| {
             serde::de::Error::custom(format!("expected 32 bytes (64 hex digits), found {}", b.len()))
         })

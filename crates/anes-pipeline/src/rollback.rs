@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anes_core::state::FrameRecord;
 
 use super::*;
-use crate::intake::Commit;
+use crate::Commit;
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {

@@ -163,3 +163,48 @@ fn anes_worker_speaks_json_lines_over_its_pipes() {
     assert_eq!(replies[4]["record"]["frame"], 2);
     assert!(worker.0.wait().unwrap().success());
 }
+
+/// A pipeline's ROM or input stream that is a FIFO stops `anes serve` at start, at once, with one line
+/// saying what the file is: it used to block forever in the read.
+#[test]
+fn a_pipeline_file_that_is_a_fifo_is_refused_at_start() {
+    let cases = [
+        ("rom", "[[pipeline]]\nid = \"p1\"\nrom = \"{fifo}\"\n[pipeline.input]\nsource = \"push\"\n"),
+        ("input", "[[pipeline]]\nid = \"p1\"\n[pipeline.input]\nsource = \"replay\"\nfile = \"{fifo}\"\n"),
+    ];
+    for (name, template) in cases {
+        let dir = temp_dir(&format!("fifo-{name}"));
+        let fifo = dir.join("pipe");
+        if !Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            eprintln!("note: mkfifo unavailable: FIFO test skipped");
+            return;
+        }
+        let config = dir.join("anes.toml");
+        std::fs::write(&config, template.replace("{fifo}", fifo.to_str().unwrap())).unwrap();
+        let mut serve = Guard(
+            anes()
+                .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+                .arg(&config)
+                .arg("--data-dir")
+                .arg(dir.join("data"))
+                .env_remove("ANES_TOKEN")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = serve.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "{name}: anes serve still runs after 20 s");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        serve.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("FIFO"), "{name}: {stderr}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -9,11 +9,7 @@ use crate::Commit;
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
-        let kind = if a.cpu_cycle != b.cpu_cycle {
-            DivergenceKind::CycleMisalignment
-        } else {
-            DivergenceKind::State
-        };
+        let kind = DivergenceKind::between(&a, &b);
         match kind {
             DivergenceKind::State => self.counters.divergences_state += 1,
             DivergenceKind::CycleMisalignment => self.counters.divergences_cycle += 1,

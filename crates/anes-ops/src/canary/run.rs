@@ -402,7 +402,7 @@ impl Sides {
                 status.diverged();
                 report.outcome = CanaryOutcome::Diverged(Box::new(CanaryDivergence {
                     frame: None,
-                    kind: kind_of(&record, &self.power_on.1),
+                    kind: DivergenceKind::between(&record, &self.power_on.1),
                     baseline: record,
                     candidate: self.power_on.1,
                     epochs,
@@ -440,7 +440,7 @@ impl Sides {
                 };
                 report.outcome = CanaryOutcome::Diverged(Box::new(CanaryDivergence {
                     frame: Some(seq),
-                    kind: kind_of(&expected.0, &got.0),
+                    kind: DivergenceKind::between(&expected.0, &got.0),
                     baseline: expected.0,
                     candidate: got.0,
                     epochs,
@@ -550,8 +550,4 @@ impl Sides {
             ),
         }
     }
-}
-
-fn kind_of(a: &FrameRecord, b: &FrameRecord) -> DivergenceKind {
-    if a.cpu_cycle != b.cpu_cycle { DivergenceKind::CycleMisalignment } else { DivergenceKind::State }
 }

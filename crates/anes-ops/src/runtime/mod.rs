@@ -193,7 +193,8 @@ pub fn read_token(file: Option<&Path>) -> Result<Option<String>, StartError> {
 
 fn read_stream(path: &Path) -> Result<InputStream, StartError> {
     let file = |problem: String| StartError::File { path: path.display().to_string(), problem };
-    let bytes = std::fs::read(path).map_err(|e| file(e.to_string()))?;
+    let bytes = anes_fs::read_capped(path, anes_core::movie::MAX_INPUT_STREAM_LEN as u64, "input stream")
+        .map_err(|e| file(e.problem()))?;
     if bytes.starts_with(&anes_core::movie::INPUT_STREAM_MAGIC) {
         InputStream::from_bytes(&bytes).map_err(|e| file(e.to_string()))
     } else if bytes.starts_with(b"version ") {
@@ -224,10 +225,11 @@ pub fn start_pipelines(
     let mut plans = Vec::new();
     for p in &config.pipelines {
         let rom = match &p.rom {
-            Some(path) => Arc::new(std::fs::read(path).map_err(|e| StartError::File {
-                path: path.display().to_string(),
-                problem: e.to_string(),
-            })?),
+            Some(path) => Arc::new(
+                anes_fs::read_capped(path, anes_core::cart::MAX_ROM_FILE_LEN as u64, "ROM").map_err(|e| {
+                    StartError::File { path: path.display().to_string(), problem: e.problem() }
+                })?,
+            ),
             None => Arc::clone(&options.demo_rom),
         };
         // Refuse a ROM the core refuses now, not in a worker later.

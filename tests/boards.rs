@@ -10,12 +10,10 @@ use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
-use support::{boot, random_input, repo_root};
-
-const STATUS: u16 = 0x0700;
-const COUNT: u16 = 0x0701;
-const CODE: u16 = 0x0710;
-const SEEN: u16 = 0x0740;
+use support::{
+    CHECK_CODE as CODE, CHECK_COUNT as COUNT, CHECK_STATUS as STATUS, boot, describe_checks, failed_checks,
+    random_input, repo_root, run_checks,
+};
 
 /// The checks of `roms/vrc/vrc_test.inc`, in its order.
 const CHECKS: [&str; 19] = [
@@ -106,36 +104,6 @@ fn the_discrete_checks_fail_on_another_boards_rules() {
     assert_eq!(failed, [2]);
 }
 
-/// Runs frames until the ROM has reported (it does within its first frames).
-fn run_checks(nes: &mut Nes) {
-    for _ in 0..30 {
-        nes.run_frame(FrameInput::default());
-        if nes.peek(STATUS) != 0x80 && nes.peek(COUNT) != 0 {
-            return;
-        }
-    }
-    panic!("the ROM did not report within 30 frames (status ${:02X})", nes.peek(STATUS));
-}
-
-/// The checks that did not pass: (index, code, value read).
-fn failures(nes: &Nes) -> Vec<(usize, u8, u8)> {
-    assert_eq!(usize::from(nes.peek(COUNT)), CHECKS.len(), "the ROM's number of checks");
-    (0..CHECKS.len())
-        .map(|i| (i, nes.peek(CODE + i as u16), nes.peek(SEEN + i as u16)))
-        .filter(|&(_, code, _)| code != 0)
-        .collect()
-}
-
-fn describe(failed: &[(usize, u8, u8)]) -> String {
-    failed
-        .iter()
-        .map(|&(i, code, seen)| {
-            let what = if code == 0xFF { "not run".to_owned() } else { format!("read ${seen:02X}") };
-            format!("\n  {i}: {} ({what})", CHECKS[i])
-        })
-        .collect()
-}
-
 /// The header of `rom` rewritten to NES 2.0 `mapper`.`submapper`.
 fn with_mapper(rom: &[u8], mapper: u16, submapper: u8) -> Vec<u8> {
     let mut rom = rom.to_vec();
@@ -161,8 +129,8 @@ fn every_vrc_rom_passes_its_checks() {
         assert_eq!((cart.info().mapper, cart.info().submapper), (mapper, submapper), "{name}'s header");
         let mut nes = boot(&rom);
         run_checks(&mut nes);
-        let failed = failures(&nes);
-        assert!(failed.is_empty(), "{name}: checks failed:{}", describe(&failed));
+        let failed = failed_checks(&nes, &CHECKS);
+        assert!(failed.is_empty(), "{name}: checks failed:{}", describe_checks(&failed, &CHECKS));
         assert_eq!(nes.peek(STATUS), 0, "{name}");
     }
 }
@@ -181,8 +149,8 @@ fn without_a_submapper_the_vrc4_boards_decode_both_wirings() {
         assert_eq!(Cartridge::from_ines(&rom).expect("loads").info().submapper, 0, "{name}");
         let mut nes = boot(&rom);
         run_checks(&mut nes);
-        let failed = failures(&nes);
-        assert!(failed.is_empty(), "{name}: checks failed:{}", describe(&failed));
+        let failed = failed_checks(&nes, &CHECKS);
+        assert!(failed.is_empty(), "{name}: checks failed:{}", describe_checks(&failed, &CHECKS));
     }
 }
 
@@ -193,7 +161,7 @@ fn the_checks_fail_on_another_boards_rules() {
     // checks and the swap mode do not.
     let mut nes = boot(&with_mapper(&vrc_rom("vrc4e"), 23, 1));
     run_checks(&mut nes);
-    let failed: Vec<usize> = failures(&nes).iter().map(|f| f.0).collect();
+    let failed: Vec<usize> = failed_checks(&nes, &CHECKS).iter().map(|f| f.0).collect();
     for check in [0, 1, 2] {
         assert!(!failed.contains(&check), "check {check} ({}) failed on the VRC4f", CHECKS[check]);
     }
@@ -207,8 +175,13 @@ fn the_checks_fail_on_another_boards_rules() {
     // program writes those registers needs a NES 2.0 header (submapper 3).
     let mut nes = boot(&as_ines1(&vrc_rom("vrc2b")));
     run_checks(&mut nes);
-    let failed: Vec<usize> = failures(&nes).iter().map(|f| f.0).collect();
-    assert_eq!(failed, [3, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18], "{}", describe(&failures(&nes)));
+    let failed: Vec<usize> = failed_checks(&nes, &CHECKS).iter().map(|f| f.0).collect();
+    assert_eq!(
+        failed,
+        [3, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18],
+        "{}",
+        describe_checks(&failed_checks(&nes, &CHECKS), &CHECKS)
+    );
 }
 
 #[test]

@@ -12,13 +12,11 @@ mod support;
 
 use anes::core::movie::{ConsoleCommand, FrameInput};
 use anes::core::{BatteryRamError, Mmc3Revision, Nes, Section};
-use support::{boot, random_input, repo_root};
+use support::{
+    CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, random_input, repo_root, run_checks,
+};
 
-const STATUS: u16 = 0x0700;
-const COUNT: u16 = 0x0701;
 const BOOTS: u16 = 0x0702;
-const CODE: u16 = 0x0710;
-const SEEN: u16 = 0x0740;
 /// The boot counter's offset in the battery RAM ($7180).
 const BOOTS_OFFSET: usize = 0x180;
 
@@ -49,36 +47,6 @@ fn rom() -> Vec<u8> {
     std::fs::read(repo_root().join("roms/mmc6/mmc6.nes")).expect("the bundled MMC6 ROM")
 }
 
-/// Runs frames until the ROM has reported (it does within its first frames).
-fn run_checks(nes: &mut Nes) {
-    for _ in 0..30 {
-        nes.run_frame(FrameInput::default());
-        if nes.peek(STATUS) != 0x80 && nes.peek(COUNT) != 0 {
-            return;
-        }
-    }
-    panic!("the ROM did not report within 30 frames (status ${:02X})", nes.peek(STATUS));
-}
-
-/// The indexes of the checks that did not pass, with what the ROM read.
-fn failures(nes: &Nes) -> Vec<(usize, u8, u8)> {
-    assert_eq!(usize::from(nes.peek(COUNT)), CHECKS.len(), "the ROM's number of checks");
-    (0..CHECKS.len())
-        .map(|i| (i, nes.peek(CODE + i as u16), nes.peek(SEEN + i as u16)))
-        .filter(|&(_, code, _)| code != 0)
-        .collect()
-}
-
-fn describe(failed: &[(usize, u8, u8)]) -> String {
-    failed
-        .iter()
-        .map(|&(i, code, seen)| {
-            let what = if code == 0xFF { "not run".to_owned() } else { format!("read ${seen:02X}") };
-            format!("\n  {i}: {} ({what})", CHECKS[i])
-        })
-        .collect()
-}
-
 /// The nametable text at PPU `addr`, `len` characters (the font is ASCII).
 fn screen_text(nes: &Nes, addr: u16, len: u16) -> String {
     (addr..addr + len).map(|a| char::from(nes.ppu_peek(a))).collect()
@@ -88,8 +56,8 @@ fn screen_text(nes: &Nes, addr: u16, len: u16) -> String {
 fn every_check_passes() {
     let mut nes = boot(&rom());
     run_checks(&mut nes);
-    let failed = failures(&nes);
-    assert!(failed.is_empty(), "checks failed:{}", describe(&failed));
+    let failed = failed_checks(&nes, &CHECKS);
+    assert!(failed.is_empty(), "checks failed:{}", describe_checks(&failed, &CHECKS));
     assert_eq!(nes.peek(STATUS), 0);
     assert_eq!(nes.peek(BOOTS), 1, "first power-on");
     assert_eq!(screen_text(&nes, 0x2324, 10), "ALL PASSED");
@@ -101,8 +69,8 @@ fn the_checks_fail_on_the_mmc3s_rules() {
     let mut nes = boot(&rom());
     assert!(nes.set_mmc3_revision(Mmc3Revision::B));
     run_checks(&mut nes);
-    let failed: Vec<usize> = failures(&nes).iter().map(|f| f.0).collect();
-    assert_eq!(failed, [16, 18], "{}", describe(&failures(&nes)));
+    let failed: Vec<usize> = failed_checks(&nes, &CHECKS).iter().map(|f| f.0).collect();
+    assert_eq!(failed, [16, 18], "{}", describe_checks(&failed_checks(&nes, &CHECKS), &CHECKS));
     assert_eq!(nes.peek(STATUS), 2);
 
     // The same program on an MMC3 board (submapper 0, with the same 1 KiB of battery RAM): its RAM
@@ -111,7 +79,7 @@ fn the_checks_fail_on_the_mmc3s_rules() {
     mmc3[8] = 0x00;
     let mut nes = boot(&mmc3);
     run_checks(&mut nes);
-    let failed: Vec<usize> = failures(&nes).iter().map(|f| f.0).collect();
+    let failed: Vec<usize> = failed_checks(&nes, &CHECKS).iter().map(|f| f.0).collect();
     for check in [3, 4, 8, 9, 16] {
         assert!(failed.contains(&check), "check {check} ({}) passed on an MMC3", CHECKS[check]);
     }
@@ -134,7 +102,11 @@ fn the_battery_ram_is_exactly_the_1_kib_and_survives_saves_snapshots_and_power_c
     second.load_battery_ram(&save).expect("a 1 KiB save");
     run_checks(&mut second);
     assert_eq!(second.peek(BOOTS), 2, "the boot counter came from the save");
-    assert!(failures(&second).is_empty(), "{}", describe(&failures(&second)));
+    assert!(
+        failed_checks(&second, &CHECKS).is_empty(),
+        "{}",
+        describe_checks(&failed_checks(&second, &CHECKS), &CHECKS)
+    );
     assert_eq!(
         second.load_battery_ram(&save[..0x3FF]),
         Err(BatteryRamError::SizeMismatch { expected: 0x400, actual: 0x3FF })

@@ -135,3 +135,45 @@ pub fn random_input(seed: u64, frames: usize) -> InputStream {
     }
     stream
 }
+
+/// Where our check ROMs (`roms/mmc6`, `roms/vrc`, `roms/discrete`) report in work RAM: a status byte
+/// ($80 while running, then 0 or a failure code), the number of checks, and per check its result code
+/// (0 passed, $FF not run) and the value it read.
+pub const CHECK_STATUS: u16 = 0x0700;
+/// The number of checks the ROM ran.
+pub const CHECK_COUNT: u16 = 0x0701;
+/// Each check's result code.
+pub const CHECK_CODE: u16 = 0x0710;
+/// Each check's value read.
+pub const CHECK_SEEN: u16 = 0x0740;
+
+/// Runs frames until a check ROM has reported (it does within its first frames).
+pub fn run_checks(nes: &mut Nes) {
+    for _ in 0..30 {
+        nes.run_frame(FrameInput::default());
+        if nes.peek(CHECK_STATUS) != 0x80 && nes.peek(CHECK_COUNT) != 0 {
+            return;
+        }
+    }
+    panic!("the ROM did not report within 30 frames (status ${:02X})", nes.peek(CHECK_STATUS));
+}
+
+/// The checks that did not pass, as (index, code, value read); `checks` names them in the ROM's order.
+pub fn failed_checks(nes: &Nes, checks: &[&str]) -> Vec<(usize, u8, u8)> {
+    assert_eq!(usize::from(nes.peek(CHECK_COUNT)), checks.len(), "the ROM's number of checks");
+    (0..checks.len())
+        .map(|i| (i, nes.peek(CHECK_CODE + i as u16), nes.peek(CHECK_SEEN + i as u16)))
+        .filter(|&(_, code, _)| code != 0)
+        .collect()
+}
+
+/// Failed checks as lines for an assertion message.
+pub fn describe_checks(failed: &[(usize, u8, u8)], checks: &[&str]) -> String {
+    failed
+        .iter()
+        .map(|&(i, code, seen)| {
+            let what = if code == 0xFF { "not run".to_owned() } else { format!("read ${seen:02X}") };
+            format!("\n  {i}: {} ({what})", checks[i])
+        })
+        .collect()
+}

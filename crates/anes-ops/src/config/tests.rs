@@ -1,0 +1,125 @@
+use super::*;
+use proptest::prelude::*;
+
+#[test]
+fn the_deploy_example_is_valid() {
+    let text = include_str!("../../../../deploy/anes.toml");
+    let config = Config::parse(text, "deploy/anes.toml").unwrap();
+    assert!(config.pipelines.len() >= 2);
+    assert!(config.listen.ip().is_loopback());
+    // Run as `anes serve --config deploy/anes.toml`, the example must not write its durable state
+    // and evidence into the repository's deploy/ folder.
+    for dir in [&config.data_dir, &config.evidence_dir] {
+        assert!(dir.is_absolute() && !dir.starts_with("deploy"), "{}", dir.display());
+    }
+}
+
+#[test]
+fn a_configuration_or_token_file_that_is_a_fifo_or_too_large_is_refused() {
+    let dir = std::env::temp_dir().join(format!("anes-config-capped-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = |name: &str| {
+        let path = dir.join(name);
+        rustix::fs::mkfifoat(rustix::fs::CWD, &path, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+        path
+    };
+    let large = |name: &str, len: u64| {
+        let path = dir.join(name);
+        std::fs::write(&path, vec![b'#'; len as usize + 1]).unwrap();
+        path
+    };
+    for (path, problem) in [
+        (fifo("anes.toml"), "is a FIFO (named pipe), not a regular file"),
+        (large("large.toml", MAX_CONFIG_FILE_LEN), "larger than 1 MiB, the limit for configuration files"),
+    ] {
+        let e = Config::load(&path).unwrap_err();
+        assert_eq!((e.file.as_str(), e.key.as_str()), (path.to_str().unwrap(), "(file)"));
+        assert!(e.problem.contains(problem), "{e}");
+    }
+    for (path, problem) in [
+        (fifo("token"), "is a FIFO (named pipe), not a regular file"),
+        (large("large-token", MAX_TOKEN_FILE_LEN), "larger than 4096 bytes, the limit for token files"),
+    ] {
+        match crate::runtime::read_token(Some(&path)) {
+            Err(crate::runtime::StartError::File { path: named, problem: found }) => {
+                assert_eq!(named, path.display().to_string());
+                assert!(found.contains(problem), "{found}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_default_is_one_demo_pipeline_on_loopback() {
+    let config = Config::demo();
+    assert_eq!(config.listen.to_string(), DEFAULT_LISTEN);
+    assert_eq!(config.pipelines.len(), 1);
+    let p = &config.pipelines[0];
+    assert_eq!(p.settings.id, "demo");
+    assert_eq!(p.workers, WorkerMode::Thread);
+    assert_eq!(
+        p.input,
+        InputSpec::Replay { file: None, looping: true, pace: crate::pipeline::Pace::RealTime { speed: 1.0 } }
+    );
+}
+
+#[test]
+fn mistakes_are_one_line_naming_file_key_and_problem() {
+    let cases = [
+        ("[[pipeline]]\nid = \"p\"\ndrift = 3\n", "line 3, key drift", "unknown field `drift`"),
+        ("[[pipeline]]\nid = \"p\"\ndrift_window = 40\n", "pipeline[0].drift_window", "stalled worker"),
+        ("[[pipeline]]\nid = \"p\"\ndrift_window = \"x\"\n", "line 3, key drift_window", "invalid type"),
+        ("[[pipeline]]\nid = \"p\"\nrollback = \"later\"\n", "line 3, key rollback", "unknown variant"),
+        ("[[pipeline]]\nid = \"p q\"\n", "pipeline[0].id", "letters"),
+        ("[[pipeline]]\nid = \"p\"\n[[pipeline]]\nid = \"p\"\n", "pipeline[1].id", "twice"),
+        ("[server]\nlisten = \"localhost\"\n[[pipeline]]\nid = \"p\"\n", "server.listen", "not an address"),
+        ("[[pipeline]]\nid = \"p\"\n[pipeline.input]\nspeed = \"fast\"\n", "pipeline[0].input.speed", "2x"),
+        ("[[pipeline]]\nid = \"p\"\nrom = \"x.nes\"\n", "pipeline[0].input.file", "own input"),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\n",
+            "pipeline[0].store.backend",
+            "\"s3\"",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"redis\"\n",
+            "pipeline[0].store.url",
+            "missing",
+        ),
+        ("[[pipeline]]\nid = \"p\"\n[pipeline.store]\nkept = 0\n", "pipeline[0].store.kept", "1 to 256"),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nfsync = \"sometimes\"\n",
+            "line 4, key fsync",
+            "unknown variant",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.journal]\nsegment_bytes = 10\n",
+            "pipeline[0].journal.segment_bytes",
+            "4096",
+        ),
+        ("", "pipeline", "at least one"),
+        ("[[pipeline]\n", "line 1", ""),
+    ];
+    for (text, key, problem) in cases {
+        let e = Config::parse(text, "anes.toml").unwrap_err();
+        let line = e.to_string();
+        assert_eq!(e.file, "anes.toml");
+        assert!(e.key.starts_with(key), "{text:?}: key {:?}, wanted {key:?} ({line})", e.key);
+        assert!(line.contains(problem), "{text:?}: {line}");
+        assert!(!line.contains('\n'), "{line}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let _ = Config::parse(&text, "fuzz.toml");
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = Config::parse(&String::from_utf8_lossy(&bytes), "fuzz.toml");
+    }
+}

@@ -16,6 +16,8 @@
 
 use thiserror::Error;
 
+use crate::config::Config;
+
 /// Most replicas a rule is computed for.
 pub const MAX_REPLICAS: u32 = 1024;
 
@@ -120,6 +122,19 @@ fn weight(pipeline_id: &str, ordinal: u32) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&hash.as_bytes()[..8]);
     u64::from_le_bytes(first)
+}
+
+/// Drops from `config` the pipelines other replicas run, and logs what `replica` keeps (an empty share
+/// is a warning: the replica serves its HTTP endpoints only).
+pub fn keep_share(config: &mut Config, replica: Replica) {
+    let configured = config.pipelines.len();
+    config.pipelines.retain(|p| replica.serves(&p.settings.id));
+    let ids: Vec<&str> = config.pipelines.iter().map(|p| p.settings.id.as_str()).collect();
+    if ids.is_empty() {
+        tracing::warn!(%replica, configured, "replica {replica} runs none of the {configured} configured pipelines: serving the HTTP endpoints only");
+    } else {
+        tracing::info!(%replica, configured, pipelines = %ids.join(","), "replica {replica} runs {} of the {configured} configured pipelines", ids.len());
+    }
 }
 
 /// The ordinal, below `replicas`, of the replica that runs `pipeline_id`. `replicas` of 0 counts as 1.
@@ -246,5 +261,26 @@ mod tests {
             let owners: Vec<u32> = replicas.iter().filter(|r| r.serves(id)).map(|r| r.ordinal).collect();
             assert_eq!(owners, [documented_rule(id, 4)], "{id}");
         }
+    }
+
+    #[test]
+    fn keep_share_keeps_exactly_the_replicas_pipelines() {
+        let text: String =
+            ["p1", "p2", "live", "demo"].iter().map(|id| format!("[[pipeline]]\nid = \"{id}\"\n")).collect();
+        let mut all = Vec::new();
+        for ordinal in 0..3 {
+            let mut config = Config::parse(&text, "anes.toml").unwrap();
+            keep_share(&mut config, Replica { ordinal, count: 3 });
+            let kept: Vec<String> = config.pipelines.iter().map(|p| p.settings.id.clone()).collect();
+            let expected: Vec<String> = ["p1", "p2", "live", "demo"]
+                .iter()
+                .filter(|id| documented_rule(id, 3) == ordinal)
+                .map(|id| id.to_string())
+                .collect();
+            assert_eq!(kept, expected, "replica {ordinal}/3");
+            all.extend(kept);
+        }
+        all.sort();
+        assert_eq!(all, ["demo", "live", "p1", "p2"]);
     }
 }

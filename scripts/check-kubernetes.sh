@@ -93,6 +93,11 @@ for where, doc in docs:
     except jsonschema.ValidationError as e:
         fail(where, f"{'/'.join(map(str, e.path)) or '(top)'}: {e.message}")
 
+# The checks below read the objects' fields: they need objects of the right shape.
+if failures:
+    print(f"{failures} object(s) do not validate: the rule and cross-object checks wait until they do")
+    sys.exit(1)
+
 # ---- Prometheus queries and rules --------------------------------------------------------------------
 def promtool(*args):
     return subprocess.run(["promtool", *args], capture_output=True, text=True)
@@ -164,7 +169,7 @@ def objects(kind):
     return [(w, d) for w, d in docs if d.get("kind") == kind]
 
 def named(kind, name):
-    found = [(w, d) for w, d in objects(kind) if d["metadata"].get("name") == name]
+    found = [(w, d) for w, d in objects(kind) if (d.get("metadata") or {}).get("name") == name]
     if not found:
         fail(f"deploy/kubernetes", f"no {kind} {name}")
         return None, None
@@ -208,9 +213,9 @@ def mounted_files(sts):
 def flag(args, name):
     return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
 
-namespaces = [d["metadata"]["name"] for _, d in objects("Namespace")]
+namespaces = [(d.get("metadata") or {}).get("name") for _, d in objects("Namespace")]
 for where, doc in docs:
-    ns = doc["metadata"].get("namespace")
+    ns = (doc.get("metadata") or {}).get("namespace")
     if ns is not None and ns not in namespaces:
         fail(where, f"namespace {ns!r} is not the Namespace of deploy/kubernetes ({namespaces})")
 
@@ -412,6 +417,7 @@ if [[ "${1:-}" == "--self-test" ]]; then
         "a worker address beyond its StatefulSet|coordinator.yaml|dual-worker-secondary-1.dual-worker-secondary:9660|dual-worker-secondary-2.dual-worker-secondary:9660|has 2 replicas"
         "a real-looking secret|secrets.yaml|token: REPLACE-with-a-random-token-of-letters-and-digits|token: 0123456789abcdef|not a REPLACE-"
         "workers allowed on one node|workers.yaml|              topologyKey: kubernetes.io/hostname|              topologyKey: topology.kubernetes.io/zone|podAntiAffinity"
+        "a custom resource without a schema|monitoring.yaml|kind: PodMonitor|kind: ServiceMonitor|no schema for monitoring.coreos.com/v1 ServiceMonitor"
         "a NetworkPolicy open to every pod|workers.yaml|        - podSelector:|        - namespaceSelector: {}\n          podSelector:|only from the coordinator"
     )
     for case in "${cases[@]}"; do

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anes_core::movie::InputStream;
+use anes_ops::assign::Replica;
 use anes_ops::config::Config;
 use anes_ops::runtime::{ServiceOptions, read_token, run_service};
 use anyhow::Context;
@@ -56,6 +57,14 @@ pub struct Args {
     /// Log format on stderr.
     #[arg(long, value_enum, default_value_t = LogFormat::Human)]
     log_format: LogFormat,
+    /// Run only this replica's share of the configured pipelines: replica ORDINAL (0-based) of COUNT,
+    /// by the rule of anes_ops::assign (rendezvous hashing of the pipeline ids), e.g. 1/3.
+    #[arg(long, value_name = "ORDINAL/COUNT", conflicts_with = "replica_from_hostname")]
+    replica: Option<String>,
+    /// As --replica, with the ordinal taken from this host's name, a StatefulSet pod's
+    /// (anes-coordinator-2 is ordinal 2), among COUNT replicas (the StatefulSet's replicas).
+    #[arg(long, value_name = "COUNT")]
+    replica_from_hostname: Option<u32>,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
@@ -79,6 +88,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         config.state_dir = Some(dir.clone());
     }
     init_logging(args.log_format);
+    if let Some(replica) = replica(args)? {
+        anes_ops::assign::keep_share(&mut config, replica);
+    }
     let token = read_token(config.token_file.as_deref())?;
     let options = ServiceOptions {
         demo_rom: Arc::new(DEMO_ROM.to_vec()),
@@ -94,6 +106,23 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     output::write_json(&mut out, &serde_json::json!({ "pipelines": reports }))?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Largest host name file read (the kernel's limit is 64 bytes).
+const MAX_HOSTNAME_FILE_LEN: u64 = 4 << 10;
+
+fn replica(args: &Args) -> anyhow::Result<Option<Replica>> {
+    if let Some(text) = &args.replica {
+        return Ok(Some(Replica::parse(text)?));
+    }
+    let Some(count) = args.replica_from_hostname else {
+        return Ok(None);
+    };
+    // The kernel's name for this UTS namespace: in a pod, the pod's name.
+    let path = std::path::Path::new("/proc/sys/kernel/hostname");
+    let hostname = anes_fs::read_text_capped(path, MAX_HOSTNAME_FILE_LEN, "host name")
+        .map_err(|e| anyhow::anyhow!("--replica-from-hostname: {}: {}", path.display(), e.problem()))?;
+    Ok(Some(Replica::from_hostname(hostname.trim(), count)?))
 }
 
 fn init_logging(format: LogFormat) {

@@ -9,9 +9,11 @@
 //! - [`store`]: the fenced checkpoint store (filesystem, Redis) and its writer thread;
 //! - [`journal`] and [`dlq`]: the durable input journal and dead-letter queue;
 //! - [`config`]: the TOML configuration;
+//! - [`assign`]: which coordinator replica runs which pipeline (`serve --replica`);
 //! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
 
 pub mod alertmanager;
+pub mod assign;
 pub use anes_pipeline::backoff;
 pub mod canary;
 pub mod config;

@@ -1,10 +1,10 @@
-//! `anes worker`: one console driven over stdin and stdout by the worker protocol (crate anes-ops,
+//! `anes worker`: one console driven over stdin and stdout by the worker protocol (crate anes-workers,
 //! `worker::protocol`): what `anes serve` starts for pipelines with `workers = "process"`, and what a
 //! canary of another build can be driven through.
 
 use std::process::ExitCode;
 
-use anes_ops::worker::protocol::Encoding;
+use anes_workers::protocol::Encoding;
 use anyhow::Context;
 
 /// Encoding on the pipes.
@@ -28,7 +28,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Protocol::Binary => Encoding::Binary,
         Protocol::JsonLines => Encoding::JsonLines,
     };
-    anes_ops::worker::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
+    anes_workers::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
         .context("worker protocol")?;
     Ok(ExitCode::SUCCESS)
 }

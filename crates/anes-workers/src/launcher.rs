@@ -1,15 +1,4 @@
-//! Workers: a console that runs the pipeline's input records and reports a frame record for each, on a
-//! thread of this process or in an `anes worker` child process. Both speak [`protocol`]; the child over
-//! its stdin and stdout, the thread over channels without encoding.
-//!
-//! Every started worker gets an incarnation number, and everything it sends carries it: after a worker
-//! is isolated and replaced, anything the old incarnation still had in flight is recognised and dropped
-//! (a fencing token, checked before the payload is looked at).
-
-pub mod engine;
-mod process;
-pub mod stdio;
-mod thread;
+//! Starting a worker of any transport, and the one interface every transport's handle has.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,12 +6,10 @@ use std::path::PathBuf;
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 
-pub use process::ProcessWorker;
-pub use thread::ThreadWorker;
-
-pub use anes_pipeline::protocol;
-pub use anes_pipeline::worker::{WorkerId, WorkerMessage, WorkerOutput};
-use protocol::{Reply, WorkerCommand};
+use crate::process::ProcessWorker;
+use crate::protocol::{Reply, WorkerCommand};
+use crate::thread::ThreadWorker;
+use crate::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// Where workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

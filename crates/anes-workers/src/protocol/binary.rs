@@ -3,34 +3,7 @@
 
 use super::frame::{begin_frame, end_frame};
 use super::{BuildInfo, HELLO_MAGIC, ProtocolError, Reply, WireInput, WireProbe, WireRecord, WorkerCommand};
-use super::{check_batch_len, check_limits};
-
-pub(super) mod tag {
-    pub const LOAD: u8 = 0x01;
-    pub const FRAMES: u8 = 0x02;
-    pub const RESTORE: u8 = 0x03;
-    pub const SNAPSHOT_REQUEST: u8 = 0x04;
-    pub const INJECT: u8 = 0x05;
-    pub const STALL: u8 = 0x06;
-    pub const SHUTDOWN: u8 = 0x07;
-    pub const BEGIN_FRAME: u8 = 0x08;
-    pub const STEP_INSTRUCTION: u8 = 0x09;
-    pub const PROBE_REQUEST: u8 = 0x0A;
-    pub const RECORD_REQUEST: u8 = 0x0B;
-    pub const DISASSEMBLE: u8 = 0x0C;
-    pub const PICTURE_REQUEST: u8 = 0x0D;
-    pub const HELLO: u8 = 0x81;
-    pub const LOADED: u8 = 0x82;
-    pub const RECORD: u8 = 0x83;
-    pub const SNAPSHOT: u8 = 0x84;
-    pub const RESTORED: u8 = 0x85;
-    pub const FAULT_FIRED: u8 = 0x86;
-    pub const ERROR: u8 = 0x87;
-    pub const PROBE: u8 = 0x88;
-    pub const STEPPED: u8 = 0x89;
-    pub const DISASSEMBLY: u8 = 0x8A;
-    pub const PICTURE: u8 = 0x8B;
-}
+use super::{check_batch_len, check_limits, tag};
 
 /// Appends one binary frame holding `command`: `len u32`, the contents (tag and payload), then the
 /// frame's checksum (blake3 of `len` and the contents, first 8 bytes).

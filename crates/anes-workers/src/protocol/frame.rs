@@ -1,8 +1,7 @@
 //! Binary framing: `len u32` little-endian, the contents (tag and payload), then a checksum of both
 //! ([`FRAME_CHECKSUM_LEN`] bytes), at most [`MAX_FRAME_LEN`] bytes of contents.
 
-use super::binary::tag;
-use super::{FRAME_CHECKSUM_LEN, HELLO_MAGIC, MAX_FRAME_LEN, PROTOCOL_VERSION, ProtocolError};
+use super::{FRAME_CHECKSUM_LEN, HELLO_MAGIC, MAX_FRAME_LEN, PROTOCOL_VERSION, ProtocolError, tag};
 
 pub(crate) fn begin_frame(out: &mut Vec<u8>) -> usize {
     let start = out.len();

@@ -192,3 +192,31 @@ pub(crate) fn check_batch_len(count: usize) -> Result<(), ProtocolError> {
     }
     Ok(())
 }
+
+/// The binary encoding's message tags: commands below 0x80, replies above.
+pub(crate) mod tag {
+    pub const LOAD: u8 = 0x01;
+    pub const FRAMES: u8 = 0x02;
+    pub const RESTORE: u8 = 0x03;
+    pub const SNAPSHOT_REQUEST: u8 = 0x04;
+    pub const INJECT: u8 = 0x05;
+    pub const STALL: u8 = 0x06;
+    pub const SHUTDOWN: u8 = 0x07;
+    pub const BEGIN_FRAME: u8 = 0x08;
+    pub const STEP_INSTRUCTION: u8 = 0x09;
+    pub const PROBE_REQUEST: u8 = 0x0A;
+    pub const RECORD_REQUEST: u8 = 0x0B;
+    pub const DISASSEMBLE: u8 = 0x0C;
+    pub const PICTURE_REQUEST: u8 = 0x0D;
+    pub const HELLO: u8 = 0x81;
+    pub const LOADED: u8 = 0x82;
+    pub const RECORD: u8 = 0x83;
+    pub const SNAPSHOT: u8 = 0x84;
+    pub const RESTORED: u8 = 0x85;
+    pub const FAULT_FIRED: u8 = 0x86;
+    pub const ERROR: u8 = 0x87;
+    pub const PROBE: u8 = 0x88;
+    pub const STEPPED: u8 = 0x89;
+    pub const DISASSEMBLY: u8 = 0x8A;
+    pub const PICTURE: u8 = 0x8B;
+}

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::process::ProcessWorker;
 use crate::protocol::{Reply, WorkerCommand};
+use crate::remote::{RemoteWorker, RemoteWorkers, read_token_file};
 use crate::thread::ThreadWorker;
 use crate::{WorkerId, WorkerMessage, WorkerOutput};
 
@@ -20,6 +21,8 @@ pub enum WorkerMode {
     Thread,
     /// An `anes worker` child process.
     Process,
+    /// An `anes worker --listen` on another machine, over TCP (`[pipeline.remote]`).
+    Remote,
 }
 
 /// How to start workers of a pipeline.
@@ -29,6 +32,8 @@ pub struct WorkerLauncher {
     pub mode: WorkerMode,
     /// The `anes` executable, for process workers (its `worker` subcommand).
     pub program: Option<PathBuf>,
+    /// Where remote workers listen, for remote workers.
+    pub remote: Option<RemoteWorkers>,
 }
 
 /// A running worker, whichever kind.
@@ -42,7 +47,8 @@ pub trait WorkerHandle: Send + fmt::Debug {
 }
 
 impl WorkerLauncher {
-    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle.
+    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle. A
+    /// remote worker is connected to now (its address resolved, its token file read again).
     pub fn start(
         &self,
         worker: WorkerId,
@@ -61,6 +67,20 @@ impl WorkerLauncher {
                     )
                 })?;
                 Box::new(ProcessWorker::spawn(&program, worker, incarnation, events)?)
+            }
+            WorkerMode::Remote => {
+                let remote = self.remote.as_ref().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "remote workers need their addresses")
+                })?;
+                let token = read_token_file(&remote.token_file).map_err(std::io::Error::other)?;
+                let address = match worker {
+                    WorkerId::A => &remote.a,
+                    WorkerId::B => &remote.b,
+                };
+                Box::new(
+                    RemoteWorker::connect(address, &token, worker, incarnation, events)
+                        .map_err(|e| std::io::Error::new(e.kind(), format!("{address}: {e}")))?,
+                )
             }
         };
         handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every });

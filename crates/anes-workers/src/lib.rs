@@ -1,6 +1,6 @@
 //! anes-workers: the workers of a pipeline. A worker is a console that runs the pipeline's input
 //! records and reports a frame record for each, on a thread of this process or in an `anes worker`
-//! child process. All speak [`protocol`]: the child over its stdin and stdout, the thread over
+//! child process, or `anes worker --listen` on another machine ([`remote`]). All speak [`protocol`]: the child over its stdin and stdout, the thread over
 //! channels without encoding. Every transport's handle is a [`WorkerHandle`], started by a
 //! [`WorkerLauncher`], and reports [`WorkerMessage`]s to the pipeline's driver.
 //!
@@ -12,13 +12,15 @@
 //!   checksums, JSON lines, the limits both share;
 //! - [`engine`]: the console behind every transport, driven by commands;
 //! - [`stdio`]: the worker's side of a byte stream (`anes worker`);
-//! - `thread`, `process`, [`stream`]: the transports ([`ThreadWorker`]; [`ProcessWorker`] over
-//!   [`WorkerChild`], the one child-process transport, also the canary's).
+//! - `thread`, `process`, [`remote`], [`stream`]: the transports ([`ThreadWorker`]; [`ProcessWorker`]
+//!   over [`WorkerChild`], the one child-process transport, also the canary's; [`remote::RemoteWorker`]
+//!   over TCP).
 
 pub mod engine;
 mod launcher;
 mod process;
 pub mod protocol;
+pub mod remote;
 pub mod stdio;
 pub mod stream;
 mod thread;

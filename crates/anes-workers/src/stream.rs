@@ -29,6 +29,8 @@ impl StreamEnd {
     pub fn reason(&self) -> String {
         match self {
             StreamEnd::Ended => "its output ended".to_string(),
+            // A reset connection is not the worker breaking the protocol.
+            StreamEnd::Broken(ProtocolError::Io(e)) => format!("reading its output failed: {e}"),
             StreamEnd::Broken(e) => format!("protocol error: {e}"),
             StreamEnd::Refused(reason) => reason.clone(),
             StreamEnd::Dropped => "nobody reads its replies any more".to_string(),
@@ -52,6 +54,8 @@ pub fn check_hello(reply: &Reply) -> Result<&BuildInfo, String> {
         Reply::Hello { protocol_version, .. } => Err(format!(
             "it speaks worker protocol version {protocol_version}; this build speaks {PROTOCOL_VERSION}"
         )),
+        // A listening worker's refusal of a connection (its token, or another coordinator's session).
+        Reply::Error { message } => Err(format!("it refused: {message}")),
         other => Err(format!("its first message was {} instead of hello", reply_kind(other))),
     }
 }

@@ -55,7 +55,8 @@ enum AnesCommand {
     /// Dead-letter queue tools: show what a queue file holds.
     #[command(subcommand)]
     Dlq(dlq::DlqCommand),
-    /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`).
+    /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`), or
+    /// over TCP with --listen (a remote worker).
     Worker(worker::Args),
     /// The canary gate: the baseline and the candidate build replay one input stream; the first
     /// differing frame stops the run and is localized to the instruction and the state field.

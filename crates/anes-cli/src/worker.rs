@@ -1,10 +1,14 @@
-//! `anes worker`: one console driven over stdin and stdout by the worker protocol (crate anes-ops,
-//! `worker::protocol`): what `anes serve` starts for pipelines with `workers = "process"`, and what a
-//! canary of another build can be driven through.
+//! `anes worker`: one console driven by the worker protocol (crate anes-workers, `protocol`): over
+//! stdin and stdout, what `anes serve` starts for pipelines with `workers = "process"` and what a
+//! canary of another build is driven through; or, with `--listen`, over TCP for a coordinator on
+//! another machine (`workers = "remote"`).
 
+use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anes_ops::worker::protocol::Encoding;
+use anes_workers::protocol::Encoding;
+use anes_workers::remote::listen::{ConnectionEvent, ListenSettings, serve_listener};
 use anyhow::Context;
 
 /// Encoding on the pipes.
@@ -21,14 +25,43 @@ pub struct Args {
     /// Encoding of commands (stdin) and replies (stdout).
     #[arg(long, value_enum, default_value_t = Protocol::Binary)]
     protocol: Protocol,
+    /// Serve coordinators over TCP at HOST:PORT instead of stdin and stdout, one at a time, in the
+    /// binary encoding (port 0: a free port; `listening on HOST:PORT` goes to stderr once bound).
+    #[arg(long, value_name = "HOST:PORT", requires = "token_file", conflicts_with = "protocol")]
+    listen: Option<String>,
+    /// The file holding the token a coordinator must send first (with --listen).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    token_file: Option<PathBuf>,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    if let (Some(address), Some(token_file)) = (&args.listen, &args.token_file) {
+        return listen(address, token_file);
+    }
     let encoding = match args.protocol {
         Protocol::Binary => Encoding::Binary,
         Protocol::JsonLines => Encoding::JsonLines,
     };
-    anes_ops::worker::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
+    anes_workers::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
         .context("worker protocol")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn listen(address: &str, token_file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let token = anes_workers::remote::read_token_file(token_file)
+        .map_err(anyhow::Error::msg)
+        .context("--token-file")?;
+    let listener = TcpListener::bind(address).with_context(|| format!("--listen {address}"))?;
+    let bound = listener.local_addr().context("the listening address")?;
+    eprintln!("listening on {bound}");
+    serve_listener(&listener, &token, ListenSettings::default(), |event| match event {
+        ConnectionEvent::SessionStarted { peer } => eprintln!("coordinator {peer}: session started"),
+        ConnectionEvent::SessionEnded { peer, error: None } => eprintln!("coordinator {peer}: session ended"),
+        ConnectionEvent::SessionEnded { peer, error: Some(e) } => {
+            eprintln!("coordinator {peer}: session ended: {e}")
+        }
+        ConnectionEvent::Refused { peer, reason } => eprintln!("connection from {peer} refused: {reason}"),
+    })
+    .with_context(|| format!("accepting connections on {bound}"))?;
     Ok(ExitCode::SUCCESS)
 }

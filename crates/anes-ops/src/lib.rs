@@ -3,7 +3,8 @@
 //! automated rollback procedure, an HTTP API and status page.
 //!
 //! - [`pipeline`]: the pipeline and its rollback procedure as a state machine with no I/O;
-//! - [`worker`]: the workers (threads or `anes worker` processes) and their protocol;
+//! - [`worker`]: the `anes-workers` crate (the workers' transports and the protocol's codec), under
+//!   the path this crate's modules use;
 //! - [`metrics`]: what `/metrics` exports;
 //! - [`alertmanager`]: the webhook's payload and the deduplication of notifications;
 //! - [`store`]: the fenced checkpoint store (filesystem, Redis) and its writer thread;
@@ -27,4 +28,4 @@ pub mod pipeline;
 pub mod recovery;
 pub mod runtime;
 pub mod store;
-pub mod worker;
+pub use anes_workers as worker;

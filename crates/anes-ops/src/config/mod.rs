@@ -13,12 +13,16 @@ use crate::framed::FsyncPolicy;
 use crate::journal::JournalSettings;
 use crate::pipeline::{ALERT_DRIFT_THRESHOLD, PipelineSettings, RollbackPolicy};
 use crate::worker::WorkerMode;
+use crate::worker::remote::RemoteWorkers;
 
 mod input;
+mod remote;
 mod store;
 
 pub use input::{InputSection, InputSpec, JournalSection};
 use input::{parse_input, parse_journal};
+pub use remote::RemoteSection;
+use remote::parse_remote;
 use store::parse_store;
 pub use store::{StoreBackend, StoreSection, StoreSpec};
 
@@ -110,8 +114,10 @@ pub struct PipelineSection {
     pub drift_window: Option<u64>,
     /// `alert` (default) or `immediate`.
     pub rollback: Option<RollbackPolicy>,
-    /// `thread` (default) or `process`.
+    /// `thread` (default), `process` or `remote`.
     pub workers: Option<WorkerMode>,
+    /// `[pipeline.remote]`: where remote workers listen.
+    pub remote: Option<RemoteSection>,
     /// Records waiting for verification before intake is refused (default 65536).
     pub backlog_capacity: Option<u64>,
     /// Records the dead-letter queue holds (default 262144).
@@ -137,8 +143,10 @@ pub struct PipelineConfig {
     pub rom: Option<PathBuf>,
     /// Where the pipeline's input records come from: a replayed file or HTTP pushes.
     pub input: InputSpec,
-    /// How the two workers run: threads of the service or `anes worker` child processes.
+    /// How the two workers run: threads of the service, `anes worker` child processes, or remote.
     pub workers: WorkerMode,
+    /// Where remote workers listen (`workers = "remote"` only).
+    pub remote: Option<RemoteWorkers>,
     /// The checkpoint store.
     pub store: StoreSpec,
     /// Segment size, segments kept and fsync policy of the write-ahead journal.
@@ -210,6 +218,19 @@ impl Config {
             }
             if let StoreBackend::Filesystem(Some(d)) = &mut p.store.backend {
                 resolve(d);
+            }
+        }
+        for (i, p) in config.pipelines.iter_mut().enumerate() {
+            if let Some(remote) = &mut p.remote {
+                resolve(&mut remote.token_file);
+                // Checked now so a missing secret stops the start; read again at every connection.
+                crate::worker::remote::read_token_file(&remote.token_file).map_err(|problem| {
+                    ConfigError {
+                        file: name.clone(),
+                        key: format!("pipeline[{i}].remote.token_file"),
+                        problem,
+                    }
+                })?;
             }
         }
         Ok(config)
@@ -322,11 +343,15 @@ impl Config {
                 .map_err(|(field, problem)| err(key(field), problem))?;
             let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
             let journal = parse_journal(&p.journal).map_err(|(field, problem)| err(key(field), problem))?;
+            let workers = p.workers.unwrap_or_default();
+            let remote = parse_remote(workers, p.remote.as_ref())
+                .map_err(|(field, problem)| err(key(field), problem))?;
             pipelines.push(PipelineConfig {
                 settings,
                 rom: p.rom,
                 input,
-                workers: p.workers.unwrap_or_default(),
+                workers,
+                remote,
                 store,
                 journal,
                 dlq_fsync: p.dlq_fsync.unwrap_or_default(),

@@ -247,7 +247,11 @@ pub fn start_pipelines(
                 Some(ReplaySource::new(stream, *looping, *pace))
             }
         };
-        let launcher = WorkerLauncher { mode: p.workers, program: options.worker_program.clone() };
+        let launcher = WorkerLauncher {
+            mode: p.workers,
+            program: options.worker_program.clone(),
+            remote: p.remote.clone(),
+        };
         if p.workers == WorkerMode::Process && launcher.program.is_none() {
             return Err(StartError::Setup(format!(
                 "pipeline {}: process workers need the anes executable's path",

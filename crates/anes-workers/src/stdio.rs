@@ -5,15 +5,15 @@
 //! can end as soon as the input does: a parent that closed the worker's stdin is gone, and a worker
 //! that slept on would outlive it by up to [`MAX_STALL_MILLIS`].
 //!
-//! [`MAX_STALL_MILLIS`]: super::protocol::MAX_STALL_MILLIS
+//! [`MAX_STALL_MILLIS`]: crate::protocol::MAX_STALL_MILLIS
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use super::engine::{Engine, Flow};
-use super::protocol::{
+use crate::engine::{Engine, Flow};
+use crate::protocol::{
     BuildInfo, Encoding, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand, command_from_json,
     decode_command, encode_reply, read_frame, read_line,
 };
@@ -178,7 +178,7 @@ impl<W: Write> ReplyWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::protocol::{
+    use crate::protocol::{
         MAX_STALL_MILLIS, WireInput, decode_reply, encode_command, read_frame, read_hello_frame,
         reply_from_json,
     };

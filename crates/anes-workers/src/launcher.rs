@@ -1,15 +1,4 @@
-//! Workers: a console that runs the pipeline's input records and reports a frame record for each, on a
-//! thread of this process or in an `anes worker` child process. Both speak [`protocol`]; the child over
-//! its stdin and stdout, the thread over channels without encoding.
-//!
-//! Every started worker gets an incarnation number, and everything it sends carries it: after a worker
-//! is isolated and replaced, anything the old incarnation still had in flight is recognised and dropped
-//! (a fencing token, checked before the payload is looked at).
-
-pub mod engine;
-mod process;
-pub mod stdio;
-mod thread;
+//! Starting a worker of any transport, and the one interface every transport's handle has.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -17,12 +6,11 @@ use std::path::PathBuf;
 use crossbeam_channel::Sender;
 use serde::{Deserialize, Serialize};
 
-pub use process::ProcessWorker;
-pub use thread::ThreadWorker;
-
-pub use anes_pipeline::protocol;
-pub use anes_pipeline::worker::{WorkerId, WorkerMessage, WorkerOutput};
-use protocol::{Reply, WorkerCommand};
+use crate::process::ProcessWorker;
+use crate::protocol::{Reply, WorkerCommand};
+use crate::remote::{RemoteWorker, RemoteWorkers, read_token_file};
+use crate::thread::ThreadWorker;
+use crate::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// Where workers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -33,6 +21,8 @@ pub enum WorkerMode {
     Thread,
     /// An `anes worker` child process.
     Process,
+    /// An `anes worker --listen` on another machine, over TCP (`[pipeline.remote]`).
+    Remote,
 }
 
 /// How to start workers of a pipeline.
@@ -42,6 +32,8 @@ pub struct WorkerLauncher {
     pub mode: WorkerMode,
     /// The `anes` executable, for process workers (its `worker` subcommand).
     pub program: Option<PathBuf>,
+    /// Where remote workers listen, for remote workers.
+    pub remote: Option<RemoteWorkers>,
 }
 
 /// A running worker, whichever kind.
@@ -55,7 +47,8 @@ pub trait WorkerHandle: Send + fmt::Debug {
 }
 
 impl WorkerLauncher {
-    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle.
+    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle. A
+    /// remote worker is connected to now (its address resolved, its token file read again).
     pub fn start(
         &self,
         worker: WorkerId,
@@ -74,6 +67,20 @@ impl WorkerLauncher {
                     )
                 })?;
                 Box::new(ProcessWorker::spawn(&program, worker, incarnation, events)?)
+            }
+            WorkerMode::Remote => {
+                let remote = self.remote.as_ref().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "remote workers need their addresses")
+                })?;
+                let token = read_token_file(&remote.token_file).map_err(std::io::Error::other)?;
+                let address = match worker {
+                    WorkerId::A => &remote.a,
+                    WorkerId::B => &remote.b,
+                };
+                Box::new(
+                    RemoteWorker::connect(address, &token, worker, incarnation, events)
+                        .map_err(|e| std::io::Error::new(e.kind(), format!("{address}: {e}")))?,
+                )
             }
         };
         handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every });

@@ -6,7 +6,7 @@ use std::time::Duration;
 use anes_core::NesConfig;
 use anes_lockstep::{Fault, Machine, NesMachine};
 
-use super::protocol::{Reply, WireInput, WorkerCommand};
+use crate::protocol::{Reply, WireInput, WorkerCommand};
 
 /// Before a frame has been measured, a state fault due within this many CPU cycles makes the next frame
 /// run instruction by instruction (an NTSC frame is about 29,781 cycles).
@@ -35,8 +35,8 @@ struct PendingFault {
 /// A console driven by protocol commands.
 ///
 /// ```
-/// use anes_ops::worker::engine::{Engine, Flow};
-/// use anes_ops::worker::protocol::{WorkerCommand, Reply, WireInput};
+/// use anes_workers::engine::{Engine, Flow};
+/// use anes_workers::protocol::{WorkerCommand, Reply, WireInput};
 /// let mut engine = Engine::new();
 /// let mut replies = Vec::new();
 /// let rom = anes_lockstep::testing::tiny_rom();

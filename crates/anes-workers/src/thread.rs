@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
-use super::engine::{Engine, Flow};
-use super::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
-use super::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
+use crate::engine::{Engine, Flow};
+use crate::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
+use crate::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
 
 const RUNNING: u8 = 0;
 const STOP: u8 = 1;
@@ -120,7 +120,7 @@ impl Drop for ThreadWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worker::protocol::WireInput;
+    use crate::protocol::WireInput;
 
     fn next(rx: &crossbeam_channel::Receiver<WorkerMessage>) -> WorkerOutput {
         rx.recv_timeout(Duration::from_secs(10)).expect("a message").body

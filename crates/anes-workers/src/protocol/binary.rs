@@ -1,0 +1,395 @@
+//! The binary encoding: one tag byte per message, then its fields, little-endian (layouts in
+//! [`encode_command`] and [`encode_reply`]); framing and checksums are [`super::frame`]'s.
+
+use super::frame::{begin_frame, end_frame};
+use super::{BuildInfo, HELLO_MAGIC, ProtocolError, Reply, WireInput, WireProbe, WireRecord, WorkerCommand};
+use super::{check_batch_len, check_limits, tag};
+
+/// Appends one binary frame holding `command`: `len u32`, the contents (tag and payload), then the
+/// frame's checksum (blake3 of `len` and the contents, first 8 bytes).
+///
+/// Layouts (little-endian; `bytes` is a `u32` length and the bytes, `str` the same in UTF-8):
+/// `Load` 0x01: `checkpoint_every u64, rom bytes`; `Frames` 0x02: `first_seq u64, count u32,
+/// count × [port1, port2, command]`; `Restore` 0x03: `seq u64, snapshot bytes`; `Snapshot` 0x04;
+/// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07; `BeginFrame` 0x08:
+/// `[port1, port2, command]`; `StepInstruction` 0x09; `Probe` 0x0A; `Record` 0x0B; `Disassemble` 0x0C;
+/// `Picture` 0x0D.
+pub fn encode_command(command: &WorkerCommand, out: &mut Vec<u8>) {
+    let start = begin_frame(out);
+    match command {
+        WorkerCommand::Load { rom, checkpoint_every } => {
+            out.push(tag::LOAD);
+            out.extend_from_slice(&checkpoint_every.to_le_bytes());
+            put_bytes(out, rom);
+        }
+        WorkerCommand::Frames { first_seq, inputs } => {
+            out.push(tag::FRAMES);
+            out.extend_from_slice(&first_seq.to_le_bytes());
+            out.extend_from_slice(&(inputs.len() as u32).to_le_bytes());
+            for input in inputs {
+                out.extend_from_slice(&input.0);
+            }
+        }
+        WorkerCommand::Restore { seq, snapshot } => {
+            out.push(tag::RESTORE);
+            out.extend_from_slice(&seq.to_le_bytes());
+            put_bytes(out, snapshot);
+        }
+        WorkerCommand::Snapshot => out.push(tag::SNAPSHOT_REQUEST),
+        WorkerCommand::Inject { spec } => {
+            out.push(tag::INJECT);
+            put_bytes(out, spec.as_bytes());
+        }
+        WorkerCommand::Stall { millis } => {
+            out.push(tag::STALL);
+            out.extend_from_slice(&millis.to_le_bytes());
+        }
+        WorkerCommand::Shutdown => out.push(tag::SHUTDOWN),
+        WorkerCommand::BeginFrame { input } => {
+            out.push(tag::BEGIN_FRAME);
+            out.extend_from_slice(&input.0);
+        }
+        WorkerCommand::StepInstruction => out.push(tag::STEP_INSTRUCTION),
+        WorkerCommand::Probe => out.push(tag::PROBE_REQUEST),
+        WorkerCommand::Record => out.push(tag::RECORD_REQUEST),
+        WorkerCommand::Disassemble => out.push(tag::DISASSEMBLE),
+        WorkerCommand::Picture => out.push(tag::PICTURE_REQUEST),
+    }
+    end_frame(out, start);
+}
+
+/// Appends one binary frame holding `reply`, framed as [`encode_command`] frames a command.
+///
+/// Layouts: `Hello` 0x81: `magic "ANWP", protocol_version u16, emulation_epoch u32, version str,
+/// git_commit str (empty: none)`; `Loaded` 0x82: `rom_identity [32], record`; `Record` 0x83: `seq u64,
+/// record`; `Snapshot` 0x84: `seq u64, state_hash [32], bytes`; `Restored` 0x85: `seq u64, record`;
+/// `FaultFired` 0x86: `seq u64, spec str, refused str (empty: none)`; `Error` 0x87: `message str`;
+/// `Probe` 0x88: `probe`; `Stepped` 0x89: `done u8 (0 or 1), probe`; `Disassembly` 0x8A: `opcode u8,
+/// text str`; `Picture` 0x8B: `width u32, height u32, rgb bytes`.
+/// A record is `frame u64, cpu_cycle u64, scanline u16, dot u16, state_hash [32]` (52 bytes); a probe
+/// `cpu_cycle u64, scanline u16, dot u16, pc u16, registers u64` (22 bytes).
+pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
+    let start = begin_frame(out);
+    match reply {
+        Reply::Hello { protocol_version, build } => {
+            out.push(tag::HELLO);
+            out.extend_from_slice(&HELLO_MAGIC);
+            out.extend_from_slice(&protocol_version.to_le_bytes());
+            out.extend_from_slice(&build.emulation_epoch.to_le_bytes());
+            put_bytes(out, build.version.as_bytes());
+            put_bytes(out, build.git_commit.as_deref().unwrap_or("").as_bytes());
+        }
+        Reply::Loaded { rom_identity, record } => {
+            out.push(tag::LOADED);
+            out.extend_from_slice(rom_identity);
+            put_record(out, record);
+        }
+        Reply::Record { seq, record } => {
+            out.push(tag::RECORD);
+            out.extend_from_slice(&seq.to_le_bytes());
+            put_record(out, record);
+        }
+        Reply::Snapshot { seq, state_hash, bytes } => {
+            out.push(tag::SNAPSHOT);
+            out.extend_from_slice(&seq.to_le_bytes());
+            out.extend_from_slice(state_hash);
+            put_bytes(out, bytes);
+        }
+        Reply::Restored { seq, record } => {
+            out.push(tag::RESTORED);
+            out.extend_from_slice(&seq.to_le_bytes());
+            put_record(out, record);
+        }
+        Reply::FaultFired { seq, spec, refused } => {
+            out.push(tag::FAULT_FIRED);
+            out.extend_from_slice(&seq.to_le_bytes());
+            put_bytes(out, spec.as_bytes());
+            put_bytes(out, refused.as_deref().unwrap_or("").as_bytes());
+        }
+        Reply::Error { message } => {
+            out.push(tag::ERROR);
+            put_bytes(out, message.as_bytes());
+        }
+        Reply::Probe { probe } => {
+            out.push(tag::PROBE);
+            put_probe(out, probe);
+        }
+        Reply::Stepped { done, probe } => {
+            out.push(tag::STEPPED);
+            out.push(u8::from(*done));
+            put_probe(out, probe);
+        }
+        Reply::Disassembly { opcode, text } => {
+            out.push(tag::DISASSEMBLY);
+            out.push(*opcode);
+            put_bytes(out, text.as_bytes());
+        }
+        Reply::Picture { width, height, rgb } => {
+            out.push(tag::PICTURE);
+            out.extend_from_slice(&width.to_le_bytes());
+            out.extend_from_slice(&height.to_le_bytes());
+            put_bytes(out, rgb);
+        }
+    }
+    end_frame(out, start);
+}
+
+fn put_probe(out: &mut Vec<u8>, p: &WireProbe) {
+    out.extend_from_slice(&p.cpu_cycle.to_le_bytes());
+    out.extend_from_slice(&p.scanline.to_le_bytes());
+    out.extend_from_slice(&p.dot.to_le_bytes());
+    out.extend_from_slice(&p.pc.to_le_bytes());
+    out.extend_from_slice(&p.registers.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn put_record(out: &mut Vec<u8>, r: &WireRecord) {
+    out.extend_from_slice(&r.frame.to_le_bytes());
+    out.extend_from_slice(&r.cpu_cycle.to_le_bytes());
+    out.extend_from_slice(&r.scanline.to_le_bytes());
+    out.extend_from_slice(&r.dot.to_le_bytes());
+    out.extend_from_slice(&r.state_hash);
+}
+
+/// Reads fields from a payload, naming the message and field in every error.
+struct Fields<'a> {
+    message: &'static str,
+    rest: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], ProtocolError> {
+        if self.rest.len() < n {
+            return Err(ProtocolError::Truncated { message: self.message, field });
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], ProtocolError> {
+        let bytes = self.take(N, field)?;
+        let mut out = [0; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+
+    fn u16(&mut self, field: &'static str) -> Result<u16, ProtocolError> {
+        Ok(u16::from_le_bytes(self.array(field)?))
+    }
+
+    fn u32(&mut self, field: &'static str) -> Result<u32, ProtocolError> {
+        Ok(u32::from_le_bytes(self.array(field)?))
+    }
+
+    fn u64(&mut self, field: &'static str) -> Result<u64, ProtocolError> {
+        Ok(u64::from_le_bytes(self.array(field)?))
+    }
+
+    fn bytes(&mut self, field: &'static str) -> Result<&'a [u8], ProtocolError> {
+        let len = self.u32(field)? as usize;
+        self.take(len, field)
+    }
+
+    fn string(&mut self, field: &'static str) -> Result<String, ProtocolError> {
+        let bytes = self.bytes(field)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| ProtocolError::BadField {
+            message: self.message,
+            field,
+            problem: "not UTF-8".to_string(),
+        })
+    }
+
+    fn record(&mut self) -> Result<WireRecord, ProtocolError> {
+        Ok(WireRecord {
+            frame: self.u64("record.frame")?,
+            cpu_cycle: self.u64("record.cpu_cycle")?,
+            scanline: self.u16("record.scanline")?,
+            dot: self.u16("record.dot")?,
+            state_hash: self.array("record.state_hash")?,
+        })
+    }
+
+    fn probe(&mut self) -> Result<WireProbe, ProtocolError> {
+        Ok(WireProbe {
+            cpu_cycle: self.u64("probe.cpu_cycle")?,
+            scanline: self.u16("probe.scanline")?,
+            dot: self.u16("probe.dot")?,
+            pc: self.u16("probe.pc")?,
+            registers: self.u64("probe.registers")?,
+        })
+    }
+
+    fn finish<T>(self, value: T) -> Result<T, ProtocolError> {
+        if self.rest.is_empty() {
+            Ok(value)
+        } else {
+            Err(ProtocolError::TrailingBytes { message: self.message, extra: self.rest.len() })
+        }
+    }
+}
+
+fn split_tag(frame: &[u8]) -> Result<(u8, &[u8]), ProtocolError> {
+    frame.split_first().map(|(t, rest)| (*t, rest)).ok_or(ProtocolError::EmptyFrame)
+}
+
+/// Decodes a binary frame's contents (tag and payload, without the length prefix and checksum) as a
+/// command, within the protocol's limits.
+pub fn decode_command(frame: &[u8]) -> Result<WorkerCommand, ProtocolError> {
+    decode_command_unchecked(frame).and_then(check_limits)
+}
+
+fn decode_command_unchecked(frame: &[u8]) -> Result<WorkerCommand, ProtocolError> {
+    let (tag, payload) = split_tag(frame)?;
+    let fields = |message| Fields { message, rest: payload };
+    match tag {
+        tag::LOAD => {
+            let mut f = fields("load");
+            let checkpoint_every = f.u64("checkpoint_every")?;
+            let rom = f.bytes("rom")?.to_vec();
+            f.finish(WorkerCommand::Load { rom, checkpoint_every })
+        }
+        tag::FRAMES => {
+            let mut f = fields("frames");
+            let first_seq = f.u64("first_seq")?;
+            let count = f.u32("count")? as usize;
+            // Checked before the inputs are allocated, with the limit every encoding shares.
+            check_batch_len(count)?;
+            let body = f.take(count.saturating_mul(3), "inputs")?;
+            let inputs = body.chunks_exact(3).map(|c| WireInput([c[0], c[1], c[2]])).collect();
+            f.finish(WorkerCommand::Frames { first_seq, inputs })
+        }
+        tag::RESTORE => {
+            let mut f = fields("restore");
+            let seq = f.u64("seq")?;
+            let snapshot = f.bytes("snapshot")?.to_vec();
+            f.finish(WorkerCommand::Restore { seq, snapshot })
+        }
+        tag::SNAPSHOT_REQUEST => fields("snapshot").finish(WorkerCommand::Snapshot),
+        tag::INJECT => {
+            let mut f = fields("inject");
+            let spec = f.string("spec")?;
+            f.finish(WorkerCommand::Inject { spec })
+        }
+        tag::STALL => {
+            let mut f = fields("stall");
+            let millis = f.u32("millis")?;
+            f.finish(WorkerCommand::Stall { millis })
+        }
+        tag::SHUTDOWN => fields("shutdown").finish(WorkerCommand::Shutdown),
+        tag::BEGIN_FRAME => {
+            let mut f = fields("begin_frame");
+            let input = WireInput(f.array("input")?);
+            f.finish(WorkerCommand::BeginFrame { input })
+        }
+        tag::STEP_INSTRUCTION => fields("step_instruction").finish(WorkerCommand::StepInstruction),
+        tag::PROBE_REQUEST => fields("probe").finish(WorkerCommand::Probe),
+        tag::RECORD_REQUEST => fields("record").finish(WorkerCommand::Record),
+        tag::DISASSEMBLE => fields("disassemble").finish(WorkerCommand::Disassemble),
+        tag::PICTURE_REQUEST => fields("picture").finish(WorkerCommand::Picture),
+        other => Err(ProtocolError::UnknownTag(other)),
+    }
+}
+
+/// Decodes a binary frame's contents (tag and payload) as a reply.
+pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
+    let (tag, payload) = split_tag(frame)?;
+    let fields = |message| Fields { message, rest: payload };
+    match tag {
+        tag::HELLO => {
+            let mut f = fields("hello");
+            let magic: [u8; 4] = f.array("magic")?;
+            if magic != HELLO_MAGIC {
+                return Err(ProtocolError::BadField {
+                    message: "hello",
+                    field: "magic",
+                    problem: format!("expected \"ANWP\", found {magic:02X?}: not an anes worker"),
+                });
+            }
+            let protocol_version = f.u16("protocol_version")?;
+            let emulation_epoch = f.u32("emulation_epoch")?;
+            let version = f.string("version")?;
+            let git_commit = Some(f.string("git_commit")?).filter(|s| !s.is_empty());
+            f.finish(Reply::Hello {
+                protocol_version,
+                build: BuildInfo { version, git_commit, emulation_epoch },
+            })
+        }
+        tag::LOADED => {
+            let mut f = fields("loaded");
+            let rom_identity = f.array("rom_identity")?;
+            let record = f.record()?;
+            f.finish(Reply::Loaded { rom_identity, record })
+        }
+        tag::RECORD => {
+            let mut f = fields("record");
+            let seq = f.u64("seq")?;
+            let record = f.record()?;
+            f.finish(Reply::Record { seq, record })
+        }
+        tag::SNAPSHOT => {
+            let mut f = fields("snapshot");
+            let seq = f.u64("seq")?;
+            let state_hash = f.array("state_hash")?;
+            let bytes = f.bytes("bytes")?.to_vec();
+            f.finish(Reply::Snapshot { seq, state_hash, bytes })
+        }
+        tag::RESTORED => {
+            let mut f = fields("restored");
+            let seq = f.u64("seq")?;
+            let record = f.record()?;
+            f.finish(Reply::Restored { seq, record })
+        }
+        tag::FAULT_FIRED => {
+            let mut f = fields("fault_fired");
+            let seq = f.u64("seq")?;
+            let spec = f.string("spec")?;
+            let refused = Some(f.string("refused")?).filter(|s| !s.is_empty());
+            f.finish(Reply::FaultFired { seq, spec, refused })
+        }
+        tag::ERROR => {
+            let mut f = fields("error");
+            let message = f.string("message")?;
+            f.finish(Reply::Error { message })
+        }
+        tag::PROBE => {
+            let mut f = fields("probe");
+            let probe = f.probe()?;
+            f.finish(Reply::Probe { probe })
+        }
+        tag::STEPPED => {
+            let mut f = fields("stepped");
+            let done = match f.array::<1>("done")?[0] {
+                0 => false,
+                1 => true,
+                other => {
+                    return Err(ProtocolError::BadField {
+                        message: "stepped",
+                        field: "done",
+                        problem: format!("{other} is neither 0 nor 1"),
+                    });
+                }
+            };
+            let probe = f.probe()?;
+            f.finish(Reply::Stepped { done, probe })
+        }
+        tag::DISASSEMBLY => {
+            let mut f = fields("disassembly");
+            let [opcode] = f.array("opcode")?;
+            let text = f.string("text")?;
+            f.finish(Reply::Disassembly { opcode, text })
+        }
+        tag::PICTURE => {
+            let mut f = fields("picture");
+            let width = f.u32("width")?;
+            let height = f.u32("height")?;
+            let rgb = f.bytes("rgb")?.to_vec();
+            f.finish(Reply::Picture { width, height, rgb })
+        }
+        other => Err(ProtocolError::UnknownTag(other)),
+    }
+}

@@ -1,0 +1,282 @@
+//! The handshake, against a listening worker on 127.0.0.1 in this process.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+
+use super::listen::{ConnectionEvent, ListenSettings, serve_listener};
+use super::token::{HandshakeError, digests_equal, encode_token, read_and_check_token};
+use super::{MAX_TOKEN_LEN, RemoteWorker, TOKEN_MAGIC};
+use crate::protocol::{Reply, WorkerCommand, decode_reply, encode_command, read_frame, read_hello_frame};
+use crate::{WorkerHandle, WorkerId, WorkerOutput};
+
+const TOKEN: &[u8] = b"s3cret-token";
+
+type Events = Arc<Mutex<Vec<ConnectionEvent>>>;
+
+/// A listening worker on a free port of 127.0.0.1, serving on a thread of this test process.
+fn worker(settings: ListenSettings) -> (String, Events) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let events: Events = Arc::default();
+    let log = Arc::clone(&events);
+    std::thread::spawn(move || {
+        let _ = serve_listener(&listener, TOKEN, settings, move |e| log.lock().unwrap().push(e));
+    });
+    (address, events)
+}
+
+fn quick() -> ListenSettings {
+    ListenSettings {
+        handshake_timeout: Duration::from_millis(300),
+        busy_grace: Duration::from_millis(200),
+        max_handshakes: 4,
+    }
+}
+
+fn connect(address: &str) -> TcpStream {
+    let stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+}
+
+/// The first reply on `stream`, and whether the stream ended right after it.
+fn first_reply(stream: &mut TcpStream) -> (Reply, bool) {
+    let mut frame = Vec::new();
+    assert!(read_hello_frame(stream, &mut frame).unwrap(), "the worker said nothing");
+    let reply = decode_reply(&frame).unwrap();
+    let mut rest = Vec::new();
+    let closed = matches!(&reply, Reply::Error { .. }) && {
+        // An error frame's checksum follows it; then the end.
+        let _ = stream.read_to_end(&mut rest);
+        rest.len() <= crate::protocol::FRAME_CHECKSUM_LEN
+    };
+    (reply, closed)
+}
+
+fn refusals(events: &Events) -> Vec<HandshakeError> {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ConnectionEvent::Refused { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn wait_for(what: &str, mut probe: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !probe() {
+        assert!(start.elapsed() < Duration::from_secs(10), "no {what} within 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn the_right_token_gets_a_hello_and_a_session() {
+    let (address, events) = worker(quick());
+    let mut stream = connect(&address);
+    let mut bytes = Vec::new();
+    encode_token(TOKEN, &mut bytes);
+    encode_command(
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &mut bytes,
+    );
+    stream.write_all(&bytes).unwrap();
+    assert!(matches!(first_reply(&mut stream).0, Reply::Hello { .. }));
+    let mut frame = Vec::new();
+    assert!(read_frame(&mut stream, &mut frame).unwrap());
+    assert!(matches!(decode_reply(&frame).unwrap(), Reply::Loaded { .. }));
+    assert!(refusals(&events).is_empty());
+}
+
+#[test]
+fn a_wrong_token_is_refused_before_any_command_is_read() {
+    let (address, events) = worker(quick());
+    let mut stream = connect(&address);
+    let mut bytes = Vec::new();
+    encode_token(b"s3cret-tokem", &mut bytes);
+    // A command right behind the token: it must never be served.
+    encode_command(
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &mut bytes,
+    );
+    stream.write_all(&bytes).unwrap();
+    let (reply, closed) = first_reply(&mut stream);
+    assert_eq!(reply, Reply::Error { message: "refused: wrong token".into() });
+    assert!(closed, "nothing follows the refusal");
+    wait_for("the refusal logged", || !refusals(&events).is_empty());
+    assert_eq!(refusals(&events), [HandshakeError::WrongToken]);
+    assert!(
+        !events.lock().unwrap().iter().any(|e| matches!(e, ConnectionEvent::SessionStarted { .. })),
+        "no session for a wrong token"
+    );
+}
+
+#[test]
+fn a_silent_client_is_dropped_after_the_handshake_timeout() {
+    let (address, events) = worker(quick());
+    let mut stream = connect(&address);
+    let start = Instant::now();
+    let (reply, closed) = first_reply(&mut stream);
+    let waited = start.elapsed();
+    assert_eq!(reply, Reply::Error { message: "refused: no token within 0.3 s".into() });
+    assert!(closed);
+    assert!(waited >= Duration::from_millis(250) && waited < Duration::from_secs(5), "{waited:?}");
+    // A client that sends half a token and stops is timed out alike.
+    let mut half = connect(&address);
+    half.write_all(&40u32.to_le_bytes()).unwrap();
+    half.write_all(&TOKEN_MAGIC).unwrap();
+    assert_eq!(first_reply(&mut half).0, Reply::Error { message: "refused: no token within 0.3 s".into() });
+    wait_for("both refusals logged", || refusals(&events).len() == 2);
+}
+
+#[test]
+fn a_second_coordinator_is_refused_while_one_is_connected() {
+    let (address, events) = worker(quick());
+    let mut first = connect(&address);
+    let mut token = Vec::new();
+    encode_token(TOKEN, &mut token);
+    first.write_all(&token).unwrap();
+    assert!(matches!(first_reply(&mut first).0, Reply::Hello { .. }));
+    let mut second = connect(&address);
+    second.write_all(&token).unwrap();
+    let (reply, closed) = first_reply(&mut second);
+    assert_eq!(reply, Reply::Error { message: "refused: busy: another coordinator is connected".into() });
+    assert!(closed);
+    // The first session goes on, and once it ends the next coordinator is served.
+    let mut bytes = Vec::new();
+    encode_command(
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &mut bytes,
+    );
+    first.write_all(&bytes).unwrap();
+    let mut frame = Vec::new();
+    assert!(read_frame(&mut first, &mut frame).unwrap());
+    assert!(matches!(decode_reply(&frame).unwrap(), Reply::Loaded { .. }));
+    first.shutdown(Shutdown::Both).unwrap();
+    let mut third = connect(&address);
+    third.write_all(&token).unwrap();
+    assert!(matches!(first_reply(&mut third).0, Reply::Hello { .. }));
+    assert_eq!(refusals(&events), [HandshakeError::Busy]);
+}
+
+#[test]
+fn junk_is_a_typed_refusal() {
+    let (address, events) = worker(quick());
+    let mut damaged = Vec::new();
+    encode_token(TOKEN, &mut damaged);
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    let mut not_a_token = Vec::new();
+    encode_command(&WorkerCommand::Snapshot, &mut not_a_token);
+    let cases: [(&[u8], HandshakeError); 4] = [
+        (
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            HandshakeError::TooLong { len: 0x2054_4547, max: 4 + MAX_TOKEN_LEN },
+        ),
+        (&[0xFF; 64], HandshakeError::TooLong { len: u32::MAX as usize, max: 4 + MAX_TOKEN_LEN }),
+        (&damaged, HandshakeError::Damaged),
+        (&not_a_token, HandshakeError::NotAToken { found: vec![0x04] }),
+    ];
+    for (i, (junk, expected)) in cases.iter().enumerate() {
+        let mut stream = connect(&address);
+        stream.write_all(junk).unwrap();
+        let (reply, closed) = first_reply(&mut stream);
+        assert_eq!(reply, Reply::Error { message: format!("refused: {expected}") });
+        assert!(closed);
+        wait_for("the refusal logged", || refusals(&events).len() == i + 1);
+        assert_eq!(&refusals(&events)[i], expected);
+    }
+    // Closed half-way: typed too.
+    let mut stream = connect(&address);
+    stream.write_all(&8u32.to_le_bytes()).unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    wait_for("the refusal logged", || refusals(&events).len() == cases.len() + 1);
+    assert!(matches!(refusals(&events)[cases.len()], HandshakeError::Closed { .. }));
+}
+
+#[test]
+fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
+    let (address, _events) = worker(quick());
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut remote = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 1, tx.clone()).unwrap();
+    remote.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+    let mut replies = Vec::new();
+    while replies.len() < 2 {
+        match rx.recv_timeout(Duration::from_secs(10)).unwrap().body {
+            WorkerOutput::Replies(r) => replies.extend(r),
+            WorkerOutput::Exited { reason } => panic!("exited: {reason}"),
+        }
+    }
+    assert!(matches!(replies[0], Reply::Hello { .. }));
+    assert!(matches!(replies[1], Reply::Loaded { .. }));
+    // A crash drill drops the connection: the pipeline hears an exit, as from a dead process.
+    remote.crash();
+    let exit = loop {
+        if let WorkerOutput::Exited { reason } = rx.recv_timeout(Duration::from_secs(10)).unwrap().body {
+            break reason;
+        }
+    };
+    assert!(exit.contains(&address), "{exit}");
+    remote.stop();
+    // The next incarnation connects again at once: the worker's session ended with the connection.
+    let mut again = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 2, tx).unwrap();
+    let message = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(message.incarnation, 2);
+    assert!(
+        matches!(&message.body, WorkerOutput::Replies(r) if matches!(r[0], Reply::Hello { .. })),
+        "{message:?}"
+    );
+    again.stop();
+    // Nobody listening: a failed start, not a hang.
+    drop(again);
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    assert!(RemoteWorker::connect(&closed, TOKEN, WorkerId::B, 1, crossbeam_channel::unbounded().0).is_err());
+    assert!(
+        RemoteWorker::connect(
+            "no-such-host.invalid:9660",
+            TOKEN,
+            WorkerId::B,
+            1,
+            crossbeam_channel::unbounded().0
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_wrong_token_reaches_the_pipeline_as_an_exit_naming_the_refusal() {
+    let (address, _events) = worker(quick());
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let _remote = RemoteWorker::connect(&address, b"not-the-token", WorkerId::B, 1, tx).unwrap();
+    match rx.recv_timeout(Duration::from_secs(10)).unwrap().body {
+        WorkerOutput::Exited { reason } => {
+            assert!(reason.contains("it refused: refused: wrong token"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn digests_compare_equal_only_when_equal() {
+    let a = blake3::hash(b"token");
+    assert!(digests_equal(&a, &blake3::hash(b"token")));
+    assert!(!digests_equal(&a, &blake3::hash(b"token ")));
+    assert!(!digests_equal(&a, &blake3::hash(b"")));
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_bytes_before_the_token_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..2100)) {
+        let expected = blake3::hash(TOKEN);
+        let mut reader = &bytes[..];
+        let result = read_and_check_token(&mut reader, &mut |_| Ok(()), Duration::from_secs(1), &expected);
+        prop_assert!(result.is_err());
+    }
+}

@@ -144,9 +144,12 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     /// The pipeline's current epoch (0 before the first takeover).
     fn current_epoch(&mut self) -> Result<u64, StoreError>;
 
-    /// Writes a checkpoint as `header.epoch`. The fencing check reads the header only: a refused write
-    /// reads nothing from `payload`. Then exactly `header.payload_len` bytes are read, checked against
-    /// the header's checksum and stored atomically; the oldest beyond the retention are removed.
+    /// Writes a checkpoint as `header.epoch`. The fencing check reads the header only: a write whose
+    /// epoch is not the store's when it starts reads nothing from `payload`. Then exactly
+    /// `header.payload_len` bytes are read, checked against the header's checksum and stored
+    /// atomically; the oldest beyond the retention are removed. A takeover that lands while the
+    /// payload is read waits for the write (filesystem: the directory lock) or refuses it at its
+    /// atomic step (Redis: the script).
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError>;
 
     /// Every checkpoint the store keeps for the pipeline, verified, newest first; damaged ones are

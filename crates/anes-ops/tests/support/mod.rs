@@ -1,3 +1,4 @@
 //! Helpers shared by the integration tests.
 
 pub mod redis_server;
+pub mod store_suite;

@@ -1,6 +1,6 @@
 //! The checkpoint store: verified checkpoints kept where a crash of the service cannot take them, behind
-//! one trait ([`CheckpointStore`]) with two backends, the filesystem ([`FsStore`], the default) and
-//! Redis ([`RedisStore`], the design's `pipeline:<id>:state`).
+//! one trait ([`CheckpointStore`]) with three backends: the filesystem ([`FsStore`], the default),
+//! Redis ([`RedisStore`], the design's `pipeline:<id>:state`) and PostgreSQL ([`PostgresStore`]).
 //!
 //! Fencing: every pipeline has a store **epoch**, a counter kept by the store (distinct from the core's
 //! emulation epoch). A service takes over a pipeline at start by bumping it
@@ -15,6 +15,7 @@ pub mod fence;
 pub mod fs;
 mod header;
 pub mod model;
+pub mod postgres;
 pub mod redis;
 pub mod writer;
 
@@ -26,6 +27,7 @@ pub use fs::FsStore;
 pub use header::{
     CHECKPOINT_MAGIC, CHECKPOINT_VERSION, CheckpointHeader, HeaderError, MAX_PAYLOAD_LEN, valid_pipeline_id,
 };
+pub use postgres::PostgresStore;
 pub use redis::{RedisPersistence, RedisStore};
 
 /// A checkpoint read back from a store, verified (header checksum, payload length and checksum).
@@ -100,7 +102,7 @@ pub enum StoreError {
     /// The store cannot be reached or failed a request; worth retrying after a delay.
     #[error("{backend} store unavailable: {reason}")]
     Unavailable {
-        /// `filesystem` or `redis`.
+        /// `filesystem`, `redis` or `postgres`.
         backend: &'static str,
         /// What went wrong.
         reason: String,
@@ -128,7 +130,7 @@ impl StoreError {
 
 /// Where a pipeline's verified checkpoints are kept.
 pub trait CheckpointStore: Send + std::fmt::Debug {
-    /// `filesystem` or `redis` (the metric label).
+    /// `filesystem`, `redis` or `postgres` (the metric label).
     fn backend(&self) -> &'static str;
 
     /// Takes the pipeline over: bumps its epoch atomically and returns the new one, the token to write
@@ -148,8 +150,8 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     /// epoch is not the store's when it starts reads nothing from `payload`. Then exactly
     /// `header.payload_len` bytes are read, checked against the header's checksum and stored
     /// atomically; the oldest beyond the retention are removed. A takeover that lands while the
-    /// payload is read waits for the write (filesystem: the directory lock) or refuses it at its
-    /// atomic step (Redis: the script).
+    /// payload is read waits for the write (filesystem: the directory lock; PostgreSQL: the epoch
+    /// row's lock) or refuses it at its atomic step (Redis: the script).
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError>;
 
     /// Every checkpoint the store keeps for the pipeline, verified, newest first; damaged ones are

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
 
+pub mod postgres_server;
 pub mod redis_server;
 pub mod store_suite;

@@ -1,6 +1,7 @@
 //! The checkpoint store: verified checkpoints kept where a crash of the service cannot take them, behind
-//! one trait ([`CheckpointStore`]) with three backends: the filesystem ([`FsStore`], the default),
-//! Redis ([`RedisStore`], the design's `pipeline:<id>:state`) and PostgreSQL ([`PostgresStore`]).
+//! one trait ([`CheckpointStore`]) with four backends: the filesystem ([`FsStore`], the default), Redis
+//! ([`RedisStore`], the design's `pipeline:<id>:state`), PostgreSQL ([`PostgresStore`]) and S3
+//! ([`S3Store`], optionally with a hot copy of the newest checkpoint in Redis).
 //!
 //! Fencing: every pipeline has a store **epoch**, a counter kept by the store (distinct from the core's
 //! emulation epoch). A service takes over a pipeline at start by bumping it
@@ -14,9 +15,11 @@
 pub mod fence;
 pub mod fs;
 mod header;
+pub mod hot;
 pub mod model;
 pub mod postgres;
 pub mod redis;
+pub mod s3;
 pub mod writer;
 
 use std::io::Read;
@@ -29,6 +32,7 @@ pub use header::{
 };
 pub use postgres::PostgresStore;
 pub use redis::{RedisPersistence, RedisStore};
+pub use s3::{S3Credentials, S3Location, S3Store};
 
 /// A checkpoint read back from a store, verified (header checksum, payload length and checksum).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +106,7 @@ pub enum StoreError {
     /// The store cannot be reached or failed a request; worth retrying after a delay.
     #[error("{backend} store unavailable: {reason}")]
     Unavailable {
-        /// `filesystem`, `redis` or `postgres`.
+        /// `filesystem`, `redis`, `postgres` or `s3`.
         backend: &'static str,
         /// What went wrong.
         reason: String,
@@ -130,7 +134,7 @@ impl StoreError {
 
 /// Where a pipeline's verified checkpoints are kept.
 pub trait CheckpointStore: Send + std::fmt::Debug {
-    /// `filesystem`, `redis` or `postgres` (the metric label).
+    /// `filesystem`, `redis`, `postgres` or `s3` (the metric label).
     fn backend(&self) -> &'static str;
 
     /// Takes the pipeline over: bumps its epoch atomically and returns the new one, the token to write
@@ -151,7 +155,7 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     /// `header.payload_len` bytes are read, checked against the header's checksum and stored
     /// atomically; the oldest beyond the retention are removed. A takeover that lands while the
     /// payload is read waits for the write (filesystem: the directory lock; PostgreSQL: the epoch
-    /// row's lock) or refuses it at its atomic step (Redis: the script).
+    /// row's lock) or refuses it at its atomic step (Redis: the script; S3: the conditional PUT).
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError>;
 
     /// Every checkpoint the store keeps for the pipeline, verified, newest first; damaged ones are

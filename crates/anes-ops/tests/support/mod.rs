@@ -2,4 +2,5 @@
 
 pub mod postgres_server;
 pub mod redis_server;
+pub mod s3_server;
 pub mod store_suite;

@@ -221,3 +221,25 @@ fn the_server_stopped_during_a_persist_the_writer_retries_and_succeeds_after_the
         (restarted - stopped).as_secs_f64()
     );
 }
+
+/// `[pipeline.store] backend = "postgres"` opens this store (`recovery::open_store`, as `anes serve`).
+#[test]
+fn a_configuration_naming_postgres_opens_it() {
+    if !available("a_configuration_naming_postgres_opens_it") {
+        return;
+    }
+    let server = PostgresServer::start("config");
+    let text = format!(
+        "[[pipeline]]\nid = \"cfg\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"{}\"\n",
+        server.url()
+    );
+    let config = anes_ops::config::Config::parse(&text, "anes.toml").unwrap();
+    let mut store =
+        anes_ops::recovery::open_store(&config.pipelines[0], std::path::Path::new("unused")).unwrap();
+    assert_eq!(store.backend(), "postgres");
+    assert_eq!(store.bump_epoch().unwrap(), 1);
+    let mut c = server.client();
+    let epoch: i64 =
+        c.query_one("SELECT epoch FROM anes_store_epochs WHERE pipeline = 'cfg'", &[]).unwrap().get(0);
+    assert_eq!(epoch, 1, "the epoch is in the configured database");
+}

@@ -217,3 +217,63 @@ fn a_hot_copy_that_is_not_the_newest_in_s3_is_ignored() {
     write(&mut store, e, 180);
     assert_eq!(store.load().unwrap().verified[0].header.frame, 180);
 }
+
+/// `[pipeline.store] backend = "s3"` with a credentials file opens this store (`recovery::open_store`,
+/// as `anes serve`), with its hot copy.
+#[test]
+fn a_configuration_naming_s3_opens_it() {
+    if !available("a_configuration_naming_s3_opens_it") || !support::redis_server::available("s3 config") {
+        return;
+    }
+    let (server, redis) = (start("config"), RedisServer::start("s3-config"));
+    let dir = std::env::temp_dir().join(format!("anes-s3-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let credentials = dir.join("aws-credentials");
+    std::fs::write(
+        &credentials,
+        "[other]\naws_access_key_id = x\n[default]\naws_access_key_id = test\naws_secret_access_key = test\n",
+    )
+    .unwrap();
+    let text = format!(
+        "[[pipeline]]\nid = \"cfg\"\n[pipeline.store]\nbackend = \"s3\"\nendpoint = \"{}\"\nbucket = \"{BUCKET}\"\nprefix = \"conf\"\nregion = \"us-east-1\"\ncredentials_file = \"{}\"\nhot = \"{}\"\n",
+        server.endpoint(),
+        credentials.display(),
+        redis.url()
+    );
+    let config = anes_ops::config::Config::parse(&text, "anes.toml").unwrap();
+    let mut store = anes_ops::recovery::open_store(&config.pipelines[0], &dir).unwrap();
+    assert_eq!(store.backend(), "s3");
+    let epoch = store.bump_epoch().unwrap();
+    let payload = vec![9u8; 1000];
+    let header = CheckpointHeader::for_payload("cfg", epoch, 60, 0, [0; 32], &payload);
+    store.put(&header, &mut payload.as_slice()).unwrap();
+    assert!(server.get(BUCKET, "conf/cfg/epoch.json").is_some(), "under the configured prefix");
+    let hot: Option<Vec<u8>> =
+        redis::cmd("GET").arg("pipeline:cfg:state").query(&mut redis.connection()).unwrap();
+    assert!(hot.is_some(), "the hot copy is in the configured Redis");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn credentials_that_cannot_be_read_are_a_settings_error_naming_the_file() {
+    let missing = std::env::temp_dir().join(format!("anes-no-such-credentials-{}", std::process::id()));
+    let err = S3Credentials::resolve(Some(&missing)).unwrap_err();
+    assert!(matches!(&err, StoreError::Settings(m) if m.contains(&missing.display().to_string())), "{err}");
+    assert!(err.to_string().starts_with("store settings: "), "{err}");
+    for (text, problem) in [
+        ("[prod]\naws_access_key_id = a\naws_secret_access_key = b\n", "no [default] profile"),
+        ("[default]\naws_access_key_id = a\n", "no [default] profile"),
+        ("[default]\njust words\n", "line 2: not `key = value`"),
+    ] {
+        let problem_found = S3Credentials::parse_file(text).unwrap_err();
+        assert!(problem_found.contains(problem), "{text:?}: {problem_found}");
+    }
+    let parsed = S3Credentials::parse_file(
+        "# c\n[default]\naws_access_key_id = a\naws_secret_access_key = b\naws_session_token = t\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (parsed.access_key_id.as_str(), parsed.secret_access_key.as_str(), parsed.session_token.as_deref()),
+        ("a", "b", Some("t"))
+    );
+}

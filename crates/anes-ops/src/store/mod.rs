@@ -118,6 +118,10 @@ pub enum StoreError {
     /// What the store holds about the pipeline itself (its epoch record) is damaged.
     #[error("{0}")]
     Damaged(String),
+    /// The store's settings cannot work (a URL that does not parse, credentials that cannot be read):
+    /// found when the store is opened, before any request.
+    #[error("store settings: {0}")]
+    Settings(String),
 }
 
 impl StoreError {

@@ -103,11 +103,11 @@ impl PostgresStore {
     /// prefer).
     pub fn new(url: &str, pipeline: &str, kept: usize) -> Result<PostgresStore, StoreError> {
         if !super::valid_pipeline_id(pipeline) {
-            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
         }
         let mut config: postgres::Config = url
             .parse()
-            .map_err(|e| StoreError::Invalid(format!("postgres URL: {e} (postgres://USER@HOST:PORT/DB)")))?;
+            .map_err(|e| StoreError::Settings(format!("postgres URL: {e} (postgres://USER@HOST:PORT/DB)")))?;
         config
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_user_timeout(IO_TIMEOUT)

@@ -139,9 +139,9 @@ impl RedisStore {
     /// URL is checked now; the connection is made on first use (and again after any failure).
     pub fn new(url: &str, pipeline: &str, kept: usize) -> Result<RedisStore, StoreError> {
         if !super::valid_pipeline_id(pipeline) {
-            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
         }
-        redis::Client::open(url).map_err(|e| StoreError::Invalid(format!("redis URL {url:?}: {e}")))?;
+        redis::Client::open(url).map_err(|e| StoreError::Settings(format!("redis URL {url:?}: {e}")))?;
         Ok(RedisStore {
             url: url.to_string(),
             pipeline: pipeline.to_string(),
@@ -172,7 +172,7 @@ impl RedisStore {
     fn connection(&mut self) -> Result<&mut redis::Connection, StoreError> {
         if self.connection.is_none() {
             let client = redis::Client::open(self.url.as_str())
-                .map_err(|e| StoreError::Invalid(format!("redis URL {:?}: {e}", self.url)))?;
+                .map_err(|e| StoreError::Settings(format!("redis URL {:?}: {e}", self.url)))?;
             let connection = client
                 .get_connection_with_timeout(CONNECT_TIMEOUT)
                 .and_then(|c| {

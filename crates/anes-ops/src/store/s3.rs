@@ -82,10 +82,10 @@ impl S3Credentials {
         match file {
             Some(path) => {
                 let bytes = anes_fs::read_capped(path, MAX_CREDENTIALS_FILE_LEN, "credentials file")
-                    .map_err(|e| StoreError::Invalid(format!("{}: {}", path.display(), e.problem())))?;
+                    .map_err(|e| StoreError::Settings(format!("{}: {}", path.display(), e.problem())))?;
                 let text = String::from_utf8_lossy(&bytes);
                 S3Credentials::parse_file(&text)
-                    .map_err(|problem| StoreError::Invalid(format!("{}: {problem}", path.display())))
+                    .map_err(|problem| StoreError::Settings(format!("{}: {problem}", path.display())))
             }
             None => {
                 let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -95,7 +95,7 @@ impl S3Credentials {
                         secret_access_key,
                         session_token: var("AWS_SESSION_TOKEN"),
                     }),
-                    _ => Err(StoreError::Invalid(
+                    _ => Err(StoreError::Settings(
                         "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or credentials_file".into(),
                     )),
                 }
@@ -226,7 +226,7 @@ fn client(location: &S3Location, credentials: &S3Credentials) -> Result<Arc<dyn 
     if let Some(endpoint) = &location.endpoint {
         builder = builder.with_endpoint(endpoint);
     }
-    let client = builder.build().map_err(|e| StoreError::Invalid(format!("S3 settings: {e}")))?;
+    let client = builder.build().map_err(|e| StoreError::Settings(format!("S3: {e}")))?;
     Ok(Arc::new(client))
 }
 
@@ -239,9 +239,9 @@ impl S3Store {
         kept: usize,
     ) -> Result<S3Store, StoreError> {
         if !super::valid_pipeline_id(pipeline) {
-            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
         }
-        let hot = location.hot.as_deref().map(HotCopy::new).transpose().map_err(StoreError::Invalid)?;
+        let hot = location.hot.as_deref().map(HotCopy::new).transpose().map_err(StoreError::Settings)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -195,6 +195,23 @@ fn the_postgres_and_s3_backends_parse_with_their_keys() {
 }
 
 #[test]
+fn a_relative_credentials_file_is_read_beside_the_configuration() {
+    let dir = std::env::temp_dir().join(format!("anes-config-s3-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("anes.toml");
+    let text = "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\ncredentials_file = \"aws-credentials\"\n";
+    std::fs::write(&path, text).unwrap();
+    let config = Config::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    match &config.pipelines[0].store.backend {
+        StoreBackend::S3 { credentials_file, .. } => {
+            assert_eq!(credentials_file.as_deref(), Some(dir.join("aws-credentials").as_path()))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn a_postgres_url_is_never_repeated_in_an_error() {
     let text = "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"mysql://anes:hunter2@h/d\"\n";
     let e = Config::parse(text, "anes.toml").unwrap_err();

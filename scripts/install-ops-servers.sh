@@ -42,6 +42,10 @@ fi
 if [[ " ${want[*]} " == *" moto "* ]]; then
     if ! python3 -c "import moto.server" 2>/dev/null; then
         echo "install-ops-servers: installing moto[server] (pip)" >&2
+        if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null ||
+                { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null; }
+        fi
         # Debian's own python3 refuses system-wide pip installs unless told (PEP 668).
         python3 -m pip install -q "moto[server]" >/dev/null 2>&1 ||
             python3 -m pip install -q --break-system-packages "moto[server]" >/dev/null

@@ -17,7 +17,9 @@ use crate::journal::FileJournal;
 use crate::pipeline::{Checkpoint, Pipeline, PipelineStorage};
 use crate::runtime::StartError;
 use crate::store::fs::DirLock;
-use crate::store::{CheckpointStore, FsStore, RedisStore, StoreError, StoredCheckpoint};
+use crate::store::{
+    CheckpointStore, FsStore, PostgresStore, RedisStore, S3Credentials, S3Store, StoreError, StoredCheckpoint,
+};
 
 /// A pipeline's durable state, opened.
 #[derive(Debug)]
@@ -60,6 +62,11 @@ pub fn open_store(config: &PipelineConfig, data_dir: &Path) -> Result<Box<dyn Ch
             Box::new(FsStore::open(&dir, id, config.store.kept)?)
         }
         StoreBackend::Redis(url) => Box::new(RedisStore::new(url, id, config.store.kept)?),
+        StoreBackend::Postgres(url) => Box::new(PostgresStore::new(url, id, config.store.kept)?),
+        StoreBackend::S3 { location, credentials_file } => {
+            let credentials = S3Credentials::resolve(credentials_file.as_deref())?;
+            Box::new(S3Store::new(location.clone(), credentials, id, config.store.kept)?)
+        }
     })
 }
 

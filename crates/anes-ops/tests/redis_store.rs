@@ -1,5 +1,7 @@
-//! The Redis checkpoint store against a real redis-server (started by the test, stopped by PID):
-//! round trips, the fencing rule as a model over thousands of random schedules, a split-brain drill
+//! The Redis checkpoint store against a real redis-server (started by the test, stopped by PID): the
+//! shared store suite (`support/store_suite.rs`: round trip, retention, damaged blobs, a stale writer
+//! refused, the fencing model over 2,000 random schedules), the live state key, the server's
+//! persistence told apart, a fenced write that stores nothing, a split-brain drill
 //! (an old primary keeps writing after a takeover), and the thundering herd: 50 writers lose the server
 //! at once, it comes back 3 s later, all reconnect, none gives up; the spread of their first retries is
 //! printed as a histogram, with full jitter and without.
@@ -12,12 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anes_ops::metrics::StoreMetrics;
-use anes_ops::store::model::{Op, run_schedule};
 use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
 use anes_ops::store::{CheckpointHeader, CheckpointStore, RedisPersistence, RedisStore, StoreError};
-use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
 use support::redis_server::{RedisServer, available};
+use support::store_suite;
 
 fn checkpoint(frame: u64) -> PendingCheckpoint {
     PendingCheckpoint {
@@ -29,39 +29,26 @@ fn checkpoint(frame: u64) -> PendingCheckpoint {
 }
 
 #[test]
-fn round_trip_retention_and_the_live_state_key() {
-    if !available("round_trip") {
+fn the_live_state_key_holds_the_newest() {
+    if !available("the_live_state_key_holds_the_newest") {
         return;
     }
-    let server = RedisServer::start("roundtrip");
+    let server = RedisServer::start("state");
     let mut store = RedisStore::new(&server.url(), "p1", 3).unwrap();
     let epoch = store.bump_epoch().unwrap();
-    for frame in (1..=5).map(|k| k * 60) {
+    for frame in [300, 60, 240] {
         let payload = vec![frame as u8; 5000];
         let header = CheckpointHeader::for_payload("p1", epoch, frame, 7, [1; 32], &payload);
-        let p = store.put(&header, &mut payload.as_slice()).unwrap();
-        assert_eq!(p.oldest_kept_frame, frame.saturating_sub(120).max(60));
+        store.put(&header, &mut payload.as_slice()).unwrap();
     }
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.verified.iter().map(|c| c.header.frame).collect::<Vec<_>>(), [300, 240, 180]);
     let mut c = server.connection();
     let state: Vec<u8> = redis::cmd("GET").arg(store.state_key()).query(&mut c).unwrap();
     let (header, payload) = CheckpointHeader::decode_blob(&state).unwrap();
-    assert_eq!((header.frame, payload.len()), (300, 5000), "pipeline:p1:state holds the newest");
-    // A damaged blob is reported and skipped.
-    let mut blob: Vec<u8> =
-        redis::cmd("HGET").arg(store.key("blobs")).arg(&loaded.verified[0].name).query(&mut c).unwrap();
-    let last = blob.len() - 1;
-    blob[last] ^= 1;
-    let _: () = redis::cmd("HSET")
-        .arg(store.key("blobs"))
-        .arg(&loaded.verified[0].name)
-        .arg(blob)
-        .query(&mut c)
-        .unwrap();
-    let loaded = store.load().unwrap();
-    assert_eq!(loaded.verified[0].header.frame, 240);
-    assert_eq!(loaded.damaged.len(), 1);
+    assert_eq!(
+        (header.frame, payload.len()),
+        (300, 5000),
+        "pipeline:p1:state holds the newest, not the last written"
+    );
 }
 
 #[test]
@@ -115,42 +102,52 @@ fn a_fenced_write_stores_nothing() {
     assert_eq!((blobs, state), (0, None), "the script refused before storing the payload");
 }
 
+fn open(server: &RedisServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore> + '_ {
+    |pipeline, kept| Box::new(RedisStore::new(&server.url(), pipeline, kept).unwrap())
+}
+
 #[test]
-fn no_stale_write_is_ever_accepted_redis_model() {
-    if !available("redis_model") {
+fn suite_round_trip_and_retention() {
+    if !available("suite_round_trip_and_retention") {
+        return;
+    }
+    let server = RedisServer::start("suite-rt");
+    store_suite::round_trip_and_retention(&open(&server), "redis");
+}
+
+#[test]
+fn suite_damaged_checkpoints_are_skipped() {
+    if !available("suite_damaged_checkpoints_are_skipped") {
+        return;
+    }
+    let server = RedisServer::start("suite-dmg");
+    let damage = |pipeline: &str, member: &str| {
+        let mut c = server.connection();
+        let blobs = format!("pipeline:{pipeline}:blobs");
+        let mut blob: Vec<u8> = redis::cmd("HGET").arg(&blobs).arg(member).query(&mut c).unwrap();
+        let last = blob.len() - 1;
+        blob[last] ^= 1;
+        let _: () = redis::cmd("HSET").arg(&blobs).arg(member).arg(blob).query(&mut c).unwrap();
+    };
+    store_suite::damaged_checkpoints_are_skipped(&open(&server), &damage, "redis");
+}
+
+#[test]
+fn suite_a_stale_writer_is_refused_without_reading_its_payload() {
+    if !available("suite_a_stale_writer_is_refused_without_reading_its_payload") {
+        return;
+    }
+    let server = RedisServer::start("suite-stale");
+    store_suite::a_stale_writer_is_refused_without_reading_its_payload(&open(&server), "redis");
+}
+
+#[test]
+fn suite_fencing_model() {
+    if !available("suite_fencing_model") {
         return;
     }
     let server = RedisServer::start("model");
-    let cases = std::env::var("ANES_FENCING_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let mut runner = TestRunner::new(Config { cases, ..Config::default() });
-    let strategy = (2usize..=4).prop_flat_map(|writers| {
-        let op = prop_oneof![
-            1 => (0..writers).prop_map(Op::Bump),
-            1 => (0..writers).prop_map(Op::Advance),
-            3 => ((0..writers), 0u64..50).prop_map(|(w, f)| Op::Write(w, f * 60)),
-        ];
-        (Just(writers), proptest::collection::vec(op, 1..40))
-    });
-    let totals = Mutex::new((0u32, 0u32, 0u32));
-    runner
-        .run(&strategy, |(writers, ops)| {
-            let mut c = server.connection();
-            let _: () = redis::cmd("FLUSHDB").query(&mut c).unwrap();
-            let mut stores: Vec<Box<dyn CheckpointStore>> = (0..writers)
-                .map(|_| {
-                    Box::new(RedisStore::new(&server.url(), "m", 1000).unwrap()) as Box<dyn CheckpointStore>
-                })
-                .collect();
-            let (a, r) = run_schedule(&mut stores, &ops);
-            let mut t = totals.lock().unwrap();
-            *t = (t.0 + 1, t.1 + a, t.2 + r);
-            Ok(())
-        })
-        .unwrap();
-    let (schedules, accepted, refused) = *totals.lock().unwrap();
-    println!(
-        "redis fencing model: {schedules} schedules, {accepted} writes accepted, {refused} stale writes and rollbacks refused, 0 stale writes accepted"
-    );
+    store_suite::fencing_model(&open(&server), "redis", "redis", 2000);
 }
 
 #[test]

@@ -216,8 +216,11 @@ impl Config {
             if let InputSpec::Replay { file: Some(f), .. } = &mut p.input {
                 resolve(f);
             }
-            if let StoreBackend::Filesystem(Some(d)) = &mut p.store.backend {
-                resolve(d);
+            match &mut p.store.backend {
+                StoreBackend::Filesystem(Some(d)) | StoreBackend::S3 { credentials_file: Some(d), .. } => {
+                    resolve(d)
+                }
+                _ => {}
             }
         }
         for (i, p) in config.pipelines.iter_mut().enumerate() {

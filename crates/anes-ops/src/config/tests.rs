@@ -79,9 +79,64 @@ fn mistakes_are_one_line_naming_file_key_and_problem() {
         ("[[pipeline]]\nid = \"p\"\n[pipeline.input]\nspeed = \"fast\"\n", "pipeline[0].input.speed", "2x"),
         ("[[pipeline]]\nid = \"p\"\nrom = \"x.nes\"\n", "pipeline[0].input.file", "own input"),
         (
-            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\n",
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"gcs\"\n",
             "pipeline[0].store.backend",
-            "\"s3\"",
+            "\"gcs\": use \"filesystem\", \"redis\", \"postgres\" or \"s3\"",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nregion = \"us-east-1\"\n",
+            "pipeline[0].store.bucket",
+            "missing",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"b\"\nregion = \"us-east-1\"\n",
+            "pipeline[0].store.bucket",
+            "3-63 lowercase",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\n",
+            "pipeline[0].store.region",
+            "missing",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\nendpoint = \"127.0.0.1:9000\"\n",
+            "pipeline[0].store.endpoint",
+            "http(s)://HOST:PORT",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\nprefix = \"/a//b\"\n",
+            "pipeline[0].store.prefix",
+            "no leading",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\nhot = \"http://x\"\n",
+            "pipeline[0].store.hot",
+            "not a redis URL",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\ndir = \"x\"\n",
+            "pipeline[0].store.dir",
+            "the s3 backend has no dir",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"postgres\"\n",
+            "pipeline[0].store.url",
+            "missing: the postgres backend needs url",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"redis://u:secret@h/0\"\n",
+            "pipeline[0].store.url",
+            "not a postgres URL",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"postgres://a@h/d\"\nbucket = \"ckpt\"\n",
+            "pipeline[0].store.bucket",
+            "the postgres backend has no bucket",
+        ),
+        (
+            "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nurl = \"postgres://a@h/d\"\n",
+            "pipeline[0].store.url",
+            "the filesystem backend has no url",
         ),
         (
             "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"redis\"\n",
@@ -110,6 +165,57 @@ fn mistakes_are_one_line_naming_file_key_and_problem() {
         assert!(line.contains(problem), "{text:?}: {line}");
         assert!(!line.contains('\n'), "{line}");
     }
+}
+
+#[test]
+fn the_postgres_and_s3_backends_parse_with_their_keys() {
+    let text = "[[pipeline]]\nid = \"a\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"postgres://anes@127.0.0.1:5432/anes\"\n\
+        [[pipeline]]\nid = \"b\"\n[pipeline.store]\nbackend = \"s3\"\nendpoint = \"http://127.0.0.1:9000\"\nbucket = \"worker-checkpoints\"\n\
+        prefix = \"anes/prod\"\nregion = \"us-east-1\"\ncredentials_file = \"aws-credentials\"\nhot = \"redis://127.0.0.1:6379/0\"\n";
+    let config = Config::parse(text, "anes.toml").unwrap();
+    assert_eq!(
+        config.pipelines[0].store.backend,
+        StoreBackend::Postgres("postgres://anes@127.0.0.1:5432/anes".into())
+    );
+    let StoreBackend::S3 { location, credentials_file } = &config.pipelines[1].store.backend else {
+        panic!("{:?}", config.pipelines[1].store.backend);
+    };
+    assert_eq!(
+        (
+            location.endpoint.as_deref(),
+            location.bucket.as_str(),
+            location.prefix.as_str(),
+            location.region.as_str()
+        ),
+        (Some("http://127.0.0.1:9000"), "worker-checkpoints", "anes/prod", "us-east-1")
+    );
+    assert_eq!(location.hot.as_deref(), Some("redis://127.0.0.1:6379/0"));
+    assert_eq!(credentials_file.as_deref(), Some(std::path::Path::new("aws-credentials")));
+    assert_eq!(config.pipelines[1].store.backend.name(), "s3");
+}
+
+#[test]
+fn a_relative_credentials_file_is_read_beside_the_configuration() {
+    let dir = std::env::temp_dir().join(format!("anes-config-s3-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("anes.toml");
+    let text = "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"s3\"\nbucket = \"ckpt\"\nregion = \"us-east-1\"\ncredentials_file = \"aws-credentials\"\n";
+    std::fs::write(&path, text).unwrap();
+    let config = Config::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    match &config.pipelines[0].store.backend {
+        StoreBackend::S3 { credentials_file, .. } => {
+            assert_eq!(credentials_file.as_deref(), Some(dir.join("aws-credentials").as_path()))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_postgres_url_is_never_repeated_in_an_error() {
+    let text = "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"mysql://anes:hunter2@h/d\"\n";
+    let e = Config::parse(text, "anes.toml").unwrap_err();
+    assert!(!e.to_string().contains("hunter2"), "{e}");
 }
 
 proptest! {

@@ -284,13 +284,7 @@ pub fn start_pipelines(
             opened.store,
             opened.epoch,
             plan.config.store.retry,
-            metrics.store(
-                &id,
-                match plan.config.store.backend {
-                    crate::config::StoreBackend::Filesystem(_) => "filesystem",
-                    crate::config::StoreBackend::Redis(_) => "redis",
-                },
-            ),
+            metrics.store(&id, plan.config.store.backend.name()),
             Box::new(move |event| {
                 let event = match event {
                     WriterEvent::Epoch(e) => StoreEvent::Epoch(e),

@@ -119,7 +119,7 @@ impl FsStore {
     /// Opens (creating it) `dir` for `pipeline`, keeping the newest `kept` checkpoints (at least 1).
     pub fn open(dir: &Path, pipeline: &str, kept: usize) -> Result<FsStore, StoreError> {
         if !super::valid_pipeline_id(pipeline) {
-            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
         }
         fs::create_dir_all(dir).map_err(|e| unavailable("creating", dir, e))?;
         Ok(FsStore {

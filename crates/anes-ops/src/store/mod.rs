@@ -1,6 +1,7 @@
 //! The checkpoint store: verified checkpoints kept where a crash of the service cannot take them, behind
-//! one trait ([`CheckpointStore`]) with two backends, the filesystem ([`FsStore`], the default) and
-//! Redis ([`RedisStore`], the design's `pipeline:<id>:state`).
+//! one trait ([`CheckpointStore`]) with four backends: the filesystem ([`FsStore`], the default), Redis
+//! ([`RedisStore`], the design's `pipeline:<id>:state`), PostgreSQL ([`PostgresStore`]) and S3
+//! ([`S3Store`], optionally with a hot copy of the newest checkpoint in Redis).
 //!
 //! Fencing: every pipeline has a store **epoch**, a counter kept by the store (distinct from the core's
 //! emulation epoch). A service takes over a pipeline at start by bumping it
@@ -14,8 +15,11 @@
 pub mod fence;
 pub mod fs;
 mod header;
+pub mod hot;
 pub mod model;
+pub mod postgres;
 pub mod redis;
+pub mod s3;
 pub mod writer;
 
 use std::io::Read;
@@ -26,7 +30,9 @@ pub use fs::FsStore;
 pub use header::{
     CHECKPOINT_MAGIC, CHECKPOINT_VERSION, CheckpointHeader, HeaderError, MAX_PAYLOAD_LEN, valid_pipeline_id,
 };
+pub use postgres::PostgresStore;
 pub use redis::{RedisPersistence, RedisStore};
+pub use s3::{S3Credentials, S3Location, S3Store};
 
 /// A checkpoint read back from a store, verified (header checksum, payload length and checksum).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,7 +106,7 @@ pub enum StoreError {
     /// The store cannot be reached or failed a request; worth retrying after a delay.
     #[error("{backend} store unavailable: {reason}")]
     Unavailable {
-        /// `filesystem` or `redis`.
+        /// `filesystem`, `redis`, `postgres` or `s3`.
         backend: &'static str,
         /// What went wrong.
         reason: String,
@@ -112,6 +118,10 @@ pub enum StoreError {
     /// What the store holds about the pipeline itself (its epoch record) is damaged.
     #[error("{0}")]
     Damaged(String),
+    /// The store's settings cannot work (a URL that does not parse, credentials that cannot be read):
+    /// found when the store is opened, before any request.
+    #[error("store settings: {0}")]
+    Settings(String),
 }
 
 impl StoreError {
@@ -128,7 +138,7 @@ impl StoreError {
 
 /// Where a pipeline's verified checkpoints are kept.
 pub trait CheckpointStore: Send + std::fmt::Debug {
-    /// `filesystem` or `redis` (the metric label).
+    /// `filesystem`, `redis`, `postgres` or `s3` (the metric label).
     fn backend(&self) -> &'static str;
 
     /// Takes the pipeline over: bumps its epoch atomically and returns the new one, the token to write
@@ -144,9 +154,12 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     /// The pipeline's current epoch (0 before the first takeover).
     fn current_epoch(&mut self) -> Result<u64, StoreError>;
 
-    /// Writes a checkpoint as `header.epoch`. The fencing check reads the header only: a refused write
-    /// reads nothing from `payload`. Then exactly `header.payload_len` bytes are read, checked against
-    /// the header's checksum and stored atomically; the oldest beyond the retention are removed.
+    /// Writes a checkpoint as `header.epoch`. The fencing check reads the header only: a write whose
+    /// epoch is not the store's when it starts reads nothing from `payload`. Then exactly
+    /// `header.payload_len` bytes are read, checked against the header's checksum and stored
+    /// atomically; the oldest beyond the retention are removed. A takeover that lands while the
+    /// payload is read waits for the write (filesystem: the directory lock; PostgreSQL: the epoch
+    /// row's lock) or refuses it at its atomic step (Redis: the script; S3: the conditional PUT).
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError>;
 
     /// Every checkpoint the store keeps for the pipeline, verified, newest first; damaged ones are

@@ -1,7 +1,7 @@
 //! The fencing rule as a model, for tests of any backend: random schedules of several writers taking
 //! over and writing, replayed against real stores and checked against the model (the highest epoch
-//! issued so far). `store::model_tests` runs it on the filesystem, `tests/redis_store.rs` on a real
-//! redis-server.
+//! issued so far). `store::model_tests` runs it on the filesystem, the shared store suite
+//! (`tests/support/store_suite.rs`) on every backend against real servers.
 
 use super::{CheckpointHeader, CheckpointStore, StoreError};
 
@@ -17,11 +17,11 @@ pub enum Op {
     Write(usize, u64),
 }
 
-/// Runs a schedule against stores (one handle per writer, all on the same pipeline) and the model;
+/// Runs a schedule against stores (one handle per writer, all on `pipeline`) and the model;
 /// returns (writes accepted, writes refused). Panics on a stale write accepted, a current one refused,
 /// a stale writer's rollback that took the pipeline back (or a current one's refused), or a load that
 /// disagrees with the model.
-pub fn run_schedule(stores: &mut [Box<dyn CheckpointStore>], ops: &[Op]) -> (u32, u32) {
+pub fn run_schedule(pipeline: &str, stores: &mut [Box<dyn CheckpointStore>], ops: &[Op]) -> (u32, u32) {
     let writers = stores.len();
     let mut held = vec![0u64; writers];
     let mut highest_issued = stores[0].current_epoch().unwrap();
@@ -58,7 +58,7 @@ pub fn run_schedule(stores: &mut [Box<dyn CheckpointStore>], ops: &[Op]) -> (u32
             Op::Write(w, frame) => {
                 let w = w % writers;
                 let payload = frame.to_le_bytes().repeat(16);
-                let header = CheckpointHeader::for_payload("m", held[w], frame, 0, [0; 32], &payload);
+                let header = CheckpointHeader::for_payload(pipeline, held[w], frame, 0, [0; 32], &payload);
                 match stores[w].put(&header, &mut payload.as_slice()) {
                     Ok(_) => {
                         assert_eq!(

@@ -32,7 +32,7 @@ proptest! {
         let _ = std::fs::remove_dir_all(&dir);
         let mut stores: Vec<Box<dyn CheckpointStore>> =
             (0..writers).map(|_| Box::new(FsStore::open(&dir, "m", 1000).unwrap().without_fsync()) as Box<dyn CheckpointStore>).collect();
-        run_schedule(&mut stores, &ops);
+        run_schedule("m", &mut stores, &ops);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,9 +7,11 @@
 //! | `pipeline:<id>:checkpoints` | sorted set | member `<frame, 20 digits>-<epoch, 20 digits>`, score the frame |
 //! | `pipeline:<id>:blobs` | hash | member → header then snapshot, for each kept checkpoint |
 //!
-//! A write is one Lua script, atomic on the server: it compares the writer's epoch with the pipeline's
-//! ([`fence::LUA_RULE`], the same rule as [`fence::check`]) and returns the refusal before anything is
-//! stored; only then does it store the checkpoint, trim to the retention and update `:state`. Redis's own
+//! A write first checks the header against the pipeline's epoch (`GET`, [`fence::check`]), so a writer
+//! already taken over is refused before its payload is read; then it is one Lua script, atomic on the
+//! server: it compares the writer's epoch with the pipeline's again ([`fence::LUA_RULE`], the same
+//! rule) and returns the refusal before anything is stored; only then does it store the checkpoint,
+//! trim to the retention and update `:state`. Redis's own
 //! persistence (`appendonly`, `appendfsync`) decides what survives a crash of `redis-server`; a blob that
 //! does not verify on load is reported and skipped like a damaged file.
 
@@ -137,9 +139,9 @@ impl RedisStore {
     /// URL is checked now; the connection is made on first use (and again after any failure).
     pub fn new(url: &str, pipeline: &str, kept: usize) -> Result<RedisStore, StoreError> {
         if !super::valid_pipeline_id(pipeline) {
-            return Err(StoreError::Invalid(format!("pipeline id {pipeline:?} is not valid")));
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
         }
-        redis::Client::open(url).map_err(|e| StoreError::Invalid(format!("redis URL {url:?}: {e}")))?;
+        redis::Client::open(url).map_err(|e| StoreError::Settings(format!("redis URL {url:?}: {e}")))?;
         Ok(RedisStore {
             url: url.to_string(),
             pipeline: pipeline.to_string(),
@@ -170,7 +172,7 @@ impl RedisStore {
     fn connection(&mut self) -> Result<&mut redis::Connection, StoreError> {
         if self.connection.is_none() {
             let client = redis::Client::open(self.url.as_str())
-                .map_err(|e| StoreError::Invalid(format!("redis URL {:?}: {e}", self.url)))?;
+                .map_err(|e| StoreError::Settings(format!("redis URL {:?}: {e}", self.url)))?;
             let connection = client
                 .get_connection_with_timeout(CONNECT_TIMEOUT)
                 .and_then(|c| {
@@ -280,6 +282,11 @@ impl CheckpointStore for RedisStore {
         if header.payload_len > MAX_PAYLOAD_LEN {
             return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
         }
+        // The fencing check on the header alone, before the payload is read: a writer already taken
+        // over reads nothing. The script checks again, atomically with the store: a takeover that
+        // lands while the payload is read is refused there.
+        let current = self.current_epoch()?;
+        fence::check(&self.pipeline, header.epoch, current)?;
         let mut blob = header.encode();
         let start = blob.len();
         payload

@@ -1,0 +1,337 @@
+//! The PostgreSQL checkpoint store (the synchronous `postgres` client). Two tables, created on first
+//! use (`CREATE TABLE IF NOT EXISTS`, under an advisory lock so two services starting together do not
+//! race on the catalog):
+//!
+//! | table | key | holds |
+//! |---|---|---|
+//! | `anes_store_epochs` | `pipeline` | `epoch`: the pipeline's store epoch |
+//! | `anes_store_checkpoints` | `(pipeline, frame, epoch)` | `blob`: header then snapshot, the newest `kept` |
+//!
+//! A write is one transaction: it reads the pipeline's epoch row `FOR SHARE` and applies the fencing
+//! rule ([`fence::check`]) to the header alone, so a refused write ends (rolled back) before a byte of
+//! its payload is read; an accepted one reads the payload, inserts it, trims to the retention and
+//! commits. The row lock keeps a takeover (`UPDATE ... SET epoch = epoch + 1`, which waits for it) from
+//! slipping between the check and the insert: the write is ordered wholly before or after it. What
+//! survives a crash of the server is PostgreSQL's business (a committed transaction is durable with the
+//! default `synchronous_commit`); a blob that does not verify on load is reported and skipped.
+//!
+//! Any failure of the client (connection refused or lost, a server shutting down, a statement timeout)
+//! is [`StoreError::Unavailable`]: the connection is dropped, and the writer's retries reconnect.
+
+use std::io::Read;
+use std::time::Duration;
+
+use super::{
+    CheckpointHeader, CheckpointStore, Damaged, Loaded, MAX_PAYLOAD_LEN, Persisted, StoreError,
+    StoredCheckpoint, fence, newest_first,
+};
+
+const BACKEND: &str = "postgres";
+
+/// How long a connection attempt may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one statement may run on the server (`statement_timeout`) and unacknowledged data may
+/// wait on the socket (`tcp_user_timeout`).
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest blob loaded: the longest header and the largest payload.
+const MAX_BLOB_LEN: i32 = (108 + 64 + 32 + MAX_PAYLOAD_LEN) as i32;
+/// Any constant shared by every service: the advisory lock taken around the schema's creation.
+const SCHEMA_LOCK: i64 = 0x616e_6573_5354; // "anesST"
+
+const SCHEMA: [&str; 2] = [
+    "CREATE TABLE IF NOT EXISTS anes_store_epochs (
+        pipeline TEXT PRIMARY KEY,
+        epoch BIGINT NOT NULL CHECK (epoch >= 0))",
+    "CREATE TABLE IF NOT EXISTS anes_store_checkpoints (
+        pipeline TEXT NOT NULL,
+        frame BIGINT NOT NULL,
+        epoch BIGINT NOT NULL,
+        blob BYTEA NOT NULL,
+        PRIMARY KEY (pipeline, frame, epoch))",
+];
+
+/// A pipeline's checkpoints in PostgreSQL.
+pub struct PostgresStore {
+    config: postgres::Config,
+    /// The URL without its password, for messages.
+    target: String,
+    pipeline: String,
+    kept: usize,
+    client: Option<postgres::Client>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("target", &self.target)
+            .field("pipeline", &self.pipeline)
+            .field("kept", &self.kept)
+            .field("connected", &self.client.is_some())
+            .finish()
+    }
+}
+
+/// `user@host:port/db` of a configuration (never its password).
+fn describe(config: &postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(name) => name.clone(),
+            postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+    format!(
+        "postgres://{}@{}:{}/{}",
+        config.get_user().unwrap_or(""),
+        hosts.join(","),
+        ports.join(","),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+fn to_i64(what: &str, value: u64) -> Result<i64, StoreError> {
+    i64::try_from(value)
+        .map_err(|_| StoreError::Invalid(format!("{what} {value} does not fit PostgreSQL's BIGINT")))
+}
+
+impl PostgresStore {
+    /// A store for `pipeline` at `url` (`postgres://user@127.0.0.1:5432/db`) keeping `kept`
+    /// checkpoints. The URL is checked now; the connection is made on first use (and again after any
+    /// failure). TLS is not linked: the server must accept a plain connection (`sslmode` disable or
+    /// prefer).
+    pub fn new(url: &str, pipeline: &str, kept: usize) -> Result<PostgresStore, StoreError> {
+        if !super::valid_pipeline_id(pipeline) {
+            return Err(StoreError::Settings(format!("pipeline id {pipeline:?} is not valid")));
+        }
+        let mut config: postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Settings(format!("postgres URL: {e} (postgres://USER@HOST:PORT/DB)")))?;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_user_timeout(IO_TIMEOUT)
+            .options(&format!("-c statement_timeout={}", IO_TIMEOUT.as_millis()))
+            .application_name("anes serve");
+        Ok(PostgresStore {
+            target: describe(&config),
+            config,
+            pipeline: pipeline.to_string(),
+            kept: kept.max(1),
+            client: None,
+        })
+    }
+
+    fn unavailable(&mut self, e: postgres::Error) -> StoreError {
+        // Whatever failed, the connection may be in a broken transaction: the next call opens a new one.
+        self.client = None;
+        StoreError::Unavailable { backend: BACKEND, reason: format!("{}: {e}", self.target) }
+    }
+
+    fn connect(&self) -> Result<postgres::Client, postgres::Error> {
+        let mut client = self.config.connect(postgres::NoTls)?;
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+        for statement in SCHEMA {
+            tx.execute(statement, &[])?;
+        }
+        tx.execute(
+            "INSERT INTO anes_store_epochs (pipeline, epoch) VALUES ($1, 0) ON CONFLICT (pipeline) DO NOTHING",
+            &[&self.pipeline],
+        )?;
+        tx.commit()?;
+        Ok(client)
+    }
+
+    /// Runs `op` on the connection (opening it first if needed); a client error drops the connection.
+    fn with_client<T>(
+        &mut self,
+        op: impl FnOnce(&mut postgres::Client, &str) -> Result<T, Failure>,
+    ) -> Result<T, StoreError> {
+        if self.client.is_none() {
+            match self.connect() {
+                Ok(c) => self.client = Some(c),
+                Err(e) => return Err(self.unavailable(e)),
+            }
+        }
+        let client = self.client.as_mut().expect("just connected");
+        match op(client, &self.pipeline) {
+            Ok(v) => Ok(v),
+            Err(Failure::Client(e)) => Err(self.unavailable(e)),
+            Err(Failure::Store(e)) => Err(e),
+        }
+    }
+}
+
+/// What went wrong inside a transaction: the client (the connection is dropped) or the store's rules.
+enum Failure {
+    Client(postgres::Error),
+    Store(StoreError),
+}
+
+impl From<postgres::Error> for Failure {
+    fn from(e: postgres::Error) -> Failure {
+        Failure::Client(e)
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Failure {
+        Failure::Store(e)
+    }
+}
+
+/// The pipeline's epoch read under a row lock (`FOR SHARE` or `FOR UPDATE`); a missing row (the table
+/// emptied) reads 0, so every writer is refused as ahead of the store.
+fn locked_epoch(tx: &mut postgres::Transaction<'_>, pipeline: &str, lock: &str) -> Result<u64, Failure> {
+    let row = tx.query_opt(
+        &format!("SELECT epoch FROM anes_store_epochs WHERE pipeline = $1 {lock}"),
+        &[&pipeline],
+    )?;
+    Ok(row.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+}
+
+impl CheckpointStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        BACKEND
+    }
+
+    fn bump_epoch(&mut self) -> Result<u64, StoreError> {
+        self.with_client(|client, pipeline| {
+            let row = client.query_one(
+                "INSERT INTO anes_store_epochs (pipeline, epoch) VALUES ($1, 1)
+                 ON CONFLICT (pipeline) DO UPDATE SET epoch = anes_store_epochs.epoch + 1 RETURNING epoch",
+                &[&pipeline],
+            )?;
+            Ok(row.get::<_, i64>(0) as u64)
+        })
+    }
+
+    fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
+        let next = to_i64("epoch", held.saturating_add(1))?;
+        self.with_client(|client, pipeline| {
+            let mut tx = client.transaction()?;
+            // FOR UPDATE: the check and the new epoch are one step; no takeover can come in between.
+            fence::check(pipeline, held, locked_epoch(&mut tx, pipeline, "FOR UPDATE")?)?;
+            tx.execute(
+                "INSERT INTO anes_store_epochs (pipeline, epoch) VALUES ($1, $2)
+                 ON CONFLICT (pipeline) DO UPDATE SET epoch = EXCLUDED.epoch",
+                &[&pipeline, &next],
+            )?;
+            tx.commit()?;
+            Ok(next as u64)
+        })
+    }
+
+    fn current_epoch(&mut self) -> Result<u64, StoreError> {
+        self.with_client(|client, pipeline| {
+            let row =
+                client.query_opt("SELECT epoch FROM anes_store_epochs WHERE pipeline = $1", &[&pipeline])?;
+            Ok(row.map_or(0, |r| r.get::<_, i64>(0).max(0) as u64))
+        })
+    }
+
+    fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
+        if header.pipeline_id != self.pipeline {
+            return Err(StoreError::Invalid(format!(
+                "a checkpoint of pipeline {:?} written to {:?}'s store",
+                header.pipeline_id, self.pipeline
+            )));
+        }
+        if header.payload_len > MAX_PAYLOAD_LEN {
+            return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
+        }
+        let (frame, epoch) = (to_i64("frame", header.frame)?, to_i64("epoch", header.epoch)?);
+        let kept = self.kept as i64;
+        self.with_client(|client, pipeline| {
+            let mut tx = client.transaction()?;
+            // The fencing check: the header only, before the payload is touched. FOR SHARE holds off a
+            // takeover until this transaction ends.
+            fence::check(pipeline, header.epoch, locked_epoch(&mut tx, pipeline, "FOR SHARE")?)?;
+            let mut blob = header.encode();
+            let start = blob.len();
+            payload
+                .take(header.payload_len)
+                .read_to_end(&mut blob)
+                .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
+            header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            tx.execute(
+                "INSERT INTO anes_store_checkpoints (pipeline, frame, epoch, blob) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (pipeline, frame, epoch) DO UPDATE SET blob = EXCLUDED.blob",
+                &[&pipeline, &frame, &epoch, &blob],
+            )?;
+            tx.execute(
+                "DELETE FROM anes_store_checkpoints WHERE pipeline = $1 AND (frame, epoch) NOT IN (
+                     SELECT frame, epoch FROM anes_store_checkpoints WHERE pipeline = $1
+                     ORDER BY frame DESC, epoch DESC LIMIT $2)",
+                &[&pipeline, &kept],
+            )?;
+            let oldest: Option<i64> = tx
+                .query_one("SELECT min(frame) FROM anes_store_checkpoints WHERE pipeline = $1", &[&pipeline])?
+                .get(0);
+            tx.commit()?;
+            Ok(Persisted {
+                frame: header.frame,
+                epoch: header.epoch,
+                oldest_kept_frame: oldest.map_or(header.frame, |f| f as u64),
+            })
+        })
+    }
+
+    fn load(&mut self) -> Result<Loaded, StoreError> {
+        let rows = self.with_client(|client, pipeline| {
+            let rows = client.query(
+                "SELECT frame, epoch, CASE WHEN octet_length(blob) <= $2 THEN blob END, octet_length(blob)
+                 FROM anes_store_checkpoints WHERE pipeline = $1 ORDER BY frame DESC, epoch DESC",
+                &[&pipeline, &MAX_BLOB_LEN],
+            )?;
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    (
+                        r.get::<_, i64>(0),
+                        r.get::<_, i64>(1),
+                        r.get::<_, Option<Vec<u8>>>(2),
+                        r.get::<_, i32>(3),
+                    )
+                })
+                .collect::<Vec<_>>())
+        })?;
+        let mut loaded = Loaded::default();
+        for (frame, epoch, blob, len) in rows {
+            let name = format!("{frame:020}-{epoch:020}");
+            let checked = match blob {
+                None => Err(format!("{len} bytes, more than the {MAX_BLOB_LEN}-byte limit")),
+                Some(blob) => match CheckpointHeader::decode_blob(&blob) {
+                    Ok((header, _)) if header.pipeline_id != self.pipeline => {
+                        Err(format!("holds pipeline {:?}'s checkpoint", header.pipeline_id))
+                    }
+                    Ok((header, _)) if (header.frame as i64, header.epoch as i64) != (frame, epoch) => {
+                        Err(format!(
+                            "its header says frame {} epoch {}, its row frame {frame} epoch {epoch}",
+                            header.frame, header.epoch
+                        ))
+                    }
+                    Ok((header, payload)) => {
+                        Ok(StoredCheckpoint { payload: payload.to_vec(), header, name: name.clone() })
+                    }
+                    Err(e) => Err(e.to_string()),
+                },
+            };
+            match checked {
+                Ok(c) => loaded.verified.push(c),
+                Err(reason) => {
+                    tracing::error!(pipeline = %self.pipeline, row = %name, %reason, "damaged checkpoint in postgres skipped");
+                    loaded.damaged.push(Damaged { name, reason });
+                }
+            }
+        }
+        newest_first(&mut loaded.verified);
+        Ok(loaded)
+    }
+
+    fn reconnect(&mut self) -> Result<(), StoreError> {
+        self.client = None;
+        self.with_client(|_, _| Ok(()))
+    }
+}

@@ -1,0 +1,245 @@
+//! The PostgreSQL checkpoint store against a real PostgreSQL (a cluster made and started by the test,
+//! stopped by `pg_ctl` / PID): the shared store suite (`support/store_suite.rs`: round trip, retention,
+//! damaged rows, a stale writer refused without its payload read, the fencing model), the schema made
+//! by two services at once, and the server stopped in the middle of a persist: the writer retries and
+//! the checkpoint lands after the restart.
+//!
+//! Run: `cargo test -p anes-ops --test postgres_store -- --nocapture`.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anes_ops::metrics::StoreMetrics;
+use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
+use anes_ops::store::{CheckpointStore, PostgresStore, StoreError};
+use support::postgres_server::{PostgresServer, available};
+use support::store_suite;
+
+fn open(server: &PostgresServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore> + '_ {
+    |pipeline, kept| Box::new(PostgresStore::new(&server.url(), pipeline, kept).unwrap())
+}
+
+#[test]
+fn suite_round_trip_and_retention() {
+    if !available("suite_round_trip_and_retention") {
+        return;
+    }
+    let server = PostgresServer::start("rt");
+    store_suite::round_trip_and_retention(&open(&server), "pg");
+}
+
+#[test]
+fn suite_damaged_checkpoints_are_skipped() {
+    if !available("suite_damaged_checkpoints_are_skipped") {
+        return;
+    }
+    let server = PostgresServer::start("dmg");
+    let damage = |pipeline: &str, name: &str| {
+        let (frame, epoch) = name.split_once('-').unwrap();
+        let (frame, epoch): (i64, i64) = (frame.parse().unwrap(), epoch.parse().unwrap());
+        let mut c = server.client();
+        let key = "WHERE pipeline = $1 AND frame = $2 AND epoch = $3";
+        let params: [&(dyn postgres::types::ToSql + Sync); 3] = [&pipeline, &frame, &epoch];
+        let row = c.query_one(&format!("SELECT blob FROM anes_store_checkpoints {key}"), &params);
+        let mut blob: Vec<u8> = row.unwrap().get(0);
+        let last = blob.len() - 1;
+        blob[last] ^= 1;
+        let sql = format!("UPDATE anes_store_checkpoints SET blob = $4 {key}");
+        assert_eq!(c.execute(&sql, &[params[0], params[1], params[2], &blob]).unwrap(), 1);
+    };
+    store_suite::damaged_checkpoints_are_skipped(&open(&server), &damage, "pg");
+}
+
+#[test]
+fn suite_a_stale_writer_is_refused_without_reading_its_payload() {
+    if !available("suite_a_stale_writer_is_refused_without_reading_its_payload") {
+        return;
+    }
+    let server = PostgresServer::start("stale");
+    store_suite::a_stale_writer_is_refused_without_reading_its_payload(&open(&server), "pg");
+}
+
+#[test]
+fn suite_fencing_model() {
+    if !available("suite_fencing_model") {
+        return;
+    }
+    let server = PostgresServer::start("model");
+    let started = Instant::now();
+    let (schedules, ..) = store_suite::fencing_model(&open(&server), "pg", "postgres", 300);
+    println!("postgres fencing model: {schedules} schedules in {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn the_schema_made_by_many_services_at_once_is_made_once() {
+    if !available("the_schema_made_by_many_services_at_once_is_made_once") {
+        return;
+    }
+    let server = PostgresServer::start("schema");
+    let url = server.url();
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || PostgresStore::new(&url, &format!("s{i}"), 4).unwrap().bump_epoch())
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap().unwrap(), 1);
+    }
+}
+
+#[test]
+fn an_unreachable_server_is_unavailable_not_fenced() {
+    if !available("an_unreachable_server_is_unavailable_not_fenced") {
+        return;
+    }
+    let mut server = PostgresServer::start("down");
+    let mut store = PostgresStore::new(&server.url(), "p", 4).unwrap();
+    store.bump_epoch().unwrap();
+    server.stop();
+    let err = store.current_epoch().unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable { backend: "postgres", .. }), "{err}");
+    assert!(err.is_retryable() && !err.is_fenced());
+    assert!(store.reconnect().unwrap_err().is_retryable());
+    server.restart();
+    store.reconnect().unwrap();
+    assert_eq!(store.current_epoch().unwrap(), 1, "the epoch survived the restart");
+}
+
+fn checkpoint(frame: u64) -> PendingCheckpoint {
+    PendingCheckpoint {
+        frame,
+        cpu_cycle: frame * 29_781,
+        state_hash: [frame as u8; 32],
+        snapshot: Arc::new(vec![frame as u8; 64 << 10]),
+    }
+}
+
+fn wait_for(
+    events: &Mutex<Vec<WriterEvent>>,
+    what: &str,
+    limit: Duration,
+    found: impl Fn(&WriterEvent) -> bool,
+) {
+    let deadline = Instant::now() + limit;
+    while !events.lock().unwrap().iter().any(&found) {
+        assert!(Instant::now() < deadline, "no {what} within {limit:?}: {:?}", events.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The persist of frame 120 is held inside its transaction (another session holds the epoch row
+/// `FOR UPDATE`, so the put waits on its `FOR SHARE`), then the server is stopped: the put fails, the
+/// writer retries with backoff, and once the server is back the checkpoint is stored.
+#[test]
+fn the_server_stopped_during_a_persist_the_writer_retries_and_succeeds_after_the_restart() {
+    if !available("the_server_stopped_during_a_persist") {
+        return;
+    }
+    let mut server = PostgresServer::start("persist");
+    let mut store = PostgresStore::new(&server.url(), "p", 4).unwrap();
+    let epoch = store.bump_epoch().unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&events);
+    let metrics = StoreMetrics::detached();
+    let retry = RetryPolicy {
+        base: Duration::from_millis(200),
+        cap: Duration::from_secs(1),
+        attempts: 100,
+        seed: 7,
+        jitter: true,
+    };
+    let writer = CheckpointWriter::start(
+        "p",
+        Box::new(store),
+        epoch,
+        retry,
+        metrics.clone(),
+        Box::new(move |e| seen.lock().unwrap().push(e)),
+    );
+    writer.submit(checkpoint(60));
+    wait_for(
+        &events,
+        "persist of 60",
+        Duration::from_secs(10),
+        |e| matches!(e, WriterEvent::Persisted(p) if p.frame == 60),
+    );
+
+    let mut holder = server.client();
+    let mut hold = holder.transaction().unwrap();
+    hold.execute("SELECT epoch FROM anes_store_epochs WHERE pipeline = 'p' FOR UPDATE", &[]).unwrap();
+    writer.submit(checkpoint(120));
+    // The put is in its transaction, waiting for the row lock.
+    let mut watcher = server.client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let waiting: i64 = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'anes serve' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if waiting == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the put never waited on the row lock");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(watcher);
+    server.stop();
+    let stopped = Instant::now();
+    wait_for(&events, "retry", Duration::from_secs(10), |e| matches!(e, WriterEvent::Retrying { .. }));
+    // Its session died with the server: the rollback on drop fails at once.
+    drop(hold);
+    drop(holder);
+    std::thread::sleep(Duration::from_secs(2).saturating_sub(stopped.elapsed()));
+    server.restart();
+    let restarted = Instant::now();
+    wait_for(
+        &events,
+        "persist of 120",
+        Duration::from_secs(30),
+        |e| matches!(e, WriterEvent::Persisted(p) if p.frame == 120),
+    );
+    let healed = restarted.elapsed();
+    assert!(writer.finish(Duration::from_secs(10)));
+    let retries = metrics.retries.get();
+    assert!(
+        retries >= 1 && metrics.give_ups.get() == 0,
+        "retries {retries}, give-ups {}",
+        metrics.give_ups.get()
+    );
+    let loaded = PostgresStore::new(&server.url(), "p", 4).unwrap().load().unwrap();
+    let frames: Vec<(u64, u64)> = loaded.verified.iter().map(|c| (c.header.frame, c.header.epoch)).collect();
+    assert_eq!(frames, [(120, epoch), (60, epoch)]);
+    println!(
+        "postgres stopped during a persist: {retries} retries, the checkpoint stored {:.2} s after the restart (server down {:.2} s)",
+        healed.as_secs_f64(),
+        (restarted - stopped).as_secs_f64()
+    );
+}
+
+/// `[pipeline.store] backend = "postgres"` opens this store (`recovery::open_store`, as `anes serve`).
+#[test]
+fn a_configuration_naming_postgres_opens_it() {
+    if !available("a_configuration_naming_postgres_opens_it") {
+        return;
+    }
+    let server = PostgresServer::start("config");
+    let text = format!(
+        "[[pipeline]]\nid = \"cfg\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"{}\"\n",
+        server.url()
+    );
+    let config = anes_ops::config::Config::parse(&text, "anes.toml").unwrap();
+    let mut store =
+        anes_ops::recovery::open_store(&config.pipelines[0], std::path::Path::new("unused")).unwrap();
+    assert_eq!(store.backend(), "postgres");
+    assert_eq!(store.bump_epoch().unwrap(), 1);
+    let mut c = server.client();
+    let epoch: i64 =
+        c.query_one("SELECT epoch FROM anes_store_epochs WHERE pipeline = 'cfg'", &[]).unwrap().get(0);
+    assert_eq!(epoch, 1, "the epoch is in the configured database");
+}

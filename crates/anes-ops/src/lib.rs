@@ -9,7 +9,7 @@
 //! - [`store`]: the fenced checkpoint store (filesystem, Redis) and its writer thread;
 //! - [`journal`] and [`dlq`]: the durable input journal and dead-letter queue;
 //! - [`config`]: the TOML configuration;
-//! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
+//! - [`service`] and [`http`]: the only modules that know threads of the service, tokio and axum.
 
 pub mod alertmanager;
 pub use anes_pipeline::backoff;
@@ -23,6 +23,6 @@ pub mod journal;
 pub mod metrics;
 pub mod pipeline;
 pub mod recovery;
-pub mod runtime;
+pub mod service;
 pub mod store;
 pub mod worker;

@@ -12,7 +12,7 @@ use tower::ServiceExt;
 
 use super::*;
 use crate::config::Config;
-use crate::runtime::{ServiceOptions, start_pipelines};
+use crate::service::{ServiceOptions, start_pipelines};
 
 const TOKEN: &str = "s3cret-token";
 const FIRING: &str = include_str!("../../tests/fixtures/alertmanager-firing.raw.json");

@@ -374,6 +374,7 @@ fn http_limits(server: &ServerSection) -> Result<crate::http::limits::HttpLimits
             defaults.connections_per_client,
         )?,
         max_connections: count("server.max_connections", server.max_connections, defaults.max_connections)?,
+        ..defaults
     })
 }
 

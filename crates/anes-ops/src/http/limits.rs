@@ -15,6 +15,9 @@ pub struct HttpLimits {
     pub connections_per_client: usize,
     /// Most connections open at once (`max_connections`).
     pub max_connections: usize,
+    /// Largest request head (request line and headers) read; a longer one is answered 431. At least
+    /// 8192, hyper's smallest read buffer.
+    pub max_head_bytes: usize,
 }
 
 impl Default for HttpLimits {
@@ -28,6 +31,8 @@ impl Default for HttpLimits {
             body_timeout: Duration::from_secs(30),
             connections_per_client: 32,
             max_connections: 512,
+            // hyper's own default (8 KiB + 100 x 4 KiB), named here so every server states it.
+            max_head_bytes: 8192 + 4096 * 100,
         }
     }
 }

@@ -25,7 +25,8 @@
 //! workers' path), [`worker`] (a thread per thread worker; a stdin writer and a stdout reader per
 //! process worker; `anes worker`'s stdin reader) and [`canary`] (a stdout reader per worker child, so
 //! a silent child is a timeout rather than a read that never returns; the metrics endpoint's
-//! current-thread runtime). Only [`service`], [`http`] and the canary's export know tokio and axum.
+//! current-thread runtime). Only [`service`], [`http`] and the canary's export know tokio and axum
+//! (`tests/shell_boundaries.rs` checks both).
 //! Every file read goes through a size cap: `anes_fs::read_capped` (one cap per kind of file), or
 //! [`evidence::read_served_file`] for what `/evidence/...` serves.
 

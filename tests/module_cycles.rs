@@ -30,12 +30,6 @@ const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
         "board.rs is both the `Board` enum over every mapper and the home of the `BoardConfig` and \
          `MemoryMap` each mapper uses; moving those to a leaf module waits for the new boards to land",
     ),
-    (
-        "anes-ops",
-        &["config", "http", "recovery", "runtime", "runtime/driver"],
-        "the service shell (bootstrap, driver, HTTP host) is still one module family; its split into \
-         bootstrap, driver and host is the rest of issue 31",
-    ),
 ];
 
 #[test]

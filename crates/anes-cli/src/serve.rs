@@ -13,7 +13,7 @@ use std::sync::Arc;
 use anes_core::movie::InputStream;
 use anes_ops::assign::Replica;
 use anes_ops::config::Config;
-use anes_ops::runtime::{ServiceOptions, read_token, run_service};
+use anes_ops::service::{ServiceOptions, read_token, run_service};
 use anyhow::Context;
 
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};

@@ -28,7 +28,7 @@ use anes_ops::config::Config;
 use anes_ops::http::{AppState, router};
 use anes_ops::metrics::Metrics;
 use anes_ops::pipeline::stream_frames;
-use anes_ops::runtime::{Pipelines, ServiceOptions, start_pipelines};
+use anes_ops::service::{Pipelines, ServiceOptions, start_pipelines};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod support;

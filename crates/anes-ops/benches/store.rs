@@ -27,7 +27,7 @@ use anes_core::{Cartridge, Nes, NesConfig};
 use anes_ops::config::Config;
 use anes_ops::metrics::Metrics;
 use anes_ops::pipeline::stream_frames;
-use anes_ops::runtime::{PipelineHandle, Pipelines, ServiceOptions, start_pipelines};
+use anes_ops::service::{PipelineHandle, Pipelines, ServiceOptions, start_pipelines};
 use anes_ops::store::{CheckpointHeader, CheckpointStore, FsStore, RedisStore};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use redis_server::RedisServer;

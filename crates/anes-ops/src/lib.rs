@@ -1,17 +1,37 @@
-//! anes-ops: the operations service around the lockstep runner. Pipelines of two workers compared frame
-//! by frame, the design's Prometheus gauges and the service's own metrics, the Alertmanager webhook, the
-//! automated rollback procedure, an HTTP API and status page.
+//! anes-ops: the shells around the pipeline's rules (`anes-pipeline`, which does no I/O): pipelines of
+//! two workers compared frame by frame, their durable state, the design's Prometheus gauges and the
+//! service's own metrics, the Alertmanager webhook, an HTTP API and status page, and the canary.
 //!
-//! - [`pipeline`]: the pipeline and its rollback procedure as a state machine with no I/O;
-//! - [`worker`]: the `anes-workers` crate (the workers' transports and the protocol's codec), under
-//!   the path this crate's modules use;
-//! - [`metrics`]: what `/metrics` exports;
-//! - [`alertmanager`]: the webhook's payload and the deduplication of notifications;
-//! - [`store`]: the fenced checkpoint store (filesystem, Redis) and its writer thread;
-//! - [`journal`] and [`dlq`]: the durable input journal and dead-letter queue;
-//! - [`config`]: the TOML configuration;
+//! - [`config`]: the TOML configuration, typed and checked at start;
+//! - [`pipeline`]: the pipeline crate's names, [`pipeline::PipelineStorage`] (executes the journal and
+//!   queue actions) and [`pipeline::PipelineObserver`] (the one place counters become series);
+//! - [`framed`], [`journal`], [`dlq`] and [`store`]: checksummed records, the input journal, the
+//!   dead-letter queue, the fenced checkpoint store (filesystem, Redis, PostgreSQL, S3 with a Redis
+//!   hot copy) and its writer thread;
+//! - [`recovery`]: a pipeline's durable state opened at start (lock, takeover, newest verified
+//!   checkpoint, journal, queue);
+//! - [`worker`]: the `anes-workers` crate under the path this crate's modules use (thread, process
+//!   and remote transports, the protocol's codec);
 //! - [`assign`]: which coordinator replica runs which pipeline (`serve --replica`);
-//! - [`runtime`] and [`http`]: the only modules that know threads of the service, tokio and axum.
+//! - [`metrics`], [`alertmanager`], [`evidence`]: what `/metrics` exports, the webhook's payload and
+//!   its deduplication, the referee and the evidence bundles;
+//! - [`http`]: the HTTP API (axum on hyper, with the server's time, head size and connection limits);
+//!   it knows a running pipeline only by its [`service::PipelineHandle`];
+//! - [`service`]: the start (`bootstrap`), one driver thread per pipeline (`driver`) and the process
+//!   around them (`run`: the tokio runtime, the signals, the shutdown sequence);
+//! - [`canary`]: the canary gate, its worker children and the export of its metrics.
+//!
+//! Threads are started in these modules only, each for one reason: [`service`] (a driver per pipeline;
+//! an evidence writer per investigation, so the driver does not wait for the disk; the HTTP runtime's
+//! two workers, and its blocking pool for the drain), [`http`] (a task per connection, and a blocking
+//! read per evidence file, on that runtime), [`store`] (one checkpoint writer per pipeline, off the
+//! workers' path; the S3 store's current-thread runtime, run on that writer's thread) and [`canary`]
+//! (the metrics endpoint's current-thread runtime); the workers' threads are `anes-workers`'. Only
+//! [`service`], [`http`], the canary's export and the S3 store know tokio (the last because its client
+//! library is async), and only the first three axum
+//! (`tests/shell_boundaries.rs` checks both).
+//! Every file read goes through a size cap: `anes_fs::read_capped` (one cap per kind of file), or
+//! [`evidence::read_served_file`] for what `/evidence/...` serves.
 
 pub mod alertmanager;
 pub mod assign;
@@ -26,6 +46,6 @@ pub mod journal;
 pub mod metrics;
 pub mod pipeline;
 pub mod recovery;
-pub mod runtime;
+pub mod service;
 pub mod store;
 pub use anes_workers as worker;

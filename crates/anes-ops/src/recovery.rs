@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anes_core::movie::FrameInput;
+use thiserror::Error;
 
 use crate::config::{PipelineConfig, StoreBackend};
 use crate::dlq::{DeadLetterQueue, FileDlq};
 use crate::journal::FileJournal;
 use crate::pipeline::{Checkpoint, Pipeline, PipelineStorage};
-use crate::runtime::StartError;
 use crate::store::fs::DirLock;
 use crate::store::{
     CheckpointStore, FsStore, PostgresStore, RedisStore, S3Credentials, S3Store, StoreError, StoredCheckpoint,
@@ -49,8 +49,18 @@ pub fn pipeline_dir(data_dir: &Path, id: &str) -> PathBuf {
     data_dir.join(id)
 }
 
-fn setup(id: &str, what: impl std::fmt::Display) -> StartError {
-    StartError::Setup(format!("pipeline {id}: {what}"))
+/// Why a pipeline's durable state could not be opened.
+#[derive(Debug, Error)]
+#[error("pipeline {pipeline}: {problem}")]
+pub struct RecoveryError {
+    /// `pipeline_id`.
+    pub pipeline: String,
+    /// What went wrong, naming the file or the store.
+    pub problem: String,
+}
+
+fn setup(id: &str, what: impl std::fmt::Display) -> RecoveryError {
+    RecoveryError { pipeline: id.to_string(), problem: what.to_string() }
 }
 
 /// Opens the store of a pipeline.
@@ -77,7 +87,7 @@ fn with_retries<T>(
     store: &mut dyn CheckpointStore,
     what: &str,
     mut op: impl FnMut(&mut dyn CheckpointStore) -> Result<T, StoreError>,
-) -> Result<T, StartError> {
+) -> Result<T, RecoveryError> {
     let retry = config.store.retry;
     let mut backoff = crate::backoff::Backoff::new(retry.base, retry.cap, retry.seed);
     let mut attempt = 0;
@@ -112,7 +122,7 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
 }
 
 /// Opens a pipeline's durable state and builds the pipeline that continues it.
-pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, StartError> {
+pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, RecoveryError> {
     let id = &config.settings.id;
     let dir = pipeline_dir(data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| setup(id, format!("{}: {e}", dir.display())))?;

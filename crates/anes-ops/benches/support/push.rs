@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anes_core::movie::FrameInput;
 use anes_ops::metrics::Metrics;
-use anes_ops::runtime::{Control, PipelineHandle};
+use anes_ops::service::{Control, PipelineHandle};
 
 /// One batch pushed and verified: when the pipeline answered (its input journaled) and when the
 /// last record was verified, both from the push.

@@ -180,7 +180,7 @@ pub struct Config {
     /// Drill endpoint on.
     pub drill: bool,
     /// HTTP time and connection limits.
-    pub http_limits: crate::http::HttpLimits,
+    pub http_limits: crate::http::limits::HttpLimits,
     /// Every pipeline, validated, ids unique.
     pub pipelines: Vec<PipelineConfig>,
 }
@@ -373,8 +373,8 @@ impl Config {
     }
 }
 
-fn http_limits(server: &ServerSection) -> Result<crate::http::HttpLimits, (&'static str, String)> {
-    let defaults = crate::http::HttpLimits::default();
+fn http_limits(server: &ServerSection) -> Result<crate::http::limits::HttpLimits, (&'static str, String)> {
+    let defaults = crate::http::limits::HttpLimits::default();
     let seconds = |key: &'static str, value: Option<u64>, default: Duration| match value {
         None => Ok(default),
         Some(s @ 1..=3600) => Ok(Duration::from_secs(s)),
@@ -385,7 +385,7 @@ fn http_limits(server: &ServerSection) -> Result<crate::http::HttpLimits, (&'sta
         Some(n @ 1..=65536) => Ok(n),
         Some(n) => Err((key, format!("{n}: use 1 to 65536"))),
     };
-    Ok(crate::http::HttpLimits {
+    Ok(crate::http::limits::HttpLimits {
         header_timeout: seconds(
             "server.header_timeout_seconds",
             server.header_timeout_seconds,
@@ -402,6 +402,7 @@ fn http_limits(server: &ServerSection) -> Result<crate::http::HttpLimits, (&'sta
             defaults.connections_per_client,
         )?,
         max_connections: count("server.max_connections", server.max_connections, defaults.max_connections)?,
+        ..defaults
     })
 }
 

@@ -41,8 +41,8 @@ fn a_configuration_or_token_file_that_is_a_fifo_or_too_large_is_refused() {
         (fifo("token"), "is a FIFO (named pipe), not a regular file"),
         (large("large-token", MAX_TOKEN_FILE_LEN), "larger than 4096 bytes, the limit for token files"),
     ] {
-        match crate::runtime::read_token(Some(&path)) {
-            Err(crate::runtime::StartError::File { path: named, problem: found }) => {
+        match crate::service::read_token(Some(&path)) {
+            Err(crate::service::StartError::File { path: named, problem: found }) => {
                 assert_eq!(named, path.display().to_string());
                 assert!(found.contains(problem), "{found}");
             }

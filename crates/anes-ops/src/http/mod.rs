@@ -2,10 +2,12 @@
 //! the Alertmanager webhook and drills. Every body is read with a size limit and parsed into types or
 //! refused with a 4xx and a reason; mutating endpoints need the bearer token.
 
+pub(crate) mod limits;
 mod page;
 mod serve;
 
-pub use serve::{BodyTimeout, HttpLimits, serve};
+pub use limits::HttpLimits;
+pub use serve::{BodyTimeout, serve};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -25,7 +27,7 @@ use crate::alertmanager::{self, Decision, Deduplicator};
 use crate::evidence::{self, ServeRefusal};
 use crate::metrics::{self, Metrics};
 use crate::pipeline::{Drill, Event};
-use crate::runtime::{Control, PipelineHandle};
+use crate::service::handle::{Control, PipelineHandle};
 use crate::worker::WorkerId;
 
 /// Largest pushed input batch body.

@@ -25,34 +25,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
-/// Time and connection limits of the HTTP server (`[server]` keys in the configuration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HttpLimits {
-    /// Longest wait for a request's head, including the idle wait on a kept-alive connection
-    /// (`header_timeout_seconds`).
-    pub header_timeout: Duration,
-    /// Longest time from a request's head to the end of its body (`body_timeout_seconds`).
-    pub body_timeout: Duration,
-    /// Most connections open at once from one IP address (`connections_per_client`).
-    pub connections_per_client: usize,
-    /// Most connections open at once (`max_connections`).
-    pub max_connections: usize,
-}
-
-impl Default for HttpLimits {
-    fn default() -> HttpLimits {
-        // A scrape, a webhook or a 1 MiB input batch takes milliseconds on a LAN; these leave two
-        // orders of magnitude for slow clients. 32 per client covers Prometheus, Alertmanager, a
-        // browser's 6 and a pushing client's pool from one host; 512 in all stays well under the usual
-        // 1024 descriptors with the pipelines' own files.
-        HttpLimits {
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            connections_per_client: 32,
-            max_connections: 512,
-        }
-    }
-}
+use super::limits::HttpLimits;
 
 /// The answer to a connection over a limit, written without reading the request.
 fn over_limit_answer() -> String {
@@ -125,7 +98,10 @@ async fn serve_connection(
         router.clone().oneshot(request)
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
-    builder.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_head_bytes);
     let connection = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     tokio::select! {

@@ -12,7 +12,7 @@ use tower::ServiceExt;
 
 use super::*;
 use crate::config::Config;
-use crate::runtime::{ServiceOptions, start_pipelines};
+use crate::service::{ServiceOptions, start_pipelines};
 
 const TOKEN: &str = "s3cret-token";
 const FIRING: &str = include_str!("../../tests/fixtures/alertmanager-firing.raw.json");
@@ -476,7 +476,33 @@ const SHORT_LIMITS: HttpLimits = HttpLimits {
     body_timeout: Duration::from_secs(2),
     connections_per_client: 4,
     max_connections: 64,
+    max_head_bytes: 16 << 10,
 };
+
+#[test]
+fn a_head_over_the_limit_is_refused_with_431() {
+    use std::io::Write;
+    let server = LimitedServer::start(SHORT_LIMITS);
+    let mut stream = server.connect();
+    // Exactly the limit and no end of head: the server reads all of it, so its close is not a reset
+    // (which could discard the answer before it is read).
+    let mut head = b"GET /healthz HTTP/1.1\r\nHost: anes\r\nX-Padding: ".to_vec();
+    head.resize(SHORT_LIMITS.max_head_bytes, b'a');
+    stream.write_all(&head).unwrap();
+    let (answer, _) =
+        read_until_closed(&mut stream, Duration::from_secs(4), None).expect("closed after the 431");
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    // A head under the limit is served.
+    let mut stream = server.connect();
+    let head = format!(
+        "GET /healthz HTTP/1.1\r\nHost: anes\r\nConnection: close\r\nX-Padding: {}\r\n\r\n",
+        "a".repeat(8 << 10)
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let (answer, _) =
+        read_until_closed(&mut stream, Duration::from_secs(4), None).expect("closed after the answer");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
 
 #[test]
 fn slow_headers_are_cut_and_connections_per_client_limited() {
@@ -557,6 +583,7 @@ fn the_limits_are_configurable() {
             body_timeout: Duration::from_secs(7),
             connections_per_client: 3,
             max_connections: 9,
+            max_head_bytes: HttpLimits::default().max_head_bytes,
         }
     );
     let defaults = Config::parse("[[pipeline]]\nid = \"p\"\n", "anes.toml").unwrap().http_limits;

@@ -1,7 +1,7 @@
 //! The pipeline's rules live in the `anes-pipeline` crate, which can do no I/O; this module names them
 //! where the service always found them, and adds the storage shell that executes their journal and
 //! dead-letter queue actions ([`PipelineStorage`]). The rest of the service's side (the driver that
-//! executes the other actions) is in [`crate::runtime`], and [`PipelineObserver`] turns the counters
+//! executes the other actions) is in [`crate::service`], and [`PipelineObserver`] turns the counters
 //! into the series of [`crate::metrics`]; the simulator that drives the rules with real consoles,
 //! the referee and the durable storage is this module's test.
 

@@ -40,7 +40,7 @@ pub struct RetryPolicy {
     /// Attempts of one write (the first included) before it is given up.
     pub attempts: u32,
     /// Jitter seed. The service replaces the configuration's with one drawn from the operating
-    /// system's entropy per process and pipeline (`runtime::jitter_seed`): a shared constant made
+    /// system's entropy per process and pipeline (`service::jitter_seed`): a shared constant made
     /// every writer that lost its store retry at the same instants. Tests keep a fixed one.
     pub seed: u64,
     /// Full jitter (always, except to show the herd in a test).

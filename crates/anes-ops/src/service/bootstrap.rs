@@ -1,74 +1,22 @@
-//! The runtime around the pipeline state machines: one driver thread per pipeline (the clock, its
-//! input source, its workers, investigations), the HTTP server on a small tokio runtime, and the
-//! shutdown sequence (SIGTERM or SIGINT: stop intake, take a final verified checkpoint, exit).
+//! The service's start: read the token, each pipeline's ROM and input stream, open its durable state
+//! ([`crate::recovery`]), start its checkpoint writer, and spawn one driver thread per pipeline.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anes_core::hex::to_hex;
 use anes_core::movie::{FrameInput, InputStream};
-use crossbeam_channel::{Receiver, Sender};
-use serde::Serialize;
-use thiserror::Error;
 
-use crate::config::{Config, InputSpec};
+use super::driver::{Driver, PipelinePlan, PipelineReport};
+use super::error::StartError;
+use super::handle::{Control, PipelineHandle};
+use crate::config::{Config, InputSpec, MAX_TOKEN_FILE_LEN, StoreBackend};
 use crate::metrics::Metrics;
-use crate::pipeline::{
-    Action, Checkpoint, Event, Pipeline, PipelineSettings, PipelineStatus, PushOutcome, ReplaySource,
-    SequenceGap, StoreEvent,
-};
-use crate::pipeline::{PipelineObserver, PipelineStorage};
-use crate::store::writer::{CheckpointWriter, PendingCheckpoint, WriterEvent};
-use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerMode, WorkerOutput};
-
-mod driver;
-
-use driver::Driver;
-
-/// How often a pipeline's clock ticks (checkpoint age, step deadlines) at least.
-const TICK: Duration = Duration::from_millis(50);
-/// How often the status the HTTP API reads is refreshed at least.
-const PUBLISH: Duration = Duration::from_millis(100);
-/// How long a drain may take before the service stops with the last checkpoint verified so far.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
-/// How long the checkpoint writer gets at shutdown to store the final checkpoint.
-const WRITER_FINISH: Duration = Duration::from_secs(10);
-
-/// Why the service could not start.
-#[derive(Debug, Error)]
-pub enum StartError {
-    /// A file named by the configuration could not be read or parsed.
-    #[error("{path}: {problem}")]
-    File {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        problem: String,
-    },
-    /// Listening beyond loopback needs a token.
-    #[error(
-        "refusing to listen on {0} without a token: set server.token_file, --token-file or ANES_TOKEN, or listen on 127.0.0.1"
-    )]
-    NoToken(SocketAddr),
-    /// The address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
-        /// The address.
-        addr: SocketAddr,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The token file is empty.
-    #[error("{0}: the token file is empty")]
-    EmptyToken(String),
-    /// Something the service needs could not be set up.
-    #[error("{0}")]
-    Setup(String),
-}
+use crate::pipeline::{Event, PipelineObserver, ReplaySource, StoreEvent};
+use crate::store::writer::{CheckpointWriter, WriterEvent};
+use crate::worker::{WorkerLauncher, WorkerMode};
 
 /// What the service needs besides its configuration.
 #[derive(Debug, Clone)]
@@ -81,67 +29,6 @@ pub struct ServiceOptions {
     pub worker_program: Option<PathBuf>,
     /// The bearer token (already read from its file or the environment).
     pub token: Option<String>,
-}
-
-/// A message to a pipeline's driver thread.
-#[derive(Debug)]
-pub enum Control {
-    /// An event for the state machine.
-    Event(Event),
-    /// A pushed batch; the answer goes back on `reply`.
-    Push {
-        /// Sequence number of the first record.
-        first_seq: u64,
-        /// The records.
-        inputs: Vec<FrameInput>,
-        /// Where the answer goes.
-        reply: tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>,
-    },
-}
-
-/// A running pipeline as the HTTP side sees it.
-#[derive(Debug, Clone)]
-pub struct PipelineHandle {
-    /// `pipeline_id`.
-    pub id: String,
-    /// Its control channel.
-    pub control: Sender<Control>,
-    /// Its latest status.
-    pub status: Arc<Mutex<Arc<PipelineStatus>>>,
-    /// True when it takes pushed records.
-    pub accepts_push: bool,
-}
-
-impl PipelineHandle {
-    /// The latest status.
-    pub fn status(&self) -> Arc<PipelineStatus> {
-        Arc::clone(&self.status.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-}
-
-/// How a pipeline ended.
-#[derive(Debug, Clone, Serialize)]
-pub struct PipelineReport {
-    /// `pipeline_id`.
-    pub id: String,
-    /// Where every record went.
-    pub accounting: crate::pipeline::Accounting,
-    /// The final checkpoint's frame.
-    pub final_checkpoint_seq: Option<u64>,
-    /// Its state hash.
-    pub final_state_hash: Option<String>,
-    /// True when both workers were verified to have it at shutdown.
-    pub final_checkpoint_verified: bool,
-    /// Where it was written.
-    pub final_checkpoint_file: Option<String>,
-}
-
-struct PipelinePlan {
-    config: crate::config::PipelineConfig,
-    settings: PipelineSettings,
-    rom: Arc<Vec<u8>>,
-    source: Option<ReplaySource>,
-    launcher: WorkerLauncher,
 }
 
 /// The pipelines of a service, started.
@@ -179,7 +66,7 @@ impl Pipelines {
 pub fn read_token(file: Option<&Path>) -> Result<Option<String>, StartError> {
     match file {
         Some(path) => {
-            let text = anes_fs::read_text_capped(path, crate::config::MAX_TOKEN_FILE_LEN, "token")
+            let text = anes_fs::read_text_capped(path, MAX_TOKEN_FILE_LEN, "token")
                 .map_err(|e| StartError::File { path: path.display().to_string(), problem: e.problem() })?;
             let token = text.lines().next().unwrap_or("").trim().to_string();
             if token.is_empty() {
@@ -330,108 +217,6 @@ pub fn start_pipelines(
         threads.push(thread);
     }
     Ok(Pipelines { handles, threads })
-}
-
-fn write_checkpoint(dir: &Path, id: &str, c: &Checkpoint, verified: bool) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let snap = dir.join(format!("{id}.snap"));
-    std::fs::write(&snap, &*c.snapshot)?;
-    let meta = serde_json::json!({
-        "pipeline_id": id,
-        "seq": c.seq,
-        "state_hash": to_hex(&c.state_hash),
-        "verified_at_shutdown": verified,
-    });
-    std::fs::write(dir.join(format!("{id}.json")), serde_json::to_vec_pretty(&meta).expect("serializes"))?;
-    Ok(snap)
-}
-
-/// Runs the service until SIGTERM or SIGINT: binds the listener, starts the pipelines, serves HTTP,
-/// then drains every pipeline (intake stops, a final verified checkpoint is taken) and returns how
-/// each ended.
-pub fn run_service(
-    config: Config,
-    options: ServiceOptions,
-    drill: bool,
-) -> Result<Vec<PipelineReport>, StartError> {
-    if !config.listen.ip().is_loopback() && options.token.is_none() {
-        return Err(StartError::NoToken(config.listen));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("anes-http")
-        .enable_all()
-        .build()
-        .map_err(|e| StartError::Setup(format!("cannot start the HTTP runtime: {e}")))?;
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(config.listen))
-        .map_err(|source| StartError::Bind { addr: config.listen, source })?;
-    let addr = listener.local_addr().map_err(|source| StartError::Bind { addr: config.listen, source })?;
-    let metrics = Arc::new(Metrics::new());
-    let pipelines = start_pipelines(&config, &options, &metrics)?;
-    let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let state = crate::http::AppState {
-        pipelines: Arc::new(pipelines.handles.clone()),
-        metrics,
-        token: options.token.as_deref().map(Arc::from),
-        drill: drill || config.drill,
-        evidence_dir: config.evidence_dir.clone(),
-        dedup: Arc::new(Mutex::new(crate::alertmanager::Deduplicator::new())),
-        stopping: Arc::clone(&stopping),
-    };
-    tracing::info!(
-        listen = %addr,
-        pipelines = %pipelines.handles.iter().map(|h| h.id.as_str()).collect::<Vec<_>>().join(","),
-        drill = state.drill,
-        token = state.token.is_some(),
-        "anes serve: listening on http://{addr}/"
-    );
-    runtime.block_on(async move {
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(crate::http::serve(
-            listener,
-            crate::http::router(state),
-            config.http_limits,
-            async {
-                let _ = stop_rx.await;
-            },
-        ));
-        let signal = wait_for_signal().await;
-        stopping.store(true, std::sync::atomic::Ordering::Relaxed);
-        tracing::info!(signal, "stopping: intake stops, final verified checkpoints follow");
-        let reports = tokio::task::spawn_blocking(move || pipelines.drain())
-            .await
-            .map_err(|e| StartError::Setup(format!("draining failed: {e}")))?;
-        let _ = stop_tx.send(());
-        match tokio::time::timeout(Duration::from_secs(5), server).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server task failed"),
-            Err(_) => tracing::warn!("the HTTP server did not stop within 5 s"),
-        }
-        Ok(reports)
-    })
-}
-
-async fn wait_for_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = term.recv() => "SIGTERM",
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "SIGINT"
-    }
 }
 
 #[cfg(test)]

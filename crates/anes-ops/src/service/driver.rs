@@ -2,7 +2,60 @@
 //! messages, control messages, ticks, the replay source) and executes its actions (workers, storage,
 //! the checkpoint writer, investigations, answers to pushes).
 
-use super::*;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anes_core::hex::to_hex;
+use crossbeam_channel::{Receiver, Sender};
+use serde::Serialize;
+
+use super::handle::Control;
+use crate::config::PipelineConfig;
+use crate::pipeline::{
+    Accounting, Action, Checkpoint, Event, Investigation, Pipeline, PipelineObserver, PipelineSettings,
+    PipelineStatus, PipelineStorage, PushOutcome, ReplaySource, SequenceGap,
+};
+use crate::recovery::DirLockGuard;
+use crate::store::writer::{CheckpointWriter, PendingCheckpoint};
+use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerOutput};
+
+/// How often a pipeline's clock ticks (checkpoint age, step deadlines) at least.
+const TICK: Duration = Duration::from_millis(50);
+/// How often the status the HTTP API reads is refreshed at least.
+pub(super) const PUBLISH: Duration = Duration::from_millis(100);
+/// How long a drain may take before the service stops with the last checkpoint verified so far.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the checkpoint writer gets at shutdown to store the final checkpoint.
+const WRITER_FINISH: Duration = Duration::from_secs(10);
+
+/// How a pipeline ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct PipelineReport {
+    /// `pipeline_id`.
+    pub id: String,
+    /// Where every record went.
+    pub accounting: Accounting,
+    /// The final checkpoint's frame.
+    pub final_checkpoint_seq: Option<u64>,
+    /// Its state hash.
+    pub final_state_hash: Option<String>,
+    /// True when both workers were verified to have it at shutdown.
+    pub final_checkpoint_verified: bool,
+    /// Where it was written.
+    pub final_checkpoint_file: Option<String>,
+}
+
+/// What a driver runs: the pipeline's configuration, its ROM, its replay source (none for pushed
+/// input) and how its workers start.
+pub(super) struct PipelinePlan {
+    pub(super) config: PipelineConfig,
+    pub(super) settings: PipelineSettings,
+    pub(super) rom: Arc<Vec<u8>>,
+    pub(super) source: Option<ReplaySource>,
+    pub(super) launcher: WorkerLauncher,
+}
 
 pub(super) struct Driver {
     pub(super) pipeline: Pipeline,
@@ -11,7 +64,7 @@ pub(super) struct Driver {
     /// Producers waiting for their push's answer ([`Action::Acknowledge`]), oldest first.
     pub(super) replies: VecDeque<tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>>,
     pub(super) writer: Option<CheckpointWriter>,
-    pub(super) _lock: crate::recovery::DirLockGuard,
+    pub(super) _lock: DirLockGuard,
     pub(super) plan: PipelinePlan,
     pub(super) control: Receiver<Control>,
     pub(super) control_tx: Sender<Control>,
@@ -214,7 +267,7 @@ impl Driver {
 
     /// The referee runs here (a few frames of emulation, while the pipeline is halted anyway); the
     /// evidence bundle is written on a thread of its own.
-    fn investigate(&mut self, now: Duration, investigation: crate::pipeline::Investigation) {
+    fn investigate(&mut self, now: Duration, investigation: Investigation) {
         let id = self.plan.settings.id.clone();
         let (suspects, referee_record) = match crate::evidence::referee(&self.plan.rom, &investigation) {
             Ok(found) => found,
@@ -287,4 +340,18 @@ impl Driver {
         );
         report
     }
+}
+
+fn write_checkpoint(dir: &Path, id: &str, c: &Checkpoint, verified: bool) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let snap = dir.join(format!("{id}.snap"));
+    std::fs::write(&snap, &*c.snapshot)?;
+    let meta = serde_json::json!({
+        "pipeline_id": id,
+        "seq": c.seq,
+        "state_hash": to_hex(&c.state_hash),
+        "verified_at_shutdown": verified,
+    });
+    std::fs::write(dir.join(format!("{id}.json")), serde_json::to_vec_pretty(&meta).expect("serializes"))?;
+    Ok(snap)
 }

@@ -24,6 +24,10 @@
 //!                                                                   backoff (full jitter), then give up
 //! ```
 //!
+//! What the pipeline has to tell an operator it reports as values: [`Notice`]s for the log
+//! ([`Pipeline::take_notices`]) and [`Counters`] for the metrics. The service writes both, each in one
+//! place (`anes_ops::pipeline::PipelineObserver`); the rules call no logger and hold no metric.
+//!
 //! ```
 //! use std::time::Duration;
 //! use anes_pipeline::{Action, Pipeline, PipelineSettings};
@@ -39,6 +43,7 @@ mod counters;
 mod events;
 mod intake;
 mod log;
+mod notice;
 pub mod protocol;
 mod rollback;
 mod settings;
@@ -63,7 +68,9 @@ pub use events::{
 pub use intake::{MAX_AHEAD_WINDOWS, MAX_OFFER};
 pub use log::Accounting;
 use log::{InputLog, LogRecord};
-pub use settings::{Fence, Mode, PipelineSettings, RollbackPolicy, Step};
+pub use notice::Notice;
+use notice::Notices;
+pub use settings::{Fence, Mode, PipelineSettings, RollbackPolicy, STALL_AFTER, Step, Trigger};
 pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
 
@@ -74,11 +81,6 @@ use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
 pub const ALERT_DRIFT_THRESHOLD: u64 = 50;
-
-/// The default [`PipelineSettings::stall_after`]: a real-time pipeline verifies 60 frames a second and
-/// a rollback step makes progress at least every few seconds, so 10 s without a frame verified while
-/// work waits is not a hiccup.
-pub const STALL_AFTER: Duration = Duration::from_secs(10);
 
 /// Most records in one feed to a worker.
 const MAX_FEED: u64 = 256;
@@ -155,24 +157,6 @@ impl WorkerSlot {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Trigger {
-    Alert,
-    Detection,
-    Retry,
-}
-
-impl Trigger {
-    const fn name(self) -> &'static str {
-        match self {
-            Trigger::Alert => "alert",
-            Trigger::Detection => "detection",
-            Trigger::Retry => "retry",
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 struct Rollback {
     incident: Option<u64>,
@@ -221,6 +205,7 @@ pub(crate) enum Commit {
 pub struct Pipeline {
     settings: PipelineSettings,
     counters: Counters,
+    notices: Notices,
     log: InputLog,
     /// The dead-letter queue's records (the durable copy is the service's).
     dlq: MemoryDlq,
@@ -282,6 +267,7 @@ impl Pipeline {
             backoff: Backoff::new(base, cap, seed),
             settings,
             counters: Counters::default(),
+            notices: Notices::default(),
             log: InputLog::default(),
             dlq: MemoryDlq::new(dlq_capacity),
             commit_in_flight: None,
@@ -378,13 +364,11 @@ impl Pipeline {
             suspects: WorkerId::BOTH.to_vec(),
             startup: true,
         });
-        tracing::warn!(
-            pipeline = %pipeline.settings.id,
-            checkpoint_seq = start,
-            journaled = pipeline.log.end() - start,
-            in_dlq = pipeline.dlq.len(),
-            "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue"
-        );
+        pipeline.notice(Notice::Recovering {
+            checkpoint_seq: start,
+            journaled: pipeline.log.end() - start,
+            in_dlq: pipeline.dlq.len(),
+        });
         pipeline.publish_mode();
         pipeline
     }
@@ -397,6 +381,16 @@ impl Pipeline {
     /// The compare latencies recorded since the last call, oldest first.
     pub fn take_compare_latencies(&mut self) -> std::vec::Drain<'_, f64> {
         self.counters.take_compare_latencies()
+    }
+
+    /// What happened since the last call, oldest first, for the service's log.
+    pub fn take_notices(&mut self) -> std::collections::vec_deque::Drain<'_, Notice> {
+        self.notices.take()
+    }
+
+    /// Notices dropped since the last call because more than the pipeline keeps (1024) were not taken.
+    pub fn take_dropped_notices(&mut self) -> u64 {
+        self.notices.take_dropped()
     }
 
     /// The pipeline's id.
@@ -487,10 +481,7 @@ impl Pipeline {
             Event::AlertResolved => {
                 self.counters.alerts_resolved += 1;
                 self.last_alert.1 = Some(self.now);
-                tracing::info!(
-                    pipeline = %self.settings.id, mode = self.mode().name(),
-                    "alert resolved: noted; a resolved alert never re-admits a worker by itself"
-                );
+                self.notice(Notice::AlertResolved { mode: self.mode() });
             }
             Event::Drill { worker, drill } => self.drill(worker, drill),
             Event::Committed { journal_error, dlq_error } => self.committed(journal_error, dlq_error),
@@ -498,7 +489,7 @@ impl Pipeline {
             Event::Drain => {
                 if !self.draining {
                     self.draining = true;
-                    tracing::info!(pipeline = %self.settings.id, "draining: intake stopped, taking a final verified checkpoint");
+                    self.notice(Notice::Draining);
                 }
                 self.check_drain();
             }
@@ -507,6 +498,10 @@ impl Pipeline {
 }
 
 impl Pipeline {
+    pub(crate) fn notice(&mut self, notice: Notice) {
+        self.notices.push(notice);
+    }
+
     fn store_event(&mut self, event: StoreEvent) {
         match event {
             StoreEvent::Epoch(epoch) => self.store.epoch = Some(epoch),
@@ -520,14 +515,7 @@ impl Pipeline {
             StoreEvent::Fenced { writer, current } => {
                 let fence = Fence::classify(writer, current);
                 if self.fence.is_none() {
-                    match fence {
-                        Fence::TakenOver { .. } => {
-                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written")
-                        }
-                        Fence::StoreLost { .. } => {
-                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written")
-                        }
-                    }
+                    self.notice(Notice::Fenced(fence));
                 }
                 self.fence = Some(fence);
                 match fence {

@@ -24,7 +24,7 @@ impl Pipeline {
                 .to_string()
                 .replace(" A ", " worker A ")
                 .replace(" B ", " worker B ");
-        tracing::error!(pipeline = %self.settings.id, seq, kind = kind.name(), detail = %message, "divergence: the pipeline is read-only");
+        self.notice(Notice::Divergence { seq, kind, detail: message.clone() });
         let id = self.open_incident(kind.name(), message, Some(seq));
         let checkpoint = self.checkpoints.back().cloned();
         let from = checkpoint.as_ref().map_or(0, |c| c.seq);
@@ -50,7 +50,7 @@ impl Pipeline {
     }
 
     pub(super) fn verdict(&mut self, incident: u64, suspects: Vec<WorkerId>) {
-        tracing::info!(pipeline = %self.settings.id, incident, suspects = %worker_names(&suspects), "referee's verdict");
+        self.notice(Notice::Verdict { incident, suspects: suspects.clone() });
         if let Some(i) = self.incident_mut(incident) {
             i.suspects = Some(suspects.clone());
         }
@@ -65,7 +65,7 @@ impl Pipeline {
     pub(super) fn alert_firing(&mut self) {
         match self.phase.clone() {
             Phase::RollingBack(r) => {
-                tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "alert firing: a rollback is already in progress");
+                self.notice(Notice::AlertDuringRollback { step: r.step });
             }
             Phase::Halted { incident, .. } => {
                 let suspects = self.incident_suspects(incident);
@@ -112,7 +112,7 @@ impl Pipeline {
                         Vec::new(),
                     )
                 };
-                tracing::warn!(pipeline = %self.settings.id, suspects = %worker_names(&suspects), kind, "alert firing while the pipeline runs: rolling back");
+                self.notice(Notice::AlertWhileRunning { suspects: suspects.clone(), kind });
                 let id = self.open_incident(kind, message, None);
                 if !suspects.is_empty()
                     && let Some(i) = self.incident_mut(id)
@@ -135,7 +135,7 @@ impl Pipeline {
         suspects: Vec<WorkerId>,
     ) {
         if let Phase::RollingBack(r) = &self.phase {
-            tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "rollback already in progress");
+            self.notice(Notice::RollbackInProgress { step: r.step });
             return;
         }
         self.start_attempt(trigger, incident, 1, suspects);
@@ -162,7 +162,7 @@ impl Pipeline {
             suspects = WorkerId::BOTH.to_vec();
         }
         suspects.sort();
-        tracing::warn!(pipeline = %self.settings.id, trigger = trigger.name(), attempt, suspects = %worker_names(&suspects), "rollback started");
+        self.notice(Notice::RollbackStarted { trigger, attempt, suspects: suspects.clone() });
         let rollback = Rollback {
             incident,
             attempt,
@@ -209,7 +209,7 @@ impl Pipeline {
 
     pub(super) fn step_done(&mut self, step: Step, what: &str) {
         self.counters.steps[step as usize] += 1;
-        tracing::warn!(pipeline = %self.settings.id, step = step.name(), "rollback step {}/6 {}: {what}", step.number(), step.name());
+        self.notice(Notice::StepDone { step, what: what.to_string() });
     }
 
     pub(super) fn restore_step(&mut self) {
@@ -336,7 +336,10 @@ impl Pipeline {
 
     pub(super) fn verification_failed(&mut self, reason: &str) {
         let discarded = self.checkpoints.pop_back();
-        tracing::error!(pipeline = %self.settings.id, seq = discarded.as_ref().map(|c| c.seq), %reason, "checkpoint failed verification: discarded");
+        self.notice(Notice::CheckpointDiscarded {
+            seq: discarded.as_ref().map(|c| c.seq),
+            reason: reason.to_string(),
+        });
         if self.checkpoints.is_empty() {
             return self.attempt_failed(&format!("no verified checkpoint is left ({reason})"));
         }
@@ -377,7 +380,7 @@ impl Pipeline {
     pub(super) fn replay_committed(&mut self, n: u64, journal_error: Option<String>) {
         if let Some(e) = journal_error {
             self.log.rollback_uncommitted();
-            tracing::error!(pipeline = %self.settings.id, error = %e, "journaling records from the dead-letter queue failed; retrying at the next tick");
+            self.notice(Notice::ReplayJournalFailed { error: e });
             return;
         }
         self.log.commit_to(self.log.committed_end() + n);
@@ -386,7 +389,7 @@ impl Pipeline {
         self.replayed_from_dlq += n;
         self.counters.dlq_replayed += n;
         self.counters.dlq_records = self.dlq.len() as i64;
-        tracing::info!(pipeline = %self.settings.id, records = n, "replaying records from the dead-letter queue");
+        self.notice(Notice::ReplayingDlq { records: n });
         self.feed_due = true;
     }
 
@@ -394,7 +397,7 @@ impl Pipeline {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
         self.phase = Phase::Normal;
         if r.startup {
-            tracing::info!(pipeline = %self.settings.id, "recovered from the previous run: normal mode");
+            self.notice(Notice::RecoveredFromPreviousRun);
         } else {
             self.rollbacks.0 += 1;
             self.counters.rollbacks_success += 1;
@@ -426,12 +429,16 @@ impl Pipeline {
         }
         if r.attempt >= self.settings.max_attempts {
             self.counters.rollback_give_ups += 1;
-            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again");
+            self.notice(Notice::RollbackGaveUp { attempt: r.attempt, reason: reason.to_string() });
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
             let delay = self.backoff.delay(r.attempt);
             self.counters.rollback_retries += 1;
-            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, retry_in_seconds = delay.as_secs_f64(), "rollback attempt failed; retrying");
+            self.notice(Notice::RollbackRetrying {
+                attempt: r.attempt,
+                reason: reason.to_string(),
+                retry_in: delay,
+            });
             self.phase =
                 Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
         }
@@ -501,11 +508,11 @@ impl Pipeline {
                 snapshot: bytes,
                 taken_at: self.now,
             };
-            tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %anes_core::hex::to_hex(&ha), "final verified checkpoint");
+            self.notice(Notice::FinalCheckpoint { seq: end, state_hash: ha });
             self.push_checkpoint(checkpoint.clone(), Durable::Always);
             self.actions.push_back(Action::Drained(Some(checkpoint)));
         } else {
-            tracing::error!(pipeline = %self.settings.id, seq = end, "the workers' final snapshots differ: no final checkpoint");
+            self.notice(Notice::FinalSnapshotsDiffer { seq: end });
             self.actions.push_back(Action::Drained(None));
         }
     }
@@ -528,7 +535,7 @@ impl Pipeline {
         if self.stalled {
             self.stalled = false;
             self.counters.stalled = 0;
-            tracing::info!(pipeline = %self.settings.id, "progress again: no longer stalled");
+            self.notice(Notice::NoLongerStalled);
         }
     }
 
@@ -548,15 +555,13 @@ impl Pipeline {
         if !self.stalled && idle >= self.settings.stall_after {
             self.stalled = true;
             self.counters.stalled = 1;
-            tracing::error!(
-                pipeline = %self.settings.id,
-                mode = self.mode().name(),
-                unverified = self.log.unverified(),
-                in_dlq = self.dlq.len(),
-                input_expected = self.input_expected,
-                idle_seconds = idle.as_secs_f64(),
-                "stalled: no frame verified while work waits"
-            );
+            self.notice(Notice::Stalled {
+                mode: self.mode(),
+                unverified: self.log.unverified(),
+                in_dlq: self.dlq.len(),
+                input_expected: self.input_expected,
+                idle,
+            });
         }
     }
 
@@ -587,9 +592,4 @@ impl Pipeline {
     pub(super) fn incident_mut(&mut self, id: u64) -> Option<&mut Incident> {
         self.incidents.iter_mut().find(|i| i.id == id)
     }
-}
-
-/// `a,b` for a log field (a debug-formatted list would read `[A, B]`).
-fn worker_names(workers: &[WorkerId]) -> String {
-    workers.iter().map(|w| w.name()).collect::<Vec<_>>().join(",")
 }

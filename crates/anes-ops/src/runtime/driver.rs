@@ -135,6 +135,7 @@ impl Driver {
     ) {
         let id = self.plan.settings.id.clone();
         while let Some(action) = self.pipeline.poll_action(now) {
+            self.observer.log_notices(&mut self.pipeline);
             match action {
                 Action::Start { worker, incarnation } => {
                     if let Some(mut old) = workers[worker.index()].take() {

@@ -187,8 +187,8 @@ impl Pipeline {
         match drill {
             Drill::Fault(spec) => self
                 .actions
-                .push_back(Action::Send { worker, command: WorkerCommand::Inject { spec } }),
-            Drill::Stall(d) => self.actions.push_back(Action::Send {
+                .push_back(Action::SendToWorker { worker, command: WorkerCommand::Inject { spec } }),
+            Drill::Stall(d) => self.actions.push_back(Action::SendToWorker {
                 worker,
                 command: WorkerCommand::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
             }),
@@ -232,7 +232,7 @@ impl Pipeline {
                         inputs.push(WireInput::from(r.input));
                     }
                 }
-                self.actions.push_back(Action::Send {
+                self.actions.push_back(Action::SendToWorker {
                     worker: w,
                     command: WorkerCommand::Frames { first_seq: next, inputs },
                 });
@@ -349,7 +349,7 @@ impl Pipeline {
         if due && !checkpoint.snapshot.is_empty() && self.fence.is_none() {
             // Written off the hot path by the runtime's checkpoint writer.
             self.last_persisted = Some(checkpoint.seq);
-            self.actions.push_back(Action::Persist(checkpoint.clone()));
+            self.actions.push_back(Action::PersistCheckpoint(checkpoint.clone()));
         }
         self.checkpoints.push_back(checkpoint);
         self.counters.checkpoint_age = 0.0;

@@ -28,6 +28,20 @@
 //! ([`Pipeline::take_notices`]) and [`Counters`] for the metrics. The service writes both, each in one
 //! place (`anes_ops::pipeline::PipelineObserver`); the rules call no logger and hold no metric.
 //!
+//! The events and actions issue 31 names, and what they are here:
+//! - `Event::RecordsOffered`: the methods [`Pipeline::offer_input`] (one record),
+//!   [`Pipeline::push_batch`] (a producer's batch) and [`Pipeline::offer_from`] (a replay source, with
+//!   its flow control). Methods, not an event: a record is taken or refused ([`Refusal`]) at once,
+//!   and the caller needs that answer before it offers the next.
+//! - `Event::WorkerRecord`: [`Event::Worker`], which carries anything a worker sent (records,
+//!   snapshots, its hello, a refusal, its exit), tagged with the incarnation that sent it.
+//! - `Event::StoreWritten`: [`Event::Store`] with [`StoreEvent::Persisted`]; the store's other
+//!   reports (its epoch, a fence) come the same way.
+//! - `Event::Tick(now)`: [`Event::Tick`]. The time comes with every call (`handle(now, event)`,
+//!   `poll_action(now)`), not with the tick alone.
+//! - `Event::Committed`, `Event::AlertFiring`, `Action::AppendJournal`, `Action::Commit`,
+//!   `Action::SendToWorker`, `Action::PersistCheckpoint`, `Action::EnqueueDlq`: the same names.
+//!
 //! ```
 //! use std::time::Duration;
 //! use anes_pipeline::{Action, Pipeline, PipelineSettings};

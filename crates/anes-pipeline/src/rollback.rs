@@ -276,7 +276,7 @@ impl Pipeline {
         slot.phase = WorkerPhase::Restoring;
         slot.restored = None;
         slot.reset_to(checkpoint.seq);
-        self.actions.push_back(Action::Send {
+        self.actions.push_back(Action::SendToWorker {
             worker,
             command: WorkerCommand::Restore { seq: checkpoint.seq, snapshot: checkpoint.snapshot.to_vec() },
         });
@@ -490,7 +490,7 @@ impl Pipeline {
             self.drain_requested = true;
             for w in WorkerId::BOTH {
                 self.workers[w.index()].drain_snapshot = None;
-                self.actions.push_back(Action::Send { worker: w, command: WorkerCommand::Snapshot });
+                self.actions.push_back(Action::SendToWorker { worker: w, command: WorkerCommand::Snapshot });
             }
             return;
         }

@@ -131,7 +131,7 @@ impl Sim {
                     self.inbox[w]
                         .push_back(WorkerCommand::Load { rom: self.rom.clone(), checkpoint_every: 8 });
                 }
-                Action::Send { worker, command } => {
+                Action::SendToWorker { worker, command } => {
                     if self.engines[worker.index()].is_some() {
                         self.inbox[worker.index()].push_back(command);
                     }
@@ -161,7 +161,7 @@ impl Sim {
                     self.events.push_back(Event::Verdict { incident: investigation.incident, suspects });
                 }
                 Action::Drained(checkpoint) => self.drained = Some(checkpoint),
-                Action::Persist(checkpoint) => {
+                Action::PersistCheckpoint(checkpoint) => {
                     self.persisted += 1;
                     self.stored.push(checkpoint);
                 }

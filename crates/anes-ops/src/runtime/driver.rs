@@ -159,7 +159,7 @@ impl Driver {
                         }
                     }
                 }
-                Action::Send { worker, command } => {
+                Action::SendToWorker { worker, command } => {
                     if let Some(h) = workers[worker.index()].as_mut() {
                         h.send(command);
                     }
@@ -178,7 +178,7 @@ impl Driver {
                 }
                 Action::Investigate(investigation) => self.investigate(now, *investigation),
                 Action::Drained(checkpoint) => *drained = Some(checkpoint),
-                Action::Persist(c) => {
+                Action::PersistCheckpoint(c) => {
                     if let Some(writer) = &self.writer {
                         writer.submit(PendingCheckpoint {
                             frame: c.seq,

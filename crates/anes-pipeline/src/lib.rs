@@ -11,7 +11,7 @@
 //! - keeps verified checkpoints (a worker's snapshot whose hash both workers reported at that frame);
 //! - on a divergence turns read-only (new records go to the dead-letter queue), asks for the evidence
 //!   and, by policy, rolls back at once or waits for the alert;
-//! - the rollback procedure, every step logged and counted, idempotent (a second trigger during a
+//! - the rollback procedure, every step reported for the log and counted, idempotent (a second trigger during a
 //!   rollback is absorbed):
 //!
 //! ```text
@@ -54,6 +54,7 @@
 pub mod backoff;
 mod compare;
 mod counters;
+mod drain;
 mod events;
 mod intake;
 mod log;
@@ -64,6 +65,7 @@ mod settings;
 mod source;
 mod status;
 pub mod storage;
+mod tick;
 pub mod worker;
 
 use std::collections::VecDeque;

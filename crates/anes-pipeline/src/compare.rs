@@ -12,7 +12,7 @@ impl Pipeline {
         let w = message.worker.index();
         // The fencing token: anything from an incarnation that was replaced is dropped unread.
         if message.incarnation != self.workers[w].incarnation {
-            tracing::debug!(pipeline = %self.settings.id, worker = %message.worker, incarnation = message.incarnation, "dropped a message of a replaced incarnation");
+            self.notice(Notice::StaleMessage { worker: message.worker, incarnation: message.incarnation });
             return;
         }
         match message.body {
@@ -31,8 +31,9 @@ impl Pipeline {
         let slot = &mut self.workers[worker.index()];
         match reply {
             Reply::Hello { build, .. } => {
-                tracing::info!(pipeline = %self.settings.id, %worker, incarnation = slot.incarnation, version = %build.version, git_commit = build.git_commit.as_deref(), emulation_epoch = build.emulation_epoch, "worker started");
-                slot.build = Some(build);
+                slot.build = Some(build.clone());
+                let incarnation = slot.incarnation;
+                self.notice(Notice::WorkerStarted { worker, incarnation, build });
             }
             Reply::Loaded { record, .. } => {
                 if slot.phase != WorkerPhase::Starting {
@@ -71,7 +72,8 @@ impl Pipeline {
                     return;
                 }
                 if seq != slot.processed {
-                    tracing::error!(pipeline = %self.settings.id, %worker, seq, expected = slot.processed, "worker reported a record out of order; ignored");
+                    let expected = slot.processed;
+                    self.notice(Notice::RecordOutOfOrder { worker, seq, expected });
                     return;
                 }
                 slot.processed += 1;
@@ -98,14 +100,15 @@ impl Pipeline {
                 self.check_restored();
             }
             Reply::FaultFired { seq, spec, refused } => {
-                tracing::warn!(pipeline = %self.settings.id, %worker, seq, %spec, refused = refused.as_deref(), "injected fault fired");
                 if refused.is_none() {
-                    slot.faults.push((seq, spec));
+                    slot.faults.push((seq, spec.clone()));
                 }
+                self.notice(Notice::FaultFired { worker, seq, spec, refused });
             }
             Reply::Error { message } => {
-                tracing::error!(pipeline = %self.settings.id, %worker, reason = %message, "worker refused a command");
-                if slot.phase == WorkerPhase::Restoring {
+                let restoring = slot.phase == WorkerPhase::Restoring;
+                self.notice(Notice::WorkerRefused { worker, reason: message.clone() });
+                if restoring {
                     let reason = format!("worker {worker} could not restore the checkpoint: {message}");
                     self.verification_failed(&reason);
                 }
@@ -115,7 +118,7 @@ impl Pipeline {
             | Reply::Stepped { .. }
             | Reply::Disassembly { .. }
             | Reply::Picture { .. } => {
-                tracing::error!(pipeline = %self.settings.id, %worker, "worker sent an inspection reply nobody asked for");
+                self.notice(Notice::UnaskedInspectionReply { worker });
             }
         }
     }
@@ -131,7 +134,7 @@ impl Pipeline {
             self.boundaries.push_back((0, ra.state_hash.0, ra.cpu_cycle));
             self.match_snapshots();
         } else {
-            tracing::error!(pipeline = %self.settings.id, "the workers disagree at power-on: different builds or ROMs");
+            self.notice(Notice::PowerOnMismatch);
             self.divergence(0, ra, rb);
         }
         self.feed_due = true;
@@ -147,7 +150,7 @@ impl Pipeline {
         }
         slot.phase = WorkerPhase::Exited;
         slot.queue.clear();
-        tracing::error!(pipeline = %self.settings.id, %worker, %reason, "worker exited unexpectedly");
+        self.notice(Notice::WorkerExited { worker, reason: reason.clone() });
         let id = self.open_incident("worker_exited", format!("worker {worker} exited: {reason}"), None);
         if let Some(i) = self.incident_mut(id) {
             i.suspects = Some(vec![worker]);
@@ -180,12 +183,12 @@ impl Pipeline {
     }
 
     pub(super) fn drill(&mut self, worker: WorkerId, drill: Drill) {
-        tracing::warn!(pipeline = %self.settings.id, %worker, %drill, "drill");
+        self.notice(Notice::Drill { worker, drill: drill.clone() });
         match drill {
-            Drill::Fault(spec) => {
-                self.actions.push_back(Action::Send { worker, command: WorkerCommand::Inject { spec } })
-            }
-            Drill::Stall(d) => self.actions.push_back(Action::Send {
+            Drill::Fault(spec) => self
+                .actions
+                .push_back(Action::SendToWorker { worker, command: WorkerCommand::Inject { spec } }),
+            Drill::Stall(d) => self.actions.push_back(Action::SendToWorker {
                 worker,
                 command: WorkerCommand::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
             }),
@@ -229,7 +232,7 @@ impl Pipeline {
                         inputs.push(WireInput::from(r.input));
                     }
                 }
-                self.actions.push_back(Action::Send {
+                self.actions.push_back(Action::SendToWorker {
                     worker: w,
                     command: WorkerCommand::Frames { first_seq: next, inputs },
                 });
@@ -337,7 +340,7 @@ impl Pipeline {
     }
 
     pub(super) fn push_checkpoint(&mut self, checkpoint: Checkpoint, durable: Durable) {
-        tracing::debug!(pipeline = %self.settings.id, seq = checkpoint.seq, "verified checkpoint");
+        self.notice(Notice::CheckpointVerified { seq: checkpoint.seq });
         if self.checkpoints.len() >= self.settings.checkpoints_kept {
             self.checkpoints.pop_front();
         }
@@ -346,7 +349,7 @@ impl Pipeline {
         if due && !checkpoint.snapshot.is_empty() && self.fence.is_none() {
             // Written off the hot path by the runtime's checkpoint writer.
             self.last_persisted = Some(checkpoint.seq);
-            self.actions.push_back(Action::Persist(checkpoint.clone()));
+            self.actions.push_back(Action::PersistCheckpoint(checkpoint.clone()));
         }
         self.checkpoints.push_back(checkpoint);
         self.counters.checkpoint_age = 0.0;

@@ -56,7 +56,7 @@ pub enum Action {
         incarnation: u64,
     },
     /// Send a command to a worker.
-    Send {
+    SendToWorker {
         /// Which.
         worker: WorkerId,
         /// What.
@@ -81,7 +81,7 @@ pub enum Action {
     Drained(Option<Checkpoint>),
     /// Write this verified checkpoint to the durable store (off the hot path; answer with
     /// [`Event::Store`]).
-    Persist(Checkpoint),
+    PersistCheckpoint(Checkpoint),
     /// A recovery began: take a new store epoch, so writes of the old lineage are fenced.
     BumpStoreEpoch,
     /// Append these records, from sequence number `first_seq` on, to the journal (pending until

@@ -196,7 +196,7 @@ impl Pipeline {
         // A replay source takes the dropped records back before it offers again.
         self.rewind_source += dropped;
         for e in [journal_error, dlq_error].into_iter().flatten() {
-            tracing::error!(pipeline = %self.settings.id, records = dropped, error = %e, "records could not be stored durably: refused");
+            self.notice(Notice::StorageFailed { records: dropped, error: e });
         }
         // The dropped records were everything not durable: every push waiting lost its share.
         self.acknowledge_pushes(u64::MAX, dropped);

@@ -11,7 +11,7 @@
 //! - keeps verified checkpoints (a worker's snapshot whose hash both workers reported at that frame);
 //! - on a divergence turns read-only (new records go to the dead-letter queue), asks for the evidence
 //!   and, by policy, rolls back at once or waits for the alert;
-//! - the rollback procedure, every step logged and counted, idempotent (a second trigger during a
+//! - the rollback procedure, every step reported for the log and counted, idempotent (a second trigger during a
 //!   rollback is absorbed):
 //!
 //! ```text
@@ -23,6 +23,24 @@
 //!                                                                   older checkpoint, or retry with
 //!                                                                   backoff (full jitter), then give up
 //! ```
+//!
+//! What the pipeline has to tell an operator it reports as values: [`Notice`]s for the log
+//! ([`Pipeline::take_notices`]) and [`Counters`] for the metrics. The service writes both, each in one
+//! place (`anes_ops::pipeline::PipelineObserver`); the rules call no logger and hold no metric.
+//!
+//! The events and actions issue 31 names, and what they are here:
+//! - `Event::RecordsOffered`: the methods [`Pipeline::offer_input`] (one record),
+//!   [`Pipeline::push_batch`] (a producer's batch) and [`Pipeline::offer_from`] (a replay source, with
+//!   its flow control). Methods, not an event: a record is taken or refused ([`Refusal`]) at once,
+//!   and the caller needs that answer before it offers the next.
+//! - `Event::WorkerRecord`: [`Event::Worker`], which carries anything a worker sent (records,
+//!   snapshots, its hello, a refusal, its exit), tagged with the incarnation that sent it.
+//! - `Event::StoreWritten`: [`Event::Store`] with [`StoreEvent::Persisted`]; the store's other
+//!   reports (its epoch, a fence) come the same way.
+//! - `Event::Tick(now)`: [`Event::Tick`]. The time comes with every call (`handle(now, event)`,
+//!   `poll_action(now)`), not with the tick alone.
+//! - `Event::Committed`, `Event::AlertFiring`, `Action::AppendJournal`, `Action::Commit`,
+//!   `Action::SendToWorker`, `Action::PersistCheckpoint`, `Action::EnqueueDlq`: the same names.
 //!
 //! ```
 //! use std::time::Duration;
@@ -36,15 +54,18 @@
 pub mod backoff;
 mod compare;
 mod counters;
+mod drain;
 mod events;
 mod intake;
 mod log;
+mod notice;
 pub mod protocol;
 mod rollback;
 mod settings;
 mod source;
 mod status;
 pub mod storage;
+mod tick;
 pub mod worker;
 
 use std::collections::VecDeque;
@@ -63,7 +84,9 @@ pub use events::{
 pub use intake::{MAX_AHEAD_WINDOWS, MAX_OFFER};
 pub use log::Accounting;
 use log::{InputLog, LogRecord};
-pub use settings::{Fence, Mode, PipelineSettings, RollbackPolicy, Step};
+pub use notice::Notice;
+use notice::Notices;
+pub use settings::{Fence, Mode, PipelineSettings, RollbackPolicy, STALL_AFTER, Step, Trigger};
 pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
 
@@ -74,11 +97,6 @@ use crate::worker::{WorkerId, WorkerMessage, WorkerOutput};
 
 /// The drift the design's alert tolerates (`worker_drift_offset_records > 50` fires).
 pub const ALERT_DRIFT_THRESHOLD: u64 = 50;
-
-/// The default [`PipelineSettings::stall_after`]: a real-time pipeline verifies 60 frames a second and
-/// a rollback step makes progress at least every few seconds, so 10 s without a frame verified while
-/// work waits is not a hiccup.
-pub const STALL_AFTER: Duration = Duration::from_secs(10);
 
 /// Most records in one feed to a worker.
 const MAX_FEED: u64 = 256;
@@ -155,24 +173,6 @@ impl WorkerSlot {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Trigger {
-    Alert,
-    Detection,
-    Retry,
-}
-
-impl Trigger {
-    const fn name(self) -> &'static str {
-        match self {
-            Trigger::Alert => "alert",
-            Trigger::Detection => "detection",
-            Trigger::Retry => "retry",
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 struct Rollback {
     incident: Option<u64>,
@@ -221,6 +221,7 @@ pub(crate) enum Commit {
 pub struct Pipeline {
     settings: PipelineSettings,
     counters: Counters,
+    notices: Notices,
     log: InputLog,
     /// The dead-letter queue's records (the durable copy is the service's).
     dlq: MemoryDlq,
@@ -282,6 +283,7 @@ impl Pipeline {
             backoff: Backoff::new(base, cap, seed),
             settings,
             counters: Counters::default(),
+            notices: Notices::default(),
             log: InputLog::default(),
             dlq: MemoryDlq::new(dlq_capacity),
             commit_in_flight: None,
@@ -378,13 +380,11 @@ impl Pipeline {
             suspects: WorkerId::BOTH.to_vec(),
             startup: true,
         });
-        tracing::warn!(
-            pipeline = %pipeline.settings.id,
-            checkpoint_seq = start,
-            journaled = pipeline.log.end() - start,
-            in_dlq = pipeline.dlq.len(),
-            "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue"
-        );
+        pipeline.notice(Notice::Recovering {
+            checkpoint_seq: start,
+            journaled: pipeline.log.end() - start,
+            in_dlq: pipeline.dlq.len(),
+        });
         pipeline.publish_mode();
         pipeline
     }
@@ -397,6 +397,16 @@ impl Pipeline {
     /// The compare latencies recorded since the last call, oldest first.
     pub fn take_compare_latencies(&mut self) -> std::vec::Drain<'_, f64> {
         self.counters.take_compare_latencies()
+    }
+
+    /// What happened since the last call, oldest first, for the service's log.
+    pub fn take_notices(&mut self) -> std::collections::vec_deque::Drain<'_, Notice> {
+        self.notices.take()
+    }
+
+    /// Notices dropped since the last call because more than the pipeline keeps (1024) were not taken.
+    pub fn take_dropped_notices(&mut self) -> u64 {
+        self.notices.take_dropped()
     }
 
     /// The pipeline's id.
@@ -487,10 +497,7 @@ impl Pipeline {
             Event::AlertResolved => {
                 self.counters.alerts_resolved += 1;
                 self.last_alert.1 = Some(self.now);
-                tracing::info!(
-                    pipeline = %self.settings.id, mode = self.mode().name(),
-                    "alert resolved: noted; a resolved alert never re-admits a worker by itself"
-                );
+                self.notice(Notice::AlertResolved { mode: self.mode() });
             }
             Event::Drill { worker, drill } => self.drill(worker, drill),
             Event::Committed { journal_error, dlq_error } => self.committed(journal_error, dlq_error),
@@ -498,7 +505,7 @@ impl Pipeline {
             Event::Drain => {
                 if !self.draining {
                     self.draining = true;
-                    tracing::info!(pipeline = %self.settings.id, "draining: intake stopped, taking a final verified checkpoint");
+                    self.notice(Notice::Draining);
                 }
                 self.check_drain();
             }
@@ -507,6 +514,10 @@ impl Pipeline {
 }
 
 impl Pipeline {
+    pub(crate) fn notice(&mut self, notice: Notice) {
+        self.notices.push(notice);
+    }
+
     fn store_event(&mut self, event: StoreEvent) {
         match event {
             StoreEvent::Epoch(epoch) => self.store.epoch = Some(epoch),
@@ -520,14 +531,7 @@ impl Pipeline {
             StoreEvent::Fenced { writer, current } => {
                 let fence = Fence::classify(writer, current);
                 if self.fence.is_none() {
-                    match fence {
-                        Fence::TakenOver { .. } => {
-                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written")
-                        }
-                        Fence::StoreLost { .. } => {
-                            tracing::error!(pipeline = %self.settings.id, writer, current, "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written")
-                        }
-                    }
+                    self.notice(Notice::Fenced(fence));
                 }
                 self.fence = Some(fence);
                 match fence {

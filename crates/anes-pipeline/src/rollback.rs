@@ -1,4 +1,5 @@
-//! Divergences, alerts and the six-step rollback procedure; time-driven transitions and the drain.
+//! Divergences, alerts and the six-step rollback procedure (what time passing does to it is in
+//! `tick.rs`).
 
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ impl Pipeline {
                 .to_string()
                 .replace(" A ", " worker A ")
                 .replace(" B ", " worker B ");
-        tracing::error!(pipeline = %self.settings.id, seq, kind = kind.name(), detail = %message, "divergence: the pipeline is read-only");
+        self.notice(Notice::Divergence { seq, kind, detail: message.clone() });
         let id = self.open_incident(kind.name(), message, Some(seq));
         let checkpoint = self.checkpoints.back().cloned();
         let from = checkpoint.as_ref().map_or(0, |c| c.seq);
@@ -50,7 +51,7 @@ impl Pipeline {
     }
 
     pub(super) fn verdict(&mut self, incident: u64, suspects: Vec<WorkerId>) {
-        tracing::info!(pipeline = %self.settings.id, incident, suspects = %worker_names(&suspects), "referee's verdict");
+        self.notice(Notice::Verdict { incident, suspects: suspects.clone() });
         if let Some(i) = self.incident_mut(incident) {
             i.suspects = Some(suspects.clone());
         }
@@ -65,7 +66,7 @@ impl Pipeline {
     pub(super) fn alert_firing(&mut self) {
         match self.phase.clone() {
             Phase::RollingBack(r) => {
-                tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "alert firing: a rollback is already in progress");
+                self.notice(Notice::AlertDuringRollback { step: r.step });
             }
             Phase::Halted { incident, .. } => {
                 let suspects = self.incident_suspects(incident);
@@ -112,7 +113,7 @@ impl Pipeline {
                         Vec::new(),
                     )
                 };
-                tracing::warn!(pipeline = %self.settings.id, suspects = %worker_names(&suspects), kind, "alert firing while the pipeline runs: rolling back");
+                self.notice(Notice::AlertWhileRunning { suspects: suspects.clone(), kind });
                 let id = self.open_incident(kind, message, None);
                 if !suspects.is_empty()
                     && let Some(i) = self.incident_mut(id)
@@ -135,7 +136,7 @@ impl Pipeline {
         suspects: Vec<WorkerId>,
     ) {
         if let Phase::RollingBack(r) = &self.phase {
-            tracing::info!(pipeline = %self.settings.id, step = r.step.name(), "rollback already in progress");
+            self.notice(Notice::RollbackInProgress { step: r.step });
             return;
         }
         self.start_attempt(trigger, incident, 1, suspects);
@@ -162,7 +163,7 @@ impl Pipeline {
             suspects = WorkerId::BOTH.to_vec();
         }
         suspects.sort();
-        tracing::warn!(pipeline = %self.settings.id, trigger = trigger.name(), attempt, suspects = %worker_names(&suspects), "rollback started");
+        self.notice(Notice::RollbackStarted { trigger, attempt, suspects: suspects.clone() });
         let rollback = Rollback {
             incident,
             attempt,
@@ -209,7 +210,7 @@ impl Pipeline {
 
     pub(super) fn step_done(&mut self, step: Step, what: &str) {
         self.counters.steps[step as usize] += 1;
-        tracing::warn!(pipeline = %self.settings.id, step = step.name(), "rollback step {}/6 {}: {what}", step.number(), step.name());
+        self.notice(Notice::StepDone { step, what: what.to_string() });
     }
 
     pub(super) fn restore_step(&mut self) {
@@ -276,7 +277,7 @@ impl Pipeline {
         slot.phase = WorkerPhase::Restoring;
         slot.restored = None;
         slot.reset_to(checkpoint.seq);
-        self.actions.push_back(Action::Send {
+        self.actions.push_back(Action::SendToWorker {
             worker,
             command: WorkerCommand::Restore { seq: checkpoint.seq, snapshot: checkpoint.snapshot.to_vec() },
         });
@@ -336,7 +337,10 @@ impl Pipeline {
 
     pub(super) fn verification_failed(&mut self, reason: &str) {
         let discarded = self.checkpoints.pop_back();
-        tracing::error!(pipeline = %self.settings.id, seq = discarded.as_ref().map(|c| c.seq), %reason, "checkpoint failed verification: discarded");
+        self.notice(Notice::CheckpointDiscarded {
+            seq: discarded.as_ref().map(|c| c.seq),
+            reason: reason.to_string(),
+        });
         if self.checkpoints.is_empty() {
             return self.attempt_failed(&format!("no verified checkpoint is left ({reason})"));
         }
@@ -377,7 +381,7 @@ impl Pipeline {
     pub(super) fn replay_committed(&mut self, n: u64, journal_error: Option<String>) {
         if let Some(e) = journal_error {
             self.log.rollback_uncommitted();
-            tracing::error!(pipeline = %self.settings.id, error = %e, "journaling records from the dead-letter queue failed; retrying at the next tick");
+            self.notice(Notice::ReplayJournalFailed { error: e });
             return;
         }
         self.log.commit_to(self.log.committed_end() + n);
@@ -386,7 +390,7 @@ impl Pipeline {
         self.replayed_from_dlq += n;
         self.counters.dlq_replayed += n;
         self.counters.dlq_records = self.dlq.len() as i64;
-        tracing::info!(pipeline = %self.settings.id, records = n, "replaying records from the dead-letter queue");
+        self.notice(Notice::ReplayingDlq { records: n });
         self.feed_due = true;
     }
 
@@ -394,7 +398,7 @@ impl Pipeline {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
         self.phase = Phase::Normal;
         if r.startup {
-            tracing::info!(pipeline = %self.settings.id, "recovered from the previous run: normal mode");
+            self.notice(Notice::RecoveredFromPreviousRun);
         } else {
             self.rollbacks.0 += 1;
             self.counters.rollbacks_success += 1;
@@ -426,138 +430,20 @@ impl Pipeline {
         }
         if r.attempt >= self.settings.max_attempts {
             self.counters.rollback_give_ups += 1;
-            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again");
+            self.notice(Notice::RollbackGaveUp { attempt: r.attempt, reason: reason.to_string() });
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
             let delay = self.backoff.delay(r.attempt);
             self.counters.rollback_retries += 1;
-            tracing::error!(pipeline = %self.settings.id, attempt = r.attempt, %reason, retry_in_seconds = delay.as_secs_f64(), "rollback attempt failed; retrying");
+            self.notice(Notice::RollbackRetrying {
+                attempt: r.attempt,
+                reason: reason.to_string(),
+                retry_in: delay,
+            });
             self.phase =
                 Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
         }
         self.publish_mode();
-    }
-
-    pub(super) fn tick(&mut self) {
-        if let Some(age) = self.checkpoint_age() {
-            self.counters.checkpoint_age = age.as_secs_f64();
-        }
-        self.check_stall();
-        match self.phase.clone() {
-            Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => {
-                self.replay_progress()
-            }
-            Phase::RollingBack(r) if self.now >= r.deadline => {
-                self.attempt_failed(&format!(
-                    "step {} made no progress for {:?}",
-                    r.step.name(),
-                    self.settings.step_timeout
-                ));
-            }
-            Phase::RetryWait { until, incident, attempt } if self.now >= until => {
-                self.start_attempt(Trigger::Retry, incident, attempt + 1, Vec::new());
-            }
-            Phase::Halted { incident, since }
-                if self.settings.policy == RollbackPolicy::Immediate
-                    && self.now.saturating_sub(since) >= self.settings.verdict_timeout =>
-            {
-                self.start_rollback(Trigger::Detection, Some(incident), Vec::new());
-            }
-            _ => {}
-        }
-        if self.draining {
-            self.check_drain();
-        }
-    }
-
-    pub(super) fn check_drain(&mut self) {
-        if !self.draining || self.drained || !matches!(self.phase, Phase::Normal) {
-            return;
-        }
-        let end = self.log.end();
-        let settled = self.workers.iter().all(|s| s.phase == WorkerPhase::Running && s.processed == end);
-        if self.verified_until != end || !settled {
-            return;
-        }
-        if !self.drain_requested {
-            self.drain_requested = true;
-            for w in WorkerId::BOTH {
-                self.workers[w.index()].drain_snapshot = None;
-                self.actions.push_back(Action::Send { worker: w, command: WorkerCommand::Snapshot });
-            }
-            return;
-        }
-        let (Some((ha, bytes)), Some((hb, _))) =
-            (self.workers[0].drain_snapshot.clone(), self.workers[1].drain_snapshot.clone())
-        else {
-            return;
-        };
-        self.drained = true;
-        if ha == hb {
-            let checkpoint = Checkpoint {
-                seq: end,
-                cpu_cycle: self.last_verified_cycle,
-                state_hash: ha,
-                snapshot: bytes,
-                taken_at: self.now,
-            };
-            tracing::info!(pipeline = %self.settings.id, seq = end, state_hash = %anes_core::hex::to_hex(&ha), "final verified checkpoint");
-            self.push_checkpoint(checkpoint.clone(), Durable::Always);
-            self.actions.push_back(Action::Drained(Some(checkpoint)));
-        } else {
-            tracing::error!(pipeline = %self.settings.id, seq = end, "the workers' final snapshots differ: no final checkpoint");
-            self.actions.push_back(Action::Drained(None));
-        }
-    }
-
-    /// Gives up draining: reports the newest checkpoint verified so far.
-    pub fn abandon_drain(&mut self) -> Option<Checkpoint> {
-        self.drained = true;
-        self.checkpoints.back().cloned()
-    }
-
-    /// Seconds of activity since the newest verified checkpoint: from it to the last record taken or
-    /// frame verified. An idle pipeline's checkpoint covers everything it did, so its age stops
-    /// growing instead of alarming an operator about a pipeline with nothing to do.
-    pub(super) fn checkpoint_age(&self) -> Option<Duration> {
-        self.checkpoints.back().map(|c| self.last_activity.saturating_sub(c.taken_at))
-    }
-
-    pub(super) fn progressed(&mut self) {
-        self.last_progress = self.now;
-        if self.stalled {
-            self.stalled = false;
-            self.counters.stalled = 0;
-            tracing::info!(pipeline = %self.settings.id, "progress again: no longer stalled");
-        }
-    }
-
-    /// The stall rule: work waits (records unverified or dead-lettered, or a source that should be
-    /// producing) and no frame was verified for `stall_after`. A halted pipeline waits on purpose
-    /// (its divergence flag is up and alerting), a fenced one stopped on purpose, a draining one
-    /// takes nothing more: their clocks restart instead.
-    pub(super) fn check_stall(&mut self) {
-        let waiting =
-            self.log.unverified() > 0 || !self.dlq.is_empty() || (self.input_expected && !self.draining);
-        let excused = self.fence.is_some() || matches!(self.phase, Phase::Halted { .. });
-        if !waiting || excused {
-            self.progressed();
-            return;
-        }
-        let idle = self.now.saturating_sub(self.last_progress);
-        if !self.stalled && idle >= self.settings.stall_after {
-            self.stalled = true;
-            self.counters.stalled = 1;
-            tracing::error!(
-                pipeline = %self.settings.id,
-                mode = self.mode().name(),
-                unverified = self.log.unverified(),
-                in_dlq = self.dlq.len(),
-                input_expected = self.input_expected,
-                idle_seconds = idle.as_secs_f64(),
-                "stalled: no frame verified while work waits"
-            );
-        }
     }
 
     pub(super) fn publish_mode(&mut self) {
@@ -587,9 +473,4 @@ impl Pipeline {
     pub(super) fn incident_mut(&mut self, id: u64) -> Option<&mut Incident> {
         self.incidents.iter_mut().find(|i| i.id == id)
     }
-}
-
-/// `a,b` for a log field (a debug-formatted list would read `[A, B]`).
-fn worker_names(workers: &[WorkerId]) -> String {
-    workers.iter().map(|w| w.name()).collect::<Vec<_>>().join(",")
 }

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::STALL_AFTER;
+/// The default [`PipelineSettings::stall_after`]: a real-time pipeline verifies 60 frames a second and
+/// a rollback step makes progress at least every few seconds, so 10 s without a frame verified while
+/// work waits is not a hiccup.
+pub const STALL_AFTER: Duration = Duration::from_secs(10);
 
 /// When a pipeline rolls back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -96,6 +99,28 @@ impl Fence {
             Fence::StoreLost { ours, current } => format!(
                 "fenced: the store lost the pipeline's data (store epoch {current}, below ours {ours}): not a takeover (docs/OPERATIONS.md, the store lost its data)"
             ),
+        }
+    }
+}
+
+/// What started a rollback attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The alert fired (Alertmanager called the webhook).
+    Alert,
+    /// The pipeline saw it itself: a divergence under the immediate policy, or a worker that died.
+    Detection,
+    /// The backoff after a failed attempt ran out.
+    Retry,
+}
+
+impl Trigger {
+    /// `alert`, `detection` or `retry`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Trigger::Alert => "alert",
+            Trigger::Detection => "detection",
+            Trigger::Retry => "retry",
         }
     }
 }

@@ -1,11 +1,12 @@
-//! The crate's rule, checked on its own text: no I/O dependency in Cargo.toml and no I/O or clock in
-//! its source (clippy.toml bans the same calls for `cargo clippy`; this catches them in `cargo test`,
-//! and catches a dependency clippy cannot see).
+//! The crate's rule, checked on its own text: no I/O or logging dependency in Cargo.toml and no I/O,
+//! logging or clock in its source (clippy.toml bans the same calls for `cargo clippy`; this catches
+//! them in `cargo test`, and catches a dependency clippy cannot see). What the pipeline has to say
+//! it reports as `Notice` values; the service writes them (`anes_ops::pipeline::log`).
 
 use std::path::Path;
 
-/// Crates that do I/O or bring a runtime: the service links them, the pipeline may not.
-const FORBIDDEN_DEPENDENCIES: [&str; 9] = [
+/// Crates that do I/O, bring a runtime or write logs: the service links them, the pipeline may not.
+const FORBIDDEN_DEPENDENCIES: [&str; 18] = [
     "tokio",
     "axum",
     "hyper",
@@ -15,12 +16,35 @@ const FORBIDDEN_DEPENDENCIES: [&str; 9] = [
     "ureq",
     "crossbeam-channel",
     "anes-ops",
+    "tracing",
+    "tracing-core",
+    "tracing-subscriber",
+    "log",
+    "env_logger",
+    "slog",
+    "fern",
+    "log4rs",
+    "flexi_logger",
 ];
 
-/// Paths whose use in the source means I/O, threads, processes or reading the clock (`std::io`: the
-/// codec that reads streams is the `anes-workers` crate's).
-const FORBIDDEN_SOURCE: [&str; 7] =
-    ["std::fs", "std::io", "std::net", "std::thread", "std::process", "Instant::now", "SystemTime::now"];
+/// Paths whose use in the source means I/O, threads, processes, reading the clock or writing a log
+/// (`std::io`: the codec that reads streams is the `anes-workers` crate's; `tracing` even through a
+/// dependency's re-export; the print macros write to the process's standard streams).
+const FORBIDDEN_SOURCE: [&str; 13] = [
+    "std::fs",
+    "std::io",
+    "std::net",
+    "std::thread",
+    "std::process",
+    "Instant::now",
+    "SystemTime::now",
+    "tracing::",
+    "println!",
+    "eprintln!",
+    "print!",
+    "eprint!",
+    "dbg!",
+];
 
 fn dependency_names(manifest: &str) -> Vec<String> {
     let mut names = Vec::new();
@@ -98,6 +122,13 @@ fn the_checks_see_what_they_forbid() {
     assert_eq!(forbidden_uses("use std::{io::Read, time::Duration};"), ["std::io"]);
     assert_eq!(forbidden_uses("fn f(r: &mut impl std::io::Read) {}"), ["std::io"]);
     assert!(forbidden_uses("use std::time::Duration;").is_empty());
-    let manifest = "[dependencies]\ntokio.workspace = true\n\n[dev-dependencies]\nureq = \"3\"\n";
-    assert_eq!(dependency_names(manifest), ["tokio", "ureq"]);
+    assert_eq!(forbidden_uses("tracing::warn!(pipeline = %id, \"drill\");"), ["tracing::"]);
+    assert_eq!(forbidden_uses("use anes_lockstep::tracing :: info;"), ["tracing::"]);
+    assert_eq!(forbidden_uses("println!(\"{seq}\");"), ["println!"]);
+    assert!(forbidden_uses("self.notice(Notice::Drill { worker, drill });").is_empty());
+    let manifest =
+        "[dependencies]\ntokio.workspace = true\ntracing = \"0.1\"\n\n[dev-dependencies]\nureq = \"3\"\n";
+    let names = dependency_names(manifest);
+    assert_eq!(names, ["tokio", "tracing", "ureq"]);
+    assert!(names.iter().all(|n| FORBIDDEN_DEPENDENCIES.contains(&n.as_str())));
 }

@@ -6,6 +6,7 @@
 //! the referee and the durable storage is this module's test.
 
 mod durable;
+mod log;
 mod observer;
 
 pub use anes_pipeline::*;

@@ -1,13 +1,16 @@
-//! The one place where a pipeline's counts become metrics.
+//! The one place where what a pipeline counted and reported becomes metrics and log lines.
 
 use prometheus_client::metrics::counter::Counter;
 
+use super::log::{log_dropped, log_notice};
 use crate::metrics::PipelineMetrics;
-use crate::pipeline::{Counters, Pipeline};
+use crate::pipeline::{Counters, Notice, Pipeline};
 
-/// The one place where a pipeline's [`Counters`] become its Prometheus series: a counter grows by
-/// what the pipeline's grew since the last copy, a gauge takes the pipeline's value. The driver copies
-/// after every round of events, and before it answers a push.
+/// The one place where a pipeline's [`Counters`] become its Prometheus series and its notices
+/// ([`crate::pipeline::Notice`]) its log lines: a counter grows by what the pipeline's grew since
+/// the last copy, a gauge takes the pipeline's value, each notice is written once. The driver copies
+/// after every round of events and before it answers a push, and writes the notices before each
+/// action it executes, so its own lines about an action follow the pipeline's about what led to it.
 #[derive(Debug)]
 pub struct PipelineObserver {
     metrics: PipelineMetrics,
@@ -20,8 +23,9 @@ impl PipelineObserver {
         PipelineObserver { metrics, seen: Counters::default() }
     }
 
-    /// Copies what `pipeline` counted since the last call.
+    /// Writes what `pipeline` reported since the last call, then copies what it counted.
     pub fn observe(&mut self, pipeline: &mut Pipeline) {
+        self.log_notices(pipeline);
         let m = &self.metrics;
         for seconds in pipeline.take_compare_latencies() {
             m.compare_latency.observe(seconds);
@@ -65,6 +69,19 @@ impl PipelineObserver {
         m.stalled.set(now.stalled);
         m.set_mode(now.mode);
         self.seen.clone_from(now);
+    }
+
+    /// Writes what `pipeline` reported since the last call as log lines, oldest first.
+    pub fn log_notices(&self, pipeline: &mut Pipeline) {
+        let dropped = pipeline.take_dropped_notices();
+        // Collecting nothing allocates nothing: this runs before every action the driver executes.
+        let notices: Vec<Notice> = pipeline.take_notices().collect();
+        if dropped > 0 {
+            log_dropped(pipeline.id(), dropped);
+        }
+        for notice in &notices {
+            log_notice(pipeline.id(), notice);
+        }
     }
 }
 

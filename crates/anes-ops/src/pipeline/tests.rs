@@ -131,7 +131,7 @@ impl Sim {
                     self.inbox[w]
                         .push_back(WorkerCommand::Load { rom: self.rom.clone(), checkpoint_every: 8 });
                 }
-                Action::Send { worker, command } => {
+                Action::SendToWorker { worker, command } => {
                     if self.engines[worker.index()].is_some() {
                         self.inbox[worker.index()].push_back(command);
                     }
@@ -161,7 +161,7 @@ impl Sim {
                     self.events.push_back(Event::Verdict { incident: investigation.incident, suspects });
                 }
                 Action::Drained(checkpoint) => self.drained = Some(checkpoint),
-                Action::Persist(checkpoint) => {
+                Action::PersistCheckpoint(checkpoint) => {
                     self.persisted += 1;
                     self.stored.push(checkpoint);
                 }
@@ -469,6 +469,19 @@ fn a_second_alert_during_a_rollback_is_absorbed_and_resolved_alerts_change_nothi
     assert_eq!((status.rollbacks_succeeded, status.rollbacks_failed), (1, 0));
     assert_eq!(status.workers[0].restarts + status.workers[1].restarts, 2, "no suspect known: both replaced");
     assert_nothing_lost(&sim);
+    // What the log says about it (anes_ops::pipeline::log writes each notice).
+    let notices: Vec<Notice> = sim.pipeline.take_notices().collect();
+    assert!(notices.contains(&Notice::AlertResolved { mode: Mode::Normal }), "{notices:?}");
+    let started =
+        Notice::RollbackStarted { trigger: Trigger::Alert, attempt: 1, suspects: WorkerId::BOTH.to_vec() };
+    assert_eq!(notices.iter().filter(|n| **n == started).count(), 1, "{notices:?}");
+    // The second alert came while step 2 waited for the workers to report they stopped.
+    assert!(notices.contains(&Notice::AlertDuringRollback { step: Step::Isolate }), "{notices:?}");
+    let steps: Vec<Step> = notices
+        .iter()
+        .filter_map(|n| if let Notice::StepDone { step, .. } = n { Some(*step) } else { None })
+        .collect();
+    assert_eq!(steps, Step::ALL);
 }
 
 #[test]

@@ -188,6 +188,7 @@ impl Driver {
     ) {
         let id = self.plan.settings.id.clone();
         while let Some(action) = self.pipeline.poll_action(now) {
+            self.observer.log_notices(&mut self.pipeline);
             match action {
                 Action::Start { worker, incarnation } => {
                     if let Some(mut old) = workers[worker.index()].take() {
@@ -211,7 +212,7 @@ impl Driver {
                         }
                     }
                 }
-                Action::Send { worker, command } => {
+                Action::SendToWorker { worker, command } => {
                     if let Some(h) = workers[worker.index()].as_mut() {
                         h.send(command);
                     }
@@ -230,7 +231,7 @@ impl Driver {
                 }
                 Action::Investigate(investigation) => self.investigate(now, *investigation),
                 Action::Drained(checkpoint) => *drained = Some(checkpoint),
-                Action::Persist(c) => {
+                Action::PersistCheckpoint(c) => {
                     if let Some(writer) = &self.writer {
                         writer.submit(PendingCheckpoint {
                             frame: c.seq,

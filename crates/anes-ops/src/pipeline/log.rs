@@ -1,0 +1,176 @@
+//! The one place where what a pipeline reports ([`Notice`]) becomes the service's log lines: the
+//! level, message and fields of each. Operators and `anes-cli/tests/serve_logs.rs` read these lines:
+//! a message or a field name changes only on purpose.
+
+use anes_core::hex::to_hex;
+use anes_pipeline::worker::WorkerId;
+use anes_pipeline::{Fence, Notice};
+
+/// Writes `notice` of pipeline `pipeline` as its log line.
+pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
+    match notice {
+        Notice::Recovering { checkpoint_seq, journaled, in_dlq } => tracing::warn!(
+            pipeline,
+            checkpoint_seq,
+            journaled,
+            in_dlq,
+            "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue"
+        ),
+        Notice::AlertResolved { mode } => tracing::info!(
+            pipeline,
+            mode = mode.name(),
+            "alert resolved: noted; a resolved alert never re-admits a worker by itself"
+        ),
+        Notice::Draining => {
+            tracing::info!(pipeline, "draining: intake stopped, taking a final verified checkpoint")
+        }
+        Notice::Fenced(Fence::TakenOver { ours: writer, current }) => {
+            tracing::error!(
+                pipeline,
+                writer,
+                current,
+                "fenced: another service took this pipeline over; intake is refused from now on and no checkpoint is written"
+            )
+        }
+        Notice::Fenced(Fence::StoreLost { ours: writer, current }) => {
+            tracing::error!(
+                pipeline,
+                writer,
+                current,
+                "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written"
+            )
+        }
+        Notice::StorageFailed { records, error } => {
+            tracing::error!(pipeline, records, %error, "records could not be stored durably: refused")
+        }
+        Notice::Divergence { seq, kind, detail } => {
+            tracing::error!(pipeline, seq, kind = kind.name(), %detail, "divergence: the pipeline is read-only")
+        }
+        Notice::Verdict { incident, suspects } => {
+            tracing::info!(pipeline, incident, suspects = %worker_names(suspects), "referee's verdict")
+        }
+        Notice::AlertDuringRollback { step } => {
+            tracing::info!(pipeline, step = step.name(), "alert firing: a rollback is already in progress")
+        }
+        Notice::AlertWhileRunning { suspects, kind } => tracing::warn!(
+            pipeline,
+            suspects = %worker_names(suspects),
+            kind,
+            "alert firing while the pipeline runs: rolling back"
+        ),
+        Notice::RollbackInProgress { step } => {
+            tracing::info!(pipeline, step = step.name(), "rollback already in progress")
+        }
+        Notice::RollbackStarted { trigger, attempt, suspects } => tracing::warn!(
+            pipeline,
+            trigger = trigger.name(),
+            attempt,
+            suspects = %worker_names(suspects),
+            "rollback started"
+        ),
+        Notice::StepDone { step, what } => tracing::warn!(
+            pipeline,
+            step = step.name(),
+            "rollback step {}/6 {}: {what}",
+            step.number(),
+            step.name()
+        ),
+        Notice::CheckpointDiscarded { seq, reason } => {
+            tracing::error!(pipeline, seq, %reason, "checkpoint failed verification: discarded")
+        }
+        Notice::ReplayJournalFailed { error } => tracing::error!(
+            pipeline,
+            %error,
+            "journaling records from the dead-letter queue failed; retrying at the next tick"
+        ),
+        Notice::ReplayingDlq { records } => {
+            tracing::info!(pipeline, records, "replaying records from the dead-letter queue")
+        }
+        Notice::RecoveredFromPreviousRun => {
+            tracing::info!(pipeline, "recovered from the previous run: normal mode")
+        }
+        Notice::RollbackGaveUp { attempt, reason } => {
+            tracing::error!(pipeline, attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again")
+        }
+        Notice::RollbackRetrying { attempt, reason, retry_in } => tracing::error!(
+            pipeline,
+            attempt,
+            %reason,
+            retry_in_seconds = retry_in.as_secs_f64(),
+            "rollback attempt failed; retrying"
+        ),
+        Notice::FinalCheckpoint { seq, state_hash } => {
+            tracing::info!(pipeline, seq, state_hash = %to_hex(state_hash), "final verified checkpoint")
+        }
+        Notice::FinalSnapshotsDiffer { seq } => {
+            tracing::error!(pipeline, seq, "the workers' final snapshots differ: no final checkpoint")
+        }
+        Notice::Stalled { mode, unverified, in_dlq, input_expected, idle } => tracing::error!(
+            pipeline,
+            mode = mode.name(),
+            unverified,
+            in_dlq,
+            input_expected,
+            idle_seconds = idle.as_secs_f64(),
+            "stalled: no frame verified while work waits"
+        ),
+        Notice::NoLongerStalled => tracing::info!(pipeline, "progress again: no longer stalled"),
+        Notice::StaleMessage { worker, incarnation } => tracing::debug!(
+            pipeline,
+            %worker,
+            incarnation,
+            "dropped a message of a replaced incarnation"
+        ),
+        Notice::WorkerStarted { worker, incarnation, build } => tracing::info!(
+            pipeline,
+            %worker,
+            incarnation,
+            version = %build.version,
+            git_commit = build.git_commit.as_deref(),
+            emulation_epoch = build.emulation_epoch,
+            "worker started"
+        ),
+        Notice::RecordOutOfOrder { worker, seq, expected } => tracing::error!(
+            pipeline,
+            %worker,
+            seq,
+            expected,
+            "worker reported a record out of order; ignored"
+        ),
+        Notice::FaultFired { worker, seq, spec, refused } => tracing::warn!(
+            pipeline,
+            %worker,
+            seq,
+            %spec,
+            refused = refused.as_deref(),
+            "injected fault fired"
+        ),
+        Notice::WorkerRefused { worker, reason } => {
+            tracing::error!(pipeline, %worker, %reason, "worker refused a command")
+        }
+        Notice::UnaskedInspectionReply { worker } => {
+            tracing::error!(pipeline, %worker, "worker sent an inspection reply nobody asked for")
+        }
+        Notice::PowerOnMismatch => {
+            tracing::error!(pipeline, "the workers disagree at power-on: different builds or ROMs")
+        }
+        Notice::WorkerExited { worker, reason } => {
+            tracing::error!(pipeline, %worker, %reason, "worker exited unexpectedly")
+        }
+        Notice::Drill { worker, drill } => tracing::warn!(pipeline, %worker, %drill, "drill"),
+        Notice::CheckpointVerified { seq } => tracing::debug!(pipeline, seq, "verified checkpoint"),
+    }
+}
+
+/// Says that `dropped` notices of pipeline `pipeline` were lost: a shell took them too rarely.
+pub(super) fn log_dropped(pipeline: &str, dropped: u64) {
+    tracing::warn!(pipeline, dropped, "log lines of the pipeline were dropped: too many between two rounds");
+}
+
+/// `a,b` for a log field (a debug-formatted list would read `[A, B]`).
+fn worker_names(workers: &[WorkerId]) -> String {
+    workers.iter().map(|w| w.name()).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests;

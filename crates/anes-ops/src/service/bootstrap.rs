@@ -12,7 +12,7 @@ use anes_core::movie::{FrameInput, InputStream};
 use super::driver::{Driver, PipelinePlan, PipelineReport};
 use super::error::StartError;
 use super::handle::{Control, PipelineHandle};
-use crate::config::{Config, InputSpec, MAX_TOKEN_FILE_LEN, StoreBackend};
+use crate::config::{Config, InputSpec, MAX_TOKEN_FILE_LEN};
 use crate::metrics::Metrics;
 use crate::pipeline::{Event, PipelineObserver, ReplaySource, StoreEvent};
 use crate::store::writer::{CheckpointWriter, WriterEvent};

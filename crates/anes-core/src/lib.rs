@@ -31,7 +31,9 @@ pub mod state;
 
 pub use apu::ApuCatchUp;
 pub use bus::PpuCatchUp;
-pub use cart::{BatteryRamError, Cartridge, GameGenieCode, HeaderRegion, Mirroring, Mmc3Revision, RomError, RomInfo};
+pub use cart::{
+    BatteryRamError, Cartridge, GameGenieCode, HeaderRegion, Mirroring, Mmc3Revision, RomError, RomInfo,
+};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
 pub use region::Region;

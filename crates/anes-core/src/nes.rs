@@ -2,12 +2,12 @@
 
 use crate::apu::{Apu, ApuCatchUp};
 use crate::bus::{BusClocks, BusState, PpuCatchUp, PpuMemoryView, PpuSync};
-use crate::region::Region;
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
+use crate::region::Region;
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 

@@ -223,7 +223,8 @@ const NTSC_NOISE_PERIODS: [u16; 16] = [2, 4, 8, 16, 32, 48, 64, 80, 101, 127, 19
 const PAL_NOISE_PERIODS: [u16; 16] = [2, 4, 7, 15, 30, 44, 59, 74, 94, 118, 177, 236, 354, 472, 945, 1889];
 
 /// nesdev "APU DMC", NTSC rates.
-const NTSC_DMC_RATES: [u16; 16] = [428, 380, 340, 320, 286, 254, 226, 214, 190, 160, 142, 128, 106, 84, 72, 54];
+const NTSC_DMC_RATES: [u16; 16] =
+    [428, 380, 340, 320, 286, 254, 226, 214, 190, 160, 142, 128, 106, 84, 72, 54];
 /// nesdev "APU DMC", PAL rates.
 const PAL_DMC_RATES: [u16; 16] = [398, 354, 316, 298, 276, 236, 210, 198, 176, 148, 132, 118, 98, 78, 66, 50];
 
@@ -247,7 +248,11 @@ pub static NTSC: RegionTiming = RegionTiming {
         odd_frame_skip: true,
         swap_red_green_emphasis: false,
     },
-    apu: ApuTiming { frame_steps: NTSC_FRAME_STEPS, noise_periods: NTSC_NOISE_PERIODS, dmc_rates: NTSC_DMC_RATES },
+    apu: ApuTiming {
+        frame_steps: NTSC_FRAME_STEPS,
+        noise_periods: NTSC_NOISE_PERIODS,
+        dmc_rates: NTSC_DMC_RATES,
+    },
 };
 
 /// The PAL console. The access offsets keep the NTSC cycle's proportions (data sampled 5/12 into a
@@ -266,7 +271,11 @@ pub static PAL: RegionTiming = RegionTiming {
         odd_frame_skip: false,
         swap_red_green_emphasis: true,
     },
-    apu: ApuTiming { frame_steps: PAL_FRAME_STEPS, noise_periods: PAL_NOISE_PERIODS, dmc_rates: PAL_DMC_RATES },
+    apu: ApuTiming {
+        frame_steps: PAL_FRAME_STEPS,
+        noise_periods: PAL_NOISE_PERIODS,
+        dmc_rates: PAL_DMC_RATES,
+    },
 };
 
 /// The Dendy: the NTSC APU tables and 3 dots per CPU cycle at the PAL master clock, with 50
@@ -286,7 +295,11 @@ pub static DENDY: RegionTiming = RegionTiming {
         odd_frame_skip: false,
         swap_red_green_emphasis: false,
     },
-    apu: ApuTiming { frame_steps: NTSC_FRAME_STEPS, noise_periods: NTSC_NOISE_PERIODS, dmc_rates: NTSC_DMC_RATES },
+    apu: ApuTiming {
+        frame_steps: NTSC_FRAME_STEPS,
+        noise_periods: NTSC_NOISE_PERIODS,
+        dmc_rates: NTSC_DMC_RATES,
+    },
 };
 
 #[cfg(test)]

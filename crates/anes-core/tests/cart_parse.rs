@@ -3,7 +3,7 @@
 
 mod cart_support;
 
-use anes_core::cart::{BatteryRamError, HeaderFormat, Mirroring, HeaderRegion, RomPart};
+use anes_core::cart::{BatteryRamError, HeaderFormat, HeaderRegion, Mirroring, RomPart};
 use anes_core::{Cartridge, RomError};
 use cart_support::{RomBuilder, prg_banks};
 use proptest::prelude::*;

@@ -1,6 +1,5 @@
 //! The delta modulation channel: sample playback fed by DMA (nesdev "APU DMC", "DMA").
 
-
 crate::layout::state_struct! {
     /// The DMC: timer, output unit (shift register, bit counter, 7-bit level), one-byte sample buffer and
     /// memory reader (address, bytes remaining).

@@ -3,7 +3,6 @@
 use super::envelope::Envelope;
 use super::length::LengthCounter;
 
-
 crate::layout::state_struct! {
     /// The noise channel.
     pub struct Noise {

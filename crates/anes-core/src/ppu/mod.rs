@@ -621,7 +621,8 @@ impl Ppu {
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
         // A pending collision (`address_bus.rs`) may move `v` and drive the address bus: the
         // lazy schedule catches up dot by dot until it is over (a few dots).
-        if scanline >= t.scanlines_per_frame || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending() {
+        if scanline >= t.scanlines_per_frame || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending()
+        {
             return 0;
         }
         let here = u64::from(scanline) * u64::from(DOTS_PER_SCANLINE) + u64::from(dot);

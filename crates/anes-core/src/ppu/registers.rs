@@ -198,7 +198,11 @@ impl Ppu {
     /// sprite fetches are reading); otherwise OAM at OAMADDR.
     #[inline(always)]
     fn oam_data_value(&self) -> u8 {
-        if self.regs.is_rendering(self.timing.pre_render_scanline) { self.regs.oam_bus } else { self.oam[usize::from(self.regs.oam_addr)] }
+        if self.regs.is_rendering(self.timing.pre_render_scanline) {
+            self.regs.oam_bus
+        } else {
+            self.oam[usize::from(self.regs.oam_addr)]
+        }
     }
 
     /// A CPU write of $2000-$3FFF.

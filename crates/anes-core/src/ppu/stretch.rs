@@ -5,9 +5,7 @@
 //! constant (no CPU access falls inside a stretch).
 
 use super::background::{copy_horizontal, increment_y, nametable_address};
-use super::{
-    DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus,
-};
+use super::{DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus};
 
 /// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
 /// sprite slot's eight dots: `nametable` (A12 low) on dots 1-4, `pattern` on dots 5-8; only the

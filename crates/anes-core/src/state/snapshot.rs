@@ -55,13 +55,17 @@ pub enum SnapshotError {
         supported: u16,
     },
     /// The region byte (offset 12) names no region this build models (0 NTSC, 1 PAL, 2 Dendy).
-    #[error("snapshot region byte {found} (offset 12) is not a region; this build models NTSC (0), PAL (1) and Dendy (2)")]
+    #[error(
+        "snapshot region byte {found} (offset 12) is not a region; this build models NTSC (0), PAL (1) and Dendy (2)"
+    )]
     UnsupportedRegion {
         /// Region byte found.
         found: u8,
     },
     /// A snapshot of another region's console: it never restores into this one.
-    #[error("snapshot of a {found} console (region byte at offset 12) cannot restore into a {expected} console")]
+    #[error(
+        "snapshot of a {found} console (region byte at offset 12) cannot restore into a {expected} console"
+    )]
     WrongRegion {
         /// The snapshot's region.
         found: crate::Region,
@@ -403,7 +407,8 @@ impl Nes {
         if usize::from(count) != Section::ALL.len() {
             return Err(SnapshotError::SectionCount { found: count, expected: Section::ALL.len() as u16 });
         }
-        let region = crate::Region::from_u8(bytes[12]).ok_or(SnapshotError::UnsupportedRegion { found: bytes[12] })?;
+        let region =
+            crate::Region::from_u8(bytes[12]).ok_or(SnapshotError::UnsupportedRegion { found: bytes[12] })?;
         if region != self.region() {
             return Err(SnapshotError::WrongRegion { found: region, expected: self.region() });
         }

@@ -127,8 +127,8 @@ pub struct PpuTiming {
     pub pre_render_scanline: u16,
     /// True when odd frames skip the pre-render line's last dot while rendering (NTSC only).
     pub odd_frame_skip: bool,
-    /// True when PPUMASK bit 5 emphasizes green and bit 6 red (the 2C07 swaps them; nesdev "PPU
-    /// registers", PPUMASK).
+    /// True when PPUMASK bit 5 emphasizes green and bit 6 red (the 2C07 and the Dendy's UA6538 swap
+    /// them; nesdev "Colour emphasis").
     pub swap_red_green_emphasis: bool,
 }
 
@@ -293,7 +293,7 @@ pub static DENDY: RegionTiming = RegionTiming {
         vblank_scanline: 291,
         pre_render_scanline: 311,
         odd_frame_skip: false,
-        swap_red_green_emphasis: false,
+        swap_red_green_emphasis: true,
     },
     apu: ApuTiming {
         frame_steps: NTSC_FRAME_STEPS,

@@ -102,8 +102,8 @@ impl Ppu {
         let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
         let mut emphasis = m & 0xE0;
         if self.timing.swap_red_green_emphasis {
-            // The 2C07 wires PPUMASK bit 5 to green and bit 6 to red (nesdev "PPU registers",
-            // PPUMASK): the picture keeps red in bit 6 and green in bit 7 either way.
+            // The 2C07 and the UA6538 wire PPUMASK bit 5 to green and bit 6 to red (nesdev "Colour
+            // emphasis"): the picture keeps red in bit 6 and green in bit 7 either way.
             emphasis = (emphasis & 0x80) | ((emphasis & 0x20) << 1) | ((emphasis & 0x40) >> 1);
         }
         (grey, u16::from(emphasis) << 1)

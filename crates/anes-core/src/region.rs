@@ -93,7 +93,9 @@ pub struct RegionTiming {
 impl RegionTiming {
     /// PPU dots per frame (the odd-frame skip not counted).
     pub const fn dots_per_frame(&self) -> u64 {
-        self.ppu.scanlines_per_frame as u64 * crate::ppu::DOTS_PER_SCANLINE as u64
+        // 341 dots per line in every region (`ppu::DOTS_PER_SCANLINE`; named here as a number so
+        // the PPU, which reads these tables, is not also a dependency of them).
+        self.ppu.scanlines_per_frame as u64 * 341
     }
 
     /// Frames per second, in millihertz, rounded down: master clock / (master clocks per dot x dots

@@ -1,8 +1,9 @@
 //! The CPU bus: address decoding, the cycle clock, the DMA unit and interrupt-line sampling.
 //!
-//! Every CPU bus access is one CPU cycle of 12 master clocks. Each cycle has three points where the PPU
-//! may have to be caught up to the master clock: the moment of the access (5 master clocks into a read,
-//! 7 into a write), the interrupt-sampling point one dot before the end of the cycle, and the end. The
+//! Every CPU bus access is one CPU cycle of 12 master clocks (PAL 16, Dendy 15: `BusClocks`). Each
+//! cycle has three points where the PPU may have to be caught up to the master clock: the moment of the
+//! access (NTSC: 5 master clocks into a read, 7 into a write), the interrupt-sampling point one dot
+//! before the end of the cycle, and the end. The
 //! interrupt lines are sampled there, which yields the hardware's "poll on the second-to-last cycle"
 //! behaviour (see `CpuState::nmi_pending_prev`).
 //!
@@ -394,7 +395,7 @@ impl Nes {
     }
 
     /// After a cycle down the full path: the cycles before which the next ones may take the fast
-    /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * CYCLE` and is quiet for the PPU when
+    /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * clocks.cycle` and is quiet for the PPU when
     /// that is before `quiet_before`; the APU needs a cycle from its deadline on, the board's
     /// CPU-cycle IRQ counter (VRC4) the cycle that asserts /IRQ; a DMA waiting to halt the CPU needs
     /// the full path of the next read.
@@ -524,7 +525,7 @@ impl Nes {
         let start = self.bus.master_clock;
         self.sync.cycle_start = start;
         self.bus.master_clock = start + to_access;
-        // Quiet: the PPU is not due at any of this cycle's points, (start + CYCLE - phase) < deadline.
+        // Quiet: the PPU is not due at any of this cycle's points, (start + clocks.cycle - phase) < deadline.
         let quiet = !reaches_ppu && start < self.sync.quiet_before;
         if !quiet {
             if reaches_ppu {

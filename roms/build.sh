@@ -42,6 +42,7 @@ discrete/m180_unrom.s   common/flat.cfg
 discrete/m185_cnrom.s   common/flat.cfg
 discrete/m232_quattro.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
+regions/timing.s        common/nrom.cfg
 "
 build_one() {
     src=$1 cfg=$2

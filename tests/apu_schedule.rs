@@ -8,7 +8,7 @@
 mod support;
 
 use anes::core::movie::{ConsoleCommand, FrameInput};
-use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig};
+use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig, Region};
 use support::{boot, conformance_roms, random_input, repo_root};
 
 /// The APU-heavy ROMs: ours (the demo plays all five channels with DMC samples; the stress ROMs
@@ -37,8 +37,13 @@ fn apu_roms() -> Vec<(String, Vec<u8>)> {
 }
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
+    pair_in(rom, alignment, None)
+}
+
+/// [`pair`] with the consoles' region chosen (`None`: the header's).
+fn pair_in(rom: &[u8], alignment: u8, region: Option<Region>) -> (Nes, Nes) {
     let config = NesConfig { cpu_ppu_alignment: Some(alignment), ..NesConfig::default() };
-    let lazy = Nes::new(Cartridge::from_ines(rom).expect("ROM loads"), config);
+    let lazy = Nes::with_region(Cartridge::from_ines(rom).expect("ROM loads"), config, region);
     let mut eager = lazy.clone();
     eager.set_apu_catch_up(ApuCatchUp::Eager);
     assert_eq!(lazy.apu_catch_up(), ApuCatchUp::Lazy);
@@ -49,10 +54,23 @@ fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
 /// and a restore of a mid-frame snapshot into the lazy machine.
 #[test]
 fn lazy_apu_equals_eager_at_every_frame() {
+    for_each_region_pair(None, 600);
+}
+
+/// The same in PAL (its own frame counter steps, noise and DMC tables) and Dendy consoles.
+#[test]
+fn lazy_apu_equals_eager_at_every_frame_in_pal_and_dendy() {
+    for region in [Region::Pal, Region::Dendy] {
+        for_each_region_pair(Some(region), 500);
+    }
+}
+
+fn for_each_region_pair(region: Option<Region>, frames: usize) {
     for (name, rom) in apu_roms() {
         for alignment in [0, 3] {
-            let (mut lazy, mut eager) = pair(&rom, alignment);
-            let input = random_input(0xA9 + u64::from(alignment), 600);
+            let (mut lazy, mut eager) = pair_in(&rom, alignment, region);
+            let name = format!("{name} ({})", lazy.region());
+            let input = random_input(0xA9 + u64::from(alignment), frames);
             for i in 0..input.len() {
                 let mut frame = input.frame(i);
                 frame.command = match i {

@@ -1,5 +1,6 @@
 //! Golden frame records: every bundled ROM runs the demo's bundled 5,000-frame input stream, and each
-//! FrameRecord must equal the committed one in `tests/golden/<rom>.records`.
+//! FrameRecord must equal the committed one in `tests/golden/<rom>.records`; the demo also runs on a
+//! PAL and a Dendy console, against `tests/golden/demo.pal.records` and `demo.dendy.records`.
 //!
 //! The golden files change only through one command, and the diff is reviewed in the commit. Records
 //! that change are a change of emulated behaviour, so blessing them requires a bumped
@@ -14,11 +15,36 @@ mod support;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anes::core::FrameRecord;
 use anes::core::movie::InputStream;
-use support::{boot, repo_root};
+use anes::core::{Cartridge, FrameRecord, Nes, NesConfig, Region};
+use support::repo_root;
 
 const FRAMES: usize = 5_000;
+
+/// One golden run: a ROM on a console of a region (`None`: the header's).
+#[derive(Clone)]
+struct Run {
+    rom: PathBuf,
+    region: Option<Region>,
+}
+
+impl Run {
+    fn name(&self) -> String {
+        match self.region {
+            None => self.rom.display().to_string(),
+            Some(region) => format!("{} ({region})", self.rom.display()),
+        }
+    }
+}
+
+fn runs() -> Vec<Run> {
+    let mut runs: Vec<Run> = bundled_roms().into_iter().map(|rom| Run { rom, region: None }).collect();
+    let demo = repo_root().join("roms/demo/demo.nes");
+    for region in [Region::Pal, Region::Dendy] {
+        runs.push(Run { rom: demo.clone(), region: Some(region) });
+    }
+    runs
+}
 
 fn bundled_roms() -> Vec<PathBuf> {
     let mut roms: Vec<PathBuf> = ["roms/demo", "roms/stress", "roms/mmc6"]
@@ -35,13 +61,18 @@ fn format_record(r: &FrameRecord, out: &mut String) {
     let _ = writeln!(out, "{} {} {} {} {}", r.frame, r.cpu_cycle, r.ppu_scanline, r.ppu_dot, r.state_hash);
 }
 
-fn golden_path(rom: &std::path::Path) -> PathBuf {
-    let stem = rom.file_stem().expect("ROM file name").to_string_lossy();
-    repo_root().join("tests/golden").join(format!("{stem}.records"))
+fn golden_path(run: &Run) -> PathBuf {
+    let stem = run.rom.file_stem().expect("ROM file name").to_string_lossy();
+    let name = match run.region {
+        None => format!("{stem}.records"),
+        Some(region) => format!("{stem}.{region}.records"),
+    };
+    repo_root().join("tests/golden").join(name)
 }
 
-fn run(rom: &std::path::Path, input: &InputStream) -> String {
-    let mut nes = boot(&std::fs::read(rom).expect("read bundled ROM"));
+fn run(run: &Run, input: &InputStream) -> String {
+    let cart = Cartridge::from_ines(&std::fs::read(&run.rom).expect("read bundled ROM")).expect("ROM loads");
+    let mut nes = Nes::with_region(cart, NesConfig::default(), run.region);
     let mut out = String::with_capacity(FRAMES * 96);
     for i in 0..FRAMES {
         format_record(&nes.run_frame(input.frame(i)), &mut out);
@@ -55,14 +86,14 @@ fn bundled_roms_match_golden_records() {
         .expect("bundled input stream is valid");
     assert_eq!(input.len(), FRAMES);
     let bless = std::env::var_os("ANES_BLESS").is_some();
-    let roms = bundled_roms();
-    assert!(!roms.is_empty());
-    let results: Vec<(PathBuf, String)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = roms
+    let runs = runs();
+    assert!(!runs.is_empty());
+    let results: Vec<(Run, String)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
             .iter()
-            .map(|rom| {
+            .map(|one| {
                 let input = &input;
-                scope.spawn(move || (rom.clone(), run(rom, input)))
+                scope.spawn(move || (one.clone(), run(one, input)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("run thread")).collect()
@@ -83,7 +114,7 @@ fn bundled_roms_match_golden_records() {
             .filter(|(rom, actual)| {
                 std::fs::read_to_string(golden_path(rom)).is_ok_and(|golden| golden != *actual)
             })
-            .map(|(rom, _)| rom.display().to_string())
+            .map(|(rom, _)| rom.name())
             .collect();
         assert!(
             changed.is_empty() || anes::core::EMULATION_EPOCH > blessed_epoch,
@@ -106,7 +137,7 @@ fn bundled_roms_match_golden_records() {
             continue;
         }
         let Ok(expected) = std::fs::read_to_string(&path) else {
-            failures.push(format!("{}: no golden file {} (bless it)", rom.display(), path.display()));
+            failures.push(format!("{}: no golden file {} (bless it)", rom.name(), path.display()));
             continue;
         };
         if let Some((line, (want, got))) =
@@ -114,12 +145,12 @@ fn bundled_roms_match_golden_records() {
         {
             failures.push(format!(
                 "{}: first differing frame is {} (line {}):\n  golden: {want}\n  actual: {got}",
-                rom.display(),
+                rom.name(),
                 line + 1,
                 line + 1
             ));
         } else if expected.lines().count() != actual.lines().count() {
-            failures.push(format!("{}: golden file has {} records", rom.display(), expected.lines().count()));
+            failures.push(format!("{}: golden file has {} records", rom.name(), expected.lines().count()));
         }
     }
     assert!(failures.is_empty(), "golden records differ:\n{}", failures.join("\n"));

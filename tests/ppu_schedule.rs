@@ -10,14 +10,19 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use anes::core::movie::{ConsoleCommand, InputStream};
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Section};
+use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Region, Section};
 use support::{determinism_roms, random_input, shared_roms};
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
+    pair_in(rom, alignment, None)
+}
+
+/// [`pair`] with the consoles' region chosen (`None`: the header's).
+fn pair_in(rom: &[u8], alignment: u8, region: Option<Region>) -> (Nes, Nes) {
     let config = NesConfig { cpu_ppu_alignment: Some(alignment), ..NesConfig::default() };
-    let lazy = Nes::new(Cartridge::from_ines(rom).expect("ROM loads"), config);
+    let lazy = Nes::with_region(Cartridge::from_ines(rom).expect("ROM loads"), config, region);
     assert_eq!(lazy.ppu_catch_up(), PpuCatchUp::Lazy, "lazy is the default");
-    let mut eager = Nes::new(Cartridge::from_ines(rom).expect("ROM loads"), config);
+    let mut eager = Nes::with_region(Cartridge::from_ines(rom).expect("ROM loads"), config, region);
     eager.set_ppu_catch_up(PpuCatchUp::Eager);
     (lazy, eager)
 }
@@ -140,6 +145,35 @@ fn lazy_equals_eager_at_phases_2_and_3() {
     // MMC3 boards fall back to the eager schedule at these phases; the others stay lazy.
     check_all(2, 60);
     check_all(3, 60);
+}
+
+#[test]
+fn lazy_equals_eager_in_pal_and_dendy() {
+    // PAL's 3.2 dots per CPU cycle put the CPU's access points at five different places in the dot
+    // across five cycles; Dendy keeps NTSC's three dots but 50 more post-render lines. Every ROM, at
+    // two phases, frame by frame, then instruction by instruction on a rotating subset.
+    for region in [Region::Pal, Region::Dendy] {
+        for (seed, (name, rom)) in determinism_roms().into_iter().enumerate() {
+            for alignment in [0, 1] {
+                let (mut lazy, mut eager) = pair_in(&rom, alignment, Some(region));
+                assert_eq!(lazy.region(), region);
+                let input = random_input(seed as u64 ^ 0x9A1 << 40 ^ u64::from(alignment), 60);
+                assert_frames_agree(&format!("{name} ({region})"), alignment, &mut lazy, &mut eager, &input);
+            }
+            if seed % 3 == 0 {
+                let alignment = (seed % 4) as u8;
+                let (mut lazy, mut eager) = pair_in(&rom, alignment, Some(region));
+                let input = random_input(seed as u64 ^ 0xD3D << 40, 40);
+                assert_instructions_agree(
+                    &format!("{name} ({region})"),
+                    alignment,
+                    &mut lazy,
+                    &mut eager,
+                    &input,
+                );
+            }
+        }
+    }
 }
 
 #[test]

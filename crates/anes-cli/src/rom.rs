@@ -2,16 +2,39 @@
 
 use std::path::Path;
 
-use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp};
+use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp, Region};
 use anyhow::Context;
 
 use crate::limited_read;
 
-/// Reads and parses the iNES file at `path` and powers a console on with it. Errors name the file.
-pub fn power_on(path: &Path) -> anyhow::Result<Nes> {
+/// Reads and parses the iNES file at `path` and powers a console on with it, of `region` (`None`: the
+/// ROM header's, NTSC when it does not say). Errors name the file.
+pub fn power_on(path: &Path, region: Option<Region>) -> anyhow::Result<Nes> {
     let bytes = limited_read::read_limited(path, limited_read::ROM)?;
     let cart = Cartridge::from_ines(&bytes).with_context(|| path.display().to_string())?;
-    Ok(Nes::new(cart, NesConfig::default()))
+    Ok(Nes::with_region(cart, NesConfig::default(), region))
+}
+
+/// The console's region on the command line (`--region`): overrides the ROM header and a movie's
+/// `palFlag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RegionArg {
+    /// NTSC NES / Famicom (60.0988 Hz).
+    Ntsc,
+    /// PAL NES (50.0070 Hz).
+    Pal,
+    /// Dendy famiclone (50.0070 Hz, NTSC-like CPU timing).
+    Dendy,
+}
+
+impl From<RegionArg> for Region {
+    fn from(region: RegionArg) -> Region {
+        match region {
+            RegionArg::Ntsc => Region::Ntsc,
+            RegionArg::Pal => Region::Pal,
+            RegionArg::Dendy => Region::Dendy,
+        }
+    }
 }
 
 /// How a lazily run chip keeps up with the CPU (`--ppu`, `--apu`): both give bit-identical machines.

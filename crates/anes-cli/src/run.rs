@@ -11,8 +11,8 @@ use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::input_file::read_input;
-use crate::rom::Schedule;
+use crate::input_file::read_input_with_region;
+use crate::rom::{RegionArg, Schedule};
 use crate::{limited_read, output, rom};
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +46,10 @@ pub struct Args {
     /// APU schedule: lazy (the default) or eager (the slower reference; the results are identical).
     #[arg(long, value_enum, default_value_t = Schedule::Lazy)]
     apu: Schedule,
+    /// The console: ntsc, pal or dendy. Default: a .fm2 movie's palFlag 1 means pal, else the ROM's
+    /// NES 2.0 header (byte 12), else ntsc.
+    #[arg(long, value_enum)]
+    region: Option<RegionArg>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -71,6 +75,7 @@ fn parse_peek(spec: &str) -> Result<(u16, u32), String> {
 #[derive(Debug, Serialize)]
 struct Stop {
     rom: String,
+    region: &'static str,
     frame: u64,
     cpu_cycle: u64,
     ppu_scanline: u16,
@@ -82,13 +87,13 @@ struct Stop {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut nes = rom::power_on(&args.rom)?;
+    let (input, movie_region) = match &args.input {
+        Some(path) => read_input_with_region(path)?,
+        None => (InputStream::new(), None),
+    };
+    let mut nes = rom::power_on(&args.rom, args.region.map(Into::into).or(movie_region))?;
     nes.set_ppu_catch_up(args.ppu.into());
     nes.set_apu_catch_up(args.apu.into());
-    let input = match &args.input {
-        Some(path) => read_input(path)?,
-        None => InputStream::new(),
-    };
     if let Some(path) = &args.load_state {
         let bytes = limited_read::read_limited(path, limited_read::SNAPSHOT)?;
         nes.load_state(&bytes).with_context(|| format!("{}: snapshot refused", path.display()))?;
@@ -119,6 +124,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let stop = Stop {
         rom: args.rom.display().to_string(),
+        region: nes.region().name(),
         frame: record.frame,
         cpu_cycle: record.cpu_cycle,
         ppu_scanline: record.ppu_scanline,
@@ -133,6 +139,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         output::write_json(&mut out, &stop)?;
     } else {
         writeln!(out, "rom         {}", stop.rom)?;
+        writeln!(out, "region      {}", stop.region)?;
         writeln!(out, "frame       {}", stop.frame)?;
         writeln!(out, "cpu cycle   {}", stop.cpu_cycle)?;
         writeln!(out, "ppu         scanline {}, dot {}", stop.ppu_scanline, stop.ppu_dot)?;

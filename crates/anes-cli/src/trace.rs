@@ -16,10 +16,13 @@ pub struct Args {
     /// Instructions to trace.
     #[arg(long, default_value_t = 100)]
     instructions: u64,
+    /// The console: ntsc, pal or dendy (default: the ROM's NES 2.0 header, else ntsc).
+    #[arg(long, value_enum)]
+    region: Option<rom::RegionArg>,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut nes = rom::power_on(&args.rom)?;
+    let mut nes = rom::power_on(&args.rom, args.region.map(Into::into))?;
     if let Some(pc) = args.start_pc {
         nes.set_pc(pc);
     }

@@ -801,18 +801,60 @@ fn the_junit_report_is_written_through_links_and_onto_devices_in_place() {
     assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device(), "still a device");
 }
 
-/// NES 2.0 PAL and Dendy headers are refused with the header byte, as .fm2 `palFlag 1` is.
+/// The console's region: the NES 2.0 header's (byte 12), a .fm2 movie's `palFlag 1`, or `--region`,
+/// which wins; frame lengths as the nesdev wiki gives them (NTSC 341 x 262 dots / 3 CPU cycles per
+/// frame without rendering, which this silent ROM never enables, so no odd-frame skip; PAL 33,247.5,
+/// 341 x 312 / 3.2; Dendy 35,464, 341 x 312 / 3).
 #[test]
-fn unsupported_regions_are_bad_input() {
+fn the_region_comes_from_the_header_the_movie_or_the_flag() {
     let scratch = Scratch::new("cli-region");
     let mut rom = support::silent_rom();
     rom[7] = 0x08; // NES 2.0
+    let run = |rom: &Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["run", rom.to_str().unwrap(), "--frames", "201", "--json"];
+        args.extend_from_slice(extra);
+        let output = anes(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        serde_json::from_slice(&output.stdout).expect("one JSON object")
+    };
+    // Frames 1 to 201 end at the first instruction boundary after the picture: compare 200 frames
+    // through the cycle counts of two runs (the silent ROM's loop is one 3-cycle JMP).
+    let cycles_per_200 = |rom: &Path, extra: &[&str]| {
+        let long = run(rom, extra);
+        let mut args = vec!["run", rom.to_str().unwrap(), "--frames", "1", "--json"];
+        args.extend_from_slice(extra);
+        let short: serde_json::Value = serde_json::from_slice(&anes(&args).stdout).expect("one JSON object");
+        (
+            long["region"].as_str().unwrap().to_owned(),
+            long["cpu_cycle"].as_u64().unwrap() - short["cpu_cycle"].as_u64().unwrap(),
+        )
+    };
+    let expected = |cycles_times_200: u64, got: u64| got.abs_diff(cycles_times_200) <= 3;
     rom[12] = 1; // PAL
     let pal = scratch.write("pal.nes", &rom);
-    assert_bad_input(&anes(&["run", pal.to_str().unwrap()]), &pal, "byte 12");
+    let (region, cycles) = cycles_per_200(&pal, &[]);
+    assert_eq!(region, "pal");
+    assert!(expected(200 * 66_495 / 2, cycles), "PAL: {cycles} cycles for 200 frames");
+    let (region, cycles) = cycles_per_200(&pal, &["--region", "dendy"]);
+    assert_eq!(region, "dendy");
+    assert!(expected(200 * 35_464, cycles), "Dendy: {cycles} cycles for 200 frames");
     rom[12] = 3; // Dendy
     let dendy = scratch.write("dendy.nes", &rom);
-    assert_bad_input(&anes(&["trace", dendy.to_str().unwrap()]), &dendy, "Dendy timing is not emulated");
+    let (region, cycles) = cycles_per_200(&dendy, &["--region", "ntsc"]);
+    assert_eq!(region, "ntsc");
+    assert!(expected(200 * 341 * 262 / 3, cycles), "NTSC without rendering: {cycles} cycles for 200 frames");
+    assert_eq!(run(&dendy, &[])["region"], "dendy");
+    rom[12] = 2; // multi-region: NTSC unless told
+    let multi = scratch.write("multi.nes", &rom);
+    assert_eq!(run(&multi, &[])["region"], "ntsc");
     let fm2 = scratch.write("pal.fm2", "version 3\npalFlag 1\n|0|........|........||\n");
-    assert_bad_input(&anes(&["movie", "info", fm2.to_str().unwrap()]), &fm2, "NTSC");
+    let multi_str = multi.to_str().unwrap();
+    assert_eq!(run(&multi, &["--input", fm2.to_str().unwrap()])["region"], "pal", "palFlag 1 selects PAL");
+    assert_eq!(run(&multi, &["--input", fm2.to_str().unwrap(), "--region", "ntsc"])["region"], "ntsc");
+    let trace = anes(&["trace", multi_str, "--region", "pal", "--instructions", "3"]);
+    assert_eq!(trace.status.code(), Some(0), "{}", stderr(&trace));
+    let unknown = anes(&["run", multi_str, "--region", "secam"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    let bad_flag = scratch.write("bad.fm2", "version 3\npalFlag 2\n|0|........|........||\n");
+    assert_bad_input(&anes(&["movie", "info", bad_flag.to_str().unwrap()]), &bad_flag, "palFlag");
 }

@@ -1,8 +1,9 @@
 //! The CPU bus: address decoding, the cycle clock, the DMA unit and interrupt-line sampling.
 //!
-//! Every CPU bus access is one CPU cycle of 12 master clocks. Each cycle has three points where the PPU
-//! may have to be caught up to the master clock: the moment of the access (5 master clocks into a read,
-//! 7 into a write), the interrupt-sampling point one dot before the end of the cycle, and the end. The
+//! Every CPU bus access is one CPU cycle of 12 master clocks (PAL 16, Dendy 15: `BusClocks`). Each
+//! cycle has three points where the PPU may have to be caught up to the master clock: the moment of the
+//! access (NTSC: 5 master clocks into a read, 7 into a write), the interrupt-sampling point one dot
+//! before the end of the cycle, and the end. The
 //! interrupt lines are sampled there, which yields the hardware's "poll on the second-to-last cycle"
 //! behaviour (see `CpuState::nmi_pending_prev`).
 //!
@@ -21,15 +22,41 @@
 //! the interrupt lines (`PpuSync::fast_before`, set at the end of every other cycle).
 
 use crate::cart::Cartridge;
-use crate::clock::MASTER_PER_DOT;
 use crate::nes::Nes;
 use crate::ppu::{PpuBus, PpuBusPeek};
 
-/// Master clocks from the start of a read cycle to the moment the data is sampled.
-const READ_ACCESS_OFFSET: u64 = 5;
-/// Master clocks from the start of a write cycle to the moment the data is driven.
-const WRITE_ACCESS_OFFSET: u64 = 7;
-const CYCLE: u64 = crate::clock::MASTER_PER_CPU_CYCLE;
+/// The region's clock ratios as the bus uses them on every cycle, copied from its
+/// [`RegionTiming`](crate::region::RegionTiming) at power-on (see [`BusClocks::of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BusClocks {
+    /// Master clocks per CPU cycle.
+    pub cycle: u64,
+    /// Master clocks per PPU dot.
+    pub dot: u64,
+    /// Master clocks from the start of a read cycle to the moment the data is sampled.
+    pub read_access: u64,
+    /// Master clocks from the start of a write cycle to the moment the data is driven.
+    pub write_access: u64,
+}
+
+impl BusClocks {
+    /// The ratios of `region`.
+    pub(crate) const fn of(region: crate::region::Region) -> BusClocks {
+        let t = region.timing();
+        BusClocks {
+            cycle: t.master_per_cpu_cycle,
+            dot: t.master_per_dot,
+            read_access: t.read_access_offset,
+            write_access: t.write_access_offset,
+        }
+    }
+}
+
+impl Default for BusClocks {
+    fn default() -> Self {
+        BusClocks::of(crate::region::Region::Ntsc)
+    }
+}
 
 /// DMA "get" (read) cycles are the odd-numbered CPU cycles, counted from 1 at power-on; "put" (write)
 /// cycles the even ones. The APU's frame counter uses the same phase.
@@ -148,6 +175,8 @@ pub(crate) struct PpuSync {
     pub cycle_start: u64,
     /// The end of every scanline is an event too (`Nes::step_to_next_line`).
     pub line_events: bool,
+    /// The region's clock ratios (derived from the machine state's region).
+    pub clocks: BusClocks,
 }
 
 impl PpuSync {
@@ -164,14 +193,10 @@ impl PpuSync {
     #[inline(always)]
     fn predict(&mut self, deadline: u64, ppu_offset: u8) {
         self.deadline = deadline;
-        self.quiet_before = deadline.saturating_add(u64::from(ppu_offset)).saturating_sub(CYCLE);
+        self.quiet_before = deadline.saturating_add(u64::from(ppu_offset)).saturating_sub(self.clocks.cycle);
     }
 }
 
-/// Master clocks from the start of a cycle to its M2 edge as the cartridge sees it: after the dots up
-/// to the access, before the rest (exact for CPU/PPU phases 0 and 1, where no dot falls between the
-/// read and the write access offsets).
-const M2_EDGE_OFFSET: u64 = READ_ACCESS_OFFSET;
 /// Fewest dots between two A12 rises that both clock the MMC3 counter, in general: A12 must fall and
 /// stay low for three M2 edges (two whole CPU cycles, six dots) in between.
 const MIN_DOTS_PER_A12_CLOCK: u64 = 6;
@@ -208,15 +233,21 @@ pub(crate) struct M2Replay {
     pub dot_at: u64,
 }
 
+// Only NTSC machines replay M2 edges (`Nes::reset_ppu_sync`), so the replay uses NTSC's ratios as
+// constants: carried in `M2Replay`, they cost the demo's stretch loops 4% more host instructions
+// (callgrind, 300 frames: the struct no longer stayed in registers).
+const M2_CYCLE: u64 = crate::clock::MASTER_PER_CPU_CYCLE;
+const M2_DOT: u64 = crate::clock::MASTER_PER_DOT;
+
 impl M2Replay {
     /// Delivers the owed edges placed before master clock `limit`.
     #[inline(always)]
     fn deliver_before(&mut self, cart: &mut Cartridge, limit: u64) {
         let end = limit.min(self.last_edge_at + 1);
         if self.next_edge_at < end {
-            let edges = (end - self.next_edge_at).div_ceil(CYCLE);
+            let edges = (end - self.next_edge_at).div_ceil(M2_CYCLE);
             cart.cpu_cycles(edges);
-            self.next_edge_at += edges * CYCLE;
+            self.next_edge_at += edges * M2_CYCLE;
         }
     }
 }
@@ -270,7 +301,7 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
     #[inline(always)]
     fn advance_dots(&mut self, dots: u32) {
         if REPLAY_M2 {
-            self.m2.dot_at += u64::from(dots) * MASTER_PER_DOT;
+            self.m2.dot_at += u64::from(dots) * M2_DOT;
         }
     }
     #[inline(always)]
@@ -352,7 +383,7 @@ impl Nes {
         self.bus.cpu_cycle = cycle;
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
-        self.bus.master_clock += CYCLE;
+        self.bus.master_clock += self.sync.clocks.cycle;
         self.sample_cached_interrupt_lines();
     }
 
@@ -364,14 +395,14 @@ impl Nes {
     }
 
     /// After a cycle down the full path: the cycles before which the next ones may take the fast
-    /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * CYCLE` and is quiet for the PPU when
+    /// path. Cycle c starts at `cycle_start + (c - cpu_cycle) * clocks.cycle` and is quiet for the PPU when
     /// that is before `quiet_before`; the APU needs a cycle from its deadline on, the board's
     /// CPU-cycle IRQ counter (VRC4) the cycle that asserts /IRQ; a DMA waiting to halt the CPU needs
     /// the full path of the next read.
     #[inline(always)]
     fn end_slow_cycle(&mut self) {
         let ppu_quiet_before = match self.sync.quiet_before.checked_sub(self.sync.cycle_start) {
-            Some(clocks) if clocks > 0 => self.bus.cpu_cycle + clocks.div_ceil(CYCLE),
+            Some(clocks) if clocks > 0 => self.bus.cpu_cycle + clocks.div_ceil(self.sync.clocks.cycle),
             _ => 0,
         };
         let fast_before = ppu_quiet_before.min(self.apu.deadline()).min(self.cart.irq_due_cycle());
@@ -391,7 +422,8 @@ impl Nes {
     fn write_cycle(&mut self, addr: u16, value: u8) {
         // PPU registers, and the cartridge (bank and mirroring registers change what the PPU fetches).
         let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
-        let quiet = self.begin_cycle(WRITE_ACCESS_OFFSET, reaches_ppu);
+        let clocks = self.sync.clocks;
+        let quiet = self.begin_cycle(clocks.write_access, reaches_ppu);
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
         self.decode_write(addr, value);
@@ -399,7 +431,7 @@ impl Nes {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
             self.predict_after_access();
         }
-        self.end_cycle(CYCLE - WRITE_ACCESS_OFFSET, quiet);
+        self.end_cycle(clocks.cycle - clocks.write_access, quiet);
     }
 
     #[inline(always)]
@@ -408,12 +440,13 @@ impl Nes {
         if reaches_ppu && addr & 7 == 2 && self.status_read_commutes() {
             return self.read_status_lagging(addr);
         }
-        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
+        let clocks = self.sync.clocks;
+        let quiet = self.begin_cycle(clocks.read_access, reaches_ppu);
         let value = self.decode_read(addr);
         if reaches_ppu {
             self.predict_after_access();
         }
-        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
         if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
     }
 
@@ -428,8 +461,8 @@ impl Nes {
         if start >= self.sync.quiet_before {
             return false;
         }
-        let end = (start + CYCLE).saturating_sub(u64::from(self.bus.ppu_offset));
-        let dots = end.saturating_sub(self.bus.ppu_clock) / MASTER_PER_DOT;
+        let end = (start + self.sync.clocks.cycle).saturating_sub(u64::from(self.bus.ppu_offset));
+        let dots = end.saturating_sub(self.bus.ppu_clock) / self.sync.clocks.dot;
         self.ppu.status_read_commutes(u32::try_from(dots).unwrap_or(u32::MAX))
     }
 
@@ -437,26 +470,28 @@ impl Nes {
     /// value and effects as catching up to the access and to the end of the cycle.
     #[inline(never)]
     fn read_status_lagging(&mut self, addr: u16) -> u8 {
-        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, false);
+        let clocks = self.sync.clocks;
+        let quiet = self.begin_cycle(clocks.read_access, false);
         debug_assert!(quiet, "checked by status_read_commutes");
         let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
         let value = self.ppu.read_register(addr, &mut memory);
         let value = self.ppu.finish_register_read(addr, value);
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
-        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
         value
     }
 
     /// One DMA read cycle at `addr` while the halted CPU holds `cpu_addr` on its address bus.
     fn dma_read_cycle(&mut self, addr: u16, cpu_addr: u16) -> u8 {
         let reaches_ppu = addr & 0xE000 == 0x2000;
-        let quiet = self.begin_cycle(READ_ACCESS_OFFSET, reaches_ppu);
+        let clocks = self.sync.clocks;
+        let quiet = self.begin_cycle(clocks.read_access, reaches_ppu);
         let value = self.decode_dma_read(addr, cpu_addr);
         if reaches_ppu {
             self.predict_after_access();
         }
-        self.end_cycle(CYCLE - READ_ACCESS_OFFSET, quiet);
+        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
         if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
     }
 
@@ -490,7 +525,7 @@ impl Nes {
         let start = self.bus.master_clock;
         self.sync.cycle_start = start;
         self.bus.master_clock = start + to_access;
-        // Quiet: the PPU is not due at any of this cycle's points, (start + CYCLE - phase) < deadline.
+        // Quiet: the PPU is not due at any of this cycle's points, (start + clocks.cycle - phase) < deadline.
         let quiet = !reaches_ppu && start < self.sync.quiet_before;
         if !quiet {
             if reaches_ppu {
@@ -529,10 +564,11 @@ impl Nes {
             self.bus.master_clock += rest;
             self.sample_interrupt_lines();
         } else {
-            self.bus.master_clock += rest - MASTER_PER_DOT;
+            let dot = self.sync.clocks.dot;
+            self.bus.master_clock += rest - dot;
             self.run_ppu();
             self.sample_interrupt_lines();
-            self.bus.master_clock += MASTER_PER_DOT;
+            self.bus.master_clock += dot;
             self.run_ppu();
         }
         if self.apu.dmc_wants_dma() && self.bus.dmc_dma_running == 0 {
@@ -558,27 +594,33 @@ impl Nes {
     pub(crate) fn catch_up_ppu(&mut self) {
         let offset = u64::from(self.bus.ppu_offset);
         let target = self.bus.master_clock.saturating_sub(offset);
+        let clocks = self.sync.clocks;
         if matches!(self.sync.schedule, Schedule::Eager | Schedule::EagerCountingM2) {
             // The reference schedule: one dot at a time, M2 edges delivered by the cycles themselves.
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
-            while self.bus.ppu_clock + MASTER_PER_DOT <= target {
+            while self.bus.ppu_clock + clocks.dot <= target {
                 self.ppu.tick_dot(&mut memory);
-                self.bus.ppu_clock += MASTER_PER_DOT;
+                self.bus.ppu_clock += clocks.dot;
             }
             return;
         }
-        let owed = target.saturating_sub(self.bus.ppu_clock) / MASTER_PER_DOT;
+        let owed = target.saturating_sub(self.bus.ppu_clock) / clocks.dot;
         // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
         let dots = u32::try_from(owed).unwrap_or(u32::MAX);
         if self.sync.schedule == Schedule::LazyReplayingM2 {
+            debug_assert_eq!((clocks.cycle, clocks.dot), (M2_CYCLE, M2_DOT), "only NTSC replays M2 edges");
             let cycle = self.bus.cpu_cycle;
-            // The current cycle's edge comes right after its access; earlier ones a cycle apart.
-            let last_edge_at = self.sync.cycle_start + M2_EDGE_OFFSET;
+            // The current cycle's edge comes right after its access (as the cartridge sees it: after
+            // the dots up to the read access offset, before the rest; exact where no dot falls
+            // between the read and write access offsets, see `reset_ppu_sync`); earlier ones a
+            // cycle apart.
+            let last_edge_at = self.sync.cycle_start + clocks.read_access;
             let owed_edges = cycle.saturating_sub(self.sync.m2_delivered);
             let m2 = M2Replay {
-                next_edge_at: (last_edge_at + CYCLE).saturating_sub(owed_edges.saturating_mul(CYCLE)),
+                next_edge_at: (last_edge_at + clocks.cycle)
+                    .saturating_sub(owed_edges.saturating_mul(clocks.cycle)),
                 last_edge_at,
-                dot_at: self.bus.ppu_clock + MASTER_PER_DOT + offset,
+                dot_at: self.bus.ppu_clock + clocks.dot + offset,
             };
             let mut memory = PpuMemory::<true> { cart: &mut self.cart, ciram: &mut self.ciram, m2 };
             self.ppu.run_dots(dots, &mut memory);
@@ -588,9 +630,9 @@ impl Nes {
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
             self.ppu.run_dots(dots, &mut memory);
         }
-        self.bus.ppu_clock += u64::from(dots) * MASTER_PER_DOT;
+        self.bus.ppu_clock += u64::from(dots) * clocks.dot;
         self.sync.predict(self.next_observable_dot(), self.bus.ppu_offset);
-        debug_assert!(target - self.bus.ppu_clock < MASTER_PER_DOT, "the PPU has caught up");
+        debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
         debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }
 
@@ -621,16 +663,20 @@ impl Nes {
             };
             dots = dots.min(safe);
         }
-        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(MASTER_PER_DOT))
+        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(self.sync.clocks.dot))
     }
 
     /// Recomputes the lazy schedule from the state: after power-on, a restore or a state edit, at a
     /// moment when the PPU has caught up.
     pub(crate) fn reset_ppu_sync(&mut self) {
         let counts_m2 = self.cart.counts_m2_edges();
-        // At phases 2 and 3 a dot falls between the read and write access offsets, so where an M2
-        // edge goes depends on the access kind; those machines keep the eager schedule.
-        let lazy = self.sync.mode == PpuCatchUp::Lazy && !(counts_m2 && self.bus.ppu_offset >= 2);
+        // At NTSC phases 2 and 3 a dot falls between the read and write access offsets, so where an
+        // M2 edge goes depends on the access kind; those machines keep the eager schedule. So do
+        // PAL and Dendy boards counting M2 edges: with 5-clock dots and their access offsets a dot
+        // may fall in between at any phase.
+        let ntsc = self.sync.clocks == BusClocks::of(crate::region::Region::Ntsc);
+        let replay_exact = ntsc && self.bus.ppu_offset < 2;
+        let lazy = self.sync.mode == PpuCatchUp::Lazy && (!counts_m2 || replay_exact);
         self.sync.schedule = match (lazy, counts_m2) {
             (false, false) => Schedule::Eager,
             (false, true) => Schedule::EagerCountingM2,

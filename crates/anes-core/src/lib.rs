@@ -26,13 +26,17 @@ mod layout;
 pub mod movie;
 mod nes;
 pub mod ppu;
+pub mod region;
 pub mod state;
 
 pub use apu::ApuCatchUp;
 pub use bus::PpuCatchUp;
-pub use cart::{BatteryRamError, Cartridge, GameGenieCode, Mirroring, Mmc3Revision, RomError, RomInfo};
+pub use cart::{
+    BatteryRamError, Cartridge, GameGenieCode, HeaderRegion, Mirroring, Mmc3Revision, RomError, RomInfo,
+};
 pub use cpu::CpuState;
 pub use nes::{Nes, NesConfig, RamInit};
+pub use region::Region;
 pub use state::{FrameRecord, Section, StateHash};
 
 /// The emulation epoch: bumped by every intended change of emulated behaviour (a timing fix, a new

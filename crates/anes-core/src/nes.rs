@@ -1,12 +1,13 @@
 //! The console: owns every chip and the memory between them.
 
 use crate::apu::{Apu, ApuCatchUp};
-use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
+use crate::bus::{BusClocks, BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
+use crate::region::Region;
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
@@ -67,14 +68,16 @@ impl NesConfig {
         }
     }
 
-    /// The config as stored in the machine state, with the frame counter at `frame`.
-    fn to_state(self, frame: u64) -> MachineState {
+    /// The config as stored in the machine state of a `region` console, with the frame counter at
+    /// `frame`.
+    fn to_state(self, frame: u64, region: Region) -> MachineState {
         MachineState {
             frame,
             seed: self.seed,
             ram_init: self.ram_init as u8,
             cpu_ppu_alignment: self.cpu_ppu_alignment.map_or(ALIGNMENT_FROM_SEED, |phase| phase & 3),
-            reserved: [0; 6],
+            region: region as u8,
+            reserved: [0; 5],
         }
     }
 
@@ -117,7 +120,7 @@ fn power_on_ram(config: &NesConfig) -> [u8; 0x800] {
     ram
 }
 
-/// An NTSC NES with a cartridge inserted.
+/// An NES (NTSC, PAL or Dendy: [`Nes::region`]) with a cartridge inserted.
 #[derive(Debug, Clone)]
 pub struct Nes {
     pub(crate) cpu: CpuState,
@@ -140,21 +143,30 @@ pub struct Nes {
 
 impl Nes {
     /// Powers a console on with `cart` inserted and runs the CPU's 7-cycle reset sequence, so the first
-    /// instruction is at the reset vector.
+    /// instruction is at the reset vector. The console is of the region the cartridge's header asks
+    /// for (NES 2.0 byte 12), NTSC for iNES 1.0 and multi-region ROMs; [`Nes::with_region`] chooses.
     pub fn new(cart: Cartridge, config: NesConfig) -> Nes {
+        Nes::with_region(cart, config, None)
+    }
+
+    /// [`Nes::new`] with the console's region chosen: `Some` overrides the header, `None` takes it
+    /// from the header (NTSC when the header does not say).
+    pub fn with_region(cart: Cartridge, config: NesConfig, region: Option<Region>) -> Nes {
+        let region = region.unwrap_or_else(|| Nes::region_for(&cart));
         let rom_identity = crate::host::machine_identity(&cart);
+        let timing = region.timing();
         let mut nes = Nes {
             cpu: CpuState::default(),
             bus: BusState::default(),
             ram: [0; 0x800],
             ciram: [0; 0x800],
             pads: [ControllerState::default(); 2],
-            ppu: Ppu::new(),
-            apu: Apu::new(),
+            ppu: Ppu::with_timing(timing.ppu),
+            apu: Apu::with_timing(&timing.apu),
             cart,
-            machine: config.to_state(0),
+            machine: config.to_state(0, region),
             rom_identity,
-            sync: PpuSync::default(),
+            sync: PpuSync { clocks: BusClocks::of(region), ..PpuSync::default() },
             digest: MemoryDigest::default(),
         };
         nes.power_on();
@@ -173,10 +185,10 @@ impl Nes {
         self.pads = [ControllerState::default(); 2];
         self.pads[0].buttons = held[0];
         self.pads[1].buttons = held[1];
-        self.ppu = Ppu::new();
+        self.ppu = Ppu::with_timing(self.region().timing().ppu);
         self.apu.power_on();
         self.cart.power_on();
-        self.machine = config.to_state(0);
+        self.machine = config.to_state(0, self.region());
         self.reset_ppu_sync();
         self.apu.resync(self.bus.cpu_cycle);
         self.cart.resync(self.bus.cpu_cycle);
@@ -228,7 +240,7 @@ impl Nes {
     pub(crate) fn catch_up(&mut self) {
         // Between cycles the last one started a cycle ago (fast-path cycles leave `cycle_start`
         // behind; the M2 edges owed are placed from it).
-        self.sync.cycle_start = self.bus.master_clock.saturating_sub(crate::clock::MASTER_PER_CPU_CYCLE);
+        self.sync.cycle_start = self.bus.master_clock.saturating_sub(self.sync.clocks.cycle);
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
         self.cart.catch_up(self.bus.cpu_cycle);
@@ -389,6 +401,18 @@ impl Nes {
     /// Frames completed since power-on (the number in [`FrameRecord::frame`]).
     pub fn frame(&self) -> u64 {
         self.machine.frame
+    }
+
+    /// The region a console for `cart` has when none is chosen: the header's (NES 2.0 byte 12), NTSC
+    /// for iNES 1.0 and multi-region ROMs.
+    pub fn region_for(cart: &Cartridge) -> Region {
+        cart.info().region.console().unwrap_or(Region::Ntsc)
+    }
+
+    /// The console's region: fixed at power-on, part of the state (a snapshot of another region is
+    /// refused).
+    pub fn region(&self) -> Region {
+        Region::from_u8(self.machine.region).expect("the machine state holds a valid region")
     }
 
     /// The config this machine powered on with, as stored in its state (after a restore: the config

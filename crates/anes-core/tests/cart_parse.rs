@@ -3,7 +3,7 @@
 
 mod cart_support;
 
-use anes_core::cart::{BatteryRamError, HeaderFormat, Mirroring, Region, RomPart};
+use anes_core::cart::{BatteryRamError, HeaderFormat, HeaderRegion, Mirroring, RomPart};
 use anes_core::{Cartridge, RomError};
 use cart_support::{RomBuilder, prg_banks};
 use proptest::prelude::*;
@@ -22,7 +22,7 @@ fn ines_defaults() {
     assert_eq!((info.chr_ram_size, info.chr_nvram_size), (0x2000, 0));
     assert_eq!(
         (info.mirroring, info.region, info.battery, info.trainer),
-        (Mirroring::Horizontal, Region::Ntsc, false, false)
+        (Mirroring::Horizontal, HeaderRegion::Ntsc, false, false)
     );
     assert_eq!(cart.chr_ram().len(), 0x2000);
     assert!(cart.battery_ram().is_none());
@@ -62,7 +62,7 @@ fn nes20_fields() {
     assert_eq!((info.prg_ram_size, info.prg_nvram_size), (0, 0x2000));
     assert_eq!((info.chr_ram_size, info.chr_nvram_size), (0x8000, 0));
     assert_eq!(cart.chr_ram().len(), 0x8000);
-    assert_eq!(info.region, Region::Multi);
+    assert_eq!(info.region, HeaderRegion::Multi);
     assert_eq!(info.default_expansion_device, 1);
     // No PRG RAM declared at all: $6000 is open bus.
     let cart = RomBuilder::new(0, 1, 1).nes20(0, 0, 0).cartridge();

@@ -1,9 +1,5 @@
 //! The delta modulation channel: sample playback fed by DMA (nesdev "APU DMC", "DMA").
 
-/// NTSC output periods in CPU cycles, indexed by bits 3-0 of $4010.
-pub const DMC_RATES: [u16; 16] =
-    [428, 380, 340, 320, 286, 254, 226, 214, 190, 160, 142, 128, 106, 84, 72, 54];
-
 crate::layout::state_struct! {
     /// The DMC: timer, output unit (shift register, bit counter, 7-bit level), one-byte sample buffer and
     /// memory reader (address, bytes remaining).
@@ -102,10 +98,10 @@ impl Dmc {
     /// is empty (nesdev "DMA": on the get cycle of the second APU cycle after the write).
     /// Enabling four timer clocks before an output cycle ends arms the "implicit abort": that cycle's
     /// end requests a DMA for one cycle whatever the buffer ("Implicit DMA Abort").
-    pub fn write_enable(&mut self, enabled: bool, get_cycle: bool) {
+    pub fn write_enable(&mut self, enabled: bool, get_cycle: bool, rates: &[u16; 16]) {
         self.irq_flag = 0;
         self.enable_pending = u8::from(enabled);
-        let fired_now = self.timer_counter == self.reload();
+        let fired_now = self.timer_counter == self.reload(rates);
         self.status_delay = match (enabled, fired_now, get_cycle) {
             (false, true, true) => 5,
             (false, true, false) => 4,
@@ -206,24 +202,25 @@ impl Dmc {
 
     /// One APU cycle of the timer.
     #[inline]
-    pub fn clock_timer(&mut self) {
+    pub fn clock_timer(&mut self, rates: &[u16; 16]) {
         if self.timer_counter != 0 {
             self.timer_counter -= 1;
             return;
         }
-        self.timer_counter = self.reload();
+        self.timer_counter = self.reload(rates);
         self.output_bit();
     }
 
-    /// The timer's reload value: half the rate's period in CPU cycles (it counts APU cycles), minus one.
-    fn reload(&self) -> u16 {
-        DMC_RATES[usize::from(self.rate_index & 0x0F)] / 2 - 1
+    /// The timer's reload value: half the rate's period in CPU cycles (it counts APU cycles), minus
+    /// one; `rates` is the region's table ([`crate::region::ApuTiming::dmc_rates`]).
+    fn reload(&self, rates: &[u16; 16]) -> u16 {
+        rates[usize::from(self.rate_index & 0x0F)] / 2 - 1
     }
 
     /// `clocks` APU cycles of the timer at once (exactly `clocks` calls of [`Dmc::clock_timer`]).
     #[inline]
-    pub fn advance_timer(&mut self, clocks: u64) {
-        let reload = self.reload();
+    pub fn advance_timer(&mut self, clocks: u64, rates: &[u16; 16]) {
+        let reload = self.reload(rates);
         let bits = super::timer::advance(&mut self.timer_counter, reload, clocks);
         for _ in 0..bits {
             self.output_bit();
@@ -232,15 +229,15 @@ impl Dmc {
 
     /// Timer clocks until the sample buffer empties into the shift register (the moment a reload DMA
     /// may be wanted), when it is full now.
-    pub fn clocks_until_buffer_empties(&self) -> Option<u64> {
-        (self.buffer_full != 0).then(|| self.clocks_until_output_cycle_ends())
+    pub fn clocks_until_buffer_empties(&self, rates: &[u16; 16]) -> Option<u64> {
+        (self.buffer_full != 0).then(|| self.clocks_until_output_cycle_ends(rates))
     }
 
     /// Timer clocks until the output bit that leaves no bits remaining (where the buffer moves to the
     /// shift register and an armed implicit abort requests its DMA).
-    pub fn clocks_until_output_cycle_ends(&self) -> u64 {
+    pub fn clocks_until_output_cycle_ends(&self, rates: &[u16; 16]) -> u64 {
         let bits = u64::from(self.bits_remaining.max(1));
-        super::timer::clocks_until_reload(self.timer_counter, self.reload(), bits)
+        super::timer::clocks_until_reload(self.timer_counter, self.reload(rates), bits)
     }
 
     /// The end of an output cycle's bit: the level moves by 2 unless silenced, the shift register
@@ -282,13 +279,14 @@ impl Dmc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::region::NTSC;
 
     #[test]
     fn sample_address_and_length() {
         let mut dmc = Dmc::new();
         dmc.write_register(2, 0xFF);
         dmc.write_register(3, 0x01);
-        dmc.write_enable(true, true);
+        dmc.write_enable(true, true, &NTSC.apu.dmc_rates);
         assert_eq!(dmc.enabled, 0, "applied three cycles later");
         assert_eq!(dmc.current_address, 0xFFC0);
         assert_eq!(dmc.bytes_remaining, 17);
@@ -304,7 +302,7 @@ mod tests {
     #[test]
     fn load_dma_waits_for_the_second_apu_cycle() {
         let mut dmc = Dmc::new();
-        dmc.write_enable(true, false);
+        dmc.write_enable(true, false, &NTSC.apu.dmc_rates);
         assert!(!dmc.wants_dma());
         dmc.tick_delays();
         assert!(!dmc.wants_dma());
@@ -316,7 +314,7 @@ mod tests {
     fn the_enable_bit_reaches_the_dma_unit_two_or_three_cycles_later() {
         for (get_cycle, delay) in [(false, 2), (true, 3)] {
             let mut dmc = Dmc { buffer_full: 1, timer_counter: 40, ..Dmc::new() };
-            dmc.write_enable(true, get_cycle);
+            dmc.write_enable(true, get_cycle, &NTSC.apu.dmc_rates);
             // The sample restarts at once (bit 4 of $4015 shows it)...
             assert_eq!(dmc.bytes_remaining, 1);
             dmc.buffer_full = 0;
@@ -327,7 +325,7 @@ mod tests {
             dmc.tick_delays();
             assert!(dmc.wants_dma());
             // Disabling empties the sample only when the bit arrives.
-            dmc.write_enable(false, get_cycle);
+            dmc.write_enable(false, get_cycle, &NTSC.apu.dmc_rates);
             assert!(dmc.wants_dma());
             for _ in 0..delay {
                 dmc.tick_delays();
@@ -340,24 +338,24 @@ mod tests {
     #[test]
     fn disabling_on_the_cycle_the_timer_fires_takes_an_apu_cycle_longer() {
         let mut dmc = Dmc { enabled: 1, bytes_remaining: 5, ..Dmc::new() };
-        dmc.timer_counter = dmc.reload();
-        dmc.write_enable(false, true);
+        dmc.timer_counter = dmc.reload(&NTSC.apu.dmc_rates);
+        dmc.write_enable(false, true, &NTSC.apu.dmc_rates);
         assert_eq!(dmc.status_delay, 5);
     }
 
     #[test]
     fn implicit_abort_requests_one_cycle_at_the_end_of_the_output_cycle() {
         let mut dmc = Dmc { buffer_full: 1, bits_remaining: 1, timer_counter: 3, ..Dmc::new() };
-        dmc.write_enable(true, false);
+        dmc.write_enable(true, false, &NTSC.apu.dmc_rates);
         assert_eq!(dmc.implicit_abort, IMPLICIT_ARMED);
         // Three timer clocks count down, the fourth ends the output cycle.
         for _ in 0..3 {
             dmc.expire_implicit_abort();
-            dmc.clock_timer();
+            dmc.clock_timer(&NTSC.apu.dmc_rates);
             assert_eq!(dmc.implicit_abort, IMPLICIT_ARMED);
         }
         dmc.expire_implicit_abort();
-        dmc.clock_timer();
+        dmc.clock_timer(&NTSC.apu.dmc_rates);
         assert!(dmc.wants_dma());
         dmc.expire_implicit_abort();
         assert_eq!(dmc.implicit_abort, 0);
@@ -367,13 +365,13 @@ mod tests {
     fn irq_at_end_of_sample_only_without_loop() {
         let mut dmc = Dmc::new();
         dmc.write_register(0, 0x80);
-        dmc.write_enable(true, true);
+        dmc.write_enable(true, true, &NTSC.apu.dmc_rates);
         dmc.dma_complete(0x55);
         assert_eq!(dmc.irq_flag, 1);
         assert_eq!(dmc.enabled, 0, "a finished sample disables the DMA unit's view");
         let mut dmc = Dmc::new();
         dmc.write_register(0, 0xC0);
-        dmc.write_enable(true, true);
+        dmc.write_enable(true, true, &NTSC.apu.dmc_rates);
         dmc.dma_complete(0x55);
         assert_eq!(dmc.irq_flag, 0);
         assert_eq!(dmc.bytes_remaining, 1);

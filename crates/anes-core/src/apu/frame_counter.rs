@@ -1,58 +1,13 @@
 //! The frame counter (frame sequencer): quarter- and half-frame clocks and the frame interrupt
 //! (nesdev "APU Frame Counter").
 
-/// CPU cycles after the sequencer's reset at which the steps happen (the wiki's APU-cycle numbers
-/// doubled: APU cycle 3728.5 is CPU cycle 7457).
-pub mod steps {
-    /// First quarter frame (both modes).
-    pub const QUARTER_1: u16 = 7457;
-    /// Second quarter frame and first half frame (both modes).
-    pub const HALF_1: u16 = 14913;
-    /// Third quarter frame (both modes).
-    pub const QUARTER_3: u16 = 22371;
-    /// 4-step mode: the frame interrupt flag is set on this cycle and the next (even while the
-    /// interrupt is inhibited); on the one after, it is set only if the interrupt is not inhibited.
-    pub const IRQ_FIRST: u16 = 29828;
-    /// 4-step mode: fourth quarter frame and second half frame.
-    pub const HALF_2_FOUR_STEP: u16 = 29829;
-    /// 4-step mode: the last cycle of the sequence; it is also cycle 0 of the next one.
-    pub const END_FOUR_STEP: u16 = 29830;
-    /// 5-step mode: fourth quarter frame and second half frame.
-    pub const HALF_2_FIVE_STEP: u16 = 37281;
-    /// 5-step mode: the last cycle of the sequence; it is also cycle 0 of the next one.
-    pub const END_FIVE_STEP: u16 = 37282;
-}
-
-/// Every count at which [`FrameCounter::tick`] may act, whatever the mode.
-const ALL_STEPS: [u16; 8] = [
-    steps::QUARTER_1,
-    steps::HALF_1,
-    steps::QUARTER_3,
-    steps::IRQ_FIRST,
-    steps::HALF_2_FOUR_STEP,
-    steps::END_FOUR_STEP,
-    steps::HALF_2_FIVE_STEP,
-    steps::END_FIVE_STEP,
-];
-
-/// One bit per block of 128 sequencer cycles (the whole `u16` range): set where a block holds a step of
-/// either mode. Most cycles hold none, and this lets [`FrameCounter::tick`] see that with one lookup.
-const STEP_BLOCKS: [u64; 8] = {
-    let mut blocks = [0u64; 8];
-    let mut i = 0;
-    while i < ALL_STEPS.len() {
-        let block = (ALL_STEPS[i] >> 7) as usize;
-        blocks[block / 64] |= 1 << (block % 64);
-        i += 1;
-    }
-    blocks
-};
+use crate::region::FrameSteps;
 
 /// True if no step of either sequence lies in `cycle`'s block of 128 cycles.
 #[inline(always)]
-fn no_step_near(cycle: u16) -> bool {
+fn no_step_near(cycle: u16, steps: &FrameSteps) -> bool {
     let block = usize::from(cycle >> 7);
-    STEP_BLOCKS[block / 64] & (1 << (block % 64)) == 0
+    steps.blocks[block / 64] & (1 << (block % 64)) == 0
 }
 
 /// The clock signals one cycle of the frame counter produces.
@@ -138,9 +93,9 @@ impl FrameCounter {
         self.irq_flag != 0 && self.irq_inhibit == 0
     }
 
-    /// One CPU cycle; `get_cycle` is its DMA/APU phase.
+    /// One CPU cycle; `get_cycle` is its DMA/APU phase, `steps` the region's step cycles.
     #[inline]
-    pub fn tick(&mut self, get_cycle: bool) -> FrameClocks {
+    pub fn tick(&mut self, get_cycle: bool, steps: &FrameSteps) -> FrameClocks {
         if get_cycle && self.clear_pending != 0 {
             self.clear_pending = 0;
             self.irq_flag = 0;
@@ -162,10 +117,10 @@ impl FrameCounter {
             }
         }
         self.cycle = self.cycle.wrapping_add(1);
-        if no_step_near(self.cycle) {
+        if no_step_near(self.cycle, steps) {
             return FrameClocks::default();
         }
-        self.step()
+        self.step(steps)
     }
 
     /// The step (if any) at `cycle`, the sequencer's new position.
@@ -179,9 +134,9 @@ impl FrameCounter {
     /// Ticks until the next one that reaches a step count and may act (1-65,536), when settled. The
     /// ticks before it only count.
     #[inline]
-    pub fn ticks_until_step(&self) -> u64 {
+    pub fn ticks_until_step(&self, steps: &FrameSteps) -> u64 {
         let mut nearest = 1 << 16;
-        for step in ALL_STEPS {
+        for step in steps.all() {
             let ticks = u64::from(step.wrapping_sub(self.cycle));
             if ticks != 0 && ticks < nearest {
                 nearest = ticks;
@@ -198,50 +153,58 @@ impl FrameCounter {
     }
 
     #[inline]
-    fn step(&mut self) -> FrameClocks {
+    fn step(&mut self, steps: &FrameSteps) -> FrameClocks {
         let quarter = FrameClocks { quarter: true, half: false };
         let half = FrameClocks { quarter: true, half: true };
-        match (self.mode, self.cycle) {
-            (_, steps::QUARTER_1) | (_, steps::QUARTER_3) => quarter,
-            (_, steps::HALF_1) => half,
+        let cycle = self.cycle;
+        if cycle == steps.quarter_1 || cycle == steps.quarter_3 {
+            return quarter;
+        }
+        if cycle == steps.half_1 {
+            return half;
+        }
+        if self.mode == 0 {
             // The flag is set on the first two cycles whatever the inhibit, which only keeps it off
             // the /IRQ line; the third sets it only when not inhibited, else clears it (AccuracyCoin
             // "Frame Counter IRQ", errors I-M).
-            (0, steps::IRQ_FIRST) => {
+            if cycle == steps.irq_first {
                 self.irq_flag = 1;
-                FrameClocks::default()
-            }
-            (0, steps::HALF_2_FOUR_STEP) => {
+            } else if cycle == steps.half_2_four_step {
                 self.irq_flag = 1;
-                half
-            }
-            (0, steps::END_FOUR_STEP) => {
+                return half;
+            } else if cycle == steps.end_four_step {
                 self.irq_flag = u8::from(self.irq_inhibit == 0);
                 self.cycle = 0;
-                FrameClocks::default()
             }
-            (1, steps::HALF_2_FIVE_STEP) => half,
-            (1, steps::END_FIVE_STEP) => {
+        } else if self.mode == 1 {
+            if cycle == steps.half_2_five_step {
+                return half;
+            }
+            if cycle == steps.end_five_step {
                 self.cycle = 0;
-                FrameClocks::default()
             }
-            _ => FrameClocks::default(),
         }
+        FrameClocks::default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::region::{NTSC, PAL};
 
     /// Runs from a $4017 write on cycle 1 and lists (cycle offset from the write, clocks, flag set),
     /// reading $4015 after every cycle that set the interrupt flag.
     fn events(value: u8, cycles: u64) -> Vec<(u64, FrameClocks, u8)> {
+        events_with(value, cycles, &NTSC.apu.frame_steps)
+    }
+
+    fn events_with(value: u8, cycles: u64, steps: &FrameSteps) -> Vec<(u64, FrameClocks, u8)> {
         let mut fc = FrameCounter::default();
         fc.write(value, crate::bus::is_get_cycle(1));
         let mut out = Vec::new();
         for n in 2..2 + cycles {
-            let clocks = fc.tick(crate::bus::is_get_cycle(n));
+            let clocks = fc.tick(crate::bus::is_get_cycle(n), steps);
             if clocks != FrameClocks::default() || fc.irq_flag != 0 {
                 out.push((n - 1, clocks, fc.irq_flag));
                 fc.acknowledge_read();
@@ -253,18 +216,20 @@ mod tests {
     #[test]
     fn the_step_filter_passes_every_step_cycle() {
         // The early-out must never hide a step: every cycle where the full decode acts is in a marked block.
-        for cycle in 0..=u16::MAX {
-            if no_step_near(cycle) {
-                for mode in [0, 1, 2, 255] {
-                    let mut fc = FrameCounter { mode, cycle, ..FrameCounter::default() };
-                    let before = fc;
-                    assert_eq!(fc.step(), FrameClocks::default());
-                    assert_eq!(fc, before);
+        for steps in [&NTSC.apu.frame_steps, &PAL.apu.frame_steps] {
+            for cycle in 0..=u16::MAX {
+                if no_step_near(cycle, steps) {
+                    for mode in [0, 1, 2, 255] {
+                        let mut fc = FrameCounter { mode, cycle, ..FrameCounter::default() };
+                        let before = fc;
+                        assert_eq!(fc.step(steps), FrameClocks::default());
+                        assert_eq!(fc, before);
+                    }
                 }
             }
-        }
-        for step in [steps::QUARTER_1, steps::HALF_1, steps::IRQ_FIRST, steps::END_FIVE_STEP] {
-            assert!(!no_step_near(step));
+            for step in steps.all() {
+                assert!(!no_step_near(step, steps));
+            }
         }
     }
 
@@ -294,6 +259,31 @@ mod tests {
     }
 
     #[test]
+    fn pal_four_and_five_step_sequences() {
+        // nesdev "APU Frame Counter", PAL column: steps at APU cycles 4156.5, 8313.5, 12469.5, the
+        // flag set from 16626 to 16627, and the 5-step sequence's last steps at 20782.5 and 20783.
+        let q = FrameClocks { quarter: true, half: false };
+        let h = FrameClocks { quarter: true, half: true };
+        let none = FrameClocks::default();
+        let steps = &PAL.apu.frame_steps;
+        assert_eq!(
+            events_with(0x00, 33260, steps),
+            vec![
+                (4 + 8313, q, 0),
+                (4 + 16627, h, 0),
+                (4 + 24939, q, 0),
+                (4 + 33252, none, 1),
+                (4 + 33253, h, 1),
+                (4 + 33254, none, 1),
+                (4 + 33255, none, 1),
+            ]
+        );
+        let five = events_with(0x80, 41566 + 4, steps);
+        assert_eq!(five.last(), Some(&(4 + 41565, h, 0)));
+        assert_eq!(five.len(), 5, "{five:?}");
+    }
+
+    #[test]
     fn five_step_sequence_clocks_immediately_and_never_interrupts() {
         let q = FrameClocks { quarter: true, half: false };
         let h = FrameClocks { quarter: true, half: true };
@@ -315,14 +305,14 @@ mod tests {
     fn write_on_put_cycle_restarts_after_3_cycles() {
         let mut fc = FrameCounter::default();
         fc.write(0x80, false);
-        assert_eq!(fc.tick(true), FrameClocks::default());
-        assert_eq!(fc.tick(false), FrameClocks::default());
-        assert_eq!(fc.tick(true), FrameClocks { quarter: true, half: true });
+        assert_eq!(fc.tick(true, &NTSC.apu.frame_steps), FrameClocks::default());
+        assert_eq!(fc.tick(false, &NTSC.apu.frame_steps), FrameClocks::default());
+        assert_eq!(fc.tick(true, &NTSC.apu.frame_steps), FrameClocks { quarter: true, half: true });
     }
 
     /// A frame counter whose next tick (a get cycle) reaches the first interrupt step.
     fn before_irq(irq_inhibit: u8) -> FrameCounter {
-        FrameCounter { cycle: steps::IRQ_FIRST - 1, irq_inhibit, ..FrameCounter::default() }
+        FrameCounter { cycle: NTSC.apu.frame_steps.irq_first - 1, irq_inhibit, ..FrameCounter::default() }
     }
 
     #[test]
@@ -331,18 +321,18 @@ mod tests {
         // the next cycle, a read on a get cycle only after the put cycle that follows.
         let mut fc = before_irq(0);
         for get in [true, false, true] {
-            fc.tick(get);
+            fc.tick(get, &NTSC.apu.frame_steps);
         }
         assert_eq!(fc.irq_flag, 1);
         fc.acknowledge_read(); // on a get cycle
-        fc.tick(false);
+        fc.tick(false, &NTSC.apu.frame_steps);
         assert_eq!(fc.irq_flag, 1);
-        fc.tick(true);
+        fc.tick(true, &NTSC.apu.frame_steps);
         assert_eq!(fc.irq_flag, 0);
 
         let mut fc = FrameCounter { irq_flag: 1, ..FrameCounter::default() };
         fc.acknowledge_read(); // on a put cycle
-        fc.tick(true);
+        fc.tick(true, &NTSC.apu.frame_steps);
         assert_eq!(fc.irq_flag, 0);
     }
 
@@ -350,10 +340,10 @@ mod tests {
     fn reads_on_the_first_two_setting_cycles_do_not_clear() {
         // AccuracyCoin errors E-H: the flag is set again on the cycle the clear would take effect.
         let mut fc = before_irq(0);
-        fc.tick(true);
+        fc.tick(true, &NTSC.apu.frame_steps);
         fc.acknowledge_read();
-        fc.tick(false);
-        fc.tick(true);
+        fc.tick(false, &NTSC.apu.frame_steps);
+        fc.tick(true, &NTSC.apu.frame_steps);
         assert_eq!(fc.irq_flag, 1);
     }
 
@@ -363,7 +353,7 @@ mod tests {
         let mut fc = before_irq(1);
         let mut seen = Vec::new();
         for get in [true, false, true, false] {
-            fc.tick(get);
+            fc.tick(get, &NTSC.apu.frame_steps);
             seen.push((fc.irq_flag, fc.irq_line()));
         }
         assert_eq!(seen, [(1, false), (1, false), (0, false), (0, false)]);

@@ -40,6 +40,7 @@ mod timer;
 pub mod triangle;
 
 use crate::bus::is_get_cycle;
+use crate::region::ApuTiming;
 use dmc::Dmc;
 use frame_counter::FrameCounter;
 use noise::Noise;
@@ -107,6 +108,9 @@ pub struct Apu {
     /// The /IRQ output (frame counter or DMC flag), kept up to date like `dma_request`: the bus
     /// samples it at the end of every cycle.
     irq_output: bool,
+    /// The region's frame counter steps and period tables, chosen at power-on. Not state: the machine
+    /// state's region decides it.
+    timing: &'static ApuTiming,
 }
 
 impl Default for Apu {
@@ -116,9 +120,14 @@ impl Default for Apu {
 }
 
 impl Apu {
-    /// An APU at power-on: all registers zero, noise shift register 1, frame counter as if $00 had
-    /// been written to $4017 just before the CPU's reset sequence; audio output disabled.
+    /// An NTSC APU (2A03) at power-on: all registers zero, noise shift register 1, frame counter as if
+    /// $00 had been written to $4017 just before the CPU's reset sequence; audio output disabled.
     pub fn new() -> Self {
+        Apu::with_timing(&crate::region::NTSC.apu)
+    }
+
+    /// An APU with the region's numbers `timing` at power-on (see [`Apu::new`]).
+    pub fn with_timing(timing: &'static ApuTiming) -> Self {
         let state = ApuState {
             pulse: [Pulse::new(true), Pulse::new(false)],
             noise: Noise::new(),
@@ -137,6 +146,7 @@ impl Apu {
             deadline: 0,
             dma_request,
             irq_output,
+            timing,
         }
     }
 
@@ -199,7 +209,7 @@ impl Apu {
                 continue;
             }
             // Ticks that only count, up to (not including) the next step or the target.
-            let quiet = (fc.ticks_until_step() - 1).min(cpu_cycle - self.ticked);
+            let quiet = (fc.ticks_until_step(&self.timing.frame_steps) - 1).min(cpu_cycle - self.ticked);
             if quiet > 0 {
                 self.advance_quiet(quiet);
             }
@@ -219,10 +229,10 @@ impl Apu {
         let s = &mut self.state;
         s.frame_counter.advance_quiet(ticks);
         s.triangle.advance_timer(ticks);
-        s.dmc.advance_timer(gets);
+        s.dmc.advance_timer(gets, &self.timing.dmc_rates);
         s.pulse[0].advance_timer(puts);
         s.pulse[1].advance_timer(puts);
-        s.noise.advance_timer(puts);
+        s.noise.advance_timer(puts, &self.timing.noise_periods);
         self.ticked = to;
     }
 
@@ -240,18 +250,18 @@ impl Apu {
             return next;
         }
         // The frame IRQ can only rise at a step (conservatively: any step, a few per frame).
-        let mut deadline = self.ticked + fc.ticks_until_step();
+        let mut deadline = self.ticked + fc.ticks_until_step(&self.timing.frame_steps);
         // The DMC timer runs on get (odd-numbered) cycles: the n-th one from here.
         let nth_get = |clocks: u64| (next | 1) + 2 * (clocks - 1);
         if s.dmc.bytes_remaining != 0 {
-            match s.dmc.clocks_until_buffer_empties() {
+            match s.dmc.clocks_until_buffer_empties(&self.timing.dmc_rates) {
                 // The request is up already: the bus acts on it at the end of this cycle.
                 None => return next,
                 Some(clocks) => deadline = deadline.min(nth_get(clocks)),
             }
         }
         if s.dmc.implicit_abort == dmc::IMPLICIT_ARMED {
-            deadline = deadline.min(nth_get(s.dmc.clocks_until_output_cycle_ends()));
+            deadline = deadline.min(nth_get(s.dmc.clocks_until_output_cycle_ends(&self.timing.dmc_rates)));
         }
         deadline
     }
@@ -260,7 +270,7 @@ impl Apu {
     /// samples not drained yet) and the schedule chosen are kept, and the APU counts as caught up at
     /// cycle 0.
     pub fn power_on(&mut self) {
-        *self = Apu { output: self.output.take(), mode: self.mode, ..Apu::new() };
+        *self = Apu { output: self.output.take(), mode: self.mode, ..Apu::with_timing(self.timing) };
     }
 
     /// The reset button was pressed (nesdev "CPU power up state"): the APU is silenced as by a write of
@@ -316,7 +326,8 @@ impl Apu {
         self.ticked = cpu_cycle;
         let get = is_get_cycle(cpu_cycle);
         let s = &mut self.state;
-        let clocks = s.frame_counter.tick(get);
+        let timing = self.timing;
+        let clocks = s.frame_counter.tick(get, &timing.frame_steps);
         if clocks.quarter {
             s.pulse[0].envelope.clock();
             s.pulse[1].envelope.clock();
@@ -342,11 +353,11 @@ impl Apu {
         s.triangle.clock_timer();
         s.dmc.expire_implicit_abort();
         if get {
-            s.dmc.clock_timer();
+            s.dmc.clock_timer(&timing.dmc_rates);
         } else {
             s.pulse[0].clock_timer();
             s.pulse[1].clock_timer();
-            s.noise.clock_timer();
+            s.noise.clock_timer(&timing.noise_periods);
         }
         s.dmc.tick_delays();
         self.dma_request = s.dmc.wants_dma();
@@ -392,7 +403,7 @@ impl Apu {
         s.pulse[1].length.set_enabled(value & 0x02 != 0);
         s.triangle.length.set_enabled(value & 0x04 != 0);
         s.noise.length.set_enabled(value & 0x08 != 0);
-        s.dmc.write_enable(value & 0x10 != 0, get_cycle);
+        s.dmc.write_enable(value & 0x10 != 0, get_cycle, &self.timing.dmc_rates);
     }
 
     /// A CPU read of $4015 on cycle `cpu_cycle`, after that cycle's tick: the status byte (bit 5 is

@@ -3,10 +3,6 @@
 use super::envelope::Envelope;
 use super::length::LengthCounter;
 
-/// NTSC timer periods in APU cycles (the nesdev table's CPU-cycle periods halved), indexed by bits
-/// 3-0 of $400E.
-const NOISE_PERIODS: [u16; 16] = [2, 4, 8, 16, 32, 48, 64, 80, 101, 127, 190, 254, 381, 508, 1017, 2034];
-
 crate::layout::state_struct! {
     /// The noise channel.
     pub struct Noise {
@@ -54,25 +50,26 @@ impl Noise {
         }
     }
 
-    /// One APU cycle of the timer.
+    /// One APU cycle of the timer; `periods` is the region's period table
+    /// ([`crate::region::ApuTiming::noise_periods`]).
     #[inline]
-    pub fn clock_timer(&mut self) {
+    pub fn clock_timer(&mut self, periods: &[u16; 16]) {
         if self.timer_counter == 0 {
-            self.timer_counter = self.reload();
+            self.timer_counter = self.reload(periods);
             self.shift();
         } else {
             self.timer_counter -= 1;
         }
     }
 
-    fn reload(&self) -> u16 {
-        NOISE_PERIODS[usize::from(self.period_index & 0x0F)] - 1
+    fn reload(&self, periods: &[u16; 16]) -> u16 {
+        periods[usize::from(self.period_index & 0x0F)] - 1
     }
 
     /// `clocks` APU cycles of the timer at once (exactly `clocks` calls of [`Noise::clock_timer`]).
     #[inline]
-    pub fn advance_timer(&mut self, clocks: u64) {
-        let reload = self.reload();
+    pub fn advance_timer(&mut self, clocks: u64, periods: &[u16; 16]) {
+        let reload = self.reload(periods);
         let shifts = super::timer::advance(&mut self.timer_counter, reload, clocks);
         for _ in 0..shifts {
             self.shift();

@@ -148,17 +148,6 @@ pub enum RomError {
         /// What the value means.
         console: &'static str,
     },
-    /// The header declares a TV system whose timing this core does not emulate (it models NTSC).
-    #[error(
-        "ROM header byte 12 (NES 2.0 CPU/PPU timing) = {value:#04X}: {region} timing is not emulated; \
-         anes runs NTSC (0) and multi-region (2) cartridges only"
-    )]
-    UnsupportedRegion {
-        /// The header byte.
-        value: u8,
-        /// What bits 0-1 declare.
-        region: &'static str,
-    },
     /// An NES 2.0 field this core cannot honour.
     #[error("ROM header byte {offset} ({field}) = {value:#04X}: {reason}")]
     InvalidNes20Field {

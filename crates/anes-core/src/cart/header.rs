@@ -20,31 +20,41 @@ pub enum Mirroring {
     FourScreen,
 }
 
-/// The TV system a ROM declares (NES 2.0 byte 12 bits 0-1, in this order).
-///
-/// The core emulates NTSC timing only, so a parsed cartridge is always [`Region::Ntsc`] or
-/// [`Region::Multi`]; the other values name what [`RomError::UnsupportedRegion`] refuses.
+/// The TV system a ROM declares (NES 2.0 byte 12 bits 0-1, in this order). iNES 1.0 has no reliable
+/// field for it, so those ROMs read as [`HeaderRegion::Ntsc`]. The console that runs it is a
+/// [`crate::Region`] ([`HeaderRegion::console`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Region {
+pub enum HeaderRegion {
     /// NTSC (RP2C02).
     Ntsc,
     /// PAL (RP2C07).
     Pal,
     /// Runs on either: the same ROM was sold in both regions or the game adapts to the console's
-    /// timing, so it runs as NTSC.
+    /// timing, so it runs as NTSC unless told otherwise.
     Multi,
     /// Dendy clone timing (UA6538).
     Dendy,
 }
 
-impl Region {
+impl HeaderRegion {
     /// The name used in messages.
     pub const fn name(self) -> &'static str {
         match self {
-            Region::Ntsc => "NTSC",
-            Region::Pal => "PAL",
-            Region::Multi => "multi-region",
-            Region::Dendy => "Dendy",
+            HeaderRegion::Ntsc => "NTSC",
+            HeaderRegion::Pal => "PAL",
+            HeaderRegion::Multi => "multi-region",
+            HeaderRegion::Dendy => "Dendy",
+        }
+    }
+
+    /// The console this ROM asks for: NTSC, PAL or Dendy; `None` for a multi-region ROM, which runs
+    /// on any (the caller picks, NTSC unless told otherwise).
+    pub const fn console(self) -> Option<crate::region::Region> {
+        match self {
+            HeaderRegion::Ntsc => Some(crate::region::Region::Ntsc),
+            HeaderRegion::Pal => Some(crate::region::Region::Pal),
+            HeaderRegion::Multi => None,
+            HeaderRegion::Dendy => Some(crate::region::Region::Dendy),
         }
     }
 }
@@ -96,7 +106,7 @@ pub struct RomInfo {
     /// TV system: NES 2.0 byte 12 bits 0-1, where PAL and Dendy are refused. Always NTSC for iNES 1.0:
     /// its TV-system bits (byte 9 bit 0, and the unofficial byte 10 bits 0-1) are ignored, because
     /// virtually no dump in circulation sets them, so they cannot tell a PAL dump from an NTSC one.
-    pub region: Region,
+    pub region: HeaderRegion,
     /// NES 2.0 byte 14 bits 0-1: number of miscellaneous ROMs after CHR ROM (not used by any supported
     /// board; 0 for iNES 1.0).
     pub misc_rom_count: u8,
@@ -277,7 +287,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
         mirroring,
         battery,
         trainer,
-        region: Region::Ntsc,
+        region: HeaderRegion::Ntsc,
         misc_rom_count: 0,
         default_expansion_device: 0,
     };
@@ -303,14 +313,11 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
             info.chr_ram_size = nes20_ram_size(header[11] & 0x0F);
             info.chr_nvram_size = nes20_ram_size(header[11] >> 4);
             info.region = match header[12] & 3 {
-                0 => Region::Ntsc,
-                1 => Region::Pal,
-                2 => Region::Multi,
-                _ => Region::Dendy,
+                0 => HeaderRegion::Ntsc,
+                1 => HeaderRegion::Pal,
+                2 => HeaderRegion::Multi,
+                _ => HeaderRegion::Dendy,
             };
-            if matches!(info.region, Region::Pal | Region::Dendy) {
-                return Err(RomError::UnsupportedRegion { value: header[12], region: info.region.name() });
-            }
             info.misc_rom_count = header[14] & 3;
             info.default_expansion_device = header[15] & 0x3F;
         }
@@ -415,21 +422,19 @@ mod tests {
     }
 
     #[test]
-    fn nes20_pal_and_dendy_are_refused_naming_byte_12() {
-        for (byte12, region) in [(1u8, "PAL"), (3, "Dendy"), (0xFD, "PAL")] {
+    fn nes20_byte_12_names_the_console() {
+        use crate::region::Region;
+        // nesdev "NES 2.0" byte 12 bits 0-1: 0 NTSC, 1 PAL, 2 multi-region, 3 Dendy; bits 2-7 unused.
+        for (byte12, region, console) in [
+            (0u8, HeaderRegion::Ntsc, Some(Region::Ntsc)),
+            (1, HeaderRegion::Pal, Some(Region::Pal)),
+            (2, HeaderRegion::Multi, None),
+            (3, HeaderRegion::Dendy, Some(Region::Dendy)),
+            (0xFD, HeaderRegion::Pal, Some(Region::Pal)),
+        ] {
             let rom = nrom([0x08, 0, 0, 0, 0, byte12, 0, 0, 0]);
-            let err = parse(&rom).unwrap_err();
-            assert_eq!(err, RomError::UnsupportedRegion { value: byte12, region });
-            let message = err.to_string();
-            assert!(message.contains("byte 12") && message.contains(region), "{message}");
-        }
-    }
-
-    #[test]
-    fn nes20_ntsc_and_multi_region_run_as_ntsc() {
-        for (byte12, region) in [(0u8, Region::Ntsc), (2, Region::Multi)] {
-            let rom = nrom([0x08, 0, 0, 0, 0, byte12, 0, 0, 0]);
-            assert_eq!(parse(&rom).unwrap().info.region, region);
+            let info = parse(&rom).unwrap().info;
+            assert_eq!((info.region, info.region.console()), (region, console), "byte 12 = {byte12:#04X}");
         }
     }
 
@@ -451,7 +456,7 @@ mod tests {
         for (byte9, byte10) in [(1u8, 0u8), (0, 2), (1, 3)] {
             let rom = nrom([0, 0, byte9, byte10, 0, 0, 0, 0, 0]);
             let info = parse(&rom).unwrap().info;
-            assert_eq!((info.format, info.region), (HeaderFormat::Ines, Region::Ntsc));
+            assert_eq!((info.format, info.region), (HeaderFormat::Ines, HeaderRegion::Ntsc));
         }
     }
 

@@ -50,7 +50,7 @@ use crate::state::digest::memory_delta;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
-pub use header::{HeaderFormat, Mirroring, Region, RomInfo};
+pub use header::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
 pub use latch_chr::LatchChrState;
 pub use m001_sxrom::SxromState;
 pub use m002_uxrom::UxromState;

@@ -63,10 +63,24 @@ enum Device {
     Gamepad,
 }
 
+/// What an `.fm2` movie's header says about the console it was recorded on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fm2Header {
+    /// `palFlag 1`: recorded on a PAL console; `None` when the movie does not say (`palFlag 0` or
+    /// absent: FCEUX writes 0 for NTSC and for its Dendy mode alike).
+    pub region: Option<crate::Region>,
+}
+
 impl InputStream {
     /// Imports an FCEUX `.fm2` movie recorded from power-on with standard gamepads (or nothing) on
     /// ports 1 and 2. Soft and hard resets in the command field become [`ConsoleCommand`]s.
     pub fn from_fm2(bytes: &[u8]) -> Result<InputStream, Fm2Error> {
+        InputStream::from_fm2_with_header(bytes).map(|(stream, _)| stream)
+    }
+
+    /// [`InputStream::from_fm2`], and what the header says about the console ([`Fm2Header`]).
+    pub fn from_fm2_with_header(bytes: &[u8]) -> Result<(InputStream, Fm2Header), Fm2Error> {
+        let mut header = Fm2Header::default();
         let text = std::str::from_utf8(bytes).map_err(|e| Fm2Error::NotText { offset: e.valid_up_to() })?;
         let mut ports = [Device::Gamepad, Device::Gamepad];
         let mut length: Option<usize> = None;
@@ -112,7 +126,11 @@ impl InputStream {
                 "binary" if flag => {
                     return Err(unsupported("binary input logs cannot be imported; save as text"));
                 }
-                "palFlag" if flag => return Err(unsupported("anes models the NTSC console only")),
+                "palFlag" => match value.trim() {
+                    "0" => {}
+                    "1" => header.region = Some(crate::Region::Pal),
+                    _ => return Err(unsupported("palFlag is 0 (NTSC) or 1 (PAL)")),
+                },
                 "FDS" if flag => return Err(unsupported("the Famicom Disk System is not emulated")),
                 "fourscore" if flag => return Err(unsupported("the Four Score adapter is not emulated")),
                 "savestate" => {
@@ -146,7 +164,7 @@ impl InputStream {
         if let Some(length) = length {
             frames.truncate(length);
         }
-        Ok(frames)
+        Ok((frames, header))
     }
 }
 

@@ -24,7 +24,7 @@ mod fm2;
 mod format;
 mod runs;
 
-pub use fm2::Fm2Error;
+pub use fm2::{Fm2Error, Fm2Header};
 pub use format::{INPUT_STREAM_MAGIC, INPUT_STREAM_VERSION, InputStreamError, MAX_INPUT_STREAM_LEN};
 pub use runs::{Frames, InputRun, InputStream, MAX_FRAMES};
 

@@ -22,7 +22,7 @@
 //! makes the read land elsewhere (the high byte, A12 included, is the same).
 
 use super::background::{attribute_address, attribute_bits, nametable_address};
-use super::{PRE_RENDER_SCANLINE, Ppu, PpuBus, PpuRegs, RENDERING_DELAY_DOTS};
+use super::{Ppu, PpuBus, PpuRegs, RENDERING_DELAY_DOTS};
 
 /// Dots from a PPUDATA read (the PPU caught up to the access) to the dot whose read fills the buffer:
 /// the read ends about two dots after the access, the state machine drives ALE one dot later and
@@ -58,9 +58,9 @@ impl PpuRegs {
     /// True when the pipeline renders on the next dot (the enable as it sees it, `RENDERING_DELAY_DOTS`
     /// late, on a rendering line).
     #[inline(always)]
-    fn pipeline_renders_next_dot(&self) -> bool {
+    fn pipeline_renders_next_dot(&self, pre_render: u16) -> bool {
         let history = (self.rendering_history << 1) | u8::from(self.rendering_enabled());
-        history & (1 << RENDERING_DELAY_DOTS) != 0 && self.is_rendering_line()
+        history & (1 << RENDERING_DELAY_DOTS) != 0 && self.is_rendering_line(pre_render)
     }
 }
 
@@ -68,13 +68,14 @@ impl Ppu {
     /// The fetch cadence's access on the next dot, from the state before that dot runs.
     pub(super) fn cadence_access(&self) -> CadenceAccess {
         let r = &self.regs;
-        if !r.pipeline_renders_next_dot() {
+        let pre_render = self.timing.pre_render_scanline;
+        if !r.pipeline_renders_next_dot(pre_render) {
             return CadenceAccess::Idle;
         }
         let dot = r.dot;
         let nametable = nametable_address(r.v);
         match dot {
-            0 if r.scanline == PRE_RENDER_SCANLINE => CadenceAccess::Idle,
+            0 if r.scanline == pre_render => CadenceAccess::Idle,
             // Dot 0 drives the pattern address of the tile fetched at dot 5 of the line's tail.
             0 => CadenceAccess::Ale(self.background_pattern_address()),
             1..=256 | 321..=336 => {

@@ -31,6 +31,8 @@
 //!   the rendering enable three dots late (`RENDERING_DELAY_DOTS`, from `rendering_history`), so a
 //!   toggle happens inside `tick_dot`, never inside a stretch of `run_dots`.
 
+use crate::region::PpuTiming;
+
 mod address_bus;
 mod background;
 mod pixel;
@@ -90,15 +92,15 @@ pub trait PpuBus: PpuBusPeek {
 
 /// Dots per scanline.
 pub const DOTS_PER_SCANLINE: u16 = 341;
-/// Scanlines per frame (NTSC), pre-render line included.
-pub const SCANLINES_PER_FRAME: u16 = 262;
 /// Width of the picture in pixels.
 pub const FRAME_WIDTH: usize = 256;
 /// Height of the picture in pixels.
 pub const FRAME_HEIGHT: usize = 240;
 
-/// The first scanline of vertical blanking; the VBlank flag is set on its dot 1.
-const VBLANK_SCANLINE: u16 = 241;
+/// The line after the picture's post-render line: reaching its dot 0 completes a picture (and ages
+/// the I/O latch), in every region. The line whose dot 1 sets the VBlank flag is per region
+/// (`PpuTiming::vblank_scanline`: 241, Dendy 291).
+const PICTURE_END_SCANLINE: u16 = 241;
 /// Dots between a PPUMASK write and the odd-frame skip logic seeing the new rendering enable. nesdev
 /// "PPU registers" (PPUMASK): toggling rendering takes effect about 3-4 dots after the write;
 /// ppu_vbl_nmi 10-even_odd_timing pins the skip decision to the enable as it was at the start of dot 338.
@@ -109,8 +111,6 @@ const SKIP_DECISION_DELAY_DOTS: u8 = 2;
 /// shows the shifters' serial input only with the effect 3 dots late; "Stale Sprite Shift Regs" step 6
 /// disables it just before sprite slot 0's fetches complete.
 const RENDERING_DELAY_DOTS: u8 = 3;
-/// The pre-render scanline (nesdev "PPU rendering": scanline -1 or 261).
-const PRE_RENDER_SCANLINE: u16 = 261;
 /// `PpuRegs::oam_corruption`: a corruption is owed (the low 5 bits name the OAM row).
 const OAM_CORRUPTION_PENDING: u8 = 0x80;
 
@@ -313,18 +313,18 @@ impl PpuRegs {
     /// output unit 0, or the end of a line where the units are reloaded) and overflow cannot be found
     /// (it needs sprite evaluation, dots 65-256 of a visible line, not yet done).
     #[inline]
-    fn sprite_flags_settled(&self) -> bool {
+    fn sprite_flags_settled(&self, pre_render: u16) -> bool {
         // More dots than a CPU cycle spans.
         const NEAR: u32 = 6;
         const DOTS: u32 = DOTS_PER_SCANLINE as u32;
-        const CLEAR: u32 = PRE_RENDER_SCANLINE as u32 * DOTS + 1;
-        const DECAY: u32 = VBLANK_SCANLINE as u32 * DOTS;
+        const DECAY: u32 = PICTURE_END_SCANLINE as u32 * DOTS;
+        let clear = u32::from(pre_render) * DOTS + 1;
         let now = self.position();
         let recent = |at: u32| at != 0 && at + NEAR > now;
         if recent(self.sprite_0_hit_at) || recent(self.sprite_overflow_at) {
             return false;
         }
-        if now.abs_diff(CLEAR) <= NEAR || now.abs_diff(DECAY) <= NEAR {
+        if now.abs_diff(clear) <= NEAR || now.abs_diff(DECAY) <= NEAR {
             return false;
         }
         if !self.rendering_enabled() && self.rendering_history & 0x0F == 0 {
@@ -332,7 +332,7 @@ impl PpuRegs {
         }
         let (scanline, dot) = (self.scanline, self.dot);
         let hit = self.sprite_0_hit_at == 0
-            && self.is_rendering_line()
+            && self.is_rendering_line(pre_render)
             && (self.sprite_0_in_unit_0 != 0 || dot >= 250);
         let overflow = self.sprite_overflow_at == 0
             && scanline < 240
@@ -358,20 +358,24 @@ impl PpuRegs {
 
     /// True on the scanlines that render (visible and pre-render), rendering enabled or not.
     #[inline(always)]
-    fn is_rendering_line(&self) -> bool {
-        self.scanline < 240 || self.scanline == PRE_RENDER_SCANLINE
+    fn is_rendering_line(&self, pre_render: u16) -> bool {
+        self.scanline < 240 || self.scanline == pre_render
     }
 
     /// True on the scanlines that render (visible and pre-render) while rendering is enabled: where
     /// the PPU owns its address bus, OAMADDR and `v`.
     #[inline(always)]
-    fn is_rendering(&self) -> bool {
-        self.rendering_enabled() && self.is_rendering_line()
+    fn is_rendering(&self, pre_render: u16) -> bool {
+        self.rendering_enabled() && self.is_rendering_line(pre_render)
     }
 }
 
-/// The 2C02.
+/// The 2C02 (or the 2C07, or the Dendy's UA6538: [`Ppu::with_timing`]).
+// `repr(C)` with the region's numbers last: in Rust's own layout they moved the fields around, and
+// the demo cost 4% more host instructions for it (callgrind, 300 frames); in this order, 2% (what
+// reading the numbers costs).
 #[derive(Clone)]
+#[repr(C)]
 pub struct Ppu {
     regs: PpuRegs,
     oam: [u8; 256],
@@ -379,6 +383,9 @@ pub struct Ppu {
     palette: [u8; 32],
     /// 256x240 palette indices with emphasis (output only; see [`Ppu::frame_buffer`]).
     frame: Box<[u16; FRAME_WIDTH * FRAME_HEIGHT]>,
+    /// The region's line counts and flags, chosen at power-on. Not state: the machine state's region
+    /// decides it.
+    timing: PpuTiming,
 }
 
 impl core::fmt::Debug for Ppu {
@@ -399,9 +406,16 @@ impl Default for Ppu {
 }
 
 impl Ppu {
-    /// A PPU at power-on: scanline 0, dot 0. Allocates the frame buffer (the only allocation).
+    /// An NTSC PPU (2C02) at power-on: scanline 0, dot 0. Allocates the frame buffer (the only
+    /// allocation).
     pub fn new() -> Self {
+        Ppu::with_timing(crate::region::NTSC.ppu)
+    }
+
+    /// A PPU of the region whose numbers are `timing` at power-on (see [`Ppu::new`]).
+    pub fn with_timing(timing: PpuTiming) -> Self {
         Ppu {
+            timing,
             regs: PpuRegs::power_on(),
             oam: [0; 256],
             secondary_oam: [0; 32],
@@ -449,7 +463,7 @@ impl Ppu {
         if rendering != (history & (2 << RENDERING_DELAY_DOTS) != 0) {
             if rendering {
                 self.restart_sprite_units();
-                if self.regs.is_rendering_line() {
+                if self.regs.is_rendering_line(self.timing.pre_render_scanline) {
                     // Enabled again outside VBlank: the owed corruption is dropped (see
                     // `Ppu::seed_oam_corruption`).
                     self.regs.oam_corruption = 0;
@@ -478,9 +492,10 @@ impl Ppu {
             } else if x < 256 {
                 self.output_blank_pixel(x);
             }
-        } else if scanline == PRE_RENDER_SCANLINE {
+        } else if scanline == self.timing.pre_render_scanline {
             if self.regs.dot == 340
                 && self.regs.odd_frame != 0
+                && self.timing.odd_frame_skip
                 && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0
             {
                 // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
@@ -511,7 +526,7 @@ impl Ppu {
                 self.corrupt_oam();
                 self.render_dot(bus, true);
             }
-        } else if scanline == VBLANK_SCANLINE && self.regs.dot == 1 {
+        } else if scanline == self.timing.vblank_scanline && self.regs.dot == 1 {
             // A $2002 read on the previous dot suppresses the flag (and so the NMI) for this frame.
             if self.regs.vblank_suppress == 0 {
                 self.regs.status |= status::VBLANK;
@@ -589,10 +604,10 @@ impl Ppu {
             let r = &mut self.regs;
             r.dot = 0;
             r.scanline = r.scanline.wrapping_add(1);
-            if r.scanline == VBLANK_SCANLINE {
+            if r.scanline == PICTURE_END_SCANLINE {
                 r.frames_completed = r.frames_completed.wrapping_add(1);
                 self.decay_io_latch();
-            } else if r.scanline >= SCANLINES_PER_FRAME {
+            } else if r.scanline >= self.timing.scanlines_per_frame {
                 r.scanline = 0;
                 r.odd_frame ^= 1;
             }
@@ -605,16 +620,18 @@ impl Ppu {
     /// distance (the odd-frame skip is assumed); 0 for a restored position outside the frame, and
     /// while an address bus collision is pending (it may move `v` and drive the bus).
     pub fn dots_before_event(&self) -> u64 {
-        const EVENTS: [(u16, u16); 3] = [(240, 340), (VBLANK_SCANLINE, 1), (PRE_RENDER_SCANLINE, 1)];
+        let t = &self.timing;
+        let events: [(u16, u16); 3] = [(240, 340), (t.vblank_scanline, 1), (t.pre_render_scanline, 1)];
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
         // A pending collision (`address_bus.rs`) may move `v` and drive the address bus: the
         // lazy schedule catches up dot by dot until it is over (a few dots).
-        if scanline >= SCANLINES_PER_FRAME || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending() {
+        if scanline >= t.scanlines_per_frame || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending()
+        {
             return 0;
         }
         let here = u64::from(scanline) * u64::from(DOTS_PER_SCANLINE) + u64::from(dot);
-        let frame = u64::from(SCANLINES_PER_FRAME) * u64::from(DOTS_PER_SCANLINE);
-        EVENTS
+        let frame = u64::from(t.scanlines_per_frame) * u64::from(DOTS_PER_SCANLINE);
+        events
             .iter()
             .map(|&(s, d)| {
                 let at = u64::from(s) * u64::from(DOTS_PER_SCANLINE) + u64::from(d);
@@ -629,7 +646,7 @@ impl Ppu {
     /// scanline number changes). Never more than the real distance (the odd-frame skip is assumed on
     /// the pre-render line); 0 for a restored position outside the line.
     pub fn dots_before_line_end(&self) -> u64 {
-        let last = if self.regs.scanline == PRE_RENDER_SCANLINE {
+        let last = if self.regs.scanline == self.timing.pre_render_scanline {
             DOTS_PER_SCANLINE - 2
         } else {
             DOTS_PER_SCANLINE - 1
@@ -642,10 +659,11 @@ impl Ppu {
     /// (which drives nothing either); 0 elsewhere.
     pub fn dots_before_fetching_line(&self) -> u64 {
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
-        if !(240..PRE_RENDER_SCANLINE).contains(&scanline) || dot >= DOTS_PER_SCANLINE {
+        let pre_render = self.timing.pre_render_scanline;
+        if !(240..pre_render).contains(&scanline) || dot >= DOTS_PER_SCANLINE {
             return 0;
         }
-        u64::from(PRE_RENDER_SCANLINE - scanline) * u64::from(DOTS_PER_SCANLINE) - u64::from(dot)
+        u64::from(pre_render - scanline) * u64::from(DOTS_PER_SCANLINE) - u64::from(dot)
     }
 
     /// True while PPUMASK enables either layer, or did within the last few dots (the PPU fetches on
@@ -665,7 +683,8 @@ impl Ppu {
     pub fn dots_before_sprite_pattern_clock(&self, n: u64) -> Option<u64> {
         const CLOCK_DOT: u16 = 261;
         let r = &self.regs;
-        let fetching = |line: u16| line < 240 || line == PRE_RENDER_SCANLINE;
+        let pre_render = self.timing.pre_render_scanline;
+        let fetching = |line: u16| line < 240 || line == pre_render;
         let (line, dot) = (r.scanline, r.dot);
         let usual_tables =
             r.ctrl & (ctrl::SPRITE_16 | ctrl::SPRITE_TABLE | ctrl::BACKGROUND_TABLE) == ctrl::SPRITE_TABLE;
@@ -673,7 +692,7 @@ impl Ppu {
             || !usual_tables
             || !r.rendering_enabled()
             || r.rendering_history != 0xFF
-            || line >= SCANLINES_PER_FRAME
+            || line >= self.timing.scanlines_per_frame
             || dot >= DOTS_PER_SCANLINE
             || (fetching(line) && (257..=320).contains(&dot))
         {
@@ -681,24 +700,25 @@ impl Ppu {
         }
         // Positions from the start of the pre-render line, taken as 340 dots long (the odd-frame
         // skip), then lines 0-260; fetching lines in order: 261 (index 0), 0-239 (1-240).
-        const FRAME: u64 = SCANLINES_PER_FRAME as u64 * DOTS_PER_SCANLINE as u64 - 1;
+        // (Without the skip, PAL and Dendy, the positions are one dot early at worst.)
+        let frame = u64::from(self.timing.scanlines_per_frame) * u64::from(DOTS_PER_SCANLINE) - 1;
         const FETCHING_LINES: u64 = 241;
         let start = |line: u16| {
-            if line == PRE_RENDER_SCANLINE { 0 } else { 340 + u64::from(line) * u64::from(DOTS_PER_SCANLINE) }
+            if line == pre_render { 0 } else { 340 + u64::from(line) * u64::from(DOTS_PER_SCANLINE) }
         };
         let here = start(line) + u64::from(dot);
         let passed = dot > CLOCK_DOT;
         let first = match line {
-            PRE_RENDER_SCANLINE => u64::from(passed),
             0..240 => u64::from(line) + 1 + u64::from(passed),
+            _ if line == pre_render => u64::from(passed),
             _ => FETCHING_LINES,
         };
         let target = first + (n - 1);
         let target_line = match target % FETCHING_LINES {
-            0 => PRE_RENDER_SCANLINE,
+            0 => pre_render,
             index => index as u16 - 1,
         };
-        let at = (target / FETCHING_LINES) * FRAME + start(target_line) + u64::from(CLOCK_DOT);
+        let at = (target / FETCHING_LINES) * frame + start(target_line) + u64::from(CLOCK_DOT);
         Some(at - here)
     }
 
@@ -762,7 +782,7 @@ impl Ppu {
     /// sprite flags read (see `Nes::finish_ppu_read`).
     #[inline]
     pub(crate) fn sprite_flags_settled(&self) -> bool {
-        self.regs.sprite_flags_settled()
+        self.regs.sprite_flags_settled(self.timing.pre_render_scanline)
     }
 
     /// All of the PPU's state as bytes, in this order: [`PpuRegs`] (104 bytes), primary OAM (256),
@@ -882,6 +902,23 @@ pub(crate) mod test_bus {
 mod tests {
     use super::test_bus::{A12Bus, FlatBus};
     use super::{Ppu, address_bus, status};
+
+    #[test]
+    fn pal_and_dendy_swap_the_red_and_green_emphasis_bits() {
+        // nesdev "Colour emphasis": PPUMASK bit 5 is red on NTSC, green on PAL and Dendy; bit 6 the
+        // reverse; bit 7 blue everywhere. The picture holds red, green, blue in bits 6, 7, 8.
+        for (timing, red_bit, green_bit) in [
+            (crate::region::NTSC.ppu, 0x20u8, 0x40u8),
+            (crate::region::PAL.ppu, 0x40, 0x20),
+            (crate::region::DENDY.ppu, 0x40, 0x20),
+        ] {
+            let mut ppu = Ppu::with_timing(timing);
+            for (mask, picture) in [(red_bit, 0x040u16), (green_bit, 0x080), (0x80, 0x100), (0xE0, 0x1C0)] {
+                ppu.regs.mask = mask;
+                assert_eq!(ppu.color_mask().1, picture, "{timing:?}, PPUMASK {mask:#04x}");
+            }
+        }
+    }
 
     #[test]
     fn no_long_low_a12_rise_before_the_predicted_sprite_pattern_clock() {

@@ -100,7 +100,13 @@ impl Ppu {
     pub(super) fn color_mask(&self) -> (u8, u16) {
         let m = self.regs.mask;
         let grey = if m & mask::GREYSCALE != 0 { 0x30 } else { 0x3F };
-        (grey, u16::from(m & 0xE0) << 1)
+        let mut emphasis = m & 0xE0;
+        if self.timing.swap_red_green_emphasis {
+            // The 2C07 and the UA6538 wire PPUMASK bit 5 to green and bit 6 to red (nesdev "Colour
+            // emphasis"): the picture keeps red in bit 6 and green in bit 7 either way.
+            emphasis = (emphasis & 0x80) | ((emphasis & 0x20) << 1) | ((emphasis & 0x40) >> 1);
+        }
+        (grey, u16::from(emphasis) << 1)
     }
 
     /// Writes palette entry `index` (greyscale and emphasis applied) as the pixel at `x`.

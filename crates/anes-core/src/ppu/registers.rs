@@ -3,7 +3,7 @@
 
 use super::address_bus::{DATA_READ_FILL_DOTS, V_COPY_DOTS};
 use super::pixel::palette_index;
-use super::{Ppu, PpuBus, PpuBusPeek, PpuRegs, VBLANK_SCANLINE, background, ctrl, mask, status};
+use super::{Ppu, PpuBus, PpuBusPeek, PpuRegs, background, ctrl, mask, status};
 
 /// Frames a 1 bit of the I/O latch survives without being refreshed. The latch is dynamic memory that
 /// fades in about 600 ms (nesdev "Open bus behavior"); 36 NTSC frames are 600 ms. Counting frames
@@ -36,7 +36,7 @@ impl Ppu {
     /// access that moves `v` across A12 clocks the MMC3 counter).
     #[inline(always)]
     pub(super) fn finish_data_access(&mut self, bus: &mut impl PpuBus) {
-        if self.regs.is_rendering() {
+        if self.regs.is_rendering(self.timing.pre_render_scanline) {
             // A fetch between its ALE and its read keeps the latched low byte (`address_bus.rs`).
             self.hold_fetch_latch();
             let r = &mut self.regs;
@@ -79,7 +79,7 @@ impl Ppu {
                 r.w = 0;
                 // nesdev "PPU frame timing": a read one dot before the flag would be set returns it
                 // clear and keeps it from being set this frame (so no NMI either).
-                if r.scanline == VBLANK_SCANLINE && r.dot == 1 {
+                if r.scanline == self.timing.vblank_scanline && r.dot == 1 {
                     r.vblank_suppress = 1;
                 }
                 r.refresh_io_latch(value, 0xE0);
@@ -95,7 +95,7 @@ impl Ppu {
                 // While rendering, the buffer is filled a few dots later from whatever the PPU reads
                 // then (`address_bus.rs`); otherwise nothing else drives the bus in between, and
                 // the byte at `v` is filled at once.
-                let deferred = self.regs.is_rendering();
+                let deferred = self.regs.is_rendering(self.timing.pre_render_scanline);
                 if deferred {
                     self.regs.data_read_fill = DATA_READ_FILL_DOTS;
                 }
@@ -198,7 +198,11 @@ impl Ppu {
     /// sprite fetches are reading); otherwise OAM at OAMADDR.
     #[inline(always)]
     fn oam_data_value(&self) -> u8 {
-        if self.regs.is_rendering() { self.regs.oam_bus } else { self.oam[usize::from(self.regs.oam_addr)] }
+        if self.regs.is_rendering(self.timing.pre_render_scanline) {
+            self.regs.oam_bus
+        } else {
+            self.oam[usize::from(self.regs.oam_addr)]
+        }
     }
 
     /// A CPU write of $2000-$3FFF.
@@ -214,7 +218,7 @@ impl Ppu {
             1 if warm => r.mask = value,
             3 => r.oam_addr = value,
             4 => {
-                if r.is_rendering() {
+                if r.is_rendering(self.timing.pre_render_scanline) {
                     // nesdev "PPU registers" (OAMDATA): no write, but a glitchy increment of the
                     // sprite index: OAMADDR moves to the next sprite's first byte (AccuracyCoin
                     // "Address $2004 behavior" error A: +4, then ANDed with $FC).

@@ -46,7 +46,7 @@ impl Ppu {
         r.sprite_first_lo = 0;
         r.sprite_first_hi = 0;
         let dot = r.dot;
-        if r.scanline >= 240 && r.scanline != super::PRE_RENDER_SCANLINE {
+        if r.scanline >= 240 && r.scanline != self.timing.pre_render_scanline {
             // The units finished on line 239 or 240 (counted down, drawn out).
             r.sprite_units_off = sprite_units::OFF_LINE_ENDED;
             return;
@@ -83,7 +83,7 @@ impl Ppu {
     pub(super) fn restart_sprite_units(&mut self) {
         let r = &mut self.regs;
         let dot = r.dot;
-        let visible = r.is_rendering_line();
+        let visible = r.is_rendering_line(self.timing.pre_render_scanline);
         let off = core::mem::replace(&mut r.sprite_units_off, sprite_units::OFF_NONE);
         // A unit drawing (halted counter) continues at the first pixel rendered.
         let first_pixel = if visible && (1..=256).contains(&dot) { dot - 1 } else { 0 };
@@ -127,14 +127,14 @@ impl Ppu {
     /// off line 230 and the overflow it expects there.
     pub(super) fn seed_oam_corruption(&mut self) {
         let r = &mut self.regs;
-        if !r.is_rendering_line() {
+        if !r.is_rendering_line(self.timing.pre_render_scanline) {
             return;
         }
         // The last dot processed with rendering on.
         let last = r.dot.wrapping_sub(1);
         let address = match last {
             1..=64 => last / 2,
-            65..=256 if r.scanline != super::PRE_RENDER_SCANLINE => {
+            65..=256 if r.scanline != self.timing.pre_render_scanline => {
                 (u16::from(r.eval_secondary_addr.min(32)) + 3) & !3
             }
             257..=320 => {
@@ -491,7 +491,7 @@ impl Ppu {
     #[inline(always)]
     pub(super) fn unit_pattern(&self, slot: usize, data: u8) -> u8 {
         if slot >= usize::from(self.regs.sprite_count)
-            || (self.regs.scanline == super::PRE_RENDER_SCANLINE && !self.slot_in_range(slot))
+            || (self.regs.scanline == self.timing.pre_render_scanline && !self.slot_in_range(slot))
         {
             0
         } else if self.regs.sprite_attr[slot] & 0x40 != 0 {

@@ -5,9 +5,7 @@
 //! constant (no CPU access falls inside a stretch).
 
 use super::background::{copy_horizontal, increment_y, nametable_address};
-use super::{
-    DOTS_PER_SCANLINE, FRAME_WIDTH, PRE_RENDER_SCANLINE, Ppu, PpuBus, SCANLINES_PER_FRAME, VBLANK_SCANLINE,
-};
+use super::{DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus};
 
 /// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
 /// sprite slot's eight dots: `nametable` (A12 low) on dots 1-4, `pattern` on dots 5-8; only the
@@ -101,12 +99,13 @@ impl Ppu {
             // enable the pipeline has yet to see stops or restarts the sprite units (`tick_dot`), so
             // only once the history holds no change.
             let unchanging = self.regs.rendering_history & 0x1F == if rendering { 0x1F } else { 0 };
-            let blank_line = (240..PRE_RENDER_SCANLINE).contains(&scanline) && unchanging;
+            let t = &self.timing;
+            let blank_line = (240..t.pre_render_scanline).contains(&scanline) && unchanging;
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
-            let flag_dot = (scanline == VBLANK_SCANLINE || scanline == PRE_RENDER_SCANLINE) && dot <= 1;
+            let flag_dot = (scanline == t.vblank_scanline || scanline == t.pre_render_scanline) && dot <= 1;
             if !(idle || blank_line)
                 || flag_dot
-                || scanline >= SCANLINES_PER_FRAME
+                || scanline >= t.scanlines_per_frame
                 || dot >= DOTS_PER_SCANLINE
             {
                 self.tick_dot(bus);

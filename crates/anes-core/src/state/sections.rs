@@ -147,8 +147,11 @@ crate::layout::state_struct! {
         /// (Formerly a reserved zero byte: snapshots from before read as phase 0, and are refused if their
         /// bus disagrees.)
         pub cpu_ppu_alignment: u8,
+        /// The console's region ([`crate::Region`] as u8: 0 NTSC, 1 PAL, 2 Dendy). Formerly a
+        /// reserved zero byte, so snapshots from before read as NTSC, which they are.
+        pub region: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 6],
+        pub reserved: [u8; 5],
     }
 }
 

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use super::{MachineState, Section};
 use crate::bus::BusState;
-use crate::clock::{MASTER_PER_CPU_CYCLE, MASTER_PER_DOT, MAX_MASTER_CLOCK};
+use crate::clock::MAX_MASTER_CLOCK;
 use crate::hex::to_hex;
 use crate::nes::{Nes, NesConfig};
 use crate::ppu::PpuRegs;
@@ -22,7 +22,6 @@ pub const SNAPSHOT_VERSION: u16 = 1;
 /// Bytes before the first section.
 pub const SNAPSHOT_HEADER_LEN: usize = 48;
 const SECTION_HEADER_LEN: usize = 20;
-const REGION_NTSC: u8 = 0;
 
 /// Why a snapshot was refused. The running machine is left untouched.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -55,11 +54,23 @@ pub enum SnapshotError {
         /// Version this build reads.
         supported: u16,
     },
-    /// Not an NTSC machine's snapshot.
-    #[error("snapshot region byte {found} (offset 12) is not supported; this build models NTSC (0)")]
+    /// The region byte (offset 12) names no region this build models (0 NTSC, 1 PAL, 2 Dendy).
+    #[error(
+        "snapshot region byte {found} (offset 12) is not a region; this build models NTSC (0), PAL (1) and Dendy (2)"
+    )]
     UnsupportedRegion {
         /// Region byte found.
         found: u8,
+    },
+    /// A snapshot of another region's console: it never restores into this one.
+    #[error(
+        "snapshot of a {found} console (region byte at offset 12) cannot restore into a {expected} console"
+    )]
+    WrongRegion {
+        /// The snapshot's region.
+        found: crate::Region,
+        /// This console's region.
+        expected: crate::Region,
     },
     /// A byte the format reserves (always written as zero) is not zero: the file was not written by
     /// this format, or is damaged.
@@ -236,7 +247,7 @@ impl Nes {
         put(&SNAPSHOT_MAGIC);
         put(&SNAPSHOT_VERSION.to_le_bytes());
         put(&(Section::ALL.len() as u16).to_le_bytes());
-        put(&[REGION_NTSC, 0, 0, 0]);
+        put(&[self.region() as u8, 0, 0, 0]);
         put(&self.rom_identity);
         for section in Section::ALL {
             let payload = self.section_bytes(section);
@@ -277,6 +288,19 @@ impl Nes {
         let bus: BusState = bytemuck::pod_read_unaligned(section_bytes(Section::Bus));
         let ppu: PpuRegs = bytemuck::pod_read_unaligned(section_bytes(Section::Ppu));
         let config = NesConfig::from_state(&machine).map_err(|why| invalid(Section::Machine, why))?;
+        // The region is fixed at power-on: the section must agree with the console (and the header).
+        if machine.region != self.region() as u8 {
+            return Err(invalid(
+                Section::Machine,
+                format!(
+                    "machine.region {} is not this console's region {} ({})",
+                    machine.region,
+                    self.region() as u8,
+                    self.region()
+                ),
+            ));
+        }
+        let clocks = self.region().timing();
         if bus.ppu_offset > 3 {
             return Err(invalid(
                 Section::Bus,
@@ -305,14 +329,17 @@ impl Nes {
             ));
         }
         // Snapshots are taken between instructions: every cycle is complete and the PPU has caught up.
-        if bus.cpu_cycle.checked_mul(MASTER_PER_CPU_CYCLE) != Some(bus.master_clock) {
+        if bus.cpu_cycle.checked_mul(clocks.master_per_cpu_cycle) != Some(bus.master_clock) {
             return Err(invalid(
                 Section::Bus,
-                format!("bus.master_clock {} is not 12 x bus.cpu_cycle {}", bus.master_clock, bus.cpu_cycle),
+                format!(
+                    "bus.master_clock {} is not {} x bus.cpu_cycle {}",
+                    bus.master_clock, clocks.master_per_cpu_cycle, bus.cpu_cycle
+                ),
             ));
         }
         let ppu_target = bus.master_clock.saturating_sub(u64::from(bus.ppu_offset));
-        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= MASTER_PER_DOT {
+        if bus.ppu_clock > ppu_target || ppu_target - bus.ppu_clock >= clocks.master_per_dot {
             return Err(invalid(
                 Section::Bus,
                 format!(
@@ -380,8 +407,10 @@ impl Nes {
         if usize::from(count) != Section::ALL.len() {
             return Err(SnapshotError::SectionCount { found: count, expected: Section::ALL.len() as u16 });
         }
-        if bytes[12] != REGION_NTSC {
-            return Err(SnapshotError::UnsupportedRegion { found: bytes[12] });
+        let region =
+            crate::Region::from_u8(bytes[12]).ok_or(SnapshotError::UnsupportedRegion { found: bytes[12] })?;
+        if region != self.region() {
+            return Err(SnapshotError::WrongRegion { found: region, expected: self.region() });
         }
         reserved_zero(bytes, 13..16, "snapshot header")?;
         if bytes[16..48] != self.rom_identity {

@@ -1,0 +1,191 @@
+//! The console's region (NTSC, PAL, Dendy): frame lengths against the nesdev wiki's figures, the
+//! region chosen from the NES 2.0 header or overridden, snapshots that round-trip within a region and
+//! are refused across regions, and state hashes that never agree across regions.
+
+mod support;
+
+use anes::core::movie::FrameInput;
+use anes::core::state::SnapshotError;
+use anes::core::{Cartridge, Nes, NesConfig, Region};
+use support::{CHECK_SEEN, describe_checks, failed_checks, random_input, repo_root, run_checks};
+
+fn demo() -> Vec<u8> {
+    std::fs::read(repo_root().join("roms/demo/demo.nes")).expect("the demo is committed")
+}
+
+fn console(rom: &[u8], region: Option<Region>) -> Nes {
+    Nes::with_region(Cartridge::from_ines(rom).expect("ROM loads"), NesConfig::default(), region)
+}
+
+/// The master clock at which the PPU reached scanline 241, dot 0 (where a frame ends), from a console
+/// stopped at a frame's end: the PPU stands `dot` dots into line 241 and lags the master clock by the
+/// CPU/PPU phase and less than a dot, so this is exact to within a dot.
+fn picture_end_master_clock(nes: &Nes) -> u64 {
+    let timing = nes.region().timing();
+    let (scanline, dot) = nes.ppu_position();
+    assert_eq!(scanline, 241, "a frame ends on line 241");
+    nes.master_clock() - u64::from(nes.config().alignment()) - u64::from(dot) * timing.master_per_dot
+}
+
+#[test]
+fn frame_lengths_match_the_wiki() {
+    // nesdev "Cycle reference chart": 29,780.5 CPU cycles per frame on NTSC (341 x 262 dots, the
+    // odd-frame skip of a rendering PPU averaging half a dot per frame, 3 dots per cycle), 33,247.5
+    // on PAL (341 x 312 dots, 3.2 dots per cycle), 35,464 on Dendy (341 x 312 dots, 3 per cycle).
+    // The demo renders every frame from its first NMI on, so the NTSC skip happens every other frame.
+    const FRAMES: u64 = 600;
+    let rom = demo();
+    for (region, twice_cycles_per_frame, master_per_cycle) in
+        [(Region::Ntsc, 59_561u64, 12u64), (Region::Pal, 66_495, 16), (Region::Dendy, 70_928, 15)]
+    {
+        let mut nes = console(&rom, Some(region));
+        let input = random_input(0x5E6, 100 + FRAMES as usize);
+        for i in 0..100 {
+            nes.run_frame(input.frame(i));
+        }
+        let (start_master, start_cycle) = (picture_end_master_clock(&nes), nes.cpu_cycle());
+        for i in 100..100 + FRAMES as usize {
+            nes.run_frame(input.frame(i));
+        }
+        let master = picture_end_master_clock(&nes) - start_master;
+        let expected_master = FRAMES * twice_cycles_per_frame * master_per_cycle / 2;
+        // Within one dot at each end (the PPU's lag behind the master clock).
+        let dot = region.timing().master_per_dot;
+        assert!(
+            master.abs_diff(expected_master) < 2 * dot,
+            "{region}: {FRAMES} frames took {master} master clocks, the wiki's figure is {expected_master}"
+        );
+        // In CPU cycles: the frame ends at the first instruction boundary after the picture, so each
+        // end may be late by an instruction and a sprite DMA.
+        let cycles = nes.cpu_cycle() - start_cycle;
+        let expected_cycles = FRAMES * twice_cycles_per_frame / 2;
+        assert!(
+            cycles.abs_diff(expected_cycles) <= 2 * 520,
+            "{region}: {FRAMES} frames took {cycles} CPU cycles, the wiki's figure is {expected_cycles}"
+        );
+    }
+}
+
+#[test]
+fn the_header_chooses_the_region_and_an_override_wins() {
+    let mut rom = demo();
+    assert_eq!(rom[7] & 0x0C, 0x08, "the demo has an NES 2.0 header");
+    // nesdev "NES 2.0" byte 12: 0 NTSC, 1 PAL, 2 multi-region (NTSC unless told), 3 Dendy.
+    for (byte12, from_header) in
+        [(0u8, Region::Ntsc), (1, Region::Pal), (2, Region::Ntsc), (3, Region::Dendy)]
+    {
+        rom[12] = byte12;
+        assert_eq!(console(&rom, None).region(), from_header, "byte 12 = {byte12}");
+        for region in Region::ALL {
+            assert_eq!(console(&rom, Some(region)).region(), region, "byte 12 = {byte12}, told {region}");
+        }
+    }
+    // iNES 1.0 gives no reliable answer: NTSC.
+    let mut ines = demo();
+    ines[7] &= !0x0C;
+    ines[8..16].fill(0);
+    ines[9] = 1; // the iNES 1.0 text's PAL bit, which ROMs in the wild set at random
+    let cart = Cartridge::from_ines(&ines).expect("the demo as an iNES 1.0 file loads");
+    assert_eq!(Nes::new(cart, NesConfig::default()).region(), Region::Ntsc);
+}
+
+#[test]
+fn snapshots_round_trip_within_a_region_and_are_refused_across_regions() {
+    let rom = demo();
+    let input = random_input(0x2E6, 240);
+    let mut snapshots = Vec::new();
+    for region in Region::ALL {
+        let mut nes = console(&rom, Some(region));
+        for i in 0..120 {
+            nes.run_frame(input.frame(i));
+        }
+        // Mid-frame, where PAL's dot pattern is anywhere in its five-cycle period.
+        for _ in 0..777 {
+            nes.step_instruction();
+        }
+        let mut snapshot = Vec::new();
+        nes.save_state(&mut snapshot);
+        let mut restored = console(&rom, Some(region));
+        restored.load_state(&snapshot).expect("a snapshot restores into a console of its region");
+        assert_eq!(restored.state_hash(), nes.state_hash(), "{region}");
+        for i in 120..240 {
+            let frame: FrameInput = input.frame(i);
+            assert_eq!(
+                restored.run_frame(frame),
+                nes.run_frame(frame),
+                "{region}: frame {i} after the restore"
+            );
+        }
+        snapshots.push((region, snapshot));
+    }
+    for (from, snapshot) in &snapshots {
+        for into in Region::ALL {
+            let mut nes = console(&rom, Some(into));
+            let before = nes.state_hash();
+            let result = nes.load_state(snapshot);
+            if *from == into {
+                assert_eq!(result, Ok(()));
+            } else {
+                assert_eq!(result, Err(SnapshotError::WrongRegion { found: *from, expected: into }));
+                assert_eq!(nes.state_hash(), before, "a refused snapshot leaves the console untouched");
+            }
+        }
+    }
+}
+
+#[test]
+fn consoles_of_different_regions_never_hash_alike() {
+    let rom = demo();
+    let mut consoles: Vec<Nes> = Region::ALL.iter().map(|&region| console(&rom, Some(region))).collect();
+    for frame in 0..3 {
+        let hashes: Vec<_> = consoles.iter().map(Nes::state_hash).collect();
+        for (a, hash_a) in hashes.iter().enumerate() {
+            for hash_b in &hashes[a + 1..] {
+                assert_ne!(hash_a, hash_b, "frame {frame}");
+            }
+        }
+        for nes in &mut consoles {
+            nes.run_frame(FrameInput::default());
+        }
+    }
+}
+
+#[test]
+fn a_power_cycle_keeps_the_region() {
+    let rom = demo();
+    for region in Region::ALL {
+        let mut nes = console(&rom, Some(region));
+        let fresh = nes.state_hash();
+        for _ in 0..30 {
+            nes.run_frame(FrameInput::default());
+        }
+        nes.power_cycle();
+        assert_eq!((nes.region(), nes.state_hash()), (region, fresh), "{region}");
+    }
+}
+
+/// Our ROM `roms/regions/timing.nes` measures the frame length, the NMI line (VBlank after NMI) and
+/// the APU frame IRQ period with CPU loops, recognizes the region by its frame length and checks the
+/// rest against the nesdev wiki's figures for that region (written in its source).
+#[test]
+fn the_timing_rom_recognizes_each_region_and_passes_its_checks() {
+    const CHECKS: [&str; 3] =
+        ["frame length is a region's", "NMI line (VBlank after NMI)", "frame IRQ period"];
+    let rom =
+        std::fs::read(repo_root().join("roms/regions/timing.nes")).expect("the region ROM is committed");
+    for (index, region) in Region::ALL.into_iter().enumerate() {
+        let mut nes = console(&rom, Some(region));
+        run_checks(&mut nes);
+        let failed = failed_checks(&nes, &CHECKS);
+        let counts: Vec<u16> = (0..3)
+            .map(|i| u16::from_le_bytes([nes.peek(0x0760 + 2 * i), nes.peek(0x0761 + 2 * i)]))
+            .collect();
+        assert!(failed.is_empty(), "{region}: counts {counts:?}{}", describe_checks(&failed, &CHECKS));
+        assert_eq!(
+            usize::from(nes.peek(CHECK_SEEN)),
+            index,
+            "{region}: the ROM recognized region {} (0 NTSC, 1 PAL, 2 Dendy); counts {counts:?}",
+            nes.peek(CHECK_SEEN)
+        );
+    }
+}

@@ -281,12 +281,7 @@ impl CheckpointStore for FsStore {
     }
 
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
-        if header.pipeline_id != self.pipeline {
-            return Err(StoreError::Invalid(format!(
-                "a checkpoint of pipeline {:?} written to {:?}'s store",
-                header.pipeline_id, self.pipeline
-            )));
-        }
+        super::check_put_header(&self.pipeline, header)?;
         let _lock = self.lock()?;
         // The fencing check: the header only, before the payload is touched.
         fence::check(&self.pipeline, header.epoch, self.read_epoch()?)?;

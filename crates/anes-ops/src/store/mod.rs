@@ -172,6 +172,34 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     }
 }
 
+/// What every store checks of a checkpoint before its fencing check: it belongs to this store's
+/// pipeline, and its payload is one a store can load again (within [`MAX_PAYLOAD_LEN`]).
+pub(crate) fn check_put_header(pipeline: &str, header: &CheckpointHeader) -> Result<(), StoreError> {
+    if header.pipeline_id != pipeline {
+        return Err(StoreError::Invalid(format!(
+            "a checkpoint of pipeline {:?} written to {:?}'s store",
+            header.pipeline_id, pipeline
+        )));
+    }
+    if header.payload_len > MAX_PAYLOAD_LEN {
+        return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
+    }
+    Ok(())
+}
+
+/// The stored form of a checkpoint: its header's encoding followed by exactly the payload the header
+/// declares, read from `payload` and checked against the header's length and checksum.
+pub(crate) fn read_blob(header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Vec<u8>, StoreError> {
+    let mut blob = header.encode();
+    let start = blob.len();
+    payload
+        .take(header.payload_len)
+        .read_to_end(&mut blob)
+        .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
+    header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    Ok(blob)
+}
+
 /// Sorts verified checkpoints newest first: highest frame, then highest epoch.
 pub(crate) fn newest_first(verified: &mut [StoredCheckpoint]) {
     verified.sort_by_key(|c| std::cmp::Reverse((c.header.frame, c.header.epoch)));

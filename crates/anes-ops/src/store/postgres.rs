@@ -232,15 +232,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
-        if header.pipeline_id != self.pipeline {
-            return Err(StoreError::Invalid(format!(
-                "a checkpoint of pipeline {:?} written to {:?}'s store",
-                header.pipeline_id, self.pipeline
-            )));
-        }
-        if header.payload_len > MAX_PAYLOAD_LEN {
-            return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
-        }
+        super::check_put_header(&self.pipeline, header)?;
         let (frame, epoch) = (to_i64("frame", header.frame)?, to_i64("epoch", header.epoch)?);
         let kept = self.kept as i64;
         self.with_client(|client, pipeline| {
@@ -248,13 +240,7 @@ impl CheckpointStore for PostgresStore {
             // The fencing check: the header only, before the payload is touched. FOR SHARE holds off a
             // takeover until this transaction ends.
             fence::check(pipeline, header.epoch, locked_epoch(&mut tx, pipeline, "FOR SHARE")?)?;
-            let mut blob = header.encode();
-            let start = blob.len();
-            payload
-                .take(header.payload_len)
-                .read_to_end(&mut blob)
-                .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
-            header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            let blob = super::read_blob(header, payload)?;
             tx.execute(
                 "INSERT INTO anes_store_checkpoints (pipeline, frame, epoch, blob) VALUES ($1, $2, $3, $4)
                  ON CONFLICT (pipeline, frame, epoch) DO UPDATE SET blob = EXCLUDED.blob",

@@ -19,8 +19,8 @@ use std::io::Read;
 use std::time::Duration;
 
 use super::{
-    CheckpointHeader, CheckpointStore, Damaged, Loaded, MAX_PAYLOAD_LEN, Persisted, StoreError,
-    StoredCheckpoint, fence, newest_first,
+    CheckpointHeader, CheckpointStore, Damaged, Loaded, Persisted, StoreError, StoredCheckpoint, fence,
+    newest_first,
 };
 
 const BACKEND: &str = "redis";
@@ -273,27 +273,13 @@ impl CheckpointStore for RedisStore {
     }
 
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
-        if header.pipeline_id != self.pipeline {
-            return Err(StoreError::Invalid(format!(
-                "a checkpoint of pipeline {:?} written to {:?}'s store",
-                header.pipeline_id, self.pipeline
-            )));
-        }
-        if header.payload_len > MAX_PAYLOAD_LEN {
-            return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
-        }
+        super::check_put_header(&self.pipeline, header)?;
         // The fencing check on the header alone, before the payload is read: a writer already taken
         // over reads nothing. The script checks again, atomically with the store: a takeover that
         // lands while the payload is read is refused there.
         let current = self.current_epoch()?;
         fence::check(&self.pipeline, header.epoch, current)?;
-        let mut blob = header.encode();
-        let start = blob.len();
-        payload
-            .take(header.payload_len)
-            .read_to_end(&mut blob)
-            .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
-        header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let blob = super::read_blob(header, payload)?;
         let member = super::fs::checkpoint_file_name(header.frame, header.epoch);
         let member = member.trim_start_matches("ckpt-").trim_end_matches(".anck").to_string();
         let keys = [self.key("epoch"), self.key("checkpoints"), self.key("blobs"), self.key("state")];

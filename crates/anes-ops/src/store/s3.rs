@@ -446,27 +446,13 @@ impl CheckpointStore for S3Store {
     }
 
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
-        if header.pipeline_id != self.pipeline {
-            return Err(StoreError::Invalid(format!(
-                "a checkpoint of pipeline {:?} written to {:?}'s store",
-                header.pipeline_id, self.pipeline
-            )));
-        }
-        if header.payload_len > MAX_PAYLOAD_LEN {
-            return Err(StoreError::Invalid(format!("payload of {} bytes is too long", header.payload_len)));
-        }
+        super::check_put_header(&self.pipeline, header)?;
         // The fencing check against the epoch as read: the header only, before the payload is touched.
         // The conditional PUT below, on the version read here, makes it final: a takeover while the
         // payload is read or uploaded changes the version, and the PUT is refused.
         let read = self.read_epoch_object()?;
         fence::check(&self.pipeline, header.epoch, read.object.epoch)?;
-        let mut blob = header.encode();
-        let start = blob.len();
-        payload
-            .take(header.payload_len)
-            .read_to_end(&mut blob)
-            .map_err(|e| StoreError::Invalid(format!("reading the payload: {e}")))?;
-        header.check_payload(&blob[start..]).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let blob = super::read_blob(header, payload)?;
         let key = self.path(&super::fs::checkpoint_file_name(header.frame, header.epoch));
         let (client, path, body) = (Arc::clone(&self.client), key.clone(), blob.clone());
         // Invariant: the checkpoint object is complete before the epoch object lists it. Created, never

@@ -95,6 +95,12 @@ pub fn round_trip_and_retention(open: Open, prefix: &str) {
     assert!(matches!(store.put(&header, &mut &b"abc"[..]), Err(StoreError::Invalid(_))));
     let foreign = CheckpointHeader::for_payload("someone-else", e3, 360, 0, [0; 32], b"abcdef");
     assert!(matches!(store.put(&foreign, &mut &b"abcdef"[..]), Err(StoreError::Invalid(_))));
+    // A payload no store could load again (over MAX_PAYLOAD_LEN) is refused before a byte is read.
+    let mut oversized = CheckpointHeader::for_payload(&p, e3, 360, 0, [0; 32], b"abcdef");
+    oversized.payload_len = anes_ops::store::MAX_PAYLOAD_LEN + 1;
+    let mut never_read = Counting { inner: &[0u8; 16], read: 0 };
+    assert!(matches!(store.put(&oversized, &mut never_read), Err(StoreError::Invalid(_))));
+    assert_eq!(never_read.read, 0, "the oversized payload was read");
     assert_eq!(frames(store.as_mut())[0], (300, 3), "no refused write landed");
 }
 

@@ -189,3 +189,38 @@ fn the_timing_rom_recognizes_each_region_and_passes_its_checks() {
         );
     }
 }
+
+#[test]
+fn a_flipped_machine_section_bit_never_changes_the_region_nor_panics() {
+    // The fault campaign flips random state bits; one in the region byte used to make the console
+    // read an invalid region out of its own state and panic. The region is fixed at power-on: a
+    // flip of it is refused as impossible, every other flip leaves it as it was.
+    use anes::core::Section;
+    use anes::core::state::FaultError;
+    let rom = demo();
+    for region in [Region::Ntsc, Region::Pal, Region::Dendy] {
+        let mut nes = console(&rom, Some(region));
+        nes.run_frame(FrameInput::default());
+        let mut refused = 0;
+        for offset in 0.. {
+            let mut out_of_range = false;
+            for bit in 0..8 {
+                match nes.flip_state_bit(Section::Machine, offset, bit) {
+                    Ok(()) => {
+                        nes.flip_state_bit(Section::Machine, offset, bit).expect("flipping back is possible");
+                    }
+                    Err(FaultError::Impossible { .. }) => refused += 1,
+                    Err(FaultError::OutOfRange { .. }) => out_of_range = true,
+                    Err(e) => panic!("{region}: byte {offset} bit {bit}: {e}"),
+                }
+                assert_eq!(nes.region(), region, "byte {offset} bit {bit}");
+            }
+            if out_of_range {
+                break;
+            }
+        }
+        assert!(refused >= 8, "{region}: each bit of the region byte is refused, {refused} refusals in all");
+        nes.run_frame(FrameInput::default());
+        assert_eq!(nes.region(), region);
+    }
+}

@@ -139,6 +139,10 @@ pub struct Nes {
     pub(crate) sync: PpuSync,
     /// The sync digest's work RAM sum (see `state/digest.rs`). Not state (derived from it).
     pub(crate) digest: MemoryDigest,
+    /// The console's region, fixed at power-on. `machine.region` is its copy in the state, which every
+    /// restore and fault injection must leave equal to it (checked, so a damaged byte is refused
+    /// rather than believed).
+    region: Region,
 }
 
 impl Nes {
@@ -168,6 +172,7 @@ impl Nes {
             rom_identity,
             sync: PpuSync { clocks: BusClocks::of(region), ..PpuSync::default() },
             digest: MemoryDigest::default(),
+            region,
         };
         nes.power_on();
         nes
@@ -412,7 +417,7 @@ impl Nes {
     /// The console's region: fixed at power-on, part of the state (a snapshot of another region is
     /// refused).
     pub fn region(&self) -> Region {
-        Region::from_u8(self.machine.region).expect("the machine state holds a valid region")
+        self.region
     }
 
     /// The config this machine powered on with, as stored in its state (after a restore: the config

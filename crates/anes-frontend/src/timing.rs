@@ -1,6 +1,8 @@
 //! Timing and geometry of the NTSC NES picture, for frontends that size windows, pace frames and
 //! choose audio rates.
 
+use anes_core::Region;
+
 /// The master clock: 236.25 MHz / 11 = 21.477272... MHz, as a ratio (numerator, denominator) in Hz.
 pub const MASTER_CLOCK_HZ: (u64, u64) = (236_250_000, 11);
 
@@ -14,6 +16,37 @@ pub const FRAME_RATE: (u64, u64) = (MASTER_CLOCK_HZ.0 * 2, MASTER_CLOCK_HZ.1 * M
 /// Frames per second, about 60.0988 (with rendering on; a program that leaves rendering off runs a
 /// hair slower, 60.0985, because no dot is skipped).
 pub const FRAMES_PER_SECOND: f64 = FRAME_RATE.0 as f64 / FRAME_RATE.1 as f64;
+
+/// The PAL (and Dendy) master clock: 26.6017125 MHz, as a ratio in Hz.
+const PAL_MASTER_CLOCK_HZ: (u64, u64) = (53_203_425, 2);
+
+/// Master clocks in a PAL or Dendy frame: 312 lines of 341 dots at 5 master clocks a dot; neither
+/// skips a dot (nesdev "Clock rate", "Cycle reference chart").
+const PAL_MASTER_CLOCKS_PER_FRAME: u64 = 312 * 341 * 5;
+
+/// Frames per second of a console of `region`, as an exact ratio (numerator, denominator): NTSC's is
+/// [`FRAME_RATE`]; PAL and the Dendy share a master clock and a frame length, about 50.0070.
+///
+/// ```
+/// use anes_frontend::{anes_core::Region, frame_rate_of, FRAME_RATE};
+/// assert_eq!(frame_rate_of(Region::Ntsc), FRAME_RATE);
+/// let (n, d) = frame_rate_of(Region::Pal);
+/// assert!((n as f64 / d as f64 - 50.007).abs() < 1e-3);
+/// ```
+pub const fn frame_rate_of(region: Region) -> (u64, u64) {
+    match region {
+        Region::Ntsc => FRAME_RATE,
+        Region::Pal | Region::Dendy => {
+            (PAL_MASTER_CLOCK_HZ.0, PAL_MASTER_CLOCK_HZ.1 * PAL_MASTER_CLOCKS_PER_FRAME)
+        }
+    }
+}
+
+/// [`frame_rate_of`] as frames per second.
+pub fn frames_per_second_of(region: Region) -> f64 {
+    let (n, d) = frame_rate_of(region);
+    n as f64 / d as f64
+}
 
 /// Width of the picture in pixels.
 pub const PICTURE_WIDTH: u32 = anes_core::ppu::FRAME_WIDTH as u32;
@@ -76,6 +109,18 @@ mod tests {
     fn frame_rate_is_the_ntsc_figure() {
         assert_eq!(FRAME_RATE, (472_500_000, 7_862_052));
         assert!((FRAMES_PER_SECOND - 60.098_8).abs() < 1e-4, "{FRAMES_PER_SECOND}");
+    }
+
+    #[test]
+    fn pal_and_dendy_frame_rates_are_the_wikis() {
+        // nesdev "Cycle reference chart": PAL master clock 26.6017125 MHz, a frame 312 x 341 dots of
+        // 5 master clocks, 50.0070 frames per second; the Dendy runs the same clock and frame length.
+        for region in [Region::Pal, Region::Dendy] {
+            let (n, d) = frame_rate_of(region);
+            assert_eq!(n as u128 * 531_960 * 10, d as u128 * 266_017_125, "{region}");
+            assert!((frames_per_second_of(region) - 50.007).abs() < 1e-3, "{region}");
+        }
+        assert_eq!(frame_rate_of(Region::Ntsc), FRAME_RATE);
     }
 
     #[test]

@@ -9,6 +9,8 @@ pub const API_VERSION: c_uint = 1;
 
 /// `RETRO_REGION_NTSC`.
 pub const REGION_NTSC: c_uint = 0;
+/// `RETRO_REGION_PAL`: libretro's 50 Hz region, which the Dendy's timing is too.
+pub const REGION_PAL: c_uint = 1;
 
 /// Environment commands flagged experimental carry this bit.
 const EXPERIMENTAL: c_uint = 0x10000;

@@ -3,7 +3,7 @@
 //! It implements the libretro API version 1: video (256x240, XRGB8888, or RGB565 when the frontend
 //! refuses that), audio in batches (interleaved stereo `i16` at 48 kHz), both controller ports as
 //! joypads, fixed-size serialization (save states, rewind, run-ahead), save RAM and system RAM
-//! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s, 8:7 pixels)
+//! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s on NTSC, 50.0070 on PAL and Dendy; 8:7 pixels)
 //! and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
 //!
 //! Cheats change what the CPU reads, so they are part of the machine: of its identity, its state
@@ -23,7 +23,8 @@ pub mod game;
 use std::ffi::{CStr, CString, c_char, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use anes_frontend::{FRAMES_PER_SECOND, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat};
+use anes_frontend::anes_core::Region;
+use anes_frontend::{Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat, frames_per_second_of};
 
 use ffi::*;
 use game::{LoadedGame, SAMPLE_RATE};
@@ -132,7 +133,7 @@ pub unsafe extern "C" fn retro_get_system_av_info(info: *mut SystemAvInfo) {
             max_height: PICTURE_HEIGHT,
             aspect_ratio: Overscan::NONE.display_aspect_ratio() as f32,
         },
-        timing: SystemTiming { fps: FRAMES_PER_SECOND, sample_rate: SAMPLE_RATE },
+        timing: SystemTiming { fps: frames_per_second_of(loaded_region()), sample_rate: SAMPLE_RATE },
     };
     // SAFETY: the frontend passes a valid, writable `retro_system_av_info` (checked non-null).
     unsafe { info.write(value) };
@@ -316,10 +317,18 @@ pub extern "C" fn retro_unload_game() {
     *lock(&GAME) = None;
 }
 
-/// `retro_get_region`.
+/// The loaded game's console region (NTSC before a game is loaded).
+fn loaded_region() -> Region {
+    lock(&GAME).as_ref().map_or(Region::Ntsc, |game| game.console.nes().region())
+}
+
+/// `retro_get_region`: PAL for PAL and Dendy consoles (both run at about 50 frames a second).
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_get_region() -> c_uint {
-    REGION_NTSC
+    match loaded_region() {
+        Region::Ntsc => REGION_NTSC,
+        Region::Pal | Region::Dendy => REGION_PAL,
+    }
 }
 
 /// `retro_run`: polls input, runs one frame, hands over its picture and audio.

@@ -236,6 +236,29 @@ fn a_host_drives_the_core_through_the_c_api() {
     retro_reset();
     retro_unload_game();
     assert_eq!(retro_serialize_size(), 0);
+    assert_eq!(retro_get_region(), ffi::REGION_NTSC, "no game: NTSC");
+
+    // The region comes from the game's NES 2.0 header (byte 12: 1 PAL, 3 Dendy): a 50 Hz console,
+    // libretro's PAL region, and 50.0070 frames per second (nesdev "Cycle reference chart").
+    for byte12 in [1u8, 3] {
+        let mut regional = rom.clone();
+        assert_eq!(regional[7] & 0x0C, 0x08, "the demo has an NES 2.0 header");
+        regional[12] = byte12;
+        let game = GameInfo {
+            path: std::ptr::null(),
+            data: regional.as_ptr().cast(),
+            size: regional.len(),
+            meta: std::ptr::null(),
+        };
+        // SAFETY: `game` points to the ROM's bytes.
+        assert!(unsafe { retro_load_game(&game) });
+        assert_eq!(retro_get_region(), ffi::REGION_PAL, "byte 12 = {byte12}");
+        // SAFETY: a valid, writable struct.
+        unsafe { retro_get_system_av_info(&mut av) };
+        assert!((av.timing.fps - 50.007).abs() < 1e-3, "byte 12 = {byte12}: {}", av.timing.fps);
+        retro_run();
+        retro_unload_game();
+    }
     retro_deinit();
 }
 

@@ -204,6 +204,3 @@ pub(crate) fn read_blob(header: &CheckpointHeader, payload: &mut dyn Read) -> Re
 pub(crate) fn newest_first(verified: &mut [StoredCheckpoint]) {
     verified.sort_by_key(|c| std::cmp::Reverse((c.header.frame, c.header.epoch)));
 }
-
-#[cfg(test)]
-mod model_tests;

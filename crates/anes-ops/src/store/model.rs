@@ -1,7 +1,7 @@
 //! The fencing rule as a model, for tests of any backend: random schedules of several writers taking
 //! over and writing, replayed against real stores and checked against the model (the highest epoch
-//! issued so far). `store::model_tests` runs it on the filesystem, the shared store suite
-//! (`tests/support/store_suite.rs`) on every backend against real servers.
+//! issued so far). The shared store suite (`tests/support/store_suite.rs`) runs it on every backend,
+//! the filesystem and real servers.
 
 use super::{CheckpointHeader, CheckpointStore, StoreError};
 

@@ -71,6 +71,14 @@ mod tests {
     }
 
     #[test]
+    fn a_vrc6_pulse_at_15_is_an_apu_pulse_at_15_inverted() {
+        // nesdev "VRC6 audio": equivalent at maximum volume, opposite polarity, linear DAC.
+        let apu = Mixer::new().mix(15, 0, 0, 0, 0);
+        let vrc6 = expansion_gain(ExpansionChip::Vrc6) * 15.0;
+        assert!((vrc6 + apu).abs() < 1e-6, "{vrc6} against {apu}");
+    }
+
+    #[test]
     fn pulse_table_matches_formula() {
         let mixer = Mixer::new();
         assert!((mixer.mix(15, 0, 0, 0, 0) - 95.52 / (8128.0 / 15.0 + 100.0)).abs() < 1e-6);

@@ -480,3 +480,12 @@ fn every_byte_of_the_vrc6_state_feeds_the_hash() {
     // The reserved bytes (after ppu_banking, the saw's accumulator, and the last) must stay zero.
     assert_eq!(refused, [11, 37, 39]);
 }
+
+#[test]
+fn the_vrc1_and_vrc3_roms_pass_their_checks() {
+    for (path, checks) in [("roms/vrc1/m075_vrc1.nes", 5), ("roms/vrc3/m073_vrc3.nes", 5)] {
+        let rom = std::fs::read(repo_root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
+        let failed = discrete_failures(path, &rom, checks);
+        assert!(failed.is_empty(), "{path}: checks {failed:?} failed (see the ROM's source)");
+    }
+}

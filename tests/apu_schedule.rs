@@ -176,7 +176,11 @@ fn the_vrc6_sound_runs_the_same_lazy_and_every_cycle() {
     every_cycle.set_audio_sample_rate(Some(44_100));
     let mut buffer = vec![0.0f32; 4096];
     for i in 0..80 {
-        assert_eq!(lazy.run_frame(FrameInput::default()), every_cycle.run_frame(FrameInput::default()), "frame {i}");
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            every_cycle.run_frame(FrameInput::default()),
+            "frame {i}"
+        );
         every_cycle.drain_audio(&mut buffer);
     }
     for step in 0..20_000 {

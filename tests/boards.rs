@@ -379,7 +379,12 @@ fn the_vrc6a_program_fails_on_a_vrc6b() {
     let mut nes = boot(&with_mapper(&vrc6_rom("vrc6a"), 26, 0));
     run_checks(&mut nes);
     let failed: Vec<usize> = failed_checks(&nes, &VRC6_CHECKS).iter().map(|f| f.0).collect();
-    assert_eq!(failed, [2, 3, 4, 11], "{}", describe_checks(&failed_checks(&nes, &VRC6_CHECKS), &VRC6_CHECKS));
+    assert_eq!(
+        failed,
+        [2, 3, 4, 11],
+        "{}",
+        describe_checks(&failed_checks(&nes, &VRC6_CHECKS), &VRC6_CHECKS)
+    );
 }
 
 /// Runs `frames` frames of `nes` and returns the audio output drained meanwhile.
@@ -404,7 +409,8 @@ fn the_vrc6_pulse_sounds_at_the_wikis_frequency() {
     run_checks(&mut nes);
     record_audio(&mut nes, 5);
     let samples = record_audio(&mut nes, 45);
-    let rising: Vec<usize> = (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
+    let rising: Vec<usize> =
+        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
     assert!(rising.len() > 300, "{} rising crossings in {} samples", rising.len(), samples.len());
     // The mean period in samples, to a few thousandths: 48,000 / 440.39 = 108.995 (a period of P
     // cycles instead of P + 1 would give 108.57).
@@ -426,7 +432,10 @@ fn the_vrc6_sound_output_matches_its_golden_hash() {
     for sample in &samples {
         hasher.update(&sample.to_bits().to_le_bytes());
     }
-    assert_eq!(hasher.finalize().to_hex().as_str(), "723b8e62f2442d807d71e7131325cb8197f6b9249c78448d6ea26807f387362c");
+    assert_eq!(
+        hasher.finalize().to_hex().as_str(),
+        "723b8e62f2442d807d71e7131325cb8197f6b9249c78448d6ea26807f387362c"
+    );
 }
 
 #[test]

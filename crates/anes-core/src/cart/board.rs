@@ -4,6 +4,7 @@
 //! that the hot paths index with, recomputed by [`Board::update_map`] after every register change and by
 //! `Cartridge::rebuild_caches` after a snapshot restore.
 
+use super::expansion_audio::ExpansionChip;
 use super::header::{Mirroring, RomInfo};
 use super::m000_nrom::Nrom;
 use super::m001_sxrom::Sxrom;
@@ -15,7 +16,6 @@ use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
-use super::expansion_audio::ExpansionChip;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;

@@ -216,7 +216,9 @@ mod tests {
     fn ppu_banking_modes_and_mirroring() {
         let mut vrc6 = board(24);
         let mut map = map();
-        for (n, addr) in [0xD000, 0xD001, 0xD002, 0xD003, 0xE000, 0xE001, 0xE002, 0xE003].into_iter().enumerate() {
+        for (n, addr) in
+            [0xD000, 0xD001, 0xD002, 0xD003, 0xE000, 0xE001, 0xE002, 0xE003].into_iter().enumerate()
+        {
             vrc6.write_register(addr, 0x10 + n as u8 * 2 + 1, 1);
         }
         let banks = |map: &MemoryMap| map.chr.map(|offset| offset / 0x400);

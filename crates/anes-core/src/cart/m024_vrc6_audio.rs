@@ -227,7 +227,8 @@ impl Vrc6Audio {
                 continue;
             }
             if pulse.divider == 0 {
-                pulse.divider = (u16::from(pulse.period_high & 0x0F) << 8 | u16::from(pulse.period_low)) >> shift;
+                pulse.divider =
+                    (u16::from(pulse.period_high & 0x0F) << 8 | u16::from(pulse.period_low)) >> shift;
                 pulse.step = (pulse.step + 1) & 0x0F;
             } else {
                 pulse.divider -= 1;

@@ -338,3 +338,163 @@ fn every_byte_of_the_vrc4_state_feeds_the_hash() {
         }
     }
 }
+
+/// The checks of `roms/vrc6/vrc6_test.inc`, in its order.
+const VRC6_CHECKS: [&str; 12] = [
+    "the $8000 register selects every 16 KiB bank",
+    "the $C000 register selects every 8 KiB bank; $E000 holds the last",
+    "mode 0: each CHR register selects every 1 KiB bank in its window",
+    "mode 1, A10 from the PPU: 2 KiB regions R & ~1, R | 1",
+    "mode 2: R0-R3 1 KiB, R4 and R5 2 KiB regions",
+    "mode 1, A10 from the register: bank R twice",
+    "$B003 = $20: vertical",
+    "$B003 = $24: horizontal",
+    "$B003 = $28: single-screen page 0",
+    "$B003 = $2C: single-screen page 1",
+    "PRG RAM only with $B003 bit 7 set (open bus without)",
+    "IRQ: cycle mode at T0 + 16, scanline mode at T0 + 114",
+];
+
+fn vrc6_rom(name: &str) -> Vec<u8> {
+    let path = repo_root().join(format!("roms/vrc6/{name}.nes"));
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn every_vrc6_rom_passes_its_checks() {
+    for (name, mapper) in [("vrc6a", 24), ("vrc6b", 26)] {
+        let rom = vrc6_rom(name);
+        assert_eq!(Cartridge::from_ines(&rom).expect("loads").info().mapper, mapper, "{name}'s header");
+        let mut nes = boot(&rom);
+        run_checks(&mut nes);
+        let failed = failed_checks(&nes, &VRC6_CHECKS);
+        assert!(failed.is_empty(), "{name}: checks failed:{}", describe_checks(&failed, &VRC6_CHECKS));
+    }
+}
+
+#[test]
+fn the_vrc6a_program_fails_on_a_vrc6b() {
+    // Selects 1 and 2 trade places: CHR registers R1/R2 and R5/R6 swap and the IRQ control write
+    // becomes an acknowledge; the PRG registers, $B003 and R0/R3 are select 0 or 3 on both.
+    let mut nes = boot(&with_mapper(&vrc6_rom("vrc6a"), 26, 0));
+    run_checks(&mut nes);
+    let failed: Vec<usize> = failed_checks(&nes, &VRC6_CHECKS).iter().map(|f| f.0).collect();
+    assert_eq!(
+        failed,
+        [2, 3, 4, 11],
+        "{}",
+        describe_checks(&failed_checks(&nes, &VRC6_CHECKS), &VRC6_CHECKS)
+    );
+}
+
+/// Runs `frames` frames of `nes` and returns the audio output drained meanwhile.
+fn record_audio(nes: &mut Nes, frames: usize) -> Vec<f32> {
+    let mut samples = Vec::new();
+    let mut buffer = vec![0.0f32; 4096];
+    for _ in 0..frames {
+        nes.run_frame(FrameInput::default());
+        let n = nes.drain_audio(&mut buffer);
+        samples.extend_from_slice(&buffer[..n]);
+    }
+    samples
+}
+
+#[test]
+fn the_vrc6_pulse_sounds_at_the_wikis_frequency() {
+    // The ROM plays VRC6 pulse 1 alone (duty 7, period 253) from its checks to frame $40, the APU
+    // silent: the output's rising zero crossings come at CPU / (16 x (253 + 1)) = 440.39 Hz
+    // (nesdev "VRC6 audio").
+    let mut nes = boot(&vrc6_rom("vrc6a"));
+    nes.set_audio_sample_rate(Some(48_000));
+    run_checks(&mut nes);
+    record_audio(&mut nes, 5);
+    let samples = record_audio(&mut nes, 45);
+    let rising: Vec<usize> =
+        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
+    assert!(rising.len() > 300, "{} rising crossings in {} samples", rising.len(), samples.len());
+    // The mean period in samples, to a few thousandths: 48,000 / 440.39 = 108.995 (a period of P
+    // cycles instead of P + 1 would give 108.57).
+    let period = (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64;
+    let expected = 48_000.0 / (1_789_772.7 / (16.0 * 254.0));
+    assert!((period - expected).abs() < 0.02, "a period of {period:.4} samples, {expected:.4} expected");
+}
+
+#[test]
+fn the_vrc6_sound_output_matches_its_golden_hash() {
+    // Pulse 1, then from frame $40 pulse 2 and the saw too: the mixed output's bits over 130 frames.
+    // Change only with a reviewed change of the VRC6 sound or the mixer.
+    let mut nes = boot(&vrc6_rom("vrc6a"));
+    nes.set_audio_sample_rate(Some(48_000));
+    let samples = record_audio(&mut nes, 130);
+    let silent = samples[..samples.len() / 2].iter().all(|&s| s == 0.0);
+    assert!(!silent, "the VRC6 plays");
+    let mut hasher = blake3::Hasher::new();
+    for sample in &samples {
+        hasher.update(&sample.to_bits().to_le_bytes());
+    }
+    assert_eq!(
+        hasher.finalize().to_hex().as_str(),
+        "723b8e62f2442d807d71e7131325cb8197f6b9249c78448d6ea26807f387362c"
+    );
+}
+
+#[test]
+fn a_vrc6_restore_mid_frame_continues_exactly_with_its_sound_owed() {
+    // The VRC6's IRQ counter and sound run lazily (audio output off): a snapshot taken within a
+    // frame while all three channels play restores into a machine that continues as the original.
+    let rom = vrc6_rom("vrc6a");
+    let mut reference = boot(&rom);
+    let records: Vec<_> = (0..90).map(|_| reference.run_frame(FrameInput::default())).collect();
+    let mut first = boot(&rom);
+    for _ in 0..70 {
+        first.run_frame(FrameInput::default());
+    }
+    first.begin_frame(FrameInput::default());
+    for _ in 0..2500 {
+        first.step_in_frame();
+    }
+    let mut snapshot = Vec::new();
+    first.save_state(&mut snapshot);
+    let mut second = boot(&rom);
+    second.load_state(&snapshot).expect("restores");
+    assert_eq!(second.state_hash(), first.state_hash());
+    second.run_until_frame_end();
+    assert_eq!(second.state_hash(), records[70].state_hash, "frame 70 after the restore");
+    for (i, record) in records.iter().enumerate().skip(71) {
+        assert_eq!(second.run_frame(FrameInput::default()), *record, "frame {i} after the restore");
+    }
+}
+
+#[test]
+fn every_byte_of_the_vrc6_state_feeds_the_hash() {
+    let mut nes = boot(&vrc6_rom("vrc6b"));
+    for _ in 0..80 {
+        nes.run_frame(FrameInput::default());
+    }
+    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    assert_eq!(mapper.len(), 40, "Vrc6State");
+    let original = nes.state_hash();
+    let mut refused = Vec::new();
+    for byte in 0..mapper.len() {
+        for bit in 0..8 {
+            let mut forged = nes.clone();
+            if forged.flip_state_bit(anes::core::Section::Mapper, byte, bit).is_err() {
+                refused.push(byte);
+                continue;
+            }
+            assert_ne!(forged.state_hash(), original, "mapper byte {byte} bit {bit} escapes the hash");
+        }
+    }
+    refused.dedup();
+    // The reserved bytes (after ppu_banking, the saw's accumulator, and the last) must stay zero.
+    assert_eq!(refused, [11, 37, 39]);
+}
+
+#[test]
+fn the_vrc1_and_vrc3_roms_pass_their_checks() {
+    for (path, checks) in [("roms/vrc1/m075_vrc1.nes", 5), ("roms/vrc3/m073_vrc3.nes", 5)] {
+        let rom = std::fs::read(repo_root().join(path)).unwrap_or_else(|err| panic!("{path}: {err}"));
+        let failed = discrete_failures(path, &rom, checks);
+        assert!(failed.is_empty(), "{path}: checks {failed:?} failed (see the ROM's source)");
+    }
+}

@@ -538,9 +538,23 @@ impl Nes {
                 self.cart.cpu_cycle();
             }
         }
+        // The board before the APU: while its sound chip plays, its level for this cycle is what the
+        // APU's tick of this cycle mixes (`cart/expansion_audio.rs`).
+        if self.bus.cpu_cycle >= self.cart.irq_due_cycle() {
+            self.run_board();
+        }
         self.apu.sync_to(self.bus.cpu_cycle);
-        self.cart.sync_to(self.bus.cpu_cycle);
         quiet
+    }
+
+    /// Runs the board's CPU-cycle counters and sound chip through this cycle, and hands the chip's
+    /// level to the APU's output while it plays.
+    #[inline(never)]
+    fn run_board(&mut self) {
+        self.cart.catch_up(self.bus.cpu_cycle);
+        if self.cart.plays_audio() {
+            self.apu.set_expansion_level(self.cart.expansion_level());
+        }
     }
 
     /// After an access that reached the PPU or the cartridge, which `begin_cycle` caught up to: the

@@ -1,5 +1,22 @@
 //! The APU's nonlinear mixer (nesdev "APU Mixer", lookup-table form). Floats live only here and in
-//! [`super::output`]: they describe the analog output, never emulated state.
+//! [`super::output`]: they describe the analog output, never emulated state. Expansion sound chips
+//! are mixed linearly after the APU's mix, each at its gain ([`expansion_gain`]).
+
+use crate::cart::expansion_audio::ExpansionChip;
+
+/// The APU's output for one pulse channel at volume 15 (pulse table entry 15).
+fn apu_pulse_full() -> f32 {
+    95.52 / (8128.0 / 15.0 + 100.0)
+}
+
+/// The mixer output per unit of `chip`'s DAC level, relative to the APU's mix (nesdev "VRC6 audio",
+/// "Mixing": a VRC6 pulse at volume 15 is about as loud as an APU pulse at 15, its DAC is linear, and
+/// its polarity is the opposite of the APU's).
+pub fn expansion_gain(chip: ExpansionChip) -> f32 {
+    match chip {
+        ExpansionChip::Vrc6 => -apu_pulse_full() / 15.0,
+    }
+}
 
 /// Mixer lookup tables, built once when audio output is enabled.
 #[derive(Debug, Clone)]
@@ -51,6 +68,14 @@ mod tests {
         assert_eq!(mixer.mix(0, 0, 0, 0, 0), 0.0);
         let full = mixer.mix(15, 15, 15, 15, 127);
         assert!((full - 1.0).abs() < 0.01, "{full}");
+    }
+
+    #[test]
+    fn a_vrc6_pulse_at_15_is_an_apu_pulse_at_15_inverted() {
+        // nesdev "VRC6 audio": equivalent at maximum volume, opposite polarity, linear DAC.
+        let apu = Mixer::new().mix(15, 0, 0, 0, 0);
+        let vrc6 = expansion_gain(ExpansionChip::Vrc6) * 15.0;
+        assert!((vrc6 + apu).abs() < 1e-6, "{vrc6} against {apu}");
     }
 
     #[test]

@@ -467,6 +467,23 @@ impl Apu {
         self.deadline = 0;
     }
 
+    /// Mixes the board's sound chip `chip` into the audio output from now on (`None`: no chip);
+    /// call it after [`Apu::set_output_sample_rate`], which starts without one.
+    pub fn set_expansion_chip(&mut self, chip: Option<crate::cart::expansion_audio::ExpansionChip>) {
+        if let Some(output) = self.output.as_deref_mut() {
+            output.set_expansion_gain(chip.map_or(0.0, mixer::expansion_gain));
+        }
+    }
+
+    /// The board's sound chip's DAC level for the cycles ticked from now on (no effect while output
+    /// is disabled).
+    #[inline]
+    pub fn set_expansion_level(&mut self, level: i32) {
+        if let Some(output) = self.output.as_deref_mut() {
+            output.set_expansion_level(level);
+        }
+    }
+
     /// The audio output rate, if output is enabled.
     pub fn output_sample_rate(&self) -> Option<u32> {
         self.output.as_ref().map(|o| o.sample_rate())

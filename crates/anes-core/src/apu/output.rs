@@ -44,6 +44,10 @@ pub struct AudioOutput {
     /// Sum and count of the mixer outputs since the last sample.
     sum: f32,
     count: u32,
+    /// The board's sound chip: mixer output per unit of its DAC level (0 without one).
+    expansion_gain: f32,
+    /// The chip's contribution to the mix now: its level times `expansion_gain`.
+    expansion: f32,
     high_pass_90: OnePole,
     high_pass_440: OnePole,
     ring: Vec<f32>,
@@ -67,6 +71,8 @@ impl AudioOutput {
             phase: 0,
             sum: 0.0,
             count: 0,
+            expansion_gain: 0.0,
+            expansion: 0.0,
             high_pass_90: OnePole::high_pass(90.0, rate),
             high_pass_440: OnePole::high_pass(440.0, rate),
             ring: vec![0.0; capacity],
@@ -86,11 +92,24 @@ impl AudioOutput {
         self.dropped
     }
 
-    /// One CPU cycle's channel levels.
+    /// Mixes a board's sound chip at `gain` per unit of its level (0.0: none; see
+    /// [`super::mixer::expansion_gain`]).
+    pub fn set_expansion_gain(&mut self, gain: f32) {
+        self.expansion_gain = gain;
+        self.expansion = 0.0;
+    }
+
+    /// The board's sound chip's DAC level for the cycles pushed from now on.
+    #[inline]
+    pub fn set_expansion_level(&mut self, level: i32) {
+        self.expansion = self.expansion_gain * level as f32;
+    }
+
+    /// One CPU cycle's channel levels (the board's sound chip's as last set).
     #[inline]
     pub fn push_cycle(&mut self, levels: [u8; 5]) {
         let [p1, p2, t, n, d] = levels;
-        self.sum += self.mixer.mix(p1, p2, t, n, d);
+        self.sum += self.mixer.mix(p1, p2, t, n, d) + self.expansion;
         self.count += 1;
         self.phase += u64::from(self.sample_rate) * CPU_CLOCK_DENOMINATOR;
         if self.phase >= CPU_CLOCK_NUMERATOR {

@@ -4,6 +4,7 @@
 //! that the hot paths index with, recomputed by [`Board::update_map`] after every register change and by
 //! `Cartridge::rebuild_caches` after a snapshot restore.
 
+use super::expansion_audio::ExpansionChip;
 use super::header::{Mirroring, RomInfo};
 use super::m000_nrom::Nrom;
 use super::m001_sxrom::Sxrom;
@@ -16,9 +17,12 @@ use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m021_vrc2_vrc4::Vrc;
+use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
+use super::m073_vrc3::Vrc3;
+use super::m075_vrc1::Vrc1;
 use super::m079_nina03_06::Nina03;
 use super::m094_un1rom::Un1rom;
 use super::m140_jaleco_jf11::Jf11;
@@ -287,6 +291,12 @@ pub(super) enum Board {
     Cnrom185(Cnrom185),
     /// Mapper 232 (Camerica Quattro).
     Quattro(Quattro),
+    /// Mappers 24 and 26 (VRC6a, VRC6b).
+    Vrc6(Vrc6),
+    /// Mapper 73 (VRC3).
+    Vrc3(Vrc3),
+    /// Mapper 75 (VRC1).
+    Vrc1(Vrc1),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -313,6 +323,9 @@ macro_rules! each_board {
             Board::Unrom180($m) => $body,
             Board::Cnrom185($m) => $body,
             Board::Quattro($m) => $body,
+            Board::Vrc6($m) => $body,
+            Board::Vrc3($m) => $body,
+            Board::Vrc1($m) => $body,
         }
     };
 }
@@ -342,6 +355,9 @@ impl Board {
             180 => Board::Unrom180(Unrom180::new(config)),
             185 => Board::Cnrom185(Cnrom185::new(config)),
             232 => Board::Quattro(Quattro::new(config)),
+            24 | 26 => Board::Vrc6(Vrc6::new(config)),
+            73 => Board::Vrc3(Vrc3::new(config)),
+            75 => Board::Vrc1(Vrc1::new(config)),
             _ => return None,
         })
     }
@@ -374,6 +390,9 @@ impl Board {
             Board::Unrom180(m) => m.write_register(value),
             Board::Cnrom185(m) => m.write_register(value),
             Board::Quattro(m) => m.write_register(addr, value),
+            Board::Vrc6(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Vrc3(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Vrc1(m) => m.write_register(addr, value),
         }
     }
 
@@ -389,17 +408,24 @@ impl Board {
         }
     }
 
-    /// Runs a board's CPU-cycle counter through CPU cycle `cpu_cycle` (the VRC4's IRQ).
+    /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
+    /// the VRC3's, the VRC6's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
-        if let Board::Vrc(m) = self {
-            m.catch_up(cpu_cycle);
+        match self {
+            Board::Vrc(m) => m.catch_up(cpu_cycle),
+            Board::Vrc6(m) => m.catch_up(cpu_cycle),
+            Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            _ => {}
         }
     }
 
-    /// Declares a board's CPU-cycle counter current at `cpu_cycle` (power-on, restore).
+    /// Declares a board's CPU-cycle counters current at `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
-        if let Board::Vrc(m) = self {
-            m.resync(cpu_cycle);
+        match self {
+            Board::Vrc(m) => m.resync(cpu_cycle),
+            Board::Vrc6(m) => m.resync(cpu_cycle),
+            Board::Vrc3(m) => m.resync(cpu_cycle),
+            _ => {}
         }
     }
 
@@ -408,7 +434,25 @@ impl Board {
     pub fn irq_due_cycle(&self) -> u64 {
         match self {
             Board::Vrc(m) => m.irq_due_cycle(),
+            Board::Vrc6(m) => m.irq_due_cycle(),
+            Board::Vrc3(m) => m.irq_due_cycle(),
             _ => u64::MAX,
+        }
+    }
+
+    /// The board's sound chip (`expansion_audio.rs`), if it has one.
+    pub fn expansion_chip(&self) -> Option<ExpansionChip> {
+        match self {
+            Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
+            _ => None,
+        }
+    }
+
+    /// The sound chip's DAC level as of the cycle the board was run through (0 without a chip).
+    pub fn expansion_level(&self) -> i32 {
+        match self {
+            Board::Vrc6(m) => m.expansion_level(),
+            _ => 0,
         }
     }
 
@@ -471,6 +515,8 @@ impl Board {
         match self {
             Board::Txrom(m) => m.irq_line(),
             Board::Vrc(m) => m.irq_line(),
+            Board::Vrc6(m) => m.irq_line(),
+            Board::Vrc3(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -31,15 +31,8 @@
 //!   high nibble, 4 bits on the VRC2, 5 on the VRC4); $B000-$B003 banks 0-1, $C000 banks 2-3, ...;
 //! - VRC4 $F000: IRQ latch low nibble (select 0), high nibble (1), control (2), acknowledge (3).
 //!
-//! The VRC4 IRQ counts CPU cycles (nesdev "VRC IRQ"): while enabled (control bit E), each cycle
-//! takes 3 from a prescaler that starts at 341 and wraps by adding 341 when it reaches 0 or less
-//! (so it wraps every 114, 114, 113 cycles: a scanline). In scanline mode (control bit M clear) a
-//! wrap clocks the 8-bit counter; in cycle mode every cycle does. A clock of a counter at $FF
-//! reloads it from the latch and asserts /IRQ, other clocks increment it. A control write
-//! acknowledges the IRQ and resets the prescaler, and with E set reloads the counter; an acknowledge
-//! write acknowledges and copies bit A to E. The counter runs lazily: [`Vrc::catch_up`] advances it
-//! over any number of cycles in closed form, equal to single steps ([`Vrc::step_cycle`], the
-//! definition, compared in the tests), and [`Vrc::irq_due_cycle`] names the cycle that asserts /IRQ.
+//! The VRC4 IRQ is the VRC IRQ counter of `vrc_irq.rs`, run lazily: [`Vrc::catch_up`] advances it
+//! in closed form and [`Vrc::irq_due_cycle`] names the cycle that asserts /IRQ.
 //!
 //! On a VRC2 board without PRG RAM (most of them; NES 2.0 headers say so), $6000-$6FFF holds the
 //! chip's 1-bit latch, what is left of its unused Microwire interface: a write keeps bit 0, a read
@@ -51,6 +44,7 @@
 
 use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
+use super::vrc_irq::VrcIrq;
 
 crate::layout::state_struct! {
     /// VRC2 and VRC4 registers and the VRC4's IRQ counter.
@@ -65,16 +59,9 @@ crate::layout::state_struct! {
         pub mirroring: u8,
         /// VRC4 $9002: bit 1 PRG swap mode.
         pub prg_mode: u8,
-        /// VRC4 IRQ latch (reload value).
-        pub irq_latch: u8,
-        /// VRC4 IRQ control: bit 0 A (enable after acknowledge), bit 1 E (enable), bit 2 M (cycle mode).
-        pub irq_control: u8,
-        /// VRC4 IRQ counter (counts up; a clock at $FF reloads and raises the IRQ).
-        pub irq_counter: u8,
-        /// 1 while /IRQ is asserted.
-        pub irq_pending: u8,
-        /// VRC4 IRQ prescaler (341 after a reset; 3 taken per CPU cycle, 341 added at 0 or less).
-        pub irq_prescaler: u16,
+        /// VRC4 IRQ counter (same bytes as the former flat fields: latch, control, counter,
+        /// pending, prescaler).
+        pub irq: VrcIrq,
         /// VRC2 without PRG RAM: the 1-bit latch at $6000-$6FFF (bit 0).
         pub latch: u8,
         /// Reserved, always zero (explicit padding).
@@ -83,14 +70,6 @@ crate::layout::state_struct! {
 }
 
 const _: () = assert!(core::mem::size_of::<VrcState>() == 28);
-
-/// Prescaler value after a reset and added at each wrap: three per PPU dot of a scanline.
-const PRESCALER_PERIOD: i64 = 341;
-/// Prescaler units one CPU cycle takes.
-const PRESCALER_STEP: i64 = 3;
-const IRQ_ENABLE_AFTER_ACK: u8 = 0x01;
-const IRQ_ENABLE: u8 = 0x02;
-const IRQ_CYCLE_MODE: u8 = 0x04;
 
 /// Which CPU address lines feed the chip's select inputs A0 and A1: each a mask of lines ORed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,7 +123,7 @@ impl Vrc {
             _ => (Chip::Vrc4, Wiring { a0: A1 | A3, a1: A0 | A2 }, 0),
         };
         Vrc {
-            state: VrcState { irq_prescaler: PRESCALER_PERIOD as u16, ..VrcState::default() },
+            state: VrcState { irq: VrcIrq::new(), ..VrcState::default() },
             chip,
             wiring,
             chr_shift,
@@ -182,21 +161,10 @@ impl Vrc {
             _ if !vrc4 => return false,
             _ => {
                 match select {
-                    0 => s.irq_latch = (s.irq_latch & 0xF0) | (value & 0x0F),
-                    1 => s.irq_latch = (s.irq_latch & 0x0F) | (value & 0x0F) << 4,
-                    2 => {
-                        s.irq_control = value & 0x07;
-                        s.irq_pending = 0;
-                        s.irq_prescaler = PRESCALER_PERIOD as u16;
-                        if value & IRQ_ENABLE != 0 {
-                            s.irq_counter = s.irq_latch;
-                        }
-                    }
-                    _ => {
-                        s.irq_pending = 0;
-                        let enable = if s.irq_control & IRQ_ENABLE_AFTER_ACK != 0 { IRQ_ENABLE } else { 0 };
-                        s.irq_control = (s.irq_control & !IRQ_ENABLE) | enable;
-                    }
+                    0 => s.irq.write_latch_low(value),
+                    1 => s.irq.write_latch_high(value),
+                    2 => s.irq.write_control(value),
+                    _ => s.irq.acknowledge(),
                 }
                 return false;
             }
@@ -219,100 +187,23 @@ impl Vrc {
         self.irq_ticked = cpu_cycle;
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`Vrc::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        let s = &mut self.state;
-        if s.irq_control & IRQ_ENABLE == 0 {
-            return;
-        }
-        let mut prescaler = i64::from(s.irq_prescaler) - PRESCALER_STEP;
-        let wrapped = prescaler <= 0;
-        if wrapped {
-            prescaler += PRESCALER_PERIOD;
-        }
-        s.irq_prescaler = prescaler as u16;
-        if wrapped || s.irq_control & IRQ_CYCLE_MODE != 0 {
-            if s.irq_counter == 0xFF {
-                s.irq_counter = s.irq_latch;
-                s.irq_pending = 1;
-            } else {
-                s.irq_counter += 1;
-            }
-        }
-    }
-
-    /// Prescaler wraps in the next `cycles` CPU cycles, and the prescaler after them.
-    fn prescaler_after(prescaler: i64, cycles: u64) -> (u64, i64) {
-        // At most one wrap per cycle: a prescaler above 0 less 3 stays above -341.
-        let taken = i128::from(cycles) * i128::from(PRESCALER_STEP);
-        let left = i128::from(prescaler) - taken;
-        if left > 0 {
-            return (0, left as i64);
-        }
-        let wraps = (-left) / i128::from(PRESCALER_PERIOD) + 1;
-        ((wraps as u64).min(cycles), (left + wraps * i128::from(PRESCALER_PERIOD)) as i64)
-    }
-
-    /// Counter clocks in the next `cycles` CPU cycles.
-    fn clocks_in(&self, cycles: u64) -> u64 {
-        if self.state.irq_control & IRQ_CYCLE_MODE != 0 {
-            cycles
-        } else {
-            Self::prescaler_after(self.prescaler(), cycles).0
-        }
-    }
-
-    /// The prescaler as a signed value (a restored state may hold any 16-bit value).
-    fn prescaler(&self) -> i64 {
-        i64::from(self.state.irq_prescaler)
-    }
-
     /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         let cycles = cpu_cycle.saturating_sub(self.irq_ticked);
         self.irq_ticked = self.irq_ticked.max(cpu_cycle);
-        if cycles == 0 || self.state.irq_control & IRQ_ENABLE == 0 {
-            return;
-        }
-        let clocks = self.clocks_in(cycles);
-        let (_, prescaler) = Self::prescaler_after(self.prescaler(), cycles);
-        let s = &mut self.state;
-        s.irq_prescaler = prescaler as u16;
-        let to_overflow = 0x100 - u64::from(s.irq_counter);
-        if clocks < to_overflow {
-            s.irq_counter += clocks as u8;
-            return;
-        }
-        s.irq_pending = 1;
-        // After the overflow the counter runs from the latch, overflowing every 256 - latch clocks.
-        let period = 0x100 - u64::from(s.irq_latch);
-        let after = (clocks - to_overflow) % period;
-        s.irq_counter = s.irq_latch + after as u8;
+        self.state.irq.run(cycles);
     }
 
     /// The CPU cycle whose counter clock asserts /IRQ, counted from the cycle run through last;
     /// `u64::MAX` when no cycle can (disabled, or already asserted: only a write changes it then).
     pub fn irq_due_cycle(&self) -> u64 {
-        let s = &self.state;
-        if s.irq_control & IRQ_ENABLE == 0 || s.irq_pending != 0 {
-            return u64::MAX;
-        }
-        let clocks = 0x100 - u64::from(s.irq_counter);
-        let cycles = if s.irq_control & IRQ_CYCLE_MODE != 0 {
-            clocks
-        } else {
-            // The first wrap comes when 3n reaches the prescaler, each further one 341 units later.
-            let units = self.prescaler().max(0) as u64 + (clocks - 1) * PRESCALER_PERIOD as u64;
-            units.div_ceil(PRESCALER_STEP as u64).max(1)
-        };
-        self.irq_ticked.saturating_add(cycles)
+        self.state.irq.cycles_to_irq().map_or(u64::MAX, |cycles| self.irq_ticked.saturating_add(cycles))
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
     pub fn irq_line(&self) -> bool {
-        self.state.irq_pending != 0
+        self.state.irq.line()
     }
 
     /// Points every window of `map` at the banks the registers select.
@@ -363,6 +254,7 @@ impl Vrc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cart::vrc_irq::{IRQ_CYCLE_MODE, IRQ_ENABLE};
 
     fn board(mapper: u16, submapper: u8) -> Vrc {
         Vrc::new(BoardConfig { mapper, submapper, chr_rom_size: 0x20000 })
@@ -464,7 +356,7 @@ mod tests {
         assert!(!vrc.irq_line());
         vrc.catch_up(start + 228);
         assert!(vrc.irq_line());
-        assert_eq!(vrc.state.irq_counter, 0xFE, "reloaded from the latch");
+        assert_eq!(vrc.state.irq.counter, 0xFE, "reloaded from the latch");
     }
 
     #[test]
@@ -477,87 +369,8 @@ mod tests {
         vrc.write_register(0xF00C, 0, 9);
         assert!(!vrc.irq_line());
         assert_eq!(vrc.irq_due_cycle(), u64::MAX);
-        let counter = vrc.state.irq_counter;
+        let counter = vrc.state.irq.counter;
         vrc.catch_up(1000);
-        assert_eq!(vrc.state.irq_counter, counter);
-    }
-
-    #[test]
-    fn random_writes_and_catch_ups_equal_single_cycles() {
-        // Lazy == eager for the counter under any program: random IRQ register writes at random
-        // cycles, the lazy board caught up only at its writes and at random points; the stepped one
-        // runs every cycle. States agree at every catch-up, and /IRQ rises exactly at the cycle the
-        // lazy board predicted.
-        let mut seed = 0x5EED_u64;
-        let mut next = || {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        let mut lazy = board(23, 2);
-        let mut stepped = board(23, 2);
-        let mut due = lazy.irq_due_cycle();
-        let mut rises = 0;
-        for cycle in 1..1_000_000u64 {
-            let was_pending = stepped.irq_line();
-            stepped.step_cycle();
-            stepped.resync(cycle);
-            if !was_pending && stepped.irq_line() {
-                assert_eq!(due, cycle, "the predicted cycle of /IRQ");
-                rises += 1;
-            }
-            let roll = next() % 1000;
-            if roll < 3 {
-                let (addr, value) = match next() % 4 {
-                    0 => (0xF000, next() as u8),
-                    1 => (0xF004, (next() % 16) as u8 | 0x0C),
-                    2 => (0xF008, next() as u8),
-                    _ => (0xF00C, 0),
-                };
-                lazy.write_register(addr, value, cycle);
-                stepped.write_register(addr, value, cycle);
-                assert_eq!(lazy.state, stepped.state, "after the write at cycle {cycle}");
-                due = lazy.irq_due_cycle();
-            } else if roll < 10 {
-                lazy.catch_up(cycle);
-                assert_eq!(lazy.state, stepped.state, "cycle {cycle}");
-                due = lazy.irq_due_cycle();
-            }
-        }
-        assert!(rises > 200, "only {rises} IRQs: the program must exercise the prediction");
-    }
-
-    #[test]
-    fn closed_form_equals_single_cycles() {
-        // Lazy == eager for the counter: any split of a run into catch-ups ends where single cycles do,
-        // and the first cycle with /IRQ asserted is the predicted one.
-        for (latch, control) in [
-            (0x00, IRQ_ENABLE),
-            (0xF0, IRQ_ENABLE),
-            (0xFF, IRQ_ENABLE | IRQ_CYCLE_MODE),
-            (0x80, IRQ_ENABLE | IRQ_CYCLE_MODE | IRQ_ENABLE_AFTER_ACK),
-            (0xFD, IRQ_ENABLE),
-        ] {
-            let writes = [(0xF000, latch & 0x0F), (0xF004, latch >> 4), (0xF008, control)];
-            let mut stepped = vrc4_with(&writes);
-            let mut lazy = vrc4_with(&writes);
-            let due = lazy.irq_due_cycle();
-            let mut first_irq = None;
-            let mut cycle = 3;
-            for chunk in [1u64, 7, 113, 114, 3, 500, 2000, 1, 33_000] {
-                for _ in 0..chunk {
-                    cycle += 1;
-                    stepped.step_cycle();
-                    if stepped.irq_line() && first_irq.is_none() {
-                        first_irq = Some(cycle);
-                    }
-                }
-                lazy.catch_up(cycle);
-                assert_eq!(lazy.state, stepped.state, "latch {latch:#X} control {control:#X} cycle {cycle}");
-            }
-            assert_eq!(Some(due), first_irq, "latch {latch:#X} control {control:#X}");
-        }
+        assert_eq!(vrc.state.irq.counter, counter);
     }
 }

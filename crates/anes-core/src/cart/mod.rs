@@ -18,6 +18,7 @@
 
 mod board;
 mod error;
+pub(crate) mod expansion_audio;
 mod game_genie;
 mod header;
 mod latch_chr;
@@ -32,15 +33,20 @@ mod m010_fxrom;
 mod m011_color_dreams;
 mod m013_cprom;
 mod m021_vrc2_vrc4;
+mod m024_vrc6;
+mod m024_vrc6_audio;
 mod m034_bnrom_nina001;
 mod m066_gxrom;
 mod m071_camerica;
+mod m073_vrc3;
+mod m075_vrc1;
 mod m079_nina03_06;
 mod m094_un1rom;
 mod m140_jaleco_jf11;
 mod m180_unrom_fixed_first;
 mod m185_cnrom_protected;
 mod m232_quattro;
+mod vrc_irq;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
 use m013_cprom::CPROM_CHR_RAM_LEN;
@@ -48,6 +54,7 @@ use m013_cprom::CPROM_CHR_RAM_LEN;
 use crate::state::Section;
 use crate::state::digest::memory_delta;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
+pub use expansion_audio::ExpansionChip;
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 pub use header::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
@@ -60,15 +67,20 @@ pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
 pub use m013_cprom::CpromState;
 pub use m021_vrc2_vrc4::VrcState;
+pub use m024_vrc6::Vrc6State;
+pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
 pub use m034_bnrom_nina001::Mapper34State;
 pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
+pub use m073_vrc3::Vrc3State;
+pub use m075_vrc1::Vrc1State;
 pub use m079_nina03_06::Nina03State;
 pub use m094_un1rom::Un1romState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m185_cnrom_protected::Cnrom185State;
 pub use m232_quattro::QuattroState;
+pub use vrc_irq::VrcIrq;
 
 /// Size of the cartridge VRAM of a four-screen board.
 const FOUR_SCREEN_VRAM: usize = 0x800;
@@ -105,9 +117,11 @@ pub struct Cartridge {
     /// `state/digest.rs`). Derived data, not state.
     memory_digest: u64,
     /// The CPU cycle at which the board's CPU-cycle counter asserts /IRQ unless a write intervenes
-    /// (the VRC4's); `u64::MAX` when none can. Derived from the board state and the cycle it was
-    /// run through.
+    /// (the VRC4's); `u64::MAX` when none can; 0 while `plays_audio`, so the board runs every cycle.
+    /// Derived from the board state and the cycle it was run through.
     irq_due: u64,
+    /// Audio output is on and the board has a sound chip (`expansion_audio.rs`). Not state.
+    plays_audio: bool,
 }
 
 impl core::fmt::Debug for Cartridge {
@@ -198,6 +212,7 @@ impl Cartridge {
             game_genie: GameGenie::default(),
             memory_digest: 0,
             irq_due: u64::MAX,
+            plays_audio: false,
         };
         cart.power_on();
         Ok(cart)
@@ -248,7 +263,7 @@ impl Cartridge {
                 if self.board.write_register(addr, value, cpu_cycle) {
                     self.board.update_map(&mut self.map);
                 }
-                self.irq_due = self.board.irq_due_cycle();
+                self.irq_due = self.due_cycle();
             }
             0x6000..=0x7FFF => {
                 if self.map.low_registers {
@@ -287,14 +302,45 @@ impl Cartridge {
     #[inline(never)]
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         self.board.catch_up(cpu_cycle);
-        self.irq_due = self.board.irq_due_cycle();
+        self.irq_due = self.due_cycle();
     }
 
     /// Declares the board's CPU-cycle counter current at `cpu_cycle` (power-on, restore: the state
     /// was set, not run).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.board.resync(cpu_cycle);
-        self.irq_due = self.board.irq_due_cycle();
+        self.irq_due = self.due_cycle();
+    }
+
+    /// The first CPU cycle the board must be run through: its /IRQ's, or every cycle while its sound
+    /// chip plays into the audio output.
+    #[inline]
+    fn due_cycle(&self) -> u64 {
+        if self.plays_audio { 0 } else { self.board.irq_due_cycle() }
+    }
+
+    /// Audio output was switched on or off: while on, a board with a sound chip runs every CPU cycle,
+    /// so its level reaches each cycle's sample (`expansion_audio.rs`).
+    pub(crate) fn set_audio_output(&mut self, on: bool) {
+        self.plays_audio = on && self.board.expansion_chip().is_some();
+        self.irq_due = self.due_cycle();
+    }
+
+    /// True while the board's sound chip plays into the audio output (see
+    /// [`Cartridge::set_audio_output`]).
+    #[inline]
+    pub(crate) fn plays_audio(&self) -> bool {
+        self.plays_audio
+    }
+
+    /// The board's sound chip, if it has one.
+    pub fn expansion_chip(&self) -> Option<ExpansionChip> {
+        self.board.expansion_chip()
+    }
+
+    /// The sound chip's DAC level as of the cycle the board was run through (0 without a chip).
+    pub fn expansion_level(&self) -> i32 {
+        self.board.expansion_level()
     }
 
     /// The first CPU cycle [`Cartridge::sync_to`] must see: before it the board's /IRQ cannot change

@@ -11,7 +11,7 @@ use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState,
     Jf11State, LatchChrState, Mapper34State, Nina03State, QuattroState, SxromState, TxromState, Un1romState,
-    Unrom180State, UxromState, VrcState,
+    Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -57,6 +57,9 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         180 => Unrom180State::FIELDS,
         185 => Cnrom185State::FIELDS,
         232 => QuattroState::FIELDS,
+        24 | 26 => Vrc6State::FIELDS,
+        73 => Vrc3State::FIELDS,
+        75 => Vrc1State::FIELDS,
         _ => return None,
     })
 }
@@ -241,6 +244,9 @@ mod tests {
             (180, size_of::<Unrom180State>()),
             (185, size_of::<Cnrom185State>()),
             (232, size_of::<QuattroState>()),
+            (24, size_of::<Vrc6State>()),
+            (73, size_of::<Vrc3State>()),
+            (75, size_of::<Vrc1State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

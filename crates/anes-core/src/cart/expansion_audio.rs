@@ -1,0 +1,19 @@
+//! The path by which a board's sound chip reaches the console's audio output.
+//!
+//! A chip is emulated state of its board (integers in the board's Pod state, so hashed and
+//! snapshotted with the mapper section) and runs on CPU cycles like the board's other counters: lazily,
+//! caught up in closed form at the board's register writes and at the console's catch-up points. Its
+//! analog side is two numbers: [`ExpansionChip`], which names the chip's DAC scale, and the DAC's
+//! integer level now (`Board::expansion_level`). While audio output is on, the cartridge runs the
+//! board every CPU cycle before the APU's tick of that cycle, and the console hands the level to the
+//! APU's output stage, which adds it, times the chip's gain (`apu::mixer::expansion_gain`), to the
+//! APU's nonlinear mix. With output off nothing of this runs per cycle. A new chip adds a variant
+//! here with its gain from the nesdev wiki, and answers `Board::expansion_chip` and
+//! `Board::expansion_level`.
+
+/// An expansion sound chip on a board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpansionChip {
+    /// Konami VRC6: two pulses (0-15 each) and a sawtooth (0-31) summed by a linear 6-bit DAC (0-61).
+    Vrc6,
+}

@@ -152,7 +152,12 @@ impl Serve {
 
     /// Polls `probe` every 20 ms until it gives a value; panics with the log after `limit` or when
     /// the service exits.
-    pub fn wait_for<T>(&mut self, what: &str, limit: Duration, mut probe: impl FnMut(&Serve) -> Option<T>) -> T {
+    pub fn wait_for<T>(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        mut probe: impl FnMut(&Serve) -> Option<T>,
+    ) -> T {
         let start = Instant::now();
         loop {
             if let Some(v) = probe(self) {

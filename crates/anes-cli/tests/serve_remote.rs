@@ -7,170 +7,19 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use support::{Guard, TempDir, agent};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn temp_dir() -> TempDir {
-    let dir = std::env::temp_dir().join(format!(
-        "anes-serve-remote-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
-}
-
-/// `anes worker --listen address`, once it said where it listens.
-struct Worker {
-    child: Guard,
-    address: String,
-}
-
-impl Worker {
-    fn start(address: &str, token_file: &Path) -> Worker {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_anes"))
-            .args(["worker", "--listen", address, "--token-file"])
-            .arg(token_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let child = Guard(child);
-        let (tx, rx) = mpsc::channel();
-        // Reads the worker's stderr to its end (the worker logs its sessions there).
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let line = rx.recv_timeout(Duration::from_secs(10)).expect("the worker says where it listens");
-        let address = line.strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).to_string();
-        Worker { child, address }
-    }
-
-    fn kill_9(&mut self) {
-        let pid = self.child.0.id().to_string();
-        assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
-        let _ = self.child.0.wait();
-    }
-}
-
-struct Serve {
-    child: Guard,
-    port: u16,
-    log: PathBuf,
-    agent: ureq::Agent,
-}
-
-impl Serve {
-    fn start(dir: &Path, pipeline: &str) -> Serve {
-        let port = free_port();
-        let config = dir.join("anes.toml");
-        std::fs::write(&config, format!("[server]\nlisten = \"127.0.0.1:{port}\"\n\n{pipeline}")).unwrap();
-        let log = dir.join("anes.log");
-        let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_anes"))
-            .args(["serve", "--log-format", "json", "--config"])
-            .arg(&config)
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .env_remove("ANES_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out.try_clone().unwrap()))
-            .stderr(Stdio::from(out))
-            .spawn()
-            .unwrap();
-        Serve { child: Guard(child), port, log, agent: agent() }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    fn get(&self, path: &str) -> Option<String> {
-        let mut r = self.agent.get(&format!("http://127.0.0.1:{}{path}", self.port)).call().ok()?;
-        (r.status() == 200).then(|| r.body_mut().read_to_string().ok())?
-    }
-
-    fn status(&self) -> Option<Value> {
-        serde_json::from_str(&self.get("/v1/pipelines/p")?).ok()
-    }
-
-    /// `anes_worker_up` of `worker` on `/metrics`.
-    fn worker_up(&self, worker: &str) -> Option<f64> {
-        let text = self.get("/metrics")?;
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("anes_worker_up{") && l.contains(&format!("worker=\"{worker}\"")))?;
-        line.rsplit(' ').next()?.parse().ok()
-    }
-
-    fn wait_for<T>(&mut self, what: &str, limit: Duration, mut probe: impl FnMut(&Serve) -> Option<T>) -> T {
-        let start = Instant::now();
-        loop {
-            if let Some(v) = probe(self) {
-                return v;
-            }
-            if let Ok(Some(exit)) = self.child.0.try_wait() {
-                panic!("anes serve exited ({exit}) waiting for {what}:\n{}", self.log());
-            }
-            assert!(start.elapsed() < limit, "no {what} within {limit:?}:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// SIGTERM, then (at most 30 s) the summary line it prints on its way out.
-    fn stop(mut self) -> Value {
-        let pid = self.child.0.id().to_string();
-        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(exit)) = self.child.0.try_wait() {
-                assert!(exit.success(), "SIGTERM: {exit}\n{}", self.log());
-                break;
-            }
-            assert!(start.elapsed() < Duration::from_secs(30), "no exit after SIGTERM:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let log = self.log();
-        log.lines()
-            .find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v["pipelines"].is_array()))
-            .unwrap_or_else(|| panic!("no summary line:\n{log}"))
-    }
-}
-
-fn frames_verified(s: &Value) -> u64 {
-    s["frames_verified"].as_u64().unwrap_or(0)
-}
+use support::remote::{Serve, Worker, frames_verified, remote_pipeline, temp_dir};
 
 #[test]
 fn a_killed_remote_worker_is_replaced_and_the_pipeline_heals() {
-    let dir = temp_dir();
+    let dir = temp_dir("serve-remote");
     let token_file = dir.0.join("worker-token");
     std::fs::write(&token_file, "remote-test-token\n").unwrap();
     let a = Worker::start("127.0.0.1:0", &token_file);
     let b = Worker::start("127.0.0.1:0", &token_file);
-    let pipeline = format!(
-        "[[pipeline]]\nid = \"p\"\nworkers = \"remote\"\nrollback = \"immediate\"\n\n\
-         [pipeline.remote]\na = \"{}\"\nb = \"{}\"\ntoken_file = \"{}\"\n",
-        a.address,
-        b.address,
-        token_file.display()
-    );
-    let mut serve = Serve::start(&dir.0, &pipeline);
+    let pipeline = remote_pipeline(&a.address, &b.address, &token_file, "rollback = \"immediate\"");
+    let mut serve = Serve::start(&dir.0, "serve", &pipeline, &dir.0.join("data"));
     serve.wait_for("2 s of frames verified by the remote workers", Duration::from_secs(60), |s| {
         s.status().filter(|st| frames_verified(st) >= 120 && st["mode"] == "normal")
     });

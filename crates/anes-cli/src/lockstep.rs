@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anes_core::NesConfig;
 use anes_core::movie::InputStream;
+use anes_core::{NesConfig, Region};
 use anes_lockstep::{
     FaultPlan, Granularity, Lockstep, LockstepConfig, NesMachine, Progress, RunOutcome, Summary, Threading,
 };
 use anyhow::Context;
 
-use crate::rom::Schedule;
+use crate::rom::{RegionArg, Schedule};
 use crate::{input_file, limited_read, output};
 
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};
@@ -86,9 +86,24 @@ pub struct Args {
     /// check of anes's lazy APU on this ROM and input.
     #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
     apu_b: Schedule,
+    /// The consoles' region (both machines): overrides the ROM header's (NES 2.0 byte 12; NTSC for
+    /// iNES 1.0) and an .fm2 movie's palFlag.
+    #[arg(long, value_enum, value_name = "REGION")]
+    region: Option<RegionArg>,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// The JSON summary: the library's, and the run's region and where it ended.
+#[derive(serde::Serialize)]
+struct JsonSummary<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    /// `ntsc`, `pal` or `dendy`.
+    region: &'static str,
+    /// Machine A's CPU cycle at the end of the last verified frame.
+    final_cpu_cycle: u64,
 }
 
 /// The ROM file named (its bytes and name for messages), or the bundled demo.
@@ -101,10 +116,20 @@ pub(crate) fn read_rom(path: Option<&Path>) -> anyhow::Result<(Vec<u8>, String)>
 
 /// The input stream named, or the demo's own when the ROM is the bundled demo, or none.
 pub(crate) fn read_inputs(path: Option<&Path>, rom_given: bool) -> anyhow::Result<InputStream> {
+    read_inputs_with_region(path, rom_given).map(|(stream, _)| stream)
+}
+
+/// [`read_inputs`], and the region the input file asks for (an .fm2 movie's `palFlag 1`: PAL).
+pub(crate) fn read_inputs_with_region(
+    path: Option<&Path>,
+    rom_given: bool,
+) -> anyhow::Result<(InputStream, Option<Region>)> {
     Ok(match (path, rom_given) {
-        (Some(path), _) => input_file::read_input(path)?,
-        (None, false) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
-        (None, true) => InputStream::new(),
+        (Some(path), _) => input_file::read_input_with_region(path)?,
+        (None, false) => {
+            (InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?, None)
+        }
+        (None, true) => (InputStream::new(), None),
     })
 }
 
@@ -115,7 +140,19 @@ pub(crate) fn machine_pair(
     ppu_b: Schedule,
     apu_b: Schedule,
 ) -> anyhow::Result<(NesMachine, NesMachine)> {
-    let machine = NesMachine::from_ines(rom, NesConfig::default()).with_context(|| rom_name.to_string())?;
+    machine_pair_of_region(rom, rom_name, ppu_b, apu_b, None)
+}
+
+/// [`machine_pair`], both consoles of `region` (`None`: the ROM header's).
+pub(crate) fn machine_pair_of_region(
+    rom: &[u8],
+    rom_name: &str,
+    ppu_b: Schedule,
+    apu_b: Schedule,
+    region: Option<Region>,
+) -> anyhow::Result<(NesMachine, NesMachine)> {
+    let machine = NesMachine::from_ines_with_region(rom, NesConfig::default(), region)
+        .with_context(|| rom_name.to_string())?;
     let mut machine_b = machine.clone();
     machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
     machine_b.nes_mut().set_apu_catch_up(apu_b.into());
@@ -124,14 +161,16 @@ pub(crate) fn machine_pair(
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = read_rom(args.rom.as_deref())?;
-    let inputs = read_inputs(args.input.as_deref(), args.rom.is_some())?;
+    let (inputs, movie_region) = read_inputs_with_region(args.input.as_deref(), args.rom.is_some())?;
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     let faults = FaultPlan::parse(&args.inject).context("--inject")?;
     let evidence_dir = match &args.report {
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(args.rom.as_deref()),
     };
-    let (machine, machine_b) = machine_pair(&rom, &rom_name, args.ppu_b, args.apu_b)?;
+    let region = args.region.map(Region::from).or(movie_region);
+    let (machine, machine_b) = machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
+    let region = machine.nes().region();
     let config = LockstepConfig {
         granularity: args.granularity,
         threading: if args.threads {
@@ -182,9 +221,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let mut out = output::stdout();
     if args.json {
-        output::write_json(&mut out, &summary)?;
+        let final_cpu_cycle = lockstep.last_verified_record().cpu_cycle;
+        output::write_json(
+            &mut out,
+            &JsonSummary { summary: &summary, region: region.name(), final_cpu_cycle },
+        )?;
     } else {
         writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "region            {region}")?;
         writeln!(out, "frames verified   {}", summary.frames_verified)?;
         writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
         writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;

@@ -4,11 +4,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anes_core::Region;
 use anes_core::movie::{ConsoleCommand, InputStream};
 use anyhow::Context;
 
-use crate::input_file::read_input;
+use crate::input_file::{read_input, read_input_with_region};
 use crate::output;
+use crate::rom::RegionArg;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum MovieCommand {
@@ -18,6 +20,20 @@ pub enum MovieCommand {
         input: PathBuf,
         /// Where to write the anes input stream.
         output: PathBuf,
+    },
+    /// Exports an input stream (or an .fm2 movie) as an FCEUX .fm2 movie, `palFlag 1` for PAL.
+    Fm2 {
+        /// The input stream or .fm2 movie to read (at most 64 MiB).
+        input: PathBuf,
+        /// Where to write the .fm2 movie.
+        output: PathBuf,
+        /// The ROM's file name for the movie's `romFilename` (default: the output's name with .nes).
+        #[arg(long, value_name = "NAME")]
+        rom_name: Option<String>,
+        /// The region the movie was played in (default: the input movie's palFlag, else NTSC). Dendy
+        /// is written as palFlag 0, as FCEUX writes it: replay it with --region dendy.
+        #[arg(long, value_enum, value_name = "REGION")]
+        region: Option<RegionArg>,
     },
     /// Cuts a window out of a journal directory (`<data_dir>/<id>/journal`) or an input stream, as a
     /// standalone input stream that `anes run --input` and `anes lockstep --input` accept.
@@ -58,6 +74,27 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
             writeln!(
                 out,
                 "{}: {} frames written to {}",
+                input.display(),
+                stream.len(),
+                destination.display()
+            )?;
+            out.flush()?;
+        }
+        MovieCommand::Fm2 { input, output: destination, rom_name, region } => {
+            let (stream, movie_region) = read_input_with_region(input)?;
+            let region = region.map(Region::from).or(movie_region).unwrap_or(Region::Ntsc);
+            let rom_name = match rom_name {
+                Some(name) => name.clone(),
+                None => destination
+                    .with_extension("nes")
+                    .file_name()
+                    .map_or_else(|| "game.nes".to_string(), |name| name.to_string_lossy().into_owned()),
+            };
+            anes_fs::write_output(destination, stream.to_fm2_of_region(&rom_name, region).as_bytes())?;
+            let mut out = output::stdout();
+            writeln!(
+                out,
+                "{}: {} frames written to {} ({region})",
                 input.display(),
                 stream.len(),
                 destination.display()

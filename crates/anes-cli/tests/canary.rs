@@ -365,7 +365,7 @@ fn a_bit_flipped_anywhere_in_the_baselines_stream_is_detected() {
     // batches its frames).
     let mut commands = Vec::new();
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 4 },
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 4, region: None },
         &mut commands,
     );
     encode_command(

@@ -858,3 +858,34 @@ fn the_region_comes_from_the_header_the_movie_or_the_flag() {
     let bad_flag = scratch.write("bad.fm2", "version 3\npalFlag 2\n|0|........|........||\n");
     assert_bad_input(&anes(&["movie", "info", bad_flag.to_str().unwrap()]), &bad_flag, "palFlag");
 }
+
+/// `movie fm2` writes `palFlag 1` for a PAL run, and that movie replays as PAL.
+#[test]
+fn movie_fm2_exports_the_region_and_replays_in_it() {
+    let scratch = Scratch::new("cli-movie-fm2");
+    let demo_input = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.input");
+    let rom = demo_rom();
+    for (region, flag, replayed) in [("pal", "palFlag 1", "pal"), ("ntsc", "palFlag 0", "ntsc")] {
+        let movie = scratch.path().join(format!("demo-{region}.fm2"));
+        let output = anes(&["movie", "fm2", demo_input, movie.to_str().unwrap(), "--region", region]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let text = std::fs::read_to_string(&movie).unwrap();
+        assert!(text.lines().any(|line| line == flag), "{region}: {text:.200}");
+        assert!(text.contains(&format!("\nromFilename demo-{region}.nes\n")), "{text:.200}");
+        let run = run_json(&[
+            "run",
+            rom.to_str().unwrap(),
+            "--frames",
+            "30",
+            "--input",
+            movie.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(run["region"], replayed, "{run}");
+        // Exported again without --region, the movie keeps its palFlag.
+        let again = scratch.path().join("again.fm2");
+        let output = anes(&["movie", "fm2", movie.to_str().unwrap(), again.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(std::fs::read_to_string(&again).unwrap().lines().any(|line| line == flag), "{region}");
+    }
+}

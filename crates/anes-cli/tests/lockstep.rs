@@ -372,3 +372,58 @@ fn a_report_path_that_cannot_be_a_folder_is_one_line_with_the_problem_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// CPU cycles of 100 frames, rounded down, from the nesdev wiki's "Cycle reference chart": 341 dots
+/// a line; NTSC 262 lines at 3 dots per CPU cycle (tiny_rom leaves rendering off: no skipped dot),
+/// PAL 312 lines at 3.2 dots, Dendy 312 lines at 3 dots.
+const CYCLES_OF_100_FRAMES: [(&str, u64); 3] =
+    [("ntsc", 100 * 341 * 262 / 3), ("pal", 100 * 341 * 312 * 5 / 16), ("dendy", 100 * 341 * 312 / 3)];
+
+#[test]
+fn region_runs_both_machines_in_that_region() {
+    let (rom, _) = tiny_rom_file("region");
+    let rom = rom.to_str().unwrap();
+    for (region, expected) in CYCLES_OF_100_FRAMES {
+        let run = |frames: &str| {
+            let output = anes(&[rom, "--region", region, "--frames", frames, "--json"]);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{region}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let summary = json(&output);
+            assert_eq!(summary["region"], region);
+            assert!(summary["divergence"].is_null(), "{region}");
+            summary["final_cpu_cycle"].as_u64().unwrap()
+        };
+        let cycles = run("120") - run("20");
+        // Each end is the first instruction boundary after the frame's point: tiny_rom's longest
+        // instruction is 4 cycles (3 late at most), and 1 for the rounding.
+        assert!(
+            cycles.abs_diff(expected) <= 4,
+            "{region}: {cycles} CPU cycles in 100 frames, expected {expected}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(scratch("region"));
+}
+
+#[test]
+fn an_fm2_movie_with_pal_flag_runs_pal_unless_region_says_otherwise() {
+    let (rom, _) = tiny_rom_file("palflag");
+    let movie = rom.with_file_name("pal.fm2");
+    let mut text = String::from("version 3\nemuVersion 20604\npalFlag 1\nport0 1\nport1 1\nport2 0\n");
+    text.push_str(&"|0|........|........||\n".repeat(30));
+    std::fs::write(&movie, text).unwrap();
+    let (rom, movie) = (rom.to_str().unwrap(), movie.to_str().unwrap());
+    for (extra, region) in [(None, "pal"), (Some("dendy"), "dendy"), (Some("ntsc"), "ntsc")] {
+        let mut args = vec![rom, "--input", movie, "--json"];
+        args.extend(extra.iter().flat_map(|r| ["--region", r]));
+        let output = anes(&args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        let summary = json(&output);
+        assert_eq!(summary["region"], region, "{args:?}");
+        assert_eq!(summary["frames_verified"], 30, "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(scratch("palflag"));
+}

@@ -208,3 +208,47 @@ fn a_pipeline_file_that_is_a_fifo_is_refused_at_start() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// A PAL pipeline on `anes worker` processes: both workers' consoles are PAL (a worker of another
+/// region would be refused: `last_exit`), checkpoints advance by PAL frames.
+#[test]
+fn a_pal_pipeline_runs_pal_worker_processes() {
+    let dir = temp_dir("pal");
+    let _remove = support::TempDir(dir.clone());
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    std::fs::write(
+        dir.join("anes.toml"),
+        format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\nevidence_dir = \"evidence\"\ndata_dir = \"data\"\n\
+             [[pipeline]]\nid = \"p\"\nworkers = \"process\"\nregion = \"pal\"\ncheckpoint_every = 10\n\
+             [pipeline.input]\nsource = \"replay\"\nspeed = \"max\"\n"
+        ),
+    )
+    .unwrap();
+    let _serve = Guard(
+        anes()
+            .args(["serve", "--config"])
+            .arg(dir.join("anes.toml"))
+            .env_remove("ANES_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    let status = loop {
+        let status: Option<Value> =
+            get(port, "/v1/pipelines/p").and_then(|text| serde_json::from_str(&text).ok());
+        if let Some(s) = status.filter(|s| s["frames_verified"].as_u64() > Some(200)) {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for 200 frames verified");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["region"], "pal", "{status}");
+    for worker in 0..2 {
+        assert_eq!(status["workers"][worker]["last_exit"], Value::Null, "{status}");
+        assert_eq!(status["workers"][worker]["restarts"], 0, "{status}");
+    }
+    assert_eq!(status["mode"], "normal", "{status}");
+}

@@ -147,7 +147,8 @@ pub struct RomEntry {
     pub frame_budget: u64,
     /// What a run is expected to show.
     pub expected: Expected,
-    /// TV system (`ntsc`).
+    /// The console region, `ntsc` (the default, whatever the header says), `pal` or `dendy`: anes is
+    /// powered on in it; another name is an `error` row.
     pub region: String,
     /// SHA-1 of the ROM file, lowercase hex.
     pub sha1: String,

@@ -28,15 +28,25 @@ pub fn run_rom(rom: &RomEntry) -> RomResult {
 /// Runs one ROM on another emulator: `power_on` builds it from the parsed cartridge (its header
 /// already checked against the manifest) and the file's bytes, or says why it cannot. The ROM's
 /// protocol reads the result through [`Console`]; `nestest-log`, which compares anes's own trace,
-/// is reported as `error` for consoles without [`Console::as_nes`]. Never panics: a panic in the
-/// emulator is reported as `error`.
+/// is reported as `error` for consoles without [`Console::as_nes`], and so is a ROM of another region
+/// than NTSC (`power_on` is not told the region). Never panics: a panic in the emulator is reported
+/// as `error`.
 pub fn run_rom_on<C: Console>(rom: &RomEntry, power_on: PowerOn<'_, C>) -> RomResult {
     let started = Instant::now();
     let mut progress = Progress::default();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| protocol::run_on(rom, &mut progress, power_on)))
-        .unwrap_or_else(|payload| {
-            Outcome::error(format!("the emulator panicked: {}", panic_message(payload.as_ref())))
-        });
+    let ntsc_only = || match protocol::region_of(rom) {
+        Ok(anes_core::Region::Ntsc) => None,
+        Ok(region) => Some(Outcome::error(format!(
+            "region {region}: other emulators are run as NTSC consoles only (power_on is not told the region)"
+        ))),
+        Err(outcome) => Some(outcome),
+    };
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        ntsc_only().unwrap_or_else(|| protocol::run_on(rom, &mut progress, power_on))
+    }))
+    .unwrap_or_else(|payload| {
+        Outcome::error(format!("the emulator panicked: {}", panic_message(payload.as_ref())))
+    });
     result(rom, outcome, &progress, started)
 }
 

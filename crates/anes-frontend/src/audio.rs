@@ -57,7 +57,9 @@ pub(crate) fn check_rate(rate: f64) -> Result<f64, AudioRateError> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct StereoResampler {
-    input_rate: u32,
+    /// Hz; fractional for a PAL or Dendy console, whose core samples come at a fraction of the rate
+    /// asked (see [`crate::Console::set_audio_rate`]).
+    input_rate: f64,
     output_rate: f64,
     /// The output rate the kernel was designed for.
     nominal_rate: f64,
@@ -76,13 +78,22 @@ impl StereoResampler {
     /// A resampler from `input_rate` Hz to `output_rate` Hz taking at most `max_input_per_call`
     /// samples a call to [`StereoResampler::process`] (more are taken in several passes).
     pub fn new(input_rate: u32, output_rate: f64, max_input_per_call: usize) -> Result<Self, AudioRateError> {
+        StereoResampler::with_input_rate_hz(f64::from(input_rate.max(1)), output_rate, max_input_per_call)
+    }
+
+    /// [`StereoResampler::new`] from a fractional input rate (at least 1 Hz).
+    pub fn with_input_rate_hz(
+        input_rate: f64,
+        output_rate: f64,
+        max_input_per_call: usize,
+    ) -> Result<Self, AudioRateError> {
         let output_rate = check_rate(output_rate)?;
-        let input_rate = input_rate.max(1);
+        let input_rate = if input_rate.is_finite() { input_rate.max(1.0) } else { 1.0 };
         let mut resampler = StereoResampler {
             input_rate,
             output_rate,
             nominal_rate: output_rate,
-            step: f64::from(input_rate) / output_rate,
+            step: input_rate / output_rate,
             kernel: Vec::new().into_boxed_slice(),
             history: Vec::with_capacity(max_input_per_call + TAPS),
             position: 0.0,
@@ -94,7 +105,7 @@ impl StereoResampler {
     }
 
     /// The input rate in Hz.
-    pub fn input_rate(&self) -> u32 {
+    pub fn input_rate(&self) -> f64 {
         self.input_rate
     }
 
@@ -108,7 +119,7 @@ impl StereoResampler {
     pub fn set_output_rate(&mut self, rate: f64) -> Result<(), AudioRateError> {
         let rate = check_rate(rate)?;
         self.output_rate = rate;
-        self.step = f64::from(self.input_rate) / rate;
+        self.step = self.input_rate / rate;
         if (rate / self.nominal_rate - 1.0).abs() > MAX_RATE_ADJUSTMENT {
             self.nominal_rate = rate;
             self.build_kernel();
@@ -119,7 +130,7 @@ impl StereoResampler {
     /// Blackman-windowed sinc at a cutoff of [`CUTOFF`] times the lower Nyquist frequency, one
     /// normalized row (DC gain 1) per phase.
     fn build_kernel(&mut self) {
-        let ratio = (self.nominal_rate / f64::from(self.input_rate)).min(1.0);
+        let ratio = (self.nominal_rate / self.input_rate).min(1.0);
         let cutoff = CUTOFF * ratio / (1.0 + MAX_RATE_ADJUSTMENT);
         let half = TAPS as f64 / 2.0;
         let mut kernel = vec![[0f32; TAPS]; PHASES + 1];

@@ -4,12 +4,12 @@
 use anes_core::cart::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 use anes_core::movie::FrameInput;
 use anes_core::state::{SnapshotError, StateHash};
-use anes_core::{BatteryRamError, Cartridge, Nes, NesConfig, RomError};
+use anes_core::{BatteryRamError, Cartridge, Nes, NesConfig, Region, RomError};
 use thiserror::Error;
 
 use crate::audio::{AudioRateError, StereoResampler, check_rate};
 use crate::palette::{Palette, PictureError, PixelFormat};
-use crate::timing::{FRAMES_PER_SECOND, Overscan};
+use crate::timing::{Overscan, cpu_clock_of, frames_per_second_of};
 
 /// First bytes of a console snapshot.
 pub const CONSOLE_STATE_MAGIC: [u8; 8] = *b"ANESCONS";
@@ -118,9 +118,22 @@ pub struct Console {
     battery_saved: Box<[u8]>,
 }
 
-/// Core samples a frame can produce at `rate` Hz, with slack for a frame that runs long.
-fn core_samples_per_frame(rate: u32) -> usize {
-    (f64::from(rate) / FRAMES_PER_SECOND * 1.5) as usize + 64
+/// Core samples a frame of a `region` console can produce at `rate` Hz, with slack for a frame that
+/// runs long.
+fn core_samples_per_frame(rate: f64, region: Region) -> usize {
+    (rate / frames_per_second_of(region) * 1.5) as usize + 64
+}
+
+/// The rate at which a `region` console's core emits samples when asked for `asked` Hz. The core's
+/// decimator counts CPU cycles against the NTSC CPU clock (`anes_core::apu::output`), so a console
+/// with another CPU clock emits `asked` x its clock / NTSC's samples per emulated second: 0.92895
+/// times on PAL, 0.99088 on the Dendy.
+fn core_emission_rate(asked: u32, region: Region) -> f64 {
+    let (n, d) = cpu_clock_of(region);
+    let (ntsc_n, ntsc_d) = cpu_clock_of(Region::Ntsc);
+    // asked x (n / d) / (ntsc_n / ntsc_d), in integers up to the last division (all below 2^64 x 2^64).
+    (u128::from(asked) * u128::from(n) * u128::from(ntsc_d)) as f64
+        / (u128::from(d) * u128::from(ntsc_n)) as f64
 }
 
 impl Console {
@@ -136,7 +149,18 @@ impl Console {
         config: NesConfig,
         audio_rate: Option<f64>,
     ) -> Result<Console, ConsoleError> {
-        let nes = Nes::new(Cartridge::from_ines(rom)?, config);
+        Console::with_region(rom, config, None, audio_rate)
+    }
+
+    /// [`Console::with_config`] for a console of `region` (`None`: the ROM header's, NTSC for iNES
+    /// 1.0 and multi-region ROMs). Audio is resampled from the region's CPU clock.
+    pub fn with_region(
+        rom: &[u8],
+        config: NesConfig,
+        region: Option<Region>,
+        audio_rate: Option<f64>,
+    ) -> Result<Console, ConsoleError> {
+        let nes = Nes::with_region(Cartridge::from_ines(rom)?, config, region);
         let battery_saved = nes.cartridge().battery_ram().unwrap_or_default().into();
         let mut console = Console {
             nes,
@@ -219,20 +243,23 @@ impl Console {
             return Ok(());
         };
         let rate = check_rate(rate)?;
+        let region = self.nes.region();
         if let Some(resampler) = &mut self.resampler {
-            let core_rate = f64::from(resampler.input_rate());
-            if (rate / core_rate - 1.0).abs() <= crate::audio::MAX_RATE_ADJUSTMENT {
+            if (rate / resampler.input_rate() - 1.0).abs() <= crate::audio::MAX_RATE_ADJUSTMENT {
                 return resampler.set_output_rate(rate);
             }
         }
-        let core_rate = rate.round() as u32;
-        let per_frame = core_samples_per_frame(core_rate);
-        self.nes.set_audio_sample_rate(Some(core_rate));
-        self.resampler = Some(StereoResampler::new(core_rate, rate, per_frame)?);
+        // Asked so that the core emits about `rate` samples per emulated second.
+        let (n, d) = cpu_clock_of(region);
+        let (ntsc_n, ntsc_d) = cpu_clock_of(Region::Ntsc);
+        let asked = (rate * (ntsc_n * d) as f64 / (n * ntsc_d) as f64).round() as u32;
+        let core_rate = core_emission_rate(asked, region);
+        let per_frame = core_samples_per_frame(core_rate, region);
+        self.nes.set_audio_sample_rate(Some(asked));
+        self.resampler = Some(StereoResampler::with_input_rate_hz(core_rate, rate, per_frame)?);
         self.core_audio = vec![0.0; per_frame];
         // Room for a frame at the highest rate the resampler serves without rebuilding.
-        let out_per_frame =
-            (rate * (1.0 + crate::audio::MAX_RATE_ADJUSTMENT) / FRAMES_PER_SECOND * 1.5) as usize + 64;
+        let out_per_frame = core_samples_per_frame(rate * (1.0 + crate::audio::MAX_RATE_ADJUSTMENT), region);
         self.audio = Vec::with_capacity(2 * out_per_frame);
         Ok(())
     }

@@ -41,6 +41,6 @@ pub use console::{
 };
 pub use palette::{Palette, PaletteError, PictureError, PixelFormat};
 pub use timing::{
-    FRAME_RATE, FRAMES_PER_SECOND, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PIXEL_ASPECT_RATIO,
+    FRAME_RATE, FRAMES_PER_SECOND, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PIXEL_ASPECT_RATIO, cpu_clock_of,
     frame_rate_of, frames_per_second_of,
 };

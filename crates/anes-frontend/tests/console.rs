@@ -1,6 +1,8 @@
 //! Console behaviour a frontend relies on: snapshots refused whole with the reason (codes and all),
 //! Game Genie codes restored with a state, the battery RAM dirty flag.
 
+use anes_frontend::anes_core::movie::FrameInput;
+use anes_frontend::anes_core::{NesConfig, Region};
 use anes_frontend::{CONSOLE_STATE_HEADER_LEN, Console, ConsoleStateError, GameGenieCode};
 
 fn demo() -> Console {
@@ -162,4 +164,46 @@ fn a_vrc6_roms_expansion_sound_reaches_the_stereo_output() {
     // A full-volume APU pulse reaches about 0.15 of full scale; the VRC6's at 15 matches it (0 when
     // the chip's level does not reach the mix).
     assert!(loudest > 2000, "the loudest sample is {loudest}: the VRC6 is not heard");
+}
+
+/// Stereo frames of audio a `region` console makes at 48 kHz over `frames` frames, after a warm-up
+/// (the resampler's kernel delay and the first, partial frame).
+fn audio_frames_at_48_khz(region: Region, frames: usize) -> usize {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let mut console = Console::with_region(&rom, NesConfig::default(), Some(region), Some(48_000.0)).unwrap();
+    for _ in 0..10 {
+        console.run_frame(FrameInput::default());
+    }
+    (0..frames)
+        .map(|_| {
+            console.run_frame(FrameInput::default());
+            console.audio().len() / 2
+        })
+        .sum()
+}
+
+/// A second of audio is 48,000 samples at 48 kHz in every region: the core's samples come at the
+/// region's CPU clock and are resampled from it. Figures from the nesdev wiki ("Clock rate",
+/// "Cycle reference chart"), not from the code: PAL and Dendy run 26.6017125 MHz / (312 x 341 x 5)
+/// = 50.0070 frames a second, NTSC 236.25 MHz / 11 / (262 x 341 x 4 - 2) = 60.0988 (the demo
+/// renders: every other frame is a dot short).
+#[test]
+fn a_second_of_audio_is_48000_samples_in_every_region() {
+    let pal_frame_seconds: f64 = (312.0 * 341.0 * 5.0) / 26_601_712.5;
+    let ntsc_frame_seconds: f64 = (262.0 * 341.0 * 4.0 - 0.5) * 11.0 / 236_250_000.0;
+    for (region, frame_seconds) in [
+        (Region::Pal, pal_frame_seconds),
+        (Region::Dendy, pal_frame_seconds),
+        (Region::Ntsc, ntsc_frame_seconds),
+    ] {
+        // Two seconds' worth of whole frames: 48,000 a second, give or take one at each end for
+        // where a frame's last sample falls (measured: within 1 in every region).
+        let frames = (2.0 / frame_seconds).round() as usize;
+        let expected = 48_000.0 * frames as f64 * frame_seconds;
+        let got = audio_frames_at_48_khz(region, frames);
+        assert!(
+            (got as f64 - expected).abs() <= 2.0,
+            "{region}: {got} samples in {frames} frames, expected {expected:.1}"
+        );
+    }
 }

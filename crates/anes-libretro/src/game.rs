@@ -2,6 +2,7 @@
 //! the negotiated pixel format, the controller ports, the cheat list). Safe code; `lib.rs` is the
 //! C boundary around it.
 
+use anes_frontend::anes_core::Region;
 use anes_frontend::anes_core::input::buttons;
 use anes_frontend::anes_core::movie::FrameInput;
 use anes_frontend::{Console, ConsoleError, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat};
@@ -38,9 +39,13 @@ pub struct LoadedGame {
 }
 
 impl LoadedGame {
-    /// Powers the console on with the ROM's bytes.
-    pub fn new(rom: &[u8], pixel_format: PixelFormat) -> Result<LoadedGame, ConsoleError> {
-        let console = Console::with_config(rom, Default::default(), Some(SAMPLE_RATE))?;
+    /// Powers the console on with the ROM's bytes, of `region` (`None`: the ROM header's).
+    pub fn new(
+        rom: &[u8],
+        pixel_format: PixelFormat,
+        region: Option<Region>,
+    ) -> Result<LoadedGame, ConsoleError> {
+        let console = Console::with_region(rom, Default::default(), region, Some(SAMPLE_RATE))?;
         let video = vec![0; (PICTURE_WIDTH * PICTURE_HEIGHT) as usize * pixel_format.bytes_per_pixel()];
         Ok(LoadedGame { console, pixel_format, video, cheats: CheatTable::default() })
     }

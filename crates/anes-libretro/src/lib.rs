@@ -3,8 +3,9 @@
 //! It implements the libretro API version 1: video (256x240, XRGB8888, or RGB565 when the frontend
 //! refuses that), audio in batches (interleaved stereo `i16` at 48 kHz), both controller ports as
 //! joypads, fixed-size serialization (save states, rewind, run-ahead), save RAM and system RAM
-//! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s on NTSC, 50.0070 on PAL and Dendy; 8:7 pixels)
-//! and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
+//! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s on NTSC,
+//! 50.0070 on PAL and Dendy; 8:7 pixels), the core option `anes_region` (the console of a
+//! multi-region ROM: auto, ntsc, pal or dendy) and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
 //!
 //! Cheats change what the CPU reads, so they are part of the machine: of its identity, its state
 //! hash and its save states. A state restores the cheats it was saved with.
@@ -153,10 +154,37 @@ pub extern "C" fn retro_set_environment(callback: Option<EnvironmentFn>) {
         ControllerInfo { types: std::ptr::null(), num_types: 0 },
     ];
     environment(ENVIRONMENT_SET_CONTROLLER_INFO, ports.as_ptr().cast_mut());
+    let mut options = [
+        Variable { key: REGION_OPTION.as_ptr(), value: REGION_OPTION_CHOICES.as_ptr() },
+        Variable { key: std::ptr::null(), value: std::ptr::null() },
+    ];
+    environment(ENVIRONMENT_SET_VARIABLES, options.as_mut_ptr());
     let mut logger = LogCallback { log: None };
     if environment(ENVIRONMENT_GET_LOG_INTERFACE, &mut logger) {
         lock(&FRONTEND).log = logger.log;
     }
+}
+
+/// The core option choosing the console of a multi-region ROM (NES 2.0 byte 12 = 2).
+const REGION_OPTION: &CStr = c"anes_region";
+/// Its description and values (libretro's `Description; first|second|...`, the first the default).
+const REGION_OPTION_CHOICES: &CStr = c"Region of multi-region games (on load); auto|ntsc|pal|dendy";
+
+/// The console region for `rom`: the `anes_region` option's for a multi-region ROM (`auto`, unset or
+/// unknown: the header's, NTSC), otherwise the header's.
+fn region_for(rom: &[u8]) -> Option<Region> {
+    let multi = anes_frontend::anes_core::Cartridge::from_ines(rom)
+        .is_ok_and(|cart| cart.info().region == anes_frontend::anes_core::HeaderRegion::Multi);
+    if !multi {
+        return None;
+    }
+    let mut variable = Variable { key: REGION_OPTION.as_ptr(), value: std::ptr::null() };
+    if !environment(ENVIRONMENT_GET_VARIABLE, &mut variable) || variable.value.is_null() {
+        return None;
+    }
+    // SAFETY: the frontend set `value` to a NUL-terminated string valid until the next call.
+    let value = unsafe { CStr::from_ptr(variable.value) };
+    value.to_str().ok().and_then(Region::from_name)
 }
 
 /// `retro_set_video_refresh`.
@@ -221,7 +249,8 @@ pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
         }
         PixelFormat::Rgb565
     };
-    let mut loaded = match LoadedGame::new(rom, pixel_format) {
+    let region = region_for(rom);
+    let mut loaded = match LoadedGame::new(rom, pixel_format, region) {
         Ok(loaded) => Box::new(loaded),
         Err(error) => {
             log(LOG_ERROR, &format!("ROM refused: {error}"));
@@ -232,7 +261,8 @@ pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
     let mut achievements = true;
     environment(ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS, &mut achievements);
     declare_memory_map(&mut loaded);
-    log(LOG_INFO, &format!("loaded a {} byte ROM, {pixel_format:?} pictures", rom.len()));
+    let region = loaded.console.nes().region();
+    log(LOG_INFO, &format!("loaded a {} byte ROM, a {region} console, {pixel_format:?} pictures", rom.len()));
     *lock(&GAME) = Some(loaded);
     true
 }

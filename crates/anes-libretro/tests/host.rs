@@ -19,6 +19,10 @@ thread_local! {
     static AUDIO_FRAMES: Cell<usize> = const { Cell::new(0) };
     /// Buttons held: (port, libretro id) pairs as a bit set, bit 16 * port + id.
     static HELD: Cell<u32> = const { Cell::new(0) };
+    /// The core options the core declared: (key, description and values).
+    static DECLARED: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
+    /// The value the host gives the `anes_region` option (`None`: the host does not know it).
+    static REGION_OPTION: RefCell<Option<std::ffi::CString>> = const { RefCell::new(None) };
 }
 
 #[global_allocator]
@@ -36,6 +40,35 @@ unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {
         | ffi::ENVIRONMENT_SET_CONTROLLER_INFO
         | ffi::ENVIRONMENT_SET_MEMORY_MAPS
         | ffi::ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS => true,
+        ffi::ENVIRONMENT_SET_VARIABLES => {
+            let mut next = data.cast::<ffi::Variable>();
+            // SAFETY: the core passes an array of `retro_variable` ended by a null key, with
+            // NUL-terminated strings.
+            unsafe {
+                while !(*next).key.is_null() {
+                    let text = |p| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned();
+                    let option = (text((*next).key), text((*next).value));
+                    DECLARED.with(|declared| declared.borrow_mut().push(option));
+                    next = next.add(1);
+                }
+            }
+            true
+        }
+        ffi::ENVIRONMENT_GET_VARIABLE => {
+            let variable = data.cast::<ffi::Variable>();
+            // SAFETY: the core passes a `retro_variable` whose key is a NUL-terminated string; the
+            // value given back lives in a thread-local until the host changes it.
+            unsafe {
+                let key = std::ffi::CStr::from_ptr((*variable).key);
+                REGION_OPTION.with(|option| match (key.to_bytes(), option.borrow().as_ref()) {
+                    (b"anes_region", Some(value)) => {
+                        (*variable).value = value.as_ptr();
+                        true
+                    }
+                    _ => false,
+                })
+            }
+        }
         _ => false,
     }
 }
@@ -258,6 +291,49 @@ fn a_host_drives_the_core_through_the_c_api() {
         assert!((av.timing.fps - 50.007).abs() < 1e-3, "byte 12 = {byte12}: {}", av.timing.fps);
         retro_run();
         retro_unload_game();
+    }
+
+    // A multi-region ROM (byte 12 = 2) runs in the region the `anes_region` option names (auto, or
+    // no answer: NTSC, the header's default); other ROMs keep their header's region whatever it says.
+    let declared = DECLARED.with(|declared| declared.borrow().clone());
+    assert_eq!(
+        declared,
+        [(
+            "anes_region".to_string(),
+            "Region of multi-region games (on load); auto|ntsc|pal|dendy".to_string()
+        )]
+    );
+    let load_with = |byte12: u8, option: Option<&str>| {
+        REGION_OPTION.with(|value| *value.borrow_mut() = option.map(|o| std::ffi::CString::new(o).unwrap()));
+        let mut regional = rom.clone();
+        regional[12] = byte12;
+        let game = GameInfo {
+            path: std::ptr::null(),
+            data: regional.as_ptr().cast(),
+            size: regional.len(),
+            meta: std::ptr::null(),
+        };
+        // SAFETY: `game` points to the ROM's bytes.
+        assert!(unsafe { retro_load_game(&game) });
+        let mut av = av;
+        // SAFETY: a valid, writable struct.
+        unsafe { retro_get_system_av_info(&mut av) };
+        let seen = (retro_get_region(), (av.timing.fps * 1000.0).round() / 1000.0);
+        retro_unload_game();
+        seen
+    };
+    let (ntsc, pal) = ((ffi::REGION_NTSC, 60.099), (ffi::REGION_PAL, 50.007));
+    for (byte12, option, expected) in [
+        (2, None, ntsc),
+        (2, Some("auto"), ntsc),
+        (2, Some("pal"), pal),
+        (2, Some("dendy"), pal),
+        (2, Some("ntsc"), ntsc),
+        (2, Some("secam"), ntsc),
+        (0, Some("pal"), ntsc),
+        (1, Some("ntsc"), pal),
+    ] {
+        assert_eq!(load_with(byte12, option), expected, "byte 12 = {byte12}, anes_region = {option:?}");
     }
     retro_deinit();
 }

@@ -9,7 +9,7 @@
 
 use anes_core::movie::FrameInput;
 use anes_core::state::{FrameRecord, Section, StateHash};
-use anes_core::{Cartridge, Nes, NesConfig};
+use anes_core::{Cartridge, Nes, NesConfig, Region};
 use thiserror::Error;
 
 use crate::input::EvidenceInput;
@@ -240,7 +240,18 @@ impl NesMachine {
 
     /// Parses an iNES file and powers a console on with `config`.
     pub fn from_ines(rom: &[u8], config: NesConfig) -> Result<NesMachine, anes_core::RomError> {
-        Ok(NesMachine::new(Nes::new(Cartridge::from_ines(rom)?, config)))
+        NesMachine::from_ines_with_region(rom, config, None)
+    }
+
+    /// [`NesMachine::from_ines`] with the console's region chosen: `Some` overrides the ROM header,
+    /// `None` takes the header's (NTSC for iNES 1.0 and multi-region ROMs). Both machines of a run
+    /// must be of one region: a console of another region differs in its state from power-on.
+    pub fn from_ines_with_region(
+        rom: &[u8],
+        config: NesConfig,
+        region: Option<Region>,
+    ) -> Result<NesMachine, anes_core::RomError> {
+        Ok(NesMachine::new(Nes::with_region(Cartridge::from_ines(rom)?, config, region)))
     }
 
     /// The wrapped console, for reads that go past the `Machine` trait.

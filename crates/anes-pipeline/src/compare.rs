@@ -35,9 +35,17 @@ impl Pipeline {
                 let incarnation = slot.incarnation;
                 self.notice(Notice::WorkerStarted { worker, incarnation, build });
             }
-            Reply::Loaded { record, .. } => {
+            Reply::Loaded { record, region, .. } => {
                 if slot.phase != WorkerPhase::Starting {
                     return;
+                }
+                if let Some(expected) = self.settings.region
+                    && region != Some(expected)
+                {
+                    let found = region.map_or("not named (a build older than regions)", |r| r.name());
+                    let reason =
+                        format!("refused: its console region is {found}, this pipeline's is {expected}");
+                    return self.worker_exited(worker, reason);
                 }
                 self.counters.worker_up[worker.index()] = 1;
                 let record: FrameRecord = record.into();

@@ -166,6 +166,10 @@ pub enum WorkerCommand {
         rom: Vec<u8>,
         /// Checkpoint interval in frames (at least 1).
         checkpoint_every: u64,
+        /// The console's region; `None`: the ROM header's (NTSC for iNES 1.0). Left out of the
+        /// message when `None`, so a parent that does not choose speaks to workers of older builds.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "region_name")]
+        region: Option<anes_core::Region>,
     },
     /// Run these frames; the first has sequence number `first_seq`, which must be the next one the
     /// child expects.
@@ -237,6 +241,9 @@ pub enum Reply {
         rom_identity: [u8; 32],
         /// The power-on record.
         record: WireRecord,
+        /// The console's region; `None` from a build that does not say (older than regions).
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "region_name")]
+        region: Option<anes_core::Region>,
     },
     /// The record at the end of frame `seq`.
     Record {
@@ -319,6 +326,26 @@ mod hex_bytes {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
         crate::protocol::from_hex(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A region as its name (`ntsc`, `pal`, `dendy`).
+mod region_name {
+    use anes_core::Region;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(region: &Option<Region>, s: S) -> Result<S::Ok, S::Error> {
+        match region {
+            Some(region) => s.serialize_str(region.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Region>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Region::from_name(&text)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("region {text:?} is not ntsc, pal or dendy")))
     }
 }
 

@@ -202,6 +202,9 @@ pub struct PipelineSettings {
     /// The pipeline counts as stalled when work waits (records unverified or dead-lettered, or an
     /// input source that should be producing) and no frame was verified for this long.
     pub stall_after: Duration,
+    /// The consoles' region. A worker whose `Loaded` names another region (or none: a build older
+    /// than regions) is refused as if it had exited; `None` checks nothing.
+    pub region: Option<anes_core::Region>,
 }
 
 impl PipelineSettings {
@@ -224,6 +227,7 @@ impl PipelineSettings {
             verdict_timeout: Duration::from_secs(2),
             retry: (Duration::from_millis(500), Duration::from_secs(30), 0x5eed),
             stall_after: STALL_AFTER,
+            region: None,
         }
     }
 }

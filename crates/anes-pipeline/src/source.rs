@@ -18,7 +18,8 @@ pub const NTSC_FRAMES_PER_SECOND: f64 = 60.0988;
 /// How fast a replay runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pace {
-    /// `speed` × real time (1.0: 60.0988 frames per second).
+    /// `speed` × real time (1.0: the console's frame rate, 60.0988 frames per second for NTSC; see
+    /// [`ReplaySource::at_frame_rate`]).
     RealTime {
         /// Multiple of real time.
         speed: f64,
@@ -39,13 +40,30 @@ pub struct ReplaySource {
     /// Records a previous run handed out ([`ReplaySource::skip`]): the real-time clock starts after
     /// them.
     skipped: u64,
+    /// The console's frames per second: real time for [`Pace::RealTime`].
+    frames_per_second: f64,
 }
 
 impl ReplaySource {
     /// A replay of `stream`, once or looping, at `pace`. The clock starts at the first call to
     /// [`ReplaySource::due`].
     pub fn new(stream: Arc<[FrameInput]>, looping: bool, pace: Pace) -> ReplaySource {
-        ReplaySource { stream, looping, pace, started_at: None, produced: 0, skipped: 0 }
+        ReplaySource {
+            stream,
+            looping,
+            pace,
+            started_at: None,
+            produced: 0,
+            skipped: 0,
+            frames_per_second: NTSC_FRAMES_PER_SECOND,
+        }
+    }
+
+    /// The replay's real time is `frames_per_second` (a PAL or Dendy console's 50.0070) instead of
+    /// NTSC's 60.0988.
+    pub fn at_frame_rate(mut self, frames_per_second: f64) -> ReplaySource {
+        self.frames_per_second = frames_per_second;
+        self
     }
 
     /// True when a once-only replay has handed out its last record (or the stream is empty).
@@ -63,7 +81,7 @@ impl ReplaySource {
         let due = match self.pace {
             Pace::RealTime { speed } => {
                 let total =
-                    (now.saturating_sub(started).as_secs_f64() * NTSC_FRAMES_PER_SECOND * speed) as u64 + 1;
+                    (now.saturating_sub(started).as_secs_f64() * self.frames_per_second * speed) as u64 + 1;
                 (total + self.skipped).saturating_sub(self.produced)
             }
             Pace::Max => room,
@@ -88,7 +106,7 @@ impl ReplaySource {
         match (self.pace, self.started_at) {
             (Pace::RealTime { speed }, Some(started)) => {
                 let seconds =
-                    self.produced.saturating_sub(self.skipped) as f64 / (NTSC_FRAMES_PER_SECOND * speed);
+                    self.produced.saturating_sub(self.skipped) as f64 / (self.frames_per_second * speed);
                 Some(started + Duration::from_secs_f64(seconds))
             }
             _ => Some(Duration::ZERO),
@@ -157,6 +175,20 @@ mod tests {
         assert_eq!(source.next_record(), FrameInput::buttons((1202 % 3) as u8, 0));
         assert_eq!(source.next_due_at(), Some(t0 + Duration::from_secs_f64(1.0 / NTSC_FRAMES_PER_SECOND)));
         assert_eq!(source.due(t0 + Duration::from_secs(1), 0), 60, "then 60.0988 a second");
+    }
+
+    #[test]
+    fn a_pal_replay_runs_at_50_frames_a_second() {
+        // nesdev "Clock rate": a PAL frame is 341 x 312 dots of 5 master clocks at 26.6017125 MHz.
+        let pal = 26_601_712.5 / (5.0 * 341.0 * 312.0);
+        let mut source = ReplaySource::new(stream(3), true, Pace::RealTime { speed: 1.0 }).at_frame_rate(pal);
+        let t0 = Duration::from_secs(3);
+        assert_eq!(source.due(t0, 0), 1);
+        source.next_record();
+        // 50.007 frames a second: 500 in 10 s, and the first, due at once.
+        assert_eq!(source.due(t0 + Duration::from_secs(10), 0), 500);
+        let next = source.next_due_at().unwrap() - t0;
+        assert!((next.as_secs_f64() - 1.0 / 50.007).abs() < 1e-5, "{next:?}");
     }
 
     #[test]

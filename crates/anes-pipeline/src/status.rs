@@ -85,6 +85,8 @@ pub struct CheckpointStatus {
 pub struct PipelineStatus {
     /// `pipeline_id`.
     pub id: String,
+    /// The consoles' region (`ntsc`, `pal`, `dendy`); `None` when the pipeline does not check it.
+    pub region: Option<&'static str>,
     /// Normal, read-only, recovery or fenced.
     pub mode: Mode,
     /// Why the store refused this service's epoch, once it did.
@@ -175,6 +177,7 @@ impl Pipeline {
         };
         PipelineStatus {
             id: self.settings.id.clone(),
+            region: self.settings.region.map(anes_core::Region::name),
             mode: self.mode(),
             fence: self.fence,
             stalled: self.stalled,

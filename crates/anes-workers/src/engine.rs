@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anes_core::NesConfig;
+use anes_core::{NesConfig, Region};
 use anes_lockstep::{Fault, Machine, NesMachine};
 
 use crate::protocol::{Reply, WireInput, WorkerCommand};
@@ -40,7 +40,7 @@ struct PendingFault {
 /// let mut engine = Engine::new();
 /// let mut replies = Vec::new();
 /// let rom = anes_lockstep::testing::tiny_rom();
-/// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60 }, &mut |r| replies.push(r));
+/// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60, region: None }, &mut |r| replies.push(r));
 /// let flow = engine.handle(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
 /// assert_eq!(flow, Flow::Continue);
 /// assert!(matches!(replies.last(), Some(Reply::Record { seq: 0, record }) if record.frame == 1));
@@ -64,7 +64,9 @@ impl Engine {
     /// Handles one command, passing every reply to `reply` in order.
     pub fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow {
         match command {
-            WorkerCommand::Load { rom, checkpoint_every } => self.load(&rom, checkpoint_every, reply),
+            WorkerCommand::Load { rom, checkpoint_every, region } => {
+                self.load(&rom, checkpoint_every, region, reply)
+            }
             WorkerCommand::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
             WorkerCommand::Restore { seq, snapshot } => self.restore(seq, &snapshot, reply),
             WorkerCommand::Snapshot => match &self.machine {
@@ -123,19 +125,26 @@ impl Engine {
         Flow::Continue
     }
 
-    fn load(&mut self, rom: &[u8], checkpoint_every: u64, reply: &mut dyn FnMut(Reply)) {
+    fn load(
+        &mut self,
+        rom: &[u8],
+        checkpoint_every: u64,
+        region: Option<Region>,
+        reply: &mut dyn FnMut(Reply),
+    ) {
         if checkpoint_every == 0 {
             return reply(Reply::Error { message: "load: checkpoint_every must be at least 1".into() });
         }
-        match NesMachine::from_ines(rom, NesConfig::default()) {
+        match NesMachine::from_ines_with_region(rom, NesConfig::default(), region) {
             Ok(machine) => {
                 let rom_identity = *machine.nes().rom_identity();
                 let record = machine.record().into();
+                let region = Some(machine.nes().region());
                 self.machine = Some(machine);
                 self.checkpoint_every = checkpoint_every;
                 self.next_seq = 0;
                 self.faults.clear();
-                reply(Reply::Loaded { rom_identity, record });
+                reply(Reply::Loaded { rom_identity, record, region });
                 self.send_snapshot(reply);
             }
             Err(e) => reply(Reply::Error { message: format!("load: the ROM is refused: {e}") }),
@@ -319,7 +328,8 @@ mod tests {
     #[test]
     fn records_snapshots_and_restores() {
         let mut engine = Engine::new();
-        let (replies, _) = run(&mut engine, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 4 });
+        let (replies, _) =
+            run(&mut engine, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 4, region: None });
         assert!(matches!(replies[0], Reply::Loaded { record, .. } if record.frame == 0));
         assert!(matches!(replies[1], Reply::Snapshot { seq: 0, .. }));
         let (replies, _) = run(&mut engine, frames(0, 5));
@@ -343,7 +353,7 @@ mod tests {
         let mut clean = Engine::new();
         let mut faulty = Engine::new();
         for e in [&mut clean, &mut faulty] {
-            run(e, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60 });
+            run(e, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region: None });
             run(e, frames(0, 3));
         }
         let (replies, _) = run(&mut faulty, WorkerCommand::Inject { spec: "flip:ram:0x0010:3".into() });
@@ -361,5 +371,46 @@ mod tests {
             Flow::Stall(Duration::from_millis(5))
         );
         assert_eq!(run(&mut faulty, WorkerCommand::Shutdown).1, Flow::Shutdown);
+    }
+
+    #[test]
+    fn a_load_of_a_region_powers_that_console_on_and_refuses_another_regions_snapshot() {
+        let load = |region| WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region };
+        let mut ntsc = Engine::new();
+        let (replies, _) = run(&mut ntsc, load(None));
+        assert!(matches!(replies[0], Reply::Loaded { region: Some(Region::Ntsc), .. }), "iNES 1.0: NTSC");
+        let Some(Reply::Snapshot { bytes: ntsc_snapshot, .. }) = replies.get(1).cloned() else {
+            panic!("the power-on snapshot: {replies:?}")
+        };
+        for region in [Region::Pal, Region::Dendy] {
+            let mut engine = Engine::new();
+            let (replies, _) = run(&mut engine, load(Some(region)));
+            assert!(
+                matches!(replies[0], Reply::Loaded { region: Some(r), .. } if r == region),
+                "{replies:?}"
+            );
+            // 341 x 312 dots a frame (nesdev "Cycle reference chart"), 3.2 dots a CPU cycle on PAL, 3
+            // on Dendy: 33,247.5 and 35,464 CPU cycles; tiny_rom's instructions end a frame at most 3
+            // cycles late.
+            let expected = if region == Region::Pal { 341 * 312 * 5 * 10 / 16 } else { 341 * 312 * 10 / 3 };
+            let (replies, _) = run(&mut engine, frames(0, 12));
+            let cycles: Vec<u64> = replies
+                .iter()
+                .filter_map(
+                    |r| if let Reply::Record { record, .. } = r { Some(record.cpu_cycle) } else { None },
+                )
+                .collect();
+            let ten_frames = cycles[11] - cycles[1];
+            assert!(
+                ten_frames.abs_diff(expected) <= 4,
+                "{region}: {ten_frames} CPU cycles, expected {expected}"
+            );
+            let (replies, _) =
+                run(&mut engine, WorkerCommand::Restore { seq: 0, snapshot: ntsc_snapshot.clone() });
+            assert!(
+                matches!(&replies[0], Reply::Error { message } if message.contains("ntsc console")),
+                "{region}: {replies:?}"
+            );
+        }
     }
 }

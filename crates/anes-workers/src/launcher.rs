@@ -34,6 +34,8 @@ pub struct WorkerLauncher {
     pub program: Option<PathBuf>,
     /// Where remote workers listen, for remote workers.
     pub remote: Option<RemoteWorkers>,
+    /// The consoles' region, sent in `Load`; `None`: the ROM header's.
+    pub region: Option<anes_core::Region>,
 }
 
 /// A running worker, whichever kind.
@@ -83,7 +85,7 @@ impl WorkerLauncher {
                 )
             }
         };
-        handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every });
+        handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every, region: self.region });
         Ok(handle)
     }
 }

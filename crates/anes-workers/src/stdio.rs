@@ -199,7 +199,10 @@ mod tests {
     #[test]
     fn a_binary_session() {
         let mut input = Vec::new();
-        encode_command(&WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2 }, &mut input);
+        encode_command(
+            &WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region: None },
+            &mut input,
+        );
         encode_command(
             &WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] },
             &mut input,
@@ -221,6 +224,28 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["hello", "loaded", "snapshot", "record", "record", "snapshot", "record", "error"]);
+    }
+
+    #[test]
+    fn the_region_of_a_load_reaches_the_console_in_both_encodings() {
+        let region = Some(anes_core::Region::Dendy);
+        let mut input = Vec::new();
+        encode_command(&WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region }, &mut input);
+        let mut output = Vec::new();
+        serve(Encoding::Binary, std::io::Cursor::new(input), &mut output).unwrap();
+        assert!(matches!(
+            binary_replies(&output)[1],
+            Reply::Loaded { region: Some(anes_core::Region::Dendy), .. }
+        ));
+        let rom = anes_core::hex::to_hex(&tiny_rom());
+        let input =
+            format!("{{\"type\":\"load\",\"rom\":\"{rom}\",\"checkpoint_every\":60,\"region\":\"dendy\"}}\n");
+        let mut output = Vec::new();
+        serve(Encoding::JsonLines, std::io::Cursor::new(input.into_bytes()), &mut output).unwrap();
+        let text = String::from_utf8(output).unwrap();
+        let loaded = reply_from_json(text.lines().nth(1).unwrap()).unwrap();
+        assert!(matches!(loaded, Reply::Loaded { region: Some(anes_core::Region::Dendy), .. }), "{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with(r#""region":"dendy"}"#), "{text}");
     }
 
     #[test]

@@ -131,7 +131,11 @@ mod tests {
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut worker = ThreadWorker::spawn(WorkerId::B, 7, tx.clone()).unwrap();
         assert!(matches!(next(&rx), WorkerOutput::Replies(r) if matches!(r[0], Reply::Hello { .. })));
-        worker.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+        worker.send(WorkerCommand::Load {
+            rom: anes_lockstep::testing::tiny_rom(),
+            checkpoint_every: 60,
+            region: None,
+        });
         worker.send(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] });
         let mut records = 0;
         while records < 3 {

@@ -7,7 +7,7 @@ mod nestest_log;
 mod screen;
 
 use anes_core::cart::MAX_ROM_FILE_LEN;
-use anes_core::{Cartridge, Nes, NesConfig};
+use anes_core::{Cartridge, Nes, NesConfig, Region};
 
 use crate::console::{Console, PowerOn};
 use crate::manifest::{Protocol, RomEntry};
@@ -41,7 +41,18 @@ pub(crate) struct Progress {
 
 /// Loads `rom`, checks it against the manifest and runs it on anes under its protocol.
 pub(crate) fn run(rom: &RomEntry, progress: &mut Progress) -> Outcome {
-    run_on(rom, progress, &|cart, _| Ok(Nes::new(cart, NesConfig::default())))
+    let region = match region_of(rom) {
+        Ok(region) => region,
+        Err(outcome) => return outcome,
+    };
+    run_on(rom, progress, &|cart, _| Ok(Nes::with_region(cart, NesConfig::default(), Some(region))))
+}
+
+/// The console region the manifest gives the ROM (`ntsc`, `pal` or `dendy`); the manifest's
+/// default is NTSC, whatever the ROM's header says, so a baseline never changes with a header.
+pub(crate) fn region_of(rom: &RomEntry) -> Result<Region, Outcome> {
+    Region::from_name(&rom.region)
+        .ok_or_else(|| Outcome::error(format!("region {:?} is not ntsc, pal or dendy", rom.region)))
 }
 
 /// Loads `rom`, checks it against the manifest, powers a console on with `power_on` (given the parsed
@@ -56,8 +67,8 @@ pub(crate) fn run_on<C: Console>(
             "protocol {name:?} is not supported by this runner (supported: blargg6000, screen, nestest-log, accuracycoin)"
         ));
     }
-    if rom.region != "ntsc" {
-        return Outcome::error(format!("region {:?} is not supported (the core is NTSC)", rom.region));
+    if let Err(outcome) = region_of(rom) {
+        return outcome;
     }
     let bytes = match anes_fs::read_capped(&rom.file, MAX_ROM_FILE_LEN as u64, "ROM") {
         Ok(bytes) => bytes,

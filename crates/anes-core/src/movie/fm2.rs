@@ -172,12 +172,22 @@ impl InputStream {
     /// Exports the stream as an FCEUX `.fm2` movie (text, version 3, from power-on, standard gamepads
     /// on ports 1 and 2) that [`InputStream::from_fm2`] reads back unchanged. `rom_filename` goes in
     /// the header as FCEUX's `romFilename`; no `romChecksum` is written (FCEUX's is an MD5 anes does
-    /// not compute), so FCEUX may warn that it cannot check the ROM before it plays the movie.
+    /// not compute), so FCEUX may warn that it cannot check the ROM before it plays the movie. The
+    /// movie says NTSC (`palFlag 0`); [`InputStream::to_fm2_of_region`] writes another region's.
     pub fn to_fm2(&self, rom_filename: &str) -> String {
+        self.to_fm2_of_region(rom_filename, crate::Region::Ntsc)
+    }
+
+    /// [`InputStream::to_fm2`] for a run of a `region` console: `palFlag 1` for PAL, which
+    /// [`InputStream::from_fm2_with_header`] and FCEUX read back as PAL. A Dendy run is written with
+    /// `palFlag 0`, as FCEUX writes its own Dendy movies: the format has no Dendy flag, so a
+    /// Dendy movie replays as Dendy only when the region is given again (`--region dendy`).
+    pub fn to_fm2_of_region(&self, rom_filename: &str, region: crate::Region) -> String {
         // A name is one header line: line breaks would start another key.
         let name: String = rom_filename.chars().map(|c| if c.is_control() { '_' } else { c }).collect();
+        let pal_flag = u8::from(region == crate::Region::Pal);
         let mut out = format!(
-            "version 3\nemuVersion 20604\nrerecordCount 0\npalFlag 0\nromFilename {name}\n\
+            "version 3\nemuVersion 20604\nrerecordCount 0\npalFlag {pal_flag}\nromFilename {name}\n\
              guid 00000000-0000-0000-0000-000000000000\nfourscore 0\nmicrophone 0\nport0 1\nport1 1\n\
              port2 0\nFDS 0\nNewPPU 0\ncomment author anes\n"
         );
@@ -289,6 +299,25 @@ mod tests {
         assert!(text.contains("\n|0|...U...A|R....S..||\n|1|........|......B.||\n"), "{text}");
         assert!(text.contains("\n|2|.LD.T...|........||\n"), "{text}");
         assert_eq!(InputStream::from_fm2(text.as_bytes()).unwrap(), stream);
+    }
+
+    #[test]
+    fn a_pal_run_exports_pal_flag_1_and_imports_as_pal() {
+        use crate::Region;
+        let stream: InputStream =
+            [FrameInput::buttons(buttons::A, 0), FrameInput::default()].into_iter().collect();
+        for (region, flag, read_back) in
+            [(Region::Ntsc, "0", None), (Region::Pal, "1", Some(Region::Pal)), (Region::Dendy, "0", None)]
+        {
+            let text = stream.to_fm2_of_region("game.nes", region);
+            assert_eq!(
+                text.lines().filter(|l| l.starts_with("palFlag ")).collect::<Vec<_>>(),
+                [format!("palFlag {flag}")]
+            );
+            let (back, header) = InputStream::from_fm2_with_header(text.as_bytes()).unwrap();
+            assert_eq!((back, header.region), (stream.clone(), read_back), "{region}");
+        }
+        assert_eq!(stream.to_fm2("game.nes"), stream.to_fm2_of_region("game.nes", Region::Ntsc));
     }
 
     #[test]

@@ -261,9 +261,13 @@ impl Side {
         mut worker: WorkerProcess,
         config: &CanaryConfig,
     ) -> Result<(Side, [u8; 32], FrameRecord), WorkerError> {
-        let load = WorkerCommand::Load { rom: config.rom.clone(), checkpoint_every: config.checkpoint_every };
+        let load = WorkerCommand::Load {
+            rom: config.rom.clone(),
+            checkpoint_every: config.checkpoint_every,
+            region: None,
+        };
         let (identity, record) = match worker.request(&load, "load")? {
-            Reply::Loaded { rom_identity, record } => (rom_identity, FrameRecord::from(record)),
+            Reply::Loaded { rom_identity, record, .. } => (rom_identity, FrameRecord::from(record)),
             other => return Err(worker.unexpected("load", &other)),
         };
         let checkpoint = match worker.recv()? {

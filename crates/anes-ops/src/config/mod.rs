@@ -132,6 +132,8 @@ pub struct PipelineSection {
     /// `[pipeline.journal]`: the input journal.
     #[serde(default)]
     pub journal: JournalSection,
+    /// The consoles' region: `ntsc`, `pal` or `dendy` (default: the ROM header's, NTSC for iNES 1.0).
+    pub region: Option<String>,
 }
 
 /// One pipeline, validated.
@@ -341,6 +343,11 @@ impl Config {
                     return Err(err(key("step_timeout_seconds"), format!("{s}: use 0.1 to 3600")));
                 }
                 settings.step_timeout = Duration::from_secs_f64(s);
+            }
+            if let Some(name) = &p.region {
+                let region = anes_core::Region::from_name(name)
+                    .ok_or_else(|| err(key("region"), format!("{name:?}: use ntsc, pal or dendy")))?;
+                settings.region = Some(region);
             }
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;

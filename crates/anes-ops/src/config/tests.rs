@@ -1,4 +1,5 @@
 use super::*;
+use anes_core::Region;
 use proptest::prelude::*;
 
 #[test]
@@ -228,4 +229,20 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = Config::parse(&String::from_utf8_lossy(&bytes), "fuzz.toml");
     }
+}
+
+#[test]
+fn a_pipeline_region_is_parsed_and_a_wrong_one_is_one_line_naming_the_key() {
+    let config = |region: &str| Config::parse(&format!("[[pipeline]]\nid = \"p1\"\n{region}"), "anes.toml");
+    assert_eq!(config("").unwrap().pipelines[0].settings.region, None, "default: the ROM header's");
+    for (name, region) in
+        [("ntsc", Region::Ntsc), ("pal", Region::Pal), ("dendy", Region::Dendy), ("PAL", Region::Pal)]
+    {
+        let parsed = config(&format!("region = \"{name}\"\n")).unwrap();
+        assert_eq!(parsed.pipelines[0].settings.region, Some(region), "{name}");
+    }
+    let e = config("region = \"secam\"\n").unwrap_err();
+    assert_eq!(e.to_string(), "anes.toml: pipeline[0].region: \"secam\": use ntsc, pal or dendy");
+    let e = config("region = 1\n").unwrap_err();
+    assert_eq!((e.key.as_str(), e.file.as_str()), ("line 3, key region", "anes.toml"));
 }

@@ -50,6 +50,8 @@ struct Sim {
     crashed: bool,
     /// What a restart rebuilds the pipeline with.
     pipeline_settings: PipelineSettings,
+    /// The region each worker's `Load` asks for.
+    load_regions: [Option<anes_core::Region>; 2],
 }
 
 impl Sim {
@@ -90,6 +92,7 @@ impl Sim {
             actions_run: 0,
             crashed: false,
             pipeline_settings: PipelineSettings::new("p1"),
+            load_regions: [None; 2],
         };
         sim.run_actions();
         sim
@@ -128,8 +131,8 @@ impl Sim {
                             build: BuildInfo::current(),
                         }]),
                     });
-                    self.inbox[w]
-                        .push_back(WorkerCommand::Load { rom: self.rom.clone(), checkpoint_every: 8 });
+                    let (rom, region) = (self.rom.clone(), self.load_regions[w]);
+                    self.inbox[w].push_back(WorkerCommand::Load { rom, checkpoint_every: 8, region });
                 }
                 Action::SendToWorker { worker, command } => {
                     if self.engines[worker.index()].is_some() {
@@ -535,6 +538,7 @@ fn sent(seq: u64) -> FrameInput {
 mod crash;
 mod issue30;
 mod recovery;
+mod regions;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]

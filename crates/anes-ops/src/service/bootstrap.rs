@@ -120,10 +120,12 @@ pub fn start_pipelines(
             None => Arc::clone(&options.demo_rom),
         };
         // Refuse a ROM the core refuses now, not in a worker later.
-        anes_core::Cartridge::from_ines(&rom).map_err(|e| StartError::File {
+        let cart = anes_core::Cartridge::from_ines(&rom).map_err(|e| StartError::File {
             path: p.rom.as_ref().map_or("the bundled demo ROM".into(), |r| r.display().to_string()),
             problem: e.to_string(),
         })?;
+        // The region made explicit, so the workers are told it and a worker of another is refused.
+        let region = p.settings.region.unwrap_or_else(|| anes_core::Nes::region_for(&cart));
         let source = match &p.input {
             InputSpec::Push => None,
             InputSpec::Replay { file, looping, pace } => {
@@ -131,13 +133,16 @@ pub fn start_pipelines(
                     Some(path) => crate::pipeline::stream_frames(&read_stream(path)?).into(),
                     None => Arc::clone(&options.demo_input),
                 };
-                Some(ReplaySource::new(stream, *looping, *pace))
+                Some(
+                    ReplaySource::new(stream, *looping, *pace).at_frame_rate(region.timing().frame_rate_hz()),
+                )
             }
         };
         let launcher = WorkerLauncher {
             mode: p.workers,
             program: options.worker_program.clone(),
             remote: p.remote.clone(),
+            region: Some(region),
         };
         if p.workers == WorkerMode::Process && launcher.program.is_none() {
             return Err(StartError::Setup(format!(
@@ -149,6 +154,7 @@ pub fn start_pipelines(
         let mut config = p.clone();
         config.store.retry.seed = jitter_seed(&p.settings.id, "store");
         config.settings.retry.2 = jitter_seed(&p.settings.id, "rollback");
+        config.settings.region = Some(region);
         let settings = config.settings.clone();
         plans.push(PipelinePlan { config, settings, rom, source, launcher });
     }

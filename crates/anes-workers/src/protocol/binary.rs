@@ -9,7 +9,8 @@ use super::{check_batch_len, check_limits, tag};
 /// frame's checksum (blake3 of `len` and the contents, first 8 bytes).
 ///
 /// Layouts (little-endian; `bytes` is a `u32` length and the bytes, `str` the same in UTF-8):
-/// `Load` 0x01: `checkpoint_every u64, rom bytes`; `Frames` 0x02: `first_seq u64, count u32,
+/// `Load` 0x01: `checkpoint_every u64, rom bytes[, region u8]` (the region byte only when chosen: 0
+/// NTSC, 1 PAL, 2 Dendy); `Frames` 0x02: `first_seq u64, count u32,
 /// count × [port1, port2, command]`; `Restore` 0x03: `seq u64, snapshot bytes`; `Snapshot` 0x04;
 /// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07; `BeginFrame` 0x08:
 /// `[port1, port2, command]`; `StepInstruction` 0x09; `Probe` 0x0A; `Record` 0x0B; `Disassemble` 0x0C;
@@ -17,10 +18,11 @@ use super::{check_batch_len, check_limits, tag};
 pub fn encode_command(command: &WorkerCommand, out: &mut Vec<u8>) {
     let start = begin_frame(out);
     match command {
-        WorkerCommand::Load { rom, checkpoint_every } => {
+        WorkerCommand::Load { rom, checkpoint_every, region } => {
             out.push(tag::LOAD);
             out.extend_from_slice(&checkpoint_every.to_le_bytes());
             put_bytes(out, rom);
+            put_region(out, *region);
         }
         WorkerCommand::Frames { first_seq, inputs } => {
             out.push(tag::FRAMES);
@@ -61,7 +63,8 @@ pub fn encode_command(command: &WorkerCommand, out: &mut Vec<u8>) {
 /// Appends one binary frame holding `reply`, framed as [`encode_command`] frames a command.
 ///
 /// Layouts: `Hello` 0x81: `magic "ANWP", protocol_version u16, emulation_epoch u32, version str,
-/// git_commit str (empty: none)`; `Loaded` 0x82: `rom_identity [32], record`; `Record` 0x83: `seq u64,
+/// git_commit str (empty: none)`; `Loaded` 0x82: `rom_identity [32], record[, region u8]` (as in
+/// `Load`; absent from builds older than regions); `Record` 0x83: `seq u64,
 /// record`; `Snapshot` 0x84: `seq u64, state_hash [32], bytes`; `Restored` 0x85: `seq u64, record`;
 /// `FaultFired` 0x86: `seq u64, spec str, refused str (empty: none)`; `Error` 0x87: `message str`;
 /// `Probe` 0x88: `probe`; `Stepped` 0x89: `done u8 (0 or 1), probe`; `Disassembly` 0x8A: `opcode u8,
@@ -79,10 +82,11 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
             put_bytes(out, build.version.as_bytes());
             put_bytes(out, build.git_commit.as_deref().unwrap_or("").as_bytes());
         }
-        Reply::Loaded { rom_identity, record } => {
+        Reply::Loaded { rom_identity, record, region } => {
             out.push(tag::LOADED);
             out.extend_from_slice(rom_identity);
             put_record(out, record);
+            put_region(out, *region);
         }
         Reply::Record { seq, record } => {
             out.push(tag::RECORD);
@@ -132,6 +136,13 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
         }
     }
     end_frame(out, start);
+}
+
+/// An optional last field: absent for `None`, so messages without it keep their older layout.
+fn put_region(out: &mut Vec<u8>, region: Option<anes_core::Region>) {
+    if let Some(region) = region {
+        out.push(region as u8);
+    }
 }
 
 fn put_probe(out: &mut Vec<u8>, p: &WireProbe) {
@@ -224,6 +235,17 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// The optional region byte that may end a message ([`put_region`]).
+    fn region(&mut self) -> Result<Option<anes_core::Region>, ProtocolError> {
+        let Some((&byte, rest)) = self.rest.split_first() else { return Ok(None) };
+        self.rest = rest;
+        anes_core::Region::from_u8(byte).map(Some).ok_or_else(|| ProtocolError::BadField {
+            message: self.message,
+            field: "region",
+            problem: format!("{byte} is not a region (0 NTSC, 1 PAL, 2 Dendy)"),
+        })
+    }
+
     fn finish<T>(self, value: T) -> Result<T, ProtocolError> {
         if self.rest.is_empty() {
             Ok(value)
@@ -251,7 +273,8 @@ fn decode_command_unchecked(frame: &[u8]) -> Result<WorkerCommand, ProtocolError
             let mut f = fields("load");
             let checkpoint_every = f.u64("checkpoint_every")?;
             let rom = f.bytes("rom")?.to_vec();
-            f.finish(WorkerCommand::Load { rom, checkpoint_every })
+            let region = f.region()?;
+            f.finish(WorkerCommand::Load { rom, checkpoint_every, region })
         }
         tag::FRAMES => {
             let mut f = fields("frames");
@@ -323,7 +346,8 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
             let mut f = fields("loaded");
             let rom_identity = f.array("rom_identity")?;
             let record = f.record()?;
-            f.finish(Reply::Loaded { rom_identity, record })
+            let region = f.region()?;
+            f.finish(Reply::Loaded { rom_identity, record, region })
         }
         tag::RECORD => {
             let mut f = fields("record");

@@ -9,7 +9,12 @@ fn record() -> WireRecord {
 
 fn all_commands() -> Vec<WorkerCommand> {
     vec![
-        WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60 },
+        WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region: None },
+        WorkerCommand::Load {
+            rom: vec![1, 2, 3],
+            checkpoint_every: 60,
+            region: Some(anes_core::Region::Pal),
+        },
         WorkerCommand::Frames { first_seq: 9, inputs: vec![WireInput([1, 2, 0]), WireInput([0, 0, 1])] },
         WorkerCommand::Restore { seq: 60, snapshot: vec![9; 10] },
         WorkerCommand::Snapshot,
@@ -32,7 +37,8 @@ fn all_replies() -> Vec<Reply> {
             protocol_version: 1,
             build: BuildInfo { version: "0.1.0".into(), git_commit: None, emulation_epoch: 1 },
         },
-        Reply::Loaded { rom_identity: [3; 32], record: record() },
+        Reply::Loaded { rom_identity: [3; 32], record: record(), region: None },
+        Reply::Loaded { rom_identity: [3; 32], record: record(), region: Some(anes_core::Region::Dendy) },
         Reply::Record { seq: 6, record: record() },
         Reply::Snapshot { seq: 60, state_hash: [1; 32], bytes: vec![5; 33] },
         Reply::Restored { seq: 60, record: record() },
@@ -221,4 +227,42 @@ proptest! {
         let _ = decode_command(&frame);
         let _ = decode_reply(&frame);
     }
+}
+
+#[test]
+fn the_region_is_an_optional_last_field_and_a_bad_one_is_refused() {
+    use anes_core::Region;
+    let load = |region| WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region };
+    let contents = |command: &WorkerCommand| {
+        let mut bytes = Vec::new();
+        encode_command(command, &mut bytes);
+        let mut frame = Vec::new();
+        assert!(read_frame(&mut &bytes[..], &mut frame).unwrap());
+        frame
+    };
+    // Without a region, the layout of builds before regions: tag, checkpoint_every, rom.
+    let without = contents(&load(None));
+    assert_eq!(without, [&[0x01][..], &60u64.to_le_bytes(), &3u32.to_le_bytes(), &[1, 2, 3]].concat());
+    for region in Region::ALL {
+        let with = contents(&load(Some(region)));
+        assert_eq!(with, [&without[..], &[region as u8]].concat(), "{region}");
+        assert_eq!(decode_command(&with).unwrap(), load(Some(region)));
+    }
+    let mut bad = without.clone();
+    bad.push(3);
+    assert_eq!(
+        decode_command(&bad),
+        Err(ProtocolError::BadField {
+            message: "load",
+            field: "region",
+            problem: "3 is not a region (0 NTSC, 1 PAL, 2 Dendy)".into()
+        })
+    );
+    let mut trailing = contents(&load(Some(Region::Pal)));
+    trailing.push(0);
+    assert_eq!(decode_command(&trailing), Err(ProtocolError::TrailingBytes { message: "load", extra: 1 }));
+    let json = r#"{"type":"load","rom":"010203","checkpoint_every":60,"region":"pal"}"#;
+    assert_eq!(command_from_json(json).unwrap(), load(Some(Region::Pal)));
+    assert_eq!(serde_json::to_string(&load(Some(Region::Pal))).unwrap(), json);
+    assert!(command_from_json(&json.replace("pal", "secam")).is_err());
 }

@@ -84,7 +84,7 @@ fn the_right_token_gets_a_hello_and_a_session() {
     let mut bytes = Vec::new();
     encode_token(TOKEN, &mut bytes);
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
         &mut bytes,
     );
     stream.write_all(&bytes).unwrap();
@@ -103,7 +103,7 @@ fn a_wrong_token_is_refused_before_any_command_is_read() {
     encode_token(b"s3cret-tokem", &mut bytes);
     // A command right behind the token: it must never be served.
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
         &mut bytes,
     );
     stream.write_all(&bytes).unwrap();
@@ -152,7 +152,7 @@ fn a_second_coordinator_is_refused_while_one_is_connected() {
     // The first session goes on, and once it ends the next coordinator is served.
     let mut bytes = Vec::new();
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 },
+        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
         &mut bytes,
     );
     first.write_all(&bytes).unwrap();
@@ -206,7 +206,11 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     let (address, _events) = worker(quick());
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut remote = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 1, tx.clone()).unwrap();
-    remote.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+    remote.send(WorkerCommand::Load {
+        rom: anes_lockstep::testing::tiny_rom(),
+        checkpoint_every: 60,
+        region: None,
+    });
     let mut replies = Vec::new();
     while replies.len() < 2 {
         match rx.recv_timeout(Duration::from_secs(10)).unwrap().body {

@@ -338,3 +338,177 @@ fn every_byte_of_the_vrc4_state_feeds_the_hash() {
         }
     }
 }
+
+// ---- MMC5 (mapper 5): the public tests in ../shared/boards/ (their sources say what they show).
+
+/// `../shared/boards/DIR/FILE`, or `None` where the folder is absent (see `boards_folder`).
+fn public_mmc5_rom(test: &str, file: &str) -> Option<Vec<u8>> {
+    let dir = boards_folder(test)?;
+    let path = dir.join(file);
+    Some(std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display())))
+}
+
+/// One press of `buttons` (a frame held, a frame released), then `frames` frames.
+fn press(nes: &mut Nes, buttons: u8, frames: usize) {
+    nes.run_frame(FrameInput::buttons(buttons, 0));
+    for _ in 0..=frames {
+        nes.run_frame(FrameInput::default());
+    }
+}
+
+/// mmc5test.asm's `zp::databanks`: the byte at $03FF of each 1 KiB window, read through $2007 in
+/// vblank (its `ReadData`); CHR bank n holds n there.
+const MMC5TEST_DATABANKS: u16 = 0x0A;
+
+fn mmc5test_databanks(nes: &Nes) -> [u8; 8] {
+    core::array::from_fn(|i| nes.peek(MMC5TEST_DATABANKS + i as u16))
+}
+
+#[test]
+fn the_public_mmc5_chr_test_reads_through_the_set_written_last() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_chr_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::RIGHT;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    // mmc5test.asm writes $5120 + BankOrderData[y] = y, in each order of BankOrderData (Left/Right
+    // choose); the CPU's $2007 reads then see the set written last (nesdev "MMC5", CHR banks: $5120-
+    // $5127 cover $0000-$1FFF, $5128-$512B cover $0000-$0FFF twice). 1 KiB mode ($5101 = 3).
+    let orders: [[u8; 8]; 4] = [
+        [8, 9, 10, 11, 8, 9, 10, 11], // 0-11 in order: $512B last
+        [4, 5, 6, 7, 8, 9, 10, 11],   // $5128-$512B first, then $5120-$5127
+        [0, 3, 6, 11, 0, 3, 6, 11],   // ends with $512B
+        [0, 3, 6, 10, 1, 4, 7, 11],   // ends with $5127
+    ];
+    for (order, expected) in orders.iter().enumerate() {
+        assert_eq!(mmc5test_databanks(&nes), *expected, "bank order {order}");
+        // The "DATA:" row shows them as digits (tiles 0-15) at nametable column 15, row 18.
+        let shown: [u8; 8] = core::array::from_fn(|i| nes.ppu_peek(0x2000 + 18 * 32 + 15 + i as u16));
+        assert_eq!(shown, *expected, "bank order {order}: the DATA row");
+        press(&mut nes, RIGHT, 4);
+    }
+    assert_eq!(mmc5test_databanks(&nes), orders[0], "Right wraps to the first order");
+}
+
+/// The 8x8 cells of `picture` (256x240) outside the rows where mmc5test's sprites are
+/// (y 104-143), as (cell column, cell row, the 64 pixels' colours).
+fn picture_cells(picture: &[u16]) -> Vec<(usize, usize, Vec<u16>)> {
+    let mut cells = Vec::new();
+    for row in 0..30 {
+        if (13..18).contains(&row) {
+            continue;
+        }
+        for column in 0..32 {
+            let pixels =
+                (0..64).map(|i| picture[(row * 8 + i / 8) * 256 + column * 8 + i % 8] & 0x3F).collect();
+            cells.push((column, row, pixels));
+        }
+    }
+    cells
+}
+
+#[test]
+fn the_public_mmc5_test_fill_mode_fills_every_nametable() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_fill_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::UP;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    let cells = picture_cells(nes.ppu().frame_buffer());
+    let text = cells.iter().filter(|cell| cell.2 != cells[0].2).count();
+    assert!(text > 100, "the text screen: {text} cells unlike the first");
+    // Up: $5105 = $FF, every quadrant the fill page (tile $25, attribute 3 from $5106/$5107).
+    press(&mut nes, UP, 3);
+    let cells = picture_cells(nes.ppu().frame_buffer());
+    let odd: Vec<(usize, usize)> =
+        cells.iter().filter(|cell| cell.2 != cells[0].2).map(|c| (c.0, c.1)).collect();
+    assert!(odd.is_empty(), "fill mode: cells {odd:?} differ from the first");
+    // Palette 3 of the text palettes: a pixel is $00 (colours 0 and 3), $0F (2) or $26 (1).
+    assert!(cells[0].2.iter().all(|c| [0x00, 0x0F, 0x26].contains(c)), "{:?}", cells[0].2);
+}
+
+#[test]
+fn the_public_mmc5_test_extended_attributes_colour_each_tile() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_exattr_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::SELECT;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    // Select: $5104 = 1 and palettes [$00, C, $0F, $00] with C = $33, $36, $39, $3C. The start-up
+    // loop filled ExRAM byte k with $03 + $40 * (k - k / 32): 4 KiB CHR bank 3 and palette
+    // (31 * row + column) mod 4 for nametable row `row`, column `column`.
+    press(&mut nes, SELECT, 3);
+    let colours = [0x33u16, 0x36, 0x39, 0x3C];
+    let (mut right, mut wrong) = (0, Vec::new());
+    for (column, row, pixels) in picture_cells(nes.ppu().frame_buffer()) {
+        // PPUSCROLL Y is 8: screen row `row` shows nametable row `row + 1` (the last one wraps).
+        if row == 29 {
+            continue;
+        }
+        let palette = (31 * (row + 1) + column) % 4;
+        for &pixel in &pixels {
+            match pixel {
+                0x00 | 0x0F => {}
+                c if c == colours[palette] => right += 1,
+                c => wrong.push((column, row, c)),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "pixels of another palette: {:?}", &wrong[..wrong.len().min(8)]);
+    assert!(right > 1000, "only {right} pixels of colour 1");
+}
+
+#[test]
+fn the_public_mmc5_exram_test_runs_its_code_from_exram() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_exram_test", "exram/mmc5exram.nes") else {
+        return;
+    };
+    // mmc5exram.asm copies do_rast and rast_init to $5C00 (ExRAM mode 2) and calls them: rast_init
+    // sets rbars ($04-$09) to 16 * x, and every NMI's do_rast increments each. Were ExRAM not
+    // executable the first call would run open bus and never return.
+    let mut nes = boot(&rom);
+    let mut counts = Vec::new();
+    // Its reset waits three vblanks before it initialises anything.
+    for _ in 0..5 {
+        nes.run_frame(FrameInput::default());
+    }
+    for _ in 0..60 {
+        nes.run_frame(FrameInput::default());
+        let bars: Vec<u8> = (0..6).map(|x| nes.peek(0x04 + x)).collect();
+        let advanced: Vec<u8> = bars.iter().enumerate().map(|(x, &b)| b.wrapping_sub(16 * x as u8)).collect();
+        assert!(advanced.iter().all(|&a| a == advanced[0]), "rbars {bars:02X?}");
+        counts.push(advanced[0]);
+    }
+    // One increment per frame once the NMI runs.
+    let steps: Vec<u8> = counts.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    assert!(steps.iter().all(|&s| s == 1), "per-frame increments {steps:?}");
+    // The raster table (ctabl, $0C-$CD) holds the six bars, five entries each with bit 7 set
+    // ("12321"), which may overlap.
+    let bars = (0x0Cu16..0xCE).filter(|&a| nes.peek(a) & 0x80 != 0).count();
+    assert!((5..=30).contains(&bars), "{bars} raster table entries");
+}
+
+#[test]
+fn the_public_mmc5_tests_run_the_same_lazy_and_eager() {
+    for file in ["mmc5test_v2/mmc5test.nes", "mmc5test/mmc5test.nes", "exram/mmc5exram.nes"] {
+        let Some(rom) = public_mmc5_rom("the_public_mmc5_tests_run_the_same_lazy_and_eager", file) else {
+            return;
+        };
+        let mut lazy = boot(&rom);
+        let mut eager = lazy.clone();
+        eager.set_ppu_catch_up(PpuCatchUp::Eager);
+        for (frame, input) in random_input(11, 90).frames().enumerate() {
+            assert_eq!(lazy.run_frame(input), eager.run_frame(input), "{file}: frame {frame}");
+            assert!(lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(), "{file}: frame {frame}");
+        }
+    }
+}

@@ -676,7 +676,11 @@ impl Nes {
         // may fall in between at any phase.
         let ntsc = self.sync.clocks == BusClocks::of(crate::region::Region::Ntsc);
         let replay_exact = ntsc && self.bus.ppu_offset < 2;
-        let lazy = self.sync.mode == PpuCatchUp::Lazy && (!counts_m2 || replay_exact);
+        // The MMC5 follows every PPU read (its scanline detector, in-frame flag and CHR sets),
+        // which CPU reads of $5204 and its IRQ expose: it keeps the eager schedule.
+        let lazy = self.sync.mode == PpuCatchUp::Lazy
+            && !self.cart.needs_eager_ppu()
+            && (!counts_m2 || replay_exact);
         self.sync.schedule = match (lazy, counts_m2) {
             (false, false) => Schedule::Eager,
             (false, true) => Schedule::EagerCountingM2,
@@ -923,6 +927,7 @@ impl Nes {
             0x2000..=0x3FFF => {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.write_register(addr, value, &mut memory);
+                self.cart.ppu_register_written(addr, value);
             }
             0x4014 => {
                 self.bus.oam_dma_page = value;

@@ -512,3 +512,35 @@ fn the_public_mmc5_tests_run_the_same_lazy_and_eager() {
         }
     }
 }
+
+/// The checks of `roms/mmc5/mmc5.s`, in its order.
+const MMC5_CHECKS: [&str; 14] = [
+    "PRG mode 3: $5114-$5116 8 KiB banks, $E000 from $5117",
+    "PRG mode 2: 16 KiB from $5115, 8 KiB from $5116",
+    "PRG mode 1: 16 KiB from $5115 and $5117",
+    "PRG mode 0: 32 KiB from $5117",
+    "PRG RAM: $5113 at $6000, RAM at $8000 when bit 7 is clear",
+    "RAM writes need $5102 = 2 and $5103 = 1",
+    "ExRAM: mode 2 read-back, mode 3 read-only, mode 0 out of frame stores 0 and reads open bus",
+    "multiplier $5205 x $5206",
+    "CHR modes 0-3, set $5120-$5127 written last",
+    "CHR mode 3, set $5128-$512B written last, repeated at $1000",
+    "nametables: fill mode, ExRAM (mode 0) written by the PPU, zeros in mode 2",
+    "scanline IRQ status at the start of lines 1 and 100; in-frame flag",
+    "$5203 = 0 never sets the IRQ",
+    "the /IRQ line: one IRQ a frame, acknowledged by reading $5204",
+];
+
+fn mmc5_rom() -> Vec<u8> {
+    let path = repo_root().join("roms/mmc5/mmc5.nes");
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn the_mmc5_rom_passes_its_checks() {
+    let mut nes = boot(&mmc5_rom());
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &MMC5_CHECKS);
+    assert!(failed.is_empty(), "mmc5.nes:{}", describe_checks(&failed, &MMC5_CHECKS));
+    assert_eq!(nes.peek(STATUS), 0);
+}

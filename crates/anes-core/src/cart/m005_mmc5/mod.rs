@@ -166,7 +166,7 @@ impl Mmc5 {
         let s = &self.state;
         match addr {
             // Bits 0-5 are not driven.
-            0x5204 => s.irq_pending << 7 | s.in_frame << 6 | (open_bus & 0x3F),
+            0x5204 => u8::from(s.irq_pending != 0) << 7 | u8::from(s.in_frame != 0) << 6 | (open_bus & 0x3F),
             0x5205 => self.product() as u8,
             0x5206 => (self.product() >> 8) as u8,
             // Modes 2 and 3 map ExRAM for the CPU; in modes 0 and 1 it belongs to the PPU.
@@ -238,7 +238,7 @@ impl Mmc5 {
 
     /// The fill page's tile and attribute byte (attributes repeat the palette in every quadrant).
     pub fn fill_bytes(&self) -> (u8, u8) {
-        (self.state.fill_tile, self.state.fill_attribute * 0x55)
+        (self.state.fill_tile, (self.state.fill_attribute & 3) * 0x55)
     }
 
     /// RAM writes are enabled: $5102 = 2 and $5103 = 1 in their low bits.

@@ -43,12 +43,12 @@ impl Mmc5 {
         s.idle_m2_edges = 0;
         s.last_fetch_address = addr;
         let repeats_before = s.fetch_repeats;
-        s.fetch_repeats = if repeated { (repeats_before + 1).min(2) } else { 0 };
+        s.fetch_repeats = if repeated { repeats_before.saturating_add(1).min(2) } else { 0 };
         if repeated && repeats_before == 1 {
             self.start_line();
         } else {
             let s = &mut self.state;
-            s.fetch_index = if s.fetch_index + 1 >= READS_PER_LINE { 0 } else { s.fetch_index + 1 };
+            s.fetch_index = if s.fetch_index >= READS_PER_LINE - 1 { 0 } else { s.fetch_index + 1 };
         }
         if !rendering {
             return self.cpu_view(addr);

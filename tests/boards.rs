@@ -606,3 +606,21 @@ fn an_mmc5_snapshot_mid_frame_continues_exactly() {
         assert_eq!(second.run_frame(*frame), records[i], "frame {i} after the restore");
     }
 }
+
+#[test]
+fn the_mmc5_rom_runs_the_same_lazy_and_eager() {
+    // Its IRQ checks poll $5204 and take the /IRQ line: the lazy schedule catches up at those
+    // reads and at dot 2 of each line while the IRQ is enabled (tests/ppu_schedule.rs runs it too,
+    // at every instruction).
+    let mut lazy = boot(&mmc5_rom());
+    let mut eager = lazy.clone();
+    eager.set_ppu_catch_up(PpuCatchUp::Eager);
+    for frame in 0..30 {
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            eager.run_frame(FrameInput::default()),
+            "frame {frame}"
+        );
+    }
+    assert_eq!(lazy.peek(STATUS), 0, "all checks passed");
+}

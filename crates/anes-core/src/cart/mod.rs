@@ -377,10 +377,16 @@ impl Cartridge {
         }
     }
 
-    /// True when the board needs the PPU caught up at every CPU cycle (the eager schedule): the
-    /// MMC5, whose CPU-visible state and fetch substitutions follow each PPU read.
-    pub fn needs_eager_ppu(&self) -> bool {
+    /// True when CPU reads of $5000-$5FFF show the PPU's progress (the MMC5's status and ExRAM):
+    /// the PPU must catch up to them.
+    pub fn low_reads_see_ppu(&self) -> bool {
         matches!(self.board, Board::Mmc5(_))
+    }
+
+    /// True when the board's /IRQ may rise or fall at the start of a PPU line (the MMC5's scanline
+    /// IRQ, enabled): the lazy schedule runs the PPU to each line's dot 2.
+    pub fn irq_at_line_starts(&self) -> bool {
+        matches!(&self.board, Board::Mmc5(m) if m.irq_enabled())
     }
 
     /// The bus is running CPU cycle `cpu_cycle`: runs the board's CPU-cycle counter through it when
@@ -776,11 +782,12 @@ impl Cartridge {
     /// the PPU) stays inline; other boards' observers are called out of line.
     #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
-        if let Board::Txrom(m) = &mut self.board {
+        match &mut self.board {
             // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
-            m.observe_ppu_address(addr);
-        } else {
-            self.observe_ppu_other(addr, read);
+            Board::Txrom(m) => m.observe_ppu_address(addr),
+            // The MMC5 sees reads only (`ppu_read_other`); address-only dots and writes pass it by.
+            Board::Mmc5(_) => {}
+            _ => self.observe_ppu_other(addr, read),
         }
     }
 

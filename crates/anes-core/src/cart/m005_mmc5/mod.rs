@@ -230,6 +230,11 @@ impl Mmc5 {
         }
     }
 
+    /// $5204 bit 7 was written set: a pending IRQ reaches /IRQ.
+    pub fn irq_enabled(&self) -> bool {
+        self.state.irq_enabled != 0
+    }
+
     /// The /IRQ output.
     #[inline]
     pub fn irq_line(&self) -> bool {

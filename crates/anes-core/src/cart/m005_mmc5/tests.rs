@@ -367,3 +367,48 @@ fn the_split_replaces_the_left_tiles_with_exram_and_its_page() {
     // Column 4 is right of the threshold: the PPU's own fetch.
     assert_eq!(fetches[8 - 1], Fetch::Map);
 }
+
+/// An image of mapper 5 with 128 KiB PRG (8 KiB bank n filled with n) and 8 KiB CHR; NES 2.0 with
+/// `nes20_ram_shift` (byte 10) when given, else iNES 1.0.
+fn image(nes20_ram_shift: Option<u8>) -> Vec<u8> {
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, 8, 1, 0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    if let Some(shift) = nes20_ram_shift {
+        rom[7] = 0x08;
+        rom[10] = shift;
+    }
+    for bank in 0..16u8 {
+        rom.extend(std::iter::repeat_n(bank, 0x2000));
+    }
+    rom.extend(std::iter::repeat_n(0u8, 0x2000));
+    rom
+}
+
+#[test]
+fn prg_ram_size_is_64_kib_for_ines_1_and_as_declared_for_nes_2() {
+    use crate::cart::Cartridge;
+    assert_eq!(Cartridge::from_ines(&image(None)).expect("iNES 1.0").prg_ram().len(), INES1_PRG_RAM_LEN);
+    // NES 2.0 shift 7: 64 << 7 = 8 KiB; shift 11: 128 KiB.
+    assert_eq!(Cartridge::from_ines(&image(Some(7))).expect("8 KiB").prg_ram().len(), 0x2000);
+    assert_eq!(Cartridge::from_ines(&image(Some(11))).expect("128 KiB").prg_ram().len(), 0x20000);
+}
+
+#[test]
+fn the_cartridge_reads_and_writes_ram_mapped_in_8000() {
+    use crate::cart::Cartridge;
+    let mut cart = Cartridge::from_ines(&image(None)).expect("iNES 1.0");
+    cart.cpu_write(0x5102, 2, 1);
+    cart.cpu_write(0x5103, 1, 2);
+    cart.cpu_write(0x5114, 0x03, 3); // RAM bank 3 at $8000
+    cart.cpu_write(0x8005, 0x6E, 4);
+    assert_eq!(cart.cpu_peek(0x8005, 0), 0x6E);
+    assert_eq!(cart.prg_ram()[3 * PRG_SLOT + 5], 0x6E);
+    cart.cpu_write(0x5114, 0x85, 5); // ROM bank 5 back
+    assert_eq!(cart.cpu_peek(0x8005, 0), 5);
+    cart.cpu_write(0x8005, 0x11, 6); // ROM: the write goes nowhere
+    assert_eq!(cart.prg_ram()[3 * PRG_SLOT + 5], 0x6E);
+    // ExRAM (mode 2) lives in the CHR RAM section and reads back at $5C00.
+    cart.cpu_write(0x5104, 2, 7);
+    cart.cpu_write(0x5C07, 0xB4, 8);
+    assert_eq!(cart.chr_ram()[7], 0xB4);
+    assert_eq!(cart.cpu_read(0x5C07, 0), 0xB4);
+}

@@ -498,3 +498,290 @@ fn the_vrc1_and_vrc3_roms_pass_their_checks() {
         assert!(failed.is_empty(), "{path}: checks {failed:?} failed (see the ROM's source)");
     }
 }
+
+
+// ---- MMC5 (mapper 5): the public tests in ../shared/boards/ (their sources say what they show).
+
+/// `../shared/boards/DIR/FILE`, or `None` where the folder is absent (see `boards_folder`).
+fn public_mmc5_rom(test: &str, file: &str) -> Option<Vec<u8>> {
+    let dir = boards_folder(test)?;
+    let path = dir.join(file);
+    Some(std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display())))
+}
+
+/// One press of `buttons` (a frame held, a frame released), then `frames` frames.
+fn press(nes: &mut Nes, buttons: u8, frames: usize) {
+    nes.run_frame(FrameInput::buttons(buttons, 0));
+    for _ in 0..=frames {
+        nes.run_frame(FrameInput::default());
+    }
+}
+
+/// mmc5test.asm's `zp::databanks`: the byte at $03FF of each 1 KiB window, read through $2007 in
+/// vblank (its `ReadData`); CHR bank n holds n there.
+const MMC5TEST_DATABANKS: u16 = 0x0A;
+
+fn mmc5test_databanks(nes: &Nes) -> [u8; 8] {
+    core::array::from_fn(|i| nes.peek(MMC5TEST_DATABANKS + i as u16))
+}
+
+#[test]
+fn the_public_mmc5_chr_test_reads_through_the_set_written_last() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_chr_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::RIGHT;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    // mmc5test.asm writes $5120 + BankOrderData[y] = y, in each order of BankOrderData (Left/Right
+    // choose); the CPU's $2007 reads then see the set written last (nesdev "MMC5", CHR banks: $5120-
+    // $5127 cover $0000-$1FFF, $5128-$512B cover $0000-$0FFF twice). 1 KiB mode ($5101 = 3).
+    let orders: [[u8; 8]; 4] = [
+        [8, 9, 10, 11, 8, 9, 10, 11], // 0-11 in order: $512B last
+        [4, 5, 6, 7, 8, 9, 10, 11],   // $5128-$512B first, then $5120-$5127
+        [0, 3, 6, 11, 0, 3, 6, 11],   // ends with $512B
+        [0, 3, 6, 10, 1, 4, 7, 11],   // ends with $5127
+    ];
+    for (order, expected) in orders.iter().enumerate() {
+        assert_eq!(mmc5test_databanks(&nes), *expected, "bank order {order}");
+        // The "DATA:" row shows them as digits (tiles 0-15) at nametable column 15, row 18.
+        let shown: [u8; 8] = core::array::from_fn(|i| nes.ppu_peek(0x2000 + 18 * 32 + 15 + i as u16));
+        assert_eq!(shown, *expected, "bank order {order}: the DATA row");
+        press(&mut nes, RIGHT, 4);
+    }
+    assert_eq!(mmc5test_databanks(&nes), orders[0], "Right wraps to the first order");
+}
+
+/// The 8x8 cells of `picture` (256x240) outside the rows where mmc5test's sprites are
+/// (y 104-143), as (cell column, cell row, the 64 pixels' colours).
+fn picture_cells(picture: &[u16]) -> Vec<(usize, usize, Vec<u16>)> {
+    let mut cells = Vec::new();
+    for row in 0..30 {
+        if (13..18).contains(&row) {
+            continue;
+        }
+        for column in 0..32 {
+            let pixels =
+                (0..64).map(|i| picture[(row * 8 + i / 8) * 256 + column * 8 + i % 8] & 0x3F).collect();
+            cells.push((column, row, pixels));
+        }
+    }
+    cells
+}
+
+#[test]
+fn the_public_mmc5_test_fill_mode_fills_every_nametable() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_fill_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::UP;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    let cells = picture_cells(nes.ppu().frame_buffer());
+    let text = cells.iter().filter(|cell| cell.2 != cells[0].2).count();
+    assert!(text > 100, "the text screen: {text} cells unlike the first");
+    // Up: $5105 = $FF, every quadrant the fill page (tile $25, attribute 3 from $5106/$5107).
+    press(&mut nes, UP, 3);
+    let cells = picture_cells(nes.ppu().frame_buffer());
+    let odd: Vec<(usize, usize)> =
+        cells.iter().filter(|cell| cell.2 != cells[0].2).map(|c| (c.0, c.1)).collect();
+    assert!(odd.is_empty(), "fill mode: cells {odd:?} differ from the first");
+    // Palette 3 of the text palettes: a pixel is $00 (colours 0 and 3), $0F (2) or $26 (1).
+    assert!(cells[0].2.iter().all(|c| [0x00, 0x0F, 0x26].contains(c)), "{:?}", cells[0].2);
+}
+
+#[test]
+fn the_public_mmc5_test_extended_attributes_colour_each_tile() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_exattr_test", "mmc5test_v2/mmc5test.nes") else {
+        return;
+    };
+    use anes::core::input::buttons::SELECT;
+    let mut nes = boot(&rom);
+    for _ in 0..10 {
+        nes.run_frame(FrameInput::default());
+    }
+    // Select: $5104 = 1 and palettes [$00, C, $0F, $00] with C = $33, $36, $39, $3C. The start-up
+    // loop filled ExRAM byte k with $03 + $40 * (k - k / 32): 4 KiB CHR bank 3 and palette
+    // (31 * row + column) mod 4 for nametable row `row`, column `column`.
+    press(&mut nes, SELECT, 3);
+    let colours = [0x33u16, 0x36, 0x39, 0x3C];
+    let (mut right, mut wrong) = (0, Vec::new());
+    for (column, row, pixels) in picture_cells(nes.ppu().frame_buffer()) {
+        // PPUSCROLL Y is 8: screen row `row` shows nametable row `row + 1` (the last one wraps).
+        if row == 29 {
+            continue;
+        }
+        let palette = (31 * (row + 1) + column) % 4;
+        for &pixel in &pixels {
+            match pixel {
+                0x00 | 0x0F => {}
+                c if c == colours[palette] => right += 1,
+                c => wrong.push((column, row, c)),
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "pixels of another palette: {:?}", &wrong[..wrong.len().min(8)]);
+    assert!(right > 1000, "only {right} pixels of colour 1");
+}
+
+#[test]
+fn the_public_mmc5_exram_test_runs_its_code_from_exram() {
+    let Some(rom) = public_mmc5_rom("the_public_mmc5_exram_test", "exram/mmc5exram.nes") else {
+        return;
+    };
+    // mmc5exram.asm copies do_rast and rast_init to $5C00 (ExRAM mode 2) and calls them: rast_init
+    // sets rbars ($04-$09) to 16 * x, and every NMI's do_rast increments each. Were ExRAM not
+    // executable the first call would run open bus and never return.
+    let mut nes = boot(&rom);
+    let mut counts = Vec::new();
+    // Its reset waits three vblanks before it initialises anything.
+    for _ in 0..5 {
+        nes.run_frame(FrameInput::default());
+    }
+    for _ in 0..60 {
+        nes.run_frame(FrameInput::default());
+        let bars: Vec<u8> = (0..6).map(|x| nes.peek(0x04 + x)).collect();
+        let advanced: Vec<u8> = bars.iter().enumerate().map(|(x, &b)| b.wrapping_sub(16 * x as u8)).collect();
+        assert!(advanced.iter().all(|&a| a == advanced[0]), "rbars {bars:02X?}");
+        counts.push(advanced[0]);
+    }
+    // One increment per frame once the NMI runs.
+    let steps: Vec<u8> = counts.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    assert!(steps.iter().all(|&s| s == 1), "per-frame increments {steps:?}");
+    // The raster table (ctabl, $0C-$CD) holds the six bars, five entries each with bit 7 set
+    // ("12321"), which may overlap.
+    let bars = (0x0Cu16..0xCE).filter(|&a| nes.peek(a) & 0x80 != 0).count();
+    assert!((5..=30).contains(&bars), "{bars} raster table entries");
+}
+
+#[test]
+fn the_public_mmc5_tests_run_the_same_lazy_and_eager() {
+    for file in ["mmc5test_v2/mmc5test.nes", "mmc5test/mmc5test.nes", "exram/mmc5exram.nes"] {
+        let Some(rom) = public_mmc5_rom("the_public_mmc5_tests_run_the_same_lazy_and_eager", file) else {
+            return;
+        };
+        let mut lazy = boot(&rom);
+        let mut eager = lazy.clone();
+        eager.set_ppu_catch_up(PpuCatchUp::Eager);
+        for (frame, input) in random_input(11, 90).frames().enumerate() {
+            assert_eq!(lazy.run_frame(input), eager.run_frame(input), "{file}: frame {frame}");
+            assert!(lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(), "{file}: frame {frame}");
+        }
+    }
+}
+
+/// The checks of `roms/mmc5/mmc5.s`, in its order.
+const MMC5_CHECKS: [&str; 14] = [
+    "PRG mode 3: $5114-$5116 8 KiB banks, $E000 from $5117",
+    "PRG mode 2: 16 KiB from $5115, 8 KiB from $5116",
+    "PRG mode 1: 16 KiB from $5115 and $5117",
+    "PRG mode 0: 32 KiB from $5117",
+    "PRG RAM: $5113 at $6000, RAM at $8000 when bit 7 is clear",
+    "RAM writes need $5102 = 2 and $5103 = 1",
+    "ExRAM: mode 2 read-back, mode 3 read-only, mode 0 out of frame stores 0 and reads open bus",
+    "multiplier $5205 x $5206",
+    "CHR modes 0-3, set $5120-$5127 written last",
+    "CHR mode 3, set $5128-$512B written last, repeated at $1000",
+    "nametables: fill mode, ExRAM (mode 0) written by the PPU, zeros in mode 2",
+    "scanline IRQ status at the start of lines 1 and 100; in-frame flag",
+    "$5203 = 0 never sets the IRQ",
+    "the /IRQ line: one IRQ a frame, acknowledged by reading $5204",
+];
+
+fn mmc5_rom() -> Vec<u8> {
+    let path = repo_root().join("roms/mmc5/mmc5.nes");
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn the_mmc5_rom_passes_its_checks() {
+    let mut nes = boot(&mmc5_rom());
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &MMC5_CHECKS);
+    assert!(failed.is_empty(), "mmc5.nes:{}", describe_checks(&failed, &MMC5_CHECKS));
+    assert_eq!(nes.peek(STATUS), 0);
+}
+
+#[test]
+fn every_byte_of_the_mmc5_state_feeds_the_hash() {
+    // The MMC5's registers, scanline detector and snooped PPU registers are the mapper section,
+    // its ExRAM the CHR RAM section (after CHR RAM, which a CHR ROM board has none of). Taken
+    // mid-frame, while the detector runs.
+    let mut nes = boot(&mmc5_rom());
+    run_checks(&mut nes);
+    nes.begin_frame(FrameInput::default());
+    for _ in 0..3000 {
+        nes.step_in_frame();
+    }
+    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    assert_eq!(mapper.len(), 82, "Mmc5State");
+    assert_eq!(nes.section_bytes(anes::core::Section::ChrRam).len(), 0x400, "ExRAM");
+    let original = nes.state_hash();
+    for byte in 0..mapper.len() {
+        for bit in 0..8 {
+            let mut forged = nes.clone();
+            if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+                // Only the reserved bytes (the last three) may be refused: they must stay zero.
+                assert!(byte >= mapper.len() - 3, "mapper byte {byte} bit {bit}: {err}");
+                continue;
+            }
+            assert_ne!(forged.state_hash(), original, "mapper byte {byte} bit {bit} escapes the hash");
+        }
+    }
+    for byte in [0, 0x10, 0x3FF] {
+        let mut forged = nes.clone();
+        forged.flip_state_bit(anes::core::Section::ChrRam, byte, 0).expect("ExRAM takes any value");
+        assert_ne!(forged.state_hash(), original, "ExRAM byte {byte} escapes the hash");
+    }
+}
+
+#[test]
+fn an_mmc5_snapshot_mid_frame_continues_exactly() {
+    // Saved inside a frame while the scanline detector and the IRQ run (mmc5test_v2 is not always
+    // present, our ROM is): a fresh machine restored from it continues exactly as the original.
+    let rom = mmc5_rom();
+    let input = random_input(5, 30);
+    let frames: Vec<FrameInput> = input.frames().collect();
+    let mut reference = boot(&rom);
+    let records: Vec<_> = frames.iter().map(|frame| reference.run_frame(*frame)).collect();
+    let mut first = boot(&rom);
+    for frame in &frames[..20] {
+        first.run_frame(*frame);
+    }
+    first.begin_frame(frames[20]);
+    for _ in 0..2500 {
+        first.step_in_frame();
+    }
+    let mut snapshot = Vec::new();
+    first.save_state(&mut snapshot);
+    let mut second = boot(&rom);
+    second.load_state(&snapshot).expect("restores");
+    assert_eq!(second.state_hash(), first.state_hash());
+    second.run_until_frame_end();
+    assert_eq!(second.state_hash(), records[20].state_hash, "frame 20 after the restore");
+    for (i, frame) in frames.iter().enumerate().skip(21) {
+        assert_eq!(second.run_frame(*frame), records[i], "frame {i} after the restore");
+    }
+}
+
+#[test]
+fn the_mmc5_rom_runs_the_same_lazy_and_eager() {
+    // Its IRQ checks poll $5204 and take the /IRQ line: the lazy schedule catches up at those
+    // reads and at dot 2 of each line while the IRQ is enabled (tests/ppu_schedule.rs runs it too,
+    // at every instruction).
+    let mut lazy = boot(&mmc5_rom());
+    let mut eager = lazy.clone();
+    eager.set_ppu_catch_up(PpuCatchUp::Eager);
+    for frame in 0..30 {
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            eager.run_frame(FrameInput::default()),
+            "frame {frame}"
+        );
+    }
+    assert_eq!(lazy.peek(STATUS), 0, "all checks passed");
+}

@@ -10,9 +10,10 @@
 //! Lazy catch-up: the PPU is only run at those points when the CPU could tell the difference. It runs
 //! up to the moment of every access that reaches it ($2000-$3FFF) or the cartridge (a write may switch
 //! CHR banks or mirroring), and before the next dot that changes what the CPU samples without an
-//! access: the VBlank flag (NMI), the end of a picture, the pre-render flag clear, and any PPU A12 edge
-//! that could raise the MMC3's IRQ. Between those points it lags, and then runs the owed dots in one
-//! stretch. The MMC3 also counts M2 edges while A12 is low; the stretch delivers them between the dots
+//! access: the VBlank flag (NMI), the end of a picture, the pre-render flag clear, any PPU A12 edge
+//! that could raise the MMC3's IRQ, and dot 2 of every line while the MMC5's IRQ is enabled. Between
+//! those points it lags, and then runs the owed dots in one stretch. The MMC3 also counts M2 edges
+//! while A12 is low (the MMC5 those without a PPU read); the stretch delivers them between the dots
 //! where an eager run would have (`PpuSync`). Every public entry point returns with the PPU caught up,
 //! so state, hashes and snapshots are exactly those of the eager schedule (`PpuCatchUp::Eager`, kept
 //! for the equivalence tests).
@@ -143,10 +144,9 @@ pub(crate) enum Schedule {
 /// Bookkeeping of the lazy PPU schedule. Not machine state: it is derived from the state at every
 /// public entry point (where the PPU has caught up) and rebuilt after a restore.
 ///
-/// Assumption: cartridge reads never observe PPU-clocked state (no supported board's CPU-side
-/// registers depend on the PPU's progress; the MMC3's IRQ reaches the CPU through its /IRQ line, which
-/// the prediction covers). A board whose reads did would have to catch the PPU up before them, as
-/// cartridge writes do.
+/// Assumption: cartridge reads never observe PPU-clocked state, but the MMC5's $5000-$5FFF, which
+/// catch the PPU up as PPU register reads do (`Cartridge::low_reads_see_ppu`). The MMC3's and the
+/// MMC5's IRQs reach the CPU through the /IRQ line, which the prediction covers.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PpuSync {
     /// The schedule chosen by the user.
@@ -338,10 +338,11 @@ impl Nes {
     #[allow(clippy::manual_range_contains)]
     pub(crate) fn read(&mut self, addr: u16) -> u8 {
         let cycle = self.bus.cpu_cycle + 1;
-        // Work RAM or the cartridge, whose reads no lagging chip can notice (see `PpuSync`). Written
-        // as two compares after the cycle's: as a range check, or evaluated first, the demo cost 1%
-        // more host instructions.
-        if cycle < self.sync.fast_before && (addr < 0x2000 || addr >= 0x4020) {
+        // Work RAM or the cartridge's $6000-$FFFF, whose reads no lagging chip can notice (see
+        // `PpuSync`; the MMC5's registers at $5000-$5FFF show the PPU's progress). Written as two
+        // compares after the cycle's: as a range check, or evaluated first, the demo cost 1% more
+        // host instructions.
+        if cycle < self.sync.fast_before && (addr < 0x2000 || addr >= 0x6000) {
             let value = if addr < 0x2000 {
                 self.ram[usize::from(addr & 0x07FF)]
             } else {
@@ -440,10 +441,12 @@ impl Nes {
         if reaches_ppu && addr & 7 == 2 && self.status_read_commutes() {
             return self.read_status_lagging(addr);
         }
+        // The MMC5's status and ExRAM follow the PPU's reads: the PPU catches up to them too.
+        let sees_ppu = reaches_ppu || (addr & 0xF000 == 0x5000 && self.cart.low_reads_see_ppu());
         let clocks = self.sync.clocks;
-        let quiet = self.begin_cycle(clocks.read_access, reaches_ppu);
+        let quiet = self.begin_cycle(clocks.read_access, sees_ppu);
         let value = self.decode_read(addr);
-        if reaches_ppu {
+        if sees_ppu {
             self.predict_after_access();
         }
         self.end_cycle(clocks.cycle - clocks.read_access, quiet);
@@ -676,6 +679,12 @@ impl Nes {
                 }
             };
             dots = dots.min(safe);
+        }
+        if self.cart.irq_at_line_starts() {
+            // The MMC5's IRQ rises or falls only when a line starts: at the read of dot 2.
+            let dot = u64::from(self.ppu.dot());
+            let to_dot_2 = if dot <= 2 { 2 - dot } else { self.ppu.dots_before_line_end() + 3 };
+            dots = dots.min(to_dot_2);
         }
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(self.sync.clocks.dot))
     }
@@ -937,6 +946,7 @@ impl Nes {
             0x2000..=0x3FFF => {
                 let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                 self.ppu.write_register(addr, value, &mut memory);
+                self.cart.ppu_register_written(addr, value);
             }
             0x4014 => {
                 self.bus.oam_dma_page = value;

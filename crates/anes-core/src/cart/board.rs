@@ -11,6 +11,7 @@ use super::m001_sxrom::Sxrom;
 use super::m002_uxrom::Uxrom;
 use super::m003_cnrom::Cnrom;
 use super::m004_txrom::Txrom;
+use super::m005_mmc5::Mmc5;
 use super::m007_axrom::Axrom;
 use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
@@ -53,6 +54,17 @@ pub(super) enum PrgRamRead {
     Latch,
 }
 
+/// What one 8 KiB slot of $8000-$FFFF holds (only the MMC5 maps anything but ROM there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PrgSlot {
+    /// PRG ROM, at the slot's offset in [`MemoryMap::prg`].
+    Rom,
+    /// PRG RAM from this byte offset.
+    Ram(usize),
+    /// RAM selected on a board without any: nothing drives the bus.
+    OpenBus,
+}
+
 /// One 512-byte window of $6000-$7FFF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct PrgRamWindow {
@@ -70,9 +82,14 @@ pub(super) struct PrgRamWindow {
 pub(super) struct MemoryMap {
     /// Offsets into PRG ROM for $8000, $A000, $C000, $E000.
     pub prg: [usize; 4],
+    /// What $8000, $A000, $C000, $E000 hold: ROM but where the MMC5 maps RAM.
+    pub prg_slots: [PrgSlot; 4],
+    /// RAM mapped by [`MemoryMap::prg_slots`] takes writes.
+    pub prg_ram_writable: bool,
     /// Offsets into CHR (ROM or RAM) for the eight 1 KiB windows of $0000-$1FFF.
     pub chr: [usize; 8],
-    /// Nametable page for $2000, $2400, $2800, $2C00: 0-1 CIRAM, 2-3 the cartridge's extra VRAM.
+    /// Nametable page for $2000, $2400, $2800, $2C00: 0-1 CIRAM, 2-3 the cartridge's extra VRAM (on
+    /// the MMC5 2 ExRAM, 3 the fill page, 4 a page of zeros).
     pub nametables: [u8; 4],
     /// $6000-$7FFF in 512-byte windows. A window reads or writes RAM only when the board has some.
     pub prg_ram: [PrgRamWindow; PRG_RAM_WINDOWS],
@@ -103,6 +120,8 @@ impl MemoryMap {
     pub fn new(prg_len: usize, chr_len: usize, prg_ram_len: usize, wired_mirroring: Mirroring) -> Self {
         let mut map = MemoryMap {
             prg: [0, PRG_SLOT, 2 * PRG_SLOT, 3 * PRG_SLOT],
+            prg_slots: [PrgSlot::Rom; 4],
+            prg_ram_writable: false,
             chr: [0; 8],
             nametables: [0; 4],
             prg_ram: [PrgRamWindow { offset: 0, read: PrgRamRead::OpenBus, writable: false };
@@ -261,6 +280,8 @@ pub(super) enum Board {
     Cnrom(Cnrom),
     /// Mapper 4 (MMC3, or MMC6 with submapper 1).
     Txrom(Txrom),
+    /// Mapper 5 (MMC5).
+    Mmc5(Mmc5),
     /// Mapper 7.
     Axrom(Axrom),
     /// Mapper 9 (MMC2).
@@ -308,6 +329,7 @@ macro_rules! each_board {
             Board::Uxrom($m) => $body,
             Board::Cnrom($m) => $body,
             Board::Txrom($m) => $body,
+            Board::Mmc5($m) => $body,
             Board::Axrom($m) => $body,
             Board::Pxrom($m) => $body,
             Board::Fxrom($m) => $body,
@@ -340,6 +362,7 @@ impl Board {
             2 => Board::Uxrom(Uxrom::new(config)),
             3 => Board::Cnrom(Cnrom::new(config)),
             4 => Board::Txrom(Txrom::new(config)),
+            5 => Board::Mmc5(Mmc5::new(config)),
             7 => Board::Axrom(Axrom::new(config)),
             9 => Board::Pxrom(Pxrom::new(config)),
             10 => Board::Fxrom(Fxrom::new(config)),
@@ -376,6 +399,8 @@ impl Board {
             Board::Uxrom(m) => m.write_register(value),
             Board::Cnrom(m) => m.write_register(value),
             Board::Txrom(m) => m.write_register(addr, value),
+            // No registers at $8000-$FFFF: writes there reach RAM the slots map (`Cartridge`).
+            Board::Mmc5(_) => false,
             Board::Axrom(m) => m.write_register(value),
             Board::Pxrom(m) => m.write_register(addr, value),
             Board::Fxrom(m) => m.write_register(addr, value),
@@ -404,6 +429,7 @@ impl Board {
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
             Board::Jf11(m) => m.write_low(addr, value),
+            Board::Mmc5(m) => m.write_low(addr, value),
             _ => false,
         }
     }
@@ -491,14 +517,17 @@ impl Board {
     /// `edges` CPU cycles (M2) began, with no PPU access between them.
     #[inline(always)]
     pub fn cpu_cycles(&mut self, edges: u64) {
-        if let Board::Txrom(m) = self {
-            m.cpu_cycles(edges);
+        match self {
+            Board::Txrom(m) => m.cpu_cycles(edges),
+            Board::Mmc5(m) => m.cpu_cycles(edges),
+            _ => {}
         }
     }
 
-    /// True when the board counts M2 edges against PPU A12 (the MMC3's filter).
+    /// True when the board counts M2 edges against the PPU's accesses (the MMC3's A12 filter, the
+    /// MMC5's idle detection).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_))
+        matches!(self, Board::Txrom(_) | Board::Mmc5(_))
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
@@ -517,6 +546,7 @@ impl Board {
             Board::Vrc(m) => m.irq_line(),
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
+            Board::Mmc5(m) => m.irq_line(),
             _ => false,
         }
     }

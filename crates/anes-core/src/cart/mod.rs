@@ -27,6 +27,7 @@ mod m001_sxrom;
 mod m002_uxrom;
 mod m003_cnrom;
 mod m004_txrom;
+mod m005_mmc5;
 mod m007_axrom;
 mod m009_pxrom;
 mod m010_fxrom;
@@ -48,7 +49,10 @@ mod m185_cnrom_protected;
 mod m232_quattro;
 mod vrc_irq;
 
-use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
+use board::{
+    Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow, PrgSlot,
+};
+use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
 
 use crate::state::Section;
@@ -63,6 +67,7 @@ pub use m001_sxrom::SxromState;
 pub use m002_uxrom::UxromState;
 pub use m003_cnrom::CnromState;
 pub use m004_txrom::{Mmc3Revision, TxromState};
+pub use m005_mmc5::Mmc5State;
 pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
 pub use m013_cprom::CpromState;
@@ -95,10 +100,12 @@ pub struct Cartridge {
     prg_rom: Box<[u8]>,
     /// Everything on the PPU side of the board: CHR (ROM repeated up to a whole number of 1 KiB banks,
     /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3), up
-    /// to `chr_end`; then, on a board that can disconnect its CHR ROM (mapper 185), the 1 KiB page
-    /// that reads as open bus (byte i is i's low byte, the PPU address left on the bus).
+    /// to `chr_end` (on the MMC5, its 1 KiB of ExRAM instead); then, on a board that can disconnect
+    /// its CHR ROM (mapper 185), the 1 KiB page that reads as open bus (byte i is i's low byte, the
+    /// PPU address left on the bus), or on the MMC5 its fill page and a page of zeros (nametable
+    /// pages 3 and 4), derived from its registers.
     chr: Box<[u8]>,
-    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM and the open-bus page.
+    /// Bytes of `chr` that are CHR; the rest is four-screen VRAM (or ExRAM) and derived pages.
     chr_len: usize,
     /// End of the four-screen VRAM (of the state-bearing part of `chr`).
     chr_end: usize,
@@ -110,6 +117,8 @@ pub struct Cartridge {
     board: Board,
     /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
     map: MemoryMap,
+    /// CPU reads of $8000-$FFFF are plain ROM: no Game Genie code, no RAM in a slot. Derived.
+    prg_plain: bool,
     /// Game Genie codes patching CPU reads of $8000-$FFFF: part of the machine's identity, not of
     /// its state sections (see `game_genie.rs`).
     game_genie: GameGenie,
@@ -176,14 +185,24 @@ impl Cartridge {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
         let chr_len = chr.len();
-        let chr_end =
-            if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
+        let mmc5 = matches!(board, Board::Mmc5(_));
+        let chr_end = if mmc5 {
+            chr_len + EXRAM_LEN
+        } else if info.mirroring == Mirroring::FourScreen {
+            chr_len + FOUR_SCREEN_VRAM
+        } else {
+            chr_len
+        };
         let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
             with_vram.resize(chr_end, 0);
             if open_bus_page {
                 with_vram.extend((0..CHR_SLOT).map(|i| i as u8));
+            }
+            if mmc5 {
+                // The fill page (rewritten from the registers) and the page of zeros.
+                with_vram.resize(chr_end + 2 * CHR_SLOT, 0);
             }
             with_vram.into_boxed_slice()
         } else {
@@ -194,6 +213,9 @@ impl Cartridge {
         let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
         if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
+        }
+        if mmc5 && info.format != HeaderFormat::Nes20 {
+            prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
         }
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
         let trainer = parsed.trainer.map(Box::from);
@@ -209,6 +231,7 @@ impl Cartridge {
             trainer,
             board,
             map,
+            prg_plain: true,
             game_genie: GameGenie::default(),
             memory_digest: 0,
             irq_due: u64::MAX,
@@ -226,16 +249,49 @@ impl Cartridge {
     /// A CPU read of $4020-$FFFF; `open_bus` is returned where the board drives nothing.
     #[inline]
     pub fn cpu_read(&mut self, addr: u16, open_bus: u8) -> u8 {
-        self.cpu_peek(addr, open_bus)
+        // `cpu_peek`'s arms, in its order, but for the registers' side effects.
+        match addr {
+            0x8000..=0xFFFF if self.prg_plain => self.prg_rom_byte(addr),
+            0x8000..=0xFFFF => self.prg_peek_mapped(addr, open_bus),
+            0x6000..=0x7FFF => self.prg_ram_peek(addr, open_bus),
+            _ => self.read_low_register(addr, open_bus),
+        }
     }
 
     /// The value a CPU read would return, without side effects.
     #[inline]
     pub fn cpu_peek(&self, addr: u16, open_bus: u8) -> u8 {
         match addr {
-            0x8000..=0xFFFF if self.game_genie.is_empty() => self.prg_rom_byte(addr),
-            0x8000..=0xFFFF => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
+            0x8000..=0xFFFF if self.prg_plain => self.prg_rom_byte(addr),
+            0x8000..=0xFFFF => self.prg_peek_mapped(addr, open_bus),
             0x6000..=0x7FFF => self.prg_ram_peek(addr, open_bus),
+            _ => self.peek_low_register(addr, open_bus),
+        }
+    }
+
+    /// A read of $8000-$FFFF where a slot holds RAM or a Game Genie code patches ROM.
+    #[inline(never)]
+    fn prg_peek_mapped(&self, addr: u16, open_bus: u8) -> u8 {
+        match self.map.prg_slots[usize::from(addr >> 13) & 3] {
+            PrgSlot::Rom => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
+            PrgSlot::Ram(offset) => self.prg_ram[(offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()],
+            PrgSlot::OpenBus => open_bus,
+        }
+    }
+
+    /// A read of $4020-$5FFF: the MMC5's registers and ExRAM, open bus elsewhere.
+    #[inline(never)]
+    fn read_low_register(&mut self, addr: u16, open_bus: u8) -> u8 {
+        match &mut self.board {
+            Board::Mmc5(m) => m.read_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
+            _ => open_bus,
+        }
+    }
+
+    #[inline(never)]
+    fn peek_low_register(&self, addr: u16, open_bus: u8) -> u8 {
+        match &self.board {
+            Board::Mmc5(m) => m.peek_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
             _ => open_bus,
         }
     }
@@ -260,8 +316,11 @@ impl Cartridge {
             0x8000..=0xFFFF => {
                 // Bus conflict: the ROM drives the data bus too, and 0 wins (nesdev "Bus conflict").
                 let value = if self.map.bus_conflicts { value & self.prg_rom_byte(addr) } else { value };
+                if !self.prg_plain {
+                    self.write_prg_slot(addr, value);
+                }
                 if self.board.write_register(addr, value, cpu_cycle) {
-                    self.board.update_map(&mut self.map);
+                    self.remap();
                 }
                 self.irq_due = self.due_cycle();
             }
@@ -284,9 +343,65 @@ impl Cartridge {
     /// A write to a register of the board at $4020-$7FFF ([`board::MemoryMap::low_registers`]).
     #[inline(never)]
     fn write_low_register(&mut self, addr: u16, value: u8) {
-        if self.board.write_low(addr, value) {
-            self.board.update_map(&mut self.map);
+        if let (Board::Mmc5(m), 0x5C00..=0x5FFF) = (&self.board, addr) {
+            if let Some(stored) = m.exram_write(value) {
+                let index = self.chr_len + (usize::from(addr) & (EXRAM_LEN - 1));
+                let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
+                self.track(Section::ChrRam, in_section, self.chr[index], stored);
+                self.chr[index] = stored;
+            }
+            return;
         }
+        if self.board.write_low(addr, value) {
+            self.remap();
+        }
+    }
+
+    /// A write to $8000-$FFFF where a slot may hold RAM (the MMC5's).
+    #[inline(never)]
+    fn write_prg_slot(&mut self, addr: u16, value: u8) {
+        if let PrgSlot::Ram(offset) = self.map.prg_slots[usize::from(addr >> 13) & 3] {
+            if self.map.prg_ram_writable {
+                let index = (offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len();
+                self.track(Section::PrgRam, index, self.prg_ram[index], value);
+                self.prg_ram[index] = value;
+            }
+        }
+    }
+
+    /// Recomputes the bank map from the board's registers, and what derives from it.
+    fn remap(&mut self) {
+        self.board.update_map(&mut self.map);
+        self.prg_plain = self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4];
+        if let Board::Mmc5(m) = &self.board {
+            let (tile, attribute) = m.fill_bytes();
+            let start = self.chr_end + usize::from(PAGE_FILL - 3) * CHR_SLOT;
+            let page = &mut self.chr[start..start + CHR_SLOT];
+            if page[0] != tile || page[0x3C0] != attribute {
+                page[..0x3C0].fill(tile);
+                page[0x3C0..].fill(attribute);
+            }
+        }
+    }
+
+    /// The CPU wrote PPU register `addr` ($2000-$3FFF): the MMC5 listens to PPUCTRL and PPUMASK.
+    #[inline]
+    pub fn ppu_register_written(&mut self, addr: u16, value: u8) {
+        if let Board::Mmc5(m) = &mut self.board {
+            m.ppu_register_written(addr, value);
+        }
+    }
+
+    /// True when CPU reads of $5000-$5FFF show the PPU's progress (the MMC5's status and ExRAM):
+    /// the PPU must catch up to them.
+    pub fn low_reads_see_ppu(&self) -> bool {
+        matches!(self.board, Board::Mmc5(_))
+    }
+
+    /// True when the board's /IRQ may rise or fall at the start of a PPU line (the MMC5's scanline
+    /// IRQ, enabled): the lazy schedule runs the PPU to each line's dot 2.
+    pub fn irq_at_line_starts(&self) -> bool {
+        matches!(&self.board, Board::Mmc5(m) if m.irq_enabled())
     }
 
     /// The bus is running CPU cycle `cpu_cycle`: runs the board's CPU-cycle counter through it when
@@ -369,10 +484,34 @@ impl Cartridge {
     /// A PPU read of $0000-$3EFF (pattern tables and nametables).
     #[inline(always)]
     pub fn ppu_read(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
-        let value = self.ppu_peek(addr, ciram);
         if self.map.watches_ppu {
-            self.observe_ppu(addr, true);
+            return self.ppu_read_watched(addr, ciram);
         }
+        self.ppu_peek(addr, ciram)
+    }
+
+    /// A PPU read that the board sees. The MMC3's A12 check stays inline; the MMC5 may supply the
+    /// data itself (`m005_mmc5/ppu.rs`).
+    #[inline(always)]
+    fn ppu_read_watched(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
+        if let Board::Txrom(m) = &mut self.board {
+            m.observe_ppu_address(addr);
+            return self.ppu_peek(addr, ciram);
+        }
+        self.ppu_read_other(addr, ciram)
+    }
+
+    #[inline(never)]
+    fn ppu_read_other(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
+        if let Board::Mmc5(m) = &mut self.board {
+            return match m.ppu_fetch(addr, &self.chr[self.chr_len..self.chr_end]) {
+                Fetch::Map => self.ppu_peek(addr, ciram),
+                Fetch::Chr(offset) => self.chr[offset % self.chr_len],
+                Fetch::Value(value) => value,
+            };
+        }
+        let value = self.ppu_peek(addr, ciram);
+        self.observe_ppu_other(addr, true);
         value
     }
 
@@ -441,6 +580,10 @@ impl Cartridge {
                 ciram[index] = value;
             } else {
                 let index = self.chr_len + (page - 2) * 0x400 + offset;
+                if index >= self.chr_end {
+                    // The MMC5's fill page and page of zeros take no writes.
+                    return;
+                }
                 let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
                 self.track(Section::ChrRam, in_section, self.chr[index], value);
                 self.chr[index] = value;
@@ -628,8 +771,9 @@ impl Cartridge {
     /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
     pub fn rebuild_caches(&mut self) {
         self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
-        self.map.chr_open_bus = (self.chr.len() > self.chr_end).then_some(self.chr_end);
-        self.board.update_map(&mut self.map);
+        self.map.chr_open_bus = (matches!(self.board, Board::Cnrom185(_)) && self.chr.len() > self.chr_end)
+            .then_some(self.chr_end);
+        self.remap();
     }
 
     /// The Game Genie codes patching CPU reads of $8000-$FFFF (see [`crate::Nes::set_game_genie_codes`]).
@@ -641,6 +785,7 @@ impl Cartridge {
     /// them: change them through [`crate::Nes::set_game_genie_codes`], which recomputes it.
     pub(crate) fn set_game_genie_codes(&mut self, codes: &[GameGenieCode]) -> Result<(), GameGenieError> {
         self.game_genie = GameGenie::new(codes)?;
+        self.remap();
         Ok(())
     }
 
@@ -683,18 +828,19 @@ impl Cartridge {
     /// the PPU) stays inline; other boards' observers are called out of line.
     #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
-        if let Board::Txrom(m) = &mut self.board {
+        match &mut self.board {
             // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
-            m.observe_ppu_address(addr);
-        } else {
-            self.observe_ppu_other(addr, read);
+            Board::Txrom(m) => m.observe_ppu_address(addr),
+            // The MMC5 sees reads only (`ppu_read_other`); address-only dots and writes pass it by.
+            Board::Mmc5(_) => {}
+            _ => self.observe_ppu_other(addr, read),
         }
     }
 
     #[inline(never)]
     fn observe_ppu_other(&mut self, addr: u16, read: bool) {
         if self.board.observe_ppu(addr, read) {
-            self.board.update_map(&mut self.map);
+            self.remap();
         }
     }
 }

@@ -10,8 +10,8 @@ use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState,
-    Jf11State, LatchChrState, Mapper34State, Nina03State, QuattroState, SxromState, TxromState, Un1romState,
-    Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
+    Jf11State, LatchChrState, Mapper34State, Mmc5State, Nina03State, QuattroState, SxromState, TxromState,
+    Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -43,6 +43,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         2 => UxromState::FIELDS,
         3 => CnromState::FIELDS,
         4 => TxromState::FIELDS,
+        5 => Mmc5State::FIELDS,
         7 => AxromState::FIELDS,
         9 | 10 => LatchChrState::FIELDS,
         11 => ColorDreamsState::FIELDS,
@@ -230,6 +231,7 @@ mod tests {
             (2, size_of::<UxromState>()),
             (3, size_of::<CnromState>()),
             (4, size_of::<TxromState>()),
+            (5, size_of::<Mmc5State>()),
             (7, size_of::<AxromState>()),
             (9, size_of::<LatchChrState>()),
             (11, size_of::<ColorDreamsState>()),

@@ -1,14 +1,15 @@
 //! The worker's side: `anes worker --listen` accepts connections, checks each one's token before it
-//! reads anything else, and serves one coordinator at a time.
+//! reads anything else, and serves one coordinator at a time, dropping a session whose coordinator
+//! fell silent (the module's docs: half-open connections).
 
-use std::io::Write;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::HANDSHAKE_TIMEOUT;
 use super::token::{HandshakeError, read_and_check_token};
+use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, keepalive};
 use crate::protocol::{Encoding, Reply, encode_reply};
 
 /// The limits of a listening worker.
@@ -17,20 +18,39 @@ pub struct ListenSettings {
     /// How long a connection has to send its token.
     pub handshake_timeout: Duration,
     /// How long an authenticated coordinator waits for the session before it to end (a coordinator
-    /// that reconnects right after closing its previous connection) before it is refused as busy.
+    /// that reconnects right after closing its previous connection, or after its predecessor
+    /// vanished) before it is refused as busy.
     pub busy_grace: Duration,
     /// Connections in their handshake at once; more are closed at once.
     pub max_handshakes: usize,
+    /// A session whose coordinator sent nothing (no command, no heartbeat) for this long, or did not
+    /// take a reply for this long, is dropped: the coordinator is taken for gone.
+    pub idle_timeout: Duration,
 }
 
 impl Default for ListenSettings {
+    /// The busy grace outlasts the idle timeout, so a coordinator that restarts after its
+    /// predecessor vanished is served once the dead session is dropped, within its
+    /// [`super::HELLO_TIMEOUT`].
     fn default() -> ListenSettings {
         ListenSettings {
             handshake_timeout: HANDSHAKE_TIMEOUT,
-            busy_grace: Duration::from_secs(2),
+            busy_grace: IDLE_TIMEOUT + Duration::from_secs(1),
             max_handshakes: 16,
+            idle_timeout: IDLE_TIMEOUT,
         }
     }
+}
+
+/// The wait before accepting again after `consecutive` failed accepts (1 after the first): 10 ms,
+/// doubling, at most 1 s. Accepting fails while the process is out of file descriptors (EMFILE,
+/// ENFILE) or memory, or when a connection was reset before it was taken (ECONNABORTED); retrying
+/// at once would spin on a full table, and giving up would end a worker that recovers in a moment.
+pub fn accept_retry_delay(consecutive: u32) -> Duration {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MAX: Duration = Duration::from_secs(1);
+    let doublings = consecutive.saturating_sub(1).min(16);
+    (FIRST * (1u32 << doublings)).min(MAX)
 }
 
 /// What happened to one connection, for the worker's log.
@@ -55,6 +75,13 @@ pub enum ConnectionEvent {
     SessionStarted {
         /// The coordinator's address.
         peer: String,
+    },
+    /// Accepting a connection failed; the listener tries again after `retry_in`.
+    AcceptFailed {
+        /// The error.
+        error: String,
+        /// The wait before the next attempt ([`accept_retry_delay`]).
+        retry_in: Duration,
     },
 }
 
@@ -84,20 +111,46 @@ impl Slot {
 }
 
 /// Serves the worker protocol to the coordinators that connect to `listener` with `token`, one at a
-/// time, until accepting fails. Each connection is handled on a thread of its own; `log` hears what
-/// happened to each.
+/// time, for good: a failed accept is logged and retried ([`accept_retry_delay`]). Each connection is
+/// handled on a thread of its own; `log` hears what happened to each.
 pub fn serve_listener(
     listener: &TcpListener,
     token: &[u8],
     settings: ListenSettings,
     log: impl Fn(ConnectionEvent) + Send + Sync + 'static,
-) -> std::io::Result<()> {
+) -> ! {
+    serve_accepted(|| listener.accept(), std::thread::sleep, token, settings, log)
+}
+
+/// [`serve_listener`] over any source of connections, and `sleep` for the waits between failed
+/// accepts.
+pub(crate) fn serve_accepted(
+    mut accept: impl FnMut() -> std::io::Result<(TcpStream, SocketAddr)>,
+    mut sleep: impl FnMut(Duration),
+    token: &[u8],
+    settings: ListenSettings,
+    log: impl Fn(ConnectionEvent) + Send + Sync + 'static,
+) -> ! {
     let expected = blake3::hash(token);
     let slot = Arc::new(Slot::default());
     let handshakes = Arc::new(AtomicUsize::new(0));
     let log = Arc::new(log);
+    let mut failures = 0u32;
     loop {
-        let (stream, peer) = listener.accept()?;
+        let (stream, peer) = match accept() {
+            Ok(accepted) => {
+                failures = 0;
+                accepted
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                let retry_in = accept_retry_delay(failures);
+                log(ConnectionEvent::AcceptFailed { error: e.to_string(), retry_in });
+                sleep(retry_in);
+                continue;
+            }
+        };
         if handshakes.fetch_add(1, Ordering::SeqCst) >= settings.max_handshakes {
             handshakes.fetch_sub(1, Ordering::SeqCst);
             drop(stream);
@@ -111,7 +164,7 @@ pub fn serve_listener(
             match admitted {
                 Ok(()) => {
                     log(ConnectionEvent::SessionStarted { peer: peer.clone() });
-                    let error = serve_session(stream).err();
+                    let error = serve_session(stream, settings.idle_timeout).err();
                     slot.release();
                     log(ConnectionEvent::SessionEnded { peer, error });
                 }
@@ -143,14 +196,38 @@ fn admit(
     Ok(())
 }
 
-/// One coordinator's session: the protocol as `anes worker` serves it on stdin and stdout.
-fn serve_session(stream: TcpStream) -> Result<(), String> {
-    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+/// One coordinator's session: the protocol as `anes worker` serves it on stdin and stdout, until the
+/// coordinator closes, or is silent or does not read for `idle_timeout`.
+fn serve_session(stream: TcpStream, idle_timeout: Duration) -> Result<(), String> {
+    stream.set_read_timeout(Some(idle_timeout)).map_err(|e| e.to_string())?;
+    stream.set_write_timeout(Some(idle_timeout)).map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
-    let input = stream.try_clone().map_err(|e| e.to_string())?;
+    keepalive(&stream).map_err(|e| format!("TCP keepalive: {e}"))?;
+    let input = IdleInput { stream: stream.try_clone().map_err(|e| e.to_string())?, idle_timeout };
     let result = crate::stdio::serve(Encoding::Binary, input, &stream).map_err(|e| e.to_string());
     let _ = stream.shutdown(Shutdown::Both);
     result
+}
+
+/// The session's input, whose read timeout says what it means: the coordinator is taken for gone.
+struct IdleInput {
+    stream: TcpStream,
+    idle_timeout: Duration,
+}
+
+impl Read for IdleInput {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stream.read(buf).map_err(|e| match e.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => std::io::Error::new(
+                ErrorKind::TimedOut,
+                format!(
+                    "idle timeout: nothing from the coordinator for {} s, taken for gone",
+                    self.idle_timeout.as_secs_f64()
+                ),
+            ),
+            _ => e,
+        })
+    }
 }
 
 /// Tells a refused connection why, in the one message a coordinator reads first, and closes it.

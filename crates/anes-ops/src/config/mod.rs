@@ -124,6 +124,9 @@ pub struct PipelineSection {
     pub dlq_capacity: Option<usize>,
     /// Seconds a rollback step may make no progress (default 20).
     pub step_timeout_seconds: Option<f64>,
+    /// Rollback attempts per incident before the pipeline stays read-only for an operator (default 3;
+    /// 1 to 100).
+    pub max_attempts: Option<u32>,
     /// When the dead-letter queue's appends are fsynced: `always`, `batch` (default), `never`.
     pub dlq_fsync: Option<FsyncPolicy>,
     /// `[pipeline.store]`: where verified checkpoints are kept.
@@ -341,6 +344,14 @@ impl Config {
                     return Err(err(key("step_timeout_seconds"), format!("{s}: use 0.1 to 3600")));
                 }
                 settings.step_timeout = Duration::from_secs_f64(s);
+            }
+            if let Some(n) = p.max_attempts {
+                // At least one, or an incident would give up before trying; at most 100, so one
+                // incident's retries end (the backoff's 30 s cap: under an hour).
+                if !(1..=100).contains(&n) {
+                    return Err(err(key("max_attempts"), format!("{n}: use 1 to 100 attempts")));
+                }
+                settings.max_attempts = n;
             }
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;

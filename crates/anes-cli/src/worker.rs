@@ -38,6 +38,13 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = 4.0,
           value_parser = idle_timeout_seconds)]
     idle_timeout_seconds: f64,
+    /// Serve over TLS with this PEM certificate chain (with --tls-key; the coordinator's
+    /// `[pipeline.remote] tls_ca` must trust it). The token is still required inside TLS.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
+    tls_key: Option<PathBuf>,
 }
 
 /// 2 to 3600 s: below two heartbeats a delayed one would end a live session.
@@ -50,7 +57,13 @@ fn idle_timeout_seconds(text: &str) -> Result<f64, String> {
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if let (Some(address), Some(token_file)) = (&args.listen, &args.token_file) {
-        return listen(address, token_file, Duration::from_secs_f64(args.idle_timeout_seconds));
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(anes_workers::remote::tls::server_config(cert, key).context("--tls-cert/--tls-key")?)
+            }
+            _ => None,
+        };
+        return listen(address, token_file, tls, Duration::from_secs_f64(args.idle_timeout_seconds));
     }
     let encoding = match args.protocol {
         Protocol::Binary => Encoding::Binary,
@@ -61,7 +74,12 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn listen(address: &str, token_file: &std::path::Path, idle_timeout: Duration) -> anyhow::Result<ExitCode> {
+fn listen(
+    address: &str,
+    token_file: &std::path::Path,
+    tls: Option<std::sync::Arc<anes_workers::remote::tls::ServerConfig>>,
+    idle_timeout: Duration,
+) -> anyhow::Result<ExitCode> {
     let token = anes_workers::remote::read_token_file(token_file)
         .map_err(anyhow::Error::msg)
         .context("--token-file")?;
@@ -75,7 +93,7 @@ fn listen(address: &str, token_file: &std::path::Path, idle_timeout: Duration) -
         busy_grace: idle_timeout + Duration::from_secs(1),
         ..Default::default()
     };
-    serve_listener(&listener, &token, settings, |event| match event {
+    serve_listener(&listener, &token, tls, settings, |event| match event {
         ConnectionEvent::SessionStarted { peer } => eprintln!("coordinator {peer}: session started"),
         ConnectionEvent::SessionEnded { peer, error: None } => eprintln!("coordinator {peer}: session ended"),
         ConnectionEvent::SessionEnded { peer, error: Some(e) } => {

@@ -39,9 +39,14 @@ struct Worker {
 
 impl Worker {
     fn start(address: &str, token_file: &Path) -> Worker {
+        Worker::start_with(address, token_file, &[])
+    }
+
+    fn start_with(address: &str, token_file: &Path, more: &[&Path]) -> Worker {
         let mut child = Command::new(env!("CARGO_BIN_EXE_anes"))
             .args(["worker", "--listen", address, "--token-file"])
             .arg(token_file)
+            .args(more)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -288,4 +293,35 @@ fn a_worker_of_another_build_is_refused_with_the_reason_on_the_status_page() {
     assert!(log.lines().any(|l| l.contains("another build") && l.contains("0badc0de")), "logged:\n{log}");
     drop(serve);
     drop(a);
+}
+
+#[test]
+fn a_pipeline_runs_against_workers_over_tls() {
+    let dir = temp_dir();
+    let token_file = dir.0.join("worker-token");
+    std::fs::write(&token_file, "remote-test-token\n").unwrap();
+    // A self-signed pair made now, for the name the coordinator is told to expect.
+    let pair = rcgen::generate_simple_self_signed(vec!["dual-worker.anes".to_string()]).unwrap();
+    let (cert, key) = (dir.0.join("worker.crt"), dir.0.join("worker.key"));
+    std::fs::write(&cert, pair.cert.pem()).unwrap();
+    std::fs::write(&key, pair.signing_key.serialize_pem()).unwrap();
+    let tls: [&Path; 4] = [Path::new("--tls-cert"), &cert, Path::new("--tls-key"), &key];
+    let a = Worker::start_with("127.0.0.1:0", &token_file, &tls);
+    let b = Worker::start_with("127.0.0.1:0", &token_file, &tls);
+    let pipeline = format!(
+        "[[pipeline]]\nid = \"p\"\nworkers = \"remote\"\n\n\
+         [pipeline.remote]\na = \"{}\"\nb = \"{}\"\ntoken_file = \"{}\"\ntls_ca = \"{}\"\n\
+         tls_server_name = \"dual-worker.anes\"\n",
+        a.address,
+        b.address,
+        token_file.display(),
+        cert.display()
+    );
+    let mut serve = Serve::start(&dir.0, &pipeline);
+    serve.wait_for("1 s of frames verified by the TLS workers", Duration::from_secs(60), |s| {
+        s.status().filter(|st| frames_verified(st) >= 60 && st["mode"] == "normal")
+    });
+    assert_eq!((serve.worker_up("a"), serve.worker_up("b")), (Some(1.0), Some(1.0)));
+    drop(serve);
+    drop((a, b));
 }

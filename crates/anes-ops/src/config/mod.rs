@@ -237,6 +237,14 @@ impl Config {
                         problem,
                     }
                 })?;
+                if let Some(ca) = &mut remote.tls_ca {
+                    resolve(ca);
+                    crate::worker::remote::tls::client_config(ca).map_err(|e| ConfigError {
+                        file: name.clone(),
+                        key: format!("pipeline[{i}].remote.tls_ca"),
+                        problem: e.to_string(),
+                    })?;
+                }
             }
         }
         Ok(config)

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use crossbeam_channel::Sender;
 
+use super::tls::{ClientTls, Link, name_for};
 use super::token::encode_token;
-use super::{CONNECT_TIMEOUT, HEARTBEAT_INTERVAL, HELLO_TIMEOUT, keepalive};
+use super::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT, HEARTBEAT_INTERVAL, HELLO_TIMEOUT, keepalive};
 use crate::protocol::{BuildInfo, Reply, WorkerCommand};
 use crate::stream::{ReplySink, read_replies, spawn_writer};
 use crate::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage};
@@ -24,7 +25,9 @@ pub struct RemoteWorker {
 
 impl RemoteWorker {
     /// Resolves `address` (`HOST:PORT`; a host name is looked up now, at every attempt), connects to
-    /// the first address that answers within [`CONNECT_TIMEOUT`], sends `token`, and reports the
+    /// the first address that answers within [`CONNECT_TIMEOUT`], with `tls` runs the TLS handshake
+    /// (within [`HANDSHAKE_TIMEOUT`]; a worker whose certificate does not check out is a failed
+    /// connection), sends `token`, and reports the
     /// worker's replies (its hello first, or the reason it refused) to `events`. A worker whose hello
     /// names another build than this one's ([`BuildInfo::current`]) is refused: its exit names both
     /// builds, and its hello is not handed on. An unresolvable name or a refused connection is an
@@ -32,17 +35,19 @@ impl RemoteWorker {
     pub fn connect(
         address: &str,
         token: &[u8],
+        tls: Option<&ClientTls>,
         worker: WorkerId,
         incarnation: u64,
         events: Sender<WorkerMessage>,
     ) -> std::io::Result<RemoteWorker> {
-        RemoteWorker::connect_with(address, token, worker, incarnation, events, HEARTBEAT_INTERVAL)
+        RemoteWorker::connect_with(address, token, tls, worker, incarnation, events, HEARTBEAT_INTERVAL)
     }
 
     /// [`RemoteWorker::connect`] with a heartbeat after every `heartbeat` without a command.
     pub(crate) fn connect_with(
         address: &str,
         token: &[u8],
+        tls: Option<&ClientTls>,
         worker: WorkerId,
         incarnation: u64,
         events: Sender<WorkerMessage>,
@@ -51,25 +56,38 @@ impl RemoteWorker {
         let stream = connect_any(address)?;
         stream.set_nodelay(true)?;
         keepalive(&stream)?;
+        let link = match tls {
+            None => Link::plain(stream),
+            Some(tls) => {
+                let name = name_for(address, tls.server_name.as_deref())?;
+                let connection = rustls::ClientConnection::new(std::sync::Arc::clone(&tls.config), name)
+                    .map_err(std::io::Error::other)?;
+                Link::handshake(stream, connection.into(), HANDSHAKE_TIMEOUT)?
+            }
+        };
+        let stream = link.tcp().try_clone()?;
         // A worker that accepted but never answers is found by the pipeline's step timeout; this
         // bounds only the wait for its hello.
         stream.set_read_timeout(Some(HELLO_TIMEOUT))?;
         let mut frame = Vec::new();
         encode_token(token, &mut frame);
-        std::io::Write::write_all(&mut &stream, &frame)?;
+        let mut output = link.writer()?;
+        std::io::Write::write_all(&mut output, &frame)?;
+        std::io::Write::flush(&mut output)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let name = format!("worker-{worker}-{incarnation}");
-        let writer = spawn_writer(format!("{name}-out"), stream.try_clone()?, rx, Some(heartbeat))?;
-        let reader_stream = stream.try_clone()?;
+        let writer = spawn_writer(format!("{name}-out"), output, rx, Some(heartbeat))?;
+        let input = link.reader()?;
         let peer = address.to_string();
         let mut sink = HelloThenStream {
             inner: ReplyBatcher::new(worker, incarnation, events),
-            stream: reader_stream.try_clone()?,
+            stream: stream.try_clone()?,
             greeted: false,
             refused: None,
         };
+        let reader_stream = stream.try_clone()?;
         let reader = std::thread::Builder::new().name(format!("{name}-in")).spawn(move || {
-            let end = read_replies(&reader_stream, &mut sink);
+            let end = read_replies(input, &mut sink);
             let _ = reader_stream.shutdown(Shutdown::Both);
             let reason = sink.refused.take().unwrap_or_else(|| end.reason());
             sink.inner.ended(format!("{reason}; the connection to {peer} is closed"));

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use super::tls::{Link, LinkReader};
 use super::token::{HandshakeError, read_and_check_token};
 use super::{HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, keepalive};
 use crate::protocol::{Encoding, Reply, encode_reply};
@@ -110,16 +111,18 @@ impl Slot {
     }
 }
 
-/// Serves the worker protocol to the coordinators that connect to `listener` with `token`, one at a
-/// time, for good: a failed accept is logged and retried ([`accept_retry_delay`]). Each connection is
-/// handled on a thread of its own; `log` hears what happened to each.
+/// Serves the worker protocol to the coordinators that connect to `listener` with `token` (inside
+/// TLS with `tls`), one at a time, for good: a failed accept is logged and retried
+/// ([`accept_retry_delay`]). Each connection is handled on a thread of its own; `log` hears what
+/// happened to each.
 pub fn serve_listener(
     listener: &TcpListener,
     token: &[u8],
+    tls: Option<Arc<rustls::ServerConfig>>,
     settings: ListenSettings,
     log: impl Fn(ConnectionEvent) + Send + Sync + 'static,
 ) -> ! {
-    serve_accepted(|| listener.accept(), std::thread::sleep, token, settings, log)
+    serve_accepted(|| listener.accept(), std::thread::sleep, token, tls, settings, log)
 }
 
 /// [`serve_listener`] over any source of connections, and `sleep` for the waits between failed
@@ -128,6 +131,7 @@ pub(crate) fn serve_accepted(
     mut accept: impl FnMut() -> std::io::Result<(TcpStream, SocketAddr)>,
     mut sleep: impl FnMut(Duration),
     token: &[u8],
+    tls: Option<Arc<rustls::ServerConfig>>,
     settings: ListenSettings,
     log: impl Fn(ConnectionEvent) + Send + Sync + 'static,
 ) -> ! {
@@ -157,19 +161,33 @@ pub(crate) fn serve_accepted(
             continue;
         }
         let (slot, pending, log) = (Arc::clone(&slot), Arc::clone(&handshakes), Arc::clone(&log));
+        let tls = tls.clone();
         let spawned = std::thread::Builder::new().name(format!("session-{peer}")).spawn(move || {
             let peer = peer.to_string();
-            let admitted = admit(&stream, &expected, &slot, settings);
+            let link = match secure(stream, tls, settings.handshake_timeout) {
+                Ok(link) => link,
+                Err(reason) => {
+                    // Nothing can be said to a peer that did not finish the TLS handshake.
+                    pending.fetch_sub(1, Ordering::SeqCst);
+                    log(ConnectionEvent::Refused { peer, reason });
+                    return;
+                }
+            };
+            // One reader for the token and the session: with TLS it holds ciphertext read ahead.
+            let admitted = link
+                .reader()
+                .map_err(|e| HandshakeError::Io(e.to_string()))
+                .and_then(|mut input| admit(&link, &mut input, &expected, &slot, settings).map(|()| input));
             pending.fetch_sub(1, Ordering::SeqCst);
             match admitted {
-                Ok(()) => {
+                Ok(input) => {
                     log(ConnectionEvent::SessionStarted { peer: peer.clone() });
-                    let error = serve_session(stream, settings.idle_timeout).err();
+                    let error = serve_session(&link, input, settings.idle_timeout).err();
                     slot.release();
                     log(ConnectionEvent::SessionEnded { peer, error });
                 }
                 Err(reason) => {
-                    refuse(&stream, &reason);
+                    refuse(&link, &reason);
                     log(ConnectionEvent::Refused { peer, reason });
                 }
             }
@@ -180,16 +198,28 @@ pub(crate) fn serve_accepted(
     }
 }
 
+/// The connection as it is, or with TLS once its handshake completed within `timeout`.
+fn secure(
+    stream: TcpStream,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    timeout: Duration,
+) -> Result<Link, HandshakeError> {
+    let Some(config) = tls else { return Ok(Link::plain(stream)) };
+    let connection = rustls::ServerConnection::new(config).map_err(|e| HandshakeError::Tls(e.to_string()))?;
+    Link::handshake(stream, connection.into(), timeout).map_err(|e| HandshakeError::Tls(e.to_string()))
+}
+
 /// Checks the connection's token, then takes the session slot.
 fn admit(
-    stream: &TcpStream,
+    link: &Link,
+    input: &mut LinkReader,
     expected: &blake3::Hash,
     slot: &Slot,
     settings: ListenSettings,
 ) -> Result<(), HandshakeError> {
-    let mut reader = stream;
+    let stream = link.tcp();
     let mut set_timeout = |left: Duration| stream.set_read_timeout(Some(left));
-    read_and_check_token(&mut reader, &mut set_timeout, settings.handshake_timeout, expected)?;
+    read_and_check_token(input, &mut set_timeout, settings.handshake_timeout, expected)?;
     if !slot.claim(settings.busy_grace) {
         return Err(HandshakeError::Busy);
     }
@@ -198,26 +228,28 @@ fn admit(
 
 /// One coordinator's session: the protocol as `anes worker` serves it on stdin and stdout, until the
 /// coordinator closes, or is silent or does not read for `idle_timeout`.
-fn serve_session(stream: TcpStream, idle_timeout: Duration) -> Result<(), String> {
+fn serve_session(link: &Link, input: LinkReader, idle_timeout: Duration) -> Result<(), String> {
+    let stream = link.tcp();
     stream.set_read_timeout(Some(idle_timeout)).map_err(|e| e.to_string())?;
     stream.set_write_timeout(Some(idle_timeout)).map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
-    keepalive(&stream).map_err(|e| format!("TCP keepalive: {e}"))?;
-    let input = IdleInput { stream: stream.try_clone().map_err(|e| e.to_string())?, idle_timeout };
-    let result = crate::stdio::serve(Encoding::Binary, input, &stream).map_err(|e| e.to_string());
+    keepalive(stream).map_err(|e| format!("TCP keepalive: {e}"))?;
+    let input = IdleInput { input, idle_timeout };
+    let output = link.writer().map_err(|e| e.to_string())?;
+    let result = crate::stdio::serve(Encoding::Binary, input, output).map_err(|e| e.to_string());
     let _ = stream.shutdown(Shutdown::Both);
     result
 }
 
 /// The session's input, whose read timeout says what it means: the coordinator is taken for gone.
 struct IdleInput {
-    stream: TcpStream,
+    input: LinkReader,
     idle_timeout: Duration,
 }
 
 impl Read for IdleInput {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.stream.read(buf).map_err(|e| match e.kind() {
+        self.input.read(buf).map_err(|e| match e.kind() {
             ErrorKind::WouldBlock | ErrorKind::TimedOut => std::io::Error::new(
                 ErrorKind::TimedOut,
                 format!(
@@ -231,10 +263,13 @@ impl Read for IdleInput {
 }
 
 /// Tells a refused connection why, in the one message a coordinator reads first, and closes it.
-fn refuse(stream: &TcpStream, reason: &HandshakeError) {
+fn refuse(link: &Link, reason: &HandshakeError) {
     let mut frame = Vec::new();
     encode_reply(&Reply::Error { message: format!("refused: {reason}") }, &mut frame);
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let _ = (&*stream).write_all(&frame);
-    let _ = stream.shutdown(Shutdown::Both);
+    let _ = link.tcp().set_write_timeout(Some(Duration::from_secs(1)));
+    if let Ok(mut output) = link.writer() {
+        let _ = output.write_all(&frame);
+        let _ = output.flush();
+    }
+    let _ = link.tcp().shutdown(Shutdown::Both);
 }

@@ -3,6 +3,9 @@
 //! connects to it: a third transport behind [`crate::WorkerHandle`], beside threads and child
 //! processes.
 //!
+//! With TLS ([`tls`]: the worker's `--tls-cert`/`--tls-key`, the coordinator's `tls_ca`), the TLS
+//! handshake comes first, bounded by [`HANDSHAKE_TIMEOUT`] too, and everything below runs inside it.
+//!
 //! The connection starts with the coordinator's token, in one binary frame of its own (`len u32`, the
 //! contents `"ANWT"` and the token, the frame's checksum; at most [`MAX_TOKEN_LEN`] bytes of token).
 //! The worker reads nothing else first: it compares the token's blake3 digest with its own token's in
@@ -35,6 +38,9 @@ mod client;
 pub mod listen;
 #[cfg(test)]
 mod tests;
+pub mod tls;
+#[cfg(test)]
+mod tls_tests;
 mod token;
 
 use std::path::PathBuf;
@@ -96,4 +102,10 @@ pub struct RemoteWorkers {
     /// The file holding the token, read at every connection attempt (a rotated secret is picked up
     /// on the next reconnection).
     pub token_file: PathBuf,
+    /// With TLS: the PEM file of the certificates a worker's chain must end in, read at every
+    /// connection attempt as the token is.
+    pub tls_ca: Option<PathBuf>,
+    /// With TLS: the name the workers' certificates carry, when it is not the host of their
+    /// addresses (workers reached by IP address with a certificate for a name).
+    pub tls_server_name: Option<String>,
 }

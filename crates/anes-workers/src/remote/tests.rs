@@ -28,7 +28,7 @@ fn worker(settings: ListenSettings) -> (String, Events) {
     let events: Events = Arc::default();
     let log = Arc::clone(&events);
     std::thread::spawn(move || {
-        serve_listener(&listener, TOKEN, settings, move |e| log.lock().unwrap().push(e))
+        serve_listener(&listener, TOKEN, None, settings, move |e| log.lock().unwrap().push(e))
     });
     (address, events)
 }
@@ -210,7 +210,7 @@ fn junk_is_a_typed_refusal() {
 fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     let (address, _events) = worker(quick());
     let (tx, rx) = crossbeam_channel::unbounded();
-    let mut remote = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 1, tx.clone()).unwrap();
+    let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 1, tx.clone()).unwrap();
     remote.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
     let mut replies = Vec::new();
     while replies.len() < 2 {
@@ -231,7 +231,7 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     assert!(exit.contains(&address), "{exit}");
     remote.stop();
     // The next incarnation connects again at once: the worker's session ended with the connection.
-    let mut again = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 2, tx).unwrap();
+    let mut again = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 2, tx).unwrap();
     let message = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     assert_eq!(message.incarnation, 2);
     assert!(
@@ -242,11 +242,15 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     // Nobody listening: a failed start, not a hang.
     drop(again);
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    assert!(RemoteWorker::connect(&closed, TOKEN, WorkerId::B, 1, crossbeam_channel::unbounded().0).is_err());
+    assert!(
+        RemoteWorker::connect(&closed, TOKEN, None, WorkerId::B, 1, crossbeam_channel::unbounded().0)
+            .is_err()
+    );
     assert!(
         RemoteWorker::connect(
             "no-such-host.invalid:9660",
             TOKEN,
+            None,
             WorkerId::B,
             1,
             crossbeam_channel::unbounded().0
@@ -259,7 +263,7 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
 fn a_wrong_token_reaches_the_pipeline_as_an_exit_naming_the_refusal() {
     let (address, _events) = worker(quick());
     let (tx, rx) = crossbeam_channel::unbounded();
-    let _remote = RemoteWorker::connect(&address, b"not-the-token", WorkerId::B, 1, tx).unwrap();
+    let _remote = RemoteWorker::connect(&address, b"not-the-token", None, WorkerId::B, 1, tx).unwrap();
     match rx.recv_timeout(Duration::from_secs(10)).unwrap().body {
         WorkerOutput::Exited { reason } => {
             assert!(reason.contains("it refused: refused: wrong token"), "{reason}")
@@ -312,7 +316,7 @@ fn a_silent_coordinator_is_dropped_after_the_idle_timeout_and_a_waiting_one_take
     // served once the session is dropped.
     let started = Instant::now();
     let (tx, rx) = crossbeam_channel::unbounded();
-    let mut restarted = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 1, tx).unwrap();
+    let mut restarted = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 1, tx).unwrap();
     assert!(matches!(next_output(&rx), Ok(Reply::Hello { .. })));
     let waited = started.elapsed();
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
@@ -338,7 +342,8 @@ fn a_quiet_live_coordinator_keeps_its_session_by_heartbeats_and_a_second_one_is_
     let (address, events) = worker(settings);
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut live =
-        RemoteWorker::connect_with(&address, TOKEN, WorkerId::A, 1, tx, Duration::from_millis(50)).unwrap();
+        RemoteWorker::connect_with(&address, TOKEN, None, WorkerId::A, 1, tx, Duration::from_millis(50))
+            .unwrap();
     assert!(matches!(next_output(&rx), Ok(Reply::Hello { .. })));
     // Four idle timeouts without a command.
     std::thread::sleep(Duration::from_millis(1200));
@@ -380,6 +385,7 @@ fn failed_accepts_are_logged_and_retried_and_the_listener_serves_on() {
             move || failures.pop().map_or_else(|| listener.accept(), Err),
             move |d| slept.lock().unwrap().push(d),
             TOKEN,
+            None,
             quick(),
             move |e| log.lock().unwrap().push(e),
         )
@@ -428,7 +434,7 @@ fn a_worker_of_another_build_or_epoch_is_refused_before_its_hello_reaches_the_pi
     for (build, expected) in cases {
         let address = worker_of_build(build);
         let (tx, rx) = crossbeam_channel::unbounded();
-        let mut remote = RemoteWorker::connect(&address, TOKEN, WorkerId::B, 1, tx).unwrap();
+        let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::B, 1, tx).unwrap();
         // The first thing the pipeline hears is the exit: never a hello (worker_up stays 0).
         let reason = next_output(&rx).unwrap_err();
         assert!(reason.contains(expected) && reason.contains("this coordinator runs"), "{reason}");

@@ -6,6 +6,7 @@
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anes_workers::protocol::Encoding;
 use anes_workers::remote::listen::{ConnectionEvent, ListenSettings, serve_listener};
@@ -32,11 +33,37 @@ pub struct Args {
     /// The file holding the token a coordinator must send first (with --listen).
     #[arg(long, value_name = "FILE", requires = "listen")]
     token_file: Option<PathBuf>,
+    /// Seconds a coordinator may send nothing (no command, no heartbeat: it sends one every second)
+    /// before its session is dropped and the worker is free for the next one (with --listen).
+    #[arg(long, value_name = "SECONDS", requires = "listen", default_value_t = 4.0,
+          value_parser = idle_timeout_seconds)]
+    idle_timeout_seconds: f64,
+    /// Serve over TLS with this PEM certificate chain (with --tls-key; the coordinator's
+    /// `[pipeline.remote] tls_ca` must trust it). The token is still required inside TLS.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
+    tls_key: Option<PathBuf>,
+}
+
+/// 2 to 3600 s: below two heartbeats a delayed one would end a live session.
+fn idle_timeout_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (2.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!("{text:?}: use 2 to 3600 seconds")),
+    }
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if let (Some(address), Some(token_file)) = (&args.listen, &args.token_file) {
-        return listen(address, token_file);
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(anes_workers::remote::tls::server_config(cert, key).context("--tls-cert/--tls-key")?)
+            }
+            _ => None,
+        };
+        return listen(address, token_file, tls, Duration::from_secs_f64(args.idle_timeout_seconds));
     }
     let encoding = match args.protocol {
         Protocol::Binary => Encoding::Binary,
@@ -47,21 +74,34 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn listen(address: &str, token_file: &std::path::Path) -> anyhow::Result<ExitCode> {
+fn listen(
+    address: &str,
+    token_file: &std::path::Path,
+    tls: Option<std::sync::Arc<anes_workers::remote::tls::ServerConfig>>,
+    idle_timeout: Duration,
+) -> anyhow::Result<ExitCode> {
     let token = anes_workers::remote::read_token_file(token_file)
         .map_err(anyhow::Error::msg)
         .context("--token-file")?;
     let listener = TcpListener::bind(address).with_context(|| format!("--listen {address}"))?;
     let bound = listener.local_addr().context("the listening address")?;
     eprintln!("listening on {bound}");
-    serve_listener(&listener, &token, ListenSettings::default(), |event| match event {
+    // The busy grace outlasts the idle timeout (the default's rule): a coordinator that restarted
+    // after its predecessor vanished is served once the dead session is dropped.
+    let settings = ListenSettings {
+        idle_timeout,
+        busy_grace: idle_timeout + Duration::from_secs(1),
+        ..Default::default()
+    };
+    serve_listener(&listener, &token, tls, settings, |event| match event {
         ConnectionEvent::SessionStarted { peer } => eprintln!("coordinator {peer}: session started"),
         ConnectionEvent::SessionEnded { peer, error: None } => eprintln!("coordinator {peer}: session ended"),
         ConnectionEvent::SessionEnded { peer, error: Some(e) } => {
             eprintln!("coordinator {peer}: session ended: {e}")
         }
         ConnectionEvent::Refused { peer, reason } => eprintln!("connection from {peer} refused: {reason}"),
+        ConnectionEvent::AcceptFailed { error, retry_in } => {
+            eprintln!("accepting a connection failed: {error}; retrying in {} s", retry_in.as_secs_f64())
+        }
     })
-    .with_context(|| format!("accepting connections on {bound}"))?;
-    Ok(ExitCode::SUCCESS)
 }

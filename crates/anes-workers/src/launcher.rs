@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::process::ProcessWorker;
 use crate::protocol::{Reply, WorkerCommand};
+use crate::remote::tls::{ClientTls, client_config};
 use crate::remote::{RemoteWorker, RemoteWorkers, read_token_file};
 use crate::thread::ThreadWorker;
 use crate::{WorkerId, WorkerMessage, WorkerOutput};
@@ -75,12 +76,19 @@ impl WorkerLauncher {
                     std::io::Error::new(std::io::ErrorKind::NotFound, "remote workers need their addresses")
                 })?;
                 let token = read_token_file(&remote.token_file).map_err(std::io::Error::other)?;
+                let tls = match &remote.tls_ca {
+                    Some(ca) => Some(ClientTls {
+                        config: client_config(ca).map_err(std::io::Error::other)?,
+                        server_name: remote.tls_server_name.clone(),
+                    }),
+                    None => None,
+                };
                 let address = match worker {
                     WorkerId::A => &remote.a,
                     WorkerId::B => &remote.b,
                 };
                 Box::new(
-                    RemoteWorker::connect(address, &token, worker, incarnation, events)
+                    RemoteWorker::connect(address, &token, tls.as_ref(), worker, incarnation, events)
                         .map_err(|e| std::io::Error::new(e.kind(), format!("{address}: {e}")))?,
                 )
             }

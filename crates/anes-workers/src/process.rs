@@ -53,7 +53,7 @@ impl WorkerChild {
         };
         let child = Arc::new(Mutex::new(child));
         let (tx, rx) = crossbeam_channel::unbounded::<WorkerCommand>();
-        let writer = spawn_writer(format!("{name}-stdin"), stdin, rx);
+        let writer = spawn_writer(format!("{name}-stdin"), stdin, rx, None);
         let reader_child = Arc::clone(&child);
         let reader = std::thread::Builder::new().name(format!("{name}-stdout")).spawn(move || {
             let end = read_replies(stdout, &mut sink);

@@ -14,8 +14,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::engine::{Engine, Flow};
 use crate::protocol::{
-    BuildInfo, Encoding, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand, command_from_json,
-    decode_command, encode_reply, read_frame, read_line,
+    BuildInfo, Encoding, HEARTBEAT_FRAME, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand,
+    command_from_json, decode_command, encode_reply, read_frame, read_line,
 };
 
 /// Read-ahead of the input: large enough that a long JSON line is read in few calls.
@@ -123,6 +123,8 @@ fn spawn_reader(
         loop {
             let incoming = match encoding {
                 Encoding::Binary => match read_frame(&mut input, &mut frame) {
+                    // A remote coordinator's sign of life: its work was reading it.
+                    Ok(true) if frame == HEARTBEAT_FRAME => continue,
                     Ok(true) => Incoming::WorkerCommand(decode_command(&frame)),
                     Ok(false) => Incoming::End(None),
                     Err(e) => Incoming::End(Some(e)),

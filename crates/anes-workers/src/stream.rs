@@ -3,12 +3,13 @@
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
 use crate::protocol::{
     BuildInfo, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand, decode_reply, encode_command,
-    read_frame, read_hello_frame,
+    encode_heartbeat, read_frame, read_hello_frame,
 };
 
 /// How reading a worker's replies stopped.
@@ -91,18 +92,28 @@ pub(crate) fn read_replies(input: impl Read, sink: &mut impl ReplySink) -> Strea
 }
 
 /// Starts the thread that encodes the queued commands onto `output`; it ends when the queue's senders
-/// are gone (then `output` is dropped: a child sees its stdin close) or a write fails.
+/// are gone (then `output` is dropped: a child sees its stdin close) or a write fails. With
+/// `heartbeat`, a heartbeat frame goes out whenever no command was queued for that long.
 pub(crate) fn spawn_writer(
     name: String,
     output: impl Write + Send + 'static,
     commands: Receiver<WorkerCommand>,
+    heartbeat: Option<Duration>,
 ) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new().name(name).spawn(move || {
         let mut out = BufWriter::new(output);
         let mut buf = Vec::new();
-        while let Ok(command) = commands.recv() {
+        loop {
+            let next = match heartbeat {
+                Some(interval) => commands.recv_timeout(interval).map_err(|e| e.is_timeout()),
+                None => commands.recv().map_err(|_| false),
+            };
             buf.clear();
-            encode_command(&command, &mut buf);
+            match next {
+                Ok(command) => encode_command(&command, &mut buf),
+                Err(true) => encode_heartbeat(&mut buf),
+                Err(false) => break,
+            }
             if out.write_all(&buf).is_err() {
                 return;
             }

@@ -40,19 +40,26 @@ pub struct Worker {
 impl Worker {
     /// On 127.0.0.1 (`address` such as `127.0.0.1:0`).
     pub fn start(address: &str, token_file: &Path) -> Worker {
-        Worker::spawn(Command::new(env!("CARGO_BIN_EXE_anes")), address, token_file)
+        Worker::start_with(address, token_file, &[])
+    }
+
+    /// On 127.0.0.1, with `more` arguments (`--tls-cert F --tls-key F`).
+    pub fn start_with(address: &str, token_file: &Path, more: &[&Path]) -> Worker {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_anes"));
+        command.args(["worker", "--listen", address, "--token-file"]).arg(token_file).args(more);
+        Worker::spawn(command)
     }
 
     /// Inside `netns`, on its address (`port` 0: a free one).
     pub fn start_in(netns: &Netns, port: u16, token_file: &Path) -> Worker {
         let address = format!("{}:{port}", netns.address);
-        Worker::spawn(netns.command(env!("CARGO_BIN_EXE_anes")), &address, token_file)
+        let mut command = netns.command(env!("CARGO_BIN_EXE_anes"));
+        command.args(["worker", "--listen", &address, "--token-file"]).arg(token_file);
+        Worker::spawn(command)
     }
 
-    fn spawn(mut command: Command, address: &str, token_file: &Path) -> Worker {
+    fn spawn(mut command: Command) -> Worker {
         let mut child = command
-            .args(["worker", "--listen", address, "--token-file"])
-            .arg(token_file)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -124,6 +124,9 @@ pub struct PipelineSection {
     pub dlq_capacity: Option<usize>,
     /// Seconds a rollback step may make no progress (default 20).
     pub step_timeout_seconds: Option<f64>,
+    /// Rollback attempts per incident before the pipeline stays read-only for an operator (default 3;
+    /// 1 to 100).
+    pub max_attempts: Option<u32>,
     /// When the dead-letter queue's appends are fsynced: `always`, `batch` (default), `never`.
     pub dlq_fsync: Option<FsyncPolicy>,
     /// `[pipeline.store]`: where verified checkpoints are kept.
@@ -236,6 +239,14 @@ impl Config {
                         problem,
                     }
                 })?;
+                if let Some(ca) = &mut remote.tls_ca {
+                    resolve(ca);
+                    crate::worker::remote::tls::client_config(ca).map_err(|e| ConfigError {
+                        file: name.clone(),
+                        key: format!("pipeline[{i}].remote.tls_ca"),
+                        problem: e.to_string(),
+                    })?;
+                }
             }
         }
         Ok(config)
@@ -348,6 +359,14 @@ impl Config {
                 let region = anes_core::Region::from_name(name)
                     .ok_or_else(|| err(key("region"), format!("{name:?}: use ntsc, pal or dendy")))?;
                 settings.region = Some(region);
+            }
+            if let Some(n) = p.max_attempts {
+                // At least one, or an incident would give up before trying; at most 100, so one
+                // incident's retries end (the backoff's 30 s cap: under an hour).
+                if !(1..=100).contains(&n) {
+                    return Err(err(key("max_attempts"), format!("{n}: use 1 to 100 attempts")));
+                }
+                settings.max_attempts = n;
             }
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;

@@ -18,6 +18,11 @@ pub struct RemoteSection {
     pub b: Option<String>,
     /// The file holding the token both workers expect (`anes worker --token-file`).
     pub token_file: Option<PathBuf>,
+    /// TLS: the PEM file of the CA (or self-signed certificates) the workers' certificates must
+    /// chain to (`anes worker --tls-cert`). Without it the connection is plain TCP.
+    pub tls_ca: Option<PathBuf>,
+    /// TLS: the name the workers' certificates carry, when not the host part of `a` and `b`.
+    pub tls_server_name: Option<String>,
 }
 
 /// The remote workers of a pipeline whose `workers` is `remote`; `None` for the other kinds. Errors
@@ -48,7 +53,21 @@ pub(super) fn parse_remote(
         .token_file
         .clone()
         .ok_or_else(|| ("remote.token_file", "missing: the file holding the workers' token".to_string()))?;
-    Ok(Some(RemoteWorkers { a, b, token_file }))
+    if let Some(name) = &remote.tls_server_name {
+        if remote.tls_ca.is_none() {
+            return Err(("remote.tls_server_name", "only with tls_ca (TLS)".to_string()));
+        }
+        if crate::worker::remote::tls::parse_server_name(name).is_err() {
+            return Err(("remote.tls_server_name", format!("{name:?} is not a DNS name or an IP address")));
+        }
+    }
+    Ok(Some(RemoteWorkers {
+        a,
+        b,
+        token_file,
+        tls_ca: remote.tls_ca.clone(),
+        tls_server_name: remote.tls_server_name.clone(),
+    }))
 }
 
 /// A `HOST:PORT` with a host name, an IPv4 address or a bracketed IPv6 address, and a port from 1.
@@ -83,7 +102,29 @@ mod tests {
             a: a.map(str::to_string),
             b: b.map(str::to_string),
             token_file: token.map(PathBuf::from),
+            ..RemoteSection::default()
         }
+    }
+
+    #[test]
+    fn a_tls_server_name_needs_tls_ca_and_must_be_a_name() {
+        let with = |ca: Option<&str>, name: &str| RemoteSection {
+            tls_ca: ca.map(PathBuf::from),
+            tls_server_name: Some(name.to_string()),
+            ..section(Some("10.0.0.5:9660"), Some("10.0.1.7:9660"), Some("t"))
+        };
+        let err = |s: RemoteSection| parse_remote(WorkerMode::Remote, Some(&s)).unwrap_err();
+        assert_eq!(
+            err(with(None, "workers.anes")),
+            ("remote.tls_server_name", "only with tls_ca (TLS)".into())
+        );
+        assert_eq!(err(with(Some("ca.pem"), "not a name!")).0, "remote.tls_server_name");
+        let ok =
+            parse_remote(WorkerMode::Remote, Some(&with(Some("ca.pem"), "workers.anes"))).unwrap().unwrap();
+        assert_eq!(
+            (ok.tls_ca, ok.tls_server_name),
+            (Some(PathBuf::from("ca.pem")), Some("workers.anes".into()))
+        );
     }
 
     #[test]

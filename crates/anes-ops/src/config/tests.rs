@@ -246,3 +246,20 @@ fn a_pipeline_region_is_parsed_and_a_wrong_one_is_one_line_naming_the_key() {
     let e = config("region = 1\n").unwrap_err();
     assert_eq!((e.key.as_str(), e.file.as_str()), ("line 3, key region", "anes.toml"));
 }
+
+#[test]
+fn max_attempts_is_read_into_the_rollback_settings_and_bounded() {
+    let parse = |extra: &str| Config::parse(&format!("[[pipeline]]\nid = \"p\"\n{extra}"), "anes.toml");
+    assert_eq!(parse("").unwrap().pipelines[0].settings.max_attempts, 3, "the default");
+    assert_eq!(parse("max_attempts = 7\n").unwrap().pipelines[0].settings.max_attempts, 7);
+    assert_eq!(parse("max_attempts = 1\n").unwrap().pipelines[0].settings.max_attempts, 1);
+    for (value, problem) in [("0", "0: use 1 to 100 attempts"), ("101", "101: use 1 to 100 attempts")] {
+        let e = parse(&format!("max_attempts = {value}\n")).unwrap_err();
+        assert_eq!(
+            (e.file.as_str(), e.key.as_str(), e.problem.as_str()),
+            ("anes.toml", "pipeline[0].max_attempts", problem)
+        );
+    }
+    let e = parse("max_attempts = -2\n").unwrap_err();
+    assert_eq!(e.key, "line 3, key max_attempts", "{e}");
+}

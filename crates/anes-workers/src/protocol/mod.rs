@@ -78,6 +78,18 @@ pub const MAX_STALL_MILLIS: u32 = 3_600_000;
 /// Bytes of the checksum after each binary frame.
 pub const FRAME_CHECKSUM_LEN: usize = 8;
 
+/// The contents of a heartbeat frame: a remote coordinator sends one when it had nothing else to send
+/// for a while, so its worker tells a quiet coordinator from one that vanished behind a partition. A
+/// worker skips it without a reply (binary encoding only); no command's tag is `A`.
+pub const HEARTBEAT_FRAME: [u8; 4] = *b"ANHB";
+
+/// Appends a heartbeat frame ([`HEARTBEAT_FRAME`], framed and checksummed) to `out`.
+pub fn encode_heartbeat(out: &mut Vec<u8>) {
+    let start = frame::begin_frame(out);
+    out.extend_from_slice(&HEARTBEAT_FRAME);
+    frame::end_frame(out, start);
+}
+
 /// Why bytes are not a protocol message.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ProtocolError {

@@ -2,12 +2,14 @@
 
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crossbeam_channel::Sender;
 
+use super::tls::{ClientTls, Link, name_for};
 use super::token::encode_token;
-use super::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT};
-use crate::protocol::WorkerCommand;
+use super::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT, HEARTBEAT_INTERVAL, HELLO_TIMEOUT, keepalive};
+use crate::protocol::{BuildInfo, Reply, WorkerCommand};
 use crate::stream::{ReplySink, read_replies, spawn_writer};
 use crate::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage};
 
@@ -23,56 +25,124 @@ pub struct RemoteWorker {
 
 impl RemoteWorker {
     /// Resolves `address` (`HOST:PORT`; a host name is looked up now, at every attempt), connects to
-    /// the first address that answers within [`CONNECT_TIMEOUT`], sends `token`, and reports the
-    /// worker's replies (its hello first, or the reason it refused) to `events`. An unresolvable name
-    /// or a refused connection is an error here: for the pipeline, a worker that could not start.
+    /// the first address that answers within [`CONNECT_TIMEOUT`], with `tls` runs the TLS handshake
+    /// (within [`HANDSHAKE_TIMEOUT`]; a worker whose certificate does not check out is a failed
+    /// connection), sends `token`, and reports the
+    /// worker's replies (its hello first, or the reason it refused) to `events`. A worker whose hello
+    /// names another build than this one's ([`BuildInfo::current`]) is refused: its exit names both
+    /// builds, and its hello is not handed on. An unresolvable name or a refused connection is an
+    /// error here: for the pipeline, a worker that could not start.
     pub fn connect(
         address: &str,
         token: &[u8],
+        tls: Option<&ClientTls>,
         worker: WorkerId,
         incarnation: u64,
         events: Sender<WorkerMessage>,
     ) -> std::io::Result<RemoteWorker> {
+        RemoteWorker::connect_with(address, token, tls, worker, incarnation, events, HEARTBEAT_INTERVAL)
+    }
+
+    /// [`RemoteWorker::connect`] with a heartbeat after every `heartbeat` without a command.
+    pub(crate) fn connect_with(
+        address: &str,
+        token: &[u8],
+        tls: Option<&ClientTls>,
+        worker: WorkerId,
+        incarnation: u64,
+        events: Sender<WorkerMessage>,
+        heartbeat: Duration,
+    ) -> std::io::Result<RemoteWorker> {
         let stream = connect_any(address)?;
         stream.set_nodelay(true)?;
+        keepalive(&stream)?;
+        let link = match tls {
+            None => Link::plain(stream),
+            Some(tls) => {
+                let name = name_for(address, tls.server_name.as_deref())?;
+                let connection = rustls::ClientConnection::new(std::sync::Arc::clone(&tls.config), name)
+                    .map_err(std::io::Error::other)?;
+                Link::handshake(stream, connection.into(), HANDSHAKE_TIMEOUT)?
+            }
+        };
+        let stream = link.tcp().try_clone()?;
         // A worker that accepted but never answers is found by the pipeline's step timeout; this
         // bounds only the wait for its hello.
-        stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+        stream.set_read_timeout(Some(HELLO_TIMEOUT))?;
         let mut frame = Vec::new();
         encode_token(token, &mut frame);
-        std::io::Write::write_all(&mut &stream, &frame)?;
+        let mut output = link.writer()?;
+        std::io::Write::write_all(&mut output, &frame)?;
+        std::io::Write::flush(&mut output)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let name = format!("worker-{worker}-{incarnation}");
-        let writer = spawn_writer(format!("{name}-out"), stream.try_clone()?, rx)?;
-        let reader_stream = stream.try_clone()?;
+        let writer = spawn_writer(format!("{name}-out"), output, rx, Some(heartbeat))?;
+        let input = link.reader()?;
         let peer = address.to_string();
         let mut sink = HelloThenStream {
             inner: ReplyBatcher::new(worker, incarnation, events),
-            stream: reader_stream.try_clone()?,
+            stream: stream.try_clone()?,
             greeted: false,
+            refused: None,
         };
+        let reader_stream = stream.try_clone()?;
         let reader = std::thread::Builder::new().name(format!("{name}-in")).spawn(move || {
-            let end = read_replies(&reader_stream, &mut sink);
+            let end = read_replies(input, &mut sink);
             let _ = reader_stream.shutdown(Shutdown::Both);
-            sink.inner.ended(format!("{}; the connection to {peer} is closed", end.reason()));
+            let reason = sink.refused.take().unwrap_or_else(|| end.reason());
+            sink.inner.ended(format!("{reason}; the connection to {peer} is closed"));
         })?;
         Ok(RemoteWorker { stream, commands: Some(tx), writer: Some(writer), reader: Some(reader) })
     }
 }
 
-/// Hands replies to the pipeline, and lifts the hello's read timeout once the hello came: from then
-/// on a quiet worker is the pipeline's to judge (a stall drill is silence on purpose).
+/// Why a worker whose hello names `theirs` may not be compared with a twin of this build: `None`
+/// when it runs this very build (crate version, git commit, emulation epoch).
+pub(crate) fn build_refusal(theirs: &BuildInfo, ours: &BuildInfo) -> Option<String> {
+    let describe = |b: &BuildInfo| {
+        format!(
+            "{} (commit {}, emulation epoch {})",
+            b.version,
+            b.git_commit.as_deref().unwrap_or("unknown"),
+            b.emulation_epoch
+        )
+    };
+    let what = if theirs.emulation_epoch != ours.emulation_epoch {
+        "another emulation epoch"
+    } else if theirs != ours {
+        "another build"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "refused: the worker runs {what}: {}; this coordinator runs {}",
+        describe(theirs),
+        describe(ours)
+    ))
+}
+
+/// Hands replies to the pipeline once the hello named this build, and lifts the hello's read
+/// timeout then: from then on a quiet worker is the pipeline's to judge (a stall drill is silence on
+/// purpose).
 #[derive(Debug)]
 struct HelloThenStream {
     inner: ReplyBatcher,
     stream: TcpStream,
     greeted: bool,
+    /// Why the worker was refused at its hello.
+    refused: Option<String>,
 }
 
 impl ReplySink for HelloThenStream {
-    fn reply(&mut self, reply: crate::protocol::Reply, more_buffered: bool) -> bool {
+    fn reply(&mut self, reply: Reply, more_buffered: bool) -> bool {
         if !self.greeted {
             self.greeted = true;
+            if let Reply::Hello { build, .. } = &reply {
+                self.refused = build_refusal(build, &BuildInfo::current());
+                if self.refused.is_some() {
+                    return false;
+                }
+            }
             if self.stream.set_read_timeout(None).is_err() {
                 return false;
             }

@@ -7,10 +7,14 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use super::listen::{ConnectionEvent, ListenSettings, serve_listener};
+use super::client::build_refusal;
+use super::listen::{ConnectionEvent, ListenSettings, accept_retry_delay, serve_accepted, serve_listener};
 use super::token::{HandshakeError, digests_equal, encode_token, read_and_check_token};
 use super::{MAX_TOKEN_LEN, RemoteWorker, TOKEN_MAGIC};
-use crate::protocol::{Reply, WorkerCommand, decode_reply, encode_command, read_frame, read_hello_frame};
+use crate::protocol::{
+    BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand, decode_reply, encode_command, encode_reply,
+    read_frame, read_hello_frame,
+};
 use crate::{WorkerHandle, WorkerId, WorkerOutput};
 
 const TOKEN: &[u8] = b"s3cret-token";
@@ -24,7 +28,7 @@ fn worker(settings: ListenSettings) -> (String, Events) {
     let events: Events = Arc::default();
     let log = Arc::clone(&events);
     std::thread::spawn(move || {
-        let _ = serve_listener(&listener, TOKEN, settings, move |e| log.lock().unwrap().push(e));
+        serve_listener(&listener, TOKEN, None, settings, move |e| log.lock().unwrap().push(e))
     });
     (address, events)
 }
@@ -34,6 +38,7 @@ fn quick() -> ListenSettings {
         handshake_timeout: Duration::from_millis(300),
         busy_grace: Duration::from_millis(200),
         max_handshakes: 4,
+        idle_timeout: Duration::from_secs(5),
     }
 }
 
@@ -205,7 +210,7 @@ fn junk_is_a_typed_refusal() {
 fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     let (address, _events) = worker(quick());
     let (tx, rx) = crossbeam_channel::unbounded();
-    let mut remote = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 1, tx.clone()).unwrap();
+    let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 1, tx.clone()).unwrap();
     remote.send(WorkerCommand::Load {
         rom: anes_lockstep::testing::tiny_rom(),
         checkpoint_every: 60,
@@ -230,7 +235,7 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     assert!(exit.contains(&address), "{exit}");
     remote.stop();
     // The next incarnation connects again at once: the worker's session ended with the connection.
-    let mut again = RemoteWorker::connect(&address, TOKEN, WorkerId::A, 2, tx).unwrap();
+    let mut again = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 2, tx).unwrap();
     let message = rx.recv_timeout(Duration::from_secs(10)).unwrap();
     assert_eq!(message.incarnation, 2);
     assert!(
@@ -241,11 +246,15 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     // Nobody listening: a failed start, not a hang.
     drop(again);
     let closed = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
-    assert!(RemoteWorker::connect(&closed, TOKEN, WorkerId::B, 1, crossbeam_channel::unbounded().0).is_err());
+    assert!(
+        RemoteWorker::connect(&closed, TOKEN, None, WorkerId::B, 1, crossbeam_channel::unbounded().0)
+            .is_err()
+    );
     assert!(
         RemoteWorker::connect(
             "no-such-host.invalid:9660",
             TOKEN,
+            None,
             WorkerId::B,
             1,
             crossbeam_channel::unbounded().0
@@ -258,13 +267,185 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
 fn a_wrong_token_reaches_the_pipeline_as_an_exit_naming_the_refusal() {
     let (address, _events) = worker(quick());
     let (tx, rx) = crossbeam_channel::unbounded();
-    let _remote = RemoteWorker::connect(&address, b"not-the-token", WorkerId::B, 1, tx).unwrap();
+    let _remote = RemoteWorker::connect(&address, b"not-the-token", None, WorkerId::B, 1, tx).unwrap();
     match rx.recv_timeout(Duration::from_secs(10)).unwrap().body {
         WorkerOutput::Exited { reason } => {
             assert!(reason.contains("it refused: refused: wrong token"), "{reason}")
         }
         other => panic!("{other:?}"),
     }
+}
+
+fn authenticate(address: &str) -> TcpStream {
+    let mut stream = connect(address);
+    let mut token = Vec::new();
+    encode_token(TOKEN, &mut token);
+    stream.write_all(&token).unwrap();
+    stream
+}
+
+fn sessions_ended(events: &Events) -> Vec<(String, Option<String>)> {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ConnectionEvent::SessionEnded { peer, error } => Some((peer.clone(), error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The next message of `rx`: a reply batch's first reply, or the exit's reason.
+fn next_output(rx: &crossbeam_channel::Receiver<crate::WorkerMessage>) -> Result<Reply, String> {
+    match rx.recv_timeout(Duration::from_secs(10)).expect("the remote worker reports").body {
+        WorkerOutput::Replies(r) => Ok(r[0].clone()),
+        WorkerOutput::Exited { reason } => Err(reason),
+    }
+}
+
+#[test]
+fn a_silent_coordinator_is_dropped_after_the_idle_timeout_and_a_waiting_one_takes_over() {
+    // A coordinator that vanished behind a partition: authenticated, then never a byte again.
+    let settings = ListenSettings {
+        idle_timeout: Duration::from_millis(400),
+        busy_grace: Duration::from_secs(3),
+        ..quick()
+    };
+    let (address, events) = worker(settings);
+    let mut vanished = authenticate(&address);
+    assert!(matches!(first_reply(&mut vanished).0, Reply::Hello { .. }));
+    let vanished_peer = vanished.local_addr().unwrap().to_string();
+    // The restarted coordinator arrives while the dead session is still open: it waits, and is
+    // served once the session is dropped.
+    let started = Instant::now();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut restarted = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 1, tx).unwrap();
+    assert!(matches!(next_output(&rx), Ok(Reply::Hello { .. })));
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
+    // The slot is freed just before the end is logged.
+    wait_for("the dead session's end logged", || !sessions_ended(&events).is_empty());
+    let ended = sessions_ended(&events);
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    assert_eq!(ended[0].0, vanished_peer);
+    assert!(ended[0].1.as_deref().is_some_and(|e| e.contains("idle timeout")), "{ended:?}");
+    // The dropped coordinator was told why, then the connection closed.
+    let mut frame = Vec::new();
+    assert!(read_frame(&mut vanished, &mut frame).unwrap());
+    assert!(
+        matches!(decode_reply(&frame).unwrap(), Reply::Error { message } if message.contains("idle timeout"))
+    );
+    assert!(!read_frame(&mut vanished, &mut frame).unwrap_or(false));
+    restarted.stop();
+}
+
+#[test]
+fn a_quiet_live_coordinator_keeps_its_session_by_heartbeats_and_a_second_one_is_refused() {
+    let settings = ListenSettings { idle_timeout: Duration::from_millis(300), ..quick() };
+    let (address, events) = worker(settings);
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let mut live =
+        RemoteWorker::connect_with(&address, TOKEN, None, WorkerId::A, 1, tx, Duration::from_millis(50))
+            .unwrap();
+    assert!(matches!(next_output(&rx), Ok(Reply::Hello { .. })));
+    // Four idle timeouts without a command.
+    std::thread::sleep(Duration::from_millis(1200));
+    let mut second = authenticate(&address);
+    let (reply, closed) = first_reply(&mut second);
+    assert_eq!(reply, Reply::Error { message: "refused: busy: another coordinator is connected".into() });
+    assert!(closed);
+    // The first session still answers.
+    live.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+    assert!(matches!(next_output(&rx), Ok(Reply::Loaded { .. })));
+    assert!(sessions_ended(&events).is_empty(), "{:?}", sessions_ended(&events));
+    live.stop();
+}
+
+#[test]
+fn accept_retries_wait_10_ms_doubling_up_to_1_s() {
+    let waits: Vec<u128> = (1..=9).map(|n| accept_retry_delay(n).as_millis()).collect();
+    assert_eq!(waits, [10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
+    assert_eq!(accept_retry_delay(u32::MAX), Duration::from_secs(1));
+    assert_eq!(accept_retry_delay(0), Duration::from_millis(10));
+}
+
+#[test]
+fn failed_accepts_are_logged_and_retried_and_the_listener_serves_on() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let events: Events = Arc::default();
+    let sleeps: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let (log, slept) = (Arc::clone(&events), Arc::clone(&sleeps));
+    // Out of file descriptors three times (EMFILE), a connection aborted once, then connections.
+    let mut failures = vec![
+        std::io::Error::from_raw_os_error(103),
+        std::io::Error::from_raw_os_error(24),
+        std::io::Error::from_raw_os_error(24),
+        std::io::Error::from_raw_os_error(24),
+    ];
+    std::thread::spawn(move || {
+        serve_accepted(
+            move || failures.pop().map_or_else(|| listener.accept(), Err),
+            move |d| slept.lock().unwrap().push(d),
+            TOKEN,
+            None,
+            quick(),
+            move |e| log.lock().unwrap().push(e),
+        )
+    });
+    let mut stream = authenticate(&address);
+    assert!(matches!(first_reply(&mut stream).0, Reply::Hello { .. }));
+    let failed: Vec<(String, Duration)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            ConnectionEvent::AcceptFailed { error, retry_in } => Some((error.clone(), *retry_in)),
+            _ => None,
+        })
+        .collect();
+    let ms = Duration::from_millis;
+    assert_eq!(failed.iter().map(|f| f.1).collect::<Vec<_>>(), [ms(10), ms(20), ms(40), ms(80)]);
+    assert!(failed[0].0.contains("Too many open files"), "{failed:?}");
+    assert!(failed[3].0.contains("connection abort"), "{failed:?}");
+    assert_eq!(*sleeps.lock().unwrap(), [ms(10), ms(20), ms(40), ms(80)]);
+}
+
+/// A worker of another build: speaks the protocol, accepts any token, and says hello as `build`.
+fn worker_of_build(build: BuildInfo) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut hello = Vec::new();
+        encode_reply(&Reply::Hello { protocol_version: PROTOCOL_VERSION, build }, &mut hello);
+        stream.write_all(&hello).unwrap();
+        // Serves nothing; holds the connection until the coordinator closes it.
+        let _ = stream.read_to_end(&mut Vec::new());
+    });
+    address
+}
+
+#[test]
+fn a_worker_of_another_build_or_epoch_is_refused_before_its_hello_reaches_the_pipeline() {
+    let ours = BuildInfo::current();
+    let cases = [
+        (BuildInfo { version: "0.0.9".into(), ..ours.clone() }, "another build: 0.0.9"),
+        (BuildInfo { git_commit: Some("0badc0de".into()), ..ours.clone() }, "(commit 0badc0de"),
+        (BuildInfo { emulation_epoch: ours.emulation_epoch + 1, ..ours.clone() }, "another emulation epoch"),
+    ];
+    for (build, expected) in cases {
+        let address = worker_of_build(build);
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::B, 1, tx).unwrap();
+        // The first thing the pipeline hears is the exit: never a hello (worker_up stays 0).
+        let reason = next_output(&rx).unwrap_err();
+        assert!(reason.contains(expected) && reason.contains("this coordinator runs"), "{reason}");
+        assert!(reason.contains(&address), "{reason}");
+        remote.stop();
+    }
+    assert_eq!(build_refusal(&ours, &BuildInfo::current()), None);
 }
 
 #[test]

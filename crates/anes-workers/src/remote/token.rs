@@ -49,6 +49,10 @@ pub enum HandshakeError {
     /// Another coordinator is connected.
     #[error("busy: another coordinator is connected")]
     Busy,
+    /// The TLS handshake failed or timed out (nothing is sent back: the peer speaks no TLS, or not
+    /// this worker's).
+    #[error("TLS handshake: {0}")]
+    Tls(String),
     /// Reading failed otherwise.
     #[error("{0}")]
     Io(String),

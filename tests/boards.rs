@@ -499,7 +499,6 @@ fn the_vrc1_and_vrc3_roms_pass_their_checks() {
     }
 }
 
-
 // ---- MMC5 (mapper 5): the public tests in ../shared/boards/ (their sources say what they show).
 
 /// `../shared/boards/DIR/FILE`, or `None` where the folder is absent (see `boards_folder`).

@@ -59,12 +59,8 @@ impl Worker {
     }
 
     fn spawn(mut command: Command) -> Worker {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child =
+            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let child = Guard(child);
         let (tx, rx) = mpsc::channel();

@@ -356,7 +356,11 @@ fn a_quiet_live_coordinator_keeps_its_session_by_heartbeats_and_a_second_one_is_
     assert_eq!(reply, Reply::Error { message: "refused: busy: another coordinator is connected".into() });
     assert!(closed);
     // The first session still answers.
-    live.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60 });
+    live.send(WorkerCommand::Load {
+        rom: anes_lockstep::testing::tiny_rom(),
+        checkpoint_every: 60,
+        region: None,
+    });
     assert!(matches!(next_output(&rx), Ok(Reply::Loaded { .. })));
     assert!(sessions_ended(&events).is_empty(), "{:?}", sessions_ended(&events));
     live.stop();

@@ -110,7 +110,11 @@ fn a_session_runs_inside_tls_with_hundreds_of_kib_of_snapshots_streaming_back() 
     let mut remote = RemoteWorker::connect(&address, TOKEN, Some(&tls), WorkerId::A, 1, tx).unwrap();
     // A checkpoint every 10 frames: snapshots (tens of KiB, several TLS records each) stream back
     // while the next batch of commands goes out.
-    remote.send(WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 10 });
+    remote.send(WorkerCommand::Load {
+        rom: anes_lockstep::testing::tiny_rom(),
+        checkpoint_every: 10,
+        region: None,
+    });
     for batch in 0..4u64 {
         remote
             .send(WorkerCommand::Frames { first_seq: batch * 150, inputs: vec![WireInput([0, 0, 0]); 150] });
@@ -153,7 +157,7 @@ fn commands_sent_with_the_token_in_one_write_are_all_served() {
     let mut bytes = Vec::new();
     encode_token(TOKEN, &mut bytes);
     let rom = anes_lockstep::testing::tiny_rom();
-    encode_command(&WorkerCommand::Load { rom: rom.clone(), checkpoint_every: 60 }, &mut bytes);
+    encode_command(&WorkerCommand::Load { rom: rom.clone(), checkpoint_every: 60, region: None }, &mut bytes);
     encode_command(
         &WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] },
         &mut bytes,

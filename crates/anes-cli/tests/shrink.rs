@@ -2,9 +2,12 @@
 //! a RAM flip) shrinks to a repro that still diverges, ends by the flip's frame, keeps no press and
 //! is the same bytes on every run and with any `--jobs`; an evidence bundle of `anes lockstep`
 //! shrinks to the same repro; a bundle from another ROM and a FIFO in the output folder are refused.
+//! Each test's folder is removed on every exit path ([`support::TempDir`]).
+
+mod support;
 
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,11 +37,12 @@ fn anes(args: &[&str]) -> Output {
     child.wait_with_output().expect("output")
 }
 
-fn scratch(name: &str) -> PathBuf {
+/// A new folder for one test, removed when the guard drops (also when the test panics).
+fn scratch(name: &str) -> support::TempDir {
     let dir = std::env::temp_dir().join(format!("anes-cli-shrink-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
+    support::TempDir(dir)
 }
 
 fn text(output: &Output) -> String {
@@ -55,7 +59,8 @@ fn json_file(path: &Path) -> serde_json::Value {
 
 #[test]
 fn the_demo_flip_shrinks_to_no_press_ending_at_the_flip_frame_the_same_every_run() {
-    let dir = scratch("demo");
+    let scratch = scratch("demo");
+    let dir = &scratch.0;
     let out = [dir.join("one"), dir.join("two"), dir.join("jobs2")];
     for (path, jobs) in out.iter().zip(["1", "1", "2"]) {
         let run = anes(&["shrink", "--inject", FLIP, "--jobs", jobs, "--out", path.to_str().unwrap()]);
@@ -118,7 +123,8 @@ fn the_demo_flip_shrinks_to_no_press_ending_at_the_flip_frame_the_same_every_run
 
 #[test]
 fn an_evidence_bundle_shrinks_to_the_repro_of_its_run() {
-    let dir = scratch("evidence");
+    let scratch = scratch("evidence");
+    let dir = &scratch.0;
     let bundle = dir.join("bundle");
     let run = anes(&["lockstep", "--frames", "100", "--inject", FLIP, "--report", bundle.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
@@ -177,7 +183,8 @@ fn an_evidence_bundle_shrinks_to_the_repro_of_its_run() {
 
 #[test]
 fn files_in_the_way_that_are_not_regular_are_left_alone() {
-    let dir = scratch("fifo");
+    let scratch = scratch("fifo");
+    let dir = &scratch.0;
     let fifo = dir.join("repro.fm2");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
     assert!(made.success());
@@ -190,7 +197,8 @@ fn files_in_the_way_that_are_not_regular_are_left_alone() {
 
 #[test]
 fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal() {
-    let dir = scratch("budget");
+    let scratch = scratch("budget");
+    let dir = &scratch.0;
     let run = anes(&["shrink", "--inject", FLIP, "--max-trials", "1", "--out", dir.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
     assert!(String::from_utf8_lossy(&run.stdout).contains("stopped by the trials budget"), "{}", text(&run));

@@ -13,13 +13,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anes_core::movie::InputStream;
-use anes_lockstep::{DivergenceKind, FaultPlan, InputSource, ShrinkConfig, ShrinkError, ShrinkProgress};
+use anes_core::{Cartridge, Nes, NesConfig, Region};
+use anes_lockstep::{
+    DivergenceKind, FaultPlan, InputSource, NesMachine, ShrinkConfig, ShrinkError, ShrinkProgress,
+};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::input_file::read_input;
-use crate::lockstep::{DEFAULT_FRAMES, machine_pair, read_inputs, read_rom};
-use crate::rom::Schedule;
+use crate::input_file::{read_input, read_input_with_region};
+use crate::lockstep::{DEFAULT_FRAMES, read_inputs, read_rom};
+use crate::rom::{RegionArg, Schedule};
 use crate::{limited_read, output};
 
 /// Exit status when a divergence was shrunk (the machines diverged, as `anes lockstep` says).
@@ -57,6 +60,10 @@ pub struct Args {
     /// Frames of the input to run (default: the input's length, or 5,000).
     #[arg(long)]
     frames: Option<u64>,
+    /// Both consoles' region (default: a .fm2 movie's palFlag, else the ROM header's, else NTSC).
+    /// A PAL repro.fm2 says palFlag 1; report.json names the region.
+    #[arg(long, value_enum)]
+    region: Option<RegionArg>,
     /// Inject a fault into machine B, as `anes lockstep --inject` (repeatable).
     #[arg(long = "inject", value_name = "SPEC", conflicts_with = "evidence")]
     inject: Vec<String>,
@@ -106,11 +113,16 @@ struct Bundle {
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = read_rom(args.rom.as_deref())?;
     let bundle = args.evidence.as_deref().map(read_bundle).transpose()?;
-    let (inputs, faults) = match &bundle {
-        Some(bundle) => (bundle.inputs.clone(), bundle.faults.clone()),
-        None => (
-            read_inputs(args.input.as_deref(), args.rom.is_some())?,
+    let (inputs, faults, movie_region) = match (&bundle, &args.input) {
+        (Some(bundle), _) => (bundle.inputs.clone(), bundle.faults.clone(), None),
+        (None, Some(path)) => {
+            let (inputs, region) = read_input_with_region(path)?;
+            (inputs, FaultPlan::parse(&args.inject).context("--inject")?, region)
+        }
+        (None, None) => (
+            read_inputs(None, args.rom.is_some())?,
             FaultPlan::parse(&args.inject).context("--inject")?,
+            None,
         ),
     };
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
@@ -118,12 +130,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         bail!("--frames {frames}: a shrink takes at most {MAX_FRAMES} frames");
     }
     check_out_dir(&args.out)?;
-    let (a, b) = machine_pair(&rom, &rom_name, args.ppu_b, args.apu_b)?;
+    let region = args.region.map(Region::from).or(movie_region);
+    let (a, b) = machine_pair(&rom, &rom_name, region, args.ppu_b, args.apu_b)?;
+    let region = a.nes().region();
     if let (Some(bundle), Some(dir)) = (&bundle, &args.evidence) {
         if !bundle.checkpoint_a.is_empty() {
             let mut check = a.clone();
             anes_lockstep::Machine::load_state(&mut check, &bundle.checkpoint_a).map_err(|e| {
-                anyhow::anyhow!("{}: recorded with another ROM than {rom_name}: {e}", dir.display())
+                anyhow::anyhow!("{}: recorded with another ROM or region than {rom_name}: {e}", dir.display())
             })?;
         }
     }
@@ -166,11 +180,13 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let repro = InputStream::from_frames(shrunk.repro.clone());
     let rom_file =
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
-    let json = serde_json::to_string_pretty(&report).context("report.json")? + "\n";
+    let mut json = serde_json::to_value(&report).context("report.json")?;
+    json["region"] = region.name().into();
+    let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
     for (name, bytes) in [
         ("repro.input", repro.to_bytes()),
-        ("repro.fm2", repro.to_fm2(&rom_file).into_bytes()),
+        ("repro.fm2", fm2_of(&repro, &rom_file, region).into_bytes()),
         ("report.json", json.into_bytes()),
         ("report.html", report.html().into_bytes()),
     ] {
@@ -189,6 +205,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         let s = &shrunk.stats;
         writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "region            {}", region.name())?;
         writeln!(out, "divergence        {}", report.divergence.message)?;
         writeln!(
             out,
@@ -227,6 +244,33 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::from(EXIT_DIVERGED))
+}
+
+/// Machines A and B at power-on in `region` (`None`: the ROM header's), B with the PPU and APU
+/// schedules asked for.
+fn machine_pair(
+    rom: &[u8],
+    rom_name: &str,
+    region: Option<Region>,
+    ppu_b: Schedule,
+    apu_b: Schedule,
+) -> anyhow::Result<(NesMachine, NesMachine)> {
+    let cart = Cartridge::from_ines(rom).with_context(|| rom_name.to_string())?;
+    let machine = NesMachine::new(Nes::with_region(cart, NesConfig::default(), region));
+    let mut machine_b = machine.clone();
+    machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
+    machine_b.nes_mut().set_apu_catch_up(apu_b.into());
+    Ok((machine, machine_b))
+}
+
+/// The FCEUX movie of `repro`: `palFlag 1` on a PAL console, so FCEUX and `anes` replay it there
+/// (FCEUX's movie header has no flag for a Dendy).
+fn fm2_of(repro: &InputStream, rom_file: &str, region: Region) -> String {
+    let fm2 = repro.to_fm2(rom_file);
+    match region {
+        Region::Pal => fm2.replacen("\npalFlag 0\n", "\npalFlag 1\n", 1),
+        Region::Ntsc | Region::Dendy => fm2,
+    }
 }
 
 fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {

@@ -220,3 +220,52 @@ fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal(
     ]);
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
 }
+
+/// The input-stream frame in which CPU cycle [`FLIP_CYCLE`] falls on a console of `region` running
+/// the demo ROM (a frame's length in CPU cycles depends on the region, not on the input).
+fn flip_frame_in(region: anes_core::Region) -> u64 {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let cart = anes_core::Cartridge::from_ines(&rom).unwrap();
+    let mut nes = anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region));
+    let mut frame = 0;
+    loop {
+        nes.run_frame(anes_core::movie::FrameInput::default());
+        if nes.cpu_cycle() > FLIP_CYCLE {
+            return frame;
+        }
+        frame += 1;
+    }
+}
+
+#[test]
+fn region_pal_shrinks_on_pal_consoles_and_says_so_in_the_repro() {
+    let (pal, ntsc) = (flip_frame_in(anes_core::Region::Pal), flip_frame_in(anes_core::Region::Ntsc));
+    assert_ne!(pal, ntsc, "the regions' frames differ in length");
+    let scratch = scratch("region");
+    let dir = &scratch.0;
+    let out = dir.join("pal");
+    let run =
+        anes(&["shrink", "--region", "pal", "--frames", "100", "--inject", FLIP, "--out", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("region            pal"), "{}", text(&run));
+    let report = json_file(&out.join("report.json"));
+    assert_eq!(report["region"], "pal");
+    assert_eq!(report["target"]["frame"].as_u64(), Some(pal), "{report}");
+    let fm2 = std::fs::read_to_string(out.join("repro.fm2")).unwrap();
+    assert!(fm2.contains("\npalFlag 1\n"), "{fm2}");
+
+    // The movie's palFlag alone makes the next shrink a PAL one, as it does for `anes run`.
+    let again = dir.join("from-fm2");
+    let run = anes(&[
+        "shrink",
+        "--input",
+        out.join("repro.fm2").to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let report = json_file(&again.join("report.json"));
+    assert_eq!((report["region"].as_str(), report["target"]["frame"].as_u64()), (Some("pal"), Some(pal)));
+}

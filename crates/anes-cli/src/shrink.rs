@@ -1,7 +1,10 @@
 //! `anes shrink`: the smallest input stream on which the two consoles still diverge the same way
 //! (see `anes_lockstep::shrink`), written as `repro.input`, `repro.fm2`, `report.json` and
 //! `report.html` into `--out DIR`. The machines differ as in `anes lockstep` (`--inject`,
-//! `--ppu-b`, `--apu-b`), or as an evidence bundle of `anes lockstep` recorded (`--evidence`).
+//! `--ppu-b`, `--apu-b`), or as an evidence bundle recorded (`--evidence`): one of `anes lockstep`
+//! replays from power-on; one of a `serve` incident from its checkpoint (the service keeps no
+//! inputs before it), and the repro then starts there too: `repro.snap` beside it. `--start SNAP`
+//! starts any shrink, or the replay of such a repro, from a snapshot.
 //!
 //! The four files are the same bytes for the same ROM, stream, faults and schedules, whatever
 //! `--jobs`; what the search cost (trials, frames emulated, time) is printed, not written, because
@@ -33,6 +36,8 @@ const EXIT_BAD_INPUT: u8 = 2;
 const MAX_FRAMES: u64 = 1 << 24;
 /// The files a shrink writes into `--out DIR`.
 const OUTPUT_FILES: [&str; 4] = ["repro.input", "repro.fm2", "report.json", "report.html"];
+/// Machine A's state at the repro's start, written when the start is not power-on.
+const START_FILE: &str = "repro.snap";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 1 the divergence was shrunk and the repro written (the machines \
@@ -57,6 +62,11 @@ pub struct Args {
     /// record them).
     #[arg(long, value_name = "DIR")]
     evidence: Option<PathBuf>,
+    /// Start both consoles from this snapshot (an `anes` snapshot, e.g. a repro.snap) instead of
+    /// power-on: the input stream is read from the snapshot's frame on. Replays a repro whose start
+    /// moved: `anes shrink ROM --start repro.snap --input repro.input --inject SPEC --out DIR`.
+    #[arg(long, value_name = "SNAP", conflicts_with = "evidence")]
+    start: Option<PathBuf>,
     /// Frames of the input to run (default: the input's length, or 5,000).
     #[arg(long)]
     frames: Option<u64>,
@@ -95,7 +105,7 @@ pub struct Args {
 #[derive(Debug, Serialize)]
 struct Summary<'a> {
     out: String,
-    files: [&'static str; 4],
+    files: Vec<&'static str>,
     stats: anes_lockstep::ShrinkStats,
     report: &'a anes_lockstep::ShrinkReport,
 }
@@ -108,6 +118,9 @@ struct Bundle {
     /// Machine A's snapshot at the bundle's checkpoint (empty when it has none): carries the ROM
     /// identity.
     checkpoint_a: Vec<u8>,
+    /// A `serve` incident's bundle (`pipeline-report.json` beside it): its inputs before the
+    /// checkpoint are not kept, so the run starts from `checkpoint_a`.
+    from_checkpoint: bool,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
@@ -132,6 +145,22 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     check_out_dir(&args.out)?;
     let region = args.region.map(Region::from).or(movie_region);
     let (a, b) = machine_pair(&rom, &rom_name, region, args.ppu_b, args.apu_b)?;
+    let start = match (&bundle, &args.start) {
+        (Some(bundle), _) if bundle.from_checkpoint => {
+            let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
+            Some((dir.join("checkpoint_a.snap"), bundle.checkpoint_a.clone()))
+        }
+        (_, Some(path)) => Some((path.clone(), limited_read::read_limited(path, limited_read::SNAPSHOT)?)),
+        _ => None,
+    };
+    let (mut a, mut b) = (a, b);
+    if let Some((path, snapshot)) = &start {
+        for machine in [&mut a, &mut b] {
+            anes_lockstep::Machine::load_state(machine, snapshot).map_err(|e| {
+                anyhow::anyhow!("{}: not a start for {rom_name} in this region: {e}", path.display())
+            })?;
+        }
+    }
     let region = a.nes().region();
     if let (Some(bundle), Some(dir)) = (&bundle, &args.evidence) {
         if !bundle.checkpoint_a.is_empty() {
@@ -182,6 +211,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
     let mut json = serde_json::to_value(&report).context("report.json")?;
     json["region"] = region.name().into();
+    json["start_frame"] = shrunk.start_frame.into();
     let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
     for (name, bytes) in [
@@ -192,12 +222,25 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     ] {
         write_regular(&args.out.join(name), &bytes)?;
     }
+    let mut written = OUTPUT_FILES.to_vec();
+    let start_path = args.out.join(START_FILE);
+    match &start {
+        Some((_, snapshot)) if shrunk.start_frame > 0 => {
+            write_regular(&start_path, snapshot)?;
+            written.push(START_FILE);
+        }
+        // A repro.snap of an earlier shrink into this folder would say the repro starts there.
+        _ if std::fs::symlink_metadata(&start_path).is_ok() => {
+            std::fs::remove_file(&start_path).with_context(|| start_path.display().to_string())?;
+        }
+        _ => {}
+    }
 
     let mut out = output::stdout();
     if args.json {
         let summary = Summary {
             out: args.out.display().to_string(),
-            files: OUTPUT_FILES,
+            files: written,
             stats: shrunk.stats,
             report: &report,
         };
@@ -206,6 +249,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         let s = &shrunk.stats;
         writeln!(out, "rom               {rom_name}")?;
         writeln!(out, "region            {}", region.name())?;
+        if shrunk.start_frame > 0 {
+            writeln!(out, "start             frame {} ({START_FILE})", shrunk.start_frame)?;
+        }
         writeln!(out, "divergence        {}", report.divergence.message)?;
         writeln!(
             out,
@@ -292,7 +338,7 @@ fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
         }
         Ok(_) => {}
     }
-    for name in OUTPUT_FILES {
+    for name in OUTPUT_FILES.into_iter().chain([START_FILE]) {
         let path = dir.join(name);
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
             if !meta.file_type().is_file() {
@@ -356,5 +402,9 @@ fn read_bundle(dir: &Path) -> anyhow::Result<Bundle> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| checkpoint_path.display().to_string()),
     };
-    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a })
+    let from_checkpoint = dir.join("pipeline-report.json").exists();
+    if from_checkpoint && checkpoint_a.is_empty() {
+        bail!("{name}: a serve incident's bundle without checkpoint_a.snap: its run's start is unknown");
+    }
+    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a, from_checkpoint })
 }

@@ -269,3 +269,91 @@ fn region_pal_shrinks_on_pal_consoles_and_says_so_in_the_repro() {
     let report = json_file(&again.join("report.json"));
     assert_eq!((report["region"].as_str(), report["target"]["frame"].as_u64()), (Some("pal"), Some(pal)));
 }
+
+/// A `serve` incident's evidence bundle, written by the function the service uses
+/// (`anes_ops::evidence::write_evidence`): the demo ran `start` frames of its input before the
+/// pipeline's verified checkpoint, and the flip fired in worker B after it.
+fn serve_incident_bundle(dir: &Path, start: u64) -> Vec<u8> {
+    use anes_lockstep::Machine;
+    use anes_ops::pipeline::worker::WorkerId;
+    use anes_ops::pipeline::{Checkpoint, Investigation};
+
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/");
+    let rom = std::fs::read(format!("{root}demo.nes")).unwrap();
+    let inputs =
+        anes_core::movie::InputStream::from_bytes(&std::fs::read(format!("{root}demo.input")).unwrap()).unwrap();
+    let mut console = anes_lockstep::NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
+    for frame in 0..start as usize {
+        console.run_frame(inputs.frame(frame));
+    }
+    let mut snapshot = Vec::new();
+    console.save_state(&mut snapshot);
+    let divergent = flip_frame_in(anes_core::Region::Ntsc);
+    let record = console.record();
+    let incident_inputs: Vec<_> = (start..=divergent).map(|f| inputs.frame(f as usize)).collect();
+    let mut investigation = Investigation {
+        incident: 1,
+        seq: divergent,
+        records: [record, record],
+        checkpoint: Some(Checkpoint {
+            seq: start,
+            cpu_cycle: console.probe().cpu_cycle,
+            state_hash: *record.state_hash.as_bytes(),
+            snapshot: std::sync::Arc::new(snapshot.clone()),
+            taken_at: Duration::ZERO,
+        }),
+        inputs: incident_inputs,
+        faults: [Vec::new(), vec![FLIP.to_string()]],
+    };
+    let (_, referee) = anes_ops::evidence::referee(&rom, &investigation).unwrap();
+    investigation.records = [referee, anes_core::FrameRecord { cpu_cycle: 0, ..referee }];
+    let page =
+        anes_ops::evidence::write_evidence(&rom, "demo", &investigation, &[WorkerId::B], referee, dir).unwrap();
+    assert!(page.ends_with("report.html"), "the service's lockstep runner reproduced it: {page:?}");
+    snapshot
+}
+
+#[test]
+fn a_serve_incident_bundle_shrinks_from_its_checkpoint_and_the_repro_replays_from_its_snap() {
+    const START: u64 = 30;
+    let scratch = scratch("serve");
+    let dir = &scratch.0;
+    let bundle = dir.join("incident");
+    let checkpoint = serve_incident_bundle(&bundle, START);
+    let flip_frame = flip_frame_in(anes_core::Region::Ntsc);
+
+    let out = [dir.join("one"), dir.join("two")];
+    for path in &out {
+        let run = anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", path.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    }
+    let report = json_file(&out[0].join("report.json"));
+    assert_eq!(report["start_frame"], START, "{report}");
+    assert_eq!(report["target"]["frame"].as_u64(), Some(flip_frame), "{report}");
+    let snap = std::fs::read(out[0].join("repro.snap")).expect("repro.snap");
+    assert!(snap == checkpoint, "repro.snap is the incident's checkpoint");
+    let repro = std::fs::read(out[0].join("repro.input")).unwrap();
+    for path in [&out[1]] {
+        assert!(files(path) == files(&out[0]), "a second run wrote other bytes");
+        assert!(std::fs::read(path.join("repro.snap")).unwrap() == snap, "a second run wrote another snap");
+    }
+
+    // The repro replayed from its snap: the same divergence, and (1-minimal) the same stream.
+    let replay = dir.join("replay");
+    let run = anes(&[
+        "shrink",
+        "--start",
+        out[0].join("repro.snap").to_str().unwrap(),
+        "--input",
+        out[0].join("repro.input").to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--out",
+        replay.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let replayed = json_file(&replay.join("report.json"));
+    assert_eq!(replayed["target"], report["target"]);
+    assert_eq!(replayed["divergence"]["fields"], report["divergence"]["fields"]);
+    assert!(std::fs::read(replay.join("repro.input")).unwrap() == repro);
+}

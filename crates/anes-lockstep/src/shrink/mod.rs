@@ -464,3 +464,55 @@ impl<I: ShrinkInput> Shrunk<I> {
         self.stopped_by.is_none()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use anes_core::NesConfig;
+    use anes_core::movie::FrameInput;
+
+    use super::*;
+    use crate::machine::NesMachine;
+
+    const FLIP: &str = "flip:ram:0x0300:0@200000";
+
+    fn powered_on() -> NesMachine {
+        NesMachine::from_ines(&crate::testing::tiny_rom(), NesConfig::default()).unwrap()
+    }
+
+    fn config() -> ShrinkConfig {
+        ShrinkConfig { faults: FaultPlan::parse([FLIP]).unwrap(), ..ShrinkConfig::default() }
+    }
+
+    #[test]
+    fn machines_restored_at_a_frame_shrink_from_there() {
+        let stream = vec![FrameInput::buttons(0x10, 0); 40];
+        let mut a = powered_on();
+        for input in &stream[..3] {
+            a.run_frame(*input);
+        }
+        // Where the lockstep runner, from the same start, sees the flip.
+        let lockstep_config = LockstepConfig { faults: config().faults, ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(a.clone(), a.clone(), lockstep_config).unwrap();
+        let RunOutcome::Diverged(expected) = lockstep.run_interleaved(&stream, 37) else {
+            panic!("the flip shows");
+        };
+
+        let shrunk = shrink(a.clone(), a, &stream, &config(), &mut |_| {}).unwrap();
+        assert_eq!(shrunk.start_frame, 3);
+        assert_eq!(shrunk.report().target.frame, expected.frame);
+        assert_eq!(shrunk.repro.len() as u64, expected.frame + 1);
+        assert!(shrunk.repro[..3].iter().all(|f| *f == FrameInput::default()), "nothing before the start");
+        assert_eq!(shrunk.original_presses, 40);
+    }
+
+    #[test]
+    fn machines_at_different_frames_are_refused() {
+        let (a, mut b) = (powered_on(), powered_on());
+        b.run_frame(FrameInput::default());
+        let stream = vec![FrameInput::default(); 40];
+        match shrink(a, b, &stream, &config(), &mut |_| {}) {
+            Err(ShrinkError::NotAtOneFrame { a: 0, b: 1 }) => {}
+            other => panic!("{:?}", other.map(|s| s.repro.len())),
+        }
+    }
+}

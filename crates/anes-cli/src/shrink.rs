@@ -1,7 +1,10 @@
 //! `anes shrink`: the smallest input stream on which the two consoles still diverge the same way
 //! (see `anes_lockstep::shrink`), written as `repro.input`, `repro.fm2`, `report.json` and
 //! `report.html` into `--out DIR`. The machines differ as in `anes lockstep` (`--inject`,
-//! `--ppu-b`, `--apu-b`), or as an evidence bundle of `anes lockstep` recorded (`--evidence`).
+//! `--ppu-b`, `--apu-b`), or as an evidence bundle recorded (`--evidence`): one of `anes lockstep`
+//! replays from power-on; one of a `serve` incident from its checkpoint (the service keeps no
+//! inputs before it), and the repro then starts there too: `repro.snap` beside it. `--start SNAP`
+//! starts any shrink, or the replay of such a repro, from a snapshot.
 //!
 //! The four files are the same bytes for the same ROM, stream, faults and schedules, whatever
 //! `--jobs`; what the search cost (trials, frames emulated, time) is printed, not written, because
@@ -13,13 +16,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anes_core::movie::InputStream;
-use anes_lockstep::{DivergenceKind, FaultPlan, InputSource, ShrinkConfig, ShrinkError, ShrinkProgress};
+use anes_core::{Cartridge, Nes, NesConfig, Region};
+use anes_lockstep::{
+    DivergenceKind, FaultPlan, InputSource, NesMachine, ShrinkConfig, ShrinkError, ShrinkProgress,
+};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
-use crate::input_file::read_input;
-use crate::lockstep::{DEFAULT_FRAMES, machine_pair, read_inputs, read_rom};
-use crate::rom::Schedule;
+use crate::input_file::{read_input, read_input_with_region};
+use crate::lockstep::{DEFAULT_FRAMES, read_inputs, read_rom};
+use crate::rom::{RegionArg, Schedule};
 use crate::{limited_read, output};
 
 /// Exit status when a divergence was shrunk (the machines diverged, as `anes lockstep` says).
@@ -30,6 +36,8 @@ const EXIT_BAD_INPUT: u8 = 2;
 const MAX_FRAMES: u64 = 1 << 24;
 /// The files a shrink writes into `--out DIR`.
 const OUTPUT_FILES: [&str; 4] = ["repro.input", "repro.fm2", "report.json", "report.html"];
+/// Machine A's state at the repro's start, written when the start is not power-on.
+const START_FILE: &str = "repro.snap";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 1 the divergence was shrunk and the repro written (the machines \
@@ -54,9 +62,18 @@ pub struct Args {
     /// record them).
     #[arg(long, value_name = "DIR")]
     evidence: Option<PathBuf>,
+    /// Start both consoles from this snapshot (an `anes` snapshot, e.g. a repro.snap) instead of
+    /// power-on: the input stream is read from the snapshot's frame on. Replays a repro whose start
+    /// moved: `anes shrink ROM --start repro.snap --input repro.input --inject SPEC --out DIR`.
+    #[arg(long, value_name = "SNAP", conflicts_with = "evidence")]
+    start: Option<PathBuf>,
     /// Frames of the input to run (default: the input's length, or 5,000).
     #[arg(long)]
     frames: Option<u64>,
+    /// Both consoles' region (default: a .fm2 movie's palFlag, else the ROM header's, else NTSC).
+    /// A PAL repro.fm2 says palFlag 1; report.json names the region.
+    #[arg(long, value_enum)]
+    region: Option<RegionArg>,
     /// Inject a fault into machine B, as `anes lockstep --inject` (repeatable).
     #[arg(long = "inject", value_name = "SPEC", conflicts_with = "evidence")]
     inject: Vec<String>,
@@ -88,7 +105,7 @@ pub struct Args {
 #[derive(Debug, Serialize)]
 struct Summary<'a> {
     out: String,
-    files: [&'static str; 4],
+    files: Vec<&'static str>,
     stats: anes_lockstep::ShrinkStats,
     report: &'a anes_lockstep::ShrinkReport,
 }
@@ -101,16 +118,24 @@ struct Bundle {
     /// Machine A's snapshot at the bundle's checkpoint (empty when it has none): carries the ROM
     /// identity.
     checkpoint_a: Vec<u8>,
+    /// A `serve` incident's bundle (`pipeline-report.json` beside it): its inputs before the
+    /// checkpoint are not kept, so the run starts from `checkpoint_a`.
+    from_checkpoint: bool,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = read_rom(args.rom.as_deref())?;
     let bundle = args.evidence.as_deref().map(read_bundle).transpose()?;
-    let (inputs, faults) = match &bundle {
-        Some(bundle) => (bundle.inputs.clone(), bundle.faults.clone()),
-        None => (
-            read_inputs(args.input.as_deref(), args.rom.is_some())?,
+    let (inputs, faults, movie_region) = match (&bundle, &args.input) {
+        (Some(bundle), _) => (bundle.inputs.clone(), bundle.faults.clone(), None),
+        (None, Some(path)) => {
+            let (inputs, region) = read_input_with_region(path)?;
+            (inputs, FaultPlan::parse(&args.inject).context("--inject")?, region)
+        }
+        (None, None) => (
+            read_inputs(None, args.rom.is_some())?,
             FaultPlan::parse(&args.inject).context("--inject")?,
+            None,
         ),
     };
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
@@ -118,12 +143,30 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         bail!("--frames {frames}: a shrink takes at most {MAX_FRAMES} frames");
     }
     check_out_dir(&args.out)?;
-    let (a, b) = machine_pair(&rom, &rom_name, args.ppu_b, args.apu_b)?;
+    let region = args.region.map(Region::from).or(movie_region);
+    let (a, b) = machine_pair(&rom, &rom_name, region, args.ppu_b, args.apu_b)?;
+    let start = match (&bundle, &args.start) {
+        (Some(bundle), _) if bundle.from_checkpoint => {
+            let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
+            Some((dir.join("checkpoint_a.snap"), bundle.checkpoint_a.clone()))
+        }
+        (_, Some(path)) => Some((path.clone(), limited_read::read_limited(path, limited_read::SNAPSHOT)?)),
+        _ => None,
+    };
+    let (mut a, mut b) = (a, b);
+    if let Some((path, snapshot)) = &start {
+        for machine in [&mut a, &mut b] {
+            anes_lockstep::Machine::load_state(machine, snapshot).map_err(|e| {
+                anyhow::anyhow!("{}: not a start for {rom_name} in this region: {e}", path.display())
+            })?;
+        }
+    }
+    let region = a.nes().region();
     if let (Some(bundle), Some(dir)) = (&bundle, &args.evidence) {
         if !bundle.checkpoint_a.is_empty() {
             let mut check = a.clone();
             anes_lockstep::Machine::load_state(&mut check, &bundle.checkpoint_a).map_err(|e| {
-                anyhow::anyhow!("{}: recorded with another ROM than {rom_name}: {e}", dir.display())
+                anyhow::anyhow!("{}: recorded with another ROM or region than {rom_name}: {e}", dir.display())
             })?;
         }
     }
@@ -166,22 +209,38 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let repro = InputStream::from_frames(shrunk.repro.clone());
     let rom_file =
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
-    let json = serde_json::to_string_pretty(&report).context("report.json")? + "\n";
+    let mut json = serde_json::to_value(&report).context("report.json")?;
+    json["region"] = region.name().into();
+    json["start_frame"] = shrunk.start_frame.into();
+    let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
     for (name, bytes) in [
         ("repro.input", repro.to_bytes()),
-        ("repro.fm2", repro.to_fm2(&rom_file).into_bytes()),
+        ("repro.fm2", fm2_of(&repro, &rom_file, region).into_bytes()),
         ("report.json", json.into_bytes()),
         ("report.html", report.html().into_bytes()),
     ] {
         write_regular(&args.out.join(name), &bytes)?;
+    }
+    let mut written = OUTPUT_FILES.to_vec();
+    let start_path = args.out.join(START_FILE);
+    match &start {
+        Some((_, snapshot)) if shrunk.start_frame > 0 => {
+            write_regular(&start_path, snapshot)?;
+            written.push(START_FILE);
+        }
+        // A repro.snap of an earlier shrink into this folder would say the repro starts there.
+        _ if std::fs::symlink_metadata(&start_path).is_ok() => {
+            std::fs::remove_file(&start_path).with_context(|| start_path.display().to_string())?;
+        }
+        _ => {}
     }
 
     let mut out = output::stdout();
     if args.json {
         let summary = Summary {
             out: args.out.display().to_string(),
-            files: OUTPUT_FILES,
+            files: written,
             stats: shrunk.stats,
             report: &report,
         };
@@ -189,6 +248,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         let s = &shrunk.stats;
         writeln!(out, "rom               {rom_name}")?;
+        writeln!(out, "region            {}", region.name())?;
+        if shrunk.start_frame > 0 {
+            writeln!(out, "start             frame {} ({START_FILE})", shrunk.start_frame)?;
+        }
         writeln!(out, "divergence        {}", report.divergence.message)?;
         writeln!(
             out,
@@ -229,6 +292,33 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(EXIT_DIVERGED))
 }
 
+/// Machines A and B at power-on in `region` (`None`: the ROM header's), B with the PPU and APU
+/// schedules asked for.
+fn machine_pair(
+    rom: &[u8],
+    rom_name: &str,
+    region: Option<Region>,
+    ppu_b: Schedule,
+    apu_b: Schedule,
+) -> anyhow::Result<(NesMachine, NesMachine)> {
+    let cart = Cartridge::from_ines(rom).with_context(|| rom_name.to_string())?;
+    let machine = NesMachine::new(Nes::with_region(cart, NesConfig::default(), region));
+    let mut machine_b = machine.clone();
+    machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
+    machine_b.nes_mut().set_apu_catch_up(apu_b.into());
+    Ok((machine, machine_b))
+}
+
+/// The FCEUX movie of `repro`: `palFlag 1` on a PAL console, so FCEUX and `anes` replay it there
+/// (FCEUX's movie header has no flag for a Dendy).
+fn fm2_of(repro: &InputStream, rom_file: &str, region: Region) -> String {
+    let fm2 = repro.to_fm2(rom_file);
+    match region {
+        Region::Pal => fm2.replacen("\npalFlag 0\n", "\npalFlag 1\n", 1),
+        Region::Ntsc | Region::Dendy => fm2,
+    }
+}
+
 fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {
     stream.iter().filter(|f| f.pads != [0, 0]).count() as u64
 }
@@ -248,7 +338,7 @@ fn check_out_dir(dir: &Path) -> anyhow::Result<()> {
         }
         Ok(_) => {}
     }
-    for name in OUTPUT_FILES {
+    for name in OUTPUT_FILES.into_iter().chain([START_FILE]) {
         let path = dir.join(name);
         if let Ok(meta) = std::fs::symlink_metadata(&path) {
             if !meta.file_type().is_file() {
@@ -312,5 +402,9 @@ fn read_bundle(dir: &Path) -> anyhow::Result<Bundle> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e).with_context(|| checkpoint_path.display().to_string()),
     };
-    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a })
+    let from_checkpoint = dir.join("pipeline-report.json").exists();
+    if from_checkpoint && checkpoint_a.is_empty() {
+        bail!("{name}: a serve incident's bundle without checkpoint_a.snap: its run's start is unknown");
+    }
+    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a, from_checkpoint })
 }

@@ -2,9 +2,12 @@
 //! a RAM flip) shrinks to a repro that still diverges, ends by the flip's frame, keeps no press and
 //! is the same bytes on every run and with any `--jobs`; an evidence bundle of `anes lockstep`
 //! shrinks to the same repro; a bundle from another ROM and a FIFO in the output folder are refused.
+//! Each test's folder is removed on every exit path ([`support::TempDir`]).
+
+mod support;
 
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,11 +37,12 @@ fn anes(args: &[&str]) -> Output {
     child.wait_with_output().expect("output")
 }
 
-fn scratch(name: &str) -> PathBuf {
+/// A new folder for one test, removed when the guard drops (also when the test panics).
+fn scratch(name: &str) -> support::TempDir {
     let dir = std::env::temp_dir().join(format!("anes-cli-shrink-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    dir
+    support::TempDir(dir)
 }
 
 fn text(output: &Output) -> String {
@@ -55,7 +59,8 @@ fn json_file(path: &Path) -> serde_json::Value {
 
 #[test]
 fn the_demo_flip_shrinks_to_no_press_ending_at_the_flip_frame_the_same_every_run() {
-    let dir = scratch("demo");
+    let scratch = scratch("demo");
+    let dir = &scratch.0;
     let out = [dir.join("one"), dir.join("two"), dir.join("jobs2")];
     for (path, jobs) in out.iter().zip(["1", "1", "2"]) {
         let run = anes(&["shrink", "--inject", FLIP, "--jobs", jobs, "--out", path.to_str().unwrap()]);
@@ -118,7 +123,8 @@ fn the_demo_flip_shrinks_to_no_press_ending_at_the_flip_frame_the_same_every_run
 
 #[test]
 fn an_evidence_bundle_shrinks_to_the_repro_of_its_run() {
-    let dir = scratch("evidence");
+    let scratch = scratch("evidence");
+    let dir = &scratch.0;
     let bundle = dir.join("bundle");
     let run = anes(&["lockstep", "--frames", "100", "--inject", FLIP, "--report", bundle.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
@@ -177,7 +183,8 @@ fn an_evidence_bundle_shrinks_to_the_repro_of_its_run() {
 
 #[test]
 fn files_in_the_way_that_are_not_regular_are_left_alone() {
-    let dir = scratch("fifo");
+    let scratch = scratch("fifo");
+    let dir = &scratch.0;
     let fifo = dir.join("repro.fm2");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
     assert!(made.success());
@@ -190,7 +197,8 @@ fn files_in_the_way_that_are_not_regular_are_left_alone() {
 
 #[test]
 fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal() {
-    let dir = scratch("budget");
+    let scratch = scratch("budget");
+    let dir = &scratch.0;
     let run = anes(&["shrink", "--inject", FLIP, "--max-trials", "1", "--out", dir.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
     assert!(String::from_utf8_lossy(&run.stdout).contains("stopped by the trials budget"), "{}", text(&run));
@@ -211,4 +219,149 @@ fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal(
         dir.join("bundle").to_str().unwrap(),
     ]);
     assert_eq!(replay.status.code(), Some(1), "{}", text(&replay));
+}
+
+/// The input-stream frame in which CPU cycle [`FLIP_CYCLE`] falls on a console of `region` running
+/// the demo ROM (a frame's length in CPU cycles depends on the region, not on the input).
+fn flip_frame_in(region: anes_core::Region) -> u64 {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let cart = anes_core::Cartridge::from_ines(&rom).unwrap();
+    let mut nes = anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region));
+    let mut frame = 0;
+    loop {
+        nes.run_frame(anes_core::movie::FrameInput::default());
+        if nes.cpu_cycle() > FLIP_CYCLE {
+            return frame;
+        }
+        frame += 1;
+    }
+}
+
+#[test]
+fn region_pal_shrinks_on_pal_consoles_and_says_so_in_the_repro() {
+    let (pal, ntsc) = (flip_frame_in(anes_core::Region::Pal), flip_frame_in(anes_core::Region::Ntsc));
+    assert_ne!(pal, ntsc, "the regions' frames differ in length");
+    let scratch = scratch("region");
+    let dir = &scratch.0;
+    let out = dir.join("pal");
+    let run = anes(&[
+        "shrink",
+        "--region",
+        "pal",
+        "--frames",
+        "100",
+        "--inject",
+        FLIP,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    assert!(String::from_utf8_lossy(&run.stdout).contains("region            pal"), "{}", text(&run));
+    let report = json_file(&out.join("report.json"));
+    assert_eq!(report["region"], "pal");
+    assert_eq!(report["target"]["frame"].as_u64(), Some(pal), "{report}");
+    let fm2 = std::fs::read_to_string(out.join("repro.fm2")).unwrap();
+    assert!(fm2.contains("\npalFlag 1\n"), "{fm2}");
+
+    // The movie's palFlag alone makes the next shrink a PAL one, as it does for `anes run`.
+    let again = dir.join("from-fm2");
+    let run = anes(&[
+        "shrink",
+        "--input",
+        out.join("repro.fm2").to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let report = json_file(&again.join("report.json"));
+    assert_eq!((report["region"].as_str(), report["target"]["frame"].as_u64()), (Some("pal"), Some(pal)));
+}
+
+/// A `serve` incident's evidence bundle, written by the function the service uses
+/// (`anes_ops::evidence::write_evidence`): the demo ran `start` frames of its input before the
+/// pipeline's verified checkpoint, and the flip fired in worker B after it.
+fn serve_incident_bundle(dir: &Path, start: u64) -> Vec<u8> {
+    use anes_lockstep::Machine;
+    use anes_ops::pipeline::worker::WorkerId;
+    use anes_ops::pipeline::{Checkpoint, Investigation};
+
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/");
+    let rom = std::fs::read(format!("{root}demo.nes")).unwrap();
+    let inputs =
+        anes_core::movie::InputStream::from_bytes(&std::fs::read(format!("{root}demo.input")).unwrap())
+            .unwrap();
+    let mut console = anes_lockstep::NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
+    for frame in 0..start as usize {
+        console.run_frame(inputs.frame(frame));
+    }
+    let mut snapshot = Vec::new();
+    console.save_state(&mut snapshot);
+    let divergent = flip_frame_in(anes_core::Region::Ntsc);
+    let record = console.record();
+    let incident_inputs: Vec<_> = (start..=divergent).map(|f| inputs.frame(f as usize)).collect();
+    let mut investigation = Investigation {
+        incident: 1,
+        seq: divergent,
+        records: [record, record],
+        checkpoint: Some(Checkpoint {
+            seq: start,
+            cpu_cycle: console.probe().cpu_cycle,
+            state_hash: *record.state_hash.as_bytes(),
+            snapshot: std::sync::Arc::new(snapshot.clone()),
+            taken_at: Duration::ZERO,
+        }),
+        inputs: incident_inputs,
+        faults: [Vec::new(), vec![FLIP.to_string()]],
+    };
+    let (_, referee) = anes_ops::evidence::referee(&rom, &investigation).unwrap();
+    investigation.records = [referee, anes_core::FrameRecord { cpu_cycle: 0, ..referee }];
+    let page = anes_ops::evidence::write_evidence(&rom, "demo", &investigation, &[WorkerId::B], referee, dir)
+        .unwrap();
+    assert!(page.ends_with("report.html"), "the service's lockstep runner reproduced it: {page:?}");
+    snapshot
+}
+
+#[test]
+fn a_serve_incident_bundle_shrinks_from_its_checkpoint_and_the_repro_replays_from_its_snap() {
+    const START: u64 = 30;
+    let scratch = scratch("serve");
+    let dir = &scratch.0;
+    let bundle = dir.join("incident");
+    let checkpoint = serve_incident_bundle(&bundle, START);
+    let flip_frame = flip_frame_in(anes_core::Region::Ntsc);
+
+    let out = [dir.join("one"), dir.join("two")];
+    for path in &out {
+        let run = anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", path.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    }
+    let report = json_file(&out[0].join("report.json"));
+    assert_eq!(report["start_frame"], START, "{report}");
+    assert_eq!(report["target"]["frame"].as_u64(), Some(flip_frame), "{report}");
+    let snap = std::fs::read(out[0].join("repro.snap")).expect("repro.snap");
+    assert!(snap == checkpoint, "repro.snap is the incident's checkpoint");
+    let repro = std::fs::read(out[0].join("repro.input")).unwrap();
+    assert!(files(&out[1]) == files(&out[0]), "a second run wrote other bytes");
+    assert!(std::fs::read(out[1].join("repro.snap")).unwrap() == snap, "a second run wrote another snap");
+
+    // The repro replayed from its snap: the same divergence, and (1-minimal) the same stream.
+    let replay = dir.join("replay");
+    let run = anes(&[
+        "shrink",
+        "--start",
+        out[0].join("repro.snap").to_str().unwrap(),
+        "--input",
+        out[0].join("repro.input").to_str().unwrap(),
+        "--inject",
+        FLIP,
+        "--out",
+        replay.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let replayed = json_file(&replay.join("report.json"));
+    assert_eq!(replayed["target"], report["target"]);
+    assert_eq!(replayed["divergence"]["fields"], report["divergence"]["fields"]);
+    assert!(std::fs::read(replay.join("repro.input")).unwrap() == repro);
 }

@@ -15,11 +15,13 @@ pub enum ShrinkError {
         /// Frames run.
         frames: u64,
     },
-    /// The machines had already run frames: the stream is indexed from power-on.
-    #[error("machine A has run {frame} frames: a shrink starts from power-on (frame 0)")]
-    NotAtPowerOn {
+    /// The machines were given at different frames: a shrink starts both at the same one.
+    #[error("machine A has run {a} frames and machine B {b}: a shrink starts both at the same frame")]
+    NotAtOneFrame {
         /// Machine A's frame counter.
-        frame: u64,
+        a: u64,
+        /// Machine B's frame counter.
+        b: u64,
     },
     /// The first run did not show the divergence [`ShrinkConfig::expect`](super::ShrinkConfig::expect) names.
     #[error("expected a {} divergence at the end of frame {}, but {found}", expected.0.name(), expected.1)]

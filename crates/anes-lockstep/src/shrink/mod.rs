@@ -132,6 +132,9 @@ pub struct Shrunk<I> {
     pub repro: Vec<I>,
     /// Frames of the stream given.
     pub original_frames: u64,
+    /// The frame the machines were at when given (0: power-on): the repro replays from their
+    /// state then, and its frames before this one hold no press.
+    pub start_frame: u64,
     /// Presses in the stream given.
     pub original_presses: u64,
     /// The lockstep runner's evidence of the divergence on [`Shrunk::repro`] from power-on
@@ -146,8 +149,9 @@ pub struct Shrunk<I> {
     pub stats: ShrinkStats,
 }
 
-/// Shrinks the divergence of `a` and `b` (both at power-on) over `stream`, B getting
-/// `config.faults` (see the module docs). `progress` is called on this thread after every batch of
+/// Shrinks the divergence of `a` and `b` (both at power-on, or both restored at the same frame,
+/// which then reads `stream` from that frame on) over `stream`, B getting `config.faults` (see the
+/// module docs). `progress` is called on this thread after every batch of
 /// trials.
 pub fn shrink<A, B>(
     a: A,
@@ -162,19 +166,29 @@ where
     A::Input: ShrinkInput,
 {
     let started = Instant::now();
-    let frame = a.record().frame;
-    if frame != 0 {
-        return Err(ShrinkError::NotAtPowerOn { frame });
+    // The lockstep runner feeds input-stream frame n to the frame that starts with n frames
+    // completed: machines restored from a snapshot read the stream from their frame on.
+    let start = a.record().frame;
+    if b.record().frame != start {
+        return Err(ShrinkError::NotAtOneFrame { a: start, b: b.record().frame });
     }
     let every = config.checkpoint_every.max(1);
     let frames = stream.len() as u64;
-    if frames == 0 {
-        return Err(ShrinkError::NoDivergence { frames });
+    if frames <= start {
+        return Err(ShrinkError::NoDivergence { frames: 0 });
     }
+    // Frames before the start are never run: what they hold is released, so every press and
+    // command left to remove is one a trial from the start can remove.
+    let given = stream;
+    let stream: Vec<A::Input> = (0..)
+        .zip(given)
+        .map(|(frame, &input)| if frame < start { input.released().without_command() } else { input })
+        .collect();
+    let stream = &stream[..];
     let (mut snap_a, mut snap_b) = (Vec::new(), Vec::new());
     a.save_state(&mut snap_a);
     b.save_state(&mut snap_b);
-    let power_on = Checkpoint { frame: 0, a: snap_a, b: snap_b, pending: config.faults.clone() };
+    let power_on = Checkpoint { frame: start, a: snap_a, b: snap_b, pending: config.faults.clone() };
     let first = trial::run((a.clone(), b.clone()), &power_on, stream, frames - 1, None, None, every)?;
     let Some(divergence) = first.divergence.clone() else {
         return match config.expect {
@@ -232,10 +246,11 @@ where
     let final_config =
         LockstepConfig { faults: config.faults.clone(), pictures: false, ..LockstepConfig::default() };
     let mut lockstep = Lockstep::new(a, b, final_config)?;
-    let outcome = lockstep.run_interleaved(&repro, repro.len() as u64);
-    stats.frames_emulated += lockstep.next_frame();
+    let outcome = lockstep.run_interleaved(&repro, repro.len() as u64 - start);
+    let final_frames = lockstep.next_frame() - start;
+    stats.frames_emulated += final_frames;
     // The first and the final run are the same either way.
-    stats.naive_frames = first_frames + stats.trials * (target.frame + 1) + lockstep.next_frame();
+    stats.naive_frames = first_frames + stats.trials * (target.frame + 1 - start) + final_frames;
     match &outcome {
         RunOutcome::Diverged(d) if d.kind == target.kind && d.frame == target.frame => {}
         RunOutcome::Diverged(d) => return Err(ShrinkError::ReproLost { found: d.to_string() }),
@@ -250,7 +265,8 @@ where
     Ok(Shrunk {
         repro,
         original_frames: frames,
-        original_presses: count_presses(stream),
+        original_presses: count_presses(given),
+        start_frame: start,
         evidence,
         faults: config.faults.clone(),
         stopped_by,
@@ -446,5 +462,57 @@ impl<I: ShrinkInput> Shrunk<I> {
     /// it reproducing.
     pub fn one_minimal(&self) -> bool {
         self.stopped_by.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anes_core::NesConfig;
+    use anes_core::movie::FrameInput;
+
+    use super::*;
+    use crate::machine::NesMachine;
+
+    const FLIP: &str = "flip:ram:0x0300:0@200000";
+
+    fn powered_on() -> NesMachine {
+        NesMachine::from_ines(&crate::testing::tiny_rom(), NesConfig::default()).unwrap()
+    }
+
+    fn config() -> ShrinkConfig {
+        ShrinkConfig { faults: FaultPlan::parse([FLIP]).unwrap(), ..ShrinkConfig::default() }
+    }
+
+    #[test]
+    fn machines_restored_at_a_frame_shrink_from_there() {
+        let stream = vec![FrameInput::buttons(0x10, 0); 40];
+        let mut a = powered_on();
+        for input in &stream[..3] {
+            a.run_frame(*input);
+        }
+        // Where the lockstep runner, from the same start, sees the flip.
+        let lockstep_config = LockstepConfig { faults: config().faults, ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(a.clone(), a.clone(), lockstep_config).unwrap();
+        let RunOutcome::Diverged(expected) = lockstep.run_interleaved(&stream, 37) else {
+            panic!("the flip shows");
+        };
+
+        let shrunk = shrink(a.clone(), a, &stream, &config(), &mut |_| {}).unwrap();
+        assert_eq!(shrunk.start_frame, 3);
+        assert_eq!(shrunk.report().target.frame, expected.frame);
+        assert_eq!(shrunk.repro.len() as u64, expected.frame + 1);
+        assert!(shrunk.repro[..3].iter().all(|f| *f == FrameInput::default()), "nothing before the start");
+        assert_eq!(shrunk.original_presses, 40);
+    }
+
+    #[test]
+    fn machines_at_different_frames_are_refused() {
+        let (a, mut b) = (powered_on(), powered_on());
+        b.run_frame(FrameInput::default());
+        let stream = vec![FrameInput::default(); 40];
+        match shrink(a, b, &stream, &config(), &mut |_| {}) {
+            Err(ShrinkError::NotAtOneFrame { a: 0, b: 1 }) => {}
+            other => panic!("{:?}", other.map(|s| s.repro.len())),
+        }
     }
 }

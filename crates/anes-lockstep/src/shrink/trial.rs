@@ -69,7 +69,7 @@ pub(crate) struct Reference<I> {
     pub target: Target,
     /// `hashes[f]`: the state hash after frame `f`, for every frame before the target frame.
     pub hashes: Vec<StateHash>,
-    /// Checkpoints by frame; frame 0 (power-on) always.
+    /// Checkpoints by frame; the start (power-on, or where the machines were given) always.
     pub checkpoints: BTreeMap<u64, Checkpoint>,
     /// States after frame `f` (at `(f, hash)`) from which the reference's inputs after `f` do not
     /// reproduce.
@@ -225,7 +225,7 @@ impl<I: Copy + Eq> Reference<I> {
         every: u64,
     ) -> Self {
         let mut checkpoints = BTreeMap::new();
-        checkpoints.insert(0, power_on);
+        checkpoints.insert(power_on.frame, power_on);
         let mut reference = Reference {
             stream,
             target,
@@ -240,7 +240,8 @@ impl<I: Copy + Eq> Reference<I> {
 
     /// The checkpoint a trial whose first change is at frame `first` starts from.
     pub(crate) fn checkpoint_before(&self, first: u64) -> &Checkpoint {
-        self.checkpoints.range(..=first).next_back().map(|(_, c)| c).expect("frame 0 is always kept")
+        // Frames before the start hold no press or command, so no candidate changes one.
+        self.checkpoints.range(..=first).next_back().map(|(_, c)| c).expect("the start is always kept")
     }
 
     /// Takes the hashes and checkpoints of `run`, whose frames now belong to the reference.

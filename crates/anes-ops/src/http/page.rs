@@ -1,6 +1,7 @@
 //! `/`: the status page, plain HTML that refreshes itself every two seconds.
 
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use anes_lockstep::markup::escape;
 use axum::extract::State;
@@ -20,8 +21,12 @@ td:last-child{overflow-wrap:anywhere;min-width:16em}\
 .fenced{background:#e5e7eb;color:#111827}.warn{color:#b91c1c;font-weight:600}\
 .flag1{color:#b91c1c;font-weight:700}small{color:#5b6475}a{color:#1d4ed8}";
 
-/// Renders the page for these pipelines.
-pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
+/// Renders the page for these pipelines, each with its ROM file (`None`: the bundled demo), whose
+/// evidence bundles are under `evidence_dir`.
+pub fn render(
+    pipelines: &[(std::sync::Arc<PipelineStatus>, Option<PathBuf>)],
+    evidence_dir: &Path,
+) -> String {
     let mut html = String::with_capacity(8 << 10);
     let _ = write!(
         html,
@@ -34,7 +39,7 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
         pipelines.len(),
         escape(anes_lockstep::BUILD.git_commit.unwrap_or(anes_lockstep::BUILD.crate_version)),
     );
-    for p in pipelines {
+    for (p, rom) in pipelines {
         let mode = p.mode.name();
         let step = p
             .rollback_step
@@ -87,14 +92,19 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
                     format!("suspect: worker {}", names.join(", "))
                 }
             };
+            let shrink = i.evidence.as_deref().and_then(|e| shrink_command(rom.as_deref(), evidence_dir, e));
             format!(
-                "#{} {}{} &middot; {}<br><small>{} &middot; {}</small>",
+                "#{} {}{} &middot; {}<br><small>{} &middot; {}</small>{}",
                 i.id,
                 escape(&i.kind),
                 link,
                 escape(&suspects),
                 escape(&i.message),
-                outcome
+                outcome,
+                shrink.map_or(String::new(), |c| format!(
+                    "<br><small>shrink: <code>{}</code></small>",
+                    escape(&c)
+                ))
             )
         });
         let _ = write!(
@@ -123,8 +133,31 @@ pub fn render(pipelines: &[std::sync::Arc<PipelineStatus>]) -> String {
 }
 
 pub(super) async fn status_page(State(state): State<AppState>) -> Html<String> {
-    let statuses: Vec<_> = state.pipelines.iter().map(|p| p.status()).collect();
-    Html(render(&statuses))
+    let statuses: Vec<_> = state.pipelines.iter().map(|p| (p.status(), p.rom.clone())).collect();
+    Html(render(&statuses, &state.evidence_dir))
+}
+
+/// The one command that shrinks an incident to a minimal repro, when its evidence is a lockstep
+/// bundle (`<pipeline>/incident-N/report.html`; a `pipeline-report.json` alone has nothing to
+/// replay): `anes shrink [ROM] --evidence DIR --out DIR/shrink`, run where the service runs.
+fn shrink_command(rom: Option<&Path>, evidence_dir: &Path, evidence: &str) -> Option<String> {
+    let bundle = evidence_dir.join(evidence.strip_suffix("/report.html")?);
+    let rom = rom.map_or(String::new(), |r| format!(" {}", shell_word(&r.display().to_string())));
+    Some(format!(
+        "anes shrink{rom} --evidence {} --out {}",
+        shell_word(&bundle.display().to_string()),
+        shell_word(&bundle.join("shrink").display().to_string())
+    ))
+}
+
+/// `word` as one POSIX shell word: as it is when it holds only safe characters, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:+@%=,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -156,7 +189,7 @@ mod tests {
         status.accounting.in_dlq = 4321;
         status.alert_firing = true;
         status.last_alert_firing_seconds = Some(21.5);
-        let html = render(&[Arc::new(status.clone())]);
+        let html = render(&[(Arc::new(status.clone()), None)], Path::new("anes-evidence"));
         assert!(html.contains("<th>in DLQ</th>") && html.contains(">4321</td>"), "{html}");
         assert!(html.contains("suspect: worker b"), "{html}");
         assert!(html.contains("firing</span><br><small>since 21.5 s"), "{html}");
@@ -171,11 +204,44 @@ mod tests {
         status.seconds_without_progress = 12.0;
         status.alert_firing = false;
         status.last_alert_resolved_seconds = Some(30.0);
-        let html = render(&[Arc::new(status)]);
+        let html = render(&[(Arc::new(status), None)], Path::new("anes-evidence"));
         assert!(html.contains("<span class=\"mode fenced\">fenced</span>"), "{html}");
         assert!(html.contains("another service took the pipeline over (store epoch 4, ours 3)"), "{html}");
         assert!(html.contains("stalled 12 s"), "{html}");
         assert!(html.contains("resolved<br><small>at 30.0 s"), "{html}");
+    }
+
+    /// Issue 28: an incident with a lockstep bundle shows the command that shrinks it (the ROM as
+    /// configured, one shell word each); one with only a pipeline report shows none.
+    #[test]
+    fn an_incident_with_a_bundle_shows_the_command_that_shrinks_it() {
+        let mut status = Pipeline::new(PipelineSettings::new("p1")).status();
+        let incident = |id, evidence: &str| Incident {
+            id,
+            kind: "state".into(),
+            message: "state divergence".into(),
+            seq: Some(120),
+            detected_at_seconds: 10.0,
+            suspects: Some(vec![WorkerId::B]),
+            evidence: Some(evidence.into()),
+            rollback: None,
+            healed_after_seconds: None,
+        };
+        status.incidents.push(incident(3, "p1/incident-3/report.html"));
+        let rom = PathBuf::from("/srv/roms/it's.nes");
+        let html = render(&[(Arc::new(status.clone()), Some(rom))], Path::new("/var/lib/anes/evidence"));
+        let command = "anes shrink '/srv/roms/it'\\''s.nes' --evidence /var/lib/anes/evidence/p1/incident-3 \
+                       --out /var/lib/anes/evidence/p1/incident-3/shrink";
+        assert!(html.contains(&format!("shrink: <code>{}</code>", escape(command))), "{html}");
+        let html = render(&[(Arc::new(status.clone()), None)], Path::new("anes-evidence"));
+        assert!(
+            html.contains("<code>anes shrink --evidence anes-evidence/p1/incident-3 --out anes-evidence/p1/incident-3/shrink</code>"),
+            "the bundled demo needs no ROM argument: {html}"
+        );
+
+        status.incidents[0] = incident(4, "p1/incident-4/pipeline-report.json");
+        let html = render(&[(Arc::new(status), None)], Path::new("anes-evidence"));
+        assert!(!html.contains("anes shrink"), "nothing to replay without a lockstep bundle: {html}");
     }
 
     /// Issue 30, item 5: the unbroken hashes of an incident widened the table past 1,200 px. Chromium
@@ -204,7 +270,13 @@ mod tests {
         status.frames_verified = 123_456_789;
         status.alert_firing = true;
         status.last_alert_firing_seconds = Some(3611.0);
-        let html = render(&[Arc::new(status.clone()), Arc::new(status)]);
+        let html = render(
+            &[
+                (Arc::new(status.clone()), Some(PathBuf::from("/srv/roms/a game.nes"))),
+                (Arc::new(status), None),
+            ],
+            Path::new("/var/lib/anes/evidence"),
+        );
         let dir = std::env::temp_dir().join(format!(
             "anes-page-width-{}-{}",
             std::process::id(),

@@ -198,6 +198,7 @@ pub fn start_pipelines(
             control: control_tx.clone(),
             status: Arc::clone(&status),
             accepts_push: plan.source.is_none(),
+            rom: plan.config.rom.clone(),
         };
         let driver = Driver {
             pipeline,

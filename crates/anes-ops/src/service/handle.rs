@@ -1,6 +1,7 @@
 //! What the HTTP host holds of a running pipeline: its control channel and its latest status. A leaf
 //! of the service shell, so the host and the driver share these types without naming each other.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anes_core::movie::FrameInput;
@@ -35,6 +36,9 @@ pub struct PipelineHandle {
     pub status: Arc<Mutex<Arc<PipelineStatus>>>,
     /// True when it takes pushed records.
     pub accepts_push: bool,
+    /// Its ROM file as configured (`None`: the bundled demo ROM), for the command the status page
+    /// shows to shrink an incident.
+    pub rom: Option<PathBuf>,
 }
 
 impl PipelineHandle {

@@ -133,17 +133,8 @@ pub(crate) fn read_inputs_with_region(
     })
 }
 
-/// Machines A and B at power-on, B with the PPU and APU schedules asked for.
-pub(crate) fn machine_pair(
-    rom: &[u8],
-    rom_name: &str,
-    ppu_b: Schedule,
-    apu_b: Schedule,
-) -> anyhow::Result<(NesMachine, NesMachine)> {
-    machine_pair_of_region(rom, rom_name, ppu_b, apu_b, None)
-}
-
-/// [`machine_pair`], both consoles of `region` (`None`: the ROM header's).
+/// Machines A and B at power-on, both consoles of `region` (`None`: the ROM header's), B with the PPU
+/// and APU schedules asked for.
 pub(crate) fn machine_pair_of_region(
     rom: &[u8],
     rom_name: &str,

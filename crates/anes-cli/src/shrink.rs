@@ -15,11 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use anes_core::Region;
 use anes_core::movie::InputStream;
-use anes_core::{Cartridge, Nes, NesConfig, Region};
-use anes_lockstep::{
-    DivergenceKind, FaultPlan, InputSource, NesMachine, ShrinkConfig, ShrinkError, ShrinkProgress,
-};
+use anes_lockstep::{DivergenceKind, FaultPlan, InputSource, ShrinkConfig, ShrinkError, ShrinkProgress};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
@@ -144,7 +142,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     check_out_dir(&args.out)?;
     let region = args.region.map(Region::from).or(movie_region);
-    let (a, b) = machine_pair(&rom, &rom_name, region, args.ppu_b, args.apu_b)?;
+    let (a, b) = crate::lockstep::machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
     let start = match (&bundle, &args.start) {
         (Some(bundle), _) if bundle.from_checkpoint => {
             let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
@@ -216,7 +214,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
     for (name, bytes) in [
         ("repro.input", repro.to_bytes()),
-        ("repro.fm2", fm2_of(&repro, &rom_file, region).into_bytes()),
+        ("repro.fm2", repro.to_fm2_of_region(&rom_file, region).into_bytes()),
         ("report.json", json.into_bytes()),
         ("report.html", report.html().into_bytes()),
     ] {
@@ -290,33 +288,6 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::from(EXIT_DIVERGED))
-}
-
-/// Machines A and B at power-on in `region` (`None`: the ROM header's), B with the PPU and APU
-/// schedules asked for.
-fn machine_pair(
-    rom: &[u8],
-    rom_name: &str,
-    region: Option<Region>,
-    ppu_b: Schedule,
-    apu_b: Schedule,
-) -> anyhow::Result<(NesMachine, NesMachine)> {
-    let cart = Cartridge::from_ines(rom).with_context(|| rom_name.to_string())?;
-    let machine = NesMachine::new(Nes::with_region(cart, NesConfig::default(), region));
-    let mut machine_b = machine.clone();
-    machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
-    machine_b.nes_mut().set_apu_catch_up(apu_b.into());
-    Ok((machine, machine_b))
-}
-
-/// The FCEUX movie of `repro`: `palFlag 1` on a PAL console, so FCEUX and `anes` replay it there
-/// (FCEUX's movie header has no flag for a Dendy).
-fn fm2_of(repro: &InputStream, rom_file: &str, region: Region) -> String {
-    let fm2 = repro.to_fm2(rom_file);
-    match region {
-        Region::Pal => fm2.replacen("\npalFlag 0\n", "\npalFlag 1\n", 1),
-        Region::Ntsc | Region::Dendy => fm2,
-    }
 }
 
 fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {

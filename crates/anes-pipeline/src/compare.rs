@@ -15,6 +15,7 @@ impl Pipeline {
             self.notice(Notice::StaleMessage { worker: message.worker, incarnation: message.incarnation });
             return;
         }
+        self.workers[w].heard_at = self.now;
         match message.body {
             WorkerOutput::Replies(replies) => {
                 for reply in replies {
@@ -156,6 +157,8 @@ impl Pipeline {
         if expected {
             return;
         }
+        // Gone before it loaded: it could not be reached (or started); see `attempt_failed`.
+        let unreachable = slot.phase == WorkerPhase::Starting;
         slot.phase = WorkerPhase::Exited;
         slot.queue.clear();
         self.notice(Notice::WorkerExited { worker, reason: reason.clone() });
@@ -167,9 +170,10 @@ impl Pipeline {
             // Whatever the policy: a dead worker corrupts nothing, but waiting for the drift alert
             // could mean waiting forever when fewer than 51 records arrive after it died.
             Phase::Normal => self.start_rollback(Trigger::Detection, Some(id), vec![worker]),
-            Phase::RollingBack(_) => {
-                self.attempt_failed(&format!("worker {worker} exited during the rollback: {reason}"))
-            }
+            Phase::RollingBack(_) => self.attempt_failed(
+                &format!("worker {worker} exited during the rollback: {reason}"),
+                unreachable,
+            ),
             Phase::Halted { .. } | Phase::RetryWait { .. } | Phase::GaveUp { .. } => {}
         }
     }
@@ -232,6 +236,10 @@ impl Pipeline {
             let limit =
                 end.min(other_processed.saturating_add(self.lead_allowed())).min(self.log.committed_end());
             let mut next = slot.next_to_send;
+            // The wait on a worker that owed nothing starts now.
+            if next == slot.processed && next < limit {
+                self.workers[w.index()].heard_at = self.now;
+            }
             while next < limit {
                 let to = limit.min(next + MAX_FEED);
                 let mut inputs = Vec::with_capacity((to - next) as usize);

@@ -145,6 +145,10 @@ struct WorkerSlot {
     restarts: u64,
     last_exit: Option<String>,
     drain_snapshot: Option<([u8; 32], Arc<Vec<u8>>)>,
+    /// When this incarnation last sent anything, or when the pipeline began waiting on it (records
+    /// sent to a worker that owed none): a worker that owes records and stays silent for the step
+    /// timeout is isolated, since a partition can keep TCP quiet for many minutes.
+    heard_at: Duration,
 }
 
 impl WorkerSlot {
@@ -163,6 +167,7 @@ impl WorkerSlot {
             restarts: 0,
             last_exit: None,
             drain_snapshot: None,
+            heard_at: Duration::ZERO,
         }
     }
 
@@ -264,6 +269,9 @@ pub struct Pipeline {
     incidents: VecDeque<Incident>,
     next_incident: u64,
     rollbacks: (u64, u64),
+    /// Attempts of the current incident that failed because a worker could not be reached: they
+    /// do not count toward `max_attempts` (retrying is how a worker behind a partition comes back).
+    attempts_unreachable: u32,
     backoff: Backoff,
     draining: bool,
     drain_requested: bool,
@@ -313,6 +321,7 @@ impl Pipeline {
             incidents: VecDeque::new(),
             next_incident: 1,
             rollbacks: (0, 0),
+            attempts_unreachable: 0,
             draining: false,
             drain_requested: false,
             drained: false,

@@ -215,6 +215,16 @@ pub enum Notice {
         /// What its transport reported.
         reason: String,
     },
+    /// A worker owed records and sent nothing for the step timeout: it is isolated as if it had
+    /// exited.
+    WorkerSilent {
+        /// The worker.
+        worker: WorkerId,
+        /// Records sent to it and not reported.
+        owed: u64,
+        /// How long it has been silent.
+        silent: Duration,
+    },
     /// A drill was put into a worker.
     Drill {
         /// The worker.

@@ -44,7 +44,7 @@ impl Pipeline {
         })));
         match self.phase.clone() {
             Phase::Normal => self.phase = Phase::Halted { incident: id, since: self.now },
-            Phase::RollingBack(_) => self.attempt_failed("the workers diverged again during recovery"),
+            Phase::RollingBack(_) => self.attempt_failed("the workers diverged again during recovery", false),
             _ => {}
         }
         self.publish_mode();
@@ -163,6 +163,9 @@ impl Pipeline {
             suspects = WorkerId::BOTH.to_vec();
         }
         suspects.sort();
+        if attempt == 1 {
+            self.attempts_unreachable = 0;
+        }
         self.notice(Notice::RollbackStarted { trigger, attempt, suspects: suspects.clone() });
         let rollback = Rollback {
             incident,
@@ -252,7 +255,7 @@ impl Pipeline {
     /// state both workers shared is power-on: both start afresh, and the log runs from its first record.
     fn restore_power_on(&mut self) {
         if self.log.verified_high() > 0 {
-            return self.attempt_failed("no verified checkpoint to restore");
+            return self.attempt_failed("no verified checkpoint to restore", false);
         }
         self.set_step(Step::Restore);
         for w in WorkerId::BOTH {
@@ -260,7 +263,7 @@ impl Pipeline {
             slot.restored = None;
             if slot.phase != WorkerPhase::Stopped {
                 // Only reached with both isolated (no checkpoint makes both suspects).
-                return self.attempt_failed("a worker to restart from power-on was not stopped");
+                return self.attempt_failed("a worker to restart from power-on was not stopped", false);
             }
             slot.incarnation += 1;
             slot.restarts += 1;
@@ -302,7 +305,7 @@ impl Pipeline {
                     taken_at: self.now,
                 }
             }
-            None => return self.attempt_failed("the workers disagree at power-on"),
+            None => return self.attempt_failed("the workers disagree at power-on", false),
         };
         self.set_step(Step::Verify);
         if ra.state_hash.0 == checkpoint.state_hash && rb.state_hash.0 == checkpoint.state_hash && ra == rb {
@@ -342,7 +345,7 @@ impl Pipeline {
             reason: reason.to_string(),
         });
         if self.checkpoints.is_empty() {
-            return self.attempt_failed(&format!("no verified checkpoint is left ({reason})"));
+            return self.attempt_failed(&format!("no verified checkpoint is left ({reason})"), false);
         }
         // Workers that failed to restore get a fresh start; the others just load the older one.
         self.restore_step();
@@ -419,8 +422,15 @@ impl Pipeline {
         }
     }
 
-    pub(super) fn attempt_failed(&mut self, reason: &str) {
+    /// `unreachable`: the attempt failed because a worker could not be reached or started. Such
+    /// attempts do not count toward `max_attempts`: the pipeline keeps retrying with the backoff
+    /// (read-only, `anes_worker_up` 0, the alert firing) until the worker is back, where a
+    /// divergence that every attempt reproduces gives up after `max_attempts`.
+    pub(super) fn attempt_failed(&mut self, reason: &str, unreachable: bool) {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
+        if unreachable {
+            self.attempts_unreachable += 1;
+        }
         self.rollbacks.1 += 1;
         self.counters.rollbacks_failed += 1;
         if let Some(id) = r.incident
@@ -428,7 +438,7 @@ impl Pipeline {
         {
             i.rollback = Some("failed".into());
         }
-        if r.attempt >= self.settings.max_attempts {
+        if r.attempt.saturating_sub(self.attempts_unreachable) >= self.settings.max_attempts {
             self.counters.rollback_give_ups += 1;
             self.notice(Notice::RollbackGaveUp { attempt: r.attempt, reason: reason.to_string() });
             self.phase = Phase::GaveUp { incident: r.incident };

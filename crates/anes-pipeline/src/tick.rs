@@ -9,16 +9,19 @@ impl Pipeline {
             self.counters.checkpoint_age = age.as_secs_f64();
         }
         self.check_stall();
+        self.check_silent_workers();
         match self.phase.clone() {
             Phase::RollingBack(r) if r.step == Step::ReplayDlq && self.now < r.deadline => {
                 self.replay_progress()
             }
             Phase::RollingBack(r) if self.now >= r.deadline => {
-                self.attempt_failed(&format!(
-                    "step {} made no progress for {:?}",
-                    r.step.name(),
-                    self.settings.step_timeout
-                ));
+                // A worker still starting when the restore step times out was not reached.
+                let unreachable =
+                    r.step == Step::Restore && self.workers.iter().any(|s| s.phase == WorkerPhase::Starting);
+                self.attempt_failed(
+                    &format!("step {} made no progress for {:?}", r.step.name(), self.settings.step_timeout),
+                    unreachable,
+                );
             }
             Phase::RetryWait { until, incident, attempt } if self.now >= until => {
                 self.start_attempt(Trigger::Retry, incident, attempt + 1, Vec::new());
@@ -33,6 +36,36 @@ impl Pipeline {
         }
         if self.draining {
             self.check_drain();
+        }
+    }
+
+    /// The silence rule, in normal mode (a rollback's steps have their own deadline): a running
+    /// worker that owes records and sent nothing for the step timeout is isolated as if it had
+    /// exited. A partition or a hung host looks like this; TCP may not say so for many minutes.
+    fn check_silent_workers(&mut self) {
+        if !matches!(self.phase, Phase::Normal) {
+            return;
+        }
+        for w in WorkerId::BOTH {
+            let slot = &self.workers[w.index()];
+            let silent = self.now.saturating_sub(slot.heard_at);
+            if slot.phase != WorkerPhase::Running
+                || slot.next_to_send <= slot.processed
+                || silent < self.settings.step_timeout
+            {
+                continue;
+            }
+            let owed = slot.next_to_send - slot.processed;
+            self.notice(Notice::WorkerSilent { worker: w, owed, silent });
+            let message =
+                format!("worker {w} owes {owed} records and sent nothing for {:.1} s", silent.as_secs_f64());
+            let id = self.open_incident("worker_silent", message, None);
+            if let Some(i) = self.incident_mut(id) {
+                i.suspects = Some(vec![w]);
+            }
+            self.counters.worker_up[w.index()] = 0;
+            self.start_rollback(Trigger::Detection, Some(id), vec![w]);
+            return;
         }
     }
 

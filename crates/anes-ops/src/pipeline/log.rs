@@ -157,6 +157,13 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
         Notice::WorkerExited { worker, reason } => {
             tracing::error!(pipeline, %worker, %reason, "worker exited unexpectedly")
         }
+        Notice::WorkerSilent { worker, owed, silent } => tracing::error!(
+            pipeline,
+            %worker,
+            owed,
+            silent_seconds = silent.as_secs_f64(),
+            "worker silent past the step timeout: isolated"
+        ),
         Notice::Drill { worker, drill } => tracing::warn!(pipeline, %worker, %drill, "drill"),
         Notice::CheckpointVerified { seq } => tracing::debug!(pipeline, seq, "verified checkpoint"),
     }

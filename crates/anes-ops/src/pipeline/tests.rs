@@ -52,6 +52,10 @@ struct Sim {
     pipeline_settings: PipelineSettings,
     /// The region each worker's `Load` asks for.
     load_regions: [Option<anes_core::Region>; 2],
+    /// Workers that cannot be reached: a start ends at once with a refused connection.
+    unreachable: [bool; 2],
+    /// Workers that crash right after loading the ROM (reached, then failing: an attempt that counts).
+    dies_after_load: [bool; 2],
 }
 
 impl Sim {
@@ -93,6 +97,8 @@ impl Sim {
             crashed: false,
             pipeline_settings: PipelineSettings::new("p1"),
             load_regions: [None; 2],
+            unreachable: [false; 2],
+            dies_after_load: [false; 2],
         };
         sim.run_actions();
         sim
@@ -117,6 +123,13 @@ impl Sim {
             }
             self.actions_run += 1;
             match action {
+                Action::Start { worker, incarnation } if self.unreachable[worker.index()] => {
+                    self.outbox[worker.index()].push_back(WorkerMessage {
+                        worker,
+                        incarnation,
+                        body: WorkerOutput::Exited { reason: "connect: connection refused".into() },
+                    });
+                }
                 Action::Start { worker, incarnation } => {
                     let w = worker.index();
                     self.engines[w] = Some(Engine::new());
@@ -195,6 +208,7 @@ impl Sim {
         }
         let Some(command) = self.inbox[w].pop_front() else { return false };
         let Some(engine) = self.engines[w].as_mut() else { return false };
+        let loading = matches!(command, WorkerCommand::Load { .. });
         let mut replies = Vec::new();
         let flow = engine.handle(command, &mut |r| replies.push(r));
         if let Flow::Stall(d) = flow {
@@ -206,6 +220,15 @@ impl Sim {
             incarnation: self.incarnations[w],
             body: WorkerOutput::Replies(replies),
         });
+        if loading && self.dies_after_load[w] {
+            self.engines[w] = None;
+            self.inbox[w].clear();
+            self.outbox[w].push_back(WorkerMessage {
+                worker,
+                incarnation: self.incarnations[w],
+                body: WorkerOutput::Exited { reason: "crashed after loading".into() },
+            });
+        }
         true
     }
 
@@ -539,6 +562,7 @@ mod crash;
 mod issue30;
 mod recovery;
 mod regions;
+mod silence;
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]

@@ -186,6 +186,13 @@ pub struct PpuTiming {
     /// True when PPUMASK bit 5 emphasizes green and bit 6 red (the 2C07 and the Dendy's UA6538 swap
     /// them; nesdev "Colour emphasis").
     pub swap_red_green_emphasis: bool,
+    /// The first and last scanline of the forced OAM refresh (the 2C07 only): OAMADDR counts up on
+    /// every even dot from 2 to 340 of these lines, so every OAM row is read and kept from decaying
+    /// through the long PAL VBlank. nesdev wiki: the refresh starts 24 lines after VBlank does; the
+    /// per-dot pattern and the last line (310, before pre-render) are from the hardware research
+    /// in nesdev-org/MesenCE#137, which also finds OAMADDR $8C further on at the end (170 x 46
+    /// increments) and no refresh on a Dendy.
+    pub forced_oam_refresh: Option<(u16, u16)>,
 }
 
 /// The APU's per-region numbers.
@@ -306,6 +313,7 @@ const NTSC_TIMING: RegionTiming = RegionTiming {
         pre_render_scanline: 261,
         odd_frame_skip: true,
         swap_red_green_emphasis: false,
+        forced_oam_refresh: None,
     },
     apu: ApuTiming {
         frame_steps: NTSC_FRAME_STEPS,
@@ -332,6 +340,7 @@ const PAL_TIMING: RegionTiming = RegionTiming {
         pre_render_scanline: 311,
         odd_frame_skip: false,
         swap_red_green_emphasis: true,
+        forced_oam_refresh: Some((265, 310)),
     },
     apu: ApuTiming {
         frame_steps: PAL_FRAME_STEPS,
@@ -359,6 +368,7 @@ const DENDY_TIMING: RegionTiming = RegionTiming {
         pre_render_scanline: 311,
         odd_frame_skip: false,
         swap_red_green_emphasis: true,
+        forced_oam_refresh: None,
     },
     apu: ApuTiming {
         frame_steps: NTSC_FRAME_STEPS,

@@ -370,6 +370,15 @@ impl PpuRegs {
     }
 }
 
+/// OAMADDR increments of the 2C07's forced OAM refresh (`PpuTiming::forced_oam_refresh`) in dots
+/// `first..=last` of a refreshed line: one on each even dot from 2 to 340.
+#[inline(always)]
+fn oam_refresh_steps(first: u16, last: u16) -> u16 {
+    let last = last.min(DOTS_PER_SCANLINE - 1);
+    let first = first.max(1);
+    if first > last { 0 } else { last / 2 - (first - 1) / 2 }
+}
+
 /// The 2C02 (or the 2C07, or the Dendy's UA6538: [`Ppu::with_timing`]).
 // `repr(C)` with the region's numbers last: in Rust's own layout they moved the fields around, and
 // the demo cost 4% more host instructions for it (callgrind, 300 frames); in this order, 2% (what
@@ -537,6 +546,11 @@ impl Ppu {
                 self.regs.status |= status::VBLANK;
             }
             self.regs.vblank_suppress = 0;
+        } else if let Some((first, last)) = R::TIMING.ppu.forced_oam_refresh
+            && (first..=last).contains(&scanline)
+        {
+            let dot = self.regs.dot;
+            self.regs.oam_addr = self.regs.oam_addr.wrapping_add(oam_refresh_steps(dot, dot) as u8);
         }
         self.advance_position::<R>();
     }
@@ -921,6 +935,40 @@ mod tests {
             for (mask, picture) in [(red_bit, 0x040u16), (green_bit, 0x080), (0x80, 0x100), (0xE0, 0x1C0)] {
                 ppu.regs.mask = mask;
                 assert_eq!(ppu.color_mask().1, picture, "{timing:?}, PPUMASK {mask:#04x}");
+            }
+        }
+    }
+
+    #[test]
+    fn pal_forced_oam_refresh_counts_oamaddr_up_through_late_vblank() {
+        // nesdev-org/MesenCE#137 (hardware tests): the 2C07 increments OAMADDR on every even dot of
+        // lines 265-310, so one started at 0 is 1 after dot 2 of line 265 and $8C when the
+        // pre-render line starts; the 2C02 and the Dendy's PPU leave it alone.
+        let line = u32::from(super::DOTS_PER_SCANLINE);
+        for (timing, after_first_step, at_pre_render) in [
+            (crate::region::NTSC.ppu, 0u8, 0u8),
+            (crate::region::PAL.ppu, 1, 0x8C),
+            (crate::region::DENDY.ppu, 0, 0),
+        ] {
+            for stretched in [false, true] {
+                let mut bus = FlatBus::new();
+                let mut ppu = Ppu::with_timing(timing);
+                run_to(&mut ppu, &mut bus, 241, 0);
+                ppu.regs.oam_addr = 0;
+                let mut advance = |ppu: &mut Ppu, dots: u32| {
+                    if stretched {
+                        ppu.run_dots(dots, &mut bus);
+                    } else {
+                        (0..dots).for_each(|_| ppu.tick_dot(&mut bus));
+                    }
+                };
+                advance(&mut ppu, 24 * line + 2);
+                assert_eq!(ppu.regs.oam_addr, 0, "{timing:?}: nothing before line 265, dot 2");
+                advance(&mut ppu, 1);
+                assert_eq!(ppu.regs.oam_addr, after_first_step, "{timing:?}, stretched {stretched}");
+                advance(&mut ppu, 46 * line - 3);
+                assert_eq!((ppu.scanline(), ppu.dot()), ((241 + 70) % timing.scanlines_per_frame, 0));
+                assert_eq!(ppu.regs.oam_addr, at_pre_render, "{timing:?}, stretched {stretched}");
             }
         }
     }

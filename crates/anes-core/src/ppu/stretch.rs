@@ -125,6 +125,12 @@ impl Ppu {
             if scanline < 240 {
                 self.fill_blank_pixels(dot, run);
             }
+            if let Some((first, last)) = t.forced_oam_refresh
+                && (first..=last).contains(&scanline)
+            {
+                let steps = super::oam_refresh_steps(dot, dot + (run as u16) - 1);
+                self.regs.oam_addr = self.regs.oam_addr.wrapping_add(steps as u8);
+            }
             self.regs.rendering_history = history_after(self.regs.rendering_history, rendering, run);
             // The last dot of the run goes through `advance_position` for the scanline and frame
             // bookkeeping.

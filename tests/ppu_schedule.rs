@@ -348,6 +348,13 @@ fn random_register_programs_agree() {
             let input = InputStream::from_frames(vec![Default::default(); 24]);
             assert_frames_agree(&format!("random program {seed}"), alignment, &mut lazy, &mut eager, &input);
         }
+        // Dendy replays the MMC3's M2 edges at these phases too (`bus::m2_replay_exact`).
+        if seed % 4 == 0 {
+            let (mut lazy, mut eager) = pair_in(&rom, (seed / 4 % 2) as u8, Some(Region::Dendy));
+            let input = InputStream::from_frames(vec![Default::default(); 24]);
+            let name = format!("random program {seed} (dendy)");
+            assert_frames_agree(&name, (seed / 4 % 2) as u8, &mut lazy, &mut eager, &input);
+        }
     }
 }
 

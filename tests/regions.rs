@@ -164,20 +164,21 @@ fn a_power_cycle_keeps_the_region() {
     }
 }
 
-/// Our ROM `roms/regions/timing.nes` measures the frame length, the NMI line (VBlank after NMI) and
-/// the APU frame IRQ period with CPU loops, recognizes the region by its frame length and checks the
+/// Our ROM `roms/regions/timing.nes` measures the frame length, the NMI line (VBlank after NMI), the
+/// APU frame IRQ period and the PAL PPU's forced OAM refresh (OAMADDR counting through late VBlank)
+/// with CPU loops, recognizes the region by its frame length and checks the
 /// rest against the nesdev wiki's figures for that region (written in its source).
 #[test]
 fn the_timing_rom_recognizes_each_region_and_passes_its_checks() {
-    const CHECKS: [&str; 3] =
-        ["frame length is a region's", "NMI line (VBlank after NMI)", "frame IRQ period"];
+    const CHECKS: [&str; 4] =
+        ["frame length is a region's", "NMI line (VBlank after NMI)", "frame IRQ period", "OAM refresh"];
     let rom =
         std::fs::read(repo_root().join("roms/regions/timing.nes")).expect("the region ROM is committed");
     for (index, region) in Region::ALL.into_iter().enumerate() {
         let mut nes = console(&rom, Some(region));
         run_checks(&mut nes);
         let failed = failed_checks(&nes, &CHECKS);
-        let counts: Vec<u16> = (0..3)
+        let counts: Vec<u16> = (0..4)
             .map(|i| u16::from_le_bytes([nes.peek(0x0760 + 2 * i), nes.peek(0x0761 + 2 * i)]))
             .collect();
         assert!(failed.is_empty(), "{region}: counts {counts:?}{}", describe_checks(&failed, &CHECKS));

@@ -13,15 +13,23 @@
 ;                  PAL 70 lines (241 of 312): nesdev "PPU frame timing", "Dendy"
 ;   frame IRQ      APU frame IRQ to frame IRQ, 4-step mode: nesdev "APU Frame Counter": 14915 APU
 ;                  cycles NTSC and Dendy (29830 CPU cycles), 16627 PAL (33254)
+;   OAM refresh    rendering off, OAM loaded by DMA right after an NMI with a pattern that names
+;                  each byte's address in the bits an OAMDATA read keeps (0, 1, 5-7: the address / 8),
+;                  then two OAMDATA reads OAM_GAP CPU cycles apart, ~45 lines after the NMI: the
+;                  count is how far OAMADDR moved between them, in steps of 8. The 2C07 refreshes
+;                  OAM 24 lines after VBlank starts, to the pre-render line (nesdev wiki), by counting
+;                  OAMADDR up on every even dot (nesdev-org/MesenCE#137): PAL OAM_GAP x 3.2 dots / 2
+;                  / 8; NTSC (in its next picture by then) and Dendy (no refresh) 0
 ;
 ; Results (CPU RAM, the check ROMs' table, read by tests/regions.rs):
 ;   $0700  $80 while measuring, then the number of failed checks (0: all passed)
-;   $0701  number of checks (3)
+;   $0701  number of checks (4)
 ;   $0710+n  check n: 0 passed, 1 failed, $FF not run
 ;   $0740+n  check n: check 0 the region recognized (0 NTSC, 1 PAL, 2 Dendy; the count's low byte
 ;            when none), the others the count's low byte
-;   $0760    the three counts, 16 bits each, little-endian
-; Checks: 0 frame length is a region's, 1 NMI line (VBlank after NMI), 2 frame IRQ period.
+;   $0760    the four counts, 16 bits each, little-endian
+; Checks: 0 frame length is a region's, 1 NMI line (VBlank after NMI), 2 frame IRQ period, 3 OAM
+; refresh.
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
@@ -31,7 +39,7 @@ RES_COUNT  = $0701
 RES_CODE   = $0710
 RES_SEEN   = $0740
 RES_RAW    = $0760
-CHECKS     = 3
+CHECKS     = 4
 EVENTS     = 4          ; events per measurement
 TOLERANCE  = 3          ; loop turns either way
 
@@ -53,6 +61,12 @@ VBLANK_DENDY = VBLANK_NTSC
 IRQ_NTSC  = (EVENTS * 29830 - EVENTS * IRQ_COST) / COUNT_LOOP
 IRQ_PAL   = (EVENTS * 33254 - EVENTS * IRQ_COST) / COUNT_LOOP
 IRQ_DENDY = IRQ_NTSC
+; OAMADDR steps of 8 between the two OAMDATA reads: one step per 16 dots on PAL, rounded.
+OAM_GAP       = 98      ; CPU cycles from the first read's access to the second's
+OAM_NTSC      = 0
+OAM_PAL       = (OAM_GAP * 16 / 5 + 8) / 16
+OAM_DENDY     = 0
+OAM_PAGE      = $0200
 
 .segment "HEADER"
         .byte "NES", $1A, 1, 1, $00, $00    ; mapper 0, 16 KiB PRG, 8 KiB CHR, iNES 1.0
@@ -61,6 +75,7 @@ IRQ_DENDY = IRQ_NTSC
 .segment "ZEROPAGE"
 events:  .res 1         ; NMIs or IRQs taken (one source at a time)
 target:  .res 1
+oam_first: .res 1
 count:   .res 2
 region:  .res 1         ; 0 NTSC, 1 PAL, 2 Dendy, $FF none
 check:   .res 1
@@ -132,8 +147,65 @@ reset:
         lda count + 1
         sta RES_RAW + 5
 
+        jsr measure_oam_refresh
         jsr evaluate
 done:   jmp done
+
+; The OAM refresh measurement (see the header) into RES_RAW + 6.
+measure_oam_refresh:
+        ldx #0
+:       lda oam_pattern,x
+        sta OAM_PAGE,x
+        inx
+        bne :-
+        lda #$80
+        sta PPUCTRL
+        jsr wait_event
+        lda #0
+        sta OAMADDR
+        lda #>OAM_PAGE
+        sta OAMDMA
+        ; ~5,000 cycles: PAL line ~290 (of the refresh's 265-310).
+        ldx #4
+@outer: ldy #250
+@inner: dey
+        bne @inner
+        dex
+        bne @outer
+        lda OAMDATA             ; access on its last cycle
+        sta oam_first           ; 3
+        ldy #18                 ; 2
+@gap:   dey                     ; 18 x 5 - 1
+        bne @gap
+        lda OAMDATA             ; 4: 98 cycles after the first access
+@gap_end:
+        jsr oam_step            ; the second read's address / 8
+        sta count
+        lda oam_first
+        jsr oam_step
+        eor #$FF
+        sec
+        adc count
+        and #$1F
+        sta RES_RAW + 6
+        lda #0
+        sta RES_RAW + 7
+        sta PPUCTRL
+        rts
+.assert >@gap = >(@gap_end - 1), lderror, "the OAMDATA read gap crosses a page"
+
+; The OAM address / 8 that the pattern byte in A names (bits 0-1 and 5-7).
+oam_step:
+        pha
+        and #$03
+        sta want
+        pla
+        lsr
+        lsr
+        lsr
+        and #$1C
+        ora want
+        rts
 
 ; Counts turns of a 27-cycle loop from one event to the EVENTS-th after it, into `count`.
 count_events:
@@ -256,6 +328,15 @@ evaluate:
         lda #2
         sta check
         jsr judge
+        ldx region
+        lda oam_want,x
+        sta want
+        lda #0
+        sta want + 1
+        ldy #6
+        lda #3
+        sta check
+        jsr judge
 @finish:
         lda #CHECKS
         sta RES_COUNT
@@ -317,6 +398,13 @@ vblank_lo: .byte <VBLANK_NTSC, <VBLANK_PAL, <VBLANK_DENDY
 vblank_hi: .byte >VBLANK_NTSC, >VBLANK_PAL, >VBLANK_DENDY
 irq_lo:    .byte <IRQ_NTSC, <IRQ_PAL, <IRQ_DENDY
 irq_hi:    .byte >IRQ_NTSC, >IRQ_PAL, >IRQ_DENDY
+oam_want:  .byte OAM_NTSC, OAM_PAL, OAM_DENDY
+; OAM byte n holds n / 8 in the bits an OAMDATA read keeps of every byte (0, 1 and 5-7; an
+; attribute byte reads without bits 2-4).
+oam_pattern:
+.repeat 256, n
+        .byte ((n >> 3) & 3) | ((n >> 5) << 5)
+.endrepeat
 
 nmi:
         inc events              ; 5

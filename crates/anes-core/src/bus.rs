@@ -25,9 +25,12 @@
 use crate::cart::Cartridge;
 use crate::nes::Nes;
 use crate::ppu::{PpuBus, PpuBusPeek};
+use crate::region::{NtscModel, RegionModel, RegionTiming, with_region_model};
+use core::marker::PhantomData;
 
-/// The region's clock ratios as the bus uses them on every cycle, copied from its
-/// [`RegionTiming`](crate::region::RegionTiming) at power-on (see [`BusClocks::of`]).
+/// The region's clock ratios as the bus uses them on every cycle, from its
+/// [`RegionTiming`](crate::region::RegionTiming); the stepping code takes them as constants of its
+/// [`RegionModel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BusClocks {
     /// Master clocks per CPU cycle.
@@ -50,12 +53,6 @@ impl BusClocks {
             read_access: t.read_access_offset,
             write_access: t.write_access_offset,
         }
-    }
-}
-
-impl Default for BusClocks {
-    fn default() -> Self {
-        BusClocks::of(crate::region::Region::Ntsc)
     }
 }
 
@@ -175,8 +172,6 @@ pub(crate) struct PpuSync {
     pub cycle_start: u64,
     /// The end of every scanline is an event too (`Nes::step_to_next_line`).
     pub line_events: bool,
-    /// The region's clock ratios (derived from the machine state's region).
-    pub clocks: BusClocks,
 }
 
 impl PpuSync {
@@ -191,9 +186,10 @@ impl PpuSync {
 
     /// Sets the prediction: the PPU clock at which the next observable dot completes.
     #[inline(always)]
-    fn predict(&mut self, deadline: u64, ppu_offset: u8) {
+    fn predict<R: RegionModel>(&mut self, deadline: u64, ppu_offset: u8) {
         self.deadline = deadline;
-        self.quiet_before = deadline.saturating_add(u64::from(ppu_offset)).saturating_sub(self.clocks.cycle);
+        let cycle = R::TIMING.master_per_cpu_cycle;
+        self.quiet_before = deadline.saturating_add(u64::from(ppu_offset)).saturating_sub(cycle);
     }
 }
 
@@ -213,13 +209,34 @@ const MIN_DOTS_PER_A12_CLOCK_8X8: u64 = 340;
 /// Clocks that may come before the 8x8 spacing holds (see `MIN_DOTS_PER_A12_CLOCK_8X8`).
 const A12_CLOCKS_UNSPACED_8X8: u64 = 2;
 
+/// True when the lazy schedule can replay a board's M2 edges exactly at CPU/PPU phase
+/// `ppu_offset`: no dot completes between a cycle's read and write access points, so the edge
+/// (delivered after the dots up to the access) has the same place among the dots whatever the
+/// access. Dots complete at master clocks `ppu_offset` + k x dot; where a CPU cycle is a whole
+/// number of dots (NTSC 12 = 3 x 4, Dendy 15 = 3 x 5) those are the same places in every cycle:
+/// NTSC phases 0 and 1 (none in 5 < t <= 7), Dendy phases 0 and 1 (none in 6 < t <= 9). PAL's
+/// 16-clock cycle is 3.2 dots, so a dot falls in between every fifth cycle at any phase: PAL
+/// machines whose board counts M2 edges keep the eager schedule.
+fn m2_replay_exact(timing: &RegionTiming, ppu_offset: u8) -> bool {
+    let (cycle, dot) = (timing.master_per_cpu_cycle, timing.master_per_dot);
+    if cycle % dot != 0 {
+        return false;
+    }
+    let first = u64::from(ppu_offset) % dot;
+    (0..=cycle / dot)
+        .map(|k| first + k * dot)
+        .all(|at| at <= timing.read_access_offset || at > timing.write_access_offset)
+}
+
 /// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM). With
 /// `REPLAY_M2`, M2 edges owed to the cartridge are delivered before each access, up to the dot the
 /// access belongs to (the lazy schedule's stretches; see `PpuSync`).
-pub(crate) struct PpuMemory<'a, const REPLAY_M2: bool> {
+pub(crate) struct PpuMemory<'a, const REPLAY_M2: bool, R: RegionModel = NtscModel> {
     pub cart: &'a mut Cartridge,
     pub ciram: &'a mut [u8; 0x800],
     pub m2: M2Replay,
+    /// The region whose cycle and dot lengths space the replayed edges.
+    pub region: PhantomData<R>,
 }
 
 /// M2 edges owed to the cartridge during a stretch of dots, by master clock.
@@ -233,21 +250,18 @@ pub(crate) struct M2Replay {
     pub dot_at: u64,
 }
 
-// Only NTSC machines replay M2 edges (`Nes::reset_ppu_sync`), so the replay uses NTSC's ratios as
-// constants: carried in `M2Replay`, they cost the demo's stretch loops 4% more host instructions
-// (callgrind, 300 frames: the struct no longer stayed in registers).
-const M2_CYCLE: u64 = crate::clock::MASTER_PER_CPU_CYCLE;
-const M2_DOT: u64 = crate::clock::MASTER_PER_DOT;
-
 impl M2Replay {
-    /// Delivers the owed edges placed before master clock `limit`.
+    /// Delivers the owed edges placed before master clock `limit`, a CPU cycle of region `R` apart
+    /// (its length a constant: carried in `M2Replay`, it cost the demo's stretch loops 4% more host
+    /// instructions, callgrind, 300 frames, as the struct no longer stayed in registers).
     #[inline(always)]
-    fn deliver_before(&mut self, cart: &mut Cartridge, limit: u64) {
+    fn deliver_before<R: RegionModel>(&mut self, cart: &mut Cartridge, limit: u64) {
+        let cycle = R::TIMING.master_per_cpu_cycle;
         let end = limit.min(self.last_edge_at + 1);
         if self.next_edge_at < end {
-            let edges = (end - self.next_edge_at).div_ceil(M2_CYCLE);
+            let edges = (end - self.next_edge_at).div_ceil(cycle);
             cart.cpu_cycles(edges);
-            self.next_edge_at += edges * M2_CYCLE;
+            self.next_edge_at += edges * cycle;
         }
     }
 }
@@ -257,20 +271,20 @@ impl<'a> PpuMemory<'a, false> {
     /// schedule.
     #[inline(always)]
     pub(crate) fn plain(cart: &'a mut Cartridge, ciram: &'a mut [u8; 0x800]) -> Self {
-        PpuMemory { cart, ciram, m2: M2Replay::default() }
+        PpuMemory { cart, ciram, m2: M2Replay::default(), region: PhantomData }
     }
 }
 
-impl<const REPLAY_M2: bool> PpuMemory<'_, REPLAY_M2> {
+impl<const REPLAY_M2: bool, R: RegionModel> PpuMemory<'_, REPLAY_M2, R> {
     #[inline(always)]
     fn deliver_m2(&mut self) {
         if REPLAY_M2 {
-            self.m2.deliver_before(self.cart, self.m2.dot_at);
+            self.m2.deliver_before::<R>(self.cart, self.m2.dot_at);
         }
     }
 }
 
-impl<const REPLAY_M2: bool> PpuBusPeek for PpuMemory<'_, REPLAY_M2> {
+impl<const REPLAY_M2: bool, R: RegionModel> PpuBusPeek for PpuMemory<'_, REPLAY_M2, R> {
     #[inline]
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
@@ -282,7 +296,7 @@ impl<const REPLAY_M2: bool> PpuBusPeek for PpuMemory<'_, REPLAY_M2> {
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
-impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
+impl<const REPLAY_M2: bool, R: RegionModel> PpuBus for PpuMemory<'_, REPLAY_M2, R> {
     #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.deliver_m2();
@@ -301,7 +315,7 @@ impl<const REPLAY_M2: bool> PpuBus for PpuMemory<'_, REPLAY_M2> {
     #[inline(always)]
     fn advance_dots(&mut self, dots: u32) {
         if REPLAY_M2 {
-            self.m2.dot_at += u64::from(dots) * M2_DOT;
+            self.m2.dot_at += u64::from(dots) * R::TIMING.master_per_dot;
         }
     }
     #[inline(always)]
@@ -336,7 +350,7 @@ impl Nes {
     /// One CPU read cycle (possibly preceded by DMA cycles that halt the CPU on this read).
     #[inline(always)]
     #[allow(clippy::manual_range_contains)]
-    pub(crate) fn read(&mut self, addr: u16) -> u8 {
+    pub(crate) fn read<R: RegionModel>(&mut self, addr: u16) -> u8 {
         let cycle = self.bus.cpu_cycle + 1;
         // Work RAM or the cartridge's $6000-$FFFF, whose reads no lagging chip can notice (see
         // `PpuSync`; the MMC5's registers at $5000-$5FFF show the PPU's progress). Written as two
@@ -348,51 +362,51 @@ impl Nes {
             } else {
                 self.cart.cpu_read(addr, self.bus.open_bus)
             };
-            self.end_fast_cycle(cycle, value);
+            self.end_fast_cycle::<R>(cycle, value);
             return value;
         }
-        self.read_slow(addr)
+        self.read_slow::<R>(addr)
     }
 
     /// A read cycle down the full path (see [`Nes::read`]).
     #[inline(never)]
-    fn read_slow(&mut self, addr: u16) -> u8 {
+    fn read_slow<R: RegionModel>(&mut self, addr: u16) -> u8 {
         if self.bus.dma_halt != 0 {
-            self.run_dma(addr);
+            self.run_dma::<R>(addr);
         }
-        let value = self.read_cycle(addr);
-        self.end_slow_cycle();
+        let value = self.read_cycle::<R>(addr);
+        self.end_slow_cycle::<R>();
         value
     }
 
     /// One CPU write cycle. The CPU cannot be halted on a write: DMA waits for the next read.
     #[inline(always)]
-    pub(crate) fn write(&mut self, addr: u16, value: u8) {
+    pub(crate) fn write<R: RegionModel>(&mut self, addr: u16, value: u8) {
         let cycle = self.bus.cpu_cycle + 1;
         if cycle < self.sync.fast_before && addr < 0x2000 {
             self.write_ram(usize::from(addr & 0x07FF), value);
-            self.end_fast_cycle(cycle, value);
+            self.end_fast_cycle::<R>(cycle, value);
             return;
         }
-        self.write_slow(addr, value);
+        self.write_slow::<R>(addr, value);
     }
 
     /// The rest of fast cycle number `cycle` after its access of `value`: the count, the data
     /// buses, the clock and the interrupt lines (see [`Nes::read`]).
     #[inline(always)]
-    fn end_fast_cycle(&mut self, cycle: u64, value: u8) {
+    fn end_fast_cycle<R: RegionModel>(&mut self, cycle: u64, value: u8) {
         self.bus.cpu_cycle = cycle;
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
-        self.bus.master_clock += self.sync.clocks.cycle;
+        self.bus.master_clock += R::TIMING.master_per_cpu_cycle;
         self.sample_cached_interrupt_lines();
     }
 
     /// A write cycle down the full path (see [`Nes::write`]).
     #[inline(never)]
-    fn write_slow(&mut self, addr: u16, value: u8) {
-        self.write_cycle(addr, value);
-        self.end_slow_cycle();
+    fn write_slow<R: RegionModel>(&mut self, addr: u16, value: u8) {
+        self.write_cycle::<R>(addr, value);
+        self.end_slow_cycle::<R>();
     }
 
     /// After a cycle down the full path: the cycles before which the next ones may take the fast
@@ -401,9 +415,11 @@ impl Nes {
     /// CPU-cycle IRQ counter (VRC4) the cycle that asserts /IRQ; a DMA waiting to halt the CPU needs
     /// the full path of the next read.
     #[inline(always)]
-    fn end_slow_cycle(&mut self) {
+    fn end_slow_cycle<R: RegionModel>(&mut self) {
         let ppu_quiet_before = match self.sync.quiet_before.checked_sub(self.sync.cycle_start) {
-            Some(clocks) if clocks > 0 => self.bus.cpu_cycle + clocks.div_ceil(self.sync.clocks.cycle),
+            Some(clocks) if clocks > 0 => {
+                self.bus.cpu_cycle + clocks.div_ceil(R::TIMING.master_per_cpu_cycle)
+            }
             _ => 0,
         };
         let fast_before = ppu_quiet_before.min(self.apu.deadline()).min(self.cart.irq_due_cycle());
@@ -420,37 +436,37 @@ impl Nes {
 
     /// The write cycle of [`Nes::write`] down the full path.
     #[inline(always)]
-    fn write_cycle(&mut self, addr: u16, value: u8) {
+    fn write_cycle<R: RegionModel>(&mut self, addr: u16, value: u8) {
         // PPU registers, and the cartridge (bank and mirroring registers change what the PPU fetches).
         let reaches_ppu = addr & 0xE000 == 0x2000 || addr >= 0x4020;
-        let clocks = self.sync.clocks;
-        let quiet = self.begin_cycle(clocks.write_access, reaches_ppu);
+        let clocks = const { BusClocks::of(R::TIMING.region) };
+        let quiet = self.begin_cycle::<R>(clocks.write_access, reaches_ppu);
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
         self.decode_write(addr, value);
         if reaches_ppu {
             // The write may move the next event (NMI enable, rendering, the MMC3 counter).
-            self.predict_after_access();
+            self.predict_after_access::<R>();
         }
-        self.end_cycle(clocks.cycle - clocks.write_access, quiet);
+        self.end_cycle::<R>(clocks.cycle - clocks.write_access, quiet);
     }
 
     #[inline(always)]
-    fn read_cycle(&mut self, addr: u16) -> u8 {
+    fn read_cycle<R: RegionModel>(&mut self, addr: u16) -> u8 {
         let reaches_ppu = addr & 0xE000 == 0x2000;
-        if reaches_ppu && addr & 7 == 2 && self.status_read_commutes() {
-            return self.read_status_lagging(addr);
+        if reaches_ppu && addr & 7 == 2 && self.status_read_commutes::<R>() {
+            return self.read_status_lagging::<R>(addr);
         }
         // The MMC5's status and ExRAM follow the PPU's reads: the PPU catches up to them too.
         let sees_ppu = reaches_ppu || (addr & 0xF000 == 0x5000 && self.cart.low_reads_see_ppu());
-        let clocks = self.sync.clocks;
-        let quiet = self.begin_cycle(clocks.read_access, sees_ppu);
+        let clocks = const { BusClocks::of(R::TIMING.region) };
+        let quiet = self.begin_cycle::<R>(clocks.read_access, sees_ppu);
         let value = self.decode_read(addr);
         if sees_ppu {
-            self.predict_after_access();
+            self.predict_after_access::<R>();
         }
-        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
-        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+        self.end_cycle::<R>(clocks.cycle - clocks.read_access, quiet);
+        if reaches_ppu { self.finish_ppu_read::<R>(addr, value) } else { value }
     }
 
     /// True when the read cycle starting now may read $2002 from the lagging PPU: the cycle is quiet
@@ -459,43 +475,43 @@ impl Nes {
     /// (`Ppu::status_read_commutes`). A sprite-0-hit poll on the lines before the hit then costs no
     /// catch-up per read.
     #[inline(always)]
-    fn status_read_commutes(&self) -> bool {
+    fn status_read_commutes<R: RegionModel>(&self) -> bool {
         let start = self.bus.master_clock;
         if start >= self.sync.quiet_before {
             return false;
         }
-        let end = (start + self.sync.clocks.cycle).saturating_sub(u64::from(self.bus.ppu_offset));
-        let dots = end.saturating_sub(self.bus.ppu_clock) / self.sync.clocks.dot;
+        let end = (start + R::TIMING.master_per_cpu_cycle).saturating_sub(u64::from(self.bus.ppu_offset));
+        let dots = end.saturating_sub(self.bus.ppu_clock) / R::TIMING.master_per_dot;
         self.ppu.status_read_commutes(u32::try_from(dots).unwrap_or(u32::MAX))
     }
 
     /// A $2002 read cycle answered by the lagging PPU (see [`Nes::status_read_commutes`]): the same
     /// value and effects as catching up to the access and to the end of the cycle.
     #[inline(never)]
-    fn read_status_lagging(&mut self, addr: u16) -> u8 {
-        let clocks = self.sync.clocks;
-        let quiet = self.begin_cycle(clocks.read_access, false);
+    fn read_status_lagging<R: RegionModel>(&mut self, addr: u16) -> u8 {
+        let clocks = const { BusClocks::of(R::TIMING.region) };
+        let quiet = self.begin_cycle::<R>(clocks.read_access, false);
         debug_assert!(quiet, "checked by status_read_commutes");
         let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
         let value = self.ppu.read_register(addr, &mut memory);
         let value = self.ppu.finish_register_read(addr, value);
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
-        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
+        self.end_cycle::<R>(clocks.cycle - clocks.read_access, quiet);
         value
     }
 
     /// One DMA read cycle at `addr` while the halted CPU holds `cpu_addr` on its address bus.
-    fn dma_read_cycle(&mut self, addr: u16, cpu_addr: u16) -> u8 {
+    fn dma_read_cycle<R: RegionModel>(&mut self, addr: u16, cpu_addr: u16) -> u8 {
         let reaches_ppu = addr & 0xE000 == 0x2000;
-        let clocks = self.sync.clocks;
-        let quiet = self.begin_cycle(clocks.read_access, reaches_ppu);
+        let clocks = const { BusClocks::of(R::TIMING.region) };
+        let quiet = self.begin_cycle::<R>(clocks.read_access, reaches_ppu);
         let value = self.decode_dma_read(addr, cpu_addr);
         if reaches_ppu {
-            self.predict_after_access();
+            self.predict_after_access::<R>();
         }
-        self.end_cycle(clocks.cycle - clocks.read_access, quiet);
-        if reaches_ppu { self.finish_ppu_read(addr, value) } else { value }
+        self.end_cycle::<R>(clocks.cycle - clocks.read_access, quiet);
+        if reaches_ppu { self.finish_ppu_read::<R>(addr, value) } else { value }
     }
 
     /// The end of a read of a PPU register, at the end of the cycle (M2 falling): PPUSTATUS's
@@ -503,7 +519,7 @@ impl Nes {
     /// when the read ends, about two dots later (AccuracyCoin "$2002 flag timing": M2 is high for
     /// 15/24 of a cycle on a 2A03G; "$2004 Stress Test"). The VBlank flag was latched at the start.
     #[inline(never)]
-    fn finish_ppu_read(&mut self, addr: u16, value: u8) -> u8 {
+    fn finish_ppu_read<R: RegionModel>(&mut self, addr: u16, value: u8) -> u8 {
         match addr & 7 {
             // Nothing the rest of the cycle does can change the sprite flags (the common $2002 poll
             // in VBlank or forced blank): the value read at the start stands, without a catch-up.
@@ -512,7 +528,7 @@ impl Nes {
             _ => return value,
         }
         // The end of the cycle is a catch-up point the lazy schedule may skip: run to it.
-        self.catch_up_ppu();
+        self.catch_up_ppu_as::<R>();
         let value = self.ppu.finish_register_read(addr, value);
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
@@ -523,7 +539,7 @@ impl Nes {
     /// so the PPU must have caught up with it. Returns true when the cycle is quiet: the PPU is not due
     /// at any of its catch-up points (the lazy schedule's common case, checked once per cycle).
     #[inline(always)]
-    fn begin_cycle(&mut self, to_access: u64, reaches_ppu: bool) -> bool {
+    fn begin_cycle<R: RegionModel>(&mut self, to_access: u64, reaches_ppu: bool) -> bool {
         self.bus.cpu_cycle += 1;
         let start = self.bus.master_clock;
         self.sync.cycle_start = start;
@@ -532,9 +548,9 @@ impl Nes {
         let quiet = !reaches_ppu && start < self.sync.quiet_before;
         if !quiet {
             if reaches_ppu {
-                self.catch_up_ppu();
+                self.catch_up_ppu_as::<R>();
             } else {
-                self.run_ppu();
+                self.run_ppu::<R>();
             }
             // The eager schedules never predict, so they are never quiet.
             if self.sync.schedule == Schedule::EagerCountingM2 {
@@ -564,9 +580,9 @@ impl Nes {
     /// access may have moved the next observable dot, so it is predicted again from here, as a
     /// catch-up of no dots would (the eager schedules never predict).
     #[inline(always)]
-    fn predict_after_access(&mut self) {
+    fn predict_after_access<R: RegionModel>(&mut self) {
         if matches!(self.sync.schedule, Schedule::Lazy | Schedule::LazyReplayingM2) {
-            self.sync.predict(self.next_observable_dot(), self.bus.ppu_offset);
+            self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
         } else {
             self.sync.invalidate();
         }
@@ -576,17 +592,17 @@ impl Nes {
     /// phi2), so an interrupt raised on the last dot is seen a cycle later; this places NMI and the
     /// MMC3's A12-clocked IRQ on the dots ppu_vbl_nmi and mmc3_test_2 4-scanline_timing expect.
     #[inline(always)]
-    fn end_cycle(&mut self, rest: u64, quiet: bool) {
+    fn end_cycle<R: RegionModel>(&mut self, rest: u64, quiet: bool) {
         if quiet {
             self.bus.master_clock += rest;
             self.sample_interrupt_lines();
         } else {
-            let dot = self.sync.clocks.dot;
+            let dot = R::TIMING.master_per_dot;
             self.bus.master_clock += rest - dot;
-            self.run_ppu();
+            self.run_ppu::<R>();
             self.sample_interrupt_lines();
             self.bus.master_clock += dot;
-            self.run_ppu();
+            self.run_ppu::<R>();
         }
         if self.apu.dmc_wants_dma() && self.bus.dmc_dma_running == 0 {
             self.bus.dmc_dma_running = 1;
@@ -598,25 +614,30 @@ impl Nes {
     /// A catch-up point: runs the PPU up to the master clock (minus the CPU/PPU phase offset) unless
     /// the CPU cannot notice its lag yet.
     #[inline(always)]
-    fn run_ppu(&mut self) {
+    fn run_ppu<R: RegionModel>(&mut self) {
         let target = self.bus.master_clock.saturating_sub(u64::from(self.bus.ppu_offset));
         if target >= self.sync.deadline {
-            self.catch_up_ppu();
+            self.catch_up_ppu_as::<R>();
         }
+    }
+
+    /// [`Nes::catch_up_ppu_as`] in the console's region.
+    pub(crate) fn catch_up_ppu(&mut self) {
+        with_region_model!(self.region(), R => self.catch_up_ppu_as::<R>())
     }
 
     /// Runs the PPU up to the master clock (minus the CPU/PPU phase offset), delivering owed M2
     /// edges in between, then predicts the next dot the CPU could notice.
     #[inline(never)]
-    pub(crate) fn catch_up_ppu(&mut self) {
+    pub(crate) fn catch_up_ppu_as<R: RegionModel>(&mut self) {
         let offset = u64::from(self.bus.ppu_offset);
         let target = self.bus.master_clock.saturating_sub(offset);
-        let clocks = self.sync.clocks;
+        let clocks = const { BusClocks::of(R::TIMING.region) };
         if matches!(self.sync.schedule, Schedule::Eager | Schedule::EagerCountingM2) {
             // The reference schedule: one dot at a time, M2 edges delivered by the cycles themselves.
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
             while self.bus.ppu_clock + clocks.dot <= target {
-                self.ppu.tick_dot(&mut memory);
+                self.ppu.tick_dot_as::<R>(&mut memory);
                 self.bus.ppu_clock += clocks.dot;
             }
             return;
@@ -625,7 +646,6 @@ impl Nes {
         // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
         let dots = u32::try_from(owed).unwrap_or(u32::MAX);
         if self.sync.schedule == Schedule::LazyReplayingM2 {
-            debug_assert_eq!((clocks.cycle, clocks.dot), (M2_CYCLE, M2_DOT), "only NTSC replays M2 edges");
             let cycle = self.bus.cpu_cycle;
             // The current cycle's edge comes right after its access (as the cartridge sees it: after
             // the dots up to the read access offset, before the rest; exact where no dot falls
@@ -639,16 +659,21 @@ impl Nes {
                 last_edge_at,
                 dot_at: self.bus.ppu_clock + clocks.dot + offset,
             };
-            let mut memory = PpuMemory::<true> { cart: &mut self.cart, ciram: &mut self.ciram, m2 };
-            self.ppu.run_dots(dots, &mut memory);
-            memory.m2.deliver_before(memory.cart, u64::MAX);
+            let mut memory = PpuMemory::<true, R> {
+                cart: &mut self.cart,
+                ciram: &mut self.ciram,
+                m2,
+                region: PhantomData,
+            };
+            self.ppu.run_dots_as::<R>(dots, &mut memory);
+            memory.m2.deliver_before::<R>(memory.cart, u64::MAX);
             self.sync.m2_delivered = cycle;
         } else {
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
-            self.ppu.run_dots(dots, &mut memory);
+            self.ppu.run_dots_as::<R>(dots, &mut memory);
         }
         self.bus.ppu_clock += u64::from(dots) * clocks.dot;
-        self.sync.predict(self.next_observable_dot(), self.bus.ppu_offset);
+        self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
         debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
         debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }
@@ -656,15 +681,15 @@ impl Nes {
     /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
     /// the next VBlank, picture or pre-render event, or (MMC3, rendering) the earliest A12 edge that
     /// could raise the IRQ.
-    fn next_observable_dot(&self) -> u64 {
-        let mut dots = self.ppu.dots_before_event();
+    fn next_observable_dot<R: RegionModel>(&self) -> u64 {
+        let mut dots = self.ppu.dots_before_event::<R>();
         if self.sync.line_events {
-            dots = dots.min(self.ppu.dots_before_line_end());
+            dots = dots.min(self.ppu.dots_before_line_end::<R>());
         }
         if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() {
             let clocks = u64::from(self.cart.a12_clocks_before_irq());
             // Dots that are safe to run before the clock that could raise the IRQ.
-            let safe = match self.ppu.dots_before_sprite_pattern_clock(clocks) {
+            let safe = match self.ppu.dots_before_sprite_pattern_clock::<R>(clocks) {
                 Some(exact) => exact,
                 None => {
                     let spaced = if self.ppu.sprites_8x16() {
@@ -675,7 +700,7 @@ impl Nes {
                             .saturating_mul(MIN_DOTS_PER_A12_CLOCK_8X8)
                     };
                     // Counted from the first dot that could fetch.
-                    spaced.saturating_add(self.ppu.dots_before_fetching_line())
+                    spaced.saturating_add(self.ppu.dots_before_fetching_line::<R>())
                 }
             };
             dots = dots.min(safe);
@@ -683,22 +708,17 @@ impl Nes {
         if self.cart.irq_at_line_starts() {
             // The MMC5's IRQ rises or falls only when a line starts: at the read of dot 2.
             let dot = u64::from(self.ppu.dot());
-            let to_dot_2 = if dot <= 2 { 2 - dot } else { self.ppu.dots_before_line_end() + 3 };
+            let to_dot_2 = if dot <= 2 { 2 - dot } else { self.ppu.dots_before_line_end::<R>() + 3 };
             dots = dots.min(to_dot_2);
         }
-        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(self.sync.clocks.dot))
+        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(R::TIMING.master_per_dot))
     }
 
     /// Recomputes the lazy schedule from the state: after power-on, a restore or a state edit, at a
     /// moment when the PPU has caught up.
     pub(crate) fn reset_ppu_sync(&mut self) {
         let counts_m2 = self.cart.counts_m2_edges();
-        // At NTSC phases 2 and 3 a dot falls between the read and write access offsets, so where an
-        // M2 edge goes depends on the access kind; those machines keep the eager schedule. So do
-        // PAL and Dendy boards counting M2 edges: with 5-clock dots and their access offsets a dot
-        // may fall in between at any phase.
-        let ntsc = self.sync.clocks == BusClocks::of(crate::region::Region::Ntsc);
-        let replay_exact = ntsc && self.bus.ppu_offset < 2;
+        let replay_exact = m2_replay_exact(self.region().timing(), self.bus.ppu_offset);
         let lazy = self.sync.mode == PpuCatchUp::Lazy && (!counts_m2 || replay_exact);
         self.sync.schedule = match (lazy, counts_m2) {
             (false, false) => Schedule::Eager,
@@ -746,7 +766,7 @@ impl Nes {
 
     /// The DMA unit takes over the bus: the halted CPU read at `addr` is repeated on every cycle that
     /// neither DMA uses (nesdev "DMA": halt, dummy and alignment cycles; get/put phases).
-    fn run_dma(&mut self, addr: u16) {
+    fn run_dma<R: RegionModel>(&mut self, addr: u16) {
         if self.bus.oam_dma_running == 0 && !self.apu.dmc_wants_dma() {
             // The DMC's request went away while the CPU was writing (its enable bit, as the DMA unit
             // sees it, cleared, or an implicit abort's one-cycle request passed): no DMA at all
@@ -757,7 +777,7 @@ impl Nes {
             return;
         }
         // Halt cycle: the CPU's read goes out and its value is dropped.
-        self.read_cycle(addr);
+        self.read_cycle::<R>(addr);
         self.bus.dma_halt = 0;
         loop {
             if self.bus.dmc_dma_running != 0 && !self.apu.dmc_wants_dma() {
@@ -774,7 +794,7 @@ impl Nes {
             let dmc_ready =
                 self.bus.dmc_dma_running != 0 && self.bus.dma_halt == 0 && self.bus.dmc_dma_dummy == 0;
             if get && dmc_ready {
-                let value = self.dma_read_cycle(self.apu.dmc_dma_address(), addr);
+                let value = self.dma_read_cycle::<R>(self.apu.dmc_dma_address(), addr);
                 self.bus.dmc_dma_running = 0;
                 self.apu.dmc_dma_complete(value, self.bus.cpu_cycle);
                 continue;
@@ -789,10 +809,10 @@ impl Nes {
             let count = self.bus.oam_dma_count;
             if get && oam && count & 1 == 0 {
                 let src = u16::from_le_bytes([(count >> 1) as u8, self.bus.oam_dma_page]);
-                self.bus.oam_dma_value = self.dma_read_cycle(src, addr);
+                self.bus.oam_dma_value = self.dma_read_cycle::<R>(src, addr);
                 self.bus.oam_dma_count += 1;
             } else if !get && oam && count & 1 == 1 {
-                self.write(0x2004, self.bus.oam_dma_value);
+                self.write::<R>(0x2004, self.bus.oam_dma_value);
                 self.bus.oam_dma_count += 1;
                 if self.bus.oam_dma_count == 512 {
                     self.bus.oam_dma_running = 0;
@@ -800,7 +820,7 @@ impl Nes {
                 }
             } else {
                 // Alignment or waiting cycle: the CPU's halted read repeats.
-                self.read_cycle(addr);
+                self.read_cycle::<R>(addr);
             }
         }
     }
@@ -982,6 +1002,28 @@ impl Nes {
             }
             0x4000..=0x401F => self.bus.open_bus,
             _ => self.cart.cpu_peek(addr, self.bus.open_bus),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::m2_replay_exact;
+    use crate::region::Region;
+
+    #[test]
+    fn m2_edges_replay_exactly_where_no_dot_falls_between_the_access_points() {
+        // By hand: NTSC dots end at phase + 0, 4, 8 (12) clocks into a cycle, accesses at 5 (read)
+        // and 7 (write): phase 2 puts a dot end at 6, phase 3 at 7. Dendy: phase + 0, 5, 10 (15),
+        // accesses at 6 and 9: phase 2 gives 7, phase 3 gives 8. PAL: 16 clocks are 3.2 dots.
+        for (region, exact) in [
+            (Region::Ntsc, [true, true, false, false]),
+            (Region::Pal, [false; 4]),
+            (Region::Dendy, [true, true, false, false]),
+        ] {
+            for (phase, exact) in exact.into_iter().enumerate() {
+                assert_eq!(m2_replay_exact(region.timing(), phase as u8), exact, "{region}, phase {phase}");
+            }
         }
     }
 }

@@ -57,5 +57,6 @@ pub use state::{FrameRecord, Section, StateHash};
 /// scanline 0, with the odd-frame skip moving each unit's first pixel to x = 0 (PPU section version
 /// 3: the owed corruption, the units' first pixels and 5 reserved bytes); the OAM bus after sprite
 /// evaluation has seen every sprite (secondary OAM at its address; m back to 0 after the overflow
-/// sprite's bytes).
-pub const EMULATION_EPOCH: u32 = 5;
+/// sprite's bytes). 6, the 2C07's forced OAM refresh (OAMADDR counting through PAL VBlank lines
+/// 265-310): PAL consoles only.
+pub const EMULATION_EPOCH: u32 = 6;

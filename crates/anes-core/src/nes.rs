@@ -1,13 +1,13 @@
 //! The console: owns every chip and the memory between them.
 
 use crate::apu::{Apu, ApuCatchUp};
-use crate::bus::{BusClocks, BusState, PpuCatchUp, PpuMemoryView, PpuSync};
+use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
-use crate::region::Region;
+use crate::region::{Region, RegionModel, with_region_model};
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
@@ -170,7 +170,7 @@ impl Nes {
             cart,
             machine: config.to_state(0, region),
             rom_identity,
-            sync: PpuSync { clocks: BusClocks::of(region), ..PpuSync::default() },
+            sync: PpuSync::default(),
             digest: MemoryDigest::default(),
             region,
         };
@@ -245,7 +245,8 @@ impl Nes {
     pub(crate) fn catch_up(&mut self) {
         // Between cycles the last one started a cycle ago (fast-path cycles leave `cycle_start`
         // behind; the M2 edges owed are placed from it).
-        self.sync.cycle_start = self.bus.master_clock.saturating_sub(self.sync.clocks.cycle);
+        self.sync.cycle_start =
+            self.bus.master_clock.saturating_sub(self.region().timing().master_per_cpu_cycle);
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
         self.cart.catch_up(self.bus.cpu_cycle);
@@ -347,17 +348,22 @@ impl Nes {
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
     /// the PPU reaches scanline 241, dot 0.
     pub fn run_until_frame_end(&mut self) {
+        with_region_model!(self.region, R => self.run_instructions_to_picture::<R>());
+        self.machine.frame += 1;
+        self.catch_up();
+    }
+
+    /// The instructions of [`Nes::run_until_frame_end`], in region `R`.
+    fn run_instructions_to_picture<R: RegionModel>(&mut self) {
         loop {
             let pictures = self.ppu.frames_completed();
-            self.run_instruction();
+            self.run_instruction_as::<R>();
             // The lazy schedule catches the PPU up on the dot that completes a picture, so the
             // picture count is exact here without a full catch-up.
             if self.ppu.frames_completed() != pictures {
                 break;
             }
         }
-        self.machine.frame += 1;
-        self.catch_up();
     }
 
     /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in
@@ -383,17 +389,8 @@ impl Nes {
         let pictures = self.ppu.frames_completed();
         self.sync.line_events = true;
         self.sync.invalidate();
-        let done = loop {
-            self.run_instruction();
-            // Caught up on the dot that ends the line (or the picture): exact here, as in
-            // `run_until_frame_end`.
-            if self.ppu.frames_completed() != pictures {
-                break true;
-            }
-            if self.ppu.scanline() != line {
-                break false;
-            }
-        };
+        let done =
+            with_region_model!(self.region, R => self.run_instructions_to_line_change::<R>(line, pictures));
         // A prediction made with line events is early at worst: nothing to undo.
         self.sync.line_events = false;
         if done {
@@ -401,6 +398,22 @@ impl Nes {
         }
         self.catch_up();
         done
+    }
+
+    /// The instructions of [`Nes::step_to_next_line`] in region `R`: true when the picture that
+    /// was at `pictures` completed, false when the PPU left `line`.
+    fn run_instructions_to_line_change<R: RegionModel>(&mut self, line: u16, pictures: u64) -> bool {
+        loop {
+            self.run_instruction_as::<R>();
+            // Caught up on the dot that ends the line (or the picture): exact here, as in
+            // `run_until_frame_end`.
+            if self.ppu.frames_completed() != pictures {
+                return true;
+            }
+            if self.ppu.scanline() != line {
+                return false;
+            }
+        }
     }
 
     /// Frames completed since power-on (the number in [`FrameRecord::frame`]).

@@ -23,6 +23,7 @@
 
 use super::background::{attribute_address, attribute_bits, nametable_address};
 use super::{Ppu, PpuBus, PpuRegs, RENDERING_DELAY_DOTS};
+use crate::region::RegionModel;
 
 /// Dots from a PPUDATA read (the PPU caught up to the access) to the dot whose read fills the buffer:
 /// the read ends about two dots after the access, the state machine drives ALE one dot later and
@@ -124,7 +125,7 @@ impl Ppu {
 
     /// One dot with the address bus modelled (see the module documentation), then the dot itself.
     #[inline(never)]
-    pub(super) fn tick_dot_colliding(&mut self, bus: &mut impl PpuBus) {
+    pub(super) fn tick_dot_colliding<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
         if self.regs.v_copy_delay != 0 {
             self.regs.v_copy_delay -= 1;
             if self.regs.v_copy_delay == 0 {
@@ -133,7 +134,7 @@ impl Ppu {
         }
         let fill_now = self.regs.data_read_fill == 1;
         self.regs.data_read_fill = self.regs.data_read_fill.saturating_sub(1);
-        self.collide_dot(bus, fill_now);
+        self.collide_dot::<R>(bus, fill_now);
         if fill_now {
             // The state machine's last step moves `v` (`Ppu::finish_data_access`).
             self.finish_data_access(bus);
@@ -141,7 +142,7 @@ impl Ppu {
     }
 
     #[inline(always)]
-    fn collide_dot(&mut self, bus: &mut impl PpuBus, fill_now: bool) {
+    fn collide_dot<R: RegionModel>(&mut self, bus: &mut impl PpuBus, fill_now: bool) {
         match self.cadence_access() {
             CadenceAccess::Idle => {
                 self.regs.latch_held = 0;
@@ -149,7 +150,7 @@ impl Ppu {
                     // Nothing else drives the bus: the state machine's own read at `v`.
                     self.regs.read_buffer = bus.read(self.regs.v & 0x3FFF);
                 }
-                self.tick_dot_plain(bus);
+                self.tick_dot_plain::<R>(bus);
             }
             CadenceAccess::Ale(addr) => {
                 if fill_now {
@@ -162,7 +163,7 @@ impl Ppu {
                     self.regs.octal_latch = addr as u8;
                 }
                 self.regs.latch_held = 1;
-                self.tick_dot_plain(bus);
+                self.tick_dot_plain::<R>(bus);
             }
             CadenceAccess::Read(addr) => {
                 let actual = if self.regs.latch_held != 0 {
@@ -179,7 +180,7 @@ impl Ppu {
                 // The dot's own fetch runs (the address's high byte, which boards watching A12 see,
                 // is the same); where the latch made it read elsewhere, its latch takes that byte.
                 let (v, dot) = (self.regs.v, self.regs.dot);
-                self.tick_dot_plain(bus);
+                self.tick_dot_plain::<R>(bus);
                 if actual != addr {
                     self.store_fetched(v, dot, data);
                 }

@@ -31,7 +31,7 @@
 //!   the rendering enable three dots late (`RENDERING_DELAY_DOTS`, from `rendering_history`), so a
 //!   toggle happens inside `tick_dot`, never inside a stretch of `run_dots`.
 
-use crate::region::PpuTiming;
+use crate::region::{PpuTiming, RegionModel, with_region_model};
 
 mod address_bus;
 mod background;
@@ -370,6 +370,15 @@ impl PpuRegs {
     }
 }
 
+/// OAMADDR increments of the 2C07's forced OAM refresh (`PpuTiming::forced_oam_refresh`) in dots
+/// `first..=last` of a refreshed line: one on each even dot from 2 to 340.
+#[inline(always)]
+fn oam_refresh_steps(first: u16, last: u16) -> u16 {
+    let last = last.min(DOTS_PER_SCANLINE - 1);
+    let first = first.max(1);
+    if first > last { 0 } else { last / 2 - (first - 1) / 2 }
+}
+
 /// The 2C02 (or the 2C07, or the Dendy's UA6538: [`Ppu::with_timing`]).
 // `repr(C)` with the region's numbers last: in Rust's own layout they moved the fields around, and
 // the demo cost 4% more host instructions for it (callgrind, 300 frames); in this order, 2% (what
@@ -444,18 +453,23 @@ impl Ppu {
     }
 
     /// Advances one dot.
-    #[inline]
     pub fn tick_dot(&mut self, bus: &mut impl PpuBus) {
+        with_region_model!(self.timing.region, R => self.tick_dot_as::<R>(bus))
+    }
+
+    /// [`Ppu::tick_dot`] in region `R` (the PPU's own).
+    #[inline]
+    pub fn tick_dot_as<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
         if self.regs.bus_collision_pending() {
-            self.tick_dot_colliding(bus);
+            self.tick_dot_colliding::<R>(bus);
         } else {
-            self.tick_dot_plain(bus);
+            self.tick_dot_plain::<R>(bus);
         }
     }
 
     /// One dot, the address bus left to the fetches (`tick_dot` without a collision owed).
     #[inline(always)]
-    fn tick_dot_plain(&mut self, bus: &mut impl PpuBus) {
+    fn tick_dot_plain<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
         let history = (self.regs.rendering_history << 1) | u8::from(self.regs.rendering_enabled());
         self.regs.rendering_history = history;
         // The rendering enable as the pipeline sees it on this dot, and on the dot before.
@@ -463,7 +477,7 @@ impl Ppu {
         if rendering != (history & (2 << RENDERING_DELAY_DOTS) != 0) {
             if rendering {
                 self.restart_sprite_units();
-                if self.regs.is_rendering_line(self.timing.pre_render_scanline) {
+                if self.regs.is_rendering_line(R::TIMING.ppu.pre_render_scanline) {
                     // Enabled again outside VBlank: the owed corruption is dropped (see
                     // `Ppu::seed_oam_corruption`).
                     self.regs.oam_corruption = 0;
@@ -492,10 +506,10 @@ impl Ppu {
             } else if x < 256 {
                 self.output_blank_pixel(x);
             }
-        } else if scanline == self.timing.pre_render_scanline {
+        } else if scanline == R::TIMING.ppu.pre_render_scanline {
             if self.regs.dot == 340
                 && self.regs.odd_frame != 0
-                && self.timing.odd_frame_skip
+                && R::TIMING.ppu.odd_frame_skip
                 && self.regs.rendering_history & (1 << SKIP_DECISION_DELAY_DOTS) != 0
             {
                 // nesdev "PPU frame timing": on odd frames with rendering enabled, the last dot of the
@@ -509,7 +523,7 @@ impl Ppu {
                 r.odd_frame = 0;
                 self.unused_nametable_dot(bus, 340);
                 self.regs.oam_bus = self.secondary_oam[0];
-                self.advance_position();
+                self.advance_position::<R>();
                 return;
             }
             if self.regs.dot == 1 {
@@ -526,14 +540,19 @@ impl Ppu {
                 self.corrupt_oam();
                 self.render_dot(bus, true);
             }
-        } else if scanline == self.timing.vblank_scanline && self.regs.dot == 1 {
+        } else if scanline == R::TIMING.ppu.vblank_scanline && self.regs.dot == 1 {
             // A $2002 read on the previous dot suppresses the flag (and so the NMI) for this frame.
             if self.regs.vblank_suppress == 0 {
                 self.regs.status |= status::VBLANK;
             }
             self.regs.vblank_suppress = 0;
+        } else if let Some((first, last)) = R::TIMING.ppu.forced_oam_refresh
+            && (first..=last).contains(&scanline)
+        {
+            let dot = self.regs.dot;
+            self.regs.oam_addr = self.regs.oam_addr.wrapping_add(oam_refresh_steps(dot, dot) as u8);
         }
-        self.advance_position();
+        self.advance_position::<R>();
     }
 
     /// One dot of the rendering pipeline on a visible (`pre_render` false) or the pre-render line,
@@ -595,7 +614,7 @@ impl Ppu {
 
     /// Moves to the next dot, the next scanline and the next frame.
     #[inline(always)]
-    fn advance_position(&mut self) {
+    fn advance_position<R: RegionModel>(&mut self) {
         let r = &mut self.regs;
         r.dot = r.dot.wrapping_add(1);
         // `>=` rather than `==` so that a restored out-of-range position folds back within a frame.
@@ -607,7 +626,7 @@ impl Ppu {
             if r.scanline == PICTURE_END_SCANLINE {
                 r.frames_completed = r.frames_completed.wrapping_add(1);
                 self.decay_io_latch();
-            } else if r.scanline >= self.timing.scanlines_per_frame {
+            } else if r.scanline >= R::TIMING.ppu.scanlines_per_frame {
                 r.scanline = 0;
                 r.odd_frame ^= 1;
             }
@@ -619,8 +638,8 @@ impl Ppu {
     /// pre-render flag clear (261, 1). 0: the next dot is one of them. Never more than the real
     /// distance (the odd-frame skip is assumed); 0 for a restored position outside the frame, and
     /// while an address bus collision is pending (it may move `v` and drive the bus).
-    pub fn dots_before_event(&self) -> u64 {
-        let t = &self.timing;
+    pub fn dots_before_event<R: RegionModel>(&self) -> u64 {
+        let t = R::TIMING.ppu;
         let events: [(u16, u16); 3] = [(240, 340), (t.vblank_scanline, 1), (t.pre_render_scanline, 1)];
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
         // A pending collision (`address_bus.rs`) may move `v` and drive the address bus: the
@@ -645,8 +664,8 @@ impl Ppu {
     /// Dots that can be processed before the one that ends the current scanline (after it the
     /// scanline number changes). Never more than the real distance (the odd-frame skip is assumed on
     /// the pre-render line); 0 for a restored position outside the line.
-    pub fn dots_before_line_end(&self) -> u64 {
-        let last = if self.regs.scanline == self.timing.pre_render_scanline {
+    pub fn dots_before_line_end<R: RegionModel>(&self) -> u64 {
+        let last = if self.regs.scanline == R::TIMING.ppu.pre_render_scanline {
             DOTS_PER_SCANLINE - 2
         } else {
             DOTS_PER_SCANLINE - 1
@@ -657,9 +676,9 @@ impl Ppu {
     /// Dots that can be processed before the first one that could fetch (drive the address bus for
     /// rendering): the rest of lines 240-260, which fetch nothing, up to the pre-render line's dot 0
     /// (which drives nothing either); 0 elsewhere.
-    pub fn dots_before_fetching_line(&self) -> u64 {
+    pub fn dots_before_fetching_line<R: RegionModel>(&self) -> u64 {
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
-        let pre_render = self.timing.pre_render_scanline;
+        let pre_render = R::TIMING.ppu.pre_render_scanline;
         if !(240..pre_render).contains(&scanline) || dot >= DOTS_PER_SCANLINE {
             return 0;
         }
@@ -680,10 +699,10 @@ impl Ppu {
     /// pattern fetches, and after a low stretch the filter accepts (from dot 321 of the line before)
     /// only at slot 0's, dot 261; the later slots rise after 4 low dots. `None` where this does not
     /// hold. Never more than the real distance (the odd-frame skip is assumed).
-    pub fn dots_before_sprite_pattern_clock(&self, n: u64) -> Option<u64> {
+    pub fn dots_before_sprite_pattern_clock<R: RegionModel>(&self, n: u64) -> Option<u64> {
         const CLOCK_DOT: u16 = 261;
         let r = &self.regs;
-        let pre_render = self.timing.pre_render_scanline;
+        let pre_render = R::TIMING.ppu.pre_render_scanline;
         let fetching = |line: u16| line < 240 || line == pre_render;
         let (line, dot) = (r.scanline, r.dot);
         let usual_tables =
@@ -692,7 +711,7 @@ impl Ppu {
             || !usual_tables
             || !r.rendering_enabled()
             || r.rendering_history != 0xFF
-            || line >= self.timing.scanlines_per_frame
+            || line >= R::TIMING.ppu.scanlines_per_frame
             || dot >= DOTS_PER_SCANLINE
             || (fetching(line) && (257..=320).contains(&dot))
         {
@@ -701,7 +720,7 @@ impl Ppu {
         // Positions from the start of the pre-render line, taken as 340 dots long (the odd-frame
         // skip), then lines 0-260; fetching lines in order: 261 (index 0), 0-239 (1-240).
         // (Without the skip, PAL and Dendy, the positions are one dot early at worst.)
-        let frame = u64::from(self.timing.scanlines_per_frame) * u64::from(DOTS_PER_SCANLINE) - 1;
+        let frame = u64::from(R::TIMING.ppu.scanlines_per_frame) * u64::from(DOTS_PER_SCANLINE) - 1;
         const FETCHING_LINES: u64 = 241;
         let start = |line: u16| {
             if line == pre_render { 0 } else { 340 + u64::from(line) * u64::from(DOTS_PER_SCANLINE) }
@@ -921,6 +940,40 @@ mod tests {
     }
 
     #[test]
+    fn pal_forced_oam_refresh_counts_oamaddr_up_through_late_vblank() {
+        // nesdev-org/MesenCE#137 (hardware tests): the 2C07 increments OAMADDR on every even dot of
+        // lines 265-310, so one started at 0 is 1 after dot 2 of line 265 and $8C when the
+        // pre-render line starts; the 2C02 and the Dendy's PPU leave it alone.
+        let line = u32::from(super::DOTS_PER_SCANLINE);
+        for (timing, after_first_step, at_pre_render) in [
+            (crate::region::NTSC.ppu, 0u8, 0u8),
+            (crate::region::PAL.ppu, 1, 0x8C),
+            (crate::region::DENDY.ppu, 0, 0),
+        ] {
+            for stretched in [false, true] {
+                let mut bus = FlatBus::new();
+                let mut ppu = Ppu::with_timing(timing);
+                run_to(&mut ppu, &mut bus, 241, 0);
+                ppu.regs.oam_addr = 0;
+                let mut advance = |ppu: &mut Ppu, dots: u32| {
+                    if stretched {
+                        ppu.run_dots(dots, &mut bus);
+                    } else {
+                        (0..dots).for_each(|_| ppu.tick_dot(&mut bus));
+                    }
+                };
+                advance(&mut ppu, 24 * line + 2);
+                assert_eq!(ppu.regs.oam_addr, 0, "{timing:?}: nothing before line 265, dot 2");
+                advance(&mut ppu, 1);
+                assert_eq!(ppu.regs.oam_addr, after_first_step, "{timing:?}, stretched {stretched}");
+                advance(&mut ppu, 46 * line - 3);
+                assert_eq!((ppu.scanline(), ppu.dot()), ((241 + 70) % timing.scanlines_per_frame, 0));
+                assert_eq!(ppu.regs.oam_addr, at_pre_render, "{timing:?}, stretched {stretched}");
+            }
+        }
+    }
+
+    #[test]
     fn no_long_low_a12_rise_before_the_predicted_sprite_pattern_clock() {
         let mut warm_bus = FlatBus::patterned();
         let warm = warm_ppu(&mut warm_bus);
@@ -936,7 +989,10 @@ mod tests {
                 (ppu.regs.scanline, ppu.regs.dot) = (scanline, dot);
                 let mut bus = A12Bus::new(FlatBus::patterned(), true);
                 let predictions: Vec<u64> = (1..=300u64)
-                    .map(|n| ppu.dots_before_sprite_pattern_clock(n).expect("the usual MMC3 setup"))
+                    .map(|n| {
+                        ppu.dots_before_sprite_pattern_clock::<crate::region::NtscModel>(n)
+                            .expect("the usual MMC3 setup")
+                    })
                     .collect();
                 // Two frames and a bit: every rise the filter could take.
                 for _ in 0..(2 * 262 * 341 + 400) {

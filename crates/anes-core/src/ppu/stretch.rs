@@ -6,6 +6,7 @@
 
 use super::background::{copy_horizontal, increment_y, nametable_address};
 use super::{DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus};
+use crate::region::{RegionModel, with_region_model};
 
 /// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
 /// sprite slot's eight dots: `nametable` (A12 low) on dots 1-4, `pattern` on dots 5-8; only the
@@ -35,14 +36,19 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
 
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
-    pub fn run_dots(&mut self, mut count: u32, bus: &mut impl PpuBus) {
+    pub fn run_dots(&mut self, count: u32, bus: &mut impl PpuBus) {
+        with_region_model!(self.timing.region, R => self.run_dots_as::<R>(count, bus))
+    }
+
+    /// [`Ppu::run_dots`] in region `R` (the PPU's own).
+    pub fn run_dots_as<R: RegionModel>(&mut self, mut count: u32, bus: &mut impl PpuBus) {
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
         // the colours of the 32 entries are looked up once, on the first rendered tile.
         let mut colors = None;
         while count > 0 {
             if self.regs.bus_collision_pending() {
                 // A CPU access meets the fetch cadence (`address_bus.rs`): dot by dot until it is over.
-                self.tick_dot(bus);
+                self.tick_dot_as::<R>(bus);
                 bus.advance_dots(1);
                 count -= 1;
                 continue;
@@ -90,7 +96,7 @@ impl Ppu {
                 && count >= 4
                 && (!bus.fetches_observed() || bus.only_a12_observed())
             {
-                self.run_line_tail_unobserved(bus);
+                self.run_line_tail_unobserved::<R>(bus);
                 count -= 4;
                 continue;
             }
@@ -99,7 +105,7 @@ impl Ppu {
             // enable the pipeline has yet to see stops or restarts the sprite units (`tick_dot`), so
             // only once the history holds no change.
             let unchanging = self.regs.rendering_history & 0x1F == if rendering { 0x1F } else { 0 };
-            let t = &self.timing;
+            let t = R::TIMING.ppu;
             let blank_line = (240..t.pre_render_scanline).contains(&scanline) && unchanging;
             // Dot 1 of the VBlank and pre-render lines sets and clears flags: the full dot.
             let flag_dot = (scanline == t.vblank_scanline || scanline == t.pre_render_scanline) && dot <= 1;
@@ -108,7 +114,7 @@ impl Ppu {
                 || scanline >= t.scanlines_per_frame
                 || dot >= DOTS_PER_SCANLINE
             {
-                self.tick_dot(bus);
+                self.tick_dot_as::<R>(bus);
                 bus.advance_dots(1);
                 count -= 1;
                 continue;
@@ -119,11 +125,17 @@ impl Ppu {
             if scanline < 240 {
                 self.fill_blank_pixels(dot, run);
             }
+            if let Some((first, last)) = t.forced_oam_refresh
+                && (first..=last).contains(&scanline)
+            {
+                let steps = super::oam_refresh_steps(dot, dot + (run as u16) - 1);
+                self.regs.oam_addr = self.regs.oam_addr.wrapping_add(steps as u8);
+            }
             self.regs.rendering_history = history_after(self.regs.rendering_history, rendering, run);
             // The last dot of the run goes through `advance_position` for the scanline and frame
             // bookkeeping.
             self.regs.dot = dot + (run as u16) - 1;
-            self.advance_position();
+            self.advance_position::<R>();
             bus.advance_dots(run);
             count -= run;
         }
@@ -259,7 +271,7 @@ impl Ppu {
     /// only A12 (see [`PpuBus::only_a12_observed`]): the last reload, then two nametable fetches
     /// whose data is unused (see `Ppu::render_dot`); the position moves to the next line.
     #[inline(always)]
-    fn run_line_tail_unobserved(&mut self, bus: &mut impl PpuBus) {
+    fn run_line_tail_unobserved<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
         self.shift_background();
         self.reload_background_shifters();
         if bus.fetches_observed() {
@@ -273,7 +285,7 @@ impl Ppu {
         self.regs.oam_bus = self.secondary_oam[0];
         self.regs.rendering_history = history_after(self.regs.rendering_history, true, 4);
         self.regs.dot = 340;
-        self.advance_position();
+        self.advance_position::<R>();
     }
 
     /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).

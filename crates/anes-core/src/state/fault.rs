@@ -63,7 +63,7 @@ impl Nes {
     /// falls that many CPU cycles behind an unstalled twin.
     pub fn stall_cycles(&mut self, cycles: u32) {
         for _ in 0..cycles {
-            self.read(self.cpu.pc);
+            crate::region::with_region_model!(self.region(), R => self.read::<R>(self.cpu.pc));
         }
         self.catch_up();
     }

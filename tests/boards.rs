@@ -61,6 +61,54 @@ const DISCRETE_ROMS: [(&str, usize); 10] = [
     ("m232_quattro", 3),
 ];
 
+/// Our MMC3- and MMC1-family ROMs (`roms/mmc3fam/NAME.nes`) and their numbers of checks.
+const MMC3_FAMILY_ROMS: [(&str, usize); 9] = [
+    ("m004_big_prg", 4),
+    ("m076_namcot3446", 4),
+    ("m088_namcot3443", 4),
+    ("m095_namcot3425", 5),
+    ("m118_txsrom", 6),
+    ("m119_tqrom", 6),
+    ("m154_namcot3453", 5),
+    ("m155_mmc1a", 5),
+    ("m206_dxrom", 6),
+];
+
+fn mmc3_family_rom(name: &str) -> Vec<u8> {
+    let path = repo_root().join(format!("roms/mmc3fam/{name}.nes"));
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn every_mmc3_family_rom_passes_its_checks() {
+    for (name, checks) in MMC3_FAMILY_ROMS {
+        let failed = discrete_failures(name, &mmc3_family_rom(name), checks);
+        assert!(failed.is_empty(), "{name}: checks {failed:?} failed (see the ROM's source)");
+    }
+}
+
+#[test]
+fn the_mmc1a_checks_fail_on_the_mmc1b() {
+    // As mapper 1 (MMC1B), PRG bank bit 4 disables the RAM (check 2) and bit 3 leaves the fixed
+    // banks alone (0: bank 15 at $C000, 3: bank 0 at $8000). Check 1 sets bit 3, where the fixed
+    // bank 15 has A17 high anyway, and check 4 clears bit 4: the chips agree there.
+    let failed = discrete_failures("155 as 1", &with_mapper(&mmc3_family_rom("m155_mmc1a"), 1, 0), 5);
+    assert_eq!(failed, [0, 2, 3]);
+}
+
+#[test]
+fn the_namco_108_checks_fail_on_another_boards_rules() {
+    // Mapper 88's ROM on DxROM (206): R2-R5 bank in the first 64 KiB (check 3).
+    let failed = discrete_failures("88 as 206", &with_mapper(&mmc3_family_rom("m088_namcot3443"), 206, 0), 4);
+    assert_eq!(failed, [3]);
+    // Mapper 154's on mapper 88: the header's vertical mirroring, not the single-screen bit (3, 4).
+    let failed = discrete_failures("154 as 88", &with_mapper(&mmc3_family_rom("m154_namcot3453"), 88, 0), 5);
+    assert_eq!(failed, [3, 4]);
+    // Mapper 95's on DxROM: vertical mirroring, not R0/R1 bit 5 (2, 3, 4).
+    let failed = discrete_failures("95 as 206", &with_mapper(&mmc3_family_rom("m095_namcot3425"), 206, 0), 5);
+    assert_eq!(failed, [2, 3, 4]);
+}
+
 fn discrete_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/discrete/{name}.nes"));
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))

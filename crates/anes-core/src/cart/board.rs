@@ -19,11 +19,19 @@ use super::m021_vrc2_vrc4::Vrc;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
+use super::m076_namcot3446::Namcot3446;
 use super::m079_nina03_06::Nina03;
+use super::m088_namcot3443::Namcot3443;
 use super::m094_un1rom::Un1rom;
+use super::m095_namcot3425::Namcot3425;
+use super::m118_txsrom::Txsrom;
+use super::m119_tqrom::Tqrom;
 use super::m140_jaleco_jf11::Jf11;
+use super::m154_namcot3453::Namcot3453;
+use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
 use super::m185_cnrom_protected::Cnrom185;
+use super::m206_namco108::Dxrom;
 use super::m232_quattro::Quattro;
 
 /// PRG ROM is mapped in 8 KiB slots.
@@ -153,13 +161,6 @@ impl MemoryMap {
         self.chr[window & 7] = (bank % self.chr_banks) * CHR_SLOT;
     }
 
-    /// Maps 2 KiB CHR bank `bank` at window pair `pair` (0-3).
-    #[inline]
-    pub fn set_chr_2k(&mut self, pair: usize, bank: usize) {
-        self.set_chr_1k(pair * 2, bank * 2);
-        self.set_chr_1k(pair * 2 + 1, bank * 2 + 1);
-    }
-
     /// Maps 4 KiB CHR bank `bank` at $0000 (`half` 0) or $1000 (`half` 1).
     #[inline]
     pub fn set_chr_4k(&mut self, half: usize, bank: usize) {
@@ -287,6 +288,22 @@ pub(super) enum Board {
     Cnrom185(Cnrom185),
     /// Mapper 232 (Camerica Quattro).
     Quattro(Quattro),
+    /// Mapper 118 (MMC3 on TxSROM).
+    Txsrom(Txsrom),
+    /// Mapper 119 (MMC3 on TQROM).
+    Tqrom(Tqrom),
+    /// Mapper 155 (MMC1A).
+    Mmc1a(Mmc1a),
+    /// Mapper 206 (Namco 108 on DxROM).
+    Dxrom(Dxrom),
+    /// Mapper 76 (Namco 108 on NAMCOT-3446).
+    Namcot3446(Namcot3446),
+    /// Mapper 88 (Namco 108 on NAMCOT-3443).
+    Namcot3443(Namcot3443),
+    /// Mapper 95 (Namco 108 on NAMCOT-3425).
+    Namcot3425(Namcot3425),
+    /// Mapper 154 (Namco 108 on NAMCOT-3453).
+    Namcot3453(Namcot3453),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -313,6 +330,14 @@ macro_rules! each_board {
             Board::Unrom180($m) => $body,
             Board::Cnrom185($m) => $body,
             Board::Quattro($m) => $body,
+            Board::Txsrom($m) => $body,
+            Board::Tqrom($m) => $body,
+            Board::Mmc1a($m) => $body,
+            Board::Dxrom($m) => $body,
+            Board::Namcot3446($m) => $body,
+            Board::Namcot3443($m) => $body,
+            Board::Namcot3425($m) => $body,
+            Board::Namcot3453($m) => $body,
         }
     };
 }
@@ -342,8 +367,38 @@ impl Board {
             180 => Board::Unrom180(Unrom180::new(config)),
             185 => Board::Cnrom185(Cnrom185::new(config)),
             232 => Board::Quattro(Quattro::new(config)),
+            118 => Board::Txsrom(Txsrom::new(config)),
+            119 => Board::Tqrom(Tqrom::new(config)),
+            155 => Board::Mmc1a(Mmc1a::new(config)),
+            206 => Board::Dxrom(Dxrom::new(config)),
+            76 => Board::Namcot3446(Namcot3446::new(config)),
+            88 => Board::Namcot3443(Namcot3443::new(config)),
+            95 => Board::Namcot3425(Namcot3425::new(config)),
+            154 => Board::Namcot3453(Namcot3453::new(config)),
             _ => return None,
         })
+    }
+
+    /// The MMC3 of an MMC3 board (mappers 4, 118, 119).
+    #[inline(always)]
+    pub fn mmc3(&self) -> Option<&Txrom> {
+        match self {
+            Board::Txrom(m) | Board::Txsrom(Txsrom { mmc3: m }) | Board::Tqrom(Tqrom { mmc3: m, .. }) => {
+                Some(m)
+            }
+            _ => None,
+        }
+    }
+
+    /// The MMC3 of an MMC3 board, mutable.
+    #[inline(always)]
+    pub fn mmc3_mut(&mut self) -> Option<&mut Txrom> {
+        match self {
+            Board::Txrom(m) | Board::Txsrom(Txsrom { mmc3: m }) | Board::Tqrom(Tqrom { mmc3: m, .. }) => {
+                Some(m)
+            }
+            _ => None,
+        }
     }
 
     /// Recomputes every window of `map` from the board's registers.
@@ -374,6 +429,15 @@ impl Board {
             Board::Unrom180(m) => m.write_register(value),
             Board::Cnrom185(m) => m.write_register(value),
             Board::Quattro(m) => m.write_register(addr, value),
+            Board::Txsrom(Txsrom { mmc3: m }) | Board::Tqrom(Tqrom { mmc3: m, .. }) => {
+                m.write_register(addr, value)
+            }
+            Board::Mmc1a(m) => m.mmc1.write_register(addr, value, cpu_cycle),
+            Board::Dxrom(Dxrom { chip: m })
+            | Board::Namcot3446(Namcot3446 { chip: m })
+            | Board::Namcot3443(Namcot3443 { chip: m }) => m.write_register(addr, value),
+            Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
+            Board::Namcot3453(m) => m.write_register(addr, value),
         }
     }
 
@@ -416,11 +480,11 @@ impl Board {
     /// updated. Only called when [`MemoryMap::watches_ppu`] is set.
     #[inline]
     pub fn observe_ppu(&mut self, addr: u16, read: bool) -> bool {
+        if let Some(m) = self.mmc3_mut() {
+            m.observe_ppu_address(addr);
+            return false;
+        }
         match self {
-            Board::Txrom(m) => {
-                m.observe_ppu_address(addr);
-                false
-            }
             Board::Pxrom(m) if read => m.observe_ppu_read(addr),
             Board::Fxrom(m) if read => m.observe_ppu_read(addr),
             _ => false,
@@ -432,37 +496,31 @@ impl Board {
     /// A12 stays low, and a rise after enough of them clocks the counter).
     #[inline(always)]
     pub fn sees_only_a12(&self) -> bool {
-        matches!(self, Board::Txrom(_))
+        self.mmc3().is_some()
     }
 
     /// The level of PPU A12 the board saw last, where it watches A12 (true = high).
     #[inline(always)]
     pub fn a12_high(&self) -> bool {
-        match self {
-            Board::Txrom(m) => m.a12_high(),
-            _ => false,
-        }
+        self.mmc3().is_some_and(Txrom::a12_high)
     }
 
     /// `edges` CPU cycles (M2) began, with no PPU access between them.
     #[inline(always)]
     pub fn cpu_cycles(&mut self, edges: u64) {
-        if let Board::Txrom(m) = self {
+        if let Some(m) = self.mmc3_mut() {
             m.cpu_cycles(edges);
         }
     }
 
     /// True when the board counts M2 edges against PPU A12 (the MMC3's filter).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_))
+        self.mmc3().is_some()
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
     pub fn a12_clocks_before_irq(&self) -> u32 {
-        match self {
-            Board::Txrom(m) => m.a12_clocks_before_irq(),
-            _ => u32::MAX,
-        }
+        self.mmc3().map_or(u32::MAX, Txrom::a12_clocks_before_irq)
     }
 
     /// The board's /IRQ output.
@@ -471,7 +529,7 @@ impl Board {
         match self {
             Board::Txrom(m) => m.irq_line(),
             Board::Vrc(m) => m.irq_line(),
-            _ => false,
+            _ => self.mmc3().is_some_and(Txrom::irq_line),
         }
     }
 

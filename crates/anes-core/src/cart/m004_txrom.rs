@@ -124,7 +124,9 @@ pub(crate) struct Txrom {
 impl Txrom {
     /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
-        let chip = if config.submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
+        // The submappers are mapper 4's; the boards built around an MMC3 (118, 119) have none.
+        let submapper = if config.mapper == 4 { config.submapper } else { 0 };
+        let chip = if submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
         // The MMC6's counter has the old behaviour, revision A here (the NEC MMC3 of nesdev "MMC3",
         // "IRQ Specifics"): with a latch of 0 it raises the IRQ once, after a $C001 reload, where a
         // Sharp MMC3 raises it at every clock. blargg's mmc3_test ROM 6-MMC6 was written for the
@@ -132,8 +134,7 @@ impl Txrom {
         // kevtris's MMC6 notes name a latch of 0 as where its IRQ differs from the MMC3's. The nesdev
         // "MMC6" page likens the chip to an MMC3C apart from the RAM, which would mean the Sharp
         // behaviour; the hardware tests win.
-        let revision =
-            if config.submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
+        let revision = if submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
         // Power-on values are unspecified; these give distinct banks. On the MMC3, RAM enabled so
         // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
         // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
@@ -293,21 +294,17 @@ impl Txrom {
         let s = &self.state;
         let r = |i: usize| usize::from(s.registers[i]);
         let second_last = map.prg_bank_from_end(2);
-        let r6 = r(6) & 0x3F;
+        // The MMC3 has six PRG bank outputs (512 KiB). A larger ROM, which only an NES 2.0 header
+        // can declare, is the wiki's "MMC3 with more PRG" extension: all 8 bits of R6 and R7 count.
+        let prg_mask = if map.prg_banks > 64 { 0xFF } else { 0x3F };
+        let r6 = r(6) & prg_mask;
         let (slot0, slot2) = if s.bank_select & 0x40 == 0 { (r6, second_last) } else { (second_last, r6) };
         map.set_prg_8k(0, slot0);
-        map.set_prg_8k(1, r(7) & 0x3F);
+        map.set_prg_8k(1, r(7) & prg_mask);
         map.set_prg_8k(2, slot2);
         map.set_prg_8k(3, map.prg_bank_from_end(1));
 
-        // CHR A12 inversion swaps the 2 KiB and 1 KiB halves.
-        let two_k = if s.bank_select & 0x80 == 0 { 0 } else { 4 };
-        // R0 and R1 ignore their low bit: 2 KiB bank n is 1 KiB banks 2n and 2n+1.
-        map.set_chr_2k(two_k / 2, r(0) >> 1);
-        map.set_chr_2k(two_k / 2 + 1, r(1) >> 1);
-        for i in 0..4 {
-            map.set_chr_1k((two_k ^ 4) + i, r(2 + i));
-        }
+        self.map_chr(map, usize::from);
 
         map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
         match Chip::from_state(s.chip) {
@@ -318,6 +315,33 @@ impl Txrom {
             Chip::Mmc6 => self.update_mmc6_ram(map),
         }
         map.watches_ppu = true;
+    }
+
+    /// Maps the eight CHR windows from R0-R5, `chr_bank` turning each 1 KiB bank number the chip
+    /// outputs into the bank of the cartridge's CHR it selects (boards wire the upper lines
+    /// differently: TxSROM, TQROM).
+    pub(super) fn map_chr(&self, map: &mut MemoryMap, chr_bank: impl Fn(u8) -> usize) {
+        let r = &self.state.registers;
+        // CHR A12 inversion swaps the 2 KiB and 1 KiB halves.
+        let two_k = if self.chr_a12_inverted() { 4 } else { 0 };
+        // R0 and R1 ignore their low bit: 2 KiB bank n is 1 KiB banks 2n and 2n+1.
+        for (pair, register) in [r[0], r[1]].into_iter().enumerate() {
+            map.set_chr_1k(two_k + pair * 2, chr_bank(register & 0xFE));
+            map.set_chr_1k(two_k + pair * 2 + 1, chr_bank(register | 1));
+        }
+        for i in 0..4 {
+            map.set_chr_1k((two_k ^ 4) + i, chr_bank(r[2 + i]));
+        }
+    }
+
+    /// R0-R7.
+    pub(super) fn registers(&self) -> [u8; 8] {
+        self.state.registers
+    }
+
+    /// $8000 bit 7: the 1 KiB CHR banks are at $0000-$0FFF, the 2 KiB ones at $1000-$1FFF.
+    pub(super) fn chr_a12_inverted(&self) -> bool {
+        self.state.bank_select & 0x80 != 0
     }
 
     /// The MMC6's RAM windows: $6000-$6FFF open bus; in $7000-$7FFF, even windows are the lower

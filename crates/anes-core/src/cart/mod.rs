@@ -35,15 +35,24 @@ mod m021_vrc2_vrc4;
 mod m034_bnrom_nina001;
 mod m066_gxrom;
 mod m071_camerica;
+mod m076_namcot3446;
 mod m079_nina03_06;
+mod m088_namcot3443;
 mod m094_un1rom;
+mod m095_namcot3425;
+mod m118_txsrom;
+mod m119_tqrom;
 mod m140_jaleco_jf11;
+mod m154_namcot3453;
+mod m155_mmc1a;
 mod m180_unrom_fixed_first;
 mod m185_cnrom_protected;
+mod m206_namco108;
 mod m232_quattro;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m119_tqrom::TQROM_CHR_RAM_LEN;
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -68,6 +77,7 @@ pub use m094_un1rom::Un1romState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m185_cnrom_protected::Cnrom185State;
+pub use m206_namco108::Namco108State;
 pub use m232_quattro::QuattroState;
 
 /// Size of the cartridge VRAM of a four-screen board.
@@ -88,6 +98,9 @@ pub struct Cartridge {
     chr: Box<[u8]>,
     /// Bytes of `chr` that are CHR; the rest is four-screen VRAM and the open-bus page.
     chr_len: usize,
+    /// Start of the CHR RAM in `chr` (up to `chr_len`): 0 on a CHR RAM board, `chr_len` on a CHR ROM
+    /// board, the ROM's length on TQROM (mapper 119), whose 8 KiB of RAM follow its ROM.
+    chr_ram_start: usize,
     /// End of the four-screen VRAM (of the state-bearing part of `chr`).
     chr_end: usize,
     chr_is_ram: bool,
@@ -161,7 +174,19 @@ impl Cartridge {
         } else {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
+        let chr_rom_len = if chr_is_ram { 0 } else { chr.len() };
+        let chr = if matches!(board, Board::Tqrom(_)) && !chr_is_ram {
+            // TQROM's CHR RAM after its ROM: the header's CHR-RAM size (NES 2.0), else the board's 8 KiB.
+            let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
+            let ram = if declared == 0 { TQROM_CHR_RAM_LEN } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
+            let mut with_ram = chr.into_vec();
+            with_ram.resize(chr_rom_len + ram, 0);
+            with_ram.into_boxed_slice()
+        } else {
+            chr
+        };
         let chr_len = chr.len();
+        let chr_ram_start = if chr_is_ram { 0 } else { chr_rom_len };
         let chr_end =
             if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
         let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
@@ -189,6 +214,7 @@ impl Cartridge {
             prg_rom,
             chr,
             chr_len,
+            chr_ram_start,
             chr_end,
             chr_is_ram,
             prg_ram,
@@ -381,9 +407,9 @@ impl Cartridge {
         }
         let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
-            if self.chr_is_ram {
-                let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
-                self.track(Section::ChrRam, index, self.chr[index], value);
+            let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
+            if (self.chr_ram_start..self.chr_len).contains(&index) {
+                self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
                 self.chr[index] = value;
             }
         } else {
@@ -395,8 +421,7 @@ impl Cartridge {
                 ciram[index] = value;
             } else {
                 let index = self.chr_len + (page - 2) * 0x400 + offset;
-                let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
-                self.track(Section::ChrRam, in_section, self.chr[index], value);
+                self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
                 self.chr[index] = value;
             }
         }
@@ -522,14 +547,12 @@ impl Cartridge {
     /// board's 2 KiB of nametable VRAM (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board
     /// without four-screen VRAM.
     pub fn chr_ram(&self) -> &[u8] {
-        let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &self.chr[start..self.chr_end]
+        &self.chr[self.chr_ram_start..self.chr_end]
     }
 
     /// The board's PPU-side RAM, mutable (snapshot restore); same layout as [`Cartridge::chr_ram`].
     pub fn chr_ram_mut(&mut self) -> &mut [u8] {
-        let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &mut self.chr[start..self.chr_end]
+        &mut self.chr[self.chr_ram_start..self.chr_end]
     }
 
     /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
@@ -600,10 +623,7 @@ impl Cartridge {
 
     /// The MMC3's (or MMC6's) IRQ behaviour; `None` for other boards.
     pub fn mmc3_revision(&self) -> Option<Mmc3Revision> {
-        match &self.board {
-            Board::Txrom(m) => Some(m.revision()),
-            _ => None,
-        }
+        self.board.mmc3().map(|m| m.revision())
     }
 
     /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A and
@@ -611,12 +631,12 @@ impl Cartridge {
     /// when the board is not an MMC3 or MMC6. The choice is part of the mapper state, so snapshots
     /// keep it.
     pub fn set_mmc3_revision(&mut self, revision: Mmc3Revision) -> bool {
-        match &mut self.board {
-            Board::Txrom(m) => {
+        match self.board.mmc3_mut() {
+            Some(m) => {
                 m.set_revision(revision);
                 true
             }
-            _ => false,
+            None => false,
         }
     }
 
@@ -637,8 +657,8 @@ impl Cartridge {
     /// the PPU) stays inline; other boards' observers are called out of line.
     #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
-        if let Board::Txrom(m) = &mut self.board {
-            // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
+        if let Some(m) = self.board.mmc3_mut() {
+            // Exactly `Board::observe_ppu` for these boards: they never change the memory map.
             m.observe_ppu_address(addr);
         } else {
             self.observe_ppu_other(addr, read);

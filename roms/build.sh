@@ -51,6 +51,7 @@ mmc3fam/m076_namcot3446.s mmc3fam/image.cfg
 mmc3fam/m088_namcot3443.s mmc3fam/image.cfg
 mmc3fam/m095_namcot3425.s mmc3fam/image.cfg
 mmc3fam/m154_namcot3453.s mmc3fam/image.cfg
+mmc3fam/m111_gtrom.s    mmc3fam/image.cfg
 mmc3fam/m206_dxrom.s    mmc3fam/image.cfg
 "
 build_one() {

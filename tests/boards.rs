@@ -61,12 +61,14 @@ const DISCRETE_ROMS: [(&str, usize); 10] = [
     ("m232_quattro", 3),
 ];
 
-/// Our MMC3- and MMC1-family ROMs (`roms/mmc3fam/NAME.nes`) and their numbers of checks.
-const MMC3_FAMILY_ROMS: [(&str, usize); 9] = [
+/// Our MMC3-, MMC1- and Namco 108-family ROMs and GTROM's (`roms/mmc3fam/NAME.nes`) and their numbers
+/// of checks.
+const MMC3_FAMILY_ROMS: [(&str, usize); 10] = [
     ("m004_big_prg", 4),
     ("m076_namcot3446", 4),
     ("m088_namcot3443", 4),
     ("m095_namcot3425", 5),
+    ("m111_gtrom", 5),
     ("m118_txsrom", 6),
     ("m119_tqrom", 6),
     ("m154_namcot3453", 5),

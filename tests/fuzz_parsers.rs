@@ -75,6 +75,8 @@ fn seeds() -> &'static Seeds {
         roms.push(tqrom);
         roms.push(as_mapper(&nrom, 118, None));
         roms.push(as_mapper(&chr_ram, 155, None));
+        // GTROM (111): its RAM sized by the board, not the header.
+        roms.push(as_mapper(&chr_ram, 111, None));
         roms.push(chr_ram);
         roms.push(read("roms/mmc6/mmc6.nes"));
         let snapshots = roms

@@ -24,6 +24,7 @@ use super::m079_nina03_06::Nina03;
 use super::m088_namcot3443::Namcot3443;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
+use super::m111_gtrom::Gtrom;
 use super::m118_txsrom::Txsrom;
 use super::m119_tqrom::Tqrom;
 use super::m140_jaleco_jf11::Jf11;
@@ -304,6 +305,8 @@ pub(super) enum Board {
     Namcot3425(Namcot3425),
     /// Mapper 154 (Namco 108 on NAMCOT-3453).
     Namcot3453(Namcot3453),
+    /// Mapper 111 (GTROM).
+    Gtrom(Gtrom),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -338,6 +341,7 @@ macro_rules! each_board {
             Board::Namcot3443($m) => $body,
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
+            Board::Gtrom($m) => $body,
         }
     };
 }
@@ -375,6 +379,7 @@ impl Board {
             88 => Board::Namcot3443(Namcot3443::new(config)),
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
+            111 => Board::Gtrom(Gtrom::new(config)),
             _ => return None,
         })
     }
@@ -438,6 +443,7 @@ impl Board {
             | Board::Namcot3443(Namcot3443 { chip: m }) => m.write_register(addr, value),
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
+            Board::Gtrom(_) => false,
         }
     }
 
@@ -449,6 +455,7 @@ impl Board {
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
             Board::Jf11(m) => m.write_low(addr, value),
+            Board::Gtrom(m) => m.write_low(addr, value),
             _ => false,
         }
     }

@@ -179,6 +179,7 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
         (79, _) => "NINA-03/06",
         (85, _) => "Konami VRC7",
         (94, _) => "UN1ROM",
+        (111, _) => "GTROM (Cheapocabra)",
         (113, _) => "NINA-03/06 (HES)",
         (140, _) => "Jaleco JF-11/JF-14",
         (155, _) => "MMC1A (SxROM)",

@@ -40,6 +40,7 @@ mod m079_nina03_06;
 mod m088_namcot3443;
 mod m094_un1rom;
 mod m095_namcot3425;
+mod m111_gtrom;
 mod m118_txsrom;
 mod m119_tqrom;
 mod m140_jaleco_jf11;
@@ -52,6 +53,7 @@ mod m232_quattro;
 
 use board::{Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
 
 use crate::state::Section;
@@ -74,6 +76,7 @@ pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
 pub use m079_nina03_06::Nina03State;
 pub use m094_un1rom::Un1romState;
+pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m185_cnrom_protected::Cnrom185State;
@@ -167,6 +170,9 @@ impl Cartridge {
             // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
             let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
                 size.max(CPROM_CHR_RAM_LEN)
+            } else if matches!(board, Board::Gtrom(_)) {
+                // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
+                GTROM_CHR_RAM_LEN
             } else {
                 size
             };
@@ -187,8 +193,13 @@ impl Cartridge {
         };
         let chr_len = chr.len();
         let chr_ram_start = if chr_is_ram { 0 } else { chr_rom_len };
-        let chr_end =
-            if info.mirroring == Mirroring::FourScreen { chr_len + FOUR_SCREEN_VRAM } else { chr_len };
+        let chr_end = if matches!(board, Board::Gtrom(_)) {
+            chr_len + GTROM_NAMETABLE_RAM_LEN
+        } else if info.mirroring == Mirroring::FourScreen {
+            chr_len + FOUR_SCREEN_VRAM
+        } else {
+            chr_len
+        };
         let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
@@ -543,9 +554,9 @@ impl Cartridge {
         &mut self.prg_ram
     }
 
-    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM) followed by the four-screen
-    /// board's 2 KiB of nametable VRAM (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board
-    /// without four-screen VRAM.
+    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM; TQROM's beside its ROM)
+    /// followed by the four-screen board's 2 KiB of nametable VRAM, or GTROM's 16 KiB of nametable RAM
+    /// (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board without either.
     pub fn chr_ram(&self) -> &[u8] {
         &self.chr[self.chr_ram_start..self.chr_end]
     }
@@ -555,8 +566,8 @@ impl Cartridge {
         &mut self.chr[self.chr_ram_start..self.chr_end]
     }
 
-    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
-    /// [`Cartridge::chr_ram`]); empty on other boards.
+    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00), or GTROM's 16 KiB of
+    /// nametable RAM; the tail of [`Cartridge::chr_ram`]; empty on other boards.
     pub fn extra_vram(&self) -> &[u8] {
         &self.chr[self.chr_len..self.chr_end]
     }

@@ -169,8 +169,8 @@ fn error_unsupported_mapper_lists_the_supported_ones() {
     assert_eq!(
         e.to_string(),
         "ROM header bytes 6-8: mapper 5 (MMC5 (ExROM)), submapper 0 is not supported; \
-         supported mappers: 0, 1, 2, 3, 4, 7, 9, 10, 11, 13, 21, 22, 23, 25, 34, 66, 71, 79, 94, \
-         113, 140, 180, 185, 232"
+         supported mappers: 0, 1, 2, 3, 4, 7, 9, 10, 11, 13, 21, 22, 23, 25, 34, 66, 71, 76, 79, 88, \
+         94, 95, 111, 113, 118, 119, 140, 154, 155, 180, 185, 206, 232"
     );
     let e = parse_err(&RomBuilder::new(69, 2, 1).build());
     assert!(e.to_string().contains("mapper 69 (Sunsoft FME-7)"), "{e}");

@@ -388,3 +388,37 @@ fn every_byte_of_the_vrc4_state_feeds_the_hash() {
         }
     }
 }
+
+#[test]
+fn every_byte_of_the_new_boards_states_feeds_the_hash() {
+    // One ROM per new state layout, each after its checks: (ROM, state length, where its reserved
+    // bytes start: flips there may be refused, as those bytes must stay zero).
+    let layouts = [
+        ("m118_txsrom", 24, 20), // TxromState (118, 119, 4)
+        ("m155_mmc1a", 16, 6),   // SxromState (155)
+        ("m206_dxrom", 16, 10),  // Namco108State (206, 76, 88, 95, 154)
+        ("m154_namcot3453", 16, 10),
+        ("m111_gtrom", 1, 1), // GtromState (111)
+    ];
+    for (name, len, reserved) in layouts {
+        let mut nes = boot(&mmc3_family_rom(name));
+        run_checks(&mut nes);
+        let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+        assert_eq!(mapper.len(), len, "{name}");
+        let original = nes.state_hash();
+        for byte in 0..len {
+            for bit in 0..8 {
+                let mut forged = nes.clone();
+                if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+                    assert!(byte >= reserved, "{name}: mapper byte {byte} bit {bit}: {err}");
+                    continue;
+                }
+                assert_ne!(
+                    forged.state_hash(),
+                    original,
+                    "{name}: mapper byte {byte} bit {bit} escapes the hash"
+                );
+            }
+        }
+    }
+}

@@ -21,6 +21,11 @@
 //! write (l) of the lower. A write enable counts only with its half's read enable. With neither half
 //! readable $7000-$7FFF is open bus; with one readable, the other reads 0 (nesdev "MMC6",
 //! "Hardware"). `roms/mmc6/mmc6.nes` checks each rule.
+//!
+//! With more than 512 KiB of PRG ROM (NES 2.0 only), R6 and R7 use all 8 bits (nesdev "MMC3",
+//! "iNES Mapper 004": the extension for more PRG; `roms/mmc3fam/m004_big_prg.nes`). Boards that wire
+//! the chip differently (118 TxSROM, 119 TQROM) hold a [`Txrom`] and pass their CHR wiring to
+//! [`Txrom::map_chr`].
 
 use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;

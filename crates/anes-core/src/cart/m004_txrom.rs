@@ -23,9 +23,11 @@
 //! "Hardware"). `roms/mmc6/mmc6.nes` checks each rule.
 //!
 //! With more than 512 KiB of PRG ROM (NES 2.0 only), R6 and R7 use all 8 bits (nesdev "MMC3",
-//! "iNES Mapper 004": the extension for more PRG; `roms/mmc3fam/m004_big_prg.nes`). Boards that wire
-//! the chip differently (118 TxSROM, 119 TQROM) hold a [`Txrom`] and pass their CHR wiring to
-//! [`Txrom::map_chr`].
+//! "iNES Mapper 004": the extension for more PRG; `roms/mmc3fam/m004_big_prg.nes`). The boards that
+//! wire the chip's CHR outputs differently (118 TxSROM, 119 TQROM) are a [`Txrom`] too, with their
+//! wiring ([`ChrWiring`]) in their own files: one `Board` variant keeps the A12 counter's paths, run
+//! at every PPU fetch, a single test (as variants of their own they cost the MMC3 demo 4.6% more
+//! host instructions).
 
 use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
@@ -120,10 +122,22 @@ crate::layout::state_struct! {
 
 const _: () = assert!(core::mem::size_of::<TxromState>() == 24);
 
-/// MMC3 or MMC6 board.
+/// How the board wires the chip's CHR outputs: from the mapper number, not state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChrWiring {
+    /// Straight to the CHR chip (mapper 4).
+    Txrom,
+    /// CHR A17 to CIRAM A10 (mapper 118, `m118_txsrom.rs`).
+    Txsrom,
+    /// CHR A16 selecting CHR RAM after `rom_banks` 1 KiB banks of ROM (mapper 119, `m119_tqrom.rs`).
+    Tqrom { rom_banks: usize },
+}
+
+/// MMC3 or MMC6 board, and the boards wiring the MMC3 differently (118, 119).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Txrom {
     state: TxromState,
+    wiring: ChrWiring,
 }
 
 impl Txrom {
@@ -144,7 +158,13 @@ impl Txrom {
         // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
         // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
         let prg_ram_protect = if chip == Chip::Mmc3 { 0x80 } else { 0 };
+        let wiring = match config.mapper {
+            118 => ChrWiring::Txsrom,
+            119 => ChrWiring::Tqrom { rom_banks: config.chr_rom_size.div_ceil(super::board::CHR_SLOT) },
+            _ => ChrWiring::Txrom,
+        };
         Txrom {
+            wiring,
             state: TxromState {
                 registers: [0, 2, 4, 5, 6, 7, 0, 1],
                 prg_ram_protect,
@@ -158,6 +178,11 @@ impl Txrom {
     /// The IRQ behaviour modelled.
     pub fn revision(&self) -> Mmc3Revision {
         Mmc3Revision::from_state(self.state.revision)
+    }
+
+    /// True on TQROM (mapper 119), whose CHR RAM sits beside its CHR ROM.
+    pub fn is_tqrom(&self) -> bool {
+        matches!(self.wiring, ChrWiring::Tqrom { .. })
     }
 
     /// True for the MMC6 (NES 2.0 submapper 1).
@@ -309,9 +334,13 @@ impl Txrom {
         map.set_prg_8k(2, slot2);
         map.set_prg_8k(3, map.prg_bank_from_end(1));
 
-        self.map_chr(map, usize::from);
-
         map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
+        // After the mirroring: TxSROM's CHR outputs override it.
+        match self.wiring {
+            ChrWiring::Txrom => self.map_chr(map, usize::from),
+            ChrWiring::Txsrom => super::m118_txsrom::map_chr_and_nametables(self, map),
+            ChrWiring::Tqrom { rom_banks } => super::m119_tqrom::map_chr(self, map, rom_banks),
+        }
         match Chip::from_state(s.chip) {
             Chip::Mmc3 => {
                 let enabled = s.prg_ram_protect & 0x80 != 0;

@@ -7,65 +7,43 @@
 //! are R0 (slots 0 and 1) and R1 (slots 2 and 3); with it set, R2-R5 one slot each. $A000 has no
 //! effect. Everything else, IRQ included, is the MMC3's ([`Txrom`]).
 
-use super::board::{BoardConfig, MemoryMap};
+use super::board::MemoryMap;
 use super::m004_txrom::Txrom;
 
-/// MMC3 with CHR A17 driving CIRAM A10.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Txsrom {
-    pub mmc3: Txrom,
-}
-
-impl Txsrom {
-    /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
-        Txsrom { mmc3: Txrom::new(config) }
+/// The CHR banks and nametables of `mmc3` on TxSROM: CHR A17 dropped from the pattern banks and
+/// routed to CIRAM A10. (The board is a [`Txrom`] with this wiring: one `Board` variant for the
+/// MMC3 family keeps the A12 counter's paths, run at every PPU fetch, a single test.)
+pub(super) fn map_chr_and_nametables(mmc3: &Txrom, map: &mut MemoryMap) {
+    let registers = mmc3.registers();
+    // The register behind each of $0000-$0FFF's four windows.
+    let behind = if mmc3.chr_a12_inverted() { [2, 3, 4, 5] } else { [0, 0, 1, 1] };
+    for (slot, register) in behind.into_iter().enumerate() {
+        map.nametables[slot] = registers[register] >> 7;
     }
-
-    /// The MMC3's map with CHR A17 dropped from the pattern banks and routed to the nametables.
-    pub fn update_map(&self, map: &mut MemoryMap) {
-        self.mmc3.update_map(map);
-        let registers = self.mmc3.registers();
-        // The register behind each of $0000-$0FFF's four windows.
-        let behind = if self.mmc3.chr_a12_inverted() { [2, 3, 4, 5] } else { [0, 0, 1, 1] };
-        for (slot, register) in behind.into_iter().enumerate() {
-            map.nametables[slot] = registers[register] >> 7;
-        }
-        // CHR A17 reaches the CIRAM, not the CHR chip: the pattern banks are 7 bits.
-        self.mmc3.map_chr(map, |bank| usize::from(bank & 0x7F));
-    }
-
-    /// The register state as bytes: the MMC3's.
-    pub fn state_bytes(&self) -> &[u8] {
-        self.mmc3.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.mmc3.state_bytes_mut()
-    }
+    mmc3.map_chr(map, |bank| usize::from(bank & 0x7F));
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::cart::board::{BoardConfig, MemoryMap};
     use crate::cart::header::Mirroring;
+    use crate::cart::m004_txrom::Txrom;
 
-    fn board() -> (Txsrom, MemoryMap) {
+    fn board() -> (Txrom, MemoryMap) {
         // 128 KiB of CHR ROM (TKSROM's most): 1 KiB banks 0-127.
-        let board = Txsrom::new(BoardConfig { mapper: 118, submapper: 0, chr_rom_size: 0x20000 });
+        let board = Txrom::new(BoardConfig { mapper: 118, submapper: 0, chr_rom_size: 0x20000 });
         let mut map = MemoryMap::new(0x8000, 0x20000, 0x2000, Mirroring::Vertical);
         board.update_map(&mut map);
         (board, map)
     }
 
-    fn write(board: &mut Txsrom, map: &mut MemoryMap, addr: u16, value: u8) {
-        if board.mmc3.write_register(addr, value) {
+    fn write(board: &mut Txrom, map: &mut MemoryMap, addr: u16, value: u8) {
+        if board.write_register(addr, value) {
             board.update_map(map);
         }
     }
 
-    fn bank(board: &mut Txsrom, map: &mut MemoryMap, select: u8, register: u8, value: u8) {
+    fn bank(board: &mut Txrom, map: &mut MemoryMap, select: u8, register: u8, value: u8) {
         write(board, map, 0x8000, select | register);
         write(board, map, 0x8001, value);
     }

@@ -107,6 +107,8 @@ pub struct Cartridge {
     /// End of the four-screen VRAM (of the state-bearing part of `chr`).
     chr_end: usize,
     chr_is_ram: bool,
+    /// Pattern table writes can reach RAM: CHR RAM, or TQROM's beside its ROM.
+    chr_writable: bool,
     /// PRG RAM at $6000-$7FFF: battery-backed part first, then the volatile part.
     prg_ram: Box<[u8]>,
     /// The 512-byte trainer, copied to $7000 at power-on.
@@ -181,7 +183,7 @@ impl Cartridge {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
         let chr_rom_len = if chr_is_ram { 0 } else { chr.len() };
-        let chr = if matches!(board, Board::Tqrom(_)) && !chr_is_ram {
+        let chr = if matches!(&board, Board::Txrom(m) if m.is_tqrom()) && !chr_is_ram {
             // TQROM's CHR RAM after its ROM: the header's CHR-RAM size (NES 2.0), else the board's 8 KiB.
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
             let ram = if declared == 0 { TQROM_CHR_RAM_LEN } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
@@ -228,6 +230,7 @@ impl Cartridge {
             chr_ram_start,
             chr_end,
             chr_is_ram,
+            chr_writable: chr_is_ram || chr_ram_start < chr_len,
             prg_ram,
             trainer,
             board,
@@ -418,10 +421,13 @@ impl Cartridge {
         }
         let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
-            let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
-            if (self.chr_ram_start..self.chr_len).contains(&index) {
-                self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
-                self.chr[index] = value;
+            if self.chr_writable {
+                let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
+                // TQROM's ROM banks sit below its RAM.
+                if index >= self.chr_ram_start {
+                    self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
+                    self.chr[index] = value;
+                }
             }
         } else {
             let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
@@ -634,7 +640,10 @@ impl Cartridge {
 
     /// The MMC3's (or MMC6's) IRQ behaviour; `None` for other boards.
     pub fn mmc3_revision(&self) -> Option<Mmc3Revision> {
-        self.board.mmc3().map(|m| m.revision())
+        match &self.board {
+            Board::Txrom(m) => Some(m.revision()),
+            _ => None,
+        }
     }
 
     /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A and
@@ -642,12 +651,12 @@ impl Cartridge {
     /// when the board is not an MMC3 or MMC6. The choice is part of the mapper state, so snapshots
     /// keep it.
     pub fn set_mmc3_revision(&mut self, revision: Mmc3Revision) -> bool {
-        match self.board.mmc3_mut() {
-            Some(m) => {
+        match &mut self.board {
+            Board::Txrom(m) => {
                 m.set_revision(revision);
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
@@ -668,8 +677,8 @@ impl Cartridge {
     /// the PPU) stays inline; other boards' observers are called out of line.
     #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
-        if let Some(m) = self.board.mmc3_mut() {
-            // Exactly `Board::observe_ppu` for these boards: they never change the memory map.
+        if let Board::Txrom(m) = &mut self.board {
+            // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
             m.observe_ppu_address(addr);
         } else {
             self.observe_ppu_other(addr, read);

@@ -48,6 +48,16 @@ discrete/m185_cnrom.s   common/flat.cfg
 discrete/m232_quattro.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
 regions/timing.s        common/nrom.cfg
+mmc3fam/m004_big_prg.s  mmc3fam/image.cfg
+mmc3fam/m118_txsrom.s   mmc3fam/image.cfg
+mmc3fam/m119_tqrom.s    mmc3fam/image.cfg
+mmc3fam/m155_mmc1a.s    mmc3fam/image.cfg
+mmc3fam/m076_namcot3446.s mmc3fam/image.cfg
+mmc3fam/m088_namcot3443.s mmc3fam/image.cfg
+mmc3fam/m095_namcot3425.s mmc3fam/image.cfg
+mmc3fam/m154_namcot3453.s mmc3fam/image.cfg
+mmc3fam/m111_gtrom.s    mmc3fam/image.cfg
+mmc3fam/m206_dxrom.s    mmc3fam/image.cfg
 "
 build_one() {
     src=$1 cfg=$2

@@ -61,6 +61,56 @@ const DISCRETE_ROMS: [(&str, usize); 10] = [
     ("m232_quattro", 3),
 ];
 
+/// Our MMC3-, MMC1- and Namco 108-family ROMs and GTROM's (`roms/mmc3fam/NAME.nes`) and their numbers
+/// of checks.
+const MMC3_FAMILY_ROMS: [(&str, usize); 10] = [
+    ("m004_big_prg", 4),
+    ("m076_namcot3446", 4),
+    ("m088_namcot3443", 4),
+    ("m095_namcot3425", 5),
+    ("m111_gtrom", 5),
+    ("m118_txsrom", 6),
+    ("m119_tqrom", 6),
+    ("m154_namcot3453", 5),
+    ("m155_mmc1a", 5),
+    ("m206_dxrom", 6),
+];
+
+fn mmc3_family_rom(name: &str) -> Vec<u8> {
+    let path = repo_root().join(format!("roms/mmc3fam/{name}.nes"));
+    std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn every_mmc3_family_rom_passes_its_checks() {
+    for (name, checks) in MMC3_FAMILY_ROMS {
+        let failed = discrete_failures(name, &mmc3_family_rom(name), checks);
+        assert!(failed.is_empty(), "{name}: checks {failed:?} failed (see the ROM's source)");
+    }
+}
+
+#[test]
+fn the_mmc1a_checks_fail_on_the_mmc1b() {
+    // As mapper 1 (MMC1B), PRG bank bit 4 disables the RAM (check 2) and bit 3 leaves the fixed
+    // banks alone (0: bank 15 at $C000, 3: bank 0 at $8000). Check 1 sets bit 3, where the fixed
+    // bank 15 has A17 high anyway, and check 4 clears bit 4: the chips agree there.
+    let failed = discrete_failures("155 as 1", &with_mapper(&mmc3_family_rom("m155_mmc1a"), 1, 0), 5);
+    assert_eq!(failed, [0, 2, 3]);
+}
+
+#[test]
+fn the_namco_108_checks_fail_on_another_boards_rules() {
+    // Mapper 88's ROM on DxROM (206): R2-R5 bank in the first 64 KiB (check 3).
+    let failed = discrete_failures("88 as 206", &with_mapper(&mmc3_family_rom("m088_namcot3443"), 206, 0), 4);
+    assert_eq!(failed, [3]);
+    // Mapper 154's on mapper 88: the header's vertical mirroring, not the single-screen bit (3, 4).
+    let failed = discrete_failures("154 as 88", &with_mapper(&mmc3_family_rom("m154_namcot3453"), 88, 0), 5);
+    assert_eq!(failed, [3, 4]);
+    // Mapper 95's on DxROM: vertical mirroring, not R0/R1 bit 5 (2, 3, 4).
+    let failed = discrete_failures("95 as 206", &with_mapper(&mmc3_family_rom("m095_namcot3425"), 206, 0), 5);
+    assert_eq!(failed, [2, 3, 4]);
+}
+
 fn discrete_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/discrete/{name}.nes"));
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
@@ -335,6 +385,40 @@ fn every_byte_of_the_vrc4_state_feeds_the_hash() {
                 continue;
             }
             assert_ne!(forged.state_hash(), original, "mapper byte {byte} bit {bit} escapes the hash");
+        }
+    }
+}
+
+#[test]
+fn every_byte_of_the_new_boards_states_feeds_the_hash() {
+    // One ROM per new state layout, each after its checks: (ROM, state length, where its reserved
+    // bytes start: flips there may be refused, as those bytes must stay zero).
+    let layouts = [
+        ("m118_txsrom", 24, 20), // TxromState (118, 119, 4)
+        ("m155_mmc1a", 16, 6),   // SxromState (155)
+        ("m206_dxrom", 16, 10),  // Namco108State (206, 76, 88, 95, 154)
+        ("m154_namcot3453", 16, 10),
+        ("m111_gtrom", 1, 1), // GtromState (111)
+    ];
+    for (name, len, reserved) in layouts {
+        let mut nes = boot(&mmc3_family_rom(name));
+        run_checks(&mut nes);
+        let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+        assert_eq!(mapper.len(), len, "{name}");
+        let original = nes.state_hash();
+        for byte in 0..len {
+            for bit in 0..8 {
+                let mut forged = nes.clone();
+                if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+                    assert!(byte >= reserved, "{name}: mapper byte {byte} bit {bit}: {err}");
+                    continue;
+                }
+                assert_ne!(
+                    forged.state_hash(),
+                    original,
+                    "{name}: mapper byte {byte} bit {bit} escapes the hash"
+                );
+            }
         }
     }
 }

@@ -68,6 +68,15 @@ fn seeds() -> &'static Seeds {
         roms.push(as_mapper(&chr_ram, 13, None));
         roms.push(as_mapper(&nrom, 34, None));
         roms.push(as_mapper(&nrom, 23, Some(2)));
+        // TQROM (119): CHR RAM after its CHR ROM, sized by NES 2.0 byte 11; TxSROM (118) and the
+        // MMC1A (155), MMC3 and MMC1 inside.
+        let mut tqrom = as_mapper(&nrom, 119, Some(0));
+        tqrom[11] = 0x07;
+        roms.push(tqrom);
+        roms.push(as_mapper(&nrom, 118, None));
+        roms.push(as_mapper(&chr_ram, 155, None));
+        // GTROM (111): its RAM sized by the board, not the header.
+        roms.push(as_mapper(&chr_ram, 111, None));
         roms.push(chr_ram);
         roms.push(read("roms/mmc6/mmc6.nes"));
         let snapshots = roms

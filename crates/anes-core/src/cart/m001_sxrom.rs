@@ -94,16 +94,9 @@ impl Sxrom {
             _ => Mirroring::Horizontal,
         });
 
-        // 16 KiB bank numbers; the 256 KiB outer bank applies to the fixed banks too.
-        let outer = if map.prg_banks > 32 { usize::from(s.chr_bank0 & 0x10) } else { 0 };
-        let bank = usize::from(s.prg_bank & 0x0F);
-        let (low, high) = match (s.control >> 2) & 3 {
-            0 | 1 => (bank & !1, bank | 1),
-            2 => (0, bank),
-            _ => (bank, 0x0F),
-        };
-        map.set_prg_16k(0, outer | low);
-        map.set_prg_16k(1, outer | high);
+        let (low, high) = self.prg_16k_banks(map);
+        map.set_prg_16k(0, low);
+        map.set_prg_16k(1, high);
 
         if s.control & 0x10 == 0 {
             let bank = usize::from(s.chr_bank0 & 0x1E);
@@ -114,13 +107,37 @@ impl Sxrom {
             map.set_chr_4k(1, usize::from(s.chr_bank1 & 0x1F));
         }
 
-        let ram_bank = match map.prg_ram_len {
-            0x8000 => usize::from((s.chr_bank0 >> 2) & 3),
-            0x4000 => usize::from((s.chr_bank0 >> 3) & 1),
-            _ => 0,
-        };
         let enabled = s.prg_bank & 0x10 == 0;
-        map.set_prg_ram(ram_bank, enabled, enabled);
+        map.set_prg_ram(self.prg_ram_bank(map), enabled, enabled);
+    }
+
+    /// The 16 KiB PRG banks at $8000 and $C000 the registers select.
+    pub(super) fn prg_16k_banks(&self, map: &MemoryMap) -> (usize, usize) {
+        let s = &self.state;
+        // The 256 KiB outer bank applies to the fixed banks too.
+        let outer = if map.prg_banks > 32 { usize::from(s.chr_bank0 & 0x10) } else { 0 };
+        let bank = usize::from(s.prg_bank & 0x0F);
+        let (low, high) = match (s.control >> 2) & 3 {
+            0 | 1 => (bank & !1, bank | 1),
+            2 => (0, bank),
+            _ => (bank, 0x0F),
+        };
+        (outer | low, outer | high)
+    }
+
+    /// The 8 KiB PRG RAM bank at $6000 (SOROM, SXROM: from CHR bank 0).
+    pub(super) fn prg_ram_bank(&self, map: &MemoryMap) -> usize {
+        let chr_bank0 = self.state.chr_bank0;
+        match map.prg_ram_len {
+            0x8000 => usize::from((chr_bank0 >> 2) & 3),
+            0x4000 => usize::from((chr_bank0 >> 3) & 1),
+            _ => 0,
+        }
+    }
+
+    /// The PRG bank register: bits 0-3 the 16 KiB bank, bit 4 PRG RAM disable (MMC1B).
+    pub(super) fn prg_bank(&self) -> u8 {
+        self.state.prg_bank
     }
 
     /// The register state as bytes.

@@ -21,6 +21,13 @@
 //! write (l) of the lower. A write enable counts only with its half's read enable. With neither half
 //! readable $7000-$7FFF is open bus; with one readable, the other reads 0 (nesdev "MMC6",
 //! "Hardware"). `roms/mmc6/mmc6.nes` checks each rule.
+//!
+//! With more than 512 KiB of PRG ROM (NES 2.0 only), R6 and R7 use all 8 bits (nesdev "MMC3",
+//! "iNES Mapper 004": the extension for more PRG; `roms/mmc3fam/m004_big_prg.nes`). The boards that
+//! wire the chip's CHR outputs differently (118 TxSROM, 119 TQROM) are a [`Txrom`] too, with their
+//! wiring ([`ChrWiring`]) in their own files: one `Board` variant keeps the A12 counter's paths, run
+//! at every PPU fetch, a single test (as variants of their own they cost the MMC3 demo 4.6% more
+//! host instructions).
 
 use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
@@ -115,16 +122,30 @@ crate::layout::state_struct! {
 
 const _: () = assert!(core::mem::size_of::<TxromState>() == 24);
 
-/// MMC3 or MMC6 board.
+/// How the board wires the chip's CHR outputs: from the mapper number, not state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChrWiring {
+    /// Straight to the CHR chip (mapper 4).
+    Txrom,
+    /// CHR A17 to CIRAM A10 (mapper 118, `m118_txsrom.rs`).
+    Txsrom,
+    /// CHR A16 selecting CHR RAM after `rom_banks` 1 KiB banks of ROM (mapper 119, `m119_tqrom.rs`).
+    Tqrom { rom_banks: usize },
+}
+
+/// MMC3 or MMC6 board, and the boards wiring the MMC3 differently (118, 119).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Txrom {
     state: TxromState,
+    wiring: ChrWiring,
 }
 
 impl Txrom {
     /// The board in its power-on state.
     pub fn new(config: BoardConfig) -> Self {
-        let chip = if config.submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
+        // The submappers are mapper 4's; the boards built around an MMC3 (118, 119) have none.
+        let submapper = if config.mapper == 4 { config.submapper } else { 0 };
+        let chip = if submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
         // The MMC6's counter has the old behaviour, revision A here (the NEC MMC3 of nesdev "MMC3",
         // "IRQ Specifics"): with a latch of 0 it raises the IRQ once, after a $C001 reload, where a
         // Sharp MMC3 raises it at every clock. blargg's mmc3_test ROM 6-MMC6 was written for the
@@ -132,13 +153,18 @@ impl Txrom {
         // kevtris's MMC6 notes name a latch of 0 as where its IRQ differs from the MMC3's. The nesdev
         // "MMC6" page likens the chip to an MMC3C apart from the RAM, which would mean the Sharp
         // behaviour; the hardware tests win.
-        let revision =
-            if config.submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
+        let revision = if submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
         // Power-on values are unspecified; these give distinct banks. On the MMC3, RAM enabled so
         // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
         // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
         let prg_ram_protect = if chip == Chip::Mmc3 { 0x80 } else { 0 };
+        let wiring = match config.mapper {
+            118 => ChrWiring::Txsrom,
+            119 => ChrWiring::Tqrom { rom_banks: config.chr_rom_size.div_ceil(super::board::CHR_SLOT) },
+            _ => ChrWiring::Txrom,
+        };
         Txrom {
+            wiring,
             state: TxromState {
                 registers: [0, 2, 4, 5, 6, 7, 0, 1],
                 prg_ram_protect,
@@ -152,6 +178,11 @@ impl Txrom {
     /// The IRQ behaviour modelled.
     pub fn revision(&self) -> Mmc3Revision {
         Mmc3Revision::from_state(self.state.revision)
+    }
+
+    /// True on TQROM (mapper 119), whose CHR RAM sits beside its CHR ROM.
+    pub fn is_tqrom(&self) -> bool {
+        matches!(self.wiring, ChrWiring::Tqrom { .. })
     }
 
     /// True for the MMC6 (NES 2.0 submapper 1).
@@ -293,23 +324,23 @@ impl Txrom {
         let s = &self.state;
         let r = |i: usize| usize::from(s.registers[i]);
         let second_last = map.prg_bank_from_end(2);
-        let r6 = r(6) & 0x3F;
+        // The MMC3 has six PRG bank outputs (512 KiB). A larger ROM, which only an NES 2.0 header
+        // can declare, is the wiki's "MMC3 with more PRG" extension: all 8 bits of R6 and R7 count.
+        let prg_mask = if map.prg_banks > 64 { 0xFF } else { 0x3F };
+        let r6 = r(6) & prg_mask;
         let (slot0, slot2) = if s.bank_select & 0x40 == 0 { (r6, second_last) } else { (second_last, r6) };
         map.set_prg_8k(0, slot0);
-        map.set_prg_8k(1, r(7) & 0x3F);
+        map.set_prg_8k(1, r(7) & prg_mask);
         map.set_prg_8k(2, slot2);
         map.set_prg_8k(3, map.prg_bank_from_end(1));
 
-        // CHR A12 inversion swaps the 2 KiB and 1 KiB halves.
-        let two_k = if s.bank_select & 0x80 == 0 { 0 } else { 4 };
-        // R0 and R1 ignore their low bit: 2 KiB bank n is 1 KiB banks 2n and 2n+1.
-        map.set_chr_2k(two_k / 2, r(0) >> 1);
-        map.set_chr_2k(two_k / 2 + 1, r(1) >> 1);
-        for i in 0..4 {
-            map.set_chr_1k((two_k ^ 4) + i, r(2 + i));
-        }
-
         map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
+        // After the mirroring: TxSROM's CHR outputs override it.
+        match self.wiring {
+            ChrWiring::Txrom => self.map_chr(map, usize::from),
+            ChrWiring::Txsrom => super::m118_txsrom::map_chr_and_nametables(self, map),
+            ChrWiring::Tqrom { rom_banks } => super::m119_tqrom::map_chr(self, map, rom_banks),
+        }
         match Chip::from_state(s.chip) {
             Chip::Mmc3 => {
                 let enabled = s.prg_ram_protect & 0x80 != 0;
@@ -318,6 +349,33 @@ impl Txrom {
             Chip::Mmc6 => self.update_mmc6_ram(map),
         }
         map.watches_ppu = true;
+    }
+
+    /// Maps the eight CHR windows from R0-R5, `chr_bank` turning each 1 KiB bank number the chip
+    /// outputs into the bank of the cartridge's CHR it selects (boards wire the upper lines
+    /// differently: TxSROM, TQROM).
+    pub(super) fn map_chr(&self, map: &mut MemoryMap, chr_bank: impl Fn(u8) -> usize) {
+        let r = &self.state.registers;
+        // CHR A12 inversion swaps the 2 KiB and 1 KiB halves.
+        let two_k = if self.chr_a12_inverted() { 4 } else { 0 };
+        // R0 and R1 ignore their low bit: 2 KiB bank n is 1 KiB banks 2n and 2n+1.
+        for (pair, register) in [r[0], r[1]].into_iter().enumerate() {
+            map.set_chr_1k(two_k + pair * 2, chr_bank(register & 0xFE));
+            map.set_chr_1k(two_k + pair * 2 + 1, chr_bank(register | 1));
+        }
+        for i in 0..4 {
+            map.set_chr_1k((two_k ^ 4) + i, chr_bank(r[2 + i]));
+        }
+    }
+
+    /// R0-R7.
+    pub(super) fn registers(&self) -> [u8; 8] {
+        self.state.registers
+    }
+
+    /// $8000 bit 7: the 1 KiB CHR banks are at $0000-$0FFF, the 2 KiB ones at $1000-$1FFF.
+    pub(super) fn chr_a12_inverted(&self) -> bool {
+        self.state.bank_select & 0x80 != 0
     }
 
     /// The MMC6's RAM windows: $6000-$6FFF open bus; in $7000-$7FFF, even windows are the lower

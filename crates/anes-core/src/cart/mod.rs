@@ -41,11 +41,20 @@ mod m066_gxrom;
 mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
+mod m076_namcot3446;
 mod m079_nina03_06;
+mod m088_namcot3443;
 mod m094_un1rom;
+mod m095_namcot3425;
+mod m111_gtrom;
+mod m118_txsrom;
+mod m119_tqrom;
 mod m140_jaleco_jf11;
+mod m154_namcot3453;
+mod m155_mmc1a;
 mod m180_unrom_fixed_first;
 mod m185_cnrom_protected;
+mod m206_namco108;
 mod m232_quattro;
 mod vrc_irq;
 
@@ -54,6 +63,8 @@ use board::{
 };
 use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
+use m119_tqrom::TQROM_CHR_RAM_LEN;
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -81,9 +92,11 @@ pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
 pub use m079_nina03_06::Nina03State;
 pub use m094_un1rom::Un1romState;
+pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m185_cnrom_protected::Cnrom185State;
+pub use m206_namco108::Namco108State;
 pub use m232_quattro::QuattroState;
 pub use vrc_irq::VrcIrq;
 
@@ -107,9 +120,14 @@ pub struct Cartridge {
     chr: Box<[u8]>,
     /// Bytes of `chr` that are CHR; the rest is four-screen VRAM (or ExRAM) and derived pages.
     chr_len: usize,
+    /// Start of the CHR RAM in `chr` (up to `chr_len`): 0 on a CHR RAM board, `chr_len` on a CHR ROM
+    /// board, the ROM's length on TQROM (mapper 119), whose 8 KiB of RAM follow its ROM.
+    chr_ram_start: usize,
     /// End of the four-screen VRAM (of the state-bearing part of `chr`).
     chr_end: usize,
     chr_is_ram: bool,
+    /// Pattern table writes can reach RAM: CHR RAM, or TQROM's beside its ROM.
+    chr_writable: bool,
     /// PRG RAM at $6000-$7FFF: battery-backed part first, then the volatile part.
     prg_ram: Box<[u8]>,
     /// The 512-byte trainer, copied to $7000 at power-on.
@@ -177,6 +195,9 @@ impl Cartridge {
             // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
             let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
                 size.max(CPROM_CHR_RAM_LEN)
+            } else if matches!(board, Board::Gtrom(_)) {
+                // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
+                GTROM_CHR_RAM_LEN
             } else {
                 size
             };
@@ -184,10 +205,24 @@ impl Cartridge {
         } else {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
+        let chr_rom_len = if chr_is_ram { 0 } else { chr.len() };
+        let chr = if matches!(&board, Board::Txrom(m) if m.is_tqrom()) && !chr_is_ram {
+            // TQROM's CHR RAM after its ROM: the header's CHR-RAM size (NES 2.0), else the board's 8 KiB.
+            let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
+            let ram = if declared == 0 { TQROM_CHR_RAM_LEN } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
+            let mut with_ram = chr.into_vec();
+            with_ram.resize(chr_rom_len + ram, 0);
+            with_ram.into_boxed_slice()
+        } else {
+            chr
+        };
         let chr_len = chr.len();
         let mmc5 = matches!(board, Board::Mmc5(_));
+        let chr_ram_start = if chr_is_ram { 0 } else { chr_rom_len };
         let chr_end = if mmc5 {
             chr_len + EXRAM_LEN
+        } else if matches!(board, Board::Gtrom(_)) {
+            chr_len + GTROM_NAMETABLE_RAM_LEN
         } else if info.mirroring == Mirroring::FourScreen {
             chr_len + FOUR_SCREEN_VRAM
         } else {
@@ -225,8 +260,10 @@ impl Cartridge {
             prg_rom,
             chr,
             chr_len,
+            chr_ram_start,
             chr_end,
             chr_is_ram,
+            chr_writable: chr_is_ram || chr_ram_start < chr_len,
             prg_ram,
             trainer,
             board,
@@ -566,10 +603,13 @@ impl Cartridge {
         }
         let addr = usize::from(addr & 0x3FFF);
         if addr < 0x2000 {
-            if self.chr_is_ram {
+            if self.chr_writable {
                 let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
-                self.track(Section::ChrRam, index, self.chr[index], value);
-                self.chr[index] = value;
+                // TQROM's ROM banks sit below its RAM.
+                if index >= self.chr_ram_start {
+                    self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
+                    self.chr[index] = value;
+                }
             }
         } else {
             let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
@@ -584,8 +624,7 @@ impl Cartridge {
                     // The MMC5's fill page and page of zeros take no writes.
                     return;
                 }
-                let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
-                self.track(Section::ChrRam, in_section, self.chr[index], value);
+                self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
                 self.chr[index] = value;
             }
         }
@@ -707,22 +746,20 @@ impl Cartridge {
         &mut self.prg_ram
     }
 
-    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM) followed by the four-screen
-    /// board's 2 KiB of nametable VRAM (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board
-    /// without four-screen VRAM.
+    /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM; TQROM's beside its ROM)
+    /// followed by the four-screen board's 2 KiB of nametable VRAM, or GTROM's 16 KiB of nametable RAM
+    /// (see [`Cartridge::extra_vram`]). Empty for a CHR ROM board without either.
     pub fn chr_ram(&self) -> &[u8] {
-        let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &self.chr[start..self.chr_end]
+        &self.chr[self.chr_ram_start..self.chr_end]
     }
 
     /// The board's PPU-side RAM, mutable (snapshot restore); same layout as [`Cartridge::chr_ram`].
     pub fn chr_ram_mut(&mut self) -> &mut [u8] {
-        let start = if self.chr_is_ram { 0 } else { self.chr_len };
-        &mut self.chr[start..self.chr_end]
+        &mut self.chr[self.chr_ram_start..self.chr_end]
     }
 
-    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00; the tail of
-    /// [`Cartridge::chr_ram`]); empty on other boards.
+    /// The four-screen board's 2 KiB of VRAM (nametables at $2800 and $2C00), or GTROM's 16 KiB of
+    /// nametable RAM; the tail of [`Cartridge::chr_ram`]; empty on other boards.
     pub fn extra_vram(&self) -> &[u8] {
         &self.chr[self.chr_len..self.chr_end]
     }

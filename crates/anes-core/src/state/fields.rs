@@ -9,9 +9,9 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GxromState,
-    Jf11State, LatchChrState, Mapper34State, Mmc5State, Nina03State, QuattroState, SxromState, TxromState,
-    Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
+    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
+    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -39,11 +39,13 @@ pub fn section_layout(section: Section) -> Option<&'static [FieldLayout]> {
 /// The layout of the mapper registers of the board with iNES number `mapper`.
 pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
     Some(match mapper {
-        1 => SxromState::FIELDS,
+        1 | 155 => SxromState::FIELDS,
         2 => UxromState::FIELDS,
         3 => CnromState::FIELDS,
-        4 => TxromState::FIELDS,
+        4 | 118 | 119 => TxromState::FIELDS,
         5 => Mmc5State::FIELDS,
+        76 | 88 | 95 | 154 | 206 => Namco108State::FIELDS,
+        111 => GtromState::FIELDS,
         7 => AxromState::FIELDS,
         9 | 10 => LatchChrState::FIELDS,
         11 => ColorDreamsState::FIELDS,
@@ -219,6 +221,14 @@ mod tests {
     }
 
     #[test]
+    fn every_board_with_registers_names_them() {
+        // NROM has no registers; every other supported board's bytes are named in diffs.
+        for &mapper in crate::cart::SUPPORTED_MAPPERS.iter().filter(|&&m| m != 0) {
+            assert!(mapper_layout(mapper).is_some(), "mapper {mapper} has no field layout");
+        }
+    }
+
+    #[test]
     fn layouts_cover_their_structs_exactly() {
         assert_covers("cpu", CpuState::FIELDS, size_of::<CpuState>());
         assert_covers("bus", BusState::FIELDS, size_of::<BusState>());
@@ -249,6 +259,10 @@ mod tests {
             (24, size_of::<Vrc6State>()),
             (73, size_of::<Vrc3State>()),
             (75, size_of::<Vrc1State>()),
+            (118, size_of::<TxromState>()),
+            (155, size_of::<SxromState>()),
+            (206, size_of::<Namco108State>()),
+            (111, size_of::<GtromState>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

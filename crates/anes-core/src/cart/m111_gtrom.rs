@@ -1,0 +1,94 @@
+//! Mapper 111: GTROM / Cheapocabra (nesdev "GTROM"). One write-only register at $5000-$5FFF and
+//! $7000-$7FFF (mask $D000), `grnc pppp`: bits 0-3 the 32 KiB PRG bank, bit 4 (c) the 8 KiB CHR RAM
+//! bank at $0000-$1FFF, bit 5 (n) the 8 KiB of nametable RAM at $2000-$3EFF (four screens, no
+//! CIRAM), bits 6-7 the red and green LEDs (not modelled: no output). The board's 32 KiB of RAM is
+//! the cartridge's CHR RAM (the two pattern banks) followed by its nametable RAM (the two pages, 8 KiB
+//! each: pages 2-9 of `MemoryMap::nametables`, of which the four screens use the first 4 KiB).
+//!
+//! Not modelled (FIXME): the upper 4 KiB of each nametable page ($3000-$3EFF, scratch RAM on the
+//! board) mirrors $2000-$2EFF here, as the PPU hands the cartridge nametable addresses modulo 4 KiB;
+//! a CPU read of the register's addresses latches open bus into it; the flash's self-programming.
+
+use super::board::{BoardConfig, MemoryMap};
+
+/// The board's nametable RAM: two pages of 8 KiB.
+pub(super) const GTROM_NAMETABLE_RAM_LEN: usize = 0x4000;
+/// Its pattern RAM: two 8 KiB banks.
+pub(super) const GTROM_CHR_RAM_LEN: usize = 0x4000;
+
+crate::layout::state_struct! {
+    /// GTROM register.
+    pub struct GtromState {
+        /// The last value written at $5000-$5FFF or $7000-$7FFF.
+        pub register: u8,
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<GtromState>() == 1);
+
+/// GTROM board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gtrom {
+    state: GtromState,
+}
+
+impl Gtrom {
+    /// The board in its power-on state (the register's is unspecified; 0 here).
+    pub fn new(_config: BoardConfig) -> Self {
+        Gtrom { state: GtromState::default() }
+    }
+
+    /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
+    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+        if addr & 0xD000 != 0x5000 {
+            return false;
+        }
+        self.state.register = value;
+        true
+    }
+
+    /// Points every window of `map` at the banks the register selects.
+    pub fn update_map(&self, map: &mut MemoryMap) {
+        let r = self.state.register;
+        map.set_prg_32k(usize::from(r & 0x0F));
+        map.set_chr_8k(usize::from(r >> 4) & 1);
+        let first = 2 + 8 * ((r >> 5) & 1);
+        map.nametables = [first, first + 1, first + 2, first + 3];
+        // No PRG RAM: the register answers at $7000-$7FFF, nothing at $6000-$6FFF.
+        map.set_prg_ram(0, false, false);
+        map.low_registers = true;
+    }
+
+    /// The register state as bytes.
+    pub fn state_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.state)
+    }
+
+    /// The register state as mutable bytes (snapshot restore).
+    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::bytes_of_mut(&mut self.state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cart::board::{CHR_SLOT, PRG_SLOT};
+    use crate::cart::header::Mirroring;
+
+    #[test]
+    fn one_register_at_5000_and_7000_selects_everything() {
+        let mut board = Gtrom::new(BoardConfig { mapper: 111, submapper: 0, chr_rom_size: 0 });
+        let mut map = MemoryMap::new(0x80000, GTROM_CHR_RAM_LEN, 0, Mirroring::FourScreen);
+        assert!(!board.write_low(0x6000, 0xFF), "$6000 is not decoded");
+        assert!(!board.write_low(0x4100, 0xFF));
+        assert!(board.write_low(0x7FFF, 0x3A));
+        board.update_map(&mut map);
+        assert_eq!(map.prg[0] / PRG_SLOT, 40, "32 KiB bank 10");
+        assert_eq!(map.chr[0] / CHR_SLOT, 8, "8 KiB bank 1");
+        assert_eq!(map.nametables, [10, 11, 12, 13], "nametable page 1");
+        assert!(board.write_low(0x5000, 0xC0));
+        board.update_map(&mut map);
+        assert_eq!((map.prg[3] / PRG_SLOT, map.chr[7] / CHR_SLOT, map.nametables), (3, 7, [2, 3, 4, 5]));
+    }
+}

@@ -106,8 +106,8 @@ fn drill_build() -> &'static Path {
 }
 
 /// Copies the compiled external dependencies (libraries, build-script outputs, fingerprints; not the
-/// workspace's crates or any executable) from `from` to an empty `to`. Copies, not links: cargo may
-/// rewrite a file in `to`, which must never change `from`.
+/// workspace's crates or any executable) from `from` to an empty `to`, with their times. Copies, not
+/// links: cargo may rewrite a file in `to`, which must never change `from`.
 fn seed_dependencies(from: &Path, to: &Path) {
     if to.join(".fingerprint").exists() || !from.join("deps").is_dir() {
         return;
@@ -118,12 +118,21 @@ fn seed_dependencies(from: &Path, to: &Path) {
     };
     std::fs::create_dir_all(to.join("deps")).unwrap();
     copy_tree("build");
-    for entry in std::fs::read_dir(from.join("deps")).unwrap().map_while(Result::ok) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let library = [".rlib", ".rmeta", ".so", ".d"].iter().any(|ext| name.ends_with(ext));
-        if library && !name.starts_with("anes") && !name.starts_with("libanes") {
-            std::fs::copy(entry.path(), to.join("deps").join(&name)).unwrap();
-        }
+    let libraries: Vec<PathBuf> = std::fs::read_dir(from.join("deps"))
+        .unwrap()
+        .map_while(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let library = [".rlib", ".rmeta", ".so", ".a", ".d"].iter().any(|ext| name.ends_with(ext));
+            library && !name.starts_with("anes") && !name.starts_with("libanes")
+        })
+        .collect();
+    // `cp -a` keeps the files' times: a library newer than its dependents' fingerprints would make
+    // cargo rebuild every dependent.
+    for batch in libraries.chunks(500) {
+        let status = Command::new("cp").arg("-a").args(batch).arg(to.join("deps")).status();
+        assert!(status.is_ok_and(|s| s.success()), "copying libraries into {}", to.display());
     }
     // Last: with the fingerprints in place and a library missing, cargo would only rebuild it.
     copy_tree(".fingerprint");

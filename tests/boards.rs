@@ -234,37 +234,38 @@ fn the_checks_fail_on_another_boards_rules() {
     );
 }
 
-#[test]
-fn a_restore_while_the_counter_is_owed_continues_exactly() {
-    // The VRC4 counter runs lazily; a snapshot taken at any instruction restores into a fresh
-    // machine that continues exactly as the uninterrupted one.
-    let rom = vrc_rom("vrc4e");
-    let input = random_input(7, 40);
-    let mut reference = boot(&rom);
-    let mut records = Vec::new();
-    for frame in input.frames() {
-        records.push(reference.run_frame(frame));
-    }
-    let mut first = boot(&rom);
-    let frames: Vec<FrameInput> = input.frames().collect();
-    for frame in &frames[..20] {
+/// Saves inside frame `at` of `frames` after `steps` instructions, restores into a fresh console and
+/// checks that it ends that frame and runs the rest exactly as a console never interrupted.
+fn assert_restore_mid_frame_continues(rom: &[u8], frames: &[FrameInput], at: usize, steps: usize) {
+    let mut reference = boot(rom);
+    let records: Vec<_> = frames.iter().map(|frame| reference.run_frame(*frame)).collect();
+    let mut first = boot(rom);
+    for frame in &frames[..at] {
         first.run_frame(*frame);
     }
-    // Into the frame, past the IRQ's arming (NMI) and some of its counting.
-    first.begin_frame(frames[20]);
-    for _ in 0..3000 {
+    first.begin_frame(frames[at]);
+    for _ in 0..steps {
         first.step_in_frame();
     }
     let mut snapshot = Vec::new();
     first.save_state(&mut snapshot);
-    let mut second = boot(&rom);
+    let mut second = boot(rom);
     second.load_state(&snapshot).expect("restores");
     assert_eq!(second.state_hash(), first.state_hash());
     second.run_until_frame_end();
-    assert_eq!(second.state_hash(), records[20].state_hash, "frame 20 after the restore");
-    for (i, frame) in frames.iter().enumerate().skip(21) {
+    assert_eq!(second.state_hash(), records[at].state_hash, "frame {at} after the restore");
+    for (i, frame) in frames.iter().enumerate().skip(at + 1) {
         assert_eq!(second.run_frame(*frame), records[i], "frame {i} after the restore");
     }
+}
+
+#[test]
+fn a_restore_while_the_counter_is_owed_continues_exactly() {
+    // The VRC4 counter runs lazily; a snapshot taken at any instruction restores into a fresh
+    // machine that continues exactly as the uninterrupted one.
+    let frames: Vec<FrameInput> = random_input(7, 40).frames().collect();
+    // Into frame 20, past the IRQ's arming (NMI) and some of its counting.
+    assert_restore_mid_frame_continues(&vrc_rom("vrc4e"), &frames, 20, 3000);
 }
 
 /// `../shared/boards/` beside the checkout, or `None` (skipped with a line on a bare `cargo test`,
@@ -526,27 +527,7 @@ fn the_vrc6_sound_output_matches_its_golden_hash() {
 fn a_vrc6_restore_mid_frame_continues_exactly_with_its_sound_owed() {
     // The VRC6's IRQ counter and sound run lazily (audio output off): a snapshot taken within a
     // frame while all three channels play restores into a machine that continues as the original.
-    let rom = vrc6_rom("vrc6a");
-    let mut reference = boot(&rom);
-    let records: Vec<_> = (0..90).map(|_| reference.run_frame(FrameInput::default())).collect();
-    let mut first = boot(&rom);
-    for _ in 0..70 {
-        first.run_frame(FrameInput::default());
-    }
-    first.begin_frame(FrameInput::default());
-    for _ in 0..2500 {
-        first.step_in_frame();
-    }
-    let mut snapshot = Vec::new();
-    first.save_state(&mut snapshot);
-    let mut second = boot(&rom);
-    second.load_state(&snapshot).expect("restores");
-    assert_eq!(second.state_hash(), first.state_hash());
-    second.run_until_frame_end();
-    assert_eq!(second.state_hash(), records[70].state_hash, "frame 70 after the restore");
-    for (i, record) in records.iter().enumerate().skip(71) {
-        assert_eq!(second.run_frame(FrameInput::default()), *record, "frame {i} after the restore");
-    }
+    assert_restore_mid_frame_continues(&vrc6_rom("vrc6a"), &[FrameInput::default(); 90], 70, 2500);
 }
 
 #[test]
@@ -826,29 +807,8 @@ fn every_byte_of_the_mmc5_state_feeds_the_hash() {
 fn an_mmc5_snapshot_mid_frame_continues_exactly() {
     // Saved inside a frame while the scanline detector and the IRQ run (mmc5test_v2 is not always
     // present, our ROM is): a fresh machine restored from it continues exactly as the original.
-    let rom = mmc5_rom();
-    let input = random_input(5, 30);
-    let frames: Vec<FrameInput> = input.frames().collect();
-    let mut reference = boot(&rom);
-    let records: Vec<_> = frames.iter().map(|frame| reference.run_frame(*frame)).collect();
-    let mut first = boot(&rom);
-    for frame in &frames[..20] {
-        first.run_frame(*frame);
-    }
-    first.begin_frame(frames[20]);
-    for _ in 0..2500 {
-        first.step_in_frame();
-    }
-    let mut snapshot = Vec::new();
-    first.save_state(&mut snapshot);
-    let mut second = boot(&rom);
-    second.load_state(&snapshot).expect("restores");
-    assert_eq!(second.state_hash(), first.state_hash());
-    second.run_until_frame_end();
-    assert_eq!(second.state_hash(), records[20].state_hash, "frame 20 after the restore");
-    for (i, frame) in frames.iter().enumerate().skip(21) {
-        assert_eq!(second.run_frame(*frame), records[i], "frame {i} after the restore");
-    }
+    let frames: Vec<FrameInput> = random_input(5, 30).frames().collect();
+    assert_restore_mid_frame_continues(&mmc5_rom(), &frames, 20, 2500);
 }
 
 #[test]

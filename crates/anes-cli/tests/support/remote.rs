@@ -130,9 +130,19 @@ impl Serve {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+
+    /// The body of `path` when it answers 200.
     pub fn get(&self, path: &str) -> Option<String> {
+        self.get_any(path).filter(|(code, _)| *code == 200).map(|(_, body)| body)
+    }
+
+    /// The status code and body of `path`, whatever the code.
+    pub fn get_any(&self, path: &str) -> Option<(u16, String)> {
         let mut r = self.agent.get(&format!("http://127.0.0.1:{}{path}", self.port)).call().ok()?;
-        (r.status() == 200).then(|| r.body_mut().read_to_string().ok())?
+        Some((r.status().as_u16(), r.body_mut().read_to_string().ok()?))
     }
 
     /// Pipeline `p`'s status.
@@ -175,7 +185,15 @@ impl Serve {
     }
 
     /// SIGTERM, then (at most 30 s) the summary line it prints on its way out.
-    pub fn stop(mut self) -> Value {
+    pub fn stop(self) -> Value {
+        let log = self.stop_and_log();
+        log.lines()
+            .find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v["pipelines"].is_array()))
+            .unwrap_or_else(|| panic!("no summary line:\n{log}"))
+    }
+
+    /// SIGTERM, then (at most 30 s) a clean exit; its whole log.
+    pub fn stop_and_log(mut self) -> String {
         let pid = self.child.0.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let start = Instant::now();
@@ -187,10 +205,7 @@ impl Serve {
             assert!(start.elapsed() < Duration::from_secs(30), "no exit after SIGTERM:\n{}", self.log());
             std::thread::sleep(Duration::from_millis(20));
         }
-        let log = self.log();
-        log.lines()
-            .find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v["pipelines"].is_array()))
-            .unwrap_or_else(|| panic!("no summary line:\n{log}"))
+        self.log()
     }
 }
 

@@ -75,12 +75,13 @@ OAM_PAGE      = $0200
 .segment "ZEROPAGE"
 events:  .res 1         ; NMIs or IRQs taken (one source at a time)
 target:  .res 1
-oam_first: .res 1
 count:   .res 2
 region:  .res 1         ; 0 NTSC, 1 PAL, 2 Dendy, $FF none
 check:   .res 1
 failed:  .res 1
 want:    .res 2
+; After the bytes above, whose addresses tests read ($14: region).
+oam_first: .res 1
 
 .segment "CODE"
 .include "stress.inc"

@@ -9,7 +9,7 @@ mod support;
 
 use anes::core::movie::{ConsoleCommand, FrameInput};
 use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig, Region};
-use support::{boot, conformance_roms, random_input, repo_root};
+use support::{boot, conformance_roms, for_each_rom_in_parallel, random_input, repo_root};
 
 /// The APU-heavy ROMs: ours (the demo plays all five channels with DMC samples; the stress ROMs
 /// collide DMA with everything) and, when present, the APU and interrupt timing suites.
@@ -66,7 +66,7 @@ fn lazy_apu_equals_eager_at_every_frame_in_pal_and_dendy() {
 }
 
 fn for_each_region_pair(region: Option<Region>, frames: usize) {
-    for (name, rom) in apu_roms() {
+    for_each_rom_in_parallel(&apu_roms(), |_, name, rom| {
         for alignment in [0, 3] {
             let (mut lazy, mut eager) = pair_in(&rom, alignment, region);
             let name = format!("{name} ({})", lazy.region());
@@ -93,7 +93,7 @@ fn for_each_region_pair(region: Option<Region>, frames: usize) {
                 assert_eq!(a, b, "{name}, phase {alignment}: frame {i} differs");
             }
         }
-    }
+    });
 }
 
 /// After every instruction: the CPU (registers, interrupt latches), the cycle count and the APU

@@ -7,11 +7,11 @@ mod support;
 
 use anes::core::movie::ConsoleCommand;
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
-use support::{determinism_roms, random_input};
+use support::{determinism_roms, for_each_rom_in_parallel, random_input};
 
 #[test]
 fn line_steps_stop_where_instruction_steps_see_the_line_change() {
-    for (name, rom) in determinism_roms() {
+    for_each_rom_in_parallel(&determinism_roms(), |_, name, rom| {
         for phase in 0..4u8 {
             for mode in [PpuCatchUp::Lazy, PpuCatchUp::Eager] {
                 if mode == PpuCatchUp::Eager && phase != 0 {
@@ -55,5 +55,5 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                 }
             }
         }
-    }
+    });
 }

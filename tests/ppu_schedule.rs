@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anes::core::movie::{ConsoleCommand, InputStream};
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Region, Section};
-use support::{determinism_roms, random_input, shared_roms};
+use support::{determinism_roms, for_each_rom_in_parallel, random_input, shared_roms};
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
     pair_in(rom, alignment, None)
@@ -123,11 +123,11 @@ fn every_instruction_plan(rom_index: usize, frames: usize) -> (usize, Vec<u8>) {
 }
 
 fn check_all(alignment: u8, frames: usize) {
-    for (seed, (name, rom)) in determinism_roms().into_iter().enumerate() {
-        let (mut lazy, mut eager) = pair(&rom, alignment);
+    for_each_rom_in_parallel(&determinism_roms(), |seed, name, rom| {
+        let (mut lazy, mut eager) = pair(rom, alignment);
         let input = random_input(seed as u64 ^ u64::from(alignment) << 32, frames);
-        assert_frames_agree(&name, alignment, &mut lazy, &mut eager, &input);
-    }
+        assert_frames_agree(name, alignment, &mut lazy, &mut eager, &input);
+    });
 }
 
 #[test]
@@ -153,16 +153,16 @@ fn lazy_equals_eager_in_pal_and_dendy() {
     // across five cycles; Dendy keeps NTSC's three dots but 50 more post-render lines. Every ROM, at
     // two phases, frame by frame, then instruction by instruction on a rotating subset.
     for region in [Region::Pal, Region::Dendy] {
-        for (seed, (name, rom)) in determinism_roms().into_iter().enumerate() {
+        for_each_rom_in_parallel(&determinism_roms(), |seed, name, rom| {
             for alignment in [0, 1] {
-                let (mut lazy, mut eager) = pair_in(&rom, alignment, Some(region));
+                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
                 assert_eq!(lazy.region(), region);
                 let input = random_input(seed as u64 ^ 0x9A1 << 40 ^ u64::from(alignment), 60);
                 assert_frames_agree(&format!("{name} ({region})"), alignment, &mut lazy, &mut eager, &input);
             }
             if seed % 3 == 0 {
                 let alignment = (seed % 4) as u8;
-                let (mut lazy, mut eager) = pair_in(&rom, alignment, Some(region));
+                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
                 let input = random_input(seed as u64 ^ 0xD3D << 40, 40);
                 assert_instructions_agree(
                     &format!("{name} ({region})"),
@@ -172,7 +172,7 @@ fn lazy_equals_eager_in_pal_and_dendy() {
                     &input,
                 );
             }
-        }
+        });
     }
 }
 
@@ -360,14 +360,14 @@ fn random_register_programs_agree() {
 
 #[test]
 fn lazy_equals_eager_after_every_instruction_on_the_determinism_roms() {
-    for (index, (name, rom)) in determinism_roms().into_iter().enumerate() {
+    for_each_rom_in_parallel(&determinism_roms(), |index, name, rom| {
         let (frames, phases) = every_instruction_plan(index, 200);
         for alignment in phases {
-            let (mut lazy, mut eager) = pair(&rom, alignment);
+            let (mut lazy, mut eager) = pair(rom, alignment);
             let input = random_input(index as u64 ^ 0xE5E5 << 32 ^ u64::from(alignment), frames);
-            assert_instructions_agree(&name, alignment, &mut lazy, &mut eager, &input);
+            assert_instructions_agree(name, alignment, &mut lazy, &mut eager, &input);
         }
-    }
+    });
 }
 
 #[test]

@@ -64,6 +64,27 @@ pub fn conformance_roms(test: &str, paths: &[&str]) -> Vec<(String, Vec<u8>)> {
 
 /// ROMs for determinism tests: every bundled ROM under roms/, plus a varied selection of the shared
 /// conformance ROMs when the conformance folder is present (see [`conformance_folder`]).
+/// Runs `check(index, name, rom)` on every ROM, shared out among the machine's cores. `cargo test`
+/// runs test binaries one at a time, so a test that walks many ROMs one by one keeps one core busy
+/// and the other idle. A panic in any check fails the test; its message names the ROM as the check's
+/// own assertions do.
+pub fn for_each_rom_in_parallel(roms: &[(String, Vec<u8>)], check: impl Fn(usize, &str, &[u8]) + Sync) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, roms.len().max(1));
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((name, rom)) = roms.get(index) else { break };
+                    check(index, name, rom);
+                }
+            });
+        }
+    });
+}
+
 pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
     let mut roms = Vec::new();
     collect_nes_files(&repo_root().join("roms"), &mut roms);

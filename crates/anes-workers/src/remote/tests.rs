@@ -62,7 +62,7 @@ fn first_reply(stream: &mut TcpStream) -> (Reply, bool) {
     (reply, closed)
 }
 
-fn refusals(events: &Events) -> Vec<HandshakeError> {
+pub(super) fn refusals(events: &Events) -> Vec<HandshakeError> {
     events
         .lock()
         .unwrap()
@@ -74,7 +74,7 @@ fn refusals(events: &Events) -> Vec<HandshakeError> {
         .collect()
 }
 
-fn wait_for(what: &str, mut probe: impl FnMut() -> bool) {
+pub(super) fn wait_for(what: &str, mut probe: impl FnMut() -> bool) {
     let start = Instant::now();
     while !probe() {
         assert!(start.elapsed() < Duration::from_secs(10), "no {what} within 10 s");

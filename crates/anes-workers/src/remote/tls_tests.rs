@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::listen::{ConnectionEvent, ListenSettings, serve_listener};
+use super::tests::{refusals, wait_for};
 use super::tls::{ClientTls, TlsError, client_config, server_config};
 use super::token::{HandshakeError, encode_token};
 use super::{HANDSHAKE_TIMEOUT, RemoteWorker};
@@ -63,26 +64,6 @@ fn tls_worker(cert: &Path, key: &Path) -> (String, Events) {
 
 fn client(ca: &Path, server_name: Option<&str>) -> ClientTls {
     ClientTls { config: client_config(ca).unwrap(), server_name: server_name.map(str::to_string) }
-}
-
-fn refusals(events: &Events) -> Vec<HandshakeError> {
-    events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            ConnectionEvent::Refused { reason, .. } => Some(reason.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn wait_for(what: &str, mut probe: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !probe() {
-        assert!(start.elapsed() < Duration::from_secs(10), "no {what} within 10 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Replies until `done` says enough, or the exit's reason.

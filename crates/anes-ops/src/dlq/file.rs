@@ -315,19 +315,36 @@ impl DeadLetterQueue for FileDlq {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "anes-dlq-{name}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-        ));
-        fs::create_dir_all(&dir).unwrap();
-        dir.join("queue.adlq")
+    /// A queue file in a folder of its own, removed with the folder when dropped (on every exit
+    /// path of a test, a failed assertion included).
+    struct TempQueue(PathBuf);
+
+    impl TempQueue {
+        fn new(name: &str) -> TempQueue {
+            let dir = std::env::temp_dir().join(format!(
+                "anes-dlq-{name}-{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+            ));
+            fs::create_dir_all(&dir).unwrap();
+            TempQueue(dir)
+        }
+
+        fn path(&self) -> PathBuf {
+            self.0.join("queue.adlq")
+        }
+    }
+
+    impl Drop for TempQueue {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
     }
 
     #[test]
     fn survives_reopening_drops_journaled_records_and_cuts_a_torn_tail() {
-        let path = temp("reopen");
+        let dir = TempQueue::new("reopen");
+        let path = dir.path();
         let (mut q, report) = FileDlq::open(&path, "p", 100, FsyncPolicy::Batch, 0).unwrap();
         assert_eq!(report.records, 0);
         for seq in 10..20 {
@@ -356,7 +373,8 @@ mod tests {
 
     #[test]
     fn a_damaged_record_is_skipped_alone_and_the_original_kept() {
-        let path = temp("damage");
+        let dir = TempQueue::new("damage");
+        let path = dir.path();
         let (mut q, _) = FileDlq::open(&path, "p", 100, FsyncPolicy::Never, 0).unwrap();
         for seq in 0..5 {
             q.push(seq, FrameInput::buttons(1, 2)).unwrap();
@@ -378,7 +396,8 @@ mod tests {
 
     #[test]
     fn replayed_records_are_truncated_and_another_pipeline_s_queue_is_refused() {
-        let path = temp("truncate");
+        let dir = TempQueue::new("truncate");
+        let path = dir.path();
         let (mut q, _) = FileDlq::open(&path, "p", 100, FsyncPolicy::Batch, 0).unwrap();
         q.push(0, FrameInput::default()).unwrap();
         q.commit().unwrap();

@@ -68,7 +68,7 @@ fn lazy_apu_equals_eager_at_every_frame_in_pal_and_dendy() {
 fn for_each_region_pair(region: Option<Region>, frames: usize) {
     for_each_rom_in_parallel(&apu_roms(), |_, name, rom| {
         for alignment in [0, 3] {
-            let (mut lazy, mut eager) = pair_in(&rom, alignment, region);
+            let (mut lazy, mut eager) = pair_in(rom, alignment, region);
             let name = format!("{name} ({})", lazy.region());
             let input = random_input(0xA9 + u64::from(alignment), frames);
             for i in 0..input.len() {

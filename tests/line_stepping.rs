@@ -18,7 +18,7 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                     continue;
                 }
                 let config = NesConfig { cpu_ppu_alignment: Some(phase), ..NesConfig::default() };
-                let mut by_line = Nes::new(Cartridge::from_ines(&rom).unwrap(), config);
+                let mut by_line = Nes::new(Cartridge::from_ines(rom).unwrap(), config);
                 by_line.set_ppu_catch_up(mode);
                 let mut by_instruction = by_line.clone();
                 let input = random_input(u64::from(phase) + 11, 40);

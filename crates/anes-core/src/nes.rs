@@ -106,6 +106,15 @@ const fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The generator as a stream: the next value from `state`, which moves on (the unit tests' random
+/// programs).
+#[cfg(test)]
+pub(crate) fn splitmix64_next(state: &mut u64) -> u64 {
+    let value = splitmix64(*state);
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    value
+}
+
 fn power_on_ram(config: &NesConfig) -> [u8; 0x800] {
     let mut ram = [0u8; 0x800];
     match config.ram_init {

@@ -518,6 +518,7 @@ impl ApuState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nes::splitmix64_next as next;
 
     /// Runs cycles `from..to` (numbers of the cycles, as the bus passes them).
     fn run(apu: &mut Apu, from: u64, to: u64) {
@@ -643,15 +644,6 @@ mod tests {
             copy.state_bytes_mut().copy_from_slice(apu.state_bytes());
             assert_eq!(copy.state(), apu.state());
         }
-    }
-
-    /// splitmix64 step, for the schedule comparisons.
-    fn next(state: &mut u64) -> u64 {
-        *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 
     /// Drives a lazy and an eager APU through the same cycles, register accesses and DMC fetches

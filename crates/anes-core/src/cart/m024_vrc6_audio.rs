@@ -250,6 +250,7 @@ impl Vrc6Audio {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nes::splitmix64_next as next;
 
     /// The cycles between rises of the level, over `cycles` single cycles.
     fn rise_intervals(audio: &mut Vrc6Audio, cycles: u64) -> Vec<u64> {
@@ -327,15 +328,6 @@ mod tests {
         let held = audio;
         audio.run(100_000);
         assert_eq!(audio, held);
-    }
-
-    /// splitmix64 step.
-    fn next(seed: &mut u64) -> u64 {
-        *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 
     #[test]

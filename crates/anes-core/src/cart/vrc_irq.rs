@@ -156,6 +156,7 @@ impl VrcIrq {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nes::splitmix64_next as next;
 
     /// An IRQ counter set up with `latch` and `control` (as after the writes).
     fn irq_with(latch: u8, control: u8) -> VrcIrq {
@@ -192,15 +193,6 @@ mod tests {
         let counter = irq.counter;
         irq.run(1000);
         assert_eq!(irq.counter, counter);
-    }
-
-    /// splitmix64 step.
-    fn next(seed: &mut u64) -> u64 {
-        *seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = *seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
     }
 
     #[test]

@@ -507,7 +507,7 @@ impl Nes {
     /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
     /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state.
     pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
-        self.apu.set_output_sample_rate(sample_rate);
+        self.apu.set_output_sample_rate(sample_rate, self.region());
         self.apu.set_expansion_chip(self.cart.expansion_chip());
         self.cart.set_audio_output(sample_rate.is_some());
         // The APU's deadline moved: the bus's fast path, bounded by it, is recomputed.

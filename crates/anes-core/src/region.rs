@@ -29,6 +29,16 @@ impl Region {
     /// Every region, in the order of their stored byte.
     pub const ALL: [Region; 3] = [Region::Ntsc, Region::Pal, Region::Dendy];
 
+    /// CPU cycles per second as an exact ratio (numerator, denominator): the master clock (236.25 MHz
+    /// / 11 NTSC, 26.6017125 MHz PAL and Dendy) divided by 12, 16 or 15 (nesdev "Clock rate").
+    pub const fn cpu_clock(self) -> (u64, u64) {
+        match self {
+            Region::Ntsc => (236_250_000, 11 * 12),
+            Region::Pal => (53_203_425, 2 * 16),
+            Region::Dendy => (53_203_425, 2 * 15),
+        }
+    }
+
     /// Decodes the byte stored in the machine state and the snapshot header.
     pub const fn from_u8(value: u8) -> Option<Region> {
         match value {

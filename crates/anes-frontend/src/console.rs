@@ -9,7 +9,7 @@ use thiserror::Error;
 
 use crate::audio::{AudioRateError, StereoResampler, check_rate};
 use crate::palette::{Palette, PictureError, PixelFormat};
-use crate::timing::{Overscan, cpu_clock_of, frames_per_second_of};
+use crate::timing::{Overscan, frames_per_second_of};
 
 /// First bytes of a console snapshot.
 pub const CONSOLE_STATE_MAGIC: [u8; 8] = *b"ANESCONS";
@@ -122,18 +122,6 @@ pub struct Console {
 /// runs long.
 fn core_samples_per_frame(rate: f64, region: Region) -> usize {
     (rate / frames_per_second_of(region) * 1.5) as usize + 64
-}
-
-/// The rate at which a `region` console's core emits samples when asked for `asked` Hz. The core's
-/// decimator counts CPU cycles against the NTSC CPU clock (`anes_core::apu::output`), so a console
-/// with another CPU clock emits `asked` x its clock / NTSC's samples per emulated second: 0.92895
-/// times on PAL, 0.99088 on the Dendy.
-fn core_emission_rate(asked: u32, region: Region) -> f64 {
-    let (n, d) = cpu_clock_of(region);
-    let (ntsc_n, ntsc_d) = cpu_clock_of(Region::Ntsc);
-    // asked x (n / d) / (ntsc_n / ntsc_d), in integers up to the last division (all below 2^64 x 2^64).
-    (u128::from(asked) * u128::from(n) * u128::from(ntsc_d)) as f64
-        / (u128::from(d) * u128::from(ntsc_n)) as f64
 }
 
 impl Console {
@@ -249,11 +237,10 @@ impl Console {
                 return resampler.set_output_rate(rate);
             }
         }
-        // Asked so that the core emits about `rate` samples per emulated second.
-        let (n, d) = cpu_clock_of(region);
-        let (ntsc_n, ntsc_d) = cpu_clock_of(Region::Ntsc);
-        let asked = (rate * (ntsc_n * d) as f64 / (n * ntsc_d) as f64).round() as u32;
-        let core_rate = core_emission_rate(asked, region);
+        // The core emits whole hertz, counted against the region's CPU clock; the resampler takes
+        // them to the exact `rate`.
+        let asked = rate.round() as u32;
+        let core_rate = f64::from(asked);
         let per_frame = core_samples_per_frame(core_rate, region);
         self.nes.set_audio_sample_rate(Some(asked));
         self.resampler = Some(StereoResampler::with_input_rate_hz(core_rate, rate, per_frame)?);

@@ -46,11 +46,7 @@ pub const fn frame_rate_of(region: Region) -> (u64, u64) {
 /// the master clock divided by 12 (NTSC, 1.789773 MHz), 16 (PAL, 1.662607 MHz) or 15 (Dendy,
 /// 1.773448 MHz) (nesdev "Clock rate").
 pub const fn cpu_clock_of(region: Region) -> (u64, u64) {
-    match region {
-        Region::Ntsc => (MASTER_CLOCK_HZ.0, MASTER_CLOCK_HZ.1 * 12),
-        Region::Pal => (PAL_MASTER_CLOCK_HZ.0, PAL_MASTER_CLOCK_HZ.1 * 16),
-        Region::Dendy => (PAL_MASTER_CLOCK_HZ.0, PAL_MASTER_CLOCK_HZ.1 * 15),
-    }
+    region.cpu_clock()
 }
 
 /// [`frame_rate_of`] as frames per second.

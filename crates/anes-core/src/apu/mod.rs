@@ -459,10 +459,11 @@ impl Apu {
         self.changed_by_access();
     }
 
-    /// Enables audio output at `sample_rate` Hz (allocating its ring of a quarter second), or disables
-    /// it with `None`. Changing the rate discards samples not yet drained.
-    pub fn set_output_sample_rate(&mut self, sample_rate: Option<u32>) {
-        self.output = sample_rate.map(|rate| Box::new(AudioOutput::new(rate)));
+    /// Enables audio output at `sample_rate` Hz (allocating its ring of a quarter second) for a
+    /// console of `region`, whose CPU clock the decimator counts against, or disables it with `None`.
+    /// Changing the rate discards samples not yet drained.
+    pub fn set_output_sample_rate(&mut self, sample_rate: Option<u32>, region: crate::Region) {
+        self.output = sample_rate.map(|rate| Box::new(AudioOutput::new(rate, region.cpu_clock())));
         // Audio wants every cycle's levels: with output on, the APU ticks every cycle.
         self.deadline = 0;
     }
@@ -606,7 +607,7 @@ mod tests {
     #[test]
     fn audio_output_pulse_frequency() {
         let mut apu = Apu::new();
-        apu.set_output_sample_rate(Some(48_000));
+        apu.set_output_sample_rate(Some(48_000), crate::Region::Ntsc);
         apu.write_register(0x4015, 0x01, 0);
         apu.write_register(0x4000, 0xBF, 0); // duty 50%, halt, constant volume 15
         apu.write_register(0x4002, 0xFD, 0); // period 253: 1789773 / (16 * 254) = 440.4 Hz
@@ -636,7 +637,7 @@ mod tests {
     fn arbitrary_state_bytes_never_panic() {
         for fill in [0x00, 0x5A, 0xA5, 0xFF] {
             let mut apu = Apu::new();
-            apu.set_output_sample_rate(Some(44_100));
+            apu.set_output_sample_rate(Some(44_100), crate::Region::Ntsc);
             apu.state_bytes_mut().fill(fill);
             run(&mut apu, 1, 100_000);
             let _ = apu.read_status(99_999);

@@ -3,10 +3,6 @@
 
 use super::mixer::Mixer;
 
-/// NTSC CPU clock as a ratio: 236.25 MHz / 11 / 12 = 236_250_000 / 132 Hz.
-const CPU_CLOCK_NUMERATOR: u64 = 236_250_000;
-const CPU_CLOCK_DENOMINATOR: u64 = 132;
-
 /// Ring capacity in seconds of audio: a caller draining once per frame (1/60 s) has ample slack.
 const RING_SECONDS_DIVISOR: usize = 4;
 
@@ -39,6 +35,9 @@ pub struct AudioOutput {
     mixer: Mixer,
     /// Output samples per second.
     sample_rate: u32,
+    /// The console's CPU clock as a ratio ([`crate::Region::cpu_clock`]): the phase below counts
+    /// against it, so every region emits `sample_rate` samples per emulated second.
+    cpu_clock: (u64, u64),
     /// Phase accumulator: advances by `sample_rate * 132` per CPU cycle; one sample per 236_250_000.
     phase: u64,
     /// Sum and count of the mixer outputs since the last sample.
@@ -60,14 +59,16 @@ pub struct AudioOutput {
 }
 
 impl AudioOutput {
-    /// Output at `sample_rate` Hz (clamped to 1 Hz .. the CPU clock); allocates the ring.
-    pub fn new(sample_rate: u32) -> AudioOutput {
-        let sample_rate = sample_rate.clamp(1, 1_789_772);
+    /// Output at `sample_rate` Hz (clamped to 1 Hz .. the CPU clock) from a CPU clocked at
+    /// `cpu_clock` (numerator, denominator) Hz; allocates the ring.
+    pub fn new(sample_rate: u32, cpu_clock: (u64, u64)) -> AudioOutput {
+        let sample_rate = sample_rate.clamp(1, (cpu_clock.0 / cpu_clock.1) as u32);
         let rate = sample_rate as f32;
         let capacity = (sample_rate as usize / RING_SECONDS_DIVISOR).max(64);
         AudioOutput {
             mixer: Mixer::new(),
             sample_rate,
+            cpu_clock,
             phase: 0,
             sum: 0.0,
             count: 0,
@@ -111,9 +112,9 @@ impl AudioOutput {
         let [p1, p2, t, n, d] = levels;
         self.sum += self.mixer.mix(p1, p2, t, n, d) + self.expansion;
         self.count += 1;
-        self.phase += u64::from(self.sample_rate) * CPU_CLOCK_DENOMINATOR;
-        if self.phase >= CPU_CLOCK_NUMERATOR {
-            self.phase -= CPU_CLOCK_NUMERATOR;
+        self.phase += u64::from(self.sample_rate) * self.cpu_clock.1;
+        if self.phase >= self.cpu_clock.0 {
+            self.phase -= self.cpu_clock.0;
             let average = self.sum / self.count as f32;
             self.sum = 0.0;
             self.count = 0;
@@ -158,7 +159,7 @@ mod tests {
 
     #[test]
     fn one_second_of_cycles_gives_the_sample_rate() {
-        let mut out = AudioOutput::new(44_100);
+        let mut out = AudioOutput::new(44_100, crate::Region::Ntsc.cpu_clock());
         let mut total = 0;
         let mut buf = vec![0.0; 4096];
         // 1_789_772.7 CPU cycles per second: 236_250_000 / 132.
@@ -175,7 +176,7 @@ mod tests {
 
     #[test]
     fn full_ring_drops_oldest() {
-        let mut out = AudioOutput::new(64 * RING_SECONDS_DIVISOR as u32);
+        let mut out = AudioOutput::new(64 * RING_SECONDS_DIVISOR as u32, crate::Region::Ntsc.cpu_clock());
         for i in 0..70 {
             out.push_sample(i as f32);
         }

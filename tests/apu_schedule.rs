@@ -15,7 +15,12 @@ use support::{boot, conformance_roms, for_each_rom_in_parallel, random_input, re
 /// collide DMA with everything) and, when present, the APU and interrupt timing suites.
 fn apu_roms() -> Vec<(String, Vec<u8>)> {
     let mut roms = Vec::new();
-    for rel in ["roms/demo/demo.nes", "roms/stress/dma_collide.nes", "roms/stress/frame_irq.nes"] {
+    for rel in [
+        "roms/demo/demo.nes",
+        "roms/stress/dma_collide.nes",
+        "roms/stress/frame_irq.nes",
+        "roms/regions/timing.nes",
+    ] {
         roms.push((rel.to_string(), std::fs::read(repo_root().join(rel)).expect("bundled ROM")));
     }
     roms.extend(conformance_roms(

@@ -165,20 +165,26 @@ fn a_power_cycle_keeps_the_region() {
 }
 
 /// Our ROM `roms/regions/timing.nes` measures the frame length, the NMI line (VBlank after NMI), the
-/// APU frame IRQ period and the PAL PPU's forced OAM refresh (OAMADDR counting through late VBlank)
-/// with CPU loops, recognizes the region by its frame length and checks the
+/// APU frame IRQ period, the PAL PPU's forced OAM refresh (OAMADDR counting through late VBlank) and
+/// the DMC IRQ period at rates 15 and 0 (the region's DMC period table) with CPU loops, recognizes the region by its frame length and checks the
 /// rest against the nesdev wiki's figures for that region (written in its source).
 #[test]
 fn the_timing_rom_recognizes_each_region_and_passes_its_checks() {
-    const CHECKS: [&str; 4] =
-        ["frame length is a region's", "NMI line (VBlank after NMI)", "frame IRQ period", "OAM refresh"];
+    const CHECKS: [&str; 6] = [
+        "frame length is a region's",
+        "NMI line (VBlank after NMI)",
+        "frame IRQ period",
+        "OAM refresh",
+        "DMC rate 15 period",
+        "DMC rate 0 period",
+    ];
     let rom =
         std::fs::read(repo_root().join("roms/regions/timing.nes")).expect("the region ROM is committed");
     for (index, region) in Region::ALL.into_iter().enumerate() {
         let mut nes = console(&rom, Some(region));
         run_checks(&mut nes);
         let failed = failed_checks(&nes, &CHECKS);
-        let counts: Vec<u16> = (0..4)
+        let counts: Vec<u16> = (0..6)
             .map(|i| u16::from_le_bytes([nes.peek(0x0760 + 2 * i), nes.peek(0x0761 + 2 * i)]))
             .collect();
         assert!(failed.is_empty(), "{region}: counts {counts:?}{}", describe_checks(&failed, &CHECKS));

@@ -20,16 +20,22 @@
 ;                  OAM 24 lines after VBlank starts, to the pre-render line (nesdev wiki), by counting
 ;                  OAMADDR up on every even dot (nesdev-org/MesenCE#137): PAL OAM_GAP x 3.2 dots / 2
 ;                  / 8; NTSC (in its next picture by then) and Dendy (no refresh) 0
+;   DMC rate       DMC IRQ to DMC IRQ, 17-byte samples (length $01) restarted by the IRQ handler,
+;                  at rate 15 and rate 0: the sample's bytes are fetched every 8 x the rate's period,
+;                  so an IRQ comes every 136 periods: nesdev "APU DMC": NTSC and Dendy 54 and 428 CPU
+;                  cycles, PAL 50 and 398; each of the 17 fetches stalls the count loop ~4 cycles
+;                  (nesdev "DMA"), hence a wider tolerance (DMC_TOLERANCE turns: neighbouring rates
+;                  and the other region are over 70 turns away)
 ;
 ; Results (CPU RAM, the check ROMs' table, read by tests/regions.rs):
 ;   $0700  $80 while measuring, then the number of failed checks (0: all passed)
-;   $0701  number of checks (4)
+;   $0701  number of checks (6)
 ;   $0710+n  check n: 0 passed, 1 failed, $FF not run
 ;   $0740+n  check n: check 0 the region recognized (0 NTSC, 1 PAL, 2 Dendy; the count's low byte
 ;            when none), the others the count's low byte
-;   $0760    the four counts, 16 bits each, little-endian
+;   $0760    the six counts, 16 bits each, little-endian
 ; Checks: 0 frame length is a region's, 1 NMI line (VBlank after NMI), 2 frame IRQ period, 3 OAM
-; refresh.
+; refresh, 4 DMC rate 15, 5 DMC rate 0.
 ; Licence: MIT OR Apache-2.0 (ours).
 
 .include "nes.inc"
@@ -39,14 +45,17 @@ RES_COUNT  = $0701
 RES_CODE   = $0710
 RES_SEEN   = $0740
 RES_RAW    = $0760
-CHECKS     = 4
+CHECKS     = 6
 EVENTS     = 4          ; events per measurement
 TOLERANCE  = 3          ; loop turns either way
+DMC_TOLERANCE = 12      ; loop turns either way, for the DMC counts (the fetches' stalls vary)
 
 COUNT_LOOP = 27         ; CPU cycles per turn of `count_events`
 POLL_LOOP  = 25         ; CPU cycles per turn of `count_vblank`
 NMI_COST   = 18         ; NMI sequence 7, inc zp 5, rti 6
-IRQ_COST   = 22         ; IRQ sequence 7, bit abs 4, inc zp 5, rti 6
+IRQ_COST   = 27         ; IRQ sequence 7, jmp (ind) 5, bit abs 4, inc zp 5, rti 6
+DMC_COST   = 36         ; IRQ sequence 7, jmp (ind) 5, pha 3, lda # 2, sta abs 4, pla 4, inc zp 5, rti 6
+DMC_STALL  = 4          ; CPU cycles a DMC fetch takes from the loop
 
 ; Frame lengths in dots: 341 per line, 262 lines (NTSC), 312 (PAL, Dendy). CPU cycles = dots / 3
 ; (NTSC, Dendy) or dots x 5 / 16 (PAL).
@@ -67,6 +76,14 @@ OAM_NTSC      = 0
 OAM_PAL       = (OAM_GAP * 16 / 5 + 8) / 16
 OAM_DENDY     = 0
 OAM_PAGE      = $0200
+; DMC: EVENTS IRQs, 17 fetches each, 136 rate periods apart.
+.define DMC_TURNS(period) (EVENTS * 136 * period - EVENTS * DMC_COST - EVENTS * 17 * DMC_STALL) / COUNT_LOOP
+DMC15_NTSC  = DMC_TURNS 54
+DMC15_PAL   = DMC_TURNS 50
+DMC15_DENDY = DMC15_NTSC
+DMC0_NTSC   = DMC_TURNS 428
+DMC0_PAL    = DMC_TURNS 398
+DMC0_DENDY  = DMC0_NTSC
 
 .segment "HEADER"
         .byte "NES", $1A, 1, 1, $00, $00    ; mapper 0, 16 KiB PRG, 8 KiB CHR, iNES 1.0
@@ -82,12 +99,18 @@ failed:  .res 1
 want:    .res 2
 ; After the bytes above, whose addresses tests read ($14: region).
 oam_first: .res 1
+irq_handler: .res 2     ; where `irq` jumps: the frame IRQ's or the DMC IRQ's handler
+tolerance: .res 1       ; loop turns either way that `near` accepts
 
 .segment "CODE"
 .include "stress.inc"
 
 reset:
         BOOT
+        lda #<frame_irq
+        sta irq_handler
+        lda #>frame_irq
+        sta irq_handler + 1
         jsr init_video
         lda #$80
         sta RES_STATUS
@@ -149,6 +172,20 @@ reset:
         sta RES_RAW + 5
 
         jsr measure_oam_refresh
+
+        ; DMC rates: IRQs at the end of 17-byte samples, restarted by `dmc_irq`.
+        lda #<dmc_irq
+        sta irq_handler
+        lda #>dmc_irq
+        sta irq_handler + 1
+        lda #15
+        jsr measure_dmc
+        sta RES_RAW + 8
+        stx RES_RAW + 9
+        lda #0
+        jsr measure_dmc
+        sta RES_RAW + 10
+        stx RES_RAW + 11
         jsr evaluate
 done:   jmp done
 
@@ -194,6 +231,26 @@ measure_oam_refresh:
         sta PPUCTRL
         rts
 .assert >@gap = >(@gap_end - 1), lderror, "the OAMDATA read gap crosses a page"
+
+; The DMC IRQ period at rate A (see the header): the count in A (low) and X (high).
+measure_dmc:
+        ora #$80                ; IRQ on, no loop
+        sta DMC_FREQ
+        lda #0
+        sta DMC_START           ; $C000 (the PRG's second mirror: any bytes will do)
+        lda #1
+        sta DMC_LEN             ; 17 bytes
+        lda #$10
+        sta SND_CHN
+        cli
+        jsr count_events
+        sei
+        lda #0
+        sta SND_CHN
+        sta DMC_FREQ            ; IRQ off: clears the flag
+        lda count
+        ldx count + 1
+        rts
 
 ; The OAM address / 8 that the pattern byte in A names (bits 0-1 and 5-7).
 oam_step:
@@ -287,6 +344,8 @@ fill_nametable:
 
 ; Checks the counts against the region's figures; check 0 picks the region.
 evaluate:
+        lda #TOLERANCE
+        sta tolerance
         lda #0
         sta failed
         lda #$FF
@@ -338,6 +397,26 @@ evaluate:
         lda #3
         sta check
         jsr judge
+        lda #DMC_TOLERANCE
+        sta tolerance
+        ldx region
+        lda dmc15_lo,x
+        sta want
+        lda dmc15_hi,x
+        sta want + 1
+        ldy #8
+        lda #4
+        sta check
+        jsr judge
+        ldx region
+        lda dmc0_lo,x
+        sta want
+        lda dmc0_hi,x
+        sta want + 1
+        ldy #10
+        lda #5
+        sta check
+        jsr judge
 @finish:
         lda #CHECKS
         sta RES_COUNT
@@ -376,16 +455,21 @@ near:
         lda RES_RAW + 1,y
         sbc want + 1
         sta count + 1
-        ; count + TOLERANCE < 2 x TOLERANCE + 1, unsigned 16-bit
+        ; count + tolerance < 2 x tolerance + 1, unsigned 16-bit
         lda count
         clc
-        adc #TOLERANCE
+        adc tolerance
         sta count
         lda count + 1
         adc #0
         bne @far
+        lda tolerance
+        asl
+        sec
+        adc #0                  ; 2 x tolerance + 1 (`want` is spent)
+        sta want
         lda count
-        cmp #2 * TOLERANCE + 1
+        cmp want
         rts                     ; carry clear when below
 @far:   sec
         rts
@@ -400,6 +484,10 @@ vblank_hi: .byte >VBLANK_NTSC, >VBLANK_PAL, >VBLANK_DENDY
 irq_lo:    .byte <IRQ_NTSC, <IRQ_PAL, <IRQ_DENDY
 irq_hi:    .byte >IRQ_NTSC, >IRQ_PAL, >IRQ_DENDY
 oam_want:  .byte OAM_NTSC, OAM_PAL, OAM_DENDY
+dmc15_lo:  .byte <DMC15_NTSC, <DMC15_PAL, <DMC15_DENDY
+dmc15_hi:  .byte >DMC15_NTSC, >DMC15_PAL, >DMC15_DENDY
+dmc0_lo:   .byte <DMC0_NTSC, <DMC0_PAL, <DMC0_DENDY
+dmc0_hi:   .byte >DMC0_NTSC, >DMC0_PAL, >DMC0_DENDY
 ; OAM byte n holds n / 8 in the bits an OAMDATA read keeps of every byte (0, 1 and 5-7; an
 ; attribute byte reads without bits 2-4).
 oam_pattern:
@@ -412,7 +500,20 @@ nmi:
         rti                     ; 6
 
 irq:
+        jmp (irq_handler)       ; 5
+
+frame_irq:
         bit SND_CHN             ; 4: acknowledges the frame IRQ (flags only: the loop keeps A)
+        inc events              ; 5
+        rti                     ; 6
+
+; Acknowledges the DMC IRQ and restarts the sample: the buffer still holds the last byte, so the
+; next fetch comes 8 periods after the last one, as if the sample had looped.
+dmc_irq:
+        pha                     ; 3
+        lda #$10                ; 2
+        sta SND_CHN             ; 4: clears the DMC IRQ flag, restarts the sample
+        pla                     ; 4
         inc events              ; 5
         rti                     ; 6
 

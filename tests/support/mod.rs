@@ -170,13 +170,13 @@ pub const CHECK_SEEN: u16 = 0x0740;
 
 /// Runs frames until a check ROM has reported (it does within its first frames).
 pub fn run_checks(nes: &mut Nes) {
-    for _ in 0..30 {
+    for _ in 0..60 {
         nes.run_frame(FrameInput::default());
         if nes.peek(CHECK_STATUS) != 0x80 && nes.peek(CHECK_COUNT) != 0 {
             return;
         }
     }
-    panic!("the ROM did not report within 30 frames (status ${:02X})", nes.peek(CHECK_STATUS));
+    panic!("the ROM did not report within 60 frames (status ${:02X})", nes.peek(CHECK_STATUS));
 }
 
 /// The checks that did not pass, as (index, code, value read); `checks` names them in the ROM's order.

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};
 use crate::evidence_dir::EvidenceDir;
+use crate::rom::RegionArg;
 use crate::{input_file, limited_read, output};
 
 /// Exit status when the builds differ (or a worker failed).
@@ -91,6 +92,11 @@ pub struct Args {
     /// Corpus mode: write JUnit XML results to FILE.
     #[arg(long, value_name = "FILE", requires = "corpus")]
     junit: Option<PathBuf>,
+    /// The consoles' region, sent to both builds: overrides the ROM header's (NES 2.0 byte 12; NTSC
+    /// for iNES 1.0) and an .fm2 movie's palFlag. A build that loads another region (or is older than
+    /// regions) fails the gate. In corpus mode it applies to every case without its own `region`.
+    #[arg(long, value_enum, value_name = "REGION")]
+    region: Option<RegionArg>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -108,10 +114,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Some(path) => (limited_read::read_limited(path, limited_read::ROM)?, path.display().to_string()),
         None => (DEMO_ROM.to_vec(), "the bundled demo ROM".to_string()),
     };
-    let inputs = match (&args.input, &args.rom) {
-        (Some(path), _) => input_file::read_input(path)?,
-        (None, None) => InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?,
-        (None, Some(_)) => InputStream::new(),
+    let (inputs, movie_region) = match (&args.input, &args.rom) {
+        (Some(path), _) => input_file::read_input_with_region(path)?,
+        (None, None) => (InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?, None),
+        (None, Some(_)) => (InputStream::new(), None),
     };
     let log = read_log(args.baseline_log.as_deref())?;
     let frames = args.frames.unwrap_or(match (&log, inputs.is_empty()) {
@@ -134,6 +140,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     config.checkpoint_every = args.checkpoint_every;
     config.localize = !args.no_localize;
     config.reply_timeout = Duration::from_secs(args.reply_timeout);
+    config.region = args.region.map(Into::into).or(movie_region);
 
     let status = CanaryStatus::new(&args.pipeline_id);
     let server = match args.metrics_listen {
@@ -226,6 +233,8 @@ pub struct Summary {
     pub baseline: Option<anes_ops::worker::protocol::BuildInfo>,
     /// The candidate build.
     pub candidate: anes_ops::worker::protocol::BuildInfo,
+    /// The console region the candidate ran (`ntsc`, `pal`, `dendy`; null: it never loaded the ROM).
+    pub region: Option<&'static str>,
     /// The first difference.
     pub divergence: Option<DivergenceSummary>,
     /// Where the evidence bundle went.
@@ -314,6 +323,7 @@ impl Summary {
             fps_per_build: if seconds > 0.0 { report.frames_agreed as f64 / seconds } else { 0.0 },
             baseline: report.baseline_build.clone(),
             candidate: report.candidate_build.clone(),
+            region: report.region.map(|r| r.name()),
             divergence,
             evidence: bundle.map(|p| p.display().to_string()),
         }
@@ -334,6 +344,9 @@ impl Summary {
             None => writeln!(out, "baseline          golden log")?,
         }
         writeln!(out, "candidate         {}", build(&self.candidate))?;
+        if let Some(region) = self.region {
+            writeln!(out, "region            {region}")?;
+        }
         writeln!(out, "frames agreed     {} of {}", self.frames_agreed, self.frames)?;
         writeln!(out, "speed             {:.0} frames/s per build", self.fps_per_build)?;
         writeln!(out, "final state hash  {}", self.final_state_hash.as_deref().unwrap_or("none"))?;

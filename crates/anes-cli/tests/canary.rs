@@ -202,6 +202,34 @@ fn golden_logs_stand_in_for_the_baseline_and_name_the_epoch() {
     assert!(text.contains("expected change"), "{text}");
 }
 
+/// `--region` reaches both builds' consoles: the demo as a PAL console agrees with its PAL golden log
+/// (and not with its NTSC one), and two builds agree on a Dendy console, which both report.
+#[test]
+fn the_region_reaches_both_builds_and_is_compared_with_that_regions_golden_log() {
+    let dir = scratch("region");
+    let pal_log = repo().join("tests/golden/demo.pal.records");
+    let pal = canary(
+        &["--baseline-log", pal_log.to_str().unwrap(), "--region", "pal", "--frames", "300", "--json"],
+        &dir,
+    );
+    assert_eq!(pal.status.code(), Some(0), "{}", stderr(&pal));
+    let summary = json(&pal);
+    assert_eq!(summary["region"], "pal");
+    let text = std::fs::read_to_string(&pal_log).unwrap();
+    let frame_299 = text.lines().nth(299).unwrap().split_whitespace().last().unwrap();
+    assert_eq!(summary["final_state_hash"], frame_299);
+
+    // The same log without --region: the header's NTSC console differs from the first frame.
+    let ntsc = canary(&["--baseline-log", pal_log.to_str().unwrap(), "--frames", "300", "--json"], &dir);
+    assert_eq!(ntsc.status.code(), Some(1), "{}", stderr(&ntsc));
+    assert_eq!(json(&ntsc)["region"], "ntsc");
+
+    let dendy = canary(&["--baseline", anes(), "--region", "dendy", "--frames", "120", "--json"], &dir);
+    assert_eq!(dendy.status.code(), Some(0), "{}", stderr(&dendy));
+    let summary = json(&dendy);
+    assert_eq!((summary["result"].as_str(), summary["region"].as_str()), (Some("same"), Some("dendy")));
+}
+
 #[test]
 fn corpus_mode_runs_shards_in_parallel_and_writes_junit_xml() {
     let dir = scratch("corpus");

@@ -10,11 +10,14 @@
 //! frames = 5000                               # optional: the input's length, or 600
 //! baseline_log = "tests/golden/demo.records"  # optional: compared with this log unless --baseline
 //! name = "demo"                               # optional: the ROM's file name
+//! region = "pal"                              # optional: ntsc, pal or dendy (default: --region, else the header's)
 //!
 //! [[conformance]]                             # every ROM of a conformance manifest, no input
 //! manifest = "../../shared/conformance/manifest.toml"   # ANES_CONFORMANCE_DIR overrides its folder
 //! frames = 600                                # at most; a ROM's frame budget if smaller
 //! ```
+//!
+//! A conformance ROM runs in the region its manifest row names.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use anes_core::Region;
 use anes_core::movie::InputStream;
 use anes_lockstep::markup::escape;
 use anes_ops::canary::{Baseline, CanaryConfig, CanaryOutcome, CanaryStatus, run_canary};
@@ -86,6 +90,7 @@ struct CaseEntry {
     frames: Option<u64>,
     baseline_log: Option<PathBuf>,
     name: Option<String>,
+    region: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -103,6 +108,8 @@ struct Case {
     input: Option<PathBuf>,
     frames: Option<u64>,
     baseline_log: Option<PathBuf>,
+    /// `None`: `--region`, else the ROM header's.
+    region: Option<Region>,
 }
 
 /// How one case ended.
@@ -139,12 +146,19 @@ fn load_manifest(path: &Path) -> anyhow::Result<Vec<Case>> {
     for entry in file.case {
         let rom = dir.join(&entry.rom);
         let name = entry.name.unwrap_or_else(|| entry.rom.display().to_string());
+        let region = match entry.region.as_deref() {
+            None => None,
+            Some(text) => Some(Region::from_name(text).with_context(|| {
+                format!("{}: case {name}: region {text:?} is not ntsc, pal or dendy", path.display())
+            })?),
+        };
         cases.push(Case {
             name,
             rom,
             input: entry.input.map(|p| dir.join(p)),
             frames: entry.frames,
             baseline_log: entry.baseline_log.map(|p| dir.join(p)),
+            region,
         });
     }
     for entry in file.conformance {
@@ -155,6 +169,14 @@ fn load_manifest(path: &Path) -> anyhow::Result<Vec<Case>> {
         let conformance = anes_conformance::Manifest::load(&manifest)
             .with_context(|| format!("{}: [[conformance]] manifest", path.display()))?;
         for rom in &conformance.roms {
+            let region = Region::from_name(&rom.region).with_context(|| {
+                format!(
+                    "{}: {}: region {:?} is not ntsc, pal or dendy",
+                    manifest.display(),
+                    rom.path,
+                    rom.region
+                )
+            })?;
             cases.push(Case {
                 name: rom.path.clone(),
                 rom: rom.file.clone(),
@@ -166,6 +188,7 @@ fn load_manifest(path: &Path) -> anyhow::Result<Vec<Case>> {
                     entry.frames.min(rom.frame_budget)
                 }),
                 baseline_log: None,
+                region: Some(region),
             });
         }
     }
@@ -280,9 +303,9 @@ fn run_case(args: &Args, case: &Case, candidate: &Path) -> CaseResult {
     let started = Instant::now();
     let outcome = (|| -> anyhow::Result<(Summary, &'static str)> {
         let rom = limited_read::read_limited(&case.rom, limited_read::ROM)?;
-        let inputs = match &case.input {
-            Some(path) => input_file::read_input(path)?,
-            None => InputStream::new(),
+        let (inputs, movie_region) = match &case.input {
+            Some(path) => input_file::read_input_with_region(path)?,
+            None => (InputStream::new(), None),
         };
         let log = match (&args.baseline, &case.baseline_log) {
             (None, Some(path)) => super::read_log(Some(path))?,
@@ -299,6 +322,7 @@ fn run_case(args: &Args, case: &Case, candidate: &Path) -> CaseResult {
         config.checkpoint_every = args.checkpoint_every;
         config.localize = !args.no_localize;
         config.reply_timeout = std::time::Duration::from_secs(args.reply_timeout);
+        config.region = case.region.or(args.region.map(Into::into)).or(movie_region);
         let status = CanaryStatus::new(&case.name);
         let report = run_canary(&config, baseline, candidate, &status, &mut |_| {})?;
         let seconds = started.elapsed().as_secs_f64();

@@ -78,12 +78,13 @@ impl<'w> RemoteMachine<'w> {
         rom: &[u8],
         checkpoint_every: u64,
         next_seq: u64,
+        region: Option<anes_core::Region>,
     ) -> Result<RemoteMachine<'w>, anes_core::RomError> {
         Ok(RemoteMachine {
             worker: RefCell::new(worker),
             next_seq,
             checkpoint_every: checkpoint_every.max(1),
-            namer: NesMachine::from_ines(rom, anes_core::NesConfig::default())?,
+            namer: NesMachine::from_ines_with_region(rom, anes_core::NesConfig::default(), region)?,
             probe: Cell::new(None),
             record: Cell::new(None),
             snapshot: OnceCell::new(),

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anes_core::Region;
 use anes_core::hex::to_hex;
 use anes_core::movie::InputStream;
 use anes_core::state::FrameRecord;
@@ -37,6 +38,9 @@ pub struct CanaryConfig {
     pub localize: bool,
     /// How long a worker may take to send its next reply before it counts as hung.
     pub reply_timeout: Duration,
+    /// The consoles' region, sent to both builds in `Load`; `None`: the ROM header's. A build that
+    /// answers with another region (one older than regions answers none) fails the gate at load.
+    pub region: Option<Region>,
 }
 
 impl CanaryConfig {
@@ -51,6 +55,7 @@ impl CanaryConfig {
             batch: 64,
             localize: true,
             reply_timeout: DEFAULT_REPLY_TIMEOUT,
+            region: None,
         }
     }
 }
@@ -183,6 +188,8 @@ pub struct CanaryReport {
     /// The candidate's record after the last agreed frame (its state hash is the run's final state hash
     /// when the builds agree); `None` when a worker failed before both had powered on.
     pub last_agreed: Option<FrameRecord>,
+    /// The console region the candidate powered on (`None`: it never loaded the ROM).
+    pub region: Option<Region>,
     /// Agreement, the first difference with its epoch verdict, or why the comparison could not run.
     pub outcome: CanaryOutcome,
 }
@@ -235,6 +242,7 @@ pub fn run_canary(
                 rom_identity: None,
                 frames_agreed: 0,
                 last_agreed: None,
+                region: None,
                 outcome: CanaryOutcome::WorkerFailed { side, reason: e.to_string(), frame: 0 },
             });
         }
@@ -260,21 +268,37 @@ impl Side {
         name: &'static str,
         mut worker: WorkerProcess,
         config: &CanaryConfig,
-    ) -> Result<(Side, [u8; 32], FrameRecord), WorkerError> {
+    ) -> Result<(Side, [u8; 32], FrameRecord, Option<Region>), WorkerError> {
         let load = WorkerCommand::Load {
             rom: config.rom.clone(),
             checkpoint_every: config.checkpoint_every,
-            region: None,
+            region: config.region,
         };
-        let (identity, record) = match worker.request(&load, "load")? {
-            Reply::Loaded { rom_identity, record, .. } => (rom_identity, FrameRecord::from(record)),
+        let (identity, record, region) = match worker.request(&load, "load")? {
+            Reply::Loaded { rom_identity, record, region } => {
+                if let Some(asked) = config.region {
+                    if region != Some(asked) {
+                        return Err(WorkerError::Refused {
+                            program: worker.program().into(),
+                            command: "load",
+                            message: match region {
+                                Some(got) => format!("asked for a {asked} console, it loaded a {got} one"),
+                                None => format!(
+                                    "asked for a {asked} console, it does not say a region (a build older than regions)"
+                                ),
+                            },
+                        });
+                    }
+                }
+                (rom_identity, FrameRecord::from(record), region)
+            }
             other => return Err(worker.unexpected("load", &other)),
         };
         let checkpoint = match worker.recv()? {
             Reply::Snapshot { bytes, .. } => bytes,
             other => return Err(worker.unexpected("load", &other)),
         };
-        Ok((Side { name, worker, checkpoint, sent: 0 }, identity, record))
+        Ok((Side { name, worker, checkpoint, sent: 0 }, identity, record, region))
     }
 
     /// Keeps up to `window` frames in flight.
@@ -343,6 +367,8 @@ struct Sides {
     candidate: Side,
     power_on: (Option<FrameRecord>, FrameRecord),
     identities: (Option<[u8; 32]>, [u8; 32]),
+    /// The candidate's console region, as its `Loaded` said.
+    region: Option<Region>,
 }
 
 impl Sides {
@@ -352,11 +378,11 @@ impl Sides {
         baseline: Option<WorkerProcess>,
         candidate: WorkerProcess,
     ) -> Result<Sides, (&'static str, WorkerError)> {
-        let (candidate, candidate_identity, candidate_power_on) =
+        let (candidate, candidate_identity, candidate_power_on, region) =
             Side::load("candidate", candidate, config).map_err(|e| ("candidate", e))?;
         let (baseline, baseline_identity, baseline_power_on) = match baseline {
             Some(worker) => {
-                let (side, identity, record) =
+                let (side, identity, record, _) =
                     Side::load("baseline", worker, config).map_err(|e| ("baseline", e))?;
                 (Some(side), Some(identity), Some(record))
             }
@@ -367,6 +393,7 @@ impl Sides {
             candidate,
             power_on: (baseline_power_on, candidate_power_on),
             identities: (baseline_identity, candidate_identity),
+            region,
         })
     }
 
@@ -397,6 +424,7 @@ impl Sides {
             rom_identity: Some(self.identities.1),
             frames_agreed: 0,
             last_agreed: Some(self.power_on.1),
+            region: self.region,
             outcome: CanaryOutcome::Same,
         };
         status.start(config.frames);
@@ -514,17 +542,11 @@ impl Sides {
                 Some(format!("cannot go back to the checkpoint before frame {checkpoint_seq}: {e}")),
             );
         }
+        let (rom, every, region) = (&config.rom, config.checkpoint_every, config.region);
         let machines =
-            RemoteMachine::new(&mut baseline.worker, &config.rom, config.checkpoint_every, checkpoint_seq)
-                .and_then(|a| {
-                    RemoteMachine::new(
-                        &mut candidate.worker,
-                        &config.rom,
-                        config.checkpoint_every,
-                        checkpoint_seq,
-                    )
-                    .map(|b| (a, b))
-                });
+            RemoteMachine::new(&mut baseline.worker, rom, every, checkpoint_seq, region).and_then(|a| {
+                RemoteMachine::new(&mut candidate.worker, rom, every, checkpoint_seq, region).map(|b| (a, b))
+            });
         let (a, b) = match machines {
             Ok(pair) => pair,
             Err(e) => return (None, Some(format!("the ROM is refused by this build: {e}"))),

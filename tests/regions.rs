@@ -231,3 +231,57 @@ fn a_flipped_machine_section_bit_never_changes_the_region_nor_panics() {
         assert_eq!(nes.region(), region);
     }
 }
+
+/// `../shared/regions/nmi_sync/` (Shay Green's NMI synchronization demos, public test input): each
+/// syncs to the PPU to the cycle at power-on, then every frame writes `$2001` twice at a fixed CPU
+/// cycle of the frame, greying a short stretch of one line (monochrome on a black backdrop turns it
+/// white) between two sprite reference lines. Its readme: the stretch's left edge flickers by a pixel
+/// on NTSC and "a pixel or two" on PAL, where a frame is 33,247.5 CPU cycles and the CPU's cycles fall
+/// at five places of the 3.2-dot pattern, but never moves. The dot pattern carried frame to frame and
+/// through a snapshot is what keeps it still: a lost phase would move the edge by up to 3 dots a
+/// frame. (Known deviation, issue 27: the edge shows 2 pixels right of the readme's reference
+/// position on NTSC, x 82/83 where the readme draws 80/81; not asserted here.)
+#[test]
+fn the_nmi_sync_demos_keep_their_timed_line_still() {
+    let dir = repo_root().join("../shared/regions/nmi_sync");
+    if !dir.join("demo_pal.nes").is_file() {
+        assert!(!anes_fs::ci_is_set(), "no {}: the region test ROMs are part of CI", dir.display());
+        eprintln!("skipped: no {}", dir.display());
+        return;
+    }
+    for (file, region, flicker) in [("demo_ntsc.nes", Region::Ntsc, 1), ("demo_pal.nes", Region::Pal, 2)] {
+        let rom = std::fs::read(dir.join(file)).expect("readable demo");
+        let mut nes = console(&rom, Some(region));
+        let mut edges = Vec::new();
+        for frame in 0..240 {
+            if frame == 120 {
+                // Mid-frame: a restored console must carry the dot pattern's phase on.
+                for _ in 0..777 {
+                    nes.step_instruction();
+                }
+                let mut snapshot = Vec::new();
+                nes.save_state(&mut snapshot);
+                nes = console(&rom, Some(region));
+                nes.load_state(&snapshot).expect("the snapshot restores");
+            }
+            nes.run_frame(FrameInput::default());
+            if frame < 20 {
+                continue; // the demo syncs over its first frames
+            }
+            let picture = nes.ppu().frame_buffer();
+            let first_white =
+                |row: usize, below: usize| (0..below).find(|&x| picture[row * 256 + x] & 0x3F == 0x30);
+            let upper =
+                first_white(119, 256).unwrap_or_else(|| panic!("{file} frame {frame}: no upper line"));
+            // The timed stretch, left of the sprites' right-hand column (tile 1 at x + 16).
+            let timed: Vec<(usize, usize)> =
+                (120..=122).filter_map(|row| first_white(row, upper + 16).map(|x| (row, x))).collect();
+            let [(_, left)] = timed[..] else {
+                panic!("{file} ({region}) frame {frame}: timed stretch on rows {timed:?}, expected one row");
+            };
+            edges.push(left);
+        }
+        let (min, max) = (*edges.iter().min().unwrap(), *edges.iter().max().unwrap());
+        assert!(max - min <= flicker, "{file} ({region}): the left edge moved between x {min} and {max}");
+    }
+}

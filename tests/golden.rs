@@ -1,6 +1,9 @@
 //! Golden frame records: every bundled ROM runs the demo's bundled 5,000-frame input stream, and each
 //! FrameRecord must equal the committed one in `tests/golden/<rom>.records`; the demo also runs on a
-//! PAL and a Dendy console, against `tests/golden/demo.pal.records` and `demo.dendy.records`.
+//! PAL and a Dendy console, against `tests/golden/demo.pal.records` and `demo.dendy.records`. Every
+//! other ROM of ours (the board, region and shrinker ROMs under `roms/`) runs the stream's first
+//! 300 frames against `tests/golden/boards/<folder>-<rom>.records`: their checks end within the
+//! first frames, and what runs after them (scanline IRQs, bank switches, sound) within 300.
 //!
 //! The golden files change only through one command, and the diff is reviewed in the commit. Records
 //! that change are a change of emulated behaviour, so blessing them requires a bumped
@@ -20,12 +23,17 @@ use anes::core::{Cartridge, FrameRecord, Nes, NesConfig, Region};
 use support::repo_root;
 
 const FRAMES: usize = 5_000;
+/// Frames of a board ROM's run.
+const BOARD_FRAMES: usize = 300;
+/// The folders of the bundled ROMs, whose runs are the whole stream.
+const BUNDLED: [&str; 3] = ["roms/demo", "roms/stress", "roms/mmc6"];
 
-/// One golden run: a ROM on a console of a region (`None`: the header's).
+/// One golden run: a ROM on a console of a region (`None`: the header's), for `frames` frames.
 #[derive(Clone)]
 struct Run {
     rom: PathBuf,
     region: Option<Region>,
+    frames: usize,
 }
 
 impl Run {
@@ -38,20 +46,38 @@ impl Run {
 }
 
 fn runs() -> Vec<Run> {
-    let mut runs: Vec<Run> = bundled_roms().into_iter().map(|rom| Run { rom, region: None }).collect();
+    let mut runs: Vec<Run> =
+        bundled_roms().into_iter().map(|rom| Run { rom, region: None, frames: FRAMES }).collect();
     let demo = repo_root().join("roms/demo/demo.nes");
     for region in [Region::Pal, Region::Dendy] {
-        runs.push(Run { rom: demo.clone(), region: Some(region) });
+        runs.push(Run { rom: demo.clone(), region: Some(region), frames: FRAMES });
     }
+    runs.extend(board_roms().into_iter().map(|rom| Run { rom, region: None, frames: BOARD_FRAMES }));
     runs
 }
 
-fn bundled_roms() -> Vec<PathBuf> {
-    let mut roms: Vec<PathBuf> = ["roms/demo", "roms/stress", "roms/mmc6"]
-        .iter()
-        .flat_map(|dir| std::fs::read_dir(repo_root().join(dir)).expect("roms/ is part of the repository"))
+fn nes_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("roms/ is part of the repository")
         .map(|e| e.expect("readable roms/ entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "nes"))
+        .collect()
+}
+
+fn bundled_roms() -> Vec<PathBuf> {
+    let mut roms: Vec<PathBuf> = BUNDLED.iter().flat_map(|dir| nes_files_in(&repo_root().join(dir))).collect();
+    roms.sort();
+    roms
+}
+
+/// Every `.nes` in the other folders of `roms/`.
+fn board_roms() -> Vec<PathBuf> {
+    let root = repo_root();
+    let mut roms: Vec<PathBuf> = std::fs::read_dir(root.join("roms"))
+        .expect("roms/ is part of the repository")
+        .map(|e| e.expect("readable roms/ entry").path())
+        .filter(|dir| dir.is_dir() && !BUNDLED.iter().any(|b| root.join(b) == *dir))
+        .flat_map(|dir| nes_files_in(&dir))
         .collect();
     roms.sort();
     roms
@@ -63,6 +89,10 @@ fn format_record(r: &FrameRecord, out: &mut String) {
 
 fn golden_path(run: &Run) -> PathBuf {
     let stem = run.rom.file_stem().expect("ROM file name").to_string_lossy();
+    if run.frames == BOARD_FRAMES {
+        let folder = run.rom.parent().and_then(|p| p.file_name()).expect("a folder of roms/").to_string_lossy();
+        return repo_root().join("tests/golden/boards").join(format!("{folder}-{stem}.records"));
+    }
     let name = match run.region {
         None => format!("{stem}.records"),
         Some(region) => format!("{stem}.{region}.records"),
@@ -73,8 +103,8 @@ fn golden_path(run: &Run) -> PathBuf {
 fn run(run: &Run, input: &InputStream) -> String {
     let cart = Cartridge::from_ines(&std::fs::read(&run.rom).expect("read bundled ROM")).expect("ROM loads");
     let mut nes = Nes::with_region(cart, NesConfig::default(), run.region);
-    let mut out = String::with_capacity(FRAMES * 96);
-    for i in 0..FRAMES {
+    let mut out = String::with_capacity(run.frames * 96);
+    for i in 0..run.frames {
         format_record(&nes.run_frame(input.frame(i)), &mut out);
     }
     out

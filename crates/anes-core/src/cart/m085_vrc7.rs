@@ -206,7 +206,7 @@ mod tests {
             vrc7.write_register(0xD000 | second, 0xFF, 5);
             vrc7.update_map(&mut map);
             assert_eq!(map.prg, [5 * 0x2000, 9 * 0x2000, 63 * 0x2000, 63 * 0x2000], "85.{submapper}");
-            assert_eq!((map.chr[1], map.chr[7]), (0x42 * 0x400, 0xFF * 0x400 % 0x40000), "85.{submapper}");
+            assert_eq!((map.chr[1], map.chr[7]), (0x42 * 0x400, 0xFF * 0x400), "85.{submapper}");
             if let Some(other) = other {
                 vrc7.write_register(0x8000 | other, 7, 6);
                 vrc7.update_map(&mut map);

@@ -356,8 +356,9 @@ impl Vrc7Audio {
     /// One output sample.
     fn sample(&mut self) {
         self.envelope_counter = self.envelope_counter.wrapping_add(1);
-        self.am_counter = if self.am_counter + 1 >= AM_PERIOD { 0 } else { self.am_counter + 1 };
-        self.pm_counter = (self.pm_counter + 1) % PM_PERIOD;
+        // A restored state may hold any counter: out-of-range ones wrap to the start.
+        self.am_counter = if self.am_counter >= AM_PERIOD - 1 { 0 } else { self.am_counter + 1 };
+        self.pm_counter = if self.pm_counter >= PM_PERIOD - 1 { 0 } else { self.pm_counter + 1 };
         let am_step = self.am_counter >> 6;
         let tremolo = u32::from(if am_step < AM_STEPS / 2 { am_step } else { AM_STEPS - 1 - am_step }) >> 3;
         let vibrato_step = self.pm_counter >> 10;
@@ -428,8 +429,8 @@ impl Vrc7Audio {
                 }
             }
             let vibrated = if flags & 0x40 != 0 { 2 * fnum as i32 + vibrato } else { 2 * fnum as i32 };
-            let increment = ((vibrated as u32) << block) * MULTIPLIER_X2[usize::from(flags & 0x0F)] >> 2;
-            op.phase = (op.phase + increment) & 0x7FFFF;
+            let increment = (((vibrated as u32) << block) * MULTIPLIER_X2[usize::from(flags & 0x0F)]) >> 2;
+            op.phase = op.phase.wrapping_add(increment) & 0x7FFFF;
         }
         let attenuation = |n: usize, base: u32, ksl: u8| {
             let am = if patch[n] & 0x80 != 0 { tremolo } else { 0 };
@@ -552,6 +553,23 @@ mod tests {
         audio.write_data(0x09);
         let out = levels(&mut audio, 60_000);
         assert_eq!(out[out.len() - 1000..], [0; 1000], "released to silence");
+    }
+
+    #[test]
+    fn any_restored_bytes_run_without_panicking() {
+        // A snapshot is input: counters, phases, stages and levels out of their ranges must run.
+        let mut seed = 0x0B5E_u64;
+        for _ in 0..200 {
+            let mut audio = Vrc7Audio::new();
+            for byte in bytemuck::bytes_of_mut(&mut audio) {
+                *byte = crate::nes::splitmix64_next(&mut seed) as u8;
+            }
+            audio.run(36 * 50);
+            audio.write_address(0x20);
+            audio.write_data(0xFF);
+            audio.run(36 * 50);
+            assert!(audio.level().abs() <= 6 * 4096);
+        }
     }
 
     #[test]

@@ -556,6 +556,37 @@ mod tests {
     }
 
     #[test]
+    fn tremolo_and_vibrato_follow_the_lfo_rates_and_depths() {
+        // Tremolo (carrier flag A): the peak of each 64-sample block follows a triangle of 13
+        // attenuation steps (4.875 dB: a factor of 0.57) with a period of 13,440 samples (3.7 Hz).
+        let mut audio = sine(290, 4);
+        audio.write_address(0x01);
+        audio.write_data(0xA1);
+        let peaks: Vec<i32> = levels(&mut audio, 4 * 13_440)
+            .chunks(64)
+            .map(|block| block.iter().map(|level| level.abs()).max().unwrap())
+            .collect();
+        let (high, low) = (*peaks.iter().max().unwrap(), *peaks.iter().min().unwrap());
+        let ratio = f64::from(low) / f64::from(high);
+        assert!((ratio - 10f64.powf(-4.875 / 20.0)).abs() < 0.02, "{low} / {high}");
+        // The quietest blocks come in runs (the triangle's two steps at 0); their starts repeat.
+        let lows: Vec<usize> = (1..peaks.len()).filter(|&i| peaks[i] == low && peaks[i - 1] != low).collect();
+        let gaps: Vec<usize> = lows.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(!gaps.is_empty() && gaps.iter().all(|&gap| gap == 13_440 / 64), "{gaps:?}");
+        // Vibrato (carrier flag V) at F = 448 (top bits 7): F moves by up to 3.5 of 448 (0.78%, 13
+        // cents), so the period between rising crossings spans about that much, over 8,192 samples.
+        let mut audio = sine(448, 4);
+        audio.write_address(0x01);
+        audio.write_data(0x61);
+        let out = levels(&mut audio, 4 * 8192);
+        let rising: Vec<usize> = (1..out.len()).filter(|&i| out[i - 1] < 0 && out[i] >= 0).collect();
+        let periods: Vec<f64> = rising.windows(9).map(|w| (w[8] - w[0]) as f64 / 8.0).collect();
+        let (long, short) = periods.iter().fold((0.0f64, f64::MAX), |(a, b), &p| (a.max(p), b.min(p)));
+        let swing = long / short - 1.0;
+        assert!((0.010..0.018).contains(&swing), "periods {short:.3} to {long:.3}");
+    }
+
+    #[test]
     fn any_restored_bytes_run_without_panicking() {
         // A snapshot is input: counters, phases, stages and levels out of their ranges must run.
         let mut seed = 0x0B5E_u64;

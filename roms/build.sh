@@ -34,6 +34,8 @@ vrc/vrc4d.s             common/vrc.cfg
 vrc/vrc2b.s             common/vrc.cfg
 vrc6/vrc6a.s            common/vrc.cfg
 vrc6/vrc6b.s            common/vrc.cfg
+vrc7/vrc7a.s            common/vrc.cfg
+vrc7/vrc7b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
 vrc3/m073_vrc3.s        vrc3/vrc3.cfg
 discrete/m013_cprom.s   common/flat.cfg

@@ -5,6 +5,8 @@
 //! `tests/determinism.rs` and `tests/alloc_free.rs`.)
 
 mod support;
+#[path = "boards/vrc7.rs"]
+mod vrc7;
 
 use std::path::PathBuf;
 

@@ -15,6 +15,9 @@ fn apu_pulse_full() -> f32 {
 pub fn expansion_gain(chip: ExpansionChip) -> f32 {
     match chip {
         ExpansionChip::Vrc6 => -apu_pulse_full() / 15.0,
+        // A channel at full scale (+/-4096) swings as far as an APU pulse at volume 15 does (0 to
+        // full): an estimate, not a measurement (see `m085_vrc7_audio.rs`).
+        ExpansionChip::Vrc7 => apu_pulse_full() / 8192.0,
     }
 }
 

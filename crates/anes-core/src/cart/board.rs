@@ -26,6 +26,7 @@ use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
 use super::m076_namcot3446::Namcot3446;
 use super::m079_nina03_06::Nina03;
+use super::m085_vrc7::Vrc7;
 use super::m088_namcot3443::Namcot3443;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
@@ -316,6 +317,8 @@ pub(super) enum Board {
     Vrc6(Vrc6),
     /// Mapper 73 (VRC3).
     Vrc3(Vrc3),
+    /// Mapper 85 (VRC7a, VRC7b).
+    Vrc7(Vrc7),
     /// Mapper 75 (VRC1).
     Vrc1(Vrc1),
     /// Mapper 155 (MMC1A).
@@ -361,6 +364,7 @@ macro_rules! each_board {
             Board::Quattro($m) => $body,
             Board::Vrc6($m) => $body,
             Board::Vrc3($m) => $body,
+            Board::Vrc7($m) => $body,
             Board::Vrc1($m) => $body,
             Board::Mmc1a($m) => $body,
             Board::Dxrom($m) => $body,
@@ -401,6 +405,7 @@ impl Board {
             232 => Board::Quattro(Quattro::new(config)),
             24 | 26 => Board::Vrc6(Vrc6::new(config)),
             73 => Board::Vrc3(Vrc3::new(config)),
+            85 => Board::Vrc7(Vrc7::new(config)),
             75 => Board::Vrc1(Vrc1::new(config)),
             // One variant for the MMC3 family keeps the A12 paths, run at every PPU fetch, one test
             // of the discriminant (as variants of their own, 118 and 119 cost the MMC3 demo 4.6% more
@@ -449,6 +454,7 @@ impl Board {
             Board::Quattro(m) => m.write_register(addr, value),
             Board::Vrc6(m) => m.write_register(addr, value, cpu_cycle),
             Board::Vrc3(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Vrc7(m) => m.write_register(addr, value, cpu_cycle),
             Board::Vrc1(m) => m.write_register(addr, value),
             Board::Mmc1a(m) => m.mmc1.write_register(addr, value, cpu_cycle),
             Board::Dxrom(Dxrom { chip: m })
@@ -475,12 +481,13 @@ impl Board {
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's sound).
+    /// the VRC3's, the VRC6's and VRC7's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::Vrc7(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +498,7 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::Vrc7(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +510,7 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::Vrc7(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -510,6 +519,7 @@ impl Board {
     pub fn expansion_chip(&self) -> Option<ExpansionChip> {
         match self {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
+            Board::Vrc7(_) => Some(ExpansionChip::Vrc7),
             _ => None,
         }
     }
@@ -518,6 +528,7 @@ impl Board {
     pub fn expansion_level(&self) -> i32 {
         match self {
             Board::Vrc6(m) => m.expansion_level(),
+            Board::Vrc7(m) => m.expansion_level(),
             _ => 0,
         }
     }
@@ -586,6 +597,7 @@ impl Board {
             Board::Vrc(m) => m.irq_line(),
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
+            Board::Vrc7(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
             _ => false,
         }

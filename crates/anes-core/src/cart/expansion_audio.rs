@@ -16,4 +16,6 @@
 pub enum ExpansionChip {
     /// Konami VRC6: two pulses (0-15 each) and a sawtooth (0-31) summed by a linear 6-bit DAC (0-61).
     Vrc6,
+    /// Konami VRC7: six two-operator FM channels, each up to +/-4096, summed (+/-24,576).
+    Vrc7,
 }

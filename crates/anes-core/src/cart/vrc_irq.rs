@@ -1,5 +1,5 @@
 //! The Konami VRC IRQ counter (nesdev "VRC IRQ"), shared by the VRC4 (`m021_vrc2_vrc4.rs`), the
-//! VRC6 (`m024_vrc6.rs`) and, later, the VRC7.
+//! VRC6 (`m024_vrc6.rs`) and the VRC7 (`m085_vrc7.rs`).
 //!
 //! It counts CPU cycles: while enabled (control bit E), each cycle takes 3 from a prescaler that
 //! starts at 341 and wraps by adding 341 when it reaches 0 or less (so it wraps every 114, 114, 113

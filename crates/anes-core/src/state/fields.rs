@@ -12,7 +12,7 @@ use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
     GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
     SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    VrcState,
+    Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -62,6 +62,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         185 => Cnrom185State::FIELDS,
         232 => QuattroState::FIELDS,
         24 | 26 => Vrc6State::FIELDS,
+        85 => Vrc7State::FIELDS,
         73 => Vrc3State::FIELDS,
         75 => Vrc1State::FIELDS,
         _ => return None,
@@ -258,6 +259,7 @@ mod tests {
             (185, size_of::<Cnrom185State>()),
             (232, size_of::<QuattroState>()),
             (24, size_of::<Vrc6State>()),
+            (85, size_of::<Vrc7State>()),
             (73, size_of::<Vrc3State>()),
             (75, size_of::<Vrc1State>()),
             (118, size_of::<TxromState>()),

@@ -535,11 +535,6 @@ impl Cartridge {
             m.observe_ppu_address(addr);
             return self.ppu_peek(addr, ciram);
         }
-        self.ppu_read_other(addr, ciram)
-    }
-
-    #[inline(never)]
-    fn ppu_read_other(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
         if let Board::Mmc5(m) = &mut self.board {
             return match m.ppu_fetch(addr, &self.chr[self.chr_len..self.chr_end]) {
                 Fetch::Map => self.ppu_peek(addr, ciram),
@@ -547,6 +542,11 @@ impl Cartridge {
                 Fetch::Value(value) => value,
             };
         }
+        self.ppu_read_other(addr, ciram)
+    }
+
+    #[inline(never)]
+    fn ppu_read_other(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
         let value = self.ppu_peek(addr, ciram);
         self.observe_ppu_other(addr, true);
         value

@@ -462,25 +462,26 @@ impl Board {
 
     /// A CPU write to $4020-$7FFF on a board with registers there ([`MemoryMap::low_registers`]).
     /// Returns true when the map must be updated.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         match self {
             Board::Vrc(m) => m.write_low(addr, value),
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
             Board::Jf11(m) => m.write_low(addr, value),
-            Board::Mmc5(m) => m.write_low(addr, value),
+            Board::Mmc5(m) => m.write_low(addr, value, cpu_cycle),
             Board::Gtrom(m) => m.write_low(addr, value),
             _ => false,
         }
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's sound).
+    /// the VRC3's, the VRC6's and the MMC5's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::Mmc5(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +492,7 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::Mmc5(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +504,7 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::Mmc5(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -510,6 +513,7 @@ impl Board {
     pub fn expansion_chip(&self) -> Option<ExpansionChip> {
         match self {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
+            Board::Mmc5(_) => Some(ExpansionChip::Mmc5),
             _ => None,
         }
     }
@@ -518,6 +522,7 @@ impl Board {
     pub fn expansion_level(&self) -> i32 {
         match self {
             Board::Vrc6(m) => m.expansion_level(),
+            Board::Mmc5(m) => m.expansion_level(),
             _ => 0,
         }
     }

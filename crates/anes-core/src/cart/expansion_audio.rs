@@ -16,4 +16,7 @@
 pub enum ExpansionChip {
     /// Konami VRC6: two pulses (0-15 each) and a sawtooth (0-31) summed by a linear 6-bit DAC (0-61).
     Vrc6,
+    /// Nintendo MMC5: two pulses (0-15 each) and an 8-bit PCM DAC, summed linearly, the level in
+    /// quarter PCM steps (a pulse step is 9, a PCM step 4: 0-1290).
+    Mmc5,
 }

@@ -36,7 +36,7 @@ impl Mmc5 {
     /// The PPU reads `addr`: advances the scanline detector and says where the data comes from.
     /// `exram` is the chip's 1 KiB of RAM.
     ///
-    /// Split in two for cost: the detector and the common case stay inline, where every rendered
+    /// Split in two for cost: the detector and the common case come first, where every rendered
     /// read comes from the bank map (8x8 sprites, no extended attributes, no split: both CHR sets
     /// resolve to the set written last, which the map shows); the chip picks data itself only in
     /// the other cases (`rendered_fetch`). Reads outside rendering come from the map too: the

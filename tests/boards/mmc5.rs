@@ -31,8 +31,8 @@ fn the_mmc5_audio_rom_passes_its_checks() {
 
 #[test]
 fn the_mmc5_audio_checks_fail_on_a_board_without_the_sound() {
-    // The same program on an MMC5 whose $5000-$5015 are open bus would read back the address's
-    // high byte; on mapper 4 (no registers at $5000) every check fails.
+    // The same program on mapper 4 (nothing at $5000-$5FFF: reads are open bus, the $5010 reads
+    // $50) must not pass: the checks see the sound's registers, not the bus.
     let mut nes = boot(&with_mapper(&audio_rom(), 4, 0));
     for _ in 0..10 {
         nes.run_frame(FrameInput::default());

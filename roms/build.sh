@@ -28,6 +28,7 @@ stress/frame_irq.s      common/nrom.cfg
 stress/smc.s            common/nrom.cfg
 mmc6/mmc6.s             common/mmc3_small.cfg
 mmc5/mmc5.s             common/flat.cfg
+mmc5/mmc5_audio.s       common/flat.cfg
 vrc/vrc4e.s             common/vrc.cfg
 vrc/vrc4c.s             common/vrc.cfg
 vrc/vrc4d.s             common/vrc.cfg

@@ -12,13 +12,27 @@ fn apu_pulse_full() -> f32 {
 /// The mixer output per unit of `chip`'s DAC level, relative to the APU's mix (nesdev "VRC6 audio",
 /// "Mixing": a VRC6 pulse at volume 15 is about as loud as an APU pulse at 15, its DAC is linear, and
 /// its polarity is the opposite of the APU's).
+///
+/// MMC5 (nesdev "MMC5 audio": every channel inverted against the APU; a pulse as loud as an APU
+/// pulse, the PCM as the DMC for the same input, twice as loud with its eighth bit): mixed linearly,
+/// a pulse step at an APU pulse at 15 over 15 and a PCM step at the DMC at 127 over 127. Those two
+/// are in the ratio 2.245 (`apu_pulse_full() / 15` over `apu_dmc_full() / 127`), which the chip's
+/// level carries as 9 : 4 quarter steps (0.24% off), so one gain serves both. The pulses are
+/// summed linearly, not through the APU's pulse table: a documented simplification (two MMC5
+/// pulses at 15 come out 1.3 dB louder than the table would make them).
 pub fn expansion_gain(chip: ExpansionChip) -> f32 {
     match chip {
         ExpansionChip::Vrc6 => -apu_pulse_full() / 15.0,
         // A channel at full scale (+/-4096) swings as far as an APU pulse at volume 15 does (0 to
         // full): an estimate, not a measurement (see `m085_vrc7_audio.rs`).
         ExpansionChip::Vrc7 => apu_pulse_full() / 8192.0,
+        ExpansionChip::Mmc5 => -apu_dmc_full() / 127.0 / 4.0,
     }
+}
+
+/// The APU's output for the DMC alone at 127 (tnd table entry 127).
+fn apu_dmc_full() -> f32 {
+    163.67 / (24329.0 / 127.0 + 100.0)
 }
 
 /// Mixer lookup tables, built once when audio output is enabled.
@@ -79,6 +93,15 @@ mod tests {
         let apu = Mixer::new().mix(15, 0, 0, 0, 0);
         let vrc6 = expansion_gain(ExpansionChip::Vrc6) * 15.0;
         assert!((vrc6 + apu).abs() < 1e-6, "{vrc6} against {apu}");
+    }
+
+    #[test]
+    fn an_mmc5_pulse_step_is_an_apu_pulse_step_and_a_pcm_step_a_dmc_step_inverted() {
+        let unit = expansion_gain(ExpansionChip::Mmc5);
+        let pulse = Mixer::new().mix(15, 0, 0, 0, 0) / 15.0;
+        assert!(((9.0 * unit + pulse) / pulse).abs() < 3e-3, "{} against {pulse}", 9.0 * unit);
+        let dmc = Mixer::new().mix(0, 0, 0, 0, 127) / 127.0;
+        assert!(((4.0 * unit + dmc) / dmc).abs() < 1e-6, "{} against {dmc}", 4.0 * unit);
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub mod mixer;
 pub mod noise;
 pub mod output;
 pub mod pulse;
-mod timer;
+pub(crate) mod timer;
 pub mod triangle;
 
 use crate::bus::is_get_cycle;

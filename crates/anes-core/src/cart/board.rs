@@ -468,26 +468,27 @@ impl Board {
 
     /// A CPU write to $4020-$7FFF on a board with registers there ([`MemoryMap::low_registers`]).
     /// Returns true when the map must be updated.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         match self {
             Board::Vrc(m) => m.write_low(addr, value),
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
             Board::Jf11(m) => m.write_low(addr, value),
-            Board::Mmc5(m) => m.write_low(addr, value),
+            Board::Mmc5(m) => m.write_low(addr, value, cpu_cycle),
             Board::Gtrom(m) => m.write_low(addr, value),
             _ => false,
         }
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's and VRC7's sound).
+    /// the VRC3's, the VRC6's, VRC7's and MMC5's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
             Board::Vrc7(m) => m.catch_up(cpu_cycle),
+            Board::Mmc5(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -499,6 +500,7 @@ impl Board {
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
             Board::Vrc7(m) => m.resync(cpu_cycle),
+            Board::Mmc5(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -511,6 +513,7 @@ impl Board {
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
             Board::Vrc7(m) => m.irq_due_cycle(),
+            Board::Mmc5(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -520,6 +523,7 @@ impl Board {
         match self {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
             Board::Vrc7(_) => Some(ExpansionChip::Vrc7),
+            Board::Mmc5(_) => Some(ExpansionChip::Mmc5),
             _ => None,
         }
     }
@@ -529,6 +533,7 @@ impl Board {
         match self {
             Board::Vrc6(m) => m.expansion_level(),
             Board::Vrc7(m) => m.expansion_level(),
+            Board::Mmc5(m) => m.expansion_level(),
             _ => 0,
         }
     }

@@ -18,4 +18,7 @@ pub enum ExpansionChip {
     Vrc6,
     /// Konami VRC7: six two-operator FM channels, each up to +/-4096, summed (+/-24,576).
     Vrc7,
+    /// Nintendo MMC5: two pulses (0-15 each) and an 8-bit PCM DAC, summed linearly, the level in
+    /// quarter PCM steps (a pulse step is 9, a PCM step 4: 0-1290).
+    Mmc5,
 }

@@ -4,8 +4,9 @@
 //! picks ROM (1) or RAM (0)), PRG RAM protect $5102/$5103, CHR mode $5101 with two register sets
 //! ($5120-$5127 for sprites, $5128-$512B for the background) and the upper bits $5130, ExRAM mode
 //! $5104, nametable mapping $5105, fill tile and colour $5106/$5107, vertical split $5200-$5202, the
-//! scanline IRQ $5203/$5204, the multiplier $5205/$5206 and the 1 KiB ExRAM at $5C00-$5FFF. The
-//! expansion audio's registers ($5000-$5015) are written and kept in the state, not yet sounded.
+//! scanline IRQ $5203/$5204, the multiplier $5205/$5206 and the 1 KiB ExRAM at $5C00-$5FFF. Its
+//! sound ($5000-$5015: two pulses and PCM) is in `audio.rs`, run lazily on CPU cycles like the
+//! VRC6's.
 //!
 //! PPU side (`ppu.rs`): the chip sees every PPU read and finds its place in the scanline from the
 //! fetch pattern (three reads of one nametable address: the two dummy fetches at the end of a line
@@ -17,10 +18,12 @@
 //! it like any RAM; its nametable uses (ExRAM, fill, the zero page of ExRAM modes 2-3) are nametable
 //! pages 2-4 of the bank map.
 
+mod audio;
 mod ppu;
 
 use super::board::{BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT, PrgSlot};
 
+pub use audio::{Mmc5Audio, Mmc5Pulse};
 pub(super) use ppu::Fetch;
 
 /// Bytes of ExRAM.
@@ -45,6 +48,8 @@ crate::layout::state_struct! {
         pub chr_banks: [u16; 12],
         /// The last PPU read's address (scanline detection).
         pub last_fetch_address: u16,
+        /// The sound chip ($5000-$5015).
+        pub audio: Mmc5Audio,
         /// $5100: PRG mode 0-3.
         pub prg_mode: u8,
         /// $5101: CHR mode 0-3.
@@ -97,19 +102,20 @@ crate::layout::state_struct! {
         pub idle_m2_edges: u8,
         /// The ExRAM byte of the tile being fetched (extended attributes) or its split tile number.
         pub tile_latch: u8,
-        /// $5000-$5015: the expansion audio's registers as last written (sound is not emulated yet).
-        pub audio: [u8; 22],
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 3],
+        pub reserved: u8,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<Mmc5State>() == 82);
+const _: () = assert!(core::mem::size_of::<Mmc5State>() == 98);
 
 /// MMC5 board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Mmc5 {
     state: Mmc5State,
+    /// The CPU cycle the sound has been run through. Derived (set by `resync`), not state: every
+    /// public entry point of the console catches it up.
+    ticked: u64,
 }
 
 impl Mmc5 {
@@ -122,18 +128,23 @@ impl Mmc5 {
                 chr_mode: 3,
                 prg_banks: [0, 0, 0, 0, 0xFF],
                 idle_m2_edges: IDLE_M2_EDGES,
+                audio: Mmc5Audio::power_on(),
                 ..Mmc5State::default()
             },
+            ticked: 0,
         }
     }
 
-    /// A CPU write to $5000-$5BFF (registers); returns true when the bank map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    /// A CPU write to $5000-$5BFF (registers) on CPU cycle `cpu_cycle`; returns true when the bank
+    /// map must be recomputed.
+    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr {
             0x5000..=0x5015 => {
-                s.audio[usize::from(addr - 0x5000)] = value;
-                return false;
+                self.catch_up(cpu_cycle);
+                self.state.audio.write(addr, value);
+                // $5010's read mode changes what PRG reads do (`Cartridge::remap`).
+                return addr == 0x5010;
             }
             0x5100 => s.prg_mode = value & 3,
             0x5101 => s.chr_mode = value & 3,
@@ -169,6 +180,7 @@ impl Mmc5 {
             0x5204 => u8::from(s.irq_pending != 0) << 7 | u8::from(s.in_frame != 0) << 6 | (open_bus & 0x3F),
             0x5205 => self.product() as u8,
             0x5206 => (self.product() >> 8) as u8,
+            0x5010 | 0x5015 => s.audio.peek(addr).unwrap_or(open_bus),
             // Modes 2 and 3 map ExRAM for the CPU; in modes 0 and 1 it belongs to the PPU.
             0x5C00..=0x5FFF if s.exram_mode >= 2 => exram[usize::from(addr) & (EXRAM_LEN - 1)],
             _ => open_bus,
@@ -181,6 +193,7 @@ impl Mmc5 {
         if addr == 0x5204 {
             self.state.irq_pending = 0;
         }
+        self.state.audio.read(addr);
         value
     }
 
@@ -235,10 +248,51 @@ impl Mmc5 {
         self.state.irq_enabled != 0
     }
 
-    /// The /IRQ output.
+    /// The /IRQ output: the scanline IRQ or the PCM's.
     #[inline]
     pub fn irq_line(&self) -> bool {
-        self.state.irq_pending != 0 && self.state.irq_enabled != 0
+        self.state.irq_pending != 0 && self.state.irq_enabled != 0 || self.state.audio.irq_line()
+    }
+
+    /// Declares the sound current at CPU cycle `cpu_cycle` (power-on, restore).
+    pub fn resync(&mut self, cpu_cycle: u64) {
+        self.ticked = cpu_cycle;
+    }
+
+    /// Runs the sound through CPU cycle `cpu_cycle`, in closed form.
+    pub fn catch_up(&mut self, cpu_cycle: u64) {
+        let cycles = cpu_cycle.saturating_sub(self.ticked);
+        self.ticked = self.ticked.max(cpu_cycle);
+        self.state.audio.run(cycles);
+    }
+
+    /// The first CPU cycle the board must be run through ([`Mmc5::catch_up`]): every cycle in PCM
+    /// read mode (a PRG read may trip the PCM IRQ, which fast cycles would not see), else the cycle
+    /// of the next 240 Hz clock while a length counter runs (it changes what $5015 reads);
+    /// `u64::MAX` when nothing can change without a CPU access.
+    pub fn irq_due_cycle(&self) -> u64 {
+        let audio = &self.state.audio;
+        if audio.pcm_reads() {
+            return 0;
+        }
+        audio.cycles_to_status_change().map_or(u64::MAX, |cycles| self.ticked.saturating_add(cycles))
+    }
+
+    /// True in PCM read mode: CPU reads of $8000-$BFFF reach the chip ([`Mmc5::prg_read`]).
+    pub fn pcm_reads(&self) -> bool {
+        self.state.audio.pcm_reads()
+    }
+
+    /// The CPU read `value` from PRG at `addr` ($8000-$FFFF).
+    pub fn prg_read(&mut self, addr: u16, value: u8) {
+        self.state.audio.cpu_read(addr, value);
+    }
+
+    /// The sound's level in units of a quarter PCM step: a pulse step is 9 of them (see
+    /// `apu::mixer::expansion_gain`), a PCM step 4.
+    pub fn expansion_level(&self) -> i32 {
+        let (pulses, pcm) = self.state.audio.levels();
+        9 * i32::from(pulses) + 4 * i32::from(pcm)
     }
 
     /// The fill page's tile and attribute byte (attributes repeat the palette in every quadrant).

@@ -35,8 +35,25 @@ pub(in crate::cart) enum Fetch {
 impl Mmc5 {
     /// The PPU reads `addr`: advances the scanline detector and says where the data comes from.
     /// `exram` is the chip's 1 KiB of RAM.
+    ///
+    /// Split in two for cost: the detector and the common case come first, where every rendered
+    /// read comes from the bank map (8x8 sprites, no extended attributes, no split: both CHR sets
+    /// resolve to the set written last, which the map shows); the chip picks data itself only in
+    /// the other cases (`rendered_fetch`). Reads outside rendering come from the map too: the
+    /// map's pattern tables are the set written last.
+    #[inline(always)]
     pub fn ppu_fetch(&mut self, addr: u16, exram: &[u8]) -> Fetch {
         let addr = addr & 0x3FFF;
+        if !self.detect_line(addr) || self.fetches_from_map() {
+            return Fetch::Map;
+        }
+        self.rendered_fetch(addr, exram)
+    }
+
+    /// Runs the scanline detector over a PPU read of `addr`; true when the read is part of
+    /// rendering.
+    #[inline(always)]
+    fn detect_line(&mut self, addr: u16) -> bool {
         let s = &mut self.state;
         let rendering = s.idle_m2_edges < IDLE_M2_EDGES && s.ppu_mask & 0x18 != 0;
         let repeated = rendering && addr & 0x3000 == 0x2000 && addr == s.last_fetch_address;
@@ -47,12 +64,24 @@ impl Mmc5 {
         if repeated && repeats_before == 1 {
             self.start_line();
         } else {
-            let s = &mut self.state;
             s.fetch_index = if s.fetch_index >= READS_PER_LINE - 1 { 0 } else { s.fetch_index + 1 };
         }
-        if !rendering {
-            return self.cpu_view(addr);
-        }
+        rendering
+    }
+
+    /// True when every rendered read comes from the bank map: 8x8 sprites (both CHR sets are the
+    /// set written last), no extended attributes (ExRAM mode 1) and no split (enabled in ExRAM
+    /// modes 0 and 1 only).
+    #[inline(always)]
+    fn fetches_from_map(&self) -> bool {
+        let s = &self.state;
+        s.ppu_ctrl & 0x20 == 0 && (s.exram_mode >= 2 || (s.exram_mode == 0 && s.split_control & 0x80 == 0))
+    }
+
+    /// A rendered read where the chip may supply the data: the CHR set by fetch, extended
+    /// attributes, the split.
+    #[inline(never)]
+    fn rendered_fetch(&mut self, addr: u16, exram: &[u8]) -> Fetch {
         let index = self.state.fetch_index;
         if (FIRST_SPRITE_READ..FIRST_PREFETCH_READ).contains(&index) {
             return if addr < 0x2000 { self.pattern(self.sprite_set(), addr) } else { Fetch::Map };
@@ -76,6 +105,7 @@ impl Mmc5 {
 
     /// The first read of a line: the frame starts (counter 0, IRQ acknowledged) or the counter
     /// counts, and raises the IRQ on reaching $5203 (nesdev "MMC5", scanline IRQ: 0 never fires).
+    #[cold]
     fn start_line(&mut self) {
         let s = &mut self.state;
         s.fetch_index = 0;
@@ -89,12 +119,6 @@ impl Mmc5 {
                 s.irq_pending = 1;
             }
         }
-    }
-
-    /// A read outside rendering (a CPU access through $2007): the map, which shows the CHR set
-    /// written last.
-    fn cpu_view(&self, addr: u16) -> Fetch {
-        if addr < 0x2000 { self.pattern(self.state.last_chr_set, addr) } else { Fetch::Map }
     }
 
     fn sprites_8x16(&self) -> bool {

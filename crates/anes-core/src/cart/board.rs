@@ -17,9 +17,12 @@ use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
+use super::m018_jaleco_ss88006::Ss88006;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
+use super::m033_taito_tc0190::Tc0190;
 use super::m034_bnrom_nina001::Mapper34;
+use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
@@ -332,6 +335,12 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mapper 18 (Jaleco SS 88006).
+    Ss88006(Ss88006),
+    /// Mapper 65 (Irem H3001).
+    H3001(H3001),
+    /// Mapper 33 (Taito TC0190).
+    Tc0190(Tc0190),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -369,6 +378,9 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::Ss88006($m) => $body,
+            Board::H3001($m) => $body,
+            Board::Tc0190($m) => $body,
         }
     };
 }
@@ -413,6 +425,9 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            18 => Board::Ss88006(Ss88006::new(config)),
+            65 => Board::H3001(H3001::new(config)),
+            33 => Board::Tc0190(Tc0190::new(config)),
             _ => return None,
         })
     }
@@ -457,6 +472,9 @@ impl Board {
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
+            Board::Ss88006(m) => m.write_register(addr, value, cpu_cycle),
+            Board::H3001(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Tc0190(m) => m.write_register(addr, value),
         }
     }
 
@@ -475,12 +493,14 @@ impl Board {
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's sound).
+    /// the VRC3's, the SS 88006's, the H3001's, the VRC6's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::Ss88006(m) => m.catch_up(cpu_cycle),
+            Board::H3001(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +511,8 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::Ss88006(m) => m.resync(cpu_cycle),
+            Board::H3001(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +524,8 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::Ss88006(m) => m.irq_due_cycle(),
+            Board::H3001(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -587,6 +611,8 @@ impl Board {
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
+            Board::Ss88006(m) => m.irq_line(),
+            Board::H3001(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -22,8 +22,31 @@ const SS88006_CHECKS: [&str; 9] = [
     "$F001 acknowledges; a disabled counter holds",
 ];
 
+/// The checks of `roms/asic/m065_h3001.s`, in its order.
+const H3001_CHECKS: [&str; 7] = [
+    "power-on: bank 1 at $A000, $3E at $C000, $3F at $E000",
+    "$8000 and $A000 select the PRG banks at $8000 and $A000",
+    "$9000 bit 7 swaps $8000 and $C000",
+    "$B000-$B007 select the eight CHR banks",
+    "$9001 mirroring: vertical, horizontal, single-screen page 0 (two settings)",
+    "the IRQ: reload 20 asserts /IRQ on T0 + 20",
+    "the counter stops at 0 (one IRQ); a reload of 0 asserts nothing",
+];
+
+/// The checks of `roms/asic/m033_tc0190.s`, in its order.
+const TC0190_CHECKS: [&str; 4] = [
+    "$8000 bits 0-5 and $8001 select the PRG banks; the last two fixed",
+    "$8002/$8003 2 KiB CHR banks (counted in 2 KiB), $A000-$A003 1 KiB banks",
+    "$8000 bit 6 mirroring: vertical, horizontal",
+    "registers decoded with mask $A003",
+];
+
 /// Our ASIC ROMs: file name, mapper, the ROM's check names.
-const ASIC_ROMS: [(&str, u16, &[&str]); 1] = [("m018_ss88006", 18, &SS88006_CHECKS)];
+const ASIC_ROMS: [(&str, u16, &[&str]); 3] = [
+    ("m018_ss88006", 18, &SS88006_CHECKS),
+    ("m065_h3001", 65, &H3001_CHECKS),
+    ("m033_tc0190", 33, &TC0190_CHECKS),
+];
 
 fn asic_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/asic/{name}.nes"));
@@ -55,6 +78,10 @@ fn the_asic_checks_fail_on_another_boards_rules() {
     // (the nibble pairs land as the last nibble written), no PRG RAM and no $F00x registers.
     let failed = failures(&with_mapper(&asic_rom("m018_ss88006"), 65, 0), &SS88006_CHECKS);
     assert_eq!(failed, [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    // The H3001's program on the SS 88006 (18): whole-byte writes land as nibbles, $9000-$9006 are
+    // its PRG and RAM registers, and its counter is not at $900x.
+    let failed = failures(&with_mapper(&asic_rom("m065_h3001"), 18, 0), &H3001_CHECKS);
+    assert_eq!(failed, [0, 1, 2, 3, 4, 5, 6]);
 }
 
 #[test]
@@ -87,7 +114,7 @@ fn an_asic_restore_mid_frame_continues_exactly() {
 fn every_byte_of_the_asic_states_feeds_the_hash() {
     // (ROM, state length, where its reserved bytes start: flips there may be refused, as those
     // bytes must stay zero.)
-    for (name, len, reserved) in [("m018_ss88006", 20, 15)] {
+    for (name, len, reserved) in [("m018_ss88006", 20, 15), ("m065_h3001", 18, 18), ("m033_tc0190", 8, 8)] {
         let mut nes = boot(&asic_rom(name));
         run_checks(&mut nes);
         let mapper = nes.section_bytes(Section::Mapper).to_vec();

@@ -41,11 +41,22 @@ const TC0190_CHECKS: [&str; 4] = [
     "registers decoded with mask $A003",
 ];
 
+/// The checks of `roms/asic/m048_tc0690.s`, in its order.
+const TC0690_CHECKS: [&str; 6] = [
+    "$8000 (6 bits) and $8001 select the PRG banks; the last two fixed",
+    "$8002/$8003 2 KiB CHR banks, $A000-$A003 1 KiB banks",
+    "$E000 bit 6 mirroring; $8000 bit 6 a bank bit",
+    "the counter: inverted latch 2 raises the IRQ at the third clock; $C003 disables",
+    "the IRQ four M2 edges after the clock: three INXs run after it (an MMC3: one)",
+    "registers decoded with mask $E003",
+];
+
 /// Our ASIC ROMs: file name, mapper, the ROM's check names.
-const ASIC_ROMS: [(&str, u16, &[&str]); 3] = [
+const ASIC_ROMS: [(&str, u16, &[&str]); 4] = [
     ("m018_ss88006", 18, &SS88006_CHECKS),
     ("m065_h3001", 65, &H3001_CHECKS),
     ("m033_tc0190", 33, &TC0190_CHECKS),
+    ("m048_tc0690", 48, &TC0690_CHECKS),
 ];
 
 fn asic_rom(name: &str) -> Vec<u8> {
@@ -82,6 +93,14 @@ fn the_asic_checks_fail_on_another_boards_rules() {
     // its PRG and RAM registers, and its counter is not at $900x.
     let failed = failures(&with_mapper(&asic_rom("m065_h3001"), 18, 0), &H3001_CHECKS);
     assert_eq!(failed, [0, 1, 2, 3, 4, 5, 6]);
+    // The TC0190's program on the TC0690 (48): $8000 bit 6 is a bank bit there and mirroring sits
+    // at $E000 (check 2), and the mask is $E003 ($C001 is the IRQ's, $E002 nothing: check 3).
+    let failed = failures(&with_mapper(&asic_rom("m033_tc0190"), 48, 0), &TC0190_CHECKS);
+    assert_eq!(failed, [2, 3]);
+    // The TC0690's on the TC0190 (33): no IRQ (checks 3, 4), $8000 bit 6 is mirroring (2), and
+    // $E004 reaches a CHR register through the mask $A003 (5).
+    let failed = failures(&with_mapper(&asic_rom("m048_tc0690"), 33, 0), &TC0690_CHECKS);
+    assert_eq!(failed, [2, 3, 4, 5]);
 }
 
 #[test]
@@ -114,7 +133,9 @@ fn an_asic_restore_mid_frame_continues_exactly() {
 fn every_byte_of_the_asic_states_feeds_the_hash() {
     // (ROM, state length, where its reserved bytes start: flips there may be refused, as those
     // bytes must stay zero.)
-    for (name, len, reserved) in [("m018_ss88006", 20, 15), ("m065_h3001", 18, 18), ("m033_tc0190", 8, 8)] {
+    for (name, len, reserved) in
+        [("m018_ss88006", 20, 15), ("m065_h3001", 18, 18), ("m033_tc0190", 8, 8), ("m048_tc0690", 17, 17)]
+    {
         let mut nes = boot(&asic_rom(name));
         run_checks(&mut nes);
         let mapper = nes.section_bytes(Section::Mapper).to_vec();

@@ -22,6 +22,7 @@ use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m033_taito_tc0190::Tc0190;
 use super::m034_bnrom_nina001::Mapper34;
+use super::m048_taito_tc0690::Tc0690;
 use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
@@ -341,6 +342,8 @@ pub(super) enum Board {
     H3001(H3001),
     /// Mapper 33 (Taito TC0190).
     Tc0190(Tc0190),
+    /// Mapper 48 (Taito TC0690).
+    Tc0690(Tc0690),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -381,6 +384,7 @@ macro_rules! each_board {
             Board::Ss88006($m) => $body,
             Board::H3001($m) => $body,
             Board::Tc0190($m) => $body,
+            Board::Tc0690($m) => $body,
         }
     };
 }
@@ -428,6 +432,7 @@ impl Board {
             18 => Board::Ss88006(Ss88006::new(config)),
             65 => Board::H3001(H3001::new(config)),
             33 => Board::Tc0190(Tc0190::new(config)),
+            48 => Board::Tc0690(Tc0690::new(config)),
             _ => return None,
         })
     }
@@ -475,6 +480,7 @@ impl Board {
             Board::Ss88006(m) => m.write_register(addr, value, cpu_cycle),
             Board::H3001(m) => m.write_register(addr, value, cpu_cycle),
             Board::Tc0190(m) => m.write_register(addr, value),
+            Board::Tc0690(m) => m.write_register(addr, value),
         }
     }
 
@@ -555,6 +561,10 @@ impl Board {
                 m.observe_ppu_address(addr);
                 false
             }
+            Board::Tc0690(m) => {
+                m.observe_ppu_address(addr);
+                false
+            }
             Board::Pxrom(m) if read => m.observe_ppu_read(addr),
             Board::Fxrom(m) if read => m.observe_ppu_read(addr),
             _ => false,
@@ -584,14 +594,21 @@ impl Board {
         match self {
             Board::Txrom(m) => m.cpu_cycles(edges),
             Board::Mmc5(m) => m.cpu_cycles(edges),
+            Board::Tc0690(m) => m.cpu_cycles(edges),
             _ => {}
         }
     }
 
     /// True when the board counts M2 edges against the PPU's accesses (the MMC3's A12 filter, the
-    /// MMC5's idle detection).
+    /// MMC5's idle detection, the TC0690's filter and IRQ delay).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_) | Board::Mmc5(_))
+        matches!(self, Board::Txrom(_) | Board::Mmc5(_) | Board::Tc0690(_))
+    }
+
+    /// True when the lazy PPU schedule cannot predict the board's /IRQ, so the console runs the eager
+    /// one: the TC0690's IRQ rises M2 edges after the A12 clock that the prediction covers.
+    pub fn needs_eager_ppu(&self) -> bool {
+        matches!(self, Board::Tc0690(_))
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
@@ -613,6 +630,7 @@ impl Board {
             Board::Mmc5(m) => m.irq_line(),
             Board::Ss88006(m) => m.irq_line(),
             Board::H3001(m) => m.irq_line(),
+            Board::Tc0690(m) => m.irq_line(),
             _ => false,
         }
     }

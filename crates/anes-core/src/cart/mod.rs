@@ -39,6 +39,7 @@ mod m024_vrc6;
 mod m024_vrc6_audio;
 mod m033_taito_tc0190;
 mod m034_bnrom_nina001;
+mod m048_taito_tc0690;
 mod m065_irem_h3001;
 mod m066_gxrom;
 mod m071_camerica;
@@ -91,6 +92,7 @@ pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
 pub use m033_taito_tc0190::Tc0190State;
 pub use m034_bnrom_nina001::Mapper34State;
+pub use m048_taito_tc0690::Tc0690State;
 pub use m065_irem_h3001::H3001State;
 pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
@@ -681,6 +683,12 @@ impl Cartridge {
     /// CPU cycles matters to it (the MMC3's A12 filter).
     pub fn counts_m2_edges(&self) -> bool {
         self.board.counts_m2_edges()
+    }
+
+    /// True when the board's /IRQ cannot be predicted by the lazy PPU schedule, so the console runs
+    /// the eager one (the TC0690's, `m048_taito_tc0690.rs`).
+    pub fn needs_eager_ppu(&self) -> bool {
+        self.board.needs_eager_ppu()
     }
 
     /// PPU A12 counter clocks that must happen before the board's /IRQ could be asserted; `u32::MAX`

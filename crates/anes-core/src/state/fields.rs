@@ -11,8 +11,8 @@ use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
     GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
-    QuattroState, Ss88006State, SxromState, Tc0190State, TxromState, Un1romState, Unrom180State, UxromState,
-    Vrc1State, Vrc3State, Vrc6State, VrcState,
+    QuattroState, Ss88006State, SxromState, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State,
+    UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -67,6 +67,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         18 => Ss88006State::FIELDS,
         65 => H3001State::FIELDS,
         33 => Tc0190State::FIELDS,
+        48 => Tc0690State::FIELDS,
         _ => return None,
     })
 }
@@ -270,6 +271,7 @@ mod tests {
             (18, size_of::<Ss88006State>()),
             (65, size_of::<H3001State>()),
             (33, size_of::<Tc0190State>()),
+            (48, size_of::<Tc0690State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

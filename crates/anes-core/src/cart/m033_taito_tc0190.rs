@@ -70,8 +70,8 @@ impl Tc0190 {
 /// The TC0190's and TC0690's CHR layout: `chr[0..2]` 2 KiB banks at $0000 and $0800, `chr[2..6]`
 /// 1 KiB banks at $1000-$1C00.
 pub(super) fn set_taito_chr(map: &mut MemoryMap, chr: &[u8; 6]) {
-    for half in 0..2 {
-        let bank = usize::from(chr[half]) * 2;
+    for (half, &bank) in chr[..2].iter().enumerate() {
+        let bank = usize::from(bank) * 2;
         map.set_chr_1k(half * 2, bank);
         map.set_chr_1k(half * 2 + 1, bank + 1);
     }

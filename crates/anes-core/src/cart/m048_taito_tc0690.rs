@@ -14,7 +14,7 @@
 //!
 //! Schedule: the delay counts M2 edges after a PPU fetch, which the lazy PPU schedule's prediction
 //! (`a12_clocks_before_irq`, built for the MMC3's immediate IRQ) does not cover, so the board asks
-//! for the eager schedule ([`Board::needs_eager_ppu`](super::board::Board::needs_eager_ppu)): every
+//! for the eager schedule (`Board::needs_eager_ppu`): every
 //! CPU cycle runs the PPU and delivers its M2 edge, so lazy and eager machines are the same machine.
 
 use super::board::{BoardConfig, MemoryMap};

@@ -61,6 +61,10 @@ mmc3fam/m095_namcot3425.s mmc3fam/image.cfg
 mmc3fam/m154_namcot3453.s mmc3fam/image.cfg
 mmc3fam/m111_gtrom.s    mmc3fam/image.cfg
 mmc3fam/m206_dxrom.s    mmc3fam/image.cfg
+asic/m018_ss88006.s     mmc3fam/image.cfg
+asic/m065_h3001.s       mmc3fam/image.cfg
+asic/m033_tc0190.s      mmc3fam/image.cfg
+asic/m048_tc0690.s      mmc3fam/image.cfg
 "
 build_one() {
     src=$1 cfg=$2

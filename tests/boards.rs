@@ -4,6 +4,8 @@
 //! (`../shared/boards/m22chrbankingtest/`), whose source says what its screen shows. (Every ROM under `roms/` also runs in `tests/ppu_schedule.rs` (lazy == eager),
 //! `tests/determinism.rs` and `tests/alloc_free.rs`.)
 
+#[path = "boards/asic.rs"]
+mod asic;
 mod support;
 #[path = "boards/vrc7.rs"]
 mod vrc7;
@@ -160,7 +162,7 @@ fn the_discrete_checks_fail_on_another_boards_rules() {
 }
 
 /// The header of `rom` rewritten to NES 2.0 `mapper`.`submapper`.
-fn with_mapper(rom: &[u8], mapper: u16, submapper: u8) -> Vec<u8> {
+pub(crate) fn with_mapper(rom: &[u8], mapper: u16, submapper: u8) -> Vec<u8> {
     let mut rom = rom.to_vec();
     rom[6] = (rom[6] & 0x0F) | ((mapper as u8 & 0x0F) << 4);
     rom[7] = (mapper as u8 & 0xF0) | 0x08;
@@ -241,7 +243,7 @@ fn the_checks_fail_on_another_boards_rules() {
 
 /// Saves inside frame `at` of `frames` after `steps` instructions, restores into a fresh console and
 /// checks that it ends that frame and runs the rest exactly as a console never interrupted.
-fn assert_restore_mid_frame_continues(rom: &[u8], frames: &[FrameInput], at: usize, steps: usize) {
+pub(crate) fn assert_restore_mid_frame_continues(rom: &[u8], frames: &[FrameInput], at: usize, steps: usize) {
     let mut reference = boot(rom);
     let records: Vec<_> = frames.iter().map(|frame| reference.run_frame(*frame)).collect();
     let mut first = boot(rom);

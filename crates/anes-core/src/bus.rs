@@ -719,7 +719,9 @@ impl Nes {
     pub(crate) fn reset_ppu_sync(&mut self) {
         let counts_m2 = self.cart.counts_m2_edges();
         let replay_exact = m2_replay_exact(self.region().timing(), self.bus.ppu_offset);
-        let lazy = self.sync.mode == PpuCatchUp::Lazy && (!counts_m2 || replay_exact);
+        let lazy = self.sync.mode == PpuCatchUp::Lazy
+            && (!counts_m2 || replay_exact)
+            && !self.cart.needs_eager_ppu();
         self.sync.schedule = match (lazy, counts_m2) {
             (false, false) => Schedule::Eager,
             (false, true) => Schedule::EagerCountingM2,

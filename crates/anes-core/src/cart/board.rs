@@ -17,9 +17,13 @@ use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
+use super::m018_jaleco_ss88006::Ss88006;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
+use super::m033_taito_tc0190::Tc0190;
 use super::m034_bnrom_nina001::Mapper34;
+use super::m048_taito_tc0690::Tc0690;
+use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
@@ -335,6 +339,14 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mapper 18 (Jaleco SS 88006).
+    Ss88006(Ss88006),
+    /// Mapper 65 (Irem H3001).
+    H3001(H3001),
+    /// Mapper 33 (Taito TC0190).
+    Tc0190(Tc0190),
+    /// Mapper 48 (Taito TC0690).
+    Tc0690(Tc0690),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -373,6 +385,10 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::Ss88006($m) => $body,
+            Board::H3001($m) => $body,
+            Board::Tc0190($m) => $body,
+            Board::Tc0690($m) => $body,
         }
     };
 }
@@ -418,6 +434,10 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            18 => Board::Ss88006(Ss88006::new(config)),
+            65 => Board::H3001(H3001::new(config)),
+            33 => Board::Tc0190(Tc0190::new(config)),
+            48 => Board::Tc0690(Tc0690::new(config)),
             _ => return None,
         })
     }
@@ -463,6 +483,10 @@ impl Board {
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
+            Board::Ss88006(m) => m.write_register(addr, value, cpu_cycle),
+            Board::H3001(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Tc0190(m) => m.write_register(addr, value),
+            Board::Tc0690(m) => m.write_register(addr, value),
         }
     }
 
@@ -480,8 +504,8 @@ impl Board {
         }
     }
 
-    /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's, VRC7's and MMC5's sound).
+    /// Runs a board's CPU-cycle IRQ counter and sound chip, for the boards that have them, through CPU
+    /// cycle `cpu_cycle`.
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
@@ -489,6 +513,8 @@ impl Board {
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
             Board::Vrc7(m) => m.catch_up(cpu_cycle),
             Board::Mmc5(m) => m.catch_up(cpu_cycle),
+            Board::Ss88006(m) => m.catch_up(cpu_cycle),
+            Board::H3001(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -501,6 +527,8 @@ impl Board {
             Board::Vrc3(m) => m.resync(cpu_cycle),
             Board::Vrc7(m) => m.resync(cpu_cycle),
             Board::Mmc5(m) => m.resync(cpu_cycle),
+            Board::Ss88006(m) => m.resync(cpu_cycle),
+            Board::H3001(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -514,6 +542,8 @@ impl Board {
             Board::Vrc3(m) => m.irq_due_cycle(),
             Board::Vrc7(m) => m.irq_due_cycle(),
             Board::Mmc5(m) => m.irq_due_cycle(),
+            Board::Ss88006(m) => m.irq_due_cycle(),
+            Board::H3001(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -547,6 +577,10 @@ impl Board {
                 m.observe_ppu_address(addr);
                 false
             }
+            Board::Tc0690(m) => {
+                m.observe_ppu_address(addr);
+                false
+            }
             Board::Pxrom(m) if read => m.observe_ppu_read(addr),
             Board::Fxrom(m) if read => m.observe_ppu_read(addr),
             _ => false,
@@ -576,14 +610,21 @@ impl Board {
         match self {
             Board::Txrom(m) => m.cpu_cycles(edges),
             Board::Mmc5(m) => m.cpu_cycles(edges),
+            Board::Tc0690(m) => m.cpu_cycles(edges),
             _ => {}
         }
     }
 
     /// True when the board counts M2 edges against the PPU's accesses (the MMC3's A12 filter, the
-    /// MMC5's idle detection).
+    /// MMC5's idle detection, the TC0690's filter and IRQ delay).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_) | Board::Mmc5(_))
+        matches!(self, Board::Txrom(_) | Board::Mmc5(_) | Board::Tc0690(_))
+    }
+
+    /// True when the lazy PPU schedule cannot predict the board's /IRQ, so the console runs the eager
+    /// one: the TC0690's IRQ rises M2 edges after the A12 clock that the prediction covers.
+    pub fn needs_eager_ppu(&self) -> bool {
+        matches!(self, Board::Tc0690(_))
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
@@ -604,6 +645,9 @@ impl Board {
             Board::Vrc3(m) => m.irq_line(),
             Board::Vrc7(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
+            Board::Ss88006(m) => m.irq_line(),
+            Board::H3001(m) => m.irq_line(),
+            Board::Tc0690(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -79,7 +79,7 @@ impl Chip {
 }
 
 /// M2 falling edges A12 must stay low before a rising edge clocks the counter.
-const A12_LOW_M2_EDGES: u8 = 3;
+pub(super) const A12_LOW_M2_EDGES: u8 = 3;
 
 /// $8000 bit 5 on the MMC6: its RAM is enabled.
 const MMC6_RAM_ENABLE: u8 = 0x20;

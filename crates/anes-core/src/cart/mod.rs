@@ -33,10 +33,14 @@ mod m009_pxrom;
 mod m010_fxrom;
 mod m011_color_dreams;
 mod m013_cprom;
+mod m018_jaleco_ss88006;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
+mod m033_taito_tc0190;
 mod m034_bnrom_nina001;
+mod m048_taito_tc0690;
+mod m065_irem_h3001;
 mod m066_gxrom;
 mod m071_camerica;
 mod m073_vrc3;
@@ -84,10 +88,14 @@ pub use m005_mmc5::{Mmc5Audio, Mmc5Pulse, Mmc5State};
 pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
 pub use m013_cprom::CpromState;
+pub use m018_jaleco_ss88006::Ss88006State;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
+pub use m033_taito_tc0190::Tc0190State;
 pub use m034_bnrom_nina001::Mapper34State;
+pub use m048_taito_tc0690::Tc0690State;
+pub use m065_irem_h3001::H3001State;
 pub use m066_gxrom::GxromState;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
@@ -696,6 +704,12 @@ impl Cartridge {
     /// CPU cycles matters to it (the MMC3's A12 filter).
     pub fn counts_m2_edges(&self) -> bool {
         self.board.counts_m2_edges()
+    }
+
+    /// True when the board's /IRQ cannot be predicted by the lazy PPU schedule, so the console runs
+    /// the eager one (the TC0690's, `m048_taito_tc0690.rs`).
+    pub fn needs_eager_ppu(&self) -> bool {
+        self.board.needs_eager_ppu()
     }
 
     /// PPU A12 counter clocks that must happen before the board's /IRQ could be asserted; `u32::MAX`

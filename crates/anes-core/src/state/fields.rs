@@ -10,9 +10,9 @@ use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
-    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
-    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    Vrc7State, VrcState,
+    GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
+    QuattroState, Ss88006State, SxromState, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State,
+    UxromState, Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -65,6 +65,10 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         85 => Vrc7State::FIELDS,
         73 => Vrc3State::FIELDS,
         75 => Vrc1State::FIELDS,
+        18 => Ss88006State::FIELDS,
+        65 => H3001State::FIELDS,
+        33 => Tc0190State::FIELDS,
+        48 => Tc0690State::FIELDS,
         _ => return None,
     })
 }
@@ -266,6 +270,10 @@ mod tests {
             (155, size_of::<SxromState>()),
             (206, size_of::<Namco108State>()),
             (111, size_of::<GtromState>()),
+            (18, size_of::<Ss88006State>()),
+            (65, size_of::<H3001State>()),
+            (33, size_of::<Tc0190State>()),
+            (48, size_of::<Tc0690State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -15,6 +15,10 @@ fn apu_pulse_full() -> f32 {
 pub fn expansion_gain(chip: ExpansionChip) -> f32 {
     match chip {
         ExpansionChip::Vrc6 => -apu_pulse_full() / 15.0,
+        // FIXME: the wiki's measured 5B level (nesdev "Sunsoft 5B audio", "Output") could not be
+        // read when this was written; until it is, one 5B channel at volume 15 (its DAC's top, 8191)
+        // is set as loud as an APU pulse at 15, same polarity.
+        ExpansionChip::Sunsoft5B => apu_pulse_full() / 8191.0,
     }
 }
 

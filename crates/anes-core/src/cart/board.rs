@@ -21,6 +21,7 @@ use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
+use super::m069_fme7::Fme7;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
@@ -59,6 +60,8 @@ pub(super) enum PrgRamRead {
     /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
     /// $6000-$6FFF on boards without PRG RAM).
     Latch,
+    /// PRG ROM, from the window's offset into PRG ROM (the FME-7's ROM banks at $6000).
+    Rom,
 }
 
 /// What one 8 KiB slot of $8000-$FFFF holds (only the MMC5 maps anything but ROM there).
@@ -75,7 +78,8 @@ pub(super) enum PrgSlot {
 /// One 512-byte window of $6000-$7FFF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct PrgRamWindow {
-    /// Offset into PRG RAM of the window's first byte (taken modulo the RAM's size on access).
+    /// Offset into PRG RAM of the window's first byte (taken modulo the RAM's size on access); into
+    /// PRG ROM for [`PrgRamRead::Rom`].
     pub offset: usize,
     /// What reads return.
     pub read: PrgRamRead,
@@ -242,6 +246,19 @@ impl MemoryMap {
         self.prg_ram[window % PRG_RAM_WINDOWS] = PrgRamWindow { offset, read, writable: present && writable };
     }
 
+    /// Maps 8 KiB PRG ROM bank `bank` (modulo the ROM size) at $6000-$7FFF, read-only.
+    #[inline]
+    pub fn set_prg_rom_at_6000(&mut self, bank: usize) {
+        let start = (bank % self.prg_banks) * PRG_SLOT;
+        for (window, entry) in self.prg_ram.iter_mut().enumerate() {
+            *entry = PrgRamWindow {
+                offset: start + window * PRG_RAM_WINDOW,
+                read: PrgRamRead::Rom,
+                writable: false,
+            };
+        }
+    }
+
     /// The window of $6000-$7FFF that holds `addr`.
     #[inline(always)]
     pub fn prg_ram_window(&self, addr: u16) -> PrgRamWindow {
@@ -332,6 +349,8 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mapper 69 (Sunsoft FME-7, 5A, 5B).
+    Fme7(Fme7),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -369,6 +388,7 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::Fme7($m) => $body,
         }
     };
 }
@@ -413,6 +433,7 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            69 => Board::Fme7(Fme7::new(config)),
             _ => return None,
         })
     }
@@ -457,6 +478,7 @@ impl Board {
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
+            Board::Fme7(m) => m.write_register(addr, value, cpu_cycle),
         }
     }
 
@@ -475,12 +497,13 @@ impl Board {
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's sound).
+    /// the VRC3's, the FME-7's, the VRC6's and 5B's sound).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::Fme7(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +514,7 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::Fme7(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +526,7 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::Fme7(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -510,6 +535,7 @@ impl Board {
     pub fn expansion_chip(&self) -> Option<ExpansionChip> {
         match self {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
+            Board::Fme7(_) => Some(ExpansionChip::Sunsoft5B),
             _ => None,
         }
     }
@@ -518,6 +544,7 @@ impl Board {
     pub fn expansion_level(&self) -> i32 {
         match self {
             Board::Vrc6(m) => m.expansion_level(),
+            Board::Fme7(m) => m.expansion_level(),
             _ => 0,
         }
     }
@@ -586,6 +613,7 @@ impl Board {
             Board::Vrc(m) => m.irq_line(),
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
+            Board::Fme7(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
             _ => false,
         }

@@ -16,4 +16,6 @@
 pub enum ExpansionChip {
     /// Konami VRC6: two pulses (0-15 each) and a sawtooth (0-31) summed by a linear 6-bit DAC (0-61).
     Vrc6,
+    /// Sunsoft 5B: three channels on a logarithmic DAC, summed (0-24573, `m069_sunsoft5b_audio.rs`).
+    Sunsoft5B,
 }

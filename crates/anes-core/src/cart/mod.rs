@@ -38,6 +38,8 @@ mod m024_vrc6;
 mod m024_vrc6_audio;
 mod m034_bnrom_nina001;
 mod m066_gxrom;
+mod m069_fme7;
+mod m069_sunsoft5b_audio;
 mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
@@ -87,6 +89,8 @@ pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
 pub use m034_bnrom_nina001::Mapper34State;
 pub use m066_gxrom::GxromState;
+pub use m069_fme7::Fme7State;
+pub use m069_sunsoft5b_audio::Sunsoft5bAudio;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
@@ -343,6 +347,7 @@ impl Cartridge {
             PrgRamRead::Zero => 0,
             PrgRamRead::OpenBus => open_bus,
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
+            PrgRamRead::Rom => self.prg_rom[window.offset + usize::from(addr) % PRG_RAM_WINDOW],
         }
     }
 

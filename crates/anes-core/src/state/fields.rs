@@ -9,10 +9,10 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
-    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
-    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    VrcState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, Fme7State,
+    GtromState, GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
+    QuattroState, SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State,
+    Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -63,6 +63,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         232 => QuattroState::FIELDS,
         24 | 26 => Vrc6State::FIELDS,
         73 => Vrc3State::FIELDS,
+        69 => Fme7State::FIELDS,
         75 => Vrc1State::FIELDS,
         _ => return None,
     })
@@ -259,6 +260,7 @@ mod tests {
             (232, size_of::<QuattroState>()),
             (24, size_of::<Vrc6State>()),
             (73, size_of::<Vrc3State>()),
+            (69, size_of::<Fme7State>()),
             (75, size_of::<Vrc1State>()),
             (118, size_of::<TxromState>()),
             (155, size_of::<SxromState>()),

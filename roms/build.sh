@@ -36,6 +36,7 @@ vrc6/vrc6a.s            common/vrc.cfg
 vrc6/vrc6b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
 vrc3/m073_vrc3.s        vrc3/vrc3.cfg
+sunsoft/m069_fme7.s     common/vrc.cfg
 discrete/m013_cprom.s   common/flat.cfg
 discrete/m034_bnrom.s   common/flat.cfg
 discrete/m034_nina001.s common/flat.cfg

@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "boards/sunsoft.rs"]
+mod sunsoft;
+
 use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;

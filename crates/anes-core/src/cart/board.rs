@@ -28,6 +28,8 @@ use super::m075_vrc1::Vrc1;
 use super::m076_namcot3446::Namcot3446;
 use super::m079_nina03_06::Nina03;
 use super::m088_namcot3443::Namcot3443;
+use super::m089_sunsoft2::Sunsoft2;
+use super::m093_sunsoft2_3r::Sunsoft2_3r;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
 use super::m111_gtrom::Gtrom;
@@ -35,6 +37,7 @@ use super::m140_jaleco_jf11::Jf11;
 use super::m154_namcot3453::Namcot3453;
 use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
+use super::m184_sunsoft1::Sunsoft1;
 use super::m185_cnrom_protected::Cnrom185;
 use super::m206_namco108::Dxrom;
 use super::m232_quattro::Quattro;
@@ -351,6 +354,12 @@ pub(super) enum Board {
     Gtrom(Gtrom),
     /// Mapper 69 (Sunsoft FME-7, 5A, 5B).
     Fme7(Fme7),
+    /// Mapper 89 (Sunsoft-2 on the Sunsoft-3 board).
+    Sunsoft2(Sunsoft2),
+    /// Mapper 93 (Sunsoft-2 on the Sunsoft-3R board).
+    Sunsoft2_3r(Sunsoft2_3r),
+    /// Mapper 184 (Sunsoft-1).
+    Sunsoft1(Sunsoft1),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -389,6 +398,9 @@ macro_rules! each_board {
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
             Board::Fme7($m) => $body,
+            Board::Sunsoft2($m) => $body,
+            Board::Sunsoft2_3r($m) => $body,
+            Board::Sunsoft1($m) => $body,
         }
     };
 }
@@ -434,6 +446,9 @@ impl Board {
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
             69 => Board::Fme7(Fme7::new(config)),
+            89 => Board::Sunsoft2(Sunsoft2::new(config)),
+            93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
+            184 => Board::Sunsoft1(Sunsoft1::new(config)),
             _ => return None,
         })
     }
@@ -479,6 +494,9 @@ impl Board {
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
             Board::Fme7(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Sunsoft2(m) => m.write_register(value),
+            Board::Sunsoft2_3r(m) => m.write_register(value),
+            Board::Sunsoft1(_) => false,
         }
     }
 
@@ -492,6 +510,7 @@ impl Board {
             Board::Jf11(m) => m.write_low(addr, value),
             Board::Mmc5(m) => m.write_low(addr, value),
             Board::Gtrom(m) => m.write_low(addr, value),
+            Board::Sunsoft1(m) => m.write_low(addr, value),
             _ => false,
         }
     }

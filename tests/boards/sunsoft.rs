@@ -166,3 +166,79 @@ fn the_small_sunsoft_checks_fail_on_another_boards_rules() {
         super::discrete_failures("184 as 140", &super::with_mapper(&sunsoft_rom("m184_sunsoft1"), 140, 0), 4);
     assert_eq!(failed, [0, 1, 2]);
 }
+
+/// The checks of `roms/sunsoft/m067_sunsoft3.s`, in its order.
+const SUNSOFT3_CHECKS: [&str; 8] = [
+    "$F800 selects the 16 KiB bank at $8000; $C000 holds the last",
+    "$8800-$B800 select the 2 KiB CHR banks",
+    "$E800: vertical, horizontal, single-screen 0 and 1",
+    "IRQ from counter 15: at T0 + 16, not before",
+    "IRQ from counter $0100 (high byte first): at T0 + 257, not before",
+    "a $D800 write resets the $C800 toggle",
+    "/IRQ held until a $8000 write; a $8000 write acknowledges",
+    "PRG RAM at $6000-$7FFF",
+];
+
+#[test]
+fn the_sunsoft3_rom_passes_its_checks_and_fails_on_the_fme7s_rules() {
+    let rom = sunsoft_rom("m067_sunsoft3");
+    let mut nes = boot(&rom);
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &SUNSOFT3_CHECKS);
+    assert!(failed.is_empty(), "checks failed:{}", describe_checks(&failed, &SUNSOFT3_CHECKS));
+    // As an FME-7 (mapper 69), another 16-bit down-counter with other registers: all but PRG RAM
+    // fail.
+    let mut nes = boot(&super::with_mapper(&rom, 69, 0));
+    run_checks(&mut nes);
+    let failed: Vec<usize> = failed_checks(&nes, &SUNSOFT3_CHECKS).iter().map(|f| f.0).collect();
+    assert!(failed.len() >= 5, "{failed:?}");
+}
+
+#[test]
+fn the_sunsoft3_rom_runs_the_same_lazy_and_eager_and_restores_mid_frame() {
+    let rom = sunsoft_rom("m067_sunsoft3");
+    let mut lazy = Nes::new(Cartridge::from_ines(&rom).expect("loads"), NesConfig::default());
+    let mut eager = lazy.clone();
+    eager.set_ppu_catch_up(PpuCatchUp::Eager);
+    eager.set_apu_catch_up(ApuCatchUp::Eager);
+    for frame in 0..10 {
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            eager.run_frame(FrameInput::default()),
+            "frame {frame}"
+        );
+    }
+    // Frame 2 runs the IRQ probes.
+    assert_restore_mid_frame_continues(&rom, &[FrameInput::default(); 6], 2, 3000);
+}
+
+#[test]
+fn every_byte_of_the_small_sunsoft_states_feeds_the_hash() {
+    // (ROM, state length, where its reserved bytes start.)
+    for (name, len, reserved) in [
+        ("m067_sunsoft3", 12, 11),
+        ("m089_sunsoft2", 1, 1),
+        ("m093_sunsoft2_3r", 1, 1),
+        ("m184_sunsoft1", 1, 1),
+    ] {
+        let mut nes = boot(&sunsoft_rom(name));
+        run_checks(&mut nes);
+        let mapper = nes.section_bytes(Section::Mapper).to_vec();
+        assert_eq!(mapper.len(), len, "{name}");
+        let original = nes.state_hash();
+        for byte in 0..len {
+            for bit in 0..8 {
+                let mut forged = nes.clone();
+                if let Err(err) = forged.flip_state_bit(Section::Mapper, byte, bit) {
+                    assert!(byte >= reserved, "{name}: mapper byte {byte} bit {bit}: {err}");
+                    continue;
+                }
+                assert_ne!(
+                    forged.state_hash(),
+                    original,
+                    "{name}: mapper byte {byte} bit {bit} escapes the hash"
+                );
+            }
+        }
+    }
+}

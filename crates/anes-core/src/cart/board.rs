@@ -21,6 +21,7 @@ use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
+use super::m067_sunsoft3::Sunsoft3;
 use super::m069_fme7::Fme7;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
@@ -360,6 +361,8 @@ pub(super) enum Board {
     Sunsoft2_3r(Sunsoft2_3r),
     /// Mapper 184 (Sunsoft-1).
     Sunsoft1(Sunsoft1),
+    /// Mapper 67 (Sunsoft-3).
+    Sunsoft3(Sunsoft3),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -401,6 +404,7 @@ macro_rules! each_board {
             Board::Sunsoft2($m) => $body,
             Board::Sunsoft2_3r($m) => $body,
             Board::Sunsoft1($m) => $body,
+            Board::Sunsoft3($m) => $body,
         }
     };
 }
@@ -449,6 +453,7 @@ impl Board {
             89 => Board::Sunsoft2(Sunsoft2::new(config)),
             93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
             184 => Board::Sunsoft1(Sunsoft1::new(config)),
+            67 => Board::Sunsoft3(Sunsoft3::new(config)),
             _ => return None,
         })
     }
@@ -497,6 +502,7 @@ impl Board {
             Board::Sunsoft2(m) => m.write_register(value),
             Board::Sunsoft2_3r(m) => m.write_register(value),
             Board::Sunsoft1(_) => false,
+            Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
         }
     }
 
@@ -523,6 +529,7 @@ impl Board {
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
             Board::Fme7(m) => m.catch_up(cpu_cycle),
+            Board::Sunsoft3(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -534,6 +541,7 @@ impl Board {
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
             Board::Fme7(m) => m.resync(cpu_cycle),
+            Board::Sunsoft3(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -546,6 +554,7 @@ impl Board {
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
             Board::Fme7(m) => m.irq_due_cycle(),
+            Board::Sunsoft3(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -633,6 +642,7 @@ impl Board {
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
             Board::Fme7(m) => m.irq_line(),
+            Board::Sunsoft3(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
             _ => false,
         }

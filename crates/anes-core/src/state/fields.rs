@@ -11,8 +11,8 @@ use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, Fme7State,
     GtromState, GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
-    QuattroState, Sunsoft1State, Sunsoft2_3rState, Sunsoft2State, SxromState, TxromState, Un1romState,
-    Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
+    QuattroState, Sunsoft1State, Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, SxromState, TxromState,
+    Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -64,6 +64,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         24 | 26 => Vrc6State::FIELDS,
         73 => Vrc3State::FIELDS,
         69 => Fme7State::FIELDS,
+        67 => Sunsoft3State::FIELDS,
         89 => Sunsoft2State::FIELDS,
         93 => Sunsoft2_3rState::FIELDS,
         184 => Sunsoft1State::FIELDS,
@@ -264,6 +265,7 @@ mod tests {
             (24, size_of::<Vrc6State>()),
             (73, size_of::<Vrc3State>()),
             (69, size_of::<Fme7State>()),
+            (67, size_of::<Sunsoft3State>()),
             (89, size_of::<Sunsoft2State>()),
             (93, size_of::<Sunsoft2_3rState>()),
             (184, size_of::<Sunsoft1State>()),

@@ -39,6 +39,11 @@ vrc7/vrc7a.s            common/vrc.cfg
 vrc7/vrc7b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
 vrc3/m073_vrc3.s        vrc3/vrc3.cfg
+sunsoft/m067_sunsoft3.s common/vrc.cfg
+sunsoft/m069_fme7.s     common/vrc.cfg
+sunsoft/m089_sunsoft2.s common/flat.cfg
+sunsoft/m093_sunsoft2_3r.s common/flat.cfg
+sunsoft/m184_sunsoft1.s common/flat.cfg
 discrete/m013_cprom.s   common/flat.cfg
 discrete/m034_bnrom.s   common/flat.cfg
 discrete/m034_nina001.s common/flat.cfg

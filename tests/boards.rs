@@ -13,6 +13,9 @@ mod vrc7;
 #[path = "boards/mmc5.rs"]
 mod mmc5;
 
+#[path = "boards/sunsoft.rs"]
+mod sunsoft;
+
 use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;

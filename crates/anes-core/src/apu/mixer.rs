@@ -27,6 +27,10 @@ pub fn expansion_gain(chip: ExpansionChip) -> f32 {
         // full): an estimate, not a measurement (see `m085_vrc7_audio.rs`).
         ExpansionChip::Vrc7 => apu_pulse_full() / 8192.0,
         ExpansionChip::Mmc5 => -apu_dmc_full() / 127.0 / 4.0,
+        // FIXME: the wiki's measured 5B level (nesdev "Sunsoft 5B audio", "Output") could not be
+        // read when this was written; until it is, one 5B channel at volume 15 (its DAC's top, 8191)
+        // is set as loud as an APU pulse at 15, same polarity.
+        ExpansionChip::Sunsoft5B => apu_pulse_full() / 8191.0,
     }
 }
 

@@ -25,6 +25,8 @@ use super::m034_bnrom_nina001::Mapper34;
 use super::m048_taito_tc0690::Tc0690;
 use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
+use super::m067_sunsoft3::Sunsoft3;
+use super::m069_fme7::Fme7;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
@@ -32,6 +34,8 @@ use super::m076_namcot3446::Namcot3446;
 use super::m079_nina03_06::Nina03;
 use super::m085_vrc7::Vrc7;
 use super::m088_namcot3443::Namcot3443;
+use super::m089_sunsoft2::Sunsoft2;
+use super::m093_sunsoft2_3r::Sunsoft2_3r;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
 use super::m111_gtrom::Gtrom;
@@ -39,6 +43,7 @@ use super::m140_jaleco_jf11::Jf11;
 use super::m154_namcot3453::Namcot3453;
 use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
+use super::m184_sunsoft1::Sunsoft1;
 use super::m185_cnrom_protected::Cnrom185;
 use super::m206_namco108::Dxrom;
 use super::m232_quattro::Quattro;
@@ -64,6 +69,8 @@ pub(super) enum PrgRamRead {
     /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
     /// $6000-$6FFF on boards without PRG RAM).
     Latch,
+    /// PRG ROM, from the window's offset into PRG ROM (the FME-7's ROM banks at $6000).
+    Rom,
 }
 
 /// What one 8 KiB slot of $8000-$FFFF holds (only the MMC5 maps anything but ROM there).
@@ -80,7 +87,8 @@ pub(super) enum PrgSlot {
 /// One 512-byte window of $6000-$7FFF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct PrgRamWindow {
-    /// Offset into PRG RAM of the window's first byte (taken modulo the RAM's size on access).
+    /// Offset into PRG RAM of the window's first byte (taken modulo the RAM's size on access); into
+    /// PRG ROM for [`PrgRamRead::Rom`].
     pub offset: usize,
     /// What reads return.
     pub read: PrgRamRead,
@@ -247,6 +255,19 @@ impl MemoryMap {
         self.prg_ram[window % PRG_RAM_WINDOWS] = PrgRamWindow { offset, read, writable: present && writable };
     }
 
+    /// Maps 8 KiB PRG ROM bank `bank` (modulo the ROM size) at $6000-$7FFF, read-only.
+    #[inline]
+    pub fn set_prg_rom_at_6000(&mut self, bank: usize) {
+        let start = (bank % self.prg_banks) * PRG_SLOT;
+        for (window, entry) in self.prg_ram.iter_mut().enumerate() {
+            *entry = PrgRamWindow {
+                offset: start + window * PRG_RAM_WINDOW,
+                read: PrgRamRead::Rom,
+                writable: false,
+            };
+        }
+    }
+
     /// The window of $6000-$7FFF that holds `addr`.
     #[inline(always)]
     pub fn prg_ram_window(&self, addr: u16) -> PrgRamWindow {
@@ -347,6 +368,16 @@ pub(super) enum Board {
     Tc0190(Tc0190),
     /// Mapper 48 (Taito TC0690).
     Tc0690(Tc0690),
+    /// Mapper 69 (Sunsoft FME-7, 5A, 5B).
+    Fme7(Fme7),
+    /// Mapper 89 (Sunsoft-2 on the Sunsoft-3 board).
+    Sunsoft2(Sunsoft2),
+    /// Mapper 93 (Sunsoft-2 on the Sunsoft-3R board).
+    Sunsoft2_3r(Sunsoft2_3r),
+    /// Mapper 184 (Sunsoft-1).
+    Sunsoft1(Sunsoft1),
+    /// Mapper 67 (Sunsoft-3).
+    Sunsoft3(Sunsoft3),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -389,6 +420,11 @@ macro_rules! each_board {
             Board::H3001($m) => $body,
             Board::Tc0190($m) => $body,
             Board::Tc0690($m) => $body,
+            Board::Fme7($m) => $body,
+            Board::Sunsoft2($m) => $body,
+            Board::Sunsoft2_3r($m) => $body,
+            Board::Sunsoft1($m) => $body,
+            Board::Sunsoft3($m) => $body,
         }
     };
 }
@@ -438,6 +474,11 @@ impl Board {
             65 => Board::H3001(H3001::new(config)),
             33 => Board::Tc0190(Tc0190::new(config)),
             48 => Board::Tc0690(Tc0690::new(config)),
+            69 => Board::Fme7(Fme7::new(config)),
+            89 => Board::Sunsoft2(Sunsoft2::new(config)),
+            93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
+            184 => Board::Sunsoft1(Sunsoft1::new(config)),
+            67 => Board::Sunsoft3(Sunsoft3::new(config)),
             _ => return None,
         })
     }
@@ -487,6 +528,11 @@ impl Board {
             Board::H3001(m) => m.write_register(addr, value, cpu_cycle),
             Board::Tc0190(m) => m.write_register(addr, value),
             Board::Tc0690(m) => m.write_register(addr, value),
+            Board::Fme7(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Sunsoft2(m) => m.write_register(value),
+            Board::Sunsoft2_3r(m) => m.write_register(value),
+            Board::Sunsoft1(_) => false,
+            Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
         }
     }
 
@@ -500,6 +546,7 @@ impl Board {
             Board::Jf11(m) => m.write_low(addr, value),
             Board::Mmc5(m) => m.write_low(addr, value, cpu_cycle),
             Board::Gtrom(m) => m.write_low(addr, value),
+            Board::Sunsoft1(m) => m.write_low(addr, value),
             _ => false,
         }
     }
@@ -515,6 +562,8 @@ impl Board {
             Board::Mmc5(m) => m.catch_up(cpu_cycle),
             Board::Ss88006(m) => m.catch_up(cpu_cycle),
             Board::H3001(m) => m.catch_up(cpu_cycle),
+            Board::Fme7(m) => m.catch_up(cpu_cycle),
+            Board::Sunsoft3(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -529,6 +578,8 @@ impl Board {
             Board::Mmc5(m) => m.resync(cpu_cycle),
             Board::Ss88006(m) => m.resync(cpu_cycle),
             Board::H3001(m) => m.resync(cpu_cycle),
+            Board::Fme7(m) => m.resync(cpu_cycle),
+            Board::Sunsoft3(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -544,6 +595,8 @@ impl Board {
             Board::Mmc5(m) => m.irq_due_cycle(),
             Board::Ss88006(m) => m.irq_due_cycle(),
             Board::H3001(m) => m.irq_due_cycle(),
+            Board::Fme7(m) => m.irq_due_cycle(),
+            Board::Sunsoft3(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -554,6 +607,7 @@ impl Board {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
             Board::Vrc7(_) => Some(ExpansionChip::Vrc7),
             Board::Mmc5(_) => Some(ExpansionChip::Mmc5),
+            Board::Fme7(_) => Some(ExpansionChip::Sunsoft5B),
             _ => None,
         }
     }
@@ -564,6 +618,7 @@ impl Board {
             Board::Vrc6(m) => m.expansion_level(),
             Board::Vrc7(m) => m.expansion_level(),
             Board::Mmc5(m) => m.expansion_level(),
+            Board::Fme7(m) => m.expansion_level(),
             _ => 0,
         }
     }
@@ -644,6 +699,8 @@ impl Board {
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
             Board::Vrc7(m) => m.irq_line(),
+            Board::Fme7(m) => m.irq_line(),
+            Board::Sunsoft3(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
             Board::Ss88006(m) => m.irq_line(),
             Board::H3001(m) => m.irq_line(),

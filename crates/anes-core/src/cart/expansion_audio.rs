@@ -21,4 +21,6 @@ pub enum ExpansionChip {
     /// Nintendo MMC5: two pulses (0-15 each) and an 8-bit PCM DAC, summed linearly, the level in
     /// quarter PCM steps (a pulse step is 9, a PCM step 4: 0-1290).
     Mmc5,
+    /// Sunsoft 5B: three channels on a logarithmic DAC, summed (0-24573, `m069_sunsoft5b_audio.rs`).
+    Sunsoft5B,
 }

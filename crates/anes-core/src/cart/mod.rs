@@ -42,6 +42,9 @@ mod m034_bnrom_nina001;
 mod m048_taito_tc0690;
 mod m065_irem_h3001;
 mod m066_gxrom;
+mod m067_sunsoft3;
+mod m069_fme7;
+mod m069_sunsoft5b_audio;
 mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
@@ -50,6 +53,8 @@ mod m079_nina03_06;
 mod m085_vrc7;
 mod m085_vrc7_audio;
 mod m088_namcot3443;
+mod m089_sunsoft2;
+mod m093_sunsoft2_3r;
 mod m094_un1rom;
 mod m095_namcot3425;
 mod m111_gtrom;
@@ -59,6 +64,7 @@ mod m140_jaleco_jf11;
 mod m154_namcot3453;
 mod m155_mmc1a;
 mod m180_unrom_fixed_first;
+mod m184_sunsoft1;
 mod m185_cnrom_protected;
 mod m206_namco108;
 mod m232_quattro;
@@ -97,16 +103,22 @@ pub use m034_bnrom_nina001::Mapper34State;
 pub use m048_taito_tc0690::Tc0690State;
 pub use m065_irem_h3001::H3001State;
 pub use m066_gxrom::GxromState;
+pub use m067_sunsoft3::Sunsoft3State;
+pub use m069_fme7::Fme7State;
+pub use m069_sunsoft5b_audio::Sunsoft5bAudio;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
 pub use m079_nina03_06::Nina03State;
 pub use m085_vrc7::Vrc7State;
 pub use m085_vrc7_audio::{Vrc7Audio, Vrc7Channel, Vrc7Operator};
+pub use m089_sunsoft2::Sunsoft2State;
+pub use m093_sunsoft2_3r::Sunsoft2_3rState;
 pub use m094_un1rom::Un1romState;
 pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m180_unrom_fixed_first::Unrom180State;
+pub use m184_sunsoft1::Sunsoft1State;
 pub use m185_cnrom_protected::Cnrom185State;
 pub use m206_namco108::Namco108State;
 pub use m232_quattro::QuattroState;
@@ -366,6 +378,7 @@ impl Cartridge {
             PrgRamRead::Zero => 0,
             PrgRamRead::OpenBus => open_bus,
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
+            PrgRamRead::Rom => self.prg_rom[window.offset + usize::from(addr) % PRG_RAM_WINDOW],
         }
     }
 

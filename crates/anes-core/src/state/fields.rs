@@ -9,10 +9,11 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, Fme7State, GtromState,
     GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
-    QuattroState, Ss88006State, SxromState, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State,
-    UxromState, Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
+    QuattroState, Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState,
+    Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State,
+    Vrc6State, Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -64,6 +65,11 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         24 | 26 => Vrc6State::FIELDS,
         85 => Vrc7State::FIELDS,
         73 => Vrc3State::FIELDS,
+        69 => Fme7State::FIELDS,
+        67 => Sunsoft3State::FIELDS,
+        89 => Sunsoft2State::FIELDS,
+        93 => Sunsoft2_3rState::FIELDS,
+        184 => Sunsoft1State::FIELDS,
         75 => Vrc1State::FIELDS,
         18 => Ss88006State::FIELDS,
         65 => H3001State::FIELDS,
@@ -265,6 +271,11 @@ mod tests {
             (24, size_of::<Vrc6State>()),
             (85, size_of::<Vrc7State>()),
             (73, size_of::<Vrc3State>()),
+            (69, size_of::<Fme7State>()),
+            (67, size_of::<Sunsoft3State>()),
+            (89, size_of::<Sunsoft2State>()),
+            (93, size_of::<Sunsoft2_3rState>()),
+            (184, size_of::<Sunsoft1State>()),
             (75, size_of::<Vrc1State>()),
             (118, size_of::<TxromState>()),
             (155, size_of::<SxromState>()),

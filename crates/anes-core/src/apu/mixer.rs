@@ -15,6 +15,11 @@ fn apu_pulse_full() -> f32 {
 pub fn expansion_gain(chip: ExpansionChip) -> f32 {
     match chip {
         ExpansionChip::Vrc6 => -apu_pulse_full() / 15.0,
+        // nesdev "INES Mapper 019": a channel's full swing (a wave from sample 0 to 15 at volume
+        // 15: -120 to 105, 225 steps) is the submapper's decibels louder than an APU pulse at 15.
+        ExpansionChip::Namco163(mix) => {
+            apu_pulse_full() * 10f32.powf(mix.decibels_x100() as f32 / 2000.0) / 225.0
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
+use super::m019_namco163::Namco163;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;
@@ -36,6 +37,7 @@ use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
 use super::m185_cnrom_protected::Cnrom185;
 use super::m206_namco108::Dxrom;
+use super::m210_namco175_340::Namco175;
 use super::m232_quattro::Quattro;
 
 /// PRG ROM is mapped in 8 KiB slots.
@@ -332,6 +334,10 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mapper 19 (Namco 129/163).
+    Namco163(Namco163),
+    /// Mapper 210 (Namco 175/340).
+    Namco175(Namco175),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -369,6 +375,8 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::Namco163($m) => $body,
+            Board::Namco175($m) => $body,
         }
     };
 }
@@ -413,6 +421,8 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            19 => Board::Namco163(Namco163::new(config)),
+            210 => Board::Namco175(Namco175::new(config)),
             _ => return None,
         })
     }
@@ -457,6 +467,8 @@ impl Board {
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
+            Board::Namco163(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Namco175(m) => m.write_register(addr, value),
         }
     }
 
@@ -470,6 +482,7 @@ impl Board {
             Board::Jf11(m) => m.write_low(addr, value),
             Board::Mmc5(m) => m.write_low(addr, value),
             Board::Gtrom(m) => m.write_low(addr, value),
+            Board::Namco163(m) => m.write_low(addr, value),
             _ => false,
         }
     }
@@ -481,6 +494,7 @@ impl Board {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::Namco163(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +505,7 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::Namco163(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +517,7 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::Namco163(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -510,6 +526,7 @@ impl Board {
     pub fn expansion_chip(&self) -> Option<ExpansionChip> {
         match self {
             Board::Vrc6(_) => Some(ExpansionChip::Vrc6),
+            Board::Namco163(m) => m.expansion_chip(),
             _ => None,
         }
     }
@@ -518,6 +535,7 @@ impl Board {
     pub fn expansion_level(&self) -> i32 {
         match self {
             Board::Vrc6(m) => m.expansion_level(),
+            Board::Namco163(m) => m.expansion_level(),
             _ => 0,
         }
     }
@@ -587,6 +605,7 @@ impl Board {
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
+            Board::Namco163(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -10,9 +10,9 @@ use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
-    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
-    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    VrcState,
+    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Namco163State,
+    Namco175State, Nina03State, QuattroState, SxromState, TxromState, Un1romState, Unrom180State, UxromState,
+    Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -64,6 +64,8 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         24 | 26 => Vrc6State::FIELDS,
         73 => Vrc3State::FIELDS,
         75 => Vrc1State::FIELDS,
+        19 => Namco163State::FIELDS,
+        210 => Namco175State::FIELDS,
         _ => return None,
     })
 }
@@ -264,6 +266,8 @@ mod tests {
             (155, size_of::<SxromState>()),
             (206, size_of::<Namco108State>()),
             (111, size_of::<GtromState>()),
+            (19, size_of::<Namco163State>()),
+            (210, size_of::<Namco175State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -36,6 +36,9 @@ vrc6/vrc6a.s            common/vrc.cfg
 vrc6/vrc6b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
 vrc3/m073_vrc3.s        vrc3/vrc3.cfg
+namco/m019_namco163.s   common/flat.cfg
+namco/m210_namco175.s   common/flat.cfg
+namco/m210_namco340.s   common/flat.cfg
 discrete/m013_cprom.s   common/flat.cfg
 discrete/m034_bnrom.s   common/flat.cfg
 discrete/m034_nina001.s common/flat.cfg

@@ -736,6 +736,16 @@ impl Cartridge {
         if size == 0 { None } else { self.prg_ram.get(..size) }
     }
 
+    /// The battery-backed memory, writable (see [`Cartridge::battery_ram`]); `None` without a battery.
+    pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
+        if self.namco163_battery().is_some() {
+            let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
+            return Some(m.internal_ram_mut());
+        }
+        let size = self.info.prg_nvram_size;
+        if size == 0 { None } else { self.prg_ram.get_mut(..size) }
+    }
+
     /// Restores a battery save. The size must match [`Cartridge::battery_ram`]'s exactly; on error the
     /// RAM is left untouched.
     pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), BatteryRamError> {

@@ -84,6 +84,22 @@ mod tests {
     }
 
     #[test]
+    fn a_namco_163_channel_swing_is_the_submappers_decibels_above_an_apu_pulse() {
+        // nesdev "INES Mapper 019": submapper 3 is 11-13 dB louder, 4 16-17 dB, 5 18-19.5 dB.
+        use crate::cart::Namco163Mix;
+        let apu = Mixer::new().mix(15, 0, 0, 0, 0);
+        for (mix, low, high) in [
+            (Namco163Mix::Db12, 11.0, 13.0),
+            (Namco163Mix::Db16_5, 16.0, 17.0),
+            (Namco163Mix::Db18_75, 18.0, 19.5),
+        ] {
+            let swing = expansion_gain(ExpansionChip::Namco163(mix)) * 225.0;
+            let decibels = 20.0 * (swing / apu).log10();
+            assert!((low..=high).contains(&decibels), "{mix:?}: {decibels} dB");
+        }
+    }
+
+    #[test]
     fn pulse_table_matches_formula() {
         let mixer = Mixer::new();
         assert!((mixer.mix(15, 0, 0, 0, 0) - 95.52 / (8128.0 / 15.0 + 100.0)).abs() < 1e-6);

@@ -5,7 +5,9 @@
 //!   access moves the address on by one (7 bits, wrapping);
 //! - $5000, $5800 (r/w): the IRQ counter, bits 0-7 and `E` + bits 8-14 (`E`: counting). A write of
 //!   either acknowledges the IRQ. While E is set the counter counts CPU cycles up to $7FFF, where it
-//!   stops and asserts /IRQ;
+//!   stops; the count that reaches $7FFF asserts /IRQ (a counter written as $7FFF stays there
+//!   without asserting it: the wiki names only the count as the trigger). It counts from the cycle
+//!   after the write;
 //! - $8000-$B800: the eight 1 KiB pattern table windows. A value of $E0 or more selects the console's
 //!   nametable RAM instead (page = bit 0), in $0000-$0FFF unless $E800 bit 6 is set, in
 //!   $1000-$1FFF unless bit 7 is;

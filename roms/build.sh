@@ -44,6 +44,9 @@ sunsoft/m069_fme7.s     common/vrc.cfg
 sunsoft/m089_sunsoft2.s common/flat.cfg
 sunsoft/m093_sunsoft2_3r.s common/flat.cfg
 sunsoft/m184_sunsoft1.s common/flat.cfg
+namco/m019_namco163.s   common/flat.cfg
+namco/m210_namco175.s   common/flat.cfg
+namco/m210_namco340.s   common/flat.cfg
 discrete/m013_cprom.s   common/flat.cfg
 discrete/m034_bnrom.s   common/flat.cfg
 discrete/m034_nina001.s common/flat.cfg

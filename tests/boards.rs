@@ -839,3 +839,5 @@ fn the_mmc5_rom_runs_the_same_lazy_and_eager() {
     }
     assert_eq!(lazy.peek(STATUS), 0, "all checks passed");
 }
+#[path = "boards/namco.rs"]
+mod namco;

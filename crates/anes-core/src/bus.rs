@@ -843,7 +843,7 @@ impl Nes {
                 let floating = self.bus.open_bus;
                 return self.read_apu_register(addr, floating);
             }
-            _ => self.cart.cpu_read(addr, self.bus.open_bus),
+            _ => self.cart.cpu_read_low(addr, self.bus.open_bus, self.bus.cpu_cycle),
         };
         self.bus.open_bus = value;
         self.bus.internal_bus = value;
@@ -866,7 +866,7 @@ impl Nes {
                         let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
                         self.ppu.read_register(addr, &mut memory)
                     }
-                    _ => self.cart.cpu_read(addr, self.bus.open_bus),
+                    _ => self.cart.cpu_read_low(addr, self.bus.open_bus, self.bus.cpu_cycle),
                 };
                 self.bus.open_bus = value;
                 value

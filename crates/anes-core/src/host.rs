@@ -55,9 +55,8 @@ impl Nes {
     /// The battery-backed part of the cartridge's PRG RAM, writable (a frontend loading a save file
     /// into it in place); `None` without a battery. See [`Nes::load_battery_ram`].
     pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
-        let size = self.cart.info().prg_nvram_size;
         self.digest.stale = true;
-        if size == 0 { None } else { self.cart.prg_ram_mut().get_mut(..size) }
+        self.cart.battery_ram_mut()
     }
 
     /// Plugs in these Game Genie codes, replacing any before (an empty slice unplugs the device); on

@@ -31,6 +31,11 @@ pub fn expansion_gain(chip: ExpansionChip) -> f32 {
         // read when this was written; until it is, one 5B channel at volume 15 (its DAC's top, 8191)
         // is set as loud as an APU pulse at 15, same polarity.
         ExpansionChip::Sunsoft5B => apu_pulse_full() / 8191.0,
+        // nesdev "INES Mapper 019": a channel's full swing (a wave from sample 0 to 15 at volume
+        // 15: -120 to 105, 225 steps) is the submapper's decibels louder than an APU pulse at 15.
+        ExpansionChip::Namco163(mix) => {
+            apu_pulse_full() * 10f32.powf(mix.decibels_x100() as f32 / 2000.0) / 225.0
+        }
     }
 }
 
@@ -106,6 +111,22 @@ mod tests {
         assert!(((9.0 * unit + pulse) / pulse).abs() < 3e-3, "{} against {pulse}", 9.0 * unit);
         let dmc = Mixer::new().mix(0, 0, 0, 0, 127) / 127.0;
         assert!(((4.0 * unit + dmc) / dmc).abs() < 1e-6, "{} against {dmc}", 4.0 * unit);
+    }
+
+    #[test]
+    fn a_namco_163_channel_swing_is_the_submappers_decibels_above_an_apu_pulse() {
+        // nesdev "INES Mapper 019": submapper 3 is 11-13 dB louder, 4 16-17 dB, 5 18-19.5 dB.
+        use crate::cart::Namco163Mix;
+        let apu = Mixer::new().mix(15, 0, 0, 0, 0);
+        for (mix, low, high) in [
+            (Namco163Mix::Db12, 11.0, 13.0),
+            (Namco163Mix::Db16_5, 16.0, 17.0),
+            (Namco163Mix::Db18_75, 18.0, 19.5),
+        ] {
+            let swing = expansion_gain(ExpansionChip::Namco163(mix)) * 225.0;
+            let decibels = 20.0 * (swing / apu).log10();
+            assert!((low..=high).contains(&decibels), "{mix:?}: {decibels} dB");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m018_jaleco_ss88006::Ss88006;
+use super::m019_namco163::Namco163;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m033_taito_tc0190::Tc0190;
@@ -46,6 +47,7 @@ use super::m180_unrom_fixed_first::Unrom180;
 use super::m184_sunsoft1::Sunsoft1;
 use super::m185_cnrom_protected::Cnrom185;
 use super::m206_namco108::Dxrom;
+use super::m210_namco175_340::Namco175;
 use super::m232_quattro::Quattro;
 
 /// PRG ROM is mapped in 8 KiB slots.
@@ -378,6 +380,10 @@ pub(super) enum Board {
     Sunsoft1(Sunsoft1),
     /// Mapper 67 (Sunsoft-3).
     Sunsoft3(Sunsoft3),
+    /// Mapper 19 (Namco 129/163).
+    Namco163(Namco163),
+    /// Mapper 210 (Namco 175/340).
+    Namco175(Namco175),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -425,6 +431,8 @@ macro_rules! each_board {
             Board::Sunsoft2_3r($m) => $body,
             Board::Sunsoft1($m) => $body,
             Board::Sunsoft3($m) => $body,
+            Board::Namco163($m) => $body,
+            Board::Namco175($m) => $body,
         }
     };
 }
@@ -479,6 +487,8 @@ impl Board {
             93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
             184 => Board::Sunsoft1(Sunsoft1::new(config)),
             67 => Board::Sunsoft3(Sunsoft3::new(config)),
+            19 => Board::Namco163(Namco163::new(config)),
+            210 => Board::Namco175(Namco175::new(config)),
             _ => return None,
         })
     }
@@ -533,6 +543,8 @@ impl Board {
             Board::Sunsoft2_3r(m) => m.write_register(value),
             Board::Sunsoft1(_) => false,
             Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Namco163(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Namco175(m) => m.write_register(addr, value),
         }
     }
 
@@ -547,6 +559,7 @@ impl Board {
             Board::Mmc5(m) => m.write_low(addr, value, cpu_cycle),
             Board::Gtrom(m) => m.write_low(addr, value),
             Board::Sunsoft1(m) => m.write_low(addr, value),
+            Board::Namco163(m) => m.write_low(addr, value),
             _ => false,
         }
     }
@@ -564,6 +577,7 @@ impl Board {
             Board::H3001(m) => m.catch_up(cpu_cycle),
             Board::Fme7(m) => m.catch_up(cpu_cycle),
             Board::Sunsoft3(m) => m.catch_up(cpu_cycle),
+            Board::Namco163(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -580,6 +594,7 @@ impl Board {
             Board::H3001(m) => m.resync(cpu_cycle),
             Board::Fme7(m) => m.resync(cpu_cycle),
             Board::Sunsoft3(m) => m.resync(cpu_cycle),
+            Board::Namco163(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -597,6 +612,7 @@ impl Board {
             Board::H3001(m) => m.irq_due_cycle(),
             Board::Fme7(m) => m.irq_due_cycle(),
             Board::Sunsoft3(m) => m.irq_due_cycle(),
+            Board::Namco163(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -608,6 +624,7 @@ impl Board {
             Board::Vrc7(_) => Some(ExpansionChip::Vrc7),
             Board::Mmc5(_) => Some(ExpansionChip::Mmc5),
             Board::Fme7(_) => Some(ExpansionChip::Sunsoft5B),
+            Board::Namco163(m) => m.expansion_chip(),
             _ => None,
         }
     }
@@ -619,6 +636,7 @@ impl Board {
             Board::Vrc7(m) => m.expansion_level(),
             Board::Mmc5(m) => m.expansion_level(),
             Board::Fme7(m) => m.expansion_level(),
+            Board::Namco163(m) => m.expansion_level(),
             _ => 0,
         }
     }
@@ -705,6 +723,7 @@ impl Board {
             Board::Ss88006(m) => m.irq_line(),
             Board::H3001(m) => m.irq_line(),
             Board::Tc0690(m) => m.irq_line(),
+            Board::Namco163(m) => m.irq_line(),
             _ => false,
         }
     }

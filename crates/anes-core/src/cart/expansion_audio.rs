@@ -23,4 +23,30 @@ pub enum ExpansionChip {
     Mmc5,
     /// Sunsoft 5B: three channels on a logarithmic DAC, summed (0-24573, `m069_sunsoft5b_audio.rs`).
     Sunsoft5B,
+    /// Namco 163: up to eight wavetable channels, time-multiplexed on one DAC (-120 to 105), mixed at
+    /// the level of the board's mixing resistor.
+    Namco163(Namco163Mix),
+}
+
+/// How much louder than the APU a Namco 163 board mixes its sound: the NES 2.0 submapper's
+/// resistor (nesdev "INES Mapper 019", submapper table), at the middle of each measured range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namco163Mix {
+    /// Submapper 3 (11.0-13.0 dB), and submapper 0, which leaves it unspecified.
+    Db12,
+    /// Submapper 4 (16.0-17.0 dB).
+    Db16_5,
+    /// Submapper 5 (18.0-19.5 dB).
+    Db18_75,
+}
+
+impl Namco163Mix {
+    /// The level in hundredths of a decibel.
+    pub fn decibels_x100(self) -> i32 {
+        match self {
+            Namco163Mix::Db12 => 1200,
+            Namco163Mix::Db16_5 => 1650,
+            Namco163Mix::Db18_75 => 1875,
+        }
+    }
 }

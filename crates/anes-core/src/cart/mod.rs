@@ -34,6 +34,8 @@ mod m010_fxrom;
 mod m011_color_dreams;
 mod m013_cprom;
 mod m018_jaleco_ss88006;
+mod m019_namco163;
+mod m019_namco163_audio;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
@@ -67,6 +69,7 @@ mod m180_unrom_fixed_first;
 mod m184_sunsoft1;
 mod m185_cnrom_protected;
 mod m206_namco108;
+mod m210_namco175_340;
 mod m232_quattro;
 mod vrc_irq;
 
@@ -81,7 +84,7 @@ use m119_tqrom::TQROM_CHR_RAM_LEN;
 use crate::state::Section;
 use crate::state::digest::memory_delta;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
-pub use expansion_audio::ExpansionChip;
+pub use expansion_audio::{ExpansionChip, Namco163Mix};
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 pub use header::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
@@ -95,6 +98,8 @@ pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
 pub use m013_cprom::CpromState;
 pub use m018_jaleco_ss88006::Ss88006State;
+pub use m019_namco163::Namco163State;
+pub use m019_namco163_audio::Namco163Audio;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
@@ -121,11 +126,14 @@ pub use m180_unrom_fixed_first::Unrom180State;
 pub use m184_sunsoft1::Sunsoft1State;
 pub use m185_cnrom_protected::Cnrom185State;
 pub use m206_namco108::Namco108State;
+pub use m210_namco175_340::Namco175State;
 pub use m232_quattro::QuattroState;
 pub use vrc_irq::VrcIrq;
 
 /// Size of the cartridge VRAM of a four-screen board.
 const FOUR_SCREEN_VRAM: usize = 0x800;
+/// The console's 2 KiB of nametable RAM, which the Namco 163 keeps after CHR (see `m019_namco163.rs`).
+const NAMCO163_NAMETABLE_RAM_LEN: usize = 0x800;
 /// CPU address of the trainer.
 const TRAINER_ADDR: usize = 0x7000;
 
@@ -242,11 +250,15 @@ impl Cartridge {
         };
         let chr_len = chr.len();
         let mmc5 = matches!(board, Board::Mmc5(_));
+        let namco163 = matches!(board, Board::Namco163(_));
         let chr_ram_start = if chr_is_ram { 0 } else { chr_rom_len };
         let chr_end = if mmc5 {
             chr_len + EXRAM_LEN
         } else if matches!(board, Board::Gtrom(_)) {
             chr_len + GTROM_NAMETABLE_RAM_LEN
+        } else if namco163 {
+            // The console's nametable RAM, kept by the board (`m019_namco163.rs`).
+            chr_len + NAMCO163_NAMETABLE_RAM_LEN
         } else if info.mirroring == Mirroring::FourScreen {
             chr_len + FOUR_SCREEN_VRAM
         } else {
@@ -287,7 +299,7 @@ impl Cartridge {
             chr_ram_start,
             chr_end,
             chr_is_ram,
-            chr_writable: chr_is_ram || chr_ram_start < chr_len,
+            chr_writable: chr_is_ram || chr_ram_start < chr_len || namco163,
             prg_ram,
             trainer,
             board,
@@ -351,19 +363,32 @@ impl Cartridge {
         }
     }
 
-    /// A read of $4020-$5FFF: the MMC5's registers and ExRAM, open bus elsewhere.
+    /// A read of $4020-$5FFF: the MMC5's registers and ExRAM, the Namco 163's RAM port and IRQ
+    /// counter, open bus elsewhere.
     #[inline(never)]
     fn read_low_register(&mut self, addr: u16, open_bus: u8) -> u8 {
         match &mut self.board {
             Board::Mmc5(m) => m.read_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
+            Board::Namco163(m) => m.read_low(addr, open_bus),
             _ => open_bus,
         }
+    }
+
+    /// A CPU read of $4020-$7FFF on CPU cycle `cpu_cycle`: [`Cartridge::cpu_read`], after running a
+    /// board whose counters the read shows (the Namco 163's IRQ counter and sound RAM) through it.
+    #[inline]
+    pub fn cpu_read_low(&mut self, addr: u16, open_bus: u8, cpu_cycle: u64) -> u8 {
+        if addr < 0x6000 && matches!(self.board, Board::Namco163(_)) {
+            self.catch_up(cpu_cycle);
+        }
+        self.cpu_read(addr, open_bus)
     }
 
     #[inline(never)]
     fn peek_low_register(&self, addr: u16, open_bus: u8) -> u8 {
         match &self.board {
             Board::Mmc5(m) => m.peek_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
+            Board::Namco163(m) => m.peek_low(addr, open_bus),
             _ => open_bus,
         }
     }
@@ -423,6 +448,14 @@ impl Cartridge {
                 self.track(Section::ChrRam, in_section, self.chr[index], stored);
                 self.chr[index] = stored;
             }
+            return;
+        }
+        if matches!(self.board, Board::Namco163(_)) {
+            // Its IRQ counter and sound RAM: run through this cycle before the write, and the
+            // counter's due cycle may move.
+            self.catch_up(cpu_cycle);
+            self.board.write_low(addr, value, cpu_cycle);
+            self.irq_due = self.due_cycle();
             return;
         }
         if self.board.write_low(addr, value, cpu_cycle) {
@@ -744,13 +777,35 @@ impl Cartridge {
     /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
     /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
     pub fn battery_ram(&self) -> Option<&[u8]> {
+        if let Some(Board::Namco163(m)) = self.namco163_battery() {
+            return Some(m.internal_ram());
+        }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get(..size) }
+    }
+
+    /// The battery-backed memory, writable (see [`Cartridge::battery_ram`]); `None` without a battery.
+    pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
+        if self.namco163_battery().is_some() {
+            let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
+            return Some(m.internal_ram_mut());
+        }
+        let size = self.info.prg_nvram_size;
+        if size == 0 { None } else { self.prg_ram.get_mut(..size) }
     }
 
     /// Restores a battery save. The size must match [`Cartridge::battery_ram`]'s exactly; on error the
     /// RAM is left untouched.
     pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), BatteryRamError> {
+        if self.namco163_battery().is_some() {
+            let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
+            let ram = m.internal_ram_mut();
+            if data.len() != ram.len() {
+                return Err(BatteryRamError::SizeMismatch { expected: ram.len(), actual: data.len() });
+            }
+            ram.copy_from_slice(data);
+            return Ok(());
+        }
         let size = self.info.prg_nvram_size;
         if size == 0 {
             return Err(BatteryRamError::NoBattery);
@@ -760,6 +815,14 @@ impl Cartridge {
         }
         self.prg_ram[..size].copy_from_slice(data);
         Ok(())
+    }
+
+    /// The Namco 163 board when its internal RAM is the battery-backed memory: the battery flag
+    /// with no PRG-NVRAM declared (nesdev "INES Mapper 019": NES 2.0 counts the 128 bytes in
+    /// neither field).
+    fn namco163_battery(&self) -> Option<&Board> {
+        let battery = self.info.battery && self.info.prg_nvram_size == 0;
+        (battery && matches!(self.board, Board::Namco163(_))).then_some(&self.board)
     }
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and

@@ -10,10 +10,10 @@ use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, Fme7State, GtromState,
-    GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State,
-    QuattroState, Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState,
-    Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State,
-    Vrc6State, Vrc7State, VrcState,
+    GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Namco163State,
+    Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState,
+    Sunsoft3State, SxromState, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, UxromState,
+    Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -75,6 +75,8 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         65 => H3001State::FIELDS,
         33 => Tc0190State::FIELDS,
         48 => Tc0690State::FIELDS,
+        19 => Namco163State::FIELDS,
+        210 => Namco175State::FIELDS,
         _ => return None,
     })
 }
@@ -285,6 +287,8 @@ mod tests {
             (65, size_of::<H3001State>()),
             (33, size_of::<Tc0190State>()),
             (48, size_of::<Tc0690State>()),
+            (19, size_of::<Namco163State>()),
+            (210, size_of::<Namco175State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

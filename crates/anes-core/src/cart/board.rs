@@ -17,10 +17,12 @@ use super::m009_pxrom::Pxrom;
 use super::m010_fxrom::Fxrom;
 use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
+use super::m016_bandai_fcg::BandaiFcg;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
+use super::m070_bandai::Bandai70;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
@@ -31,6 +33,7 @@ use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
 use super::m111_gtrom::Gtrom;
 use super::m140_jaleco_jf11::Jf11;
+use super::m152_bandai::Bandai152;
 use super::m154_namcot3453::Namcot3453;
 use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
@@ -56,6 +59,9 @@ pub(super) enum PrgRamRead {
     Zero,
     /// PRG RAM.
     Ram,
+    /// Open bus but for bit 4, the board's serial EEPROM data line ([`MemoryMap::prg_latch`]; the
+    /// Bandai LZ93D50's).
+    SerialData,
     /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
     /// $6000-$6FFF on boards without PRG RAM).
     Latch,
@@ -118,7 +124,8 @@ pub(super) struct MemoryMap {
     /// Offset in CHR of the 1 KiB page that reads as the low byte of the PPU address (a disabled
     /// CHR chip: open bus); `None` where the cartridge has none.
     pub chr_open_bus: Option<usize>,
-    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] windows (0 or 1).
+    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] and
+    /// [`PrgRamRead::SerialData`] windows (0 or 1).
     pub prg_latch: u8,
 }
 
@@ -258,12 +265,19 @@ pub(super) struct BoardConfig {
     pub submapper: u8,
     /// CHR ROM size in bytes (0: CHR RAM); mapper 34 tells its boards apart by it.
     pub chr_rom_size: usize,
+    /// The header declares battery-backed memory (mapper 16's LZ93D50 boards: a 24C02 EEPROM).
+    pub battery: bool,
 }
 
 impl BoardConfig {
     /// The facts taken from a parsed header.
     pub fn from_info(info: &RomInfo) -> Self {
-        BoardConfig { mapper: info.mapper, submapper: info.submapper, chr_rom_size: info.chr_rom_size }
+        BoardConfig {
+            mapper: info.mapper,
+            submapper: info.submapper,
+            chr_rom_size: info.chr_rom_size,
+            battery: false,
+        }
     }
 }
 
@@ -332,6 +346,12 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mappers 16, 153, 159 (Bandai FCG-1/2, LZ93D50).
+    BandaiFcg(BandaiFcg),
+    /// Mapper 70 (Bandai discrete).
+    Bandai70(Bandai70),
+    /// Mapper 152 (Bandai discrete, one-screen mirroring).
+    Bandai152(Bandai152),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -369,6 +389,9 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::BandaiFcg($m) => $body,
+            Board::Bandai70($m) => $body,
+            Board::Bandai152($m) => $body,
         }
     };
 }
@@ -413,6 +436,9 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            16 | 153 | 159 => Board::BandaiFcg(BandaiFcg::new(config)),
+            70 => Board::Bandai70(Bandai70::new(config)),
+            152 => Board::Bandai152(Bandai152::new(config)),
             _ => return None,
         })
     }
@@ -457,13 +483,18 @@ impl Board {
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
             Board::Gtrom(_) => false,
+            Board::BandaiFcg(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Bandai70(m) => m.write_register(value),
+            Board::Bandai152(m) => m.write_register(value),
         }
     }
 
     /// A CPU write to $4020-$7FFF on a board with registers there ([`MemoryMap::low_registers`]).
-    /// Returns true when the map must be updated.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    /// Returns true when the map must be updated. A board's CPU-cycle counter is first run through
+    /// `cpu_cycle`.
+    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         match self {
+            Board::BandaiFcg(m) => m.write_low(addr, value, cpu_cycle),
             Board::Vrc(m) => m.write_low(addr, value),
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
@@ -475,12 +506,13 @@ impl Board {
     }
 
     /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
-    /// the VRC3's, the VRC6's sound).
+    /// the VRC3's, the VRC6's sound, the Bandai FCG's IRQ).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
             Board::Vrc6(m) => m.catch_up(cpu_cycle),
             Board::Vrc3(m) => m.catch_up(cpu_cycle),
+            Board::BandaiFcg(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -491,6 +523,7 @@ impl Board {
             Board::Vrc(m) => m.resync(cpu_cycle),
             Board::Vrc6(m) => m.resync(cpu_cycle),
             Board::Vrc3(m) => m.resync(cpu_cycle),
+            Board::BandaiFcg(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -502,6 +535,7 @@ impl Board {
             Board::Vrc(m) => m.irq_due_cycle(),
             Board::Vrc6(m) => m.irq_due_cycle(),
             Board::Vrc3(m) => m.irq_due_cycle(),
+            Board::BandaiFcg(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -587,6 +621,7 @@ impl Board {
             Board::Vrc6(m) => m.irq_line(),
             Board::Vrc3(m) => m.irq_line(),
             Board::Mmc5(m) => m.irq_line(),
+            Board::BandaiFcg(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -16,6 +16,7 @@
 //! nametable VRAM, [`Cartridge::extra_vram`]). The bank map the hot paths use is derived from them and
 //! rebuilt by [`Cartridge::rebuild_caches`].
 
+mod bandai_eeprom;
 mod board;
 mod error;
 pub(crate) mod expansion_audio;
@@ -33,11 +34,13 @@ mod m009_pxrom;
 mod m010_fxrom;
 mod m011_color_dreams;
 mod m013_cprom;
+mod m016_bandai_fcg;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
 mod m034_bnrom_nina001;
 mod m066_gxrom;
+mod m070_bandai;
 mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
@@ -50,6 +53,7 @@ mod m111_gtrom;
 mod m118_txsrom;
 mod m119_tqrom;
 mod m140_jaleco_jf11;
+mod m152_bandai;
 mod m154_namcot3453;
 mod m155_mmc1a;
 mod m180_unrom_fixed_first;
@@ -68,6 +72,7 @@ use m119_tqrom::TQROM_CHR_RAM_LEN;
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
+pub use bandai_eeprom::EepromState;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub use expansion_audio::ExpansionChip;
 pub(crate) use game_genie::GameGenie;
@@ -82,11 +87,13 @@ pub use m005_mmc5::Mmc5State;
 pub use m007_axrom::AxromState;
 pub use m011_color_dreams::ColorDreamsState;
 pub use m013_cprom::CpromState;
+pub use m016_bandai_fcg::BandaiFcgState;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
 pub use m034_bnrom_nina001::Mapper34State;
 pub use m066_gxrom::GxromState;
+pub use m070_bandai::Bandai70State;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
@@ -94,6 +101,7 @@ pub use m079_nina03_06::Nina03State;
 pub use m094_un1rom::Un1romState;
 pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
+pub use m152_bandai::Bandai152State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m185_cnrom_protected::Cnrom185State;
 pub use m206_namco108::Namco108State;
@@ -249,6 +257,10 @@ impl Cartridge {
         if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
+        if matches!(&board, Board::BandaiFcg(m) if m.eeprom().is_some()) {
+            // The header's PRG-NVRAM is the serial EEPROM, which the board holds; no RAM at $6000.
+            prg_ram_size = 0;
+        }
         if mmc5 && info.format != HeaderFormat::Nes20 {
             prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
         }
@@ -343,6 +355,7 @@ impl Cartridge {
             PrgRamRead::Zero => 0,
             PrgRamRead::OpenBus => open_bus,
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
+            PrgRamRead::SerialData => (open_bus & !0x10) | self.map.prg_latch << 4,
         }
     }
 
@@ -363,7 +376,7 @@ impl Cartridge {
             }
             0x6000..=0x7FFF => {
                 if self.map.low_registers {
-                    self.write_low_register(addr, value);
+                    self.write_low_register(addr, value, cpu_cycle);
                 }
                 let window = self.map.prg_ram_window(addr);
                 if window.writable {
@@ -372,14 +385,14 @@ impl Cartridge {
                     self.prg_ram[index] = value;
                 }
             }
-            _ if self.map.low_registers => self.write_low_register(addr, value),
+            _ if self.map.low_registers => self.write_low_register(addr, value, cpu_cycle),
             _ => {}
         }
     }
 
     /// A write to a register of the board at $4020-$7FFF ([`board::MemoryMap::low_registers`]).
     #[inline(never)]
-    fn write_low_register(&mut self, addr: u16, value: u8) {
+    fn write_low_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) {
         if let (Board::Mmc5(m), 0x5C00..=0x5FFF) = (&self.board, addr) {
             if let Some(stored) = m.exram_write(value) {
                 let index = self.chr_len + (usize::from(addr) & (EXRAM_LEN - 1));
@@ -389,9 +402,10 @@ impl Cartridge {
             }
             return;
         }
-        if self.board.write_low(addr, value) {
+        if self.board.write_low(addr, value, cpu_cycle) {
             self.remap();
         }
+        self.irq_due = self.due_cycle();
     }
 
     /// A write to $8000-$FFFF where a slot may hold RAM (the MMC5's).
@@ -694,8 +708,15 @@ impl Cartridge {
     pub fn reset(&mut self) {}
 
     /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
+    /// On the Bandai LZ93D50 boards with a serial EEPROM (mappers 16 and 159), the EEPROM's 256 or
+    /// 128 bytes instead.
     /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
     pub fn battery_ram(&self) -> Option<&[u8]> {
+        if let Board::BandaiFcg(m) = &self.board {
+            if let Some(eeprom) = m.eeprom() {
+                return Some(eeprom);
+            }
+        }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get(..size) }
     }
@@ -703,6 +724,13 @@ impl Cartridge {
     /// Restores a battery save. The size must match [`Cartridge::battery_ram`]'s exactly; on error the
     /// RAM is left untouched.
     pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), BatteryRamError> {
+        if let Some(eeprom) = self.eeprom_mut() {
+            if data.len() != eeprom.len() {
+                return Err(BatteryRamError::SizeMismatch { expected: eeprom.len(), actual: data.len() });
+            }
+            eeprom.copy_from_slice(data);
+            return Ok(());
+        }
         let size = self.info.prg_nvram_size;
         if size == 0 {
             return Err(BatteryRamError::NoBattery);
@@ -712,6 +740,14 @@ impl Cartridge {
         }
         self.prg_ram[..size].copy_from_slice(data);
         Ok(())
+    }
+
+    /// The board's serial EEPROM, where it has one (see [`Cartridge::battery_ram`]).
+    fn eeprom_mut(&mut self) -> Option<&mut [u8]> {
+        match &mut self.board {
+            Board::BandaiFcg(m) => m.eeprom_mut(),
+            _ => None,
+        }
     }
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
@@ -786,8 +822,17 @@ impl Cartridge {
     /// [`Cartridge::set_mmc3_revision`] is kept.
     pub fn power_on(&mut self) {
         let revision = self.mmc3_revision();
+        // A serial EEPROM keeps its contents like battery-backed RAM.
+        let mut eeprom = [0u8; 256];
+        let kept = self.eeprom_mut().map(|memory| {
+            eeprom[..memory.len()].copy_from_slice(memory);
+            memory.len()
+        });
         if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
             self.board = board;
+        }
+        if let (Some(len), Some(memory)) = (kept, self.eeprom_mut()) {
+            memory.copy_from_slice(&eeprom[..len]);
         }
         if let Some(revision) = revision {
             self.set_mmc3_revision(revision);

@@ -9,10 +9,10 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
-    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
-    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    VrcState,
+    AxromState, Bandai70State, Bandai152State, BandaiFcgState, CamericaState, Cnrom185State, CnromState,
+    ColorDreamsState, CpromState, GtromState, GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State,
+    Namco108State, Nina03State, QuattroState, SxromState, TxromState, Un1romState, Unrom180State, UxromState,
+    Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -64,6 +64,9 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         24 | 26 => Vrc6State::FIELDS,
         73 => Vrc3State::FIELDS,
         75 => Vrc1State::FIELDS,
+        16 | 153 | 159 => BandaiFcgState::FIELDS,
+        70 => Bandai70State::FIELDS,
+        152 => Bandai152State::FIELDS,
         _ => return None,
     })
 }
@@ -264,6 +267,11 @@ mod tests {
             (155, size_of::<SxromState>()),
             (206, size_of::<Namco108State>()),
             (111, size_of::<GtromState>()),
+            (16, size_of::<BandaiFcgState>()),
+            (153, size_of::<BandaiFcgState>()),
+            (159, size_of::<BandaiFcgState>()),
+            (70, size_of::<Bandai70State>()),
+            (152, size_of::<Bandai152State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -58,6 +58,11 @@ mmc3fam/m095_namcot3425.s mmc3fam/image.cfg
 mmc3fam/m154_namcot3453.s mmc3fam/image.cfg
 mmc3fam/m111_gtrom.s    mmc3fam/image.cfg
 mmc3fam/m206_dxrom.s    mmc3fam/image.cfg
+bandai/m016_lz93d50.s   bandai/bandai.cfg
+bandai/m159_lz93d50.s   bandai/bandai.cfg
+bandai/m016_fcg.s       bandai/bandai.cfg
+bandai/m070_bandai.s    common/flat.cfg
+bandai/m152_bandai.s    common/flat.cfg
 "
 build_one() {
     src=$1 cfg=$2

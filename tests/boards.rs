@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "boards/bandai.rs"]
+mod bandai;
+
 use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;

@@ -167,6 +167,9 @@ impl EepromState {
                     self.shift = self.memory()[usize::from(self.address)];
                     self.bit = 9;
                 } else {
+                    // The address counter still moves past the byte read: a current-address read
+                    // goes on from there.
+                    self.address = self.wrap(chip, self.address.wrapping_add(1));
                     self.phase = EepromPhase::Idle as u8;
                     self.bit = 0;
                 }

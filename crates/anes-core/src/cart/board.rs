@@ -276,7 +276,7 @@ impl BoardConfig {
             mapper: info.mapper,
             submapper: info.submapper,
             chr_rom_size: info.chr_rom_size,
-            battery: false,
+            battery: info.battery || info.prg_nvram_size != 0,
         }
     }
 }

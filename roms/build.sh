@@ -61,6 +61,7 @@ mmc3fam/m206_dxrom.s    mmc3fam/image.cfg
 bandai/m016_lz93d50.s   bandai/bandai.cfg
 bandai/m159_lz93d50.s   bandai/bandai.cfg
 bandai/m016_fcg.s       bandai/bandai.cfg
+bandai/m153_bandai.s    common/flat.cfg
 bandai/m070_bandai.s    common/flat.cfg
 bandai/m152_bandai.s    common/flat.cfg
 "

@@ -14,8 +14,14 @@ fn bandai_rom(name: &str) -> Vec<u8> {
 
 /// Our Bandai ROMs and their numbers of checks (see `roms/bandai/bandai.inc` and the discrete
 /// boards' sources).
-const BANDAI_ROMS: [(&str, usize); 5] =
-    [("m016_lz93d50", 8), ("m159_lz93d50", 8), ("m016_fcg", 5), ("m070_bandai", 2), ("m152_bandai", 3)];
+const BANDAI_ROMS: [(&str, usize); 6] = [
+    ("m016_lz93d50", 8),
+    ("m159_lz93d50", 8),
+    ("m016_fcg", 5),
+    ("m153_bandai", 2),
+    ("m070_bandai", 2),
+    ("m152_bandai", 3),
+];
 
 /// Where `roms/bandai/bandai.inc` leaves the EEPROM's byte at $20 as it found it.
 const SAVED_BYTE: u16 = 0x0760;
@@ -51,8 +57,9 @@ fn the_bandai_checks_fail_on_another_boards_rules() {
     // passes for want of any IRQ).
     let failed = discrete_failures("16.4 as 16.5", &with_mapper(&bandai_rom("m016_fcg"), 16, 5), 5);
     assert_eq!(failed, [0, 1, 2, 3]);
-    // The LZ93D50 program on the FCG-1/2 rules at $8000 is impossible (16.4 has none there); on
-    // mapper 16 without a submapper but run as the FCG at $6000 it would not reload on acknowledge.
+    // Mapper 153's program on 16.5: no PRG A18 from the CHR registers (0), no RAM at $6000 (1).
+    let failed = discrete_failures("153 as 16.5", &with_mapper(&bandai_rom("m153_bandai"), 16, 5), 2);
+    assert_eq!(failed, [0, 1]);
     // Mapper 152's program on mapper 70: wired mirroring (2); mapper 70's on 152: 3-bit PRG (0).
     let failed = discrete_failures("152 as 70", &with_mapper(&bandai_rom("m152_bandai"), 70, 0), 3);
     assert_eq!(failed, [2]);

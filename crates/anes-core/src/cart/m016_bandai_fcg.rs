@@ -18,7 +18,9 @@
 //! boards with an EEPROM return its data line in bit 4, open bus in the others.
 //!
 //! The IRQ counter counts down on every CPU cycle while enabled; the clock that takes it to $0000
-//! asserts /IRQ, and it goes on through $FFFF. It runs lazily like the VRC3's: [`BandaiFcg::catch_up`]
+//! asserts /IRQ, and it goes on through $FFFF. (The wiki leaves the exact trigger open; this reading
+//! makes a count of N assert /IRQ N cycles after the enabling write, what `roms/bandai/bandai.inc`
+//! pins, and a count of 0 a full 65,536 cycles later.) It runs lazily like the VRC3's: [`BandaiFcg::catch_up`]
 //! in closed form, equal to single cycles (compared in the tests), and [`BandaiFcg::irq_due_cycle`]
 //! names the cycle that asserts /IRQ.
 

@@ -73,6 +73,12 @@ asic/m018_ss88006.s     mmc3fam/image.cfg
 asic/m065_h3001.s       mmc3fam/image.cfg
 asic/m033_tc0190.s      mmc3fam/image.cfg
 asic/m048_tc0690.s      mmc3fam/image.cfg
+bandai/m016_lz93d50.s   bandai/bandai.cfg
+bandai/m159_lz93d50.s   bandai/bandai.cfg
+bandai/m016_fcg.s       bandai/bandai.cfg
+bandai/m153_bandai.s    common/flat.cfg
+bandai/m070_bandai.s    common/flat.cfg
+bandai/m152_bandai.s    common/flat.cfg
 "
 build_one() {
     src=$1 cfg=$2

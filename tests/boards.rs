@@ -16,6 +16,9 @@ mod mmc5;
 #[path = "boards/sunsoft.rs"]
 mod sunsoft;
 
+#[path = "boards/bandai.rs"]
+mod bandai;
+
 use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;

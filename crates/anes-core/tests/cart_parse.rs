@@ -164,14 +164,18 @@ fn error_truncated_names_the_part_and_offsets() {
 
 #[test]
 fn error_unsupported_mapper_lists_the_supported_ones() {
-    let e = parse_err(&RomBuilder::new(69, 2, 1).build());
-    assert_eq!(e, RomError::UnsupportedMapper { mapper: 69, submapper: 0, board: Some("Sunsoft FME-7") });
+    let e = parse_err(&RomBuilder::new(68, 2, 1).build());
+    assert_eq!(e, RomError::UnsupportedMapper { mapper: 68, submapper: 0, board: Some("Sunsoft-4") });
     assert_eq!(
         e.to_string(),
-        "ROM header bytes 6-8: mapper 69 (Sunsoft FME-7), submapper 0 is not supported; \
-         supported mappers: 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 18, 21, 22, 23, 24, 25, 26, 33, 34, 48, \
-         65, 66, 71, 73, 75, 76, 79, 88, 94, 95, 111, 113, 118, 119, 140, 154, 155, 180, 185, 206, 232"
+        "ROM header bytes 6-8: mapper 68 (Sunsoft-4), submapper 0 is not supported; \
+         supported mappers: 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 16, 18, 19, 21, 22, 23, 24, 25, 26, 33, 34, \
+         48, 65, 66, 67, 69, 70, 71, 73, 75, 76, 79, 85, 88, 89, 93, 94, 95, 111, 113, 118, 119, 140, 152, \
+         153, 154, 155, 159, 180, 184, 185, 206, 210, 232"
     );
+    // Mapper 16's deprecated submappers name the mapper that replaced them.
+    let e = parse_err(&RomBuilder::new(16, 2, 1).nes20(1, 0x07, 0).build());
+    assert!(e.to_string().contains("(deprecated: mapper 159)), submapper 1 is not supported"), "{e}");
     let e = parse_err(&RomBuilder::new(4, 2, 1).nes20(3, 0x07, 0).build());
     assert!(
         e.to_string().contains("mapper 4 (MC-ACC (Acclaim MMC3 clone)), submapper 3 is not supported"),

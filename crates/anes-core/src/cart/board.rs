@@ -19,6 +19,7 @@ use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m018_jaleco_ss88006::Ss88006;
 use super::m019_namco163::Namco163;
+use super::m016_bandai_fcg::BandaiFcg;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m033_taito_tc0190::Tc0190;
@@ -28,6 +29,7 @@ use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m067_sunsoft3::Sunsoft3;
 use super::m069_fme7::Fme7;
+use super::m070_bandai::Bandai70;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
@@ -41,6 +43,7 @@ use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
 use super::m111_gtrom::Gtrom;
 use super::m140_jaleco_jf11::Jf11;
+use super::m152_bandai::Bandai152;
 use super::m154_namcot3453::Namcot3453;
 use super::m155_mmc1a::Mmc1a;
 use super::m180_unrom_fixed_first::Unrom180;
@@ -68,6 +71,9 @@ pub(super) enum PrgRamRead {
     Zero,
     /// PRG RAM.
     Ram,
+    /// Open bus but for bit 4, the board's serial EEPROM data line ([`MemoryMap::prg_latch`]; the
+    /// Bandai LZ93D50's).
+    SerialData,
     /// Open bus but for bit 0, the board's 1-bit latch ([`MemoryMap::prg_latch`]; the VRC2's at
     /// $6000-$6FFF on boards without PRG RAM).
     Latch,
@@ -133,7 +139,8 @@ pub(super) struct MemoryMap {
     /// Offset in CHR of the 1 KiB page that reads as the low byte of the PPU address (a disabled
     /// CHR chip: open bus); `None` where the cartridge has none.
     pub chr_open_bus: Option<usize>,
-    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] windows (0 or 1).
+    /// The value of the board's 1-bit latch read through [`PrgRamRead::Latch`] and
+    /// [`PrgRamRead::SerialData`] windows (0 or 1).
     pub prg_latch: u8,
 }
 
@@ -286,16 +293,26 @@ pub(super) struct BoardConfig {
     pub submapper: u8,
     /// CHR ROM size in bytes (0: CHR RAM); mapper 34 tells its boards apart by it.
     pub chr_rom_size: usize,
+    /// The header declares battery-backed memory (mapper 16's LZ93D50 boards: a 24C02 EEPROM).
+    pub battery: bool,
 }
 
 impl BoardConfig {
     /// The facts taken from a parsed header.
     pub fn from_info(info: &RomInfo) -> Self {
-        BoardConfig { mapper: info.mapper, submapper: info.submapper, chr_rom_size: info.chr_rom_size }
+        BoardConfig {
+            mapper: info.mapper,
+            submapper: info.submapper,
+            chr_rom_size: info.chr_rom_size,
+            battery: info.battery || info.prg_nvram_size != 0,
+        }
     }
 }
 
 /// One of the supported boards, with its register state.
+// The Bandai variant holds its serial EEPROM's 256 bytes inline: one board per console, built at
+// power-on, where a `Box` would allocate at every power cycle (a frame command: `tests/alloc_free.rs`).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Board {
     /// Mapper 0.
@@ -384,6 +401,12 @@ pub(super) enum Board {
     Namco163(Namco163),
     /// Mapper 210 (Namco 175/340).
     Namco175(Namco175),
+    /// Mappers 16, 153, 159 (Bandai FCG-1/2, LZ93D50).
+    BandaiFcg(BandaiFcg),
+    /// Mapper 70 (Bandai discrete).
+    Bandai70(Bandai70),
+    /// Mapper 152 (Bandai discrete, one-screen mirroring).
+    Bandai152(Bandai152),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -433,6 +456,9 @@ macro_rules! each_board {
             Board::Sunsoft3($m) => $body,
             Board::Namco163($m) => $body,
             Board::Namco175($m) => $body,
+            Board::BandaiFcg($m) => $body,
+            Board::Bandai70($m) => $body,
+            Board::Bandai152($m) => $body,
         }
     };
 }
@@ -489,6 +515,9 @@ impl Board {
             67 => Board::Sunsoft3(Sunsoft3::new(config)),
             19 => Board::Namco163(Namco163::new(config)),
             210 => Board::Namco175(Namco175::new(config)),
+            16 | 153 | 159 => Board::BandaiFcg(BandaiFcg::new(config)),
+            70 => Board::Bandai70(Bandai70::new(config)),
+            152 => Board::Bandai152(Bandai152::new(config)),
             _ => return None,
         })
     }
@@ -545,13 +574,19 @@ impl Board {
             Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
             Board::Namco163(m) => m.write_register(addr, value, cpu_cycle),
             Board::Namco175(m) => m.write_register(addr, value),
+            Board::BandaiFcg(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Bandai70(m) => m.write_register(value),
+            Board::Bandai152(m) => m.write_register(value),
         }
     }
 
     /// A CPU write to $4020-$7FFF on a board with registers there ([`MemoryMap::low_registers`]).
     /// Returns true when the map must be updated.
+    /// Returns true when the map must be updated. A board's CPU-cycle counter is first run through
+    /// `cpu_cycle`.
     pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         match self {
+            Board::BandaiFcg(m) => m.write_low(addr, value, cpu_cycle),
             Board::Vrc(m) => m.write_low(addr, value),
             Board::Mapper34(m) => m.write_low(addr, value),
             Board::Nina03(m) => m.write_low(addr, value),
@@ -566,6 +601,8 @@ impl Board {
 
     /// Runs a board's CPU-cycle IRQ counter and sound chip, for the boards that have them, through CPU
     /// cycle `cpu_cycle`.
+    /// Runs a board's CPU-cycle counters and sound chip through CPU cycle `cpu_cycle` (the VRC IRQ,
+    /// the VRC3's, the VRC6's sound, the Bandai FCG's IRQ).
     pub fn catch_up(&mut self, cpu_cycle: u64) {
         match self {
             Board::Vrc(m) => m.catch_up(cpu_cycle),
@@ -578,6 +615,7 @@ impl Board {
             Board::Fme7(m) => m.catch_up(cpu_cycle),
             Board::Sunsoft3(m) => m.catch_up(cpu_cycle),
             Board::Namco163(m) => m.catch_up(cpu_cycle),
+            Board::BandaiFcg(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -595,6 +633,7 @@ impl Board {
             Board::Fme7(m) => m.resync(cpu_cycle),
             Board::Sunsoft3(m) => m.resync(cpu_cycle),
             Board::Namco163(m) => m.resync(cpu_cycle),
+            Board::BandaiFcg(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -613,6 +652,7 @@ impl Board {
             Board::Fme7(m) => m.irq_due_cycle(),
             Board::Sunsoft3(m) => m.irq_due_cycle(),
             Board::Namco163(m) => m.irq_due_cycle(),
+            Board::BandaiFcg(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -724,6 +764,7 @@ impl Board {
             Board::H3001(m) => m.irq_line(),
             Board::Tc0690(m) => m.irq_line(),
             Board::Namco163(m) => m.irq_line(),
+            Board::BandaiFcg(m) => m.irq_line(),
             _ => false,
         }
     }

@@ -142,6 +142,11 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
         (10, _) => "MMC4 (FxROM)",
         (11, _) => "Color Dreams",
         (13, _) => "CPROM",
+        (16, 1) => "Bandai LZ93D50 with 24C01 (deprecated: mapper 159)",
+        (16, 2) => "Bandai Datach Joint ROM System (deprecated: mapper 157)",
+        (16, 3) => "Bandai LZ93D50 with SRAM (deprecated: mapper 153)",
+        (16, 4) => "Bandai FCG-1/2",
+        (16, 5) => "Bandai LZ93D50",
         (16, _) => "Bandai FCG",
         (18, _) => "Jaleco SS88006",
         (19, _) => "Namco 163",
@@ -171,6 +176,7 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
         (67, _) => "Sunsoft-3",
         (68, _) => "Sunsoft-4",
         (69, _) => "Sunsoft FME-7",
+        (70, _) => "Bandai discrete (mapper 70)",
         (71, 1) => "Camerica BF9097 (Fire Hawk)",
         (71, _) => "Camerica/Codemasters BF9093",
         (73, _) => "Konami VRC3",
@@ -181,6 +187,9 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
         (93, _) => "Sunsoft-2 (Sunsoft-3R board)",
         (184, _) => "Sunsoft-1",
         (95, _) => "NAMCOT-3425 (Namco 108)",
+        (152, _) => "Bandai discrete, one-screen (mapper 152)",
+        (153, _) => "Bandai LZ93D50 with SRAM",
+        (159, _) => "Bandai LZ93D50 with X24C01",
         (154, _) => "NAMCOT-3453 (Namco 108)",
         (79, _) => "NINA-03/06",
         (85, _) => "Konami VRC7",
@@ -208,6 +217,8 @@ pub(super) fn is_supported(mapper: u16, submapper: u8) -> bool {
         // The Acclaim MC-ACC clocks its counter from a prescaler on falling A12 edges, unlike the
         // MMC3 and MMC6 modelled here (nesdev "MMC3", "IRQ Specifics").
         4 => submapper != 3,
+        // Submappers 1-3 are deprecated for mappers 159, 157 and 153 (nesdev "INES Mapper 016").
+        16 => matches!(submapper, 0 | 4 | 5),
         _ => super::error::SUPPORTED_MAPPERS.contains(&mapper),
     }
 }

@@ -427,7 +427,7 @@ mod tests {
     /// A board (MMC6 for submapper 1) and its bank map over 32 KiB PRG, 8 KiB CHR and `ram` bytes of
     /// PRG RAM.
     fn board(submapper: u8, ram: usize) -> (Txrom, MemoryMap) {
-        let board = Txrom::new(BoardConfig { mapper: 4, submapper, chr_rom_size: 0 });
+        let board = Txrom::new(BoardConfig { mapper: 4, submapper, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x8000, 0x2000, ram, Mirroring::Vertical);
         board.update_map(&mut map);
         (board, map)
@@ -454,7 +454,8 @@ mod tests {
         for low_edges in 0..=5u8 {
             for a12 in [0u16, 0x1000] {
                 for edges in 0..8u64 {
-                    let mut one_by_one = Txrom::new(BoardConfig { mapper: 4, submapper: 0, chr_rom_size: 0 });
+                    let mut one_by_one =
+                        Txrom::new(BoardConfig { mapper: 4, submapper: 0, chr_rom_size: 0, battery: false });
                     one_by_one.observe_ppu_address(a12);
                     one_by_one.state.a12_low_m2_edges = low_edges;
                     let mut at_once = one_by_one.clone();
@@ -474,7 +475,12 @@ mod tests {
             for latch in [0u8, 1, 2, 5, 80, 255] {
                 for counter in [0u8, 1, 2, 7, 200] {
                     for reload in [0u8, 1] {
-                        let mut board = Txrom::new(BoardConfig { mapper: 4, submapper: 0, chr_rom_size: 0 });
+                        let mut board = Txrom::new(BoardConfig {
+                            mapper: 4,
+                            submapper: 0,
+                            chr_rom_size: 0,
+                            battery: false,
+                        });
                         let s = &mut board.state;
                         (s.revision, s.irq_latch, s.irq_counter, s.irq_reload, s.irq_enabled) =
                             (revision, latch, counter, reload, 1);

@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn the_upper_pattern_table_follows_bits_0_1() {
-        let mut board = Cprom::new(BoardConfig { mapper: 13, submapper: 0, chr_rom_size: 0 });
+        let mut board = Cprom::new(BoardConfig { mapper: 13, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x8000, CPROM_CHR_RAM_LEN, 0, Mirroring::Vertical);
         for (value, bank) in [(0u8, 0usize), (1, 1), (2, 2), (3, 3), (0xFE, 2)] {
             board.write_register(value);

@@ -212,7 +212,7 @@ mod tests {
     use crate::cart::board::PrgRamRead;
 
     fn board() -> Ss88006 {
-        Ss88006::new(BoardConfig { mapper: 18, submapper: 0, chr_rom_size: 0x40000 })
+        Ss88006::new(BoardConfig { mapper: 18, submapper: 0, chr_rom_size: 0x40000, battery: false })
     }
 
     /// Writes the 16-bit reload value through its four nibble registers, then reloads the counter.

@@ -289,7 +289,7 @@ mod tests {
     use super::*;
 
     fn board() -> Namco163 {
-        Namco163::new(BoardConfig { mapper: 19, submapper: 0, chr_rom_size: 0x20000 })
+        Namco163::new(BoardConfig { mapper: 19, submapper: 0, chr_rom_size: 0x20000, battery: false })
     }
 
     #[test]

@@ -257,7 +257,7 @@ mod tests {
     use crate::cart::vrc_irq::{IRQ_CYCLE_MODE, IRQ_ENABLE};
 
     fn board(mapper: u16, submapper: u8) -> Vrc {
-        Vrc::new(BoardConfig { mapper, submapper, chr_rom_size: 0x20000 })
+        Vrc::new(BoardConfig { mapper, submapper, chr_rom_size: 0x20000, battery: false })
     }
 
     #[test]

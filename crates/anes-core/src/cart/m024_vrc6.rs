@@ -188,7 +188,7 @@ mod tests {
     use super::*;
 
     fn board(mapper: u16) -> Vrc6 {
-        Vrc6::new(BoardConfig { mapper, submapper: 0, chr_rom_size: 0x40000 })
+        Vrc6::new(BoardConfig { mapper, submapper: 0, chr_rom_size: 0x40000, battery: false })
     }
 
     fn map() -> MemoryMap {

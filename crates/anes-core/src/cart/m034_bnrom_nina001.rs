@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn submapper_or_chr_size_picks_the_board() {
         let pick = |submapper, chr_rom_size| {
-            Mapper34::new(BoardConfig { mapper: 34, submapper, chr_rom_size }).nina001
+            Mapper34::new(BoardConfig { mapper: 34, submapper, chr_rom_size, battery: false }).nina001
         };
         assert!(pick(1, 0x2000));
         assert!(!pick(2, 0x10000));
@@ -106,7 +106,8 @@ mod tests {
 
     #[test]
     fn nina001_registers_at_7ffd_7fff() {
-        let mut board = Mapper34::new(BoardConfig { mapper: 34, submapper: 1, chr_rom_size: 0x10000 });
+        let mut board =
+            Mapper34::new(BoardConfig { mapper: 34, submapper: 1, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x10000, 0x10000, 0x2000, Mirroring::Horizontal);
         assert!(!board.write_register(1), "$8000-$FFFF is not a register on NINA-001");
         board.write_low(0x7FFD, 0xFF);

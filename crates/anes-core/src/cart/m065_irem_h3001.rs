@@ -175,7 +175,7 @@ mod tests {
     use super::*;
 
     fn board() -> H3001 {
-        H3001::new(BoardConfig { mapper: 65, submapper: 0, chr_rom_size: 0x40000 })
+        H3001::new(BoardConfig { mapper: 65, submapper: 0, chr_rom_size: 0x40000, battery: false })
     }
 
     fn load(h: &mut H3001, reload: u16, cycle: u64) {

@@ -171,7 +171,7 @@ mod tests {
     use crate::nes::splitmix64_next as next;
 
     fn board() -> Sunsoft3 {
-        Sunsoft3::new(BoardConfig { mapper: 67, submapper: 0, chr_rom_size: 0x20000 })
+        Sunsoft3::new(BoardConfig { mapper: 67, submapper: 0, chr_rom_size: 0x20000, battery: false })
     }
 
     #[test]

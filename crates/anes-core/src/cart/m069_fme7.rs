@@ -200,7 +200,7 @@ mod tests {
     use crate::nes::splitmix64_next as next;
 
     fn board() -> Fme7 {
-        Fme7::new(BoardConfig { mapper: 69, submapper: 0, chr_rom_size: 0x40000 })
+        Fme7::new(BoardConfig { mapper: 69, submapper: 0, chr_rom_size: 0x40000, battery: false })
     }
 
     fn command(fme7: &mut Fme7, command: u8, value: u8, cycle: u64) {

@@ -173,7 +173,7 @@ mod tests {
     use super::*;
 
     fn board() -> Vrc3 {
-        Vrc3::new(BoardConfig { mapper: 73, submapper: 0, chr_rom_size: 0 })
+        Vrc3::new(BoardConfig { mapper: 73, submapper: 0, chr_rom_size: 0, battery: false })
     }
 
     /// Writes the 16-bit latch through its four nibble registers at cycle `cycle`.

@@ -82,7 +82,8 @@ mod tests {
 
     #[test]
     fn banks_mirroring_and_chr_high_bits() {
-        let mut vrc1 = Vrc1::new(BoardConfig { mapper: 75, submapper: 0, chr_rom_size: 0x20000 });
+        let mut vrc1 =
+            Vrc1::new(BoardConfig { mapper: 75, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
         vrc1.write_register(0x8FFF, 3);
         vrc1.write_register(0xA000, 4);

@@ -48,7 +48,8 @@ mod tests {
 
     #[test]
     fn r2_to_r5_are_2_kib_banks_and_r0_r1_do_nothing() {
-        let mut board = Namcot3446::new(BoardConfig { mapper: 76, submapper: 0, chr_rom_size: 0x20000 });
+        let mut board =
+            Namcot3446::new(BoardConfig { mapper: 76, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
         for (register, value) in [(0, 9), (1, 9), (2, 0x3F), (3, 1), (4, 0x20), (5, 0x45)] {
             board.chip.write_register(0x8000, register);

@@ -77,7 +77,8 @@ mod tests {
     #[test]
     fn the_register_answers_where_a8_is_set() {
         for mapper in [79, 113] {
-            let mut board = Nina03::new(BoardConfig { mapper, submapper: 0, chr_rom_size: 0x10000 });
+            let mut board =
+                Nina03::new(BoardConfig { mapper, submapper: 0, chr_rom_size: 0x10000, battery: false });
             for addr in [0x4020u16, 0x4000 | 0x00FF, 0x4200, 0x6100, 0x7100, 0x5E00] {
                 assert!(!board.write_low(addr, 0xFF), "{mapper}: {addr:#06X}");
             }
@@ -90,11 +91,13 @@ mod tests {
     #[test]
     fn bits_select_prg_chr_and_mirroring() {
         let mut map = MemoryMap::new(0x40000, 0x20000, 0, Mirroring::Horizontal);
-        let mut nina = Nina03::new(BoardConfig { mapper: 79, submapper: 0, chr_rom_size: 0x10000 });
+        let mut nina =
+            Nina03::new(BoardConfig { mapper: 79, submapper: 0, chr_rom_size: 0x10000, battery: false });
         nina.write_low(0x4100, 0x0D);
         nina.update_map(&mut map);
         assert_eq!((map.prg[0], map.chr[0]), (0x8000, 5 * 0x2000));
-        let mut hes = Nina03::new(BoardConfig { mapper: 113, submapper: 0, chr_rom_size: 0x20000 });
+        let mut hes =
+            Nina03::new(BoardConfig { mapper: 113, submapper: 0, chr_rom_size: 0x20000, battery: false });
         hes.update_map(&mut map);
         assert_eq!(map.nametables, [0, 0, 1, 1], "the header's mirroring until the first write");
         hes.write_low(0x4100, 0b1110_1101);

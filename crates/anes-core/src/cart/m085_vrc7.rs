@@ -184,7 +184,7 @@ mod tests {
     use super::*;
 
     fn board(submapper: u8) -> Vrc7 {
-        Vrc7::new(BoardConfig { mapper: 85, submapper, chr_rom_size: 0x40000 })
+        Vrc7::new(BoardConfig { mapper: 85, submapper, chr_rom_size: 0x40000, battery: false })
     }
 
     fn map() -> MemoryMap {

@@ -47,7 +47,8 @@ mod tests {
 
     #[test]
     fn the_right_pattern_table_banks_in_the_second_64_kib() {
-        let mut board = Namcot3443::new(BoardConfig { mapper: 88, submapper: 0, chr_rom_size: 0x20000 });
+        let mut board =
+            Namcot3443::new(BoardConfig { mapper: 88, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
         for (register, value) in [(0, 0x3E), (1, 4), (2, 0), (3, 0x3F), (4, 7), (5, 0x48)] {
             board.chip.write_register(0x8000, register);

@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn bits_2_to_4_select_the_bank_at_8000() {
-        let mut board = Un1rom::new(BoardConfig { mapper: 94, submapper: 0, chr_rom_size: 0 });
+        let mut board =
+            Un1rom::new(BoardConfig { mapper: 94, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x2000, 0, Mirroring::Vertical);
         for (value, bank) in [(0x00u8, 0usize), (0x04, 1), (0x03, 0), (0x1C, 7), (0xFF, 7), (0x08, 2)] {
             board.write_register(value);

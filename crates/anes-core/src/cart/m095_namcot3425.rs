@@ -49,7 +49,8 @@ mod tests {
 
     #[test]
     fn r0_and_r1_bit_5_pick_the_top_and_bottom_pages() {
-        let mut board = Namcot3425::new(BoardConfig { mapper: 95, submapper: 0, chr_rom_size: 0x8000 });
+        let mut board =
+            Namcot3425::new(BoardConfig { mapper: 95, submapper: 0, chr_rom_size: 0x8000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x8000, 0, Mirroring::Vertical);
         for (r0, r1, pages) in [(0x20, 0x00, [1, 1, 0, 0]), (0x02, 0x22, [0, 0, 1, 1]), (0x3E, 0x3F, [1; 4])]
         {

@@ -78,7 +78,8 @@ mod tests {
 
     #[test]
     fn one_register_at_5000_and_7000_selects_everything() {
-        let mut board = Gtrom::new(BoardConfig { mapper: 111, submapper: 0, chr_rom_size: 0 });
+        let mut board =
+            Gtrom::new(BoardConfig { mapper: 111, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x80000, GTROM_CHR_RAM_LEN, 0, Mirroring::FourScreen);
         assert!(!board.write_low(0x6000, 0xFF), "$6000 is not decoded");
         assert!(!board.write_low(0x4100, 0xFF));

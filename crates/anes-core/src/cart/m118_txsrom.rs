@@ -31,7 +31,8 @@ mod tests {
 
     fn board() -> (Txrom, MemoryMap) {
         // 128 KiB of CHR ROM (TKSROM's most): 1 KiB banks 0-127.
-        let board = Txrom::new(BoardConfig { mapper: 118, submapper: 0, chr_rom_size: 0x20000 });
+        let board =
+            Txrom::new(BoardConfig { mapper: 118, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x8000, 0x20000, 0x2000, Mirroring::Vertical);
         board.update_map(&mut map);
         (board, map)

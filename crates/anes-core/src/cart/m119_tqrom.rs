@@ -34,7 +34,8 @@ mod tests {
     #[test]
     fn bit_6_selects_the_chr_ram_after_the_rom() {
         // 64 KiB of CHR ROM (banks 0-63) and the 8 KiB of RAM (banks 64-71).
-        let mut board = Txrom::new(BoardConfig { mapper: 119, submapper: 0, chr_rom_size: 0x10000 });
+        let mut board =
+            Txrom::new(BoardConfig { mapper: 119, submapper: 0, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x8000, 0x10000 + TQROM_CHR_RAM_LEN, 0x2000, Mirroring::Vertical);
         for (register, value) in
             [(0, 0x40 | 2), (1, 0x3E), (2, 0x40 | 7), (3, 0x40 | 0x0F), (4, 63), (5, 0x41)]

@@ -63,7 +63,8 @@ mod tests {
 
     #[test]
     fn the_register_at_6000_selects_prg_and_chr() {
-        let mut board = Jf11::new(BoardConfig { mapper: 140, submapper: 0, chr_rom_size: 0x20000 });
+        let mut board =
+            Jf11::new(BoardConfig { mapper: 140, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
         assert!(!board.write_low(0x5FFF, 0xFF));
         assert!(board.write_low(0x7ABC, 0x2B));

@@ -48,7 +48,8 @@ mod tests {
 
     #[test]
     fn bit_6_of_any_write_selects_the_page() {
-        let mut board = Namcot3453::new(BoardConfig { mapper: 154, submapper: 0, chr_rom_size: 0x20000 });
+        let mut board =
+            Namcot3453::new(BoardConfig { mapper: 154, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
         for (addr, value, page) in
             [(0xE000u16, 0x40u8, 1u8), (0x8000, 0x02, 0), (0xC001, 0x7F, 1), (0x8001, 0x05, 0)]

@@ -67,7 +67,8 @@ mod tests {
     #[test]
     fn bit_4_keeps_ram_enabled_and_lets_bit_3_reach_a17() {
         // 256 KiB of PRG (16 KiB banks 0-15), 8 KiB of PRG RAM.
-        let mut board = Mmc1a::new(BoardConfig { mapper: 155, submapper: 0, chr_rom_size: 0 });
+        let mut board =
+            Mmc1a::new(BoardConfig { mapper: 155, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x2000, 0x2000, Mirroring::Vertical);
         let mut cycle = 0;
         // PRG mode 3 (fixed last bank at $C000).

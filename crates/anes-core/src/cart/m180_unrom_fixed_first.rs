@@ -60,7 +60,8 @@ mod tests {
 
     #[test]
     fn the_first_bank_stays_and_the_write_selects_c000() {
-        let mut board = Unrom180::new(BoardConfig { mapper: 180, submapper: 0, chr_rom_size: 0 });
+        let mut board =
+            Unrom180::new(BoardConfig { mapper: 180, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x2000, 0, Mirroring::Vertical);
         board.update_map(&mut map);
         assert_eq!(map.prg, [0, 0x2000, 0, 0x2000], "power-on: bank 0 at both halves");

@@ -79,7 +79,9 @@ mod tests {
     fn games_values_enable_and_disable_chr() {
         // The wiki's table: the value each game writes to disable CHR, then the one that enables it.
         let games = [(0xF0u8, 0x0Fu8), (0x00, 0x33), (0x00, 0x11), (0x20, 0x22), (0x00, 0xFF), (0x13, 0x21)];
-        let board = |submapper| Cnrom185::new(BoardConfig { mapper: 185, submapper, chr_rom_size: 0x2000 });
+        let board = |submapper| {
+            Cnrom185::new(BoardConfig { mapper: 185, submapper, chr_rom_size: 0x2000, battery: false })
+        };
         for (wrong, right) in games {
             let mut b = board(0);
             b.write_register(wrong);

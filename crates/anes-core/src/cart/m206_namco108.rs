@@ -133,7 +133,8 @@ mod tests {
     #[test]
     fn registers_bank_as_the_wiki_says_and_only_at_8000_to_9fff() {
         // 128 KiB PRG (banks 0-15), 64 KiB CHR (banks 0-63).
-        let mut board = Dxrom::new(BoardConfig { mapper: 206, submapper: 0, chr_rom_size: 0x10000 });
+        let mut board =
+            Dxrom::new(BoardConfig { mapper: 206, submapper: 0, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x10000, 0, Mirroring::Vertical);
         for (register, value) in
             [(0, 0xFF), (1, 0x0B), (2, 0x7F), (3, 0x21), (4, 3), (5, 4), (6, 0xF9), (7, 0x0A)]

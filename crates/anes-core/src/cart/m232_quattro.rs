@@ -73,7 +73,8 @@ mod tests {
         for (submapper, block_value, block) in
             [(0u8, 0x10u8, 2usize), (0, 0x08, 1), (1, 0x10, 1), (1, 0x08, 2)]
         {
-            let mut board = Quattro::new(BoardConfig { mapper: 232, submapper, chr_rom_size: 0 });
+            let mut board =
+                Quattro::new(BoardConfig { mapper: 232, submapper, chr_rom_size: 0, battery: false });
             board.write_register(0x8000, block_value);
             board.write_register(0xC000, 0xFE);
             board.update_map(&mut map);

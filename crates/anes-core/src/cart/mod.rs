@@ -16,6 +16,7 @@
 //! nametable VRAM, [`Cartridge::extra_vram`]). The bank map the hot paths use is derived from them and
 //! rebuilt by [`Cartridge::rebuild_caches`].
 
+mod bandai_eeprom;
 mod board;
 mod error;
 pub(crate) mod expansion_audio;
@@ -36,6 +37,7 @@ mod m013_cprom;
 mod m018_jaleco_ss88006;
 mod m019_namco163;
 mod m019_namco163_audio;
+mod m016_bandai_fcg;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
@@ -47,6 +49,7 @@ mod m066_gxrom;
 mod m067_sunsoft3;
 mod m069_fme7;
 mod m069_sunsoft5b_audio;
+mod m070_bandai;
 mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
@@ -63,6 +66,7 @@ mod m111_gtrom;
 mod m118_txsrom;
 mod m119_tqrom;
 mod m140_jaleco_jf11;
+mod m152_bandai;
 mod m154_namcot3453;
 mod m155_mmc1a;
 mod m180_unrom_fixed_first;
@@ -83,6 +87,7 @@ use m119_tqrom::TQROM_CHR_RAM_LEN;
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
+pub use bandai_eeprom::EepromState;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub use expansion_audio::{ExpansionChip, Namco163Mix};
 pub(crate) use game_genie::GameGenie;
@@ -100,6 +105,7 @@ pub use m013_cprom::CpromState;
 pub use m018_jaleco_ss88006::Ss88006State;
 pub use m019_namco163::Namco163State;
 pub use m019_namco163_audio::Namco163Audio;
+pub use m016_bandai_fcg::BandaiFcgState;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
@@ -111,6 +117,7 @@ pub use m066_gxrom::GxromState;
 pub use m067_sunsoft3::Sunsoft3State;
 pub use m069_fme7::Fme7State;
 pub use m069_sunsoft5b_audio::Sunsoft5bAudio;
+pub use m070_bandai::Bandai70State;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
@@ -122,6 +129,7 @@ pub use m093_sunsoft2_3r::Sunsoft2_3rState;
 pub use m094_un1rom::Un1romState;
 pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
+pub use m152_bandai::Bandai152State;
 pub use m180_unrom_fixed_first::Unrom180State;
 pub use m184_sunsoft1::Sunsoft1State;
 pub use m185_cnrom_protected::Cnrom185State;
@@ -285,6 +293,10 @@ impl Cartridge {
         if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
+        if matches!(&board, Board::BandaiFcg(m) if m.eeprom().is_some()) {
+            // The header's PRG-NVRAM is the serial EEPROM, which the board holds; no RAM at $6000.
+            prg_ram_size = 0;
+        }
         if mmc5 && info.format != HeaderFormat::Nes20 {
             prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
         }
@@ -404,6 +416,7 @@ impl Cartridge {
             PrgRamRead::OpenBus => open_bus,
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
             PrgRamRead::Rom => self.prg_rom[window.offset + usize::from(addr) % PRG_RAM_WINDOW],
+            PrgRamRead::SerialData => (open_bus & !0x10) | self.map.prg_latch << 4,
         }
     }
 
@@ -775,10 +788,17 @@ impl Cartridge {
     pub fn reset(&mut self) {}
 
     /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
+    /// On the Bandai LZ93D50 boards with a serial EEPROM (mappers 16 and 159), the EEPROM's 256 or
+    /// 128 bytes instead.
     /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
     pub fn battery_ram(&self) -> Option<&[u8]> {
         if let Some(Board::Namco163(m)) = self.namco163_battery() {
             return Some(m.internal_ram());
+        }
+        if let Board::BandaiFcg(m) = &self.board {
+            if let Some(eeprom) = m.eeprom() {
+                return Some(eeprom);
+            }
         }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get(..size) }
@@ -789,6 +809,9 @@ impl Cartridge {
         if self.namco163_battery().is_some() {
             let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
             return Some(m.internal_ram_mut());
+        }
+        if matches!(&self.board, Board::BandaiFcg(m) if m.eeprom().is_some()) {
+            return self.eeprom_mut();
         }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get_mut(..size) }
@@ -804,6 +827,13 @@ impl Cartridge {
                 return Err(BatteryRamError::SizeMismatch { expected: ram.len(), actual: data.len() });
             }
             ram.copy_from_slice(data);
+            return Ok(());
+        }
+        if let Some(eeprom) = self.eeprom_mut() {
+            if data.len() != eeprom.len() {
+                return Err(BatteryRamError::SizeMismatch { expected: eeprom.len(), actual: data.len() });
+            }
+            eeprom.copy_from_slice(data);
             return Ok(());
         }
         let size = self.info.prg_nvram_size;
@@ -823,6 +853,14 @@ impl Cartridge {
     fn namco163_battery(&self) -> Option<&Board> {
         let battery = self.info.battery && self.info.prg_nvram_size == 0;
         (battery && matches!(self.board, Board::Namco163(_))).then_some(&self.board)
+    }
+
+    /// The board's serial EEPROM, where it has one (see [`Cartridge::battery_ram`]).
+    fn eeprom_mut(&mut self) -> Option<&mut [u8]> {
+        match &mut self.board {
+            Board::BandaiFcg(m) => m.eeprom_mut(),
+            _ => None,
+        }
     }
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
@@ -897,8 +935,17 @@ impl Cartridge {
     /// [`Cartridge::set_mmc3_revision`] is kept.
     pub fn power_on(&mut self) {
         let revision = self.mmc3_revision();
+        // A serial EEPROM keeps its contents like battery-backed RAM.
+        let mut eeprom = [0u8; 256];
+        let kept = self.eeprom_mut().map(|memory| {
+            eeprom[..memory.len()].copy_from_slice(memory);
+            memory.len()
+        });
         if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
             self.board = board;
+        }
+        if let (Some(len), Some(memory)) = (kept, self.eeprom_mut()) {
+            memory.copy_from_slice(&eeprom[..len]);
         }
         if let Some(revision) = revision {
             self.set_mmc3_revision(revision);

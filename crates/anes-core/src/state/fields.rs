@@ -9,11 +9,12 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, Fme7State, GtromState,
-    GxromState, H3001State, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Namco163State,
-    Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState,
-    Sunsoft3State, SxromState, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, UxromState,
-    Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
+    AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State, CnromState,
+    ColorDreamsState, CpromState, Fme7State, GtromState, GxromState, H3001State, Jf11State, LatchChrState,
+    Mapper34State, Mmc5State, Namco108State, Namco163State, Namco175State, Nina03State, QuattroState,
+    Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState, Tc0190State,
+    Tc0690State, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
+    Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -77,6 +78,9 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         48 => Tc0690State::FIELDS,
         19 => Namco163State::FIELDS,
         210 => Namco175State::FIELDS,
+        16 | 153 | 159 => BandaiFcgState::FIELDS,
+        70 => Bandai70State::FIELDS,
+        152 => Bandai152State::FIELDS,
         _ => return None,
     })
 }
@@ -289,6 +293,11 @@ mod tests {
             (48, size_of::<Tc0690State>()),
             (19, size_of::<Namco163State>()),
             (210, size_of::<Namco175State>()),
+            (16, size_of::<BandaiFcgState>()),
+            (153, size_of::<BandaiFcgState>()),
+            (159, size_of::<BandaiFcgState>()),
+            (70, size_of::<Bandai70State>()),
+            (152, size_of::<Bandai152State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

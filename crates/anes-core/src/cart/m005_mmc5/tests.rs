@@ -6,7 +6,7 @@ use crate::cart::header::Mirroring;
 
 /// 256 KiB PRG, 256 KiB CHR, `ram` bytes of PRG RAM.
 fn board(ram: usize) -> (Mmc5, MemoryMap) {
-    let board = Mmc5::new(BoardConfig { mapper: 5, submapper: 0, chr_rom_size: 0x40000 });
+    let board = Mmc5::new(BoardConfig { mapper: 5, submapper: 0, chr_rom_size: 0x40000, battery: false });
     let mut map = MemoryMap::new(0x40000, 0x40000, ram, Mirroring::Horizontal);
     board.update_map(&mut map);
     (board, map)

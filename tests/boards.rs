@@ -4,6 +4,8 @@
 //! (`../shared/boards/m22chrbankingtest/`), whose source says what its screen shows. (Every ROM under `roms/` also runs in `tests/ppu_schedule.rs` (lazy == eager),
 //! `tests/determinism.rs` and `tests/alloc_free.rs`.)
 
+#[path = "boards/discrete2.rs"]
+mod discrete2;
 mod support;
 
 use std::path::PathBuf;

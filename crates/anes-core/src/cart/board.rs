@@ -19,16 +19,22 @@ use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
+use super::m032_irem_g101::G101;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
 use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
 use super::m076_namcot3446::Namcot3446;
+use super::m078_irem_74hc161::Mapper78;
 use super::m079_nina03_06::Nina03;
+use super::m086_jaleco_jf13::Jf13;
+use super::m087_jaleco_jf05::Mapper87;
 use super::m088_namcot3443::Namcot3443;
+use super::m092_jaleco_jf19::Jf19;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
+use super::m097_irem_tam_s1::TamS1;
 use super::m111_gtrom::Gtrom;
 use super::m140_jaleco_jf11::Jf11;
 use super::m154_namcot3453::Namcot3453;
@@ -332,6 +338,18 @@ pub(super) enum Board {
     Namcot3453(Namcot3453),
     /// Mapper 111 (GTROM).
     Gtrom(Gtrom),
+    /// Mapper 32 (Irem G-101).
+    G101(G101),
+    /// Mapper 78 (Irem: Holy Diver, Cosmo Carrier).
+    Mapper78(Mapper78),
+    /// Mapper 97 (Irem TAM-S1).
+    TamS1(TamS1),
+    /// Mapper 86 (Jaleco JF-13).
+    Jf13(Jf13),
+    /// Mapper 87 (Jaleco/Konami CHR latch).
+    Mapper87(Mapper87),
+    /// Mapper 92 (Jaleco JF-19).
+    Jf19(Jf19),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -369,6 +387,12 @@ macro_rules! each_board {
             Board::Namcot3425($m) => $body,
             Board::Namcot3453($m) => $body,
             Board::Gtrom($m) => $body,
+            Board::G101($m) => $body,
+            Board::Mapper78($m) => $body,
+            Board::TamS1($m) => $body,
+            Board::Jf13($m) => $body,
+            Board::Mapper87($m) => $body,
+            Board::Jf19($m) => $body,
         }
     };
 }
@@ -413,6 +437,12 @@ impl Board {
             95 => Board::Namcot3425(Namcot3425::new(config)),
             154 => Board::Namcot3453(Namcot3453::new(config)),
             111 => Board::Gtrom(Gtrom::new(config)),
+            32 => Board::G101(G101::new(config)),
+            78 => Board::Mapper78(Mapper78::new(config)),
+            97 => Board::TamS1(TamS1::new(config)),
+            86 => Board::Jf13(Jf13::new(config)),
+            87 => Board::Mapper87(Mapper87::new(config)),
+            92 => Board::Jf19(Jf19::new(config)),
             _ => return None,
         })
     }
@@ -456,7 +486,11 @@ impl Board {
             | Board::Namcot3443(Namcot3443 { chip: m }) => m.write_register(addr, value),
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
-            Board::Gtrom(_) => false,
+            Board::Gtrom(_) | Board::Jf13(_) | Board::Mapper87(_) => false,
+            Board::G101(m) => m.write_register(addr, value),
+            Board::Mapper78(m) => m.write_register(value),
+            Board::TamS1(m) => m.write_register(addr, value),
+            Board::Jf19(m) => m.write_register(value),
         }
     }
 
@@ -470,6 +504,8 @@ impl Board {
             Board::Jf11(m) => m.write_low(addr, value),
             Board::Mmc5(m) => m.write_low(addr, value),
             Board::Gtrom(m) => m.write_low(addr, value),
+            Board::Jf13(m) => m.write_low(addr, value),
+            Board::Mapper87(m) => m.write_low(addr, value),
             _ => false,
         }
     }

@@ -9,10 +9,10 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, GtromState,
-    GxromState, Jf11State, LatchChrState, Mapper34State, Mmc5State, Namco108State, Nina03State, QuattroState,
-    SxromState, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    VrcState,
+    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, G101State,
+    GtromState, GxromState, Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State,
+    Mapper87State, Mmc5State, Namco108State, Nina03State, QuattroState, SxromState, TamS1State, TxromState,
+    Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -64,6 +64,12 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         24 | 26 => Vrc6State::FIELDS,
         73 => Vrc3State::FIELDS,
         75 => Vrc1State::FIELDS,
+        32 => G101State::FIELDS,
+        78 => Mapper78State::FIELDS,
+        97 => TamS1State::FIELDS,
+        86 => Jf13State::FIELDS,
+        87 => Mapper87State::FIELDS,
+        92 => Jf19State::FIELDS,
         _ => return None,
     })
 }
@@ -264,6 +270,12 @@ mod tests {
             (155, size_of::<SxromState>()),
             (206, size_of::<Namco108State>()),
             (111, size_of::<GtromState>()),
+            (32, size_of::<G101State>()),
+            (78, size_of::<Mapper78State>()),
+            (97, size_of::<TamS1State>()),
+            (86, size_of::<Jf13State>()),
+            (87, size_of::<Mapper87State>()),
+            (92, size_of::<Jf19State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -54,6 +54,8 @@ discrete/m086_jf13.s    common/flat.cfg
 discrete/m087_jf05.s    common/flat.cfg
 discrete/m092_jf19.s    common/flat.cfg
 discrete/m097_tam_s1.s  common/flat.cfg
+discrete/m030_unrom512.s common/flat.cfg
+discrete/m030_unrom512_flash.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
 regions/timing.s        common/nrom.cfg
 mmc3fam/m004_big_prg.s  mmc3fam/image.cfg

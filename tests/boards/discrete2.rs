@@ -1,6 +1,6 @@
 //! The Irem, Jaleco and Taito discrete boards (issue 26) through our ca65 ROMs in `roms/discrete/`
 //! (the check engine of `discrete.inc`; each ROM's source says what it expects, from the nesdev
-//! wiki): mappers 32 (and 32.1), 78.1 and 78.3, 86, 87, 92 and 97. (The ROMs also run in
+//! wiki): mappers 32 (and 32.1), 78.1 and 78.3, 86, 87, 92 and 97, and UNROM 512 (30.1, 30.2). (The ROMs also run in
 //! `tests/ppu_schedule.rs` (lazy == eager), `tests/determinism.rs` and `tests/alloc_free.rs`, which
 //! take every ROM under `roms/`.)
 
@@ -79,6 +79,7 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
         ("m087_jf05", 1, 1),
         ("m092_jf19", 3, 3),
         ("m097_tam_s1", 1, 1),
+        ("m030_unrom512", 1, 1),
     ];
     for (name, len, reserved) in layouts {
         let mut nes = boot(&discrete_rom(name));
@@ -101,4 +102,22 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
             }
         }
     }
+}
+
+#[test]
+fn the_unrom_512_roms_pass_their_checks_and_fail_on_each_others_wiring() {
+    for name in ["m030_unrom512", "m030_unrom512_flash"] {
+        let failed = discrete_failures(name, &discrete_rom(name), 5);
+        assert!(failed.is_empty(), "{name}: checks {failed:?} failed (see the ROM's source)");
+    }
+    // The one-screen, bus-conflict board's program on submapper 1 (no bus conflicts): check 2.
+    let failed = discrete_failures("30.2 as 30.1", &with_mapper(&discrete_rom("m030_unrom512"), 30, 1), 5);
+    assert_eq!(failed, [2]);
+    // The self-flashable board's program with the battery bit cleared: the register answers at
+    // $8000-$BFFF again (check 4), and submapper 1 keeps it free of bus conflicts.
+    let mut no_battery = discrete_rom("m030_unrom512_flash");
+    no_battery[6] &= !0x02;
+    assert_eq!(discrete_failures("30.1 without battery", &no_battery, 5), [4]);
+    // Submapper 3 switches H/V by a register bit this board does not model: refused, not guessed.
+    assert!(anes::core::Cartridge::from_ines(&with_mapper(&discrete_rom("m030_unrom512"), 30, 3)).is_err());
 }

@@ -19,6 +19,7 @@ use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
+use super::m030_unrom512::Unrom512;
 use super::m032_irem_g101::G101;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m066_gxrom::Gxrom;
@@ -350,6 +351,8 @@ pub(super) enum Board {
     Mapper87(Mapper87),
     /// Mapper 92 (Jaleco JF-19).
     Jf19(Jf19),
+    /// Mapper 30 (UNROM 512).
+    Unrom512(Unrom512),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -393,6 +396,7 @@ macro_rules! each_board {
             Board::Jf13($m) => $body,
             Board::Mapper87($m) => $body,
             Board::Jf19($m) => $body,
+            Board::Unrom512($m) => $body,
         }
     };
 }
@@ -443,8 +447,17 @@ impl Board {
             86 => Board::Jf13(Jf13::new(config)),
             87 => Board::Mapper87(Mapper87::new(config)),
             92 => Board::Jf19(Jf19::new(config)),
+            30 => Board::Unrom512(Unrom512::new(config)),
             _ => return None,
         })
+    }
+
+    /// Applies what the header says beyond [`BoardConfig`] (UNROM 512's nametable and battery bits);
+    /// called after every [`Board::new`].
+    pub fn configure(&mut self, info: &RomInfo) {
+        if let Board::Unrom512(m) = self {
+            m.configure(info);
+        }
     }
 
     /// Recomputes every window of `map` from the board's registers.
@@ -491,6 +504,7 @@ impl Board {
             Board::Mapper78(m) => m.write_register(value),
             Board::TamS1(m) => m.write_register(addr, value),
             Board::Jf19(m) => m.write_register(value),
+            Board::Unrom512(m) => m.write_register(addr, value),
         }
     }
 

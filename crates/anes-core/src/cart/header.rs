@@ -99,6 +99,10 @@ pub struct RomInfo {
     /// Nametable mirroring wired on the board (byte 6 bits 0 and 3). Boards with a mapper-controlled
     /// arrangement start from it but may change it.
     pub mirroring: Mirroring,
+    /// Byte 6 bit 0 as stored, also where bit 3 (four screens) overrides it in
+    /// [`RomInfo::mirroring`]: UNROM 512 tells its one-screen wiring (clear) from its four screens
+    /// (set) by it (nesdev "UNROM 512").
+    pub mirroring_bit: bool,
     /// Byte 6 bit 1: the board has battery-backed memory.
     pub battery: bool,
     /// Byte 6 bit 2: a 512-byte trainer precedes PRG ROM; it is loaded at $7000-$71FF.
@@ -211,6 +215,9 @@ pub(super) fn is_supported(mapper: u16, submapper: u8) -> bool {
         // The Acclaim MC-ACC clocks its counter from a prescaler on falling A12 edges, unlike the
         // MMC3 and MMC6 modelled here (nesdev "MMC3", "IRQ Specifics").
         4 => submapper != 3,
+        // UNROM 512's submapper 3 (Mega Man II, 30th Anniversary Edition) switches between
+        // horizontal and vertical by a register bit this board does not model.
+        30 => submapper != 3,
         _ => super::error::SUPPORTED_MAPPERS.contains(&mapper),
     }
 }
@@ -300,6 +307,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
         chr_ram_size: 0,
         chr_nvram_size: 0,
         mirroring,
+        mirroring_bit: flags6 & 0x01 != 0,
         battery,
         trainer,
         region: HeaderRegion::Ntsc,

@@ -36,6 +36,7 @@ mod m013_cprom;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
+mod m030_unrom512;
 mod m032_irem_g101;
 mod m034_bnrom_nina001;
 mod m066_gxrom;
@@ -69,6 +70,7 @@ use board::{
 };
 use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m030_unrom512::UNROM512_CHR_RAM_LEN;
 use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
 
@@ -91,6 +93,7 @@ pub use m013_cprom::CpromState;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
+pub use m030_unrom512::Unrom512State;
 pub use m032_irem_g101::G101State;
 pub use m034_bnrom_nina001::Mapper34State;
 pub use m066_gxrom::GxromState;
@@ -195,11 +198,12 @@ impl Cartridge {
     pub fn from_ines(bytes: &[u8]) -> Result<Cartridge, RomError> {
         let parsed = header::parse(bytes)?;
         let info = parsed.info;
-        let board = Board::new(BoardConfig::from_info(&info)).ok_or(RomError::UnsupportedMapper {
+        let mut board = Board::new(BoardConfig::from_info(&info)).ok_or(RomError::UnsupportedMapper {
             mapper: info.mapper,
             submapper: info.submapper,
             board: header::board_name(info.mapper, info.submapper),
         })?;
+        board.configure(&info);
         let prg_rom = repeat_to_multiple(parsed.prg_rom, PRG_SLOT);
         let (chr, chr_is_ram) = if parsed.chr_rom.is_empty() {
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
@@ -207,6 +211,9 @@ impl Cartridge {
             // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
             let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
                 size.max(CPROM_CHR_RAM_LEN)
+            } else if info.mapper == 30 && info.format != HeaderFormat::Nes20 {
+                // UNROM 512: the 32 KiB board, as its bank bits can reach.
+                size.max(UNROM512_CHR_RAM_LEN)
             } else if matches!(board, Board::Gtrom(_)) {
                 // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
                 GTROM_CHR_RAM_LEN
@@ -798,7 +805,8 @@ impl Cartridge {
     /// [`Cartridge::set_mmc3_revision`] is kept.
     pub fn power_on(&mut self) {
         let revision = self.mmc3_revision();
-        if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
+        if let Some(mut board) = Board::new(BoardConfig::from_info(&self.info)) {
+            board.configure(&self.info);
             self.board = board;
         }
         if let Some(revision) = revision {

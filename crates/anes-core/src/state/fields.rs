@@ -12,7 +12,7 @@ use crate::cart::{
     AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, G101State,
     GtromState, GxromState, Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State,
     Mapper87State, Mmc5State, Namco108State, Nina03State, QuattroState, SxromState, TamS1State, TxromState,
-    Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
+    Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -70,6 +70,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         86 => Jf13State::FIELDS,
         87 => Mapper87State::FIELDS,
         92 => Jf19State::FIELDS,
+        30 => Unrom512State::FIELDS,
         _ => return None,
     })
 }
@@ -276,6 +277,7 @@ mod tests {
             (86, size_of::<Jf13State>()),
             (87, size_of::<Mapper87State>()),
             (92, size_of::<Jf19State>()),
+            (30, size_of::<Unrom512State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -56,6 +56,7 @@ discrete/m092_jf19.s    common/flat.cfg
 discrete/m097_tam_s1.s  common/flat.cfg
 discrete/m030_unrom512.s common/flat.cfg
 discrete/m030_unrom512_flash.s common/flat.cfg
+discrete/m028_action53.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
 regions/timing.s        common/nrom.cfg
 mmc3fam/m004_big_prg.s  mmc3fam/image.cfg

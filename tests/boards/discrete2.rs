@@ -1,6 +1,6 @@
 //! The Irem, Jaleco and Taito discrete boards (issue 26) through our ca65 ROMs in `roms/discrete/`
 //! (the check engine of `discrete.inc`; each ROM's source says what it expects, from the nesdev
-//! wiki): mappers 32 (and 32.1), 78.1 and 78.3, 86, 87, 92 and 97, and UNROM 512 (30.1, 30.2). (The ROMs also run in
+//! wiki): mappers 32 (and 32.1), 78.1 and 78.3, 86, 87, 92 and 97, UNROM 512 (30.1, 30.2) and Action 53 (28). (The ROMs also run in
 //! `tests/ppu_schedule.rs` (lazy == eager), `tests/determinism.rs` and `tests/alloc_free.rs`, which
 //! take every ROM under `roms/`.)
 
@@ -80,6 +80,7 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
         ("m092_jf19", 3, 3),
         ("m097_tam_s1", 1, 1),
         ("m030_unrom512", 1, 1),
+        ("m028_action53", 5, 5),
     ];
     for (name, len, reserved) in layouts {
         let mut nes = boot(&discrete_rom(name));
@@ -120,4 +121,14 @@ fn the_unrom_512_roms_pass_their_checks_and_fail_on_each_others_wiring() {
     assert_eq!(discrete_failures("30.1 without battery", &no_battery, 5), [4]);
     // Submapper 3 switches H/V by a register bit this board does not model: refused, not guessed.
     assert!(anes::core::Cartridge::from_ines(&with_mapper(&discrete_rom("m030_unrom512"), 30, 3)).is_err());
+}
+
+#[test]
+fn the_action_53_rom_passes_its_checks_and_fails_as_unrom_512() {
+    let failed = discrete_failures("m028_action53", &discrete_rom("m028_action53"), 5);
+    assert!(failed.is_empty(), "m028_action53: checks {failed:?} failed (see the ROM's source)");
+    // As UNROM 512 (30.1: every write to $8000-$FFFF is the one bank register, the last 16 KiB
+    // fixed, wired nametables): no register select, no outer bank, no PRG modes.
+    let failed = discrete_failures("28 as 30.1", &with_mapper(&discrete_rom("m028_action53"), 30, 1), 5);
+    assert_eq!(failed, [0, 1, 2, 3, 4]);
 }

@@ -169,9 +169,9 @@ fn error_unsupported_mapper_lists_the_supported_ones() {
     assert_eq!(
         e.to_string(),
         "ROM header bytes 6-8: mapper 69 (Sunsoft FME-7), submapper 0 is not supported; \
-         supported mappers: 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 21, 22, 23, 24, 25, 26, 30, 32, 34, 66, \
-         71, 73, 75, 76, 78, 79, 86, 87, 88, 92, 94, 95, 97, 111, 113, 118, 119, 140, 154, 155, 180, \
-         185, 206, 232"
+         supported mappers: 0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 21, 22, 23, 24, 25, 26, 28, 30, 32, 34, \
+         66, 71, 73, 75, 76, 78, 79, 86, 87, 88, 92, 94, 95, 97, 111, 113, 118, 119, 140, 154, 155, \
+         180, 185, 206, 232"
     );
     let e = parse_err(&RomBuilder::new(4, 2, 1).nes20(3, 0x07, 0).build());
     assert!(

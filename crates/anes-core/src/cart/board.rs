@@ -19,6 +19,7 @@ use super::m011_color_dreams::ColorDreams;
 use super::m013_cprom::Cprom;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
+use super::m028_action53::Action53;
 use super::m030_unrom512::Unrom512;
 use super::m032_irem_g101::G101;
 use super::m034_bnrom_nina001::Mapper34;
@@ -353,6 +354,8 @@ pub(super) enum Board {
     Jf19(Jf19),
     /// Mapper 30 (UNROM 512).
     Unrom512(Unrom512),
+    /// Mapper 28 (Action 53).
+    Action53(Action53),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -397,6 +400,7 @@ macro_rules! each_board {
             Board::Mapper87($m) => $body,
             Board::Jf19($m) => $body,
             Board::Unrom512($m) => $body,
+            Board::Action53($m) => $body,
         }
     };
 }
@@ -448,6 +452,7 @@ impl Board {
             87 => Board::Mapper87(Mapper87::new(config)),
             92 => Board::Jf19(Jf19::new(config)),
             30 => Board::Unrom512(Unrom512::new(config)),
+            28 => Board::Action53(Action53::new(config)),
             _ => return None,
         })
     }
@@ -505,6 +510,7 @@ impl Board {
             Board::TamS1(m) => m.write_register(addr, value),
             Board::Jf19(m) => m.write_register(value),
             Board::Unrom512(m) => m.write_register(addr, value),
+            Board::Action53(m) => m.write_register(value),
         }
     }
 
@@ -520,6 +526,7 @@ impl Board {
             Board::Gtrom(m) => m.write_low(addr, value),
             Board::Jf13(m) => m.write_low(addr, value),
             Board::Mapper87(m) => m.write_low(addr, value),
+            Board::Action53(m) => m.write_low(addr, value),
             _ => false,
         }
     }

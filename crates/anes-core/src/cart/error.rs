@@ -30,9 +30,9 @@ impl core::fmt::Display for RomPart {
 pub const MAX_ROM_FILE_LEN: usize = 16 << 20;
 
 /// Mapper numbers this core implements, in the order shown to users.
-pub const SUPPORTED_MAPPERS: [u16; 45] = [
-    0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 21, 22, 23, 24, 25, 26, 30, 32, 34, 66, 71, 73, 75, 76, 78, 79, 86,
-    87, 88, 92, 94, 95, 97, 111, 113, 118, 119, 140, 154, 155, 180, 185, 206, 232,
+pub const SUPPORTED_MAPPERS: [u16; 46] = [
+    0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 21, 22, 23, 24, 25, 26, 28, 30, 32, 34, 66, 71, 73, 75, 76, 78, 79,
+    86, 87, 88, 92, 94, 95, 97, 111, 113, 118, 119, 140, 154, 155, 180, 185, 206, 232,
 ];
 
 /// Comma-separated [`SUPPORTED_MAPPERS`], for messages.

@@ -36,6 +36,7 @@ mod m013_cprom;
 mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
+mod m028_action53;
 mod m030_unrom512;
 mod m032_irem_g101;
 mod m034_bnrom_nina001;
@@ -70,6 +71,7 @@ use board::{
 };
 use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m028_action53::ACTION53_CHR_RAM_LEN;
 use m030_unrom512::UNROM512_CHR_RAM_LEN;
 use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
@@ -93,6 +95,7 @@ pub use m013_cprom::CpromState;
 pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
+pub use m028_action53::Action53State;
 pub use m030_unrom512::Unrom512State;
 pub use m032_irem_g101::G101State;
 pub use m034_bnrom_nina001::Mapper34State;
@@ -214,6 +217,8 @@ impl Cartridge {
             } else if info.mapper == 30 && info.format != HeaderFormat::Nes20 {
                 // UNROM 512: the 32 KiB board, as its bank bits can reach.
                 size.max(UNROM512_CHR_RAM_LEN)
+            } else if info.mapper == 28 && info.format != HeaderFormat::Nes20 {
+                size.max(ACTION53_CHR_RAM_LEN)
             } else if matches!(board, Board::Gtrom(_)) {
                 // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
                 GTROM_CHR_RAM_LEN

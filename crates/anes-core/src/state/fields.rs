@@ -9,10 +9,11 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState, G101State,
-    GtromState, GxromState, Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State,
-    Mapper87State, Mmc5State, Namco108State, Nina03State, QuattroState, SxromState, TamS1State, TxromState,
-    Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State, VrcState,
+    Action53State, AxromState, CamericaState, Cnrom185State, CnromState, ColorDreamsState, CpromState,
+    G101State, GtromState, GxromState, Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State,
+    Mapper78State, Mapper87State, Mmc5State, Namco108State, Nina03State, QuattroState, SxromState,
+    TamS1State, TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State,
+    Vrc6State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -71,6 +72,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         87 => Mapper87State::FIELDS,
         92 => Jf19State::FIELDS,
         30 => Unrom512State::FIELDS,
+        28 => Action53State::FIELDS,
         _ => return None,
     })
 }
@@ -278,6 +280,7 @@ mod tests {
             (87, size_of::<Mapper87State>()),
             (92, size_of::<Jf19State>()),
             (30, size_of::<Unrom512State>()),
+            (28, size_of::<Action53State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -57,6 +57,17 @@ discrete/m140_jf11.s    common/flat.cfg
 discrete/m180_unrom.s   common/flat.cfg
 discrete/m185_cnrom.s   common/flat.cfg
 discrete/m232_quattro.s common/flat.cfg
+discrete/m032_g101.s    common/flat.cfg
+discrete/m032_major_league.s common/flat.cfg
+discrete/m078_cosmo_carrier.s common/flat.cfg
+discrete/m078_holy_diver.s common/flat.cfg
+discrete/m086_jf13.s    common/flat.cfg
+discrete/m087_jf05.s    common/flat.cfg
+discrete/m092_jf19.s    common/flat.cfg
+discrete/m097_tam_s1.s  common/flat.cfg
+discrete/m030_unrom512.s common/flat.cfg
+discrete/m030_unrom512_flash.s common/flat.cfg
+discrete/m028_action53.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
 regions/timing.s        common/nrom.cfg
 mmc3fam/m004_big_prg.s  mmc3fam/image.cfg

@@ -6,6 +6,8 @@
 
 #[path = "boards/asic.rs"]
 mod asic;
+#[path = "boards/discrete2.rs"]
+mod discrete2;
 mod support;
 #[path = "boards/vrc7.rs"]
 mod vrc7;

@@ -23,6 +23,9 @@ use super::m016_bandai_fcg::BandaiFcg;
 use super::m021_vrc2_vrc4::Vrc;
 use super::m024_vrc6::Vrc6;
 use super::m033_taito_tc0190::Tc0190;
+use super::m028_action53::Action53;
+use super::m030_unrom512::Unrom512;
+use super::m032_irem_g101::G101;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m048_taito_tc0690::Tc0690;
 use super::m065_irem_h3001::H3001;
@@ -34,13 +37,18 @@ use super::m071_camerica::Camerica;
 use super::m073_vrc3::Vrc3;
 use super::m075_vrc1::Vrc1;
 use super::m076_namcot3446::Namcot3446;
+use super::m078_irem_74hc161::Mapper78;
 use super::m079_nina03_06::Nina03;
 use super::m085_vrc7::Vrc7;
 use super::m088_namcot3443::Namcot3443;
 use super::m089_sunsoft2::Sunsoft2;
 use super::m093_sunsoft2_3r::Sunsoft2_3r;
+use super::m086_jaleco_jf13::Jf13;
+use super::m087_jaleco_jf05::Mapper87;
+use super::m092_jaleco_jf19::Jf19;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
+use super::m097_irem_tam_s1::TamS1;
 use super::m111_gtrom::Gtrom;
 use super::m140_jaleco_jf11::Jf11;
 use super::m152_bandai::Bandai152;
@@ -407,6 +415,22 @@ pub(super) enum Board {
     Bandai70(Bandai70),
     /// Mapper 152 (Bandai discrete, one-screen mirroring).
     Bandai152(Bandai152),
+    /// Mapper 32 (Irem G-101).
+    G101(G101),
+    /// Mapper 78 (Irem: Holy Diver, Cosmo Carrier).
+    Mapper78(Mapper78),
+    /// Mapper 97 (Irem TAM-S1).
+    TamS1(TamS1),
+    /// Mapper 86 (Jaleco JF-13).
+    Jf13(Jf13),
+    /// Mapper 87 (Jaleco/Konami CHR latch).
+    Mapper87(Mapper87),
+    /// Mapper 92 (Jaleco JF-19).
+    Jf19(Jf19),
+    /// Mapper 30 (UNROM 512).
+    Unrom512(Unrom512),
+    /// Mapper 28 (Action 53).
+    Action53(Action53),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -459,6 +483,14 @@ macro_rules! each_board {
             Board::BandaiFcg($m) => $body,
             Board::Bandai70($m) => $body,
             Board::Bandai152($m) => $body,
+            Board::G101($m) => $body,
+            Board::Mapper78($m) => $body,
+            Board::TamS1($m) => $body,
+            Board::Jf13($m) => $body,
+            Board::Mapper87($m) => $body,
+            Board::Jf19($m) => $body,
+            Board::Unrom512($m) => $body,
+            Board::Action53($m) => $body,
         }
     };
 }
@@ -518,8 +550,24 @@ impl Board {
             16 | 153 | 159 => Board::BandaiFcg(BandaiFcg::new(config)),
             70 => Board::Bandai70(Bandai70::new(config)),
             152 => Board::Bandai152(Bandai152::new(config)),
+            32 => Board::G101(G101::new(config)),
+            78 => Board::Mapper78(Mapper78::new(config)),
+            97 => Board::TamS1(TamS1::new(config)),
+            86 => Board::Jf13(Jf13::new(config)),
+            87 => Board::Mapper87(Mapper87::new(config)),
+            92 => Board::Jf19(Jf19::new(config)),
+            30 => Board::Unrom512(Unrom512::new(config)),
+            28 => Board::Action53(Action53::new(config)),
             _ => return None,
         })
+    }
+
+    /// Applies what the header says beyond [`BoardConfig`] (UNROM 512's nametable and battery bits);
+    /// called after every [`Board::new`].
+    pub fn configure(&mut self, info: &RomInfo) {
+        if let Board::Unrom512(m) = self {
+            m.configure(info);
+        }
     }
 
     /// Recomputes every window of `map` from the board's registers.
@@ -562,7 +610,6 @@ impl Board {
             | Board::Namcot3443(Namcot3443 { chip: m }) => m.write_register(addr, value),
             Board::Namcot3425(m) => m.chip_mut().write_register(addr, value),
             Board::Namcot3453(m) => m.write_register(addr, value),
-            Board::Gtrom(_) => false,
             Board::Ss88006(m) => m.write_register(addr, value, cpu_cycle),
             Board::H3001(m) => m.write_register(addr, value, cpu_cycle),
             Board::Tc0190(m) => m.write_register(addr, value),
@@ -577,6 +624,13 @@ impl Board {
             Board::BandaiFcg(m) => m.write_register(addr, value, cpu_cycle),
             Board::Bandai70(m) => m.write_register(value),
             Board::Bandai152(m) => m.write_register(value),
+            Board::Gtrom(_) | Board::Jf13(_) | Board::Mapper87(_) => false,
+            Board::G101(m) => m.write_register(addr, value),
+            Board::Mapper78(m) => m.write_register(value),
+            Board::TamS1(m) => m.write_register(addr, value),
+            Board::Jf19(m) => m.write_register(value),
+            Board::Unrom512(m) => m.write_register(addr, value),
+            Board::Action53(m) => m.write_register(value),
         }
     }
 
@@ -595,6 +649,9 @@ impl Board {
             Board::Gtrom(m) => m.write_low(addr, value),
             Board::Sunsoft1(m) => m.write_low(addr, value),
             Board::Namco163(m) => m.write_low(addr, value),
+            Board::Jf13(m) => m.write_low(addr, value),
+            Board::Mapper87(m) => m.write_low(addr, value),
+            Board::Action53(m) => m.write_low(addr, value),
             _ => false,
         }
     }

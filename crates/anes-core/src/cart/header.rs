@@ -99,6 +99,10 @@ pub struct RomInfo {
     /// Nametable mirroring wired on the board (byte 6 bits 0 and 3). Boards with a mapper-controlled
     /// arrangement start from it but may change it.
     pub mirroring: Mirroring,
+    /// Byte 6 bit 0 as stored, also where bit 3 (four screens) overrides it in
+    /// [`RomInfo::mirroring`]: UNROM 512 tells its one-screen wiring (clear) from its four screens
+    /// (set) by it (nesdev "UNROM 512").
+    pub mirroring_bit: bool,
     /// Byte 6 bit 1: the board has battery-backed memory.
     pub battery: bool,
     /// Byte 6 bit 2: a 512-byte trainer precedes PRG ROM; it is loaded at $7000-$71FF.
@@ -165,6 +169,15 @@ pub(super) fn board_name(mapper: u16, submapper: u8) -> Option<&'static str> {
         (24 | 26, _) => "Konami VRC6",
         (28, _) => "Action 53",
         (30, _) => "UNROM 512",
+        (32, 1) => "Irem G-101 (Major League)",
+        (32, _) => "Irem G-101",
+        (78, 1) => "Irem 74HC161 (Cosmo Carrier)",
+        (78, 3) => "Irem 74HC161 (Holy Diver)",
+        (78, _) => "Irem 74HC161 (Holy Diver / Cosmo Carrier)",
+        (86, _) => "Jaleco JF-13",
+        (87, _) => "Jaleco JF-05..10 (CHR latch)",
+        (92, _) => "Jaleco JF-19/JF-21",
+        (97, _) => "Irem TAM-S1",
         (34, 1) => "NINA-001",
         (34, 2) => "BNROM",
         (34, _) => "BNROM / NINA-001",
@@ -219,6 +232,9 @@ pub(super) fn is_supported(mapper: u16, submapper: u8) -> bool {
         4 => submapper != 3,
         // Submappers 1-3 are deprecated for mappers 159, 157 and 153 (nesdev "INES Mapper 016").
         16 => matches!(submapper, 0 | 4 | 5),
+        // UNROM 512's submapper 3 (Mega Man II, 30th Anniversary Edition) switches between
+        // horizontal and vertical by a register bit this board does not model.
+        30 => submapper != 3,
         _ => super::error::SUPPORTED_MAPPERS.contains(&mapper),
     }
 }
@@ -308,6 +324,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<ParsedRom<'_>, RomError> {
         chr_ram_size: 0,
         chr_nvram_size: 0,
         mirroring,
+        mirroring_bit: flags6 & 0x01 != 0,
         battery,
         trainer,
         region: HeaderRegion::Ntsc,

@@ -42,6 +42,9 @@ mod m021_vrc2_vrc4;
 mod m024_vrc6;
 mod m024_vrc6_audio;
 mod m033_taito_tc0190;
+mod m028_action53;
+mod m030_unrom512;
+mod m032_irem_g101;
 mod m034_bnrom_nina001;
 mod m048_taito_tc0690;
 mod m065_irem_h3001;
@@ -54,14 +57,19 @@ mod m071_camerica;
 mod m073_vrc3;
 mod m075_vrc1;
 mod m076_namcot3446;
+mod m078_irem_74hc161;
 mod m079_nina03_06;
 mod m085_vrc7;
 mod m085_vrc7_audio;
 mod m088_namcot3443;
 mod m089_sunsoft2;
 mod m093_sunsoft2_3r;
+mod m086_jaleco_jf13;
+mod m087_jaleco_jf05;
+mod m092_jaleco_jf19;
 mod m094_un1rom;
 mod m095_namcot3425;
+mod m097_irem_tam_s1;
 mod m111_gtrom;
 mod m118_txsrom;
 mod m119_tqrom;
@@ -82,6 +90,8 @@ use board::{
 };
 use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
+use m028_action53::ACTION53_CHR_RAM_LEN;
+use m030_unrom512::UNROM512_CHR_RAM_LEN;
 use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
 
@@ -110,6 +120,9 @@ pub use m021_vrc2_vrc4::VrcState;
 pub use m024_vrc6::Vrc6State;
 pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
 pub use m033_taito_tc0190::Tc0190State;
+pub use m028_action53::Action53State;
+pub use m030_unrom512::Unrom512State;
+pub use m032_irem_g101::G101State;
 pub use m034_bnrom_nina001::Mapper34State;
 pub use m048_taito_tc0690::Tc0690State;
 pub use m065_irem_h3001::H3001State;
@@ -121,12 +134,17 @@ pub use m070_bandai::Bandai70State;
 pub use m071_camerica::CamericaState;
 pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
+pub use m078_irem_74hc161::Mapper78State;
 pub use m079_nina03_06::Nina03State;
 pub use m085_vrc7::Vrc7State;
 pub use m085_vrc7_audio::{Vrc7Audio, Vrc7Channel, Vrc7Operator};
 pub use m089_sunsoft2::Sunsoft2State;
 pub use m093_sunsoft2_3r::Sunsoft2_3rState;
+pub use m086_jaleco_jf13::Jf13State;
+pub use m087_jaleco_jf05::Mapper87State;
+pub use m092_jaleco_jf19::Jf19State;
 pub use m094_un1rom::Un1romState;
+pub use m097_irem_tam_s1::TamS1State;
 pub use m111_gtrom::GtromState;
 pub use m140_jaleco_jf11::Jf11State;
 pub use m152_bandai::Bandai152State;
@@ -223,11 +241,12 @@ impl Cartridge {
     pub fn from_ines(bytes: &[u8]) -> Result<Cartridge, RomError> {
         let parsed = header::parse(bytes)?;
         let info = parsed.info;
-        let board = Board::new(BoardConfig::from_info(&info)).ok_or(RomError::UnsupportedMapper {
+        let mut board = Board::new(BoardConfig::from_info(&info)).ok_or(RomError::UnsupportedMapper {
             mapper: info.mapper,
             submapper: info.submapper,
             board: header::board_name(info.mapper, info.submapper),
         })?;
+        board.configure(&info);
         let prg_rom = repeat_to_multiple(parsed.prg_rom, PRG_SLOT);
         let (chr, chr_is_ram) = if parsed.chr_rom.is_empty() {
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
@@ -235,6 +254,11 @@ impl Cartridge {
             // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
             let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
                 size.max(CPROM_CHR_RAM_LEN)
+            } else if info.mapper == 30 && info.format != HeaderFormat::Nes20 {
+                // UNROM 512: the 32 KiB board, as its bank bits can reach.
+                size.max(UNROM512_CHR_RAM_LEN)
+            } else if info.mapper == 28 && info.format != HeaderFormat::Nes20 {
+                size.max(ACTION53_CHR_RAM_LEN)
             } else if matches!(board, Board::Gtrom(_)) {
                 // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
                 GTROM_CHR_RAM_LEN
@@ -941,7 +965,8 @@ impl Cartridge {
             eeprom[..memory.len()].copy_from_slice(memory);
             memory.len()
         });
-        if let Some(board) = Board::new(BoardConfig::from_info(&self.info)) {
+        if let Some(mut board) = Board::new(BoardConfig::from_info(&self.info)) {
+            board.configure(&self.info);
             self.board = board;
         }
         if let (Some(len), Some(memory)) = (kept, self.eeprom_mut()) {

@@ -9,11 +9,12 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State, CnromState,
-    ColorDreamsState, CpromState, Fme7State, GtromState, GxromState, H3001State, Jf11State, LatchChrState,
-    Mapper34State, Mmc5State, Namco108State, Namco163State, Namco175State, Nina03State, QuattroState,
-    Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState, Tc0190State,
-    Tc0690State, TxromState, Un1romState, Unrom180State, UxromState, Vrc1State, Vrc3State, Vrc6State,
+    Action53State, AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State,
+    CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,
+    Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State, Mapper87State, Mmc5State,
+    Namco108State, Namco163State, Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State,
+    Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState, TamS1State, Tc0190State, Tc0690State,
+    TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State,
     Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
@@ -81,6 +82,14 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         16 | 153 | 159 => BandaiFcgState::FIELDS,
         70 => Bandai70State::FIELDS,
         152 => Bandai152State::FIELDS,
+        32 => G101State::FIELDS,
+        78 => Mapper78State::FIELDS,
+        97 => TamS1State::FIELDS,
+        86 => Jf13State::FIELDS,
+        87 => Mapper87State::FIELDS,
+        92 => Jf19State::FIELDS,
+        30 => Unrom512State::FIELDS,
+        28 => Action53State::FIELDS,
         _ => return None,
     })
 }
@@ -298,6 +307,14 @@ mod tests {
             (159, size_of::<BandaiFcgState>()),
             (70, size_of::<Bandai70State>()),
             (152, size_of::<Bandai152State>()),
+            (32, size_of::<G101State>()),
+            (78, size_of::<Mapper78State>()),
+            (97, size_of::<TamS1State>()),
+            (86, size_of::<Jf13State>()),
+            (87, size_of::<Mapper87State>()),
+            (92, size_of::<Jf19State>()),
+            (30, size_of::<Unrom512State>()),
+            (28, size_of::<Action53State>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

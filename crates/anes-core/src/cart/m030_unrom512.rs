@@ -1,0 +1,139 @@
+//! Mapper 30: UNROM 512 (nesdev "UNROM 512"; RetroUSB, InfiniteNESLives, Broke Studio). One register,
+//! `MCCP PPPP`: bits 0-4 the 16 KiB PRG bank at $8000 ($C000 holds the last), bits 5-6 the 8 KiB
+//! bank of its 32 KiB of CHR RAM, bit 7 the one-screen page where the nametables are wired for it.
+//!
+//! Nametables, from the header's byte 6 (bit 3, bit 0): (0, 0) horizontal, (0, 1) vertical, (1, 0)
+//! one-screen, the page chosen by bit 7, (1, 1) four screens (the cartridge's own VRAM).
+//!
+//! The register answers at $8000-$FFFF, except on the self-flashable board (the header's battery
+//! bit, where submapper 2 does not forbid it), where it answers at $C000-$FFFF only and writes to
+//! $8000-$BFFF go to the flash chip. Bus conflicts by submapper: 0 present unless the battery bit
+//! is set, 1 and 4 none, 2 present. Submapper 4's LED register drives no output.
+//!
+//! Not modelled (FIXME): the SST39SF040's self-programming (writes to the flash chip change
+//! nothing, the software-ID mode is not entered); submapper 3 (mapper-controlled horizontal or
+//! vertical arrangement) is refused by the parser.
+
+use super::board::{BoardConfig, MemoryMap};
+use super::header::{Mirroring, RomInfo};
+
+/// UNROM 512's CHR RAM where an iNES 1.0 header cannot say (its boards carry 8, 16 or 32 KiB).
+pub(super) const UNROM512_CHR_RAM_LEN: usize = 0x8000;
+
+crate::layout::state_struct! {
+    /// UNROM 512 register.
+    pub struct Unrom512State {
+        /// The last value written to the register (after any bus conflict).
+        pub register: u8,
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<Unrom512State>() == 1);
+
+/// How the board's nametables are wired (header byte 6 bits 3 and 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Nametables {
+    /// Horizontal or vertical, by solder pad.
+    Wired(Mirroring),
+    /// One-screen, the page chosen by the register's bit 7.
+    OneScreen,
+    /// Four screens in the cartridge's VRAM.
+    FourScreen,
+}
+
+/// UNROM 512 board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unrom512 {
+    state: Unrom512State,
+    nametables: Nametables,
+    /// The self-flashable wiring: the register at $C000-$FFFF only.
+    flashable: bool,
+    bus_conflicts: bool,
+}
+
+impl Unrom512 {
+    /// The board in its power-on state, wired from the submapper; [`Unrom512::configure`] applies
+    /// the header's nametable and battery bits.
+    pub fn new(config: BoardConfig) -> Self {
+        Unrom512 {
+            state: Unrom512State::default(),
+            nametables: Nametables::Wired(Mirroring::Horizontal),
+            flashable: false,
+            bus_conflicts: config.submapper != 1 && config.submapper != 4,
+        }
+    }
+
+    /// Wires the board as the header says: its nametable bits and its battery bit (the
+    /// self-flashable board).
+    pub fn configure(&mut self, info: &RomInfo) {
+        self.nametables = match (info.mirroring, info.mirroring_bit) {
+            (Mirroring::FourScreen, false) => Nametables::OneScreen,
+            (Mirroring::FourScreen, true) => Nametables::FourScreen,
+            (wired, _) => Nametables::Wired(wired),
+        };
+        self.flashable = info.battery && info.submapper != 2;
+        self.bus_conflicts = match info.submapper {
+            0 => !info.battery,
+            2 => true,
+            _ => false,
+        };
+    }
+
+    /// A CPU write to $8000-$FFFF (after any bus conflict); returns true when the map must be
+    /// recomputed.
+    #[inline]
+    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+        if self.flashable && addr < 0xC000 {
+            // The flash chip's command port (not modelled).
+            return false;
+        }
+        self.state.register = value;
+        true
+    }
+
+    /// Points every window of `map` at the banks the register selects.
+    pub fn update_map(&self, map: &mut MemoryMap) {
+        let r = self.state.register;
+        map.set_prg_16k(0, usize::from(r & 0x1F));
+        map.set_prg_16k(1, map.prg_bank_from_end(2) / 2);
+        map.set_chr_8k(usize::from(r >> 5) & 3);
+        match self.nametables {
+            Nametables::Wired(wired) => map.set_mirroring(wired),
+            Nametables::FourScreen => map.set_mirroring(Mirroring::FourScreen),
+            // Set directly: the header's four-screen bit names this wiring, not four screens.
+            Nametables::OneScreen => map.nametables = [r >> 7; 4],
+        }
+        map.bus_conflicts = self.bus_conflicts;
+    }
+
+    /// The register state as bytes.
+    pub fn state_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(&self.state)
+    }
+
+    /// The register state as mutable bytes (snapshot restore).
+    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::bytes_of_mut(&mut self.state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cart::board::PRG_SLOT;
+
+    #[test]
+    fn the_register_selects_prg_chr_and_the_one_screen_page() {
+        let mut board = Unrom512::new(BoardConfig { mapper: 30, submapper: 1, chr_rom_size: 0, battery: false });
+        board.nametables = Nametables::OneScreen;
+        let mut map = MemoryMap::new(0x80000, 0x8000, 0, Mirroring::FourScreen);
+        assert!(board.write_register(0x8000, 0xDD));
+        board.update_map(&mut map);
+        assert_eq!(map.prg.map(|o| o / PRG_SLOT), [58, 59, 62, 63]);
+        assert_eq!((map.chr[0], map.nametables), (2 * 0x2000, [1; 4]));
+        assert!(!map.bus_conflicts, "submapper 1");
+        board.flashable = true;
+        assert!(!board.write_register(0xBFFF, 0x00), "the flash chip's port");
+        assert!(board.write_register(0xC000, 0x01));
+    }
+}

@@ -97,6 +97,11 @@ pub struct Args {
     /// regions) fails the gate. In corpus mode it applies to every case without its own `region`.
     #[arg(long, value_enum, value_name = "REGION")]
     region: Option<RegionArg>,
+    /// When the builds differ, shrink the input to the smallest stream on which they still differ
+    /// the same way (`anes shrink --baseline --candidate`) and write the repro into the evidence
+    /// bundle's `repro/` folder, named in the report and the JUnit XML. Needs --baseline BIN.
+    #[arg(long, requires = "baseline")]
+    shrink: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -188,7 +193,12 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         },
         _ => None,
     };
-    let summary = Summary::of(&report, &rom_name, frames, seconds, bundle.as_deref());
+    let mut summary = Summary::of(&report, &rom_name, frames, seconds, bundle.as_deref());
+    if let (true, Some(dir), Baseline::Build(baseline)) = (args.shrink, &bundle, baseline) {
+        let rom_file =
+            args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
+        summary.attach_repro(shrink_into(dir, &config, &report, baseline, &candidate, &rom_file, args.json));
+    }
     let mut out = output::stdout();
     if args.json {
         output::write_json(&mut out, &summary)?;
@@ -203,6 +213,52 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if report.agreed() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_DIVERGED) })
+}
+
+/// `--shrink`: the smallest input on which the builds still differ as `report` says, written into
+/// `bundle/repro` (one worker per build, as `anes shrink --baseline --candidate --jobs 1`). The
+/// folder, or why there is none.
+pub(crate) fn shrink_into(
+    bundle: &Path,
+    config: &CanaryConfig,
+    report: &CanaryReport,
+    baseline: &Path,
+    candidate: &Path,
+    rom_file: &str,
+    quiet: bool,
+) -> Result<PathBuf, String> {
+    use anes_lockstep::InputSource;
+    let CanaryOutcome::Diverged(divergence) = &report.outcome else {
+        return Err("the builds did not differ".into());
+    };
+    let Some(frame) = divergence.frame else {
+        return Err("the builds differ at power-on: no input to shrink".into());
+    };
+    let stream: Vec<_> = (0..=frame).map(|n| config.inputs.input(n)).collect();
+    let shrink_config = anes_lockstep::ShrinkConfig {
+        expect: Some((divergence.kind, frame)),
+        ..anes_lockstep::ShrinkConfig::default()
+    };
+    let builds = crate::shrink::Builds { baseline, candidate, jobs: 1 };
+    let checks = crate::shrink::Checks { rom_name: rom_file, start: None, bundle_checkpoint: None };
+    let region = report.region.or(config.region);
+    let bar = output::progress_bar(0, quiet);
+    bar.set_message("shrinking the input");
+    let result = crate::shrink::shrink_builds(
+        &config.rom,
+        region,
+        &builds,
+        &checks,
+        &stream,
+        &shrink_config,
+        &mut |p| bar.set_message(format!("shrinking: {} presses left, {} trials", p.presses, p.trials)),
+    );
+    bar.finish_and_clear();
+    let (result, region) = result.map_err(|e| format!("{e:#}"))?;
+    let shrunk = result.map_err(|e| e.to_string())?;
+    let out = bundle.join("repro");
+    crate::shrink::write_repro(&out, &shrunk, region, rom_file, None).map_err(|e| format!("{e:#}"))?;
+    Ok(out)
 }
 
 fn read_log(path: Option<&Path>) -> anyhow::Result<Option<GoldenLog>> {
@@ -239,6 +295,10 @@ pub struct Summary {
     pub divergence: Option<DivergenceSummary>,
     /// Where the evidence bundle went.
     pub evidence: Option<String>,
+    /// With --shrink: the folder of the minimal repro (`repro.input`, `report.json`...).
+    pub repro: Option<String>,
+    /// With --shrink: why there is no repro, when there is none.
+    pub repro_error: Option<String>,
 }
 
 /// The first difference, for people and machines.
@@ -326,6 +386,16 @@ impl Summary {
             region: report.region.map(|r| r.name()),
             divergence,
             evidence: bundle.map(|p| p.display().to_string()),
+            repro: None,
+            repro_error: None,
+        }
+    }
+
+    /// Names the repro `--shrink` wrote, or why it wrote none.
+    pub(crate) fn attach_repro(&mut self, repro: Result<PathBuf, String>) {
+        match repro {
+            Ok(dir) => self.repro = Some(dir.display().to_string()),
+            Err(why) => self.repro_error = Some(why),
         }
     }
 
@@ -373,6 +443,12 @@ impl Summary {
         }
         if let Some(dir) = &self.evidence {
             writeln!(out, "evidence          {dir}/report.html")?;
+        }
+        if let Some(dir) = &self.repro {
+            writeln!(out, "repro             {dir}/report.html")?;
+        }
+        if let Some(why) = &self.repro_error {
+            writeln!(out, "no repro          {why}")?;
         }
         Ok(())
     }

@@ -16,8 +16,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anes_core::Region;
-use anes_core::movie::InputStream;
-use anes_lockstep::{DivergenceKind, FaultPlan, InputSource, ShrinkConfig, ShrinkError, ShrinkProgress};
+use anes_core::movie::{FrameInput, InputStream};
+use anes_lockstep::{
+    DivergenceKind, FaultPlan, InputSource, Machine, ShrinkConfig, ShrinkError, ShrinkProgress, Shrunk,
+};
+use anes_ops::canary::{RemoteMachine, spawn_loaded};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
@@ -72,6 +75,17 @@ pub struct Args {
     /// A PAL repro.fm2 says palFlag 1; report.json names the region.
     #[arg(long, value_enum)]
     region: Option<RegionArg>,
+    /// Machine A is this `anes` build, run as a worker process (`anes canary`'s baseline): the
+    /// two machines differ by build. One worker per build per --jobs, reused by every trial.
+    #[arg(long, value_name = "BIN", conflicts_with_all = ["inject", "ppu_b", "apu_b"])]
+    baseline: Option<PathBuf>,
+    /// With --baseline: machine B's `anes` build (default: this one).
+    #[arg(long, value_name = "BIN", requires = "baseline")]
+    candidate: Option<PathBuf>,
+    /// Keep the repro's start where the run started (power-on, --start or the bundle's checkpoint)
+    /// instead of moving it to the latest checkpoint from which it still reproduces.
+    #[arg(long)]
+    keep_start: bool,
     /// Inject a fault into machine B, as `anes lockstep --inject` (repeatable).
     #[arg(long = "inject", value_name = "SPEC", conflicts_with = "evidence")]
     inject: Vec<String>,
@@ -119,6 +133,8 @@ struct Bundle {
     /// A `serve` incident's bundle (`pipeline-report.json` beside it): its inputs before the
     /// checkpoint are not kept, so the run starts from `checkpoint_a`.
     from_checkpoint: bool,
+    /// An `anes canary` bundle (`canary.json` beside it): its machines differ by build.
+    from_canary: bool,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
@@ -136,13 +152,21 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             None,
         ),
     };
+    if let (Some(bundle), None) = (&bundle, &args.baseline) {
+        if bundle.from_canary {
+            let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
+            bail!(
+                "{}: an anes canary bundle: its builds differ, pass them as --baseline BIN --candidate BIN (canary.json names them)",
+                dir.display()
+            );
+        }
+    }
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     if frames > MAX_FRAMES {
         bail!("--frames {frames}: a shrink takes at most {MAX_FRAMES} frames");
     }
     check_out_dir(&args.out)?;
     let region = args.region.map(Region::from).or(movie_region);
-    let (a, b) = crate::lockstep::machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
     let start = match (&bundle, &args.start) {
         (Some(bundle), _) if bundle.from_checkpoint => {
             let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
@@ -151,23 +175,6 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         (_, Some(path)) => Some((path.clone(), limited_read::read_limited(path, limited_read::SNAPSHOT)?)),
         _ => None,
     };
-    let (mut a, mut b) = (a, b);
-    if let Some((path, snapshot)) = &start {
-        for machine in [&mut a, &mut b] {
-            anes_lockstep::Machine::load_state(machine, snapshot).map_err(|e| {
-                anyhow::anyhow!("{}: not a start for {rom_name} in this region: {e}", path.display())
-            })?;
-        }
-    }
-    let region = a.nes().region();
-    if let (Some(bundle), Some(dir)) = (&bundle, &args.evidence) {
-        if !bundle.checkpoint_a.is_empty() {
-            let mut check = a.clone();
-            anes_lockstep::Machine::load_state(&mut check, &bundle.checkpoint_a).map_err(|e| {
-                anyhow::anyhow!("{}: recorded with another ROM or region than {rom_name}: {e}", dir.display())
-            })?;
-        }
-    }
     let stream: Vec<_> = (0..frames).map(|n| inputs.input(n)).collect();
     let config = ShrinkConfig {
         faults,
@@ -176,6 +183,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         max_trials: args.max_trials,
         budget: args.budget.map(budget_duration).transpose()?,
         expect: bundle.as_ref().map(|b| b.divergence),
+        move_start: !args.keep_start,
     };
     let bar = output::progress_bar(count_presses(&stream), args.json);
     let original_presses = count_presses(&stream);
@@ -183,7 +191,35 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         bar.set_position(original_presses.saturating_sub(p.presses));
         bar.set_message(format!("{} presses left, {} pass, {} trials", p.presses, p.pass, p.trials));
     };
-    let result = anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress);
+    let checks = Checks {
+        rom_name: &rom_name,
+        start: start.as_ref().map(|(path, snapshot)| (path.as_path(), snapshot.as_slice())),
+        bundle_checkpoint: match (&bundle, &args.evidence) {
+            (Some(bundle), Some(dir)) if !bundle.checkpoint_a.is_empty() => {
+                Some((dir.as_path(), bundle.checkpoint_a.as_slice()))
+            }
+            _ => None,
+        },
+    };
+    let (result, region) = match &args.baseline {
+        Some(baseline) => {
+            let candidate = match &args.candidate {
+                Some(path) => path.clone(),
+                None => {
+                    std::env::current_exe().context("the path of this executable (the default candidate)")?
+                }
+            };
+            let builds = Builds { baseline, candidate: &candidate, jobs: usize::from(args.jobs) };
+            shrink_builds(&rom, region, &builds, &checks, &stream, &config, &mut on_progress)?
+        }
+        None => {
+            let (mut a, mut b) =
+                crate::lockstep::machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
+            checks.apply(&mut a, &mut b)?;
+            let region = a.nes().region();
+            (anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress), region)
+        }
+    };
     bar.finish_and_clear();
     let shrunk = match result {
         Ok(shrunk) => shrunk,
@@ -196,44 +232,18 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Err(e @ ShrinkError::OtherDivergence { .. }) => {
             let dir = args.evidence.as_deref().unwrap_or(Path::new("--evidence"));
             eprintln!(
-                "error: {}: the bundle's divergence does not reproduce: {e} (a bundle does not record machine B's schedules: pass the --ppu-b/--apu-b its run had)",
+                "error: {}: the bundle's divergence does not reproduce: {e} (a bundle does not record machine B's schedules or builds: pass the --ppu-b/--apu-b or --baseline/--candidate its run had)",
                 dir.display()
             );
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
         Err(e) => return Err(e).context(rom_name),
     };
-    let report = shrunk.report();
-    let repro = InputStream::from_frames(shrunk.repro.clone());
     let rom_file =
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
-    let mut json = serde_json::to_value(&report).context("report.json")?;
-    json["region"] = region.name().into();
-    json["start_frame"] = shrunk.start_frame.into();
-    let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
-    std::fs::create_dir_all(&args.out).with_context(|| args.out.display().to_string())?;
-    for (name, bytes) in [
-        ("repro.input", repro.to_bytes()),
-        ("repro.fm2", repro.to_fm2_of_region(&rom_file, region).into_bytes()),
-        ("report.json", json.into_bytes()),
-        ("report.html", report.html().into_bytes()),
-    ] {
-        write_regular(&args.out.join(name), &bytes)?;
-    }
-    let mut written = OUTPUT_FILES.to_vec();
-    let start_path = args.out.join(START_FILE);
-    match &start {
-        Some((_, snapshot)) if shrunk.start_frame > 0 => {
-            write_regular(&start_path, snapshot)?;
-            written.push(START_FILE);
-        }
-        // A repro.snap of an earlier shrink into this folder would say the repro starts there.
-        _ if std::fs::symlink_metadata(&start_path).is_ok() => {
-            std::fs::remove_file(&start_path).with_context(|| start_path.display().to_string())?;
-        }
-        _ => {}
-    }
-
+    let given_start = start.as_ref().map(|(_, snapshot)| snapshot.as_slice());
+    let written = write_repro(&args.out, &shrunk, region, &rom_file, given_start)?;
+    let report = shrunk.report();
     let mut out = output::stdout();
     if args.json {
         let summary = Summary {
@@ -248,7 +258,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "rom               {rom_name}")?;
         writeln!(out, "region            {}", region.name())?;
         if shrunk.start_frame > 0 {
-            writeln!(out, "start             frame {} ({START_FILE})", shrunk.start_frame)?;
+            let moved = match report.start.search {
+                "moved" => format!(
+                    ", the latest checkpoint it reproduces from; repro.input also replays from frame {}",
+                    shrunk.given_start_frame
+                ),
+                _ => String::new(),
+            };
+            writeln!(out, "start             frame {} ({START_FILE}{moved})", shrunk.start_frame)?;
         }
         writeln!(out, "divergence        {}", report.divergence.message)?;
         writeln!(
@@ -288,6 +305,127 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::from(EXIT_DIVERGED))
+}
+
+/// What is checked and loaded before a shrink: the start snapshot (`--start`, a serve bundle's
+/// checkpoint) goes into both machines; an evidence bundle's checkpoint must load (it names the ROM
+/// and region the bundle was recorded with).
+pub(crate) struct Checks<'a> {
+    pub rom_name: &'a str,
+    pub start: Option<(&'a Path, &'a [u8])>,
+    pub bundle_checkpoint: Option<(&'a Path, &'a [u8])>,
+}
+
+impl Checks<'_> {
+    fn apply<A: Machine, B: Machine>(&self, a: &mut A, b: &mut B) -> anyhow::Result<()> {
+        let rom_name = self.rom_name;
+        if let Some((dir, checkpoint)) = self.bundle_checkpoint {
+            let mut before = Vec::new();
+            a.save_state(&mut before);
+            a.load_state(checkpoint).map_err(|e| {
+                anyhow::anyhow!("{}: recorded with another ROM or region than {rom_name}: {e}", dir.display())
+            })?;
+            a.load_state(&before).map_err(|e| anyhow::anyhow!("{rom_name}: {e}"))?;
+        }
+        if let Some((path, snapshot)) = self.start {
+            let refused =
+                |e| anyhow::anyhow!("{}: not a start for {rom_name} in this region: {e}", path.display());
+            a.load_state(snapshot).map_err(refused)?;
+            b.load_state(snapshot).map_err(refused)?;
+        }
+        Ok(())
+    }
+}
+
+/// The two builds of a `--baseline`/`--candidate` shrink.
+pub(crate) struct Builds<'a> {
+    pub baseline: &'a Path,
+    pub candidate: &'a Path,
+    /// Workers per build: trials run at once.
+    pub jobs: usize,
+}
+
+/// Shrinks with machine A in `builds.baseline` and B in `builds.candidate`: `jobs` worker processes
+/// per build, each pair reused by every trial (restored from snapshots). Returns the result and the
+/// region the builds loaded.
+pub(crate) fn shrink_builds(
+    rom: &[u8],
+    region: Option<Region>,
+    builds: &Builds<'_>,
+    checks: &Checks<'_>,
+    stream: &[FrameInput],
+    config: &ShrinkConfig,
+    progress: &mut dyn FnMut(ShrinkProgress),
+) -> anyhow::Result<(Result<Shrunk<FrameInput>, ShrinkError>, Region)> {
+    let timeout = anes_ops::canary::DEFAULT_REPLY_TIMEOUT;
+    let mut workers = Vec::new();
+    let mut loaded = region;
+    for _ in 0..builds.jobs.max(1) {
+        let (a, region_a) = spawn_loaded(builds.baseline, rom, region, timeout).context("--baseline")?;
+        let (b, region_b) = spawn_loaded(builds.candidate, rom, region, timeout).context("--candidate")?;
+        if region_a != region_b {
+            bail!(
+                "the builds loaded the ROM in different regions ({} and {}): pass --region",
+                region_a.map_or("none", |r| r.name()),
+                region_b.map_or("none", |r| r.name())
+            );
+        }
+        loaded = region_a;
+        workers.push((a, b));
+    }
+    let region = loaded.unwrap_or(Region::Ntsc);
+    let mut pairs = Vec::new();
+    for (a, b) in &mut workers {
+        let a = RemoteMachine::new(a, rom, u64::MAX, 0, Some(region)).context("--baseline")?;
+        let b = RemoteMachine::new(b, rom, u64::MAX, 0, Some(region)).context("--candidate")?;
+        pairs.push((a, b));
+    }
+    let (a, b) = &mut pairs[0];
+    checks.apply(a, b)?;
+    Ok((anes_lockstep::shrink_pairs(pairs, stream, config, progress), region))
+}
+
+/// Writes the repro files of `shrunk` into `out` (see [`OUTPUT_FILES`]), `repro.snap` when the
+/// repro starts from a snapshot (`given_start`, or the one the start moved to), and removes a
+/// `repro.snap` of an earlier shrink otherwise. Returns the files written.
+pub(crate) fn write_repro(
+    out: &Path,
+    shrunk: &Shrunk<FrameInput>,
+    region: Region,
+    rom_file: &str,
+    given_start: Option<&[u8]>,
+) -> anyhow::Result<Vec<&'static str>> {
+    check_out_dir(out)?;
+    let report = shrunk.report();
+    let repro = InputStream::from_frames(shrunk.repro.clone());
+    let mut json = serde_json::to_value(&report).context("report.json")?;
+    json["region"] = region.name().into();
+    json["start_frame"] = shrunk.start_frame.into();
+    let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
+    std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;
+    for (name, bytes) in [
+        ("repro.input", repro.to_bytes()),
+        ("repro.fm2", repro.to_fm2_of_region(rom_file, region).into_bytes()),
+        ("report.json", json.into_bytes()),
+        ("report.html", report.html().into_bytes()),
+    ] {
+        write_regular(&out.join(name), &bytes)?;
+    }
+    let mut written = OUTPUT_FILES.to_vec();
+    let start_path = out.join(START_FILE);
+    let snapshot = shrunk.start_snapshot.as_deref().or(given_start.filter(|_| shrunk.start_frame > 0));
+    match snapshot {
+        Some(snapshot) => {
+            write_regular(&start_path, snapshot)?;
+            written.push(START_FILE);
+        }
+        // A repro.snap of an earlier shrink into this folder would say the repro starts there.
+        None if std::fs::symlink_metadata(&start_path).is_ok() => {
+            std::fs::remove_file(&start_path).with_context(|| start_path.display().to_string())?;
+        }
+        None => {}
+    }
+    Ok(written)
 }
 
 fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {
@@ -377,5 +515,6 @@ fn read_bundle(dir: &Path) -> anyhow::Result<Bundle> {
     if from_checkpoint && checkpoint_a.is_empty() {
         bail!("{name}: a serve incident's bundle without checkpoint_a.snap: its run's start is unknown");
     }
-    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a, from_checkpoint })
+    let from_canary = dir.join("canary.json").exists();
+    Ok(Bundle { inputs, faults, divergence: (kind, frame), checkpoint_a, from_checkpoint, from_canary })
 }

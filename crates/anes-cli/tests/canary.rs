@@ -536,3 +536,122 @@ fn an_empty_comparison_is_bad_input() {
     assert!(err.contains("shard 2/2 holds no case (1 cases in all)") && err.lines().count() == 1, "{err}");
     assert_eq!(corpus("1/2").status.code(), Some(0), "the shard with the case runs it");
 }
+
+fn json_file(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .expect("JSON")
+}
+
+/// `anes shrink --baseline --candidate` against the drill (the build the test above made, not
+/// another): the demo's input shrinks to a repro that the canary itself sees diverge at the same
+/// frame, and that is 1-minimal, checked here by removing each press left (the canary must then
+/// not see that divergence). `anes canary --shrink` attaches the same repro to its bundle, and
+/// `anes shrink --evidence` takes the canary's bundle.
+#[test]
+fn the_drill_shrinks_across_builds_and_the_canary_attaches_the_repro() {
+    let (frame, _) = first_sty_zero_page();
+    let dir = scratch("shrink");
+    let candidate = drill_build().to_str().unwrap().to_string();
+    let out = dir.join("repro");
+    let run = Command::new(anes())
+        .args(["shrink", "--baseline", anes(), "--candidate", &candidate, "--jobs", "2", "--json", "--out"])
+        .arg(&out)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let report = json_file(&out.join("report.json"));
+    assert_eq!(report["target"]["frame"], frame, "{report:#}");
+    assert_eq!(report["one_minimal"], true);
+    assert!(report["divergence"]["message"].as_str().unwrap().contains("STY"), "{report:#}");
+
+    // The repro, replayed by the canary between the same builds: the same frame.
+    let replay = canary(
+        &[
+            "--baseline",
+            anes(),
+            "--candidate",
+            &candidate,
+            "--input",
+            out.join("repro.input").to_str().unwrap(),
+            "--json",
+            "--no-localize",
+        ],
+        &dir,
+    );
+    assert_eq!(replay.status.code(), Some(1), "{}", stderr(&replay));
+    assert_eq!(json(&replay)["divergence"]["frame"], frame);
+    // 1-minimal: without any one press left, the canary sees no divergence at that frame.
+    let repro = InputStream::from_bytes(&std::fs::read(out.join("repro.input")).unwrap()).unwrap();
+    for press in report["presses"].as_array().unwrap() {
+        let at = press["frame"].as_u64().unwrap() as usize;
+        let mut frames: Vec<_> = (0..repro.len()).map(|f| repro.frame(f)).collect();
+        frames[at].pads = [0, 0];
+        let less = dir.join(format!("less-{at}.input"));
+        std::fs::write(&less, InputStream::from_frames(frames).to_bytes()).unwrap();
+        let run = canary(
+            &[
+                "--baseline",
+                anes(),
+                "--candidate",
+                &candidate,
+                "--input",
+                less.to_str().unwrap(),
+                "--json",
+                "--no-localize",
+            ],
+            &dir,
+        );
+        assert_ne!(json(&run)["divergence"]["frame"], frame, "the press at frame {at} is not needed");
+    }
+
+    // The canary's --shrink: the repro in its bundle, named in its report.
+    let bundle = dir.join("evidence");
+    let run = canary(
+        &[
+            "--baseline",
+            anes(),
+            "--candidate",
+            &candidate,
+            "--shrink",
+            "--json",
+            "--report",
+            bundle.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let summary = json(&run);
+    let repro_dir = bundle.join("repro");
+    assert_eq!(summary["repro"], repro_dir.to_str().unwrap(), "{summary:#}");
+    assert!(
+        std::fs::read(repro_dir.join("repro.input")).unwrap()
+            == std::fs::read(out.join("repro.input")).unwrap(),
+        "the canary's repro is anes shrink's"
+    );
+
+    // anes shrink --evidence takes the canary's bundle, given the builds (it asks for them).
+    let from_bundle = dir.join("from-bundle");
+    let run = Command::new(anes())
+        .args(["shrink", "--evidence", bundle.to_str().unwrap(), "--out", from_bundle.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains("--baseline"), "{}", stderr(&run));
+    let run = Command::new(anes())
+        .args([
+            "shrink",
+            "--evidence",
+            bundle.to_str().unwrap(),
+            "--baseline",
+            anes(),
+            "--candidate",
+            &candidate,
+        ])
+        .arg("--out")
+        .arg(&from_bundle)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    assert_eq!(json_file(&from_bundle.join("report.json"))["target"], report["target"]);
+}

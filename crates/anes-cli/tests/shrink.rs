@@ -334,7 +334,14 @@ fn a_serve_incident_bundle_shrinks_from_its_checkpoint_and_the_repro_replays_fro
 
     let out = [dir.join("one"), dir.join("two")];
     for path in &out {
-        let run = anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", path.to_str().unwrap()]);
+        let run = anes(&[
+            "shrink",
+            "--evidence",
+            bundle.to_str().unwrap(),
+            "--keep-start",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
         assert_eq!(run.status.code(), Some(1), "{}", text(&run));
     }
     let report = json_file(&out[0].join("report.json"));

@@ -89,7 +89,8 @@ pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
 pub use shrink::{
     Budget, CommandJson, Halt, Minimized, PressJson, RemovalOracle, ShrinkConfig, ShrinkError, ShrinkInput,
-    ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StreamJson, TargetJson, ddmin, shrink,
+    ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StartJson, StartSearch, StreamJson, TargetJson, ddmin,
+    shrink, shrink_pairs,
 };
 pub use status::LockstepStatus;
 pub use summary::Summary;

@@ -167,6 +167,26 @@ fn the_secret_sequence_is_all_that_is_left() {
     assert!(report.one_minimal);
     assert_eq!((report.target.kind, report.target.frame), target);
     assert_eq!(report.divergence.fields[0].name, "ram[$0342]");
+    // The start moved past the sequence, to the latest checkpoint (every 30 frames) before the
+    // divergent frame: the snapshot there holds the three presses' effect.
+    assert_eq!(report.start.search, "moved", "{:?}", report.start);
+    assert_eq!(report.start.frame, target.1 / 30 * 30);
+    assert!(report.start.frame > secret[2]);
+    let snapshot = shrunk.start_snapshot.as_deref().expect("a moved start keeps its snapshot");
+    let (mut a, mut b) = (machine(), machine());
+    anes_lockstep::Machine::load_state(&mut a, snapshot).unwrap();
+    anes_lockstep::Machine::load_state(&mut b, snapshot).unwrap();
+    let config =
+        LockstepConfig { faults: shrunk.start_faults.clone(), localize: false, ..LockstepConfig::default() };
+    let mut lockstep = Lockstep::new(a, b, config).unwrap();
+    match lockstep
+        .run_interleaved(&vec![FrameInput::default(); expected.len()], target.1 + 1 - report.start.frame)
+    {
+        RunOutcome::Diverged(d) => {
+            assert_eq!((d.kind, d.frame), target, "no press is needed from the snapshot")
+        }
+        RunOutcome::Agreed { .. } => panic!("the repro does not diverge from its snapshot"),
+    }
 
     if std::env::var_os("ANES_LONG").is_some_and(|v| v == "1") {
         assert!(

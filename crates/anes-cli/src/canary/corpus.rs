@@ -334,7 +334,12 @@ fn run_case(args: &Args, case: &Case, candidate: &Path) -> CaseResult {
                 bundle = Some(dir);
             }
         }
-        let summary = Summary::of(&report, &case.name, frames, seconds, bundle.as_deref());
+        let mut summary = Summary::of(&report, &case.name, frames, seconds, bundle.as_deref());
+        if let (true, Some(dir), Baseline::Build(baseline)) = (args.shrink, &bundle, baseline) {
+            let rom_file = case.rom.file_name().map_or("rom.nes".into(), |n| n.to_string_lossy());
+            let repro = super::shrink_into(dir, &config, &report, baseline, candidate, &rom_file, true);
+            summary.attach_repro(repro);
+        }
         Ok((
             summary,
             match report.outcome {
@@ -394,12 +399,15 @@ fn junit_xml(summary: &CorpusSummary) -> String {
             }
             (_, Some(s), _) => {
                 let detail = serde_json::to_string_pretty(&s.divergence).unwrap_or_default();
-                let message = s.divergence.as_ref().map_or(String::new(), |d| {
+                let mut message = s.divergence.as_ref().map_or(String::new(), |d| {
                     d.failure.clone().unwrap_or_else(|| {
                         let at = d.frame.map_or("at power-on".to_string(), |f| format!("in frame {f}"));
                         format!("{} {at}: {}", d.kind, d.epochs.describe())
                     })
                 });
+                if let Some(dir) = &s.repro {
+                    message.push_str(&format!("; repro: {dir}"));
+                }
                 xml.push_str(&format!(
                     ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
                     escape(&message),

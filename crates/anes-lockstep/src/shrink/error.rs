@@ -37,10 +37,10 @@ pub enum ShrinkError {
     /// A machine refused one of its own snapshots.
     #[error("a checkpoint did not restore: {0}")]
     Restore(MachineError),
-    /// The final run from power-on over the repro did not show the divergence the trials saw: the
-    /// machines are not deterministic, or their state hash misses some state.
+    /// The final run over the repro from its start did not show the divergence the trials saw:
+    /// the machines are not deterministic, or their state hash misses some state.
     #[error(
-        "the repro does not reproduce from power-on ({found}); the machines are not deterministic or their state hash misses state"
+        "the repro does not reproduce from its start ({found}); the machines are not deterministic or their state hash misses state"
     )]
     ReproLost {
         /// What the final run saw.

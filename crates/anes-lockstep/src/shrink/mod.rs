@@ -11,12 +11,16 @@
 //! and repeats 2-4 until a round changes nothing, so the result is 1-minimal: removing any one press,
 //! button or command left was tried on the final stream and stops it reproducing
 //! ([`Shrunk::stopped_by`] is `None`), unless a budget (time, trials) stopped it first with the best
-//! stream so far. What "the same divergence" means and how trials are kept short is in `trial.rs`:
+//! stream so far. Then (5., [`ShrinkConfig::move_start`]) the start moves to the latest checkpoint
+//! from which it still reproduces ([`StartSearch`]): the repro is a snapshot plus a short stream.
+//! Minimality carries over: from the checkpoint the machines run exactly as from the old start. What "the same divergence" means and how trials are kept short is in `trial.rs`:
 //! same kind, same frame, B's fault plan applied; trials start from the reference's checkpoint
 //! before their first change and stop once their run meets a known one.
 //!
 //! It works through [`Machine`] for any machine with snapshots and an input type implementing
-//! [`ShrinkInput`]. Deterministic: the same machines, stream and fault plan give the same
+//! [`ShrinkInput`]: clones of the pair ([`shrink`]), or pairs made by the caller ([`shrink_pairs`],
+//! for machines that cannot be cloned, e.g. consoles in worker processes), one per job, each trial
+//! restoring its pair from a checkpoint. Deterministic: the same machines, stream and fault plan give the same
 //! [`Shrunk::repro`] and [`Shrunk::report`], whatever [`ShrinkConfig::jobs`] (trials are asked in
 //! a fixed order and the first that reproduces wins); only [`ShrinkStats`] (trials run, frames,
 //! time) varies, and a time budget that stops the search stops it wherever it was.
@@ -49,7 +53,7 @@ use serde::Serialize;
 pub use ddmin::{Budget, Halt, Minimized, RemovalOracle, ddmin};
 pub use error::ShrinkError;
 pub use input::ShrinkInput;
-pub use report::{CommandJson, PressJson, ShrinkReport, StreamJson, TargetJson};
+pub use report::{CommandJson, PressJson, ShrinkReport, StartJson, StreamJson, TargetJson};
 
 use crate::config::LockstepConfig;
 use crate::evidence::Evidence;
@@ -78,10 +82,13 @@ pub struct ShrinkConfig {
     /// The divergence the first run must show (kind, input-stream frame), e.g. the one an evidence
     /// bundle recorded: another one, or none, is an error before any shrinking.
     pub expect: Option<(DivergenceKind, u64)>,
+    /// Once the stream is 1-minimal, move the repro's start to the latest checkpoint from which
+    /// it still reproduces (see [`StartSearch`]).
+    pub move_start: bool,
 }
 
 impl Default for ShrinkConfig {
-    /// No faults, a checkpoint every 30 frames, one job, no budget.
+    /// No faults, a checkpoint every 30 frames, one job, no budget, the start moved.
     fn default() -> Self {
         ShrinkConfig {
             faults: FaultPlan::new(),
@@ -90,6 +97,7 @@ impl Default for ShrinkConfig {
             max_trials: None,
             budget: None,
             expect: None,
+            move_start: true,
         }
     }
 }
@@ -125,6 +133,42 @@ pub struct ShrinkProgress {
     pub frames_emulated: u64,
 }
 
+/// How the repro's start was chosen, after the stream was shrunk: the checkpoints of the
+/// stream that reproduces (both machines agreed there; every [`ShrinkConfig::checkpoint_every`]
+/// frames) are tried latest first, each with machine A's snapshot loaded into both machines (the
+/// repro is one snapshot), B's faults that had not fired by then pending; the first from which
+/// the divergence reproduces becomes the start: the repro is then the snapshot plus the frames
+/// from it to the divergent one. [`Shrunk::repro`] keeps its frames before the start (the
+/// snapshot holds their effect; a replay from it does not read them), so it also replays from
+/// where the machines were given, e.g. in an emulator that cannot load the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartSearch {
+    /// The start moved to the checkpoint at `frame`, `tried` checkpoints tried.
+    Moved {
+        /// Input-stream index of the repro's first frame.
+        frame: u64,
+        /// Checkpoints tried (the latest first).
+        tried: u64,
+    },
+    /// No checkpoint after the start reproduced (or there was none): the start did not move.
+    Kept {
+        /// Checkpoints tried.
+        tried: u64,
+        /// Why the last one tried did not do (`None`: there was none to try).
+        why: Option<String>,
+    },
+    /// Not searched.
+    Skipped {
+        /// Why not.
+        why: &'static str,
+    },
+}
+
+/// At most this many checkpoints are tried for the start, the latest first: the latest reproduces
+/// unless a machine cannot load the other's snapshot, and each try replays every frame from its
+/// checkpoint to the divergent one.
+const START_TRIES_MAX: u64 = 8;
+
 /// The result of [`shrink`].
 #[derive(Debug, Clone)]
 pub struct Shrunk<I> {
@@ -132,16 +176,27 @@ pub struct Shrunk<I> {
     pub repro: Vec<I>,
     /// Frames of the stream given.
     pub original_frames: u64,
-    /// The frame the machines were at when given (0: power-on): the repro replays from their
-    /// state then, and its frames before this one hold no press.
+    /// The frame the repro starts at: the machines' frame when given (0: power-on), or the
+    /// checkpoint the start moved to ([`Shrunk::start_snapshot`]).
     pub start_frame: u64,
+    /// The frame the machines were at when given: [`Shrunk::repro`]'s frames before it hold no
+    /// press or command, and it replays from there too.
+    pub given_start_frame: u64,
+    /// Machine A's snapshot at [`Shrunk::start_frame`] when the start moved (both machines load it
+    /// to replay the repro); `None` when the repro starts where the machines were given.
+    pub start_snapshot: Option<Vec<u8>>,
+    /// How the start was searched for.
+    pub start_search: StartSearch,
     /// Presses in the stream given.
     pub original_presses: u64,
-    /// The lockstep runner's evidence of the divergence on [`Shrunk::repro`] from power-on
+    /// The lockstep runner's evidence of the divergence on [`Shrunk::repro`] from its start
     /// (localized, without pictures).
     pub evidence: Evidence,
     /// The fault plan of machine B.
     pub faults: FaultPlan,
+    /// B's faults still to fire at [`Shrunk::start_frame`]: [`Shrunk::faults`] less those that
+    /// fired before a moved start (they must not fire again in a replay from the snapshot).
+    pub start_faults: FaultPlan,
     /// `None` when the search finished (the repro is 1-minimal); the budget that stopped it
     /// otherwise.
     pub stopped_by: Option<Budget>,
@@ -151,8 +206,8 @@ pub struct Shrunk<I> {
 
 /// Shrinks the divergence of `a` and `b` (both at power-on, or both restored at the same frame,
 /// which then reads `stream` from that frame on) over `stream`, B getting `config.faults` (see the
-/// module docs). `progress` is called on this thread after every batch of
-/// trials.
+/// module docs). Trials run on `config.jobs` clones of the pair. `progress` is called on this
+/// thread after every batch of trials.
 pub fn shrink<A, B>(
     a: A,
     b: B,
@@ -165,9 +220,39 @@ where
     B: Machine<Input = A::Input> + Clone + Send,
     A::Input: ShrinkInput,
 {
+    let mut pairs = vec![(a, b)];
+    for _ in 1..config.jobs.max(1) {
+        let copy = pairs[0].clone();
+        pairs.push(copy);
+    }
+    shrink_pairs(pairs, stream, config, progress)
+}
+
+/// [`shrink`] for machines that cannot be cloned (a console in a worker process: one process per
+/// machine, reused by every trial): `pairs[0]` is the pair to shrink, as `a` and `b` of [`shrink`];
+/// trials run on as many pairs at once as there are (`config.jobs` is not read), each trial
+/// restoring its pair from snapshots of the first, so the other pairs' states do not matter.
+///
+/// # Panics
+/// If `pairs` is empty.
+pub fn shrink_pairs<A, B>(
+    pairs: Vec<(A, B)>,
+    stream: &[A::Input],
+    config: &ShrinkConfig,
+    progress: &mut dyn FnMut(ShrinkProgress),
+) -> Result<Shrunk<A::Input>, ShrinkError>
+where
+    A: Machine + Send,
+    B: Machine<Input = A::Input> + Send,
+    A::Input: ShrinkInput,
+{
+    assert!(!pairs.is_empty(), "a shrink needs a pair of machines");
+    let mut slots: Vec<trial::Slot<A, B>> = pairs.into_iter().map(Some).collect();
+    let jobs = slots.len();
     let started = Instant::now();
     // The lockstep runner feeds input-stream frame n to the frame that starts with n frames
     // completed: machines restored from a snapshot read the stream from their frame on.
+    let (a, b) = slots[0].as_ref().expect("every slot holds a pair");
     let start = a.record().frame;
     if b.record().frame != start {
         return Err(ShrinkError::NotAtOneFrame { a: start, b: b.record().frame });
@@ -189,7 +274,7 @@ where
     a.save_state(&mut snap_a);
     b.save_state(&mut snap_b);
     let power_on = Checkpoint { frame: start, a: snap_a, b: snap_b, pending: config.faults.clone() };
-    let first = trial::run((a.clone(), b.clone()), &power_on, stream, frames - 1, None, None, every)?;
+    let first = trial::run(&mut slots[0], &power_on, stream, frames - 1, None, None, every)?;
     let Some(divergence) = first.divergence.clone() else {
         return match config.expect {
             Some(expected) => Err(ShrinkError::OtherDivergence {
@@ -206,17 +291,16 @@ where
     }
     let cut = stream[..=target.frame as usize].to_vec();
     let mut oracle = LockstepOracle {
-        machines: (&a, &b),
+        slots,
         stats: ShrinkStats {
             trials: 0,
             trials_in_order: 0,
             frames_emulated: first.frames,
             naive_frames: 0,
             seconds: 0.0,
-            jobs: config.jobs.max(1),
+            jobs,
         },
         reference: Reference::new(cut, target, power_on, first, every),
-        jobs: config.jobs.max(1),
         deadline: config.budget.map(|budget| started + budget),
         max_trials: config.max_trials,
         pass: Pass::Presses,
@@ -229,7 +313,6 @@ where
         for pass in [Pass::Presses, Pass::Buttons, Pass::Commands] {
             oracle.pass = pass;
             let atoms = pass.atoms(&oracle.reference.stream);
-            let jobs = oracle.jobs;
             let result = ddmin(atoms, &mut oracle, jobs)?;
             if result.stopped_by.is_some() {
                 stopped_by = result.stopped_by;
@@ -240,14 +323,23 @@ where
             break;
         }
     }
-    let repro = oracle.reference.stream;
-    let mut stats = oracle.stats;
+    let start_search = match (stopped_by, config.move_start) {
+        (None, true) => oracle.move_start()?,
+        (Some(_), true) => StartSearch::Skipped { why: "a budget stopped the search first" },
+        (_, false) => StartSearch::Skipped { why: "not asked" },
+    };
+    let LockstepOracle { mut slots, reference, mut stats, .. } = oracle;
+    let repro_start = reference.checkpoints.values().next().expect("the start is always kept").clone();
+    let repro = reference.stream;
 
     let final_config =
-        LockstepConfig { faults: config.faults.clone(), pictures: false, ..LockstepConfig::default() };
+        LockstepConfig { faults: repro_start.pending.clone(), pictures: false, ..LockstepConfig::default() };
+    let (mut a, mut b) = slots[0].take().expect("every slot holds a pair");
+    a.load_state(&repro_start.a).map_err(ShrinkError::Restore)?;
+    b.load_state(&repro_start.b).map_err(ShrinkError::Restore)?;
     let mut lockstep = Lockstep::new(a, b, final_config)?;
-    let outcome = lockstep.run_interleaved(&repro, repro.len() as u64 - start);
-    let final_frames = lockstep.next_frame() - start;
+    let outcome = lockstep.run_interleaved(&repro, repro.len() as u64 - repro_start.frame);
+    let final_frames = lockstep.next_frame() - repro_start.frame;
     stats.frames_emulated += final_frames;
     // The first and the final run are the same either way.
     stats.naive_frames = first_frames + stats.trials * (target.frame + 1 - start) + final_frames;
@@ -262,25 +354,29 @@ where
     }
     let evidence = lockstep.evidence().cloned().expect("a divergence keeps its evidence");
     stats.seconds = started.elapsed().as_secs_f64();
+    let moved = matches!(start_search, StartSearch::Moved { .. });
     Ok(Shrunk {
         repro,
         original_frames: frames,
         original_presses: count_presses(given),
-        start_frame: start,
+        given_start_frame: start,
+        start_frame: repro_start.frame,
+        start_snapshot: moved.then_some(repro_start.a),
+        start_search,
         evidence,
         faults: config.faults.clone(),
+        start_faults: repro_start.pending,
         stopped_by,
         stats,
     })
 }
 
 /// Trials in lockstep against the reference (see `trial.rs`).
-struct LockstepOracle<'m, 'p, A: Machine, B> {
-    /// Both machines at power-on; every trial runs clones.
-    machines: (&'m A, &'m B),
+struct LockstepOracle<'p, A: Machine, B> {
+    /// The pairs trials run on, one per job: a wave's candidate `i` runs on pair `i`.
+    slots: Vec<trial::Slot<A, B>>,
     reference: Reference<A::Input>,
     stats: ShrinkStats,
-    jobs: usize,
     deadline: Option<Instant>,
     max_trials: Option<u64>,
     pass: Pass,
@@ -305,11 +401,11 @@ struct Candidate<I> {
     last: u64,
 }
 
-/// Runs `candidate` (number `index` of its batch) against `reference` on clones of `machines`.
+/// Runs `candidate` (number `index` of its batch) against `reference` on the pair in `slot`.
 fn run_candidate<A, B>(
     reference: &Reference<A::Input>,
     candidate: &Candidate<A::Input>,
-    machines: (A, B),
+    slot: &mut trial::Slot<A, B>,
     cancel: Option<(&AtomicUsize, usize)>,
 ) -> Result<TrialRun, ShrinkError>
 where
@@ -318,7 +414,7 @@ where
     A::Input: ShrinkInput,
 {
     let run = trial::run(
-        machines,
+        slot,
         reference.checkpoint_before(candidate.first),
         &candidate.stream,
         reference.target.frame,
@@ -332,24 +428,24 @@ where
     Ok(run)
 }
 
-/// Runs `candidates` (`None` where the answer is already known): one at a time until one
-/// reproduces (`jobs` 1), or all at once on their own threads, those after one that reproduced
-/// cancelled. The runs, by candidate.
+/// Runs `candidates` (`None` where the answer is already known; at most one per slot): one at a
+/// time until one reproduces (one slot), or all at once, candidate `i` on slot `i` on a thread of
+/// its own, those after one that reproduced cancelled. The runs, by candidate.
 fn run_all<A, B>(
-    (a, b): (&A, &B),
+    slots: &mut [trial::Slot<A, B>],
     reference: &Reference<A::Input>,
     candidates: &[Option<Candidate<A::Input>>],
-    jobs: usize,
 ) -> Vec<Option<Result<TrialRun, ShrinkError>>>
 where
-    A: Machine + Clone + Send,
-    B: Machine<Input = A::Input> + Clone + Send,
+    A: Machine + Send,
+    B: Machine<Input = A::Input> + Send,
     A::Input: ShrinkInput,
 {
-    if jobs == 1 || candidates.iter().flatten().count() <= 1 {
+    debug_assert!(candidates.len() <= slots.len() || slots.len() == 1, "a wave is at most one per slot");
+    if slots.len() == 1 || candidates.iter().flatten().count() <= 1 {
         let mut runs = Vec::new();
         for candidate in candidates {
-            let run = candidate.as_ref().map(|c| run_candidate(reference, c, (a.clone(), b.clone()), None));
+            let run = candidate.as_ref().map(|c| run_candidate(reference, c, &mut slots[0], None));
             let stop = run.as_ref().is_some_and(|r| r.as_ref().map_or(true, |r| r.reproduced));
             runs.push(run);
             if stop {
@@ -362,24 +458,80 @@ where
     std::thread::scope(|scope| {
         let handles: Vec<_> = candidates
             .iter()
+            .zip(slots.iter_mut())
             .enumerate()
-            .map(|(index, candidate)| {
+            .map(|(index, (candidate, slot))| {
                 let candidate = candidate.as_ref()?;
-                let machines = (a.clone(), b.clone());
                 let winner = &winner;
-                Some(
-                    scope.spawn(move || run_candidate(reference, candidate, machines, Some((winner, index)))),
-                )
+                Some(scope.spawn(move || run_candidate(reference, candidate, slot, Some((winner, index)))))
             })
             .collect();
         handles.into_iter().map(|h| h.map(|h| h.join().expect("a trial thread panicked"))).collect()
     })
 }
 
-impl<A, B> RemovalOracle<Atom> for LockstepOracle<'_, '_, A, B>
+impl<A, B> LockstepOracle<'_, A, B>
 where
-    A: Machine + Clone + Send,
-    B: Machine<Input = A::Input> + Clone + Send,
+    A: Machine + Send,
+    B: Machine<Input = A::Input> + Send,
+    A::Input: ShrinkInput,
+{
+    /// Moves the reference's start to its latest checkpoint from which the target still
+    /// reproduces with A's snapshot in both machines (see [`StartSearch`]). The trials count in
+    /// the stats.
+    fn move_start(&mut self) -> Result<StartSearch, ShrinkError> {
+        let start = *self.reference.checkpoints.keys().next().expect("the start is always kept");
+        let later: Vec<u64> = self.reference.checkpoints.range(start + 1..).map(|(&f, _)| f).rev().collect();
+        let mut tried = 0;
+        let mut why = None;
+        for frame in later.into_iter().take(START_TRIES_MAX as usize) {
+            if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                why = Some("the time budget ran out".to_string());
+                break;
+            }
+            let at = &self.reference.checkpoints[&frame];
+            let moved = Checkpoint { frame, a: at.a.clone(), b: at.a.clone(), pending: at.pending.clone() };
+            tried += 1;
+            let target = self.reference.target;
+            let stream = &self.reference.stream;
+            let run = match trial::run(
+                &mut self.slots[0],
+                &moved,
+                stream,
+                target.frame,
+                Some(target),
+                None,
+                u64::MAX,
+            ) {
+                Ok(run) => run,
+                // A machine that cannot load the other's snapshot: the start stays.
+                Err(ShrinkError::Restore(e)) => {
+                    return Ok(StartSearch::Kept {
+                        tried,
+                        why: Some(format!("a machine refused A's snapshot: {e}")),
+                    });
+                }
+                Err(e) => return Err(e),
+            };
+            self.stats.trials += 1;
+            self.stats.frames_emulated += run.frames;
+            if run.reproduced {
+                self.reference.checkpoints = [(frame, moved)].into();
+                return Ok(StartSearch::Moved { frame, tried });
+            }
+            why = Some(match run.divergence {
+                Some(d) => format!("from frame {frame}: {d}"),
+                None => format!("from frame {frame} the machines agreed through frame {}", target.frame),
+            });
+        }
+        Ok(StartSearch::Kept { tried, why })
+    }
+}
+
+impl<A, B> RemovalOracle<Atom> for LockstepOracle<'_, A, B>
+where
+    A: Machine + Send,
+    B: Machine<Input = A::Input> + Send,
     A::Input: ShrinkInput,
 {
     type Error = ShrinkError;
@@ -415,7 +567,7 @@ where
             .zip(&keys)
             .map(|(candidate, key)| (!self.failed_streams.contains(key)).then_some(candidate))
             .collect();
-        let runs = run_all(self.machines, &self.reference, &to_run, self.jobs);
+        let runs = run_all(&mut self.slots, &self.reference, &to_run);
         let mut winner = None;
         for (index, run) in runs.iter().enumerate() {
             if winner.is_none() {
@@ -503,6 +655,36 @@ mod tests {
         assert_eq!(shrunk.repro.len() as u64, expected.frame + 1);
         assert!(shrunk.repro[..3].iter().all(|f| *f == FrameInput::default()), "nothing before the start");
         assert_eq!(shrunk.original_presses, 40);
+    }
+
+    #[test]
+    fn the_start_moves_to_the_latest_checkpoint_and_the_repro_replays_from_its_snapshot() {
+        let stream = vec![FrameInput::buttons(0x10, 0); 40];
+        let config = ShrinkConfig { checkpoint_every: 4, ..config() };
+        let shrunk = shrink(powered_on(), powered_on(), &stream, &config, &mut |_| {}).unwrap();
+        let target = shrunk.report().target.frame;
+        assert!(target >= 4, "the flip shows after the first checkpoint: {target}");
+        assert_eq!(shrunk.start_search, StartSearch::Moved { frame: target / 4 * 4, tried: 1 });
+        assert_eq!(shrunk.start_frame, target / 4 * 4);
+        assert_eq!(shrunk.report().start.search, "moved");
+        // Replayed by the lockstep runner from the snapshot in both machines: the same divergence.
+        let snapshot = shrunk.start_snapshot.clone().expect("a moved start has its snapshot");
+        let (mut a, mut b) = (powered_on(), powered_on());
+        a.load_state(&snapshot).unwrap();
+        b.load_state(&snapshot).unwrap();
+        let lockstep_config =
+            LockstepConfig { faults: shrunk.start_faults.clone(), ..LockstepConfig::default() };
+        let mut lockstep = Lockstep::new(a, b, lockstep_config).unwrap();
+        let RunOutcome::Diverged(d) =
+            lockstep.run_interleaved(&shrunk.repro, target + 1 - shrunk.start_frame)
+        else {
+            panic!("the repro diverges from its snapshot");
+        };
+        assert_eq!(d.frame, target);
+        // Asked not to, it keeps power-on.
+        let kept = ShrinkConfig { move_start: false, ..config };
+        let shrunk = shrink(powered_on(), powered_on(), &stream, &kept, &mut |_| {}).unwrap();
+        assert_eq!((shrunk.start_frame, shrunk.start_snapshot), (0, None));
     }
 
     #[test]

@@ -6,8 +6,8 @@ use core::fmt::Write;
 
 use serde::Serialize;
 
-use super::Shrunk;
 use super::input::{ShrinkInput, count_presses};
+use super::{Shrunk, StartSearch};
 use crate::evidence::{Report, describe_write};
 use crate::markup::escape;
 use crate::outcome::DivergenceKind;
@@ -50,6 +50,27 @@ pub struct CommandJson {
     pub command: &'static str,
 }
 
+/// Where the repro starts and how that was chosen (see [`super::StartSearch`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartJson {
+    /// Input-stream index of the repro's first frame: 0 is power-on; otherwise both machines load
+    /// `repro.snap` (machine A's snapshot there) and read the stream from this frame on. When the
+    /// start moved, the stream also reproduces from `given_frame` (the presses before `frame` are
+    /// kept in it, and listed in `presses`).
+    pub frame: u64,
+    /// The frame the machines were given at (where the start was before the search).
+    pub given_frame: u64,
+    /// `moved` (to the latest checkpoint that reproduces), `kept` (none did) or `skipped`.
+    pub search: &'static str,
+    /// Checkpoints tried, the latest first.
+    pub tried: u64,
+    /// Why the start did not move, when it did not.
+    pub note: Option<String>,
+    /// Faults injected into machine B from `frame` on: `faults` less those that fired before a
+    /// moved start (give these with `--inject` to a replay from `repro.snap`).
+    pub faults: Vec<String>,
+}
+
 /// `report.json` of a shrink.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ShrinkReport {
@@ -59,6 +80,8 @@ pub struct ShrinkReport {
     pub shrunk: StreamJson,
     /// What had to reproduce: the same kind of divergence at the end of the same frame.
     pub target: TargetJson,
+    /// Where the repro starts.
+    pub start: StartJson,
     /// The presses left, by frame and port.
     pub presses: Vec<PressJson>,
     /// The console commands left.
@@ -67,9 +90,9 @@ pub struct ShrinkReport {
     pub one_minimal: bool,
     /// The budget that stopped the search first (`time`, `trials`), if one did.
     pub stopped_by: Option<&'static str>,
-    /// Faults injected into machine B.
+    /// Faults injected into machine B (from `start.given_frame`).
     pub faults: Vec<String>,
-    /// The divergence as the lockstep runner reports it on the repro from power-on.
+    /// The divergence as the lockstep runner reports it on the repro from its start.
     pub divergence: Report,
 }
 
@@ -93,10 +116,23 @@ impl<I: ShrinkInput> Shrunk<I> {
             }
         }
         let d = &self.evidence.divergence;
+        let (search, tried, note) = match &self.start_search {
+            StartSearch::Moved { tried, .. } => ("moved", *tried, None),
+            StartSearch::Kept { tried, why } => ("kept", *tried, why.clone()),
+            StartSearch::Skipped { why } => ("skipped", 0, Some((*why).to_string())),
+        };
         ShrinkReport {
             original: StreamJson { frames: self.original_frames, presses: self.original_presses },
             shrunk: StreamJson { frames: self.repro.len() as u64, presses: count_presses(&self.repro) },
             target: TargetJson { kind: d.kind, frame: d.frame },
+            start: StartJson {
+                frame: self.start_frame,
+                given_frame: self.given_start_frame,
+                search,
+                tried,
+                note,
+                faults: self.start_faults.faults().iter().map(ToString::to_string).collect(),
+            },
             presses,
             commands,
             one_minimal: self.one_minimal(),
@@ -138,6 +174,21 @@ impl ShrinkReport {
             self.target.frame,
             escape(&self.faults.join(", ")),
         );
+        let start = &self.start;
+        let _ = match start.search {
+            "moved" => writeln!(
+                page,
+                "<p>Starts at frame {} from <code>repro.snap</code> (machine A's snapshot at the latest checkpoint \
+                 from which it reproduces, {} tried), or at frame {} with the presses before it.</p>",
+                start.frame, start.tried, start.given_frame
+            ),
+            _ if start.frame > 0 => writeln!(
+                page,
+                "<p>Starts at frame {} from <code>repro.snap</code>, where the machines were given.</p>",
+                start.frame
+            ),
+            _ => writeln!(page, "<p>Starts at power-on.</p>"),
+        };
         page.push_str("<h2>Presses left</h2>\n");
         if self.presses.is_empty() && self.commands.is_empty() {
             page.push_str("<p>None: the divergence needs no input.</p>\n");
@@ -179,8 +230,9 @@ impl ShrinkReport {
             page.push_str("</table>\n");
         }
         page.push_str(
-            "<p>Replay: <code>anes lockstep ROM --input repro.input</code> with the same <code>--inject</code>; \
-             <code>repro.fm2</code> is the same stream for FCEUX. Trials, frames emulated and time are printed \
+            "<p>Replay: <code>anes lockstep ROM --input repro.input</code> with the faults above (from power-on), or \
+             <code>anes shrink ROM --start repro.snap --input repro.input</code> when it starts from a snapshot; \
+             <code>repro.fm2</code> is the same stream for FCEUX (from power-on only). Trials, frames emulated and time are printed \
              by <code>anes shrink</code> (they vary with <code>--jobs</code> and the machine), not kept here.</p>\n\
              </body></html>\n",
         );

@@ -142,10 +142,15 @@ pub(crate) struct Shortcuts<'r, I> {
     pub cancel: Option<(&'r AtomicUsize, usize)>,
 }
 
-/// Runs `a` and `b` (restored from `start`) in lockstep over `stream` until a divergence, the end
-/// of frame `until` (inclusive), or a shortcut decides (see the module docs).
+/// A pair of machines a trial borrows: restored from a checkpoint at its start, so whatever an
+/// earlier trial left in them does not matter. Empty only after a trial failed (the shrink ends).
+pub(crate) type Slot<A, B> = Option<(A, B)>;
+
+/// Runs the machines in `slot` (restored from `start`) in lockstep over `stream` until a
+/// divergence, the end of frame `until` (inclusive), or a shortcut decides (see the module docs).
+/// The machines go back into `slot`, wherever the run stopped.
 pub(crate) fn run<A, B>(
-    (mut a, mut b): (A, B),
+    slot: &mut Slot<A, B>,
     start: &Checkpoint,
     stream: &[A::Input],
     until: u64,
@@ -157,9 +162,28 @@ where
     A: Machine,
     B: Machine<Input = A::Input>,
 {
+    let (mut a, mut b) = slot.take().expect("a failed trial ends the shrink");
     a.load_state(&start.a).map_err(ShrinkError::Restore)?;
     b.load_state(&start.b).map_err(ShrinkError::Restore)?;
     let mut lockstep = Lockstep::new(a, b, trial_config(start.pending.clone()))?;
+    let trial = run_from(&mut lockstep, start, stream, until, target, shortcuts, checkpoint_every);
+    *slot = Some(lockstep.into_machines());
+    Ok(trial)
+}
+
+fn run_from<A, B>(
+    lockstep: &mut Lockstep<A, B>,
+    start: &Checkpoint,
+    stream: &[A::Input],
+    until: u64,
+    target: Option<Target>,
+    shortcuts: Option<Shortcuts<'_, A::Input>>,
+    checkpoint_every: u64,
+) -> TrialRun
+where
+    A: Machine,
+    B: Machine<Input = A::Input>,
+{
     let mut trial = TrialRun {
         start: start.frame,
         hashes: Vec::new(),
@@ -173,7 +197,7 @@ where
         if let Some((winner, index)) = shortcuts.as_ref().and_then(|s| s.cancel) {
             if winner.load(Ordering::Relaxed) < index {
                 trial.cancelled = true;
-                return Ok(trial);
+                return trial;
             }
         }
         let frame = lockstep.next_frame();
@@ -182,21 +206,21 @@ where
         if let RunOutcome::Diverged(divergence) = outcome {
             trial.reproduced = target.is_none_or(|t| t.matches(&divergence));
             trial.divergence = Some(*divergence);
-            return Ok(trial);
+            return trial;
         }
         let hash = lockstep.last_verified_record().state_hash;
         if frame >= until {
-            return Ok(trial);
+            return trial;
         }
         if let Some(s) = &shortcuts {
             if frame >= s.last_change {
                 if s.reference.hashes.get(frame as usize) == Some(&hash) {
                     trial.reproduced = true;
                     trial.hashes.push(hash);
-                    return Ok(trial);
+                    return trial;
                 }
                 if s.reference.failed.contains(&(frame, hash)) {
-                    return Ok(trial);
+                    return trial;
                 }
             }
         }
@@ -208,7 +232,7 @@ where
             let (mut snap_a, mut snap_b) = (Vec::new(), Vec::new());
             lockstep.machine_a().save_state(&mut snap_a);
             lockstep.machine_b().save_state(&mut snap_b);
-            let pending = pending_after(&start.pending, &lockstep);
+            let pending = pending_after(&start.pending, lockstep);
             trial.checkpoints.push(Checkpoint { frame: next, a: snap_a, b: snap_b, pending });
         }
     }

@@ -19,7 +19,7 @@ mod status;
 pub use client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
 pub use export::{MetricsServer, PushError, push};
 pub use log::{GoldenLog, LogError};
-pub use remote::RemoteMachine;
+pub use remote::{RemoteMachine, spawn_loaded};
 pub use run::{
     Baseline, CanaryConfig, CanaryDivergence, CanaryError, CanaryOutcome, CanaryReport, EpochVerdict,
     run_canary,

@@ -10,6 +10,10 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+
+use anes_core::Region;
 
 use anes_core::movie::FrameInput;
 use anes_core::state::{FrameRecord, SNAPSHOT_HEADER_LEN, Section, StateHash};
@@ -301,6 +305,11 @@ impl Machine for RemoteMachine<'_> {
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
         self.changed();
+        // A restore would not clear the failure: every answer after it would still be a
+        // placeholder. Refusing here ends a run that restores (the shrinker's trials) with the cause.
+        if let Some(failure) = self.failure() {
+            return Err(MachineError::Snapshot(format!("the worker failed earlier: {failure}")));
+        }
         let seq = frame_in(bytes)
             .ok_or_else(|| MachineError::Snapshot("too short to hold a frame counter".into()))?;
         let command = WorkerCommand::Restore { seq, snapshot: bytes.to_vec() };
@@ -378,6 +387,40 @@ impl RemoteMachine<'_> {
                 None
             }
         }
+    }
+}
+
+/// Starts `program` as a worker and loads `rom` (in `region`, or the header's) for a
+/// [`RemoteMachine`] driven only through the trait, e.g. by the shrinker, whose trials restore it
+/// from snapshots: the worker sends no periodic snapshot (its interval is `u64::MAX` frames; give
+/// the same to [`RemoteMachine::new`]). Returns the worker and the region it loaded; a build that
+/// loads another region than the one asked for is refused, as in the canary.
+pub fn spawn_loaded(
+    program: &Path,
+    rom: &[u8],
+    region: Option<Region>,
+    reply_timeout: Duration,
+) -> Result<(WorkerProcess, Option<Region>), WorkerError> {
+    let mut worker = WorkerProcess::spawn(program, reply_timeout)?;
+    let load = WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every: u64::MAX, region };
+    let loaded = match worker.request(&load, "load")? {
+        Reply::Loaded { region: loaded, .. } => loaded,
+        other => return Err(worker.unexpected("load", &other)),
+    };
+    if let Some(asked) = region.filter(|&asked| loaded != Some(asked)) {
+        return Err(WorkerError::Refused {
+            program: program.into(),
+            command: "load",
+            message: match loaded {
+                Some(got) => format!("asked for a {asked} console, it loaded a {got} one"),
+                None => format!("asked for a {asked} console, it does not say a region (a build older than regions)"),
+            },
+        });
+    }
+    // The snapshot every load is followed by.
+    match worker.recv()? {
+        Reply::Snapshot { .. } => Ok((worker, loaded)),
+        other => Err(worker.unexpected("load", &other)),
     }
 }
 

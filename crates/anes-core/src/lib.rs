@@ -58,5 +58,6 @@ pub use state::{FrameRecord, Section, StateHash};
 /// 3: the owed corruption, the units' first pixels and 5 reserved bytes); the OAM bus after sprite
 /// evaluation has seen every sprite (secondary OAM at its address; m back to 0 after the overflow
 /// sprite's bytes). 6, the 2C07's forced OAM refresh (OAMADDR counting through PAL VBlank lines
-/// 265-310): PAL consoles only.
-pub const EMULATION_EPOCH: u32 = 6;
+/// 265-310): PAL consoles only. 7, the MMC5's sound (its state grew from 82 to 98 bytes, so every
+/// MMC5 record's state hash changed): mapper 5 only.
+pub const EMULATION_EPOCH: u32 = 7;

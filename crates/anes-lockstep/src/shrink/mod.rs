@@ -332,8 +332,15 @@ where
     let repro_start = reference.checkpoints.values().next().expect("the start is always kept").clone();
     let repro = reference.stream;
 
-    let final_config =
-        LockstepConfig { faults: repro_start.pending.clone(), pictures: false, ..LockstepConfig::default() };
+    // A checkpoint every frame: the localization replays only the divergent frame's instructions,
+    // which through a worker (builds mode) is a round trip each.
+    let final_config = LockstepConfig {
+        faults: repro_start.pending.clone(),
+        pictures: false,
+        checkpoint_every: 1,
+        checkpoints_kept: 2,
+        ..LockstepConfig::default()
+    };
     let (mut a, mut b) = slots[0].take().expect("every slot holds a pair");
     a.load_state(&repro_start.a).map_err(ShrinkError::Restore)?;
     b.load_state(&repro_start.b).map_err(ShrinkError::Restore)?;

@@ -499,6 +499,24 @@ fn record_audio(nes: &mut Nes, frames: usize) -> Vec<f32> {
     samples
 }
 
+/// The mean distance in samples between the rising zero crossings of `samples` (a tone's period),
+/// which must hold more than `at_least` of them.
+pub(crate) fn mean_rising_period(samples: &[f32], at_least: usize) -> f64 {
+    let rising: Vec<usize> =
+        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
+    assert!(rising.len() > at_least, "{} rising crossings in {} samples", rising.len(), samples.len());
+    (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64
+}
+
+/// blake3 of the samples' bits, for a golden output hash.
+pub(crate) fn output_hash(samples: &[f32]) -> String {
+    let mut hasher = blake3::Hasher::new();
+    for sample in samples {
+        hasher.update(&sample.to_bits().to_le_bytes());
+    }
+    hasher.finalize().to_hex().to_string()
+}
+
 #[test]
 fn the_vrc6_pulse_sounds_at_the_wikis_frequency() {
     // The ROM plays VRC6 pulse 1 alone (duty 7, period 253) from its checks to frame $40, the APU
@@ -509,12 +527,9 @@ fn the_vrc6_pulse_sounds_at_the_wikis_frequency() {
     run_checks(&mut nes);
     record_audio(&mut nes, 5);
     let samples = record_audio(&mut nes, 45);
-    let rising: Vec<usize> =
-        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
-    assert!(rising.len() > 300, "{} rising crossings in {} samples", rising.len(), samples.len());
     // The mean period in samples, to a few thousandths: 48,000 / 440.39 = 108.995 (a period of P
     // cycles instead of P + 1 would give 108.57).
-    let period = (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64;
+    let period = mean_rising_period(&samples, 300);
     let expected = 48_000.0 / (1_789_772.7 / (16.0 * 254.0));
     assert!((period - expected).abs() < 0.02, "a period of {period:.4} samples, {expected:.4} expected");
 }
@@ -528,14 +543,7 @@ fn the_vrc6_sound_output_matches_its_golden_hash() {
     let samples = record_audio(&mut nes, 130);
     let silent = samples[..samples.len() / 2].iter().all(|&s| s == 0.0);
     assert!(!silent, "the VRC6 plays");
-    let mut hasher = blake3::Hasher::new();
-    for sample in &samples {
-        hasher.update(&sample.to_bits().to_le_bytes());
-    }
-    assert_eq!(
-        hasher.finalize().to_hex().as_str(),
-        "723b8e62f2442d807d71e7131325cb8197f6b9249c78448d6ea26807f387362c"
-    );
+    assert_eq!(output_hash(&samples), "723b8e62f2442d807d71e7131325cb8197f6b9249c78448d6ea26807f387362c");
 }
 
 #[test]

@@ -65,7 +65,8 @@ fn nes_files_in(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 fn bundled_roms() -> Vec<PathBuf> {
-    let mut roms: Vec<PathBuf> = BUNDLED.iter().flat_map(|dir| nes_files_in(&repo_root().join(dir))).collect();
+    let mut roms: Vec<PathBuf> =
+        BUNDLED.iter().flat_map(|dir| nes_files_in(&repo_root().join(dir))).collect();
     roms.sort();
     roms
 }
@@ -90,7 +91,8 @@ fn format_record(r: &FrameRecord, out: &mut String) {
 fn golden_path(run: &Run) -> PathBuf {
     let stem = run.rom.file_stem().expect("ROM file name").to_string_lossy();
     if run.frames == BOARD_FRAMES {
-        let folder = run.rom.parent().and_then(|p| p.file_name()).expect("a folder of roms/").to_string_lossy();
+        let folder =
+            run.rom.parent().and_then(|p| p.file_name()).expect("a folder of roms/").to_string_lossy();
         return repo_root().join("tests/golden/boards").join(format!("{folder}-{stem}.records"));
     }
     let name = match run.region {

@@ -6,7 +6,7 @@ use anes::core::movie::FrameInput;
 use anes::core::{Cartridge, Nes, PpuCatchUp, Section};
 
 use super::support::{CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, repo_root, run_checks};
-use super::{assert_restore_mid_frame_continues, record_audio, with_mapper};
+use super::{assert_restore_mid_frame_continues, mean_rising_period, output_hash, record_audio, with_mapper};
 
 /// The checks of `roms/namco/m019_namco163.s`, in its order.
 const N163_CHECKS: [&str; 11] = [
@@ -118,10 +118,7 @@ fn the_namco_163_channel_sounds_at_the_wikis_frequency() {
     run_checks(&mut nes);
     record_audio(&mut nes, 2);
     let samples = record_audio(&mut nes, 40);
-    let rising: Vec<usize> =
-        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
-    assert!(rising.len() > 250, "{} rising crossings in {} samples", rising.len(), samples.len());
-    let period = (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64;
+    let period = mean_rising_period(&samples, 250);
     let expected = 48_000.0 / (1_789_772.7 * 3868.0 / (15.0 * 65536.0 * 16.0));
     // A cadence of 16 cycles an update instead of 15 would give 116.3 samples; 2 channels 218.
     assert!((period - expected).abs() < 0.03, "a period of {period:.4} samples, {expected:.4} expected");
@@ -135,14 +132,7 @@ fn the_namco_163_sound_output_matches_its_golden_hash() {
     nes.set_audio_sample_rate(Some(48_000));
     let samples = record_audio(&mut nes, 30);
     assert!(samples.iter().any(|&s| s != 0.0), "the 163 plays");
-    let mut hasher = blake3::Hasher::new();
-    for sample in &samples {
-        hasher.update(&sample.to_bits().to_le_bytes());
-    }
-    assert_eq!(
-        hasher.finalize().to_hex().as_str(),
-        "6d19486ec0e6450f5c13050dc2523a09f40dae6523aa8d9967d535c82bef01f1"
-    );
+    assert_eq!(output_hash(&samples), "6d19486ec0e6450f5c13050dc2523a09f40dae6523aa8d9967d535c82bef01f1");
 }
 
 #[test]

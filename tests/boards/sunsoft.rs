@@ -5,7 +5,7 @@ use anes::core::movie::FrameInput;
 use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp, Section};
 
 use super::support::{boot, describe_checks, failed_checks, repo_root, run_checks};
-use super::{assert_restore_mid_frame_continues, record_audio};
+use super::{assert_restore_mid_frame_continues, mean_rising_period, output_hash, record_audio};
 
 fn sunsoft_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/sunsoft/{name}.nes"));
@@ -110,11 +110,8 @@ fn the_5b_tone_sounds_at_the_wikis_frequency() {
     run_checks(&mut nes);
     record_audio(&mut nes, 5);
     let samples = record_audio(&mut nes, 45);
-    let rising: Vec<usize> =
-        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
-    assert!(rising.len() > 300, "{} rising crossings in {} samples", rising.len(), samples.len());
     // 48,000 / 440.40 = 108.99 samples (a period of 32 (P + 1) cycles would give 109.85, 16 P 54.5).
-    let period = (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64;
+    let period = mean_rising_period(&samples, 300);
     let expected = 48_000.0 / (1_789_772.7 / (32.0 * 127.0));
     assert!((period - expected).abs() < 0.02, "a period of {period:.4} samples, {expected:.4} expected");
 }
@@ -127,14 +124,7 @@ fn the_5b_sound_output_matches_its_golden_hash() {
     nes.set_audio_sample_rate(Some(48_000));
     let samples = record_audio(&mut nes, 100);
     assert!(samples.iter().any(|&s| s != 0.0), "the 5B plays");
-    let mut hasher = blake3::Hasher::new();
-    for sample in &samples {
-        hasher.update(&sample.to_bits().to_le_bytes());
-    }
-    assert_eq!(
-        hasher.finalize().to_hex().as_str(),
-        "deb14985c1561202042b4359ead29fa4c2ce29b27f7bc47156a090fb313a4fe4"
-    );
+    assert_eq!(output_hash(&samples), "deb14985c1561202042b4359ead29fa4c2ce29b27f7bc47156a090fb313a4fe4");
 }
 
 /// The small Sunsoft boards' ROMs (on `roms/discrete/discrete.inc`) and their numbers of checks.

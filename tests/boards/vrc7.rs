@@ -6,7 +6,9 @@ use anes::core::movie::FrameInput;
 use anes::core::{Cartridge, Nes, PpuCatchUp, Section};
 
 use super::support::{CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, repo_root, run_checks};
-use super::{as_ines1, assert_restore_mid_frame_continues, record_audio, with_mapper};
+use super::{
+    as_ines1, assert_restore_mid_frame_continues, mean_rising_period, output_hash, record_audio, with_mapper,
+};
 
 /// The checks of `roms/vrc7/vrc7_test.inc`, in its order.
 const CHECKS: [&str; 10] = [
@@ -138,10 +140,7 @@ fn the_vrc7_sine_sounds_at_the_f_number_formula() {
     // until frame $40: f = (CPU / 36) x F / 2^(19 - B) (nesdev "VRC7 audio") = 439.997 Hz. The
     // output's rising zero crossings, 48,000 samples a second, come 109.09 samples apart.
     let samples = sound_after_checks(5, 40);
-    let rising: Vec<usize> =
-        (1..samples.len()).filter(|&i| samples[i - 1] < 0.0 && samples[i] >= 0.0).collect();
-    assert!(rising.len() > 250, "{} rising crossings in {} samples", rising.len(), samples.len());
-    let period = (rising[rising.len() - 1] - rising[0]) as f64 / (rising.len() - 1) as f64;
+    let period = mean_rising_period(&samples, 250);
     let frequency = 1_789_772.727 / 36.0 * 290.0 / f64::from(1 << 15);
     let expected = 48_000.0 / frequency;
     assert!((period - expected).abs() < 0.01, "a period of {period:.4} samples, {expected:.4} expected");
@@ -169,12 +168,5 @@ fn the_vrc7_sound_output_matches_its_golden_hash() {
     // frames. Change only with a reviewed change of the VRC7 sound or the mixer.
     let samples = sound_after_checks(0, 100);
     assert!(samples.iter().any(|&s| s != 0.0), "the VRC7 plays");
-    let mut hasher = blake3::Hasher::new();
-    for sample in &samples {
-        hasher.update(&sample.to_bits().to_le_bytes());
-    }
-    assert_eq!(
-        hasher.finalize().to_hex().as_str(),
-        "f6d7aa856f5660efede644dd30b5e755e5cf3d35d469b3d029efd14290a510dd"
-    );
+    assert_eq!(output_hash(&samples), "f6d7aa856f5660efede644dd30b5e755e5cf3d35d469b3d029efd14290a510dd");
 }

@@ -133,7 +133,8 @@ mod tests {
 
     #[test]
     fn the_inner_bank_replaces_the_outer_banks_low_bits_by_game_size() {
-        let mut board = Action53::new(BoardConfig { mapper: 28, submapper: 0, chr_rom_size: 0, battery: false });
+        let mut board =
+            Action53::new(BoardConfig { mapper: 28, submapper: 0, chr_rom_size: 0, battery: false });
         assert_eq!(banks(&board), [60, 61, 62, 63], "power-on: the last 32 KiB");
         write(&mut board, 0x81, 0x05);
         write(&mut board, 0x01, 0x03);
@@ -153,7 +154,8 @@ mod tests {
 
     #[test]
     fn writes_to_00_and_01_set_the_one_screen_page_only_in_one_screen_modes() {
-        let mut board = Action53::new(BoardConfig { mapper: 28, submapper: 0, chr_rom_size: 0, battery: false });
+        let mut board =
+            Action53::new(BoardConfig { mapper: 28, submapper: 0, chr_rom_size: 0, battery: false });
         write(&mut board, 0x00, 0x13);
         assert_eq!((board.state.mode, board.state.chr_bank & 3), (1, 3));
         write(&mut board, 0x80, 0x02);

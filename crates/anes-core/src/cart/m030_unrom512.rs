@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn the_register_selects_prg_chr_and_the_one_screen_page() {
-        let mut board = Unrom512::new(BoardConfig { mapper: 30, submapper: 1, chr_rom_size: 0, battery: false });
+        let mut board =
+            Unrom512::new(BoardConfig { mapper: 30, submapper: 1, chr_rom_size: 0, battery: false });
         board.nametables = Nametables::OneScreen;
         let mut map = MemoryMap::new(0x80000, 0x8000, 0, Mirroring::FourScreen);
         assert!(board.write_register(0x8000, 0xDD));

@@ -96,7 +96,8 @@ mod tests {
 
     #[test]
     fn prg_mode_1_swaps_8000_and_c000() {
-        let mut board = G101::new(BoardConfig { mapper: 32, submapper: 0, chr_rom_size: 0x40000, battery: false });
+        let mut board =
+            G101::new(BoardConfig { mapper: 32, submapper: 0, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
         board.write_register(0x8FFF, 0x25);
         board.write_register(0xA123, 7);
@@ -112,7 +113,8 @@ mod tests {
 
     #[test]
     fn major_league_is_one_screen_in_prg_mode_0() {
-        let mut board = G101::new(BoardConfig { mapper: 32, submapper: 1, chr_rom_size: 0x40000, battery: false });
+        let mut board =
+            G101::new(BoardConfig { mapper: 32, submapper: 1, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
         board.write_register(0x8000, 4);
         board.write_register(0x9000, 0x02);

@@ -86,7 +86,8 @@ mod tests {
 
     #[test]
     fn registers_decode_with_mask_a003() {
-        let mut board = Tc0190::new(BoardConfig { mapper: 33, submapper: 0, chr_rom_size: 0x40000, battery: false });
+        let mut board =
+            Tc0190::new(BoardConfig { mapper: 33, submapper: 0, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
         board.write_register(0x9FFC, 0x45); // $8000: bank 5, horizontal
         board.write_register(0x8001, 0x07);

@@ -179,7 +179,8 @@ mod tests {
 
     #[test]
     fn the_inverted_latch_counts_like_the_mmc3_and_irq_rises_four_m2_edges_later() {
-        let mut board = Tc0690::new(BoardConfig { mapper: 48, submapper: 0, chr_rom_size: 0x20000, battery: false });
+        let mut board =
+            Tc0690::new(BoardConfig { mapper: 48, submapper: 0, chr_rom_size: 0x20000, battery: false });
         board.write_register(0xC000, 0xFD); // latch 2
         board.write_register(0xC001, 0);
         board.write_register(0xC002, 0);

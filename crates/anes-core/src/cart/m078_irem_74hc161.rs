@@ -81,7 +81,8 @@ mod tests {
     use super::*;
 
     fn nametables(submapper: u8, wired: Mirroring, value: u8) -> [u8; 4] {
-        let mut board = Mapper78::new(BoardConfig { mapper: 78, submapper, chr_rom_size: 0x20000, battery: false });
+        let mut board =
+            Mapper78::new(BoardConfig { mapper: 78, submapper, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, wired);
         board.write_register(value);
         board.update_map(&mut map);

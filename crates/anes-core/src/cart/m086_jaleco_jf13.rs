@@ -64,7 +64,8 @@ mod tests {
 
     #[test]
     fn bit_6_is_the_third_chr_bit_and_7000_is_not_a_bank_register() {
-        let mut board = Jf13::new(BoardConfig { mapper: 86, submapper: 0, chr_rom_size: 0x10000, battery: false });
+        let mut board =
+            Jf13::new(BoardConfig { mapper: 86, submapper: 0, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x10000, 0, Mirroring::Vertical);
         assert!(!board.write_low(0x7000, 0x7F));
         assert!(board.write_low(0x6FFF, 0x62));

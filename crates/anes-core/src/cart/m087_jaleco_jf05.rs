@@ -63,7 +63,8 @@ mod tests {
 
     #[test]
     fn the_two_bank_bits_are_swapped() {
-        let mut board = Mapper87::new(BoardConfig { mapper: 87, submapper: 0, chr_rom_size: 0x8000, battery: false });
+        let mut board =
+            Mapper87::new(BoardConfig { mapper: 87, submapper: 0, chr_rom_size: 0x8000, battery: false });
         let mut map = MemoryMap::new(0x8000, 0x8000, 0, Mirroring::Vertical);
         for (value, bank) in [(0u8, 0usize), (1, 2), (2, 1), (3, 3)] {
             board.write_low(0x7FFF, value);

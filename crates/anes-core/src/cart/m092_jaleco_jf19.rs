@@ -73,7 +73,8 @@ mod tests {
 
     #[test]
     fn only_a_rising_edge_clocks_a_latch() {
-        let mut board = Jf19::new(BoardConfig { mapper: 92, submapper: 0, chr_rom_size: 0x20000, battery: false });
+        let mut board =
+            Jf19::new(BoardConfig { mapper: 92, submapper: 0, chr_rom_size: 0x20000, battery: false });
         assert!(board.write_register(0x85), "0 -> 1: PRG latched");
         assert!(!board.write_register(0x87), "bit 7 still high: nothing");
         assert!(board.write_register(0xC3), "bit 6 rises: CHR latched, PRG not");

@@ -70,7 +70,8 @@ mod tests {
 
     #[test]
     fn the_last_bank_sits_at_8000_and_the_register_picks_c000() {
-        let mut board = TamS1::new(BoardConfig { mapper: 97, submapper: 0, chr_rom_size: 0x2000, battery: false });
+        let mut board =
+            TamS1::new(BoardConfig { mapper: 97, submapper: 0, chr_rom_size: 0x2000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x2000, 0, Mirroring::Vertical);
         assert!(!board.write_register(0xC000, 0x45), "$C000-$FFFF is not the register");
         assert!(board.write_register(0xBFFF, 0x85));

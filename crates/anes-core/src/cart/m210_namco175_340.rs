@@ -127,7 +127,8 @@ mod tests {
     use super::*;
 
     fn map_after(submapper: u8, writes: &[(u16, u8)]) -> MemoryMap {
-        let mut m = Namco175::new(BoardConfig { mapper: 210, submapper, chr_rom_size: 0x20000, battery: false });
+        let mut m =
+            Namco175::new(BoardConfig { mapper: 210, submapper, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0x2000, Mirroring::Horizontal);
         for &(addr, value) in writes {
             m.write_register(addr, value);

@@ -9,11 +9,11 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    Action53State, AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State,
+    Action53State, AxromState, Bandai70State, Bandai152State, BandaiFcgState, CamericaState, Cnrom185State,
     CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,
     Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State, Mapper87State, Mmc5State,
     Namco108State, Namco163State, Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State,
-    Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, SxromState, TamS1State, Tc0190State, Tc0690State,
+    Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, SxromState, TamS1State, Tc0190State, Tc0690State,
     TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State,
     Vrc7State, VrcState,
 };

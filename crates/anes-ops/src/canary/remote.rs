@@ -413,7 +413,9 @@ pub fn spawn_loaded(
             command: "load",
             message: match loaded {
                 Some(got) => format!("asked for a {asked} console, it loaded a {got} one"),
-                None => format!("asked for a {asked} console, it does not say a region (a build older than regions)"),
+                None => format!(
+                    "asked for a {asked} console, it does not say a region (a build older than regions)"
+                ),
             },
         });
     }

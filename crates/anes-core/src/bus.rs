@@ -260,7 +260,7 @@ impl M2Replay {
         let end = limit.min(self.last_edge_at + 1);
         if self.next_edge_at < end {
             let edges = (end - self.next_edge_at).div_ceil(cycle);
-            cart.cpu_cycles(edges);
+            cart.replay_m2_edges(edges);
             self.next_edge_at += edges * cycle;
         }
     }

@@ -805,24 +805,23 @@ impl Board {
         }
     }
 
-    /// The board's /IRQ output.
-    #[inline]
-    pub fn irq_line(&self) -> bool {
+    /// The board's /IRQ output (true = asserted); `None` for the boards that have none.
+    pub fn irq_output(&self) -> Option<bool> {
         match self {
-            Board::Txrom(m) => m.irq_line(),
-            Board::Vrc(m) => m.irq_line(),
-            Board::Vrc6(m) => m.irq_line(),
-            Board::Vrc3(m) => m.irq_line(),
-            Board::Vrc7(m) => m.irq_line(),
-            Board::Fme7(m) => m.irq_line(),
-            Board::Sunsoft3(m) => m.irq_line(),
-            Board::Mmc5(m) => m.irq_line(),
-            Board::Ss88006(m) => m.irq_line(),
-            Board::H3001(m) => m.irq_line(),
-            Board::Tc0690(m) => m.irq_line(),
-            Board::Namco163(m) => m.irq_line(),
-            Board::BandaiFcg(m) => m.irq_line(),
-            _ => false,
+            Board::Txrom(m) => Some(m.irq_line()),
+            Board::Vrc(m) => Some(m.irq_line()),
+            Board::Vrc6(m) => Some(m.irq_line()),
+            Board::Vrc3(m) => Some(m.irq_line()),
+            Board::Vrc7(m) => Some(m.irq_line()),
+            Board::Fme7(m) => Some(m.irq_line()),
+            Board::Sunsoft3(m) => Some(m.irq_line()),
+            Board::Mmc5(m) => Some(m.irq_line()),
+            Board::Ss88006(m) => Some(m.irq_line()),
+            Board::H3001(m) => Some(m.irq_line()),
+            Board::Tc0690(m) => Some(m.irq_line()),
+            Board::Namco163(m) => Some(m.irq_line()),
+            Board::BandaiFcg(m) => Some(m.irq_line()),
+            _ => None,
         }
     }
 

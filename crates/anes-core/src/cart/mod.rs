@@ -207,6 +207,8 @@ pub struct Cartridge {
     irq_due: u64,
     /// Audio output is on and the board has a sound chip (`expansion_audio.rs`). Not state.
     plays_audio: bool,
+    /// The board has an /IRQ output at all ([`Board::irq_output`]): fixed by the board's kind.
+    has_irq_output: bool,
 }
 
 impl core::fmt::Debug for Cartridge {
@@ -327,6 +329,7 @@ impl Cartridge {
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
         let trainer = parsed.trainer.map(Box::from);
         let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
+        let board_has_irq = board.irq_output().is_some();
         let mut cart = Cartridge {
             info,
             prg_rom,
@@ -345,6 +348,7 @@ impl Cartridge {
             memory_digest: 0,
             irq_due: u64::MAX,
             plays_audio: false,
+            has_irq_output: board_has_irq,
         };
         cart.power_on();
         Ok(cart)
@@ -783,6 +787,19 @@ impl Cartridge {
         self.board.cpu_cycles(edges);
     }
 
+    /// [`Cartridge::cpu_cycles`] on the lazy schedule's M2 replay, which runs only for the boards
+    /// that count M2 edges and whose /IRQ the lazy schedule predicts (the MMC3 and the MMC5; see
+    /// [`Cartridge::needs_eager_ppu`]): two arms where the board dispatch has one for every board that
+    /// counts M2 (a third arm cost the MMC3 demo 0.4% more host instructions per frame).
+    #[inline(always)]
+    pub(crate) fn replay_m2_edges(&mut self, edges: u64) {
+        match &mut self.board {
+            Board::Txrom(m) => m.cpu_cycles(edges),
+            Board::Mmc5(m) => m.cpu_cycles(edges),
+            _ => debug_assert!(!self.board.counts_m2_edges() || self.board.needs_eager_ppu()),
+        }
+    }
+
     /// True when the board counts CPU cycles (M2 edges) against PPU A12, so the order of PPU dots and
     /// CPU cycles matters to it (the MMC3's A12 filter).
     pub fn counts_m2_edges(&self) -> bool {
@@ -801,10 +818,19 @@ impl Cartridge {
         self.board.a12_clocks_before_irq()
     }
 
-    /// The board's /IRQ output (true = asserted).
-    #[inline]
+    /// The board's /IRQ output (true = asserted). Read at every catch-up of the CPU's IRQ input: the
+    /// MMC3's is a field test inline; the other boards' go through the board's dispatch.
+    #[inline(always)]
     pub fn irq_line(&self) -> bool {
-        self.board.irq_line()
+        if let Board::Txrom(m) = &self.board {
+            return m.irq_line();
+        }
+        self.has_irq_output && self.irq_line_other()
+    }
+
+    #[inline(never)]
+    fn irq_line_other(&self) -> bool {
+        self.board.irq_output() == Some(true)
     }
 
     /// The console's reset button was pressed. None of the supported boards sees it: the cartridge

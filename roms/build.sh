@@ -35,6 +35,7 @@ vrc/vrc4d.s             common/vrc.cfg
 vrc/vrc2b.s             common/vrc.cfg
 vrc6/vrc6a.s            common/vrc.cfg
 vrc6/vrc6b.s            common/vrc.cfg
+vrc6/vrc6_ntrom.s       common/vrc.cfg
 vrc7/vrc7a.s            common/vrc.cfg
 vrc7/vrc7b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
@@ -45,6 +46,7 @@ sunsoft/m089_sunsoft2.s common/flat.cfg
 sunsoft/m093_sunsoft2_3r.s common/flat.cfg
 sunsoft/m184_sunsoft1.s common/flat.cfg
 namco/m019_namco163.s   common/flat.cfg
+namco/m019_namco163_ntrom.s common/flat.cfg
 namco/m210_namco175.s   common/flat.cfg
 namco/m210_namco340.s   common/flat.cfg
 discrete/m013_cprom.s   common/flat.cfg

@@ -41,6 +41,7 @@ vrc7/vrc7b.s            common/vrc.cfg
 vrc1/m075_vrc1.s        common/flat.cfg
 vrc3/m073_vrc3.s        vrc3/vrc3.cfg
 sunsoft/m067_sunsoft3.s common/vrc.cfg
+sunsoft/m068_sunsoft4.s common/vrc.cfg
 sunsoft/m069_fme7.s     common/vrc.cfg
 sunsoft/m089_sunsoft2.s common/flat.cfg
 sunsoft/m093_sunsoft2_3r.s common/flat.cfg

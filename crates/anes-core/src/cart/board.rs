@@ -31,6 +31,7 @@ use super::m048_taito_tc0690::Tc0690;
 use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m067_sunsoft3::Sunsoft3;
+use super::m068_sunsoft4::Sunsoft4;
 use super::m069_fme7::Fme7;
 use super::m070_bandai::Bandai70;
 use super::m071_camerica::Camerica;
@@ -443,6 +444,8 @@ pub(super) enum Board {
     Sunsoft1(Sunsoft1),
     /// Mapper 67 (Sunsoft-3).
     Sunsoft3(Sunsoft3),
+    /// Mapper 68 (Sunsoft-4).
+    Sunsoft4(Sunsoft4),
     /// Mapper 19 (Namco 129/163).
     Namco163(Namco163),
     /// Mapper 210 (Namco 175/340).
@@ -516,6 +519,7 @@ macro_rules! each_board {
             Board::Sunsoft2_3r($m) => $body,
             Board::Sunsoft1($m) => $body,
             Board::Sunsoft3($m) => $body,
+            Board::Sunsoft4($m) => $body,
             Board::Namco163($m) => $body,
             Board::Namco175($m) => $body,
             Board::BandaiFcg($m) => $body,
@@ -583,6 +587,7 @@ impl Board {
             93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
             184 => Board::Sunsoft1(Sunsoft1::new(config)),
             67 => Board::Sunsoft3(Sunsoft3::new(config)),
+            68 => Board::Sunsoft4(Sunsoft4::new(config)),
             19 => Board::Namco163(Namco163::new(config)),
             210 => Board::Namco175(Namco175::new(config)),
             16 | 153 | 159 => Board::BandaiFcg(BandaiFcg::new(config)),
@@ -657,6 +662,7 @@ impl Board {
             Board::Sunsoft2_3r(m) => m.write_register(value),
             Board::Sunsoft1(_) => false,
             Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Sunsoft4(m) => m.write_register(addr, value),
             Board::Namco163(m) => m.write_register(addr, value, cpu_cycle),
             Board::Namco175(m) => m.write_register(addr, value),
             Board::BandaiFcg(m) => m.write_register(addr, value, cpu_cycle),

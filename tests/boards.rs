@@ -487,6 +487,29 @@ fn the_vrc6a_program_fails_on_a_vrc6b() {
     );
 }
 
+/// The checks of `roms/vrc6/vrc6_ntrom.s`, in its order.
+const VRC6_NTROM_CHECKS: [&str; 4] = [
+    "$B003 N set, P clear: nametables are the CHR ROM banks of R6/R7 (R4-R7 in mode 1), as dumped",
+    "$B003 N and P set: bit 0 from PPU A11, PPU A10, 1, 0 ($33, $37, $3B, $3F), as dumped",
+    "writes to ROM nametables go nowhere; CIRAM keeps its bytes",
+    "$B003 N clear, P set: CIRAM pages from the same bits ($23, $27, $2B, $2F)",
+];
+
+#[test]
+fn the_vrc6_rom_nametable_modes_pass_their_checks_and_fail_on_a_vrc6b() {
+    let rom = vrc6_rom("vrc6_ntrom");
+    let mut nes = boot(&rom);
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &VRC6_NTROM_CHECKS);
+    assert!(failed.is_empty(), "checks failed:{}", describe_checks(&failed, &VRC6_NTROM_CHECKS));
+    // On a VRC6b, $E001 and $E002 trade places: R6 holds R5's value, so every ROM nametable check
+    // fails; the CIRAM pages of check 3 come from PPU lines and constants there, not R6.
+    let mut nes = boot(&with_mapper(&rom, 26, 0));
+    run_checks(&mut nes);
+    let failed: Vec<usize> = failed_checks(&nes, &VRC6_NTROM_CHECKS).iter().map(|f| f.0).collect();
+    assert_eq!(failed, [0, 1, 2]);
+}
+
 /// Runs `frames` frames of `nes` and returns the audio output drained meanwhile.
 fn record_audio(nes: &mut Nes, frames: usize) -> Vec<f32> {
     let mut samples = Vec::new();

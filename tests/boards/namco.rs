@@ -23,6 +23,14 @@ const N163_CHECKS: [&str; 11] = [
     "PRG RAM write protection by $F800",
 ];
 
+/// The checks of `roms/namco/m019_namco163_ntrom.s`, in its order.
+const N163_NTROM_CHECKS: [&str; 4] = [
+    "$C000-$D800 below $E0 select CHR ROM banks",
+    "writes to a ROM nametable go nowhere; nametable RAM keeps its byte",
+    "ROM and RAM nametables side by side",
+    "$E800 bits 6-7 leave the nametable registers alone",
+];
+
 fn namco_rom(name: &str) -> Vec<u8> {
     let path = repo_root().join(format!("roms/namco/{name}.nes"));
     std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
@@ -229,4 +237,16 @@ fn the_namco_163_sound_run_every_cycle_equals_the_lazy_sound() {
         assert_eq!(record, lazy.run_frame(FrameInput::default()), "frame {frame}");
     }
     assert_eq!(lazy.peek(STATUS), 0, "all checks passed");
+}
+
+#[test]
+fn the_namco_163_rom_nametables_pass_their_checks_and_fail_on_a_namco_340() {
+    let rom = namco_rom("m019_namco163_ntrom");
+    let mut nes = boot(&rom);
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &N163_NTROM_CHECKS);
+    assert!(failed.is_empty(), "checks failed:{}", describe_checks(&failed, &N163_NTROM_CHECKS));
+    // The 340 has no nametable registers: its CIRAM, mirrored vertically by the $E000 write, takes
+    // every nametable access.
+    assert_eq!(failures(&with_mapper(&rom, 210, 2), &N163_NTROM_CHECKS), [0, 1, 2, 3]);
 }

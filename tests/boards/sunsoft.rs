@@ -202,11 +202,58 @@ fn the_sunsoft3_rom_runs_the_same_lazy_and_eager_and_restores_mid_frame() {
     assert_restore_mid_frame_continues(&rom, &[FrameInput::default(); 6], 2, 3000);
 }
 
+/// The checks of `roms/sunsoft/m068_sunsoft4.s`, in its order.
+const SUNSOFT4_CHECKS: [&str; 7] = [
+    "$F000 selects the 16 KiB bank at $8000; $C000 holds the last",
+    "$8000-$B000 select the 2 KiB CHR banks",
+    "$E000 bit 4 clear: CIRAM vertical, horizontal, single-screen 0 and 1",
+    "$E000 bit 4 set: $C000/$D000 select CHR ROM banks $80-$FF for pages 0/1, vertical",
+    "ROM nametables horizontal and single-screen",
+    "writes to ROM nametables go nowhere; CIRAM keeps its bytes",
+    "$F000 bit 4 enables PRG RAM (open bus and lost writes without)",
+];
+
+#[test]
+fn the_sunsoft4_rom_passes_its_checks_and_fails_on_the_sunsoft3s_rules() {
+    let rom = sunsoft_rom("m068_sunsoft4");
+    assert_eq!(Cartridge::from_ines(&rom).expect("loads").info().mapper, 68);
+    let mut nes = boot(&rom);
+    run_checks(&mut nes);
+    let failed = failed_checks(&nes, &SUNSOFT4_CHECKS);
+    assert!(failed.is_empty(), "checks failed:{}", describe_checks(&failed, &SUNSOFT4_CHECKS));
+    // As a Sunsoft-3 (mapper 67: registers at $x800 only, PRG RAM always on, no ROM nametables):
+    // none of the writes at $x000 reaches a register, so every check fails.
+    let mut nes = boot(&super::with_mapper(&rom, 67, 0));
+    run_checks(&mut nes);
+    let failed: Vec<usize> = failed_checks(&nes, &SUNSOFT4_CHECKS).iter().map(|f| f.0).collect();
+    assert_eq!(failed, [0, 1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
+fn the_sunsoft4_rom_runs_the_same_lazy_and_eager_and_restores_mid_frame() {
+    // It ends rendering from ROM nametables: the pictures must agree too.
+    let rom = sunsoft_rom("m068_sunsoft4");
+    let mut lazy = Nes::new(Cartridge::from_ines(&rom).expect("loads"), NesConfig::default());
+    let mut eager = lazy.clone();
+    eager.set_ppu_catch_up(PpuCatchUp::Eager);
+    for frame in 0..10 {
+        assert_eq!(
+            lazy.run_frame(FrameInput::default()),
+            eager.run_frame(FrameInput::default()),
+            "frame {frame}"
+        );
+        assert!(lazy.ppu().frame_buffer() == eager.ppu().frame_buffer(), "frame {frame}");
+    }
+    // Frame 7 renders through the ROM nametables the registers select.
+    assert_restore_mid_frame_continues(&rom, &[FrameInput::default(); 10], 7, 3000);
+}
+
 #[test]
 fn every_byte_of_the_small_sunsoft_states_feeds_the_hash() {
     // (ROM, state length, where its reserved bytes start.)
     for (name, len, reserved) in [
         ("m067_sunsoft3", 12, 11),
+        ("m068_sunsoft4", 8, 8),
         ("m089_sunsoft2", 1, 1),
         ("m093_sunsoft2_3r", 1, 1),
         ("m184_sunsoft1", 1, 1),

@@ -31,6 +31,7 @@ use super::m048_taito_tc0690::Tc0690;
 use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m067_sunsoft3::Sunsoft3;
+use super::m068_sunsoft4::Sunsoft4;
 use super::m069_fme7::Fme7;
 use super::m070_bandai::Bandai70;
 use super::m071_camerica::Camerica;
@@ -69,6 +70,12 @@ pub(super) const CHR_SLOT: usize = 0x400;
 pub(super) const PRG_RAM_WINDOW: usize = 0x200;
 /// Windows of $6000-$7FFF.
 pub(super) const PRG_RAM_WINDOWS: usize = PRG_SLOT / PRG_RAM_WINDOW;
+/// The nametable page ([`MemoryMap::nametables`]) that shows 1 KiB of CHR: the bank in
+/// [`MemoryMap::nametable_chr`] (the Sunsoft-4's, VRC6's and Namco 163's ROM nametables).
+pub(super) const PAGE_CHR: u8 = 0xFF;
+/// [`MemoryMap::nametable_at`] offsets from here on are into the cartridge's `chr` (plus this);
+/// below it, into CIRAM.
+pub(super) const NAMETABLE_IN_CART: usize = 0x800;
 
 /// What a CPU read of one window of $6000-$7FFF returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,8 +132,17 @@ pub(super) struct MemoryMap {
     /// Offsets into CHR (ROM or RAM) for the eight 1 KiB windows of $0000-$1FFF.
     pub chr: [usize; 8],
     /// Nametable page for $2000, $2400, $2800, $2C00: 0-1 CIRAM, 2-3 the cartridge's extra VRAM (on
-    /// the MMC5 2 ExRAM, 3 the fill page, 4 a page of zeros).
+    /// the MMC5 2 ExRAM, 3 the fill page, 4 a page of zeros), [`PAGE_CHR`] CHR (see
+    /// [`MemoryMap::set_nametable_chr`]). Boards set these; the PPU paths read
+    /// [`MemoryMap::nametable_at`], derived from them.
     pub nametables: [u8; 4],
+    /// Offset in CHR of the 1 KiB bank a [`PAGE_CHR`] nametable shows.
+    pub nametable_chr: [usize; 4],
+    /// Where each nametable's 1 KiB starts: below [`NAMETABLE_IN_CART`] in CIRAM, else at this
+    /// less [`NAMETABLE_IN_CART`] in the cartridge's `chr`. Derived by
+    /// [`MemoryMap::resolve_nametables`] after every board update: one compare and one index per
+    /// nametable access, whichever memory it is.
+    pub nametable_at: [usize; 4],
     /// $6000-$7FFF in 512-byte windows. A window reads or writes RAM only when the board has some.
     pub prg_ram: [PrgRamWindow; PRG_RAM_WINDOWS],
     /// The board has bus conflicts: a register write is ANDed with the ROM byte at that address.
@@ -161,6 +177,8 @@ impl MemoryMap {
             prg_ram_writable: false,
             chr: [0; 8],
             nametables: [0; 4],
+            nametable_chr: [0; 4],
+            nametable_at: [0; 4],
             prg_ram: [PrgRamWindow { offset: 0, read: PrgRamRead::OpenBus, writable: false };
                 PRG_RAM_WINDOWS],
             bus_conflicts: false,
@@ -177,7 +195,28 @@ impl MemoryMap {
         map.set_chr_8k(0);
         map.set_mirroring(wired_mirroring);
         map.set_prg_ram(0, true, true);
+        map.resolve_nametables();
         map
+    }
+
+    /// Shows 1 KiB CHR bank `bank` (modulo the CHR size) at nametable `quadrant` (0-3: $2000 +
+    /// quadrant * $400). Writes there go nowhere on CHR ROM.
+    #[inline]
+    pub fn set_nametable_chr(&mut self, quadrant: usize, bank: usize) {
+        self.nametables[quadrant & 3] = PAGE_CHR;
+        self.nametable_chr[quadrant & 3] = (bank % self.chr_banks) * CHR_SLOT;
+    }
+
+    /// Recomputes [`MemoryMap::nametable_at`] from the pages the board chose.
+    pub fn resolve_nametables(&mut self) {
+        let extra_vram = NAMETABLE_IN_CART + self.chr_banks * CHR_SLOT;
+        for (quadrant, &page) in self.nametables.iter().enumerate() {
+            self.nametable_at[quadrant] = match page {
+                PAGE_CHR => NAMETABLE_IN_CART + self.nametable_chr[quadrant],
+                0 | 1 => usize::from(page) * CHR_SLOT,
+                _ => extra_vram + usize::from(page - 2) * CHR_SLOT,
+            };
+        }
     }
 
     /// Maps 8 KiB PRG bank `bank` (modulo the ROM size) at slot 0-3 ($8000 + slot * $2000).
@@ -405,6 +444,8 @@ pub(super) enum Board {
     Sunsoft1(Sunsoft1),
     /// Mapper 67 (Sunsoft-3).
     Sunsoft3(Sunsoft3),
+    /// Mapper 68 (Sunsoft-4).
+    Sunsoft4(Sunsoft4),
     /// Mapper 19 (Namco 129/163).
     Namco163(Namco163),
     /// Mapper 210 (Namco 175/340).
@@ -478,6 +519,7 @@ macro_rules! each_board {
             Board::Sunsoft2_3r($m) => $body,
             Board::Sunsoft1($m) => $body,
             Board::Sunsoft3($m) => $body,
+            Board::Sunsoft4($m) => $body,
             Board::Namco163($m) => $body,
             Board::Namco175($m) => $body,
             Board::BandaiFcg($m) => $body,
@@ -545,6 +587,7 @@ impl Board {
             93 => Board::Sunsoft2_3r(Sunsoft2_3r::new(config)),
             184 => Board::Sunsoft1(Sunsoft1::new(config)),
             67 => Board::Sunsoft3(Sunsoft3::new(config)),
+            68 => Board::Sunsoft4(Sunsoft4::new(config)),
             19 => Board::Namco163(Namco163::new(config)),
             210 => Board::Namco175(Namco175::new(config)),
             16 | 153 | 159 => Board::BandaiFcg(BandaiFcg::new(config)),
@@ -619,6 +662,7 @@ impl Board {
             Board::Sunsoft2_3r(m) => m.write_register(value),
             Board::Sunsoft1(_) => false,
             Board::Sunsoft3(m) => m.write_register(addr, value, cpu_cycle),
+            Board::Sunsoft4(m) => m.write_register(addr, value),
             Board::Namco163(m) => m.write_register(addr, value, cpu_cycle),
             Board::Namco175(m) => m.write_register(addr, value),
             Board::BandaiFcg(m) => m.write_register(addr, value, cpu_cycle),

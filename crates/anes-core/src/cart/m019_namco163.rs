@@ -11,7 +11,8 @@
 //! - $8000-$B800: the eight 1 KiB pattern table windows. A value of $E0 or more selects the console's
 //!   nametable RAM instead (page = bit 0), in $0000-$0FFF unless $E800 bit 6 is set, in
 //!   $1000-$1FFF unless bit 7 is;
-//! - $C000-$D800: the four nametables: $E0 or more selects nametable RAM page bit 0;
+//! - $C000-$D800: the four nametables: $E0 or more selects nametable RAM page bit 0, below $E0 the
+//!   1 KiB CHR ROM bank of that number (writes there go nowhere);
 //! - $E000: PRG bank at $8000 (6 bits), bit 6 set: sound off; $E800: PRG bank at $A000 and the two
 //!   bits above; $F000: PRG bank at $C000; $E000-$FFFF holds the last bank;
 //! - $F800: the internal RAM's address (bits 0-6, bit 7 auto-increment), and PRG RAM's write
@@ -21,9 +22,6 @@
 //! The nametable RAM a pattern window can select is why this board keeps the console's 2 KiB of
 //! nametable RAM itself (after CHR in the cartridge's PPU-side memory, where a four-screen board
 //! keeps its VRAM; the console's CIRAM goes unused): both kinds of window then index one memory.
-//!
-//! Not modelled: nametables from CHR ROM (a value below $E0 at $C000-$D800; no licensed game
-//! relies on it): the nametable RAM page of the value's bit 0 is used instead.
 //!
 //! NES 2.0 submappers 0, 3, 4 and 5 mix the sound at the level the wiki gives for their mixing
 //! resistor ([`ExpansionChip::Namco163`]); 1 and 2 have no sound output (the chip still runs: its
@@ -261,7 +259,11 @@ impl Namco163 {
             }
         }
         for (quadrant, &page) in s.nametable.iter().enumerate() {
-            map.nametables[quadrant] = 2 + (page & 1);
+            if page >= NAMETABLE_RAM {
+                map.nametables[quadrant] = 2 + (page & 1);
+            } else {
+                map.set_nametable_chr(quadrant, usize::from(page));
+            }
         }
         let writes = s.write_protect & 0xF0 == 0x40;
         for window in 0..PRG_RAM_WINDOWS {
@@ -350,5 +352,19 @@ mod tests {
         m.update_map(&mut map);
         assert_eq!(map.chr[0], 0xE1 * 0x400, "ROM at $0000-$0FFF");
         assert_eq!(map.chr[7], 0x40000, "$1000-$1FFF still RAM");
+    }
+
+    #[test]
+    fn nametable_values_below_e0_select_chr_rom() {
+        let mut map = MemoryMap::new(0x20000, 0x40000, 0x2000, Mirroring::Vertical);
+        let mut m = board();
+        for (addr, value) in [(0xC000, 0xE1), (0xC800, 0xDF), (0xD000, 0x00), (0xD800, 0xFE)] {
+            m.write_register(addr, value, 0);
+        }
+        m.update_map(&mut map);
+        map.resolve_nametables();
+        assert_eq!(map.nametables, [3, super::super::board::PAGE_CHR, super::super::board::PAGE_CHR, 2]);
+        let at = |bank: usize| super::super::board::NAMETABLE_IN_CART + bank * 0x400;
+        assert_eq!(map.nametable_at, [at(0x101), at(0xDF), at(0), at(0x100)], "RAM after the 256 KiB of CHR");
     }
 }

@@ -13,13 +13,13 @@
 //! Pattern tables by mode DD: 0: eight 1 KiB banks R0-R7; 1: four 2 KiB regions R0-R3; 2 and 3: 1 KiB
 //! banks R0-R3 at $0000-$0FFF and 2 KiB regions R4, R5 at $1000-$1FFF. In a 2 KiB region, with P set
 //! the bank's A10 is the PPU's (banks R & ~1 and R | 1), with P clear the register's (bank R twice).
-//! Nametables from CIRAM (N clear): with P set, $B003 & $2F of $20/$27 is vertical, $23/$24
-//! horizontal, $28/$2F single-screen page 0, $2B/$2C page 1 (the values the games write); otherwise
-//! CIRAM A10 is bit 0 of a CHR register, per quadrant: R6 R6 R7 R7 in modes 0, 6, 7 (of $B003 & 7),
-//! R4 R5 R6 R7 in modes 1 and 5, R6 R7 R6 R7 in modes 2, 3 and 4.
-//!
-//! Not modelled: nametables from CHR ROM (N set; no game uses it): the CIRAM pages are chosen as
-//! with N clear.
+//! Nametables: each quadrant takes a CHR register, by $B003 & 7: R6 R6 R7 R7 in modes 0, 6, 7,
+//! R4 R5 R6 R7 in modes 1 and 5, R6 R7 R6 R7 in modes 2, 3 and 4. With P set, the register's bit 0
+//! is replaced by $B003 & $0F: 0 or 7 PPU A10, 3 or 4 PPU A11, 8 or $F 0, $B or $C 1 (so $20/$27
+//! is vertical, $23/$24 horizontal, $28/$2F and $2B/$2C single-screen, the values the games
+//! write); otherwise it stays. N clear: that bit is CIRAM A10. N set: the nametable is the 1 KiB
+//! CHR ROM bank the (substituted) register selects; writes there go nowhere (nesdev "VRC6",
+//! confirmed by the register dumps on its talk page).
 
 use super::board::{BoardConfig, MemoryMap};
 use super::header::Mirroring;
@@ -48,6 +48,7 @@ const _: () = assert!(core::mem::size_of::<Vrc6State>() == 40);
 
 const PRG_RAM_ENABLE: u8 = 0x80;
 const CHR_A10_FROM_PPU: u8 = 0x20;
+const NAMETABLES_FROM_CHR: u8 = 0x10;
 
 /// VRC6a or VRC6b board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,21 +153,36 @@ impl Vrc6 {
                 region(map, 6, 5);
             }
         }
-        match s.ppu_banking & 0x2F {
-            0x20 | 0x27 => map.set_mirroring(Mirroring::Vertical),
-            0x23 | 0x24 => map.set_mirroring(Mirroring::Horizontal),
-            0x28 | 0x2F => map.set_mirroring(Mirroring::SingleScreenA),
-            0x2B | 0x2C => map.set_mirroring(Mirroring::SingleScreenB),
-            banking => {
-                let quadrants = match banking & 7 {
-                    0 | 6 | 7 => [6, 6, 7, 7],
-                    1 | 5 => [4, 5, 6, 7],
-                    _ => [6, 7, 6, 7],
-                };
-                if map.wired_mirroring != Mirroring::FourScreen {
-                    map.nametables = quadrants.map(|n| s.chr[n] & 1);
-                }
+        let registers = match s.ppu_banking & 7 {
+            0 | 6 | 7 => [6, 6, 7, 7],
+            1 | 5 => [4, 5, 6, 7],
+            _ => [6, 7, 6, 7],
+        };
+        // Bit 0 of each quadrant's bank: a PPU address line or a constant where P says so.
+        let a10 = |quadrant: usize| -> Option<u8> {
+            if !a10_from_ppu {
+                return None;
             }
+            match s.ppu_banking & 0x0F {
+                0 | 7 => Some(quadrant as u8 & 1),
+                3 | 4 => Some(quadrant as u8 >> 1),
+                8 | 0xF => Some(0),
+                0xB | 0xC => Some(1),
+                _ => None,
+            }
+        };
+        let banks: [u8; 4] = core::array::from_fn(|quadrant| {
+            let register = s.chr[registers[quadrant]];
+            a10(quadrant).map_or(register, |bit| (register & !1) | bit)
+        });
+        if s.ppu_banking & NAMETABLES_FROM_CHR != 0 {
+            for (quadrant, &bank) in banks.iter().enumerate() {
+                map.set_nametable_chr(quadrant, usize::from(bank));
+            }
+        } else if map.wired_mirroring == Mirroring::FourScreen {
+            map.set_mirroring(Mirroring::FourScreen);
+        } else {
+            map.nametables = banks.map(|bank| bank & 1);
         }
         let ram = s.ppu_banking & PRG_RAM_ENABLE != 0;
         map.set_prg_ram(0, ram, ram);
@@ -241,6 +257,51 @@ mod tests {
         // CIRAM A10 from the registers' bit 0: R6 R6 R7 R7 in mode 0.
         vrc6.write_register(0xE002, 0x20, 3);
         vrc6.write_register(0xB003, 0x00, 4);
+        vrc6.update_map(&mut map);
+        assert_eq!(map.nametables, [0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn n_set_shows_chr_rom_banks_as_on_the_talk_pages_register_dumps() {
+        // nesdev "Talk:VRC6": R0-R7 = $81 $88 $90 $99 $A0 $A9 $B1 $B8, the banks read at
+        // $2000/$2400/$2800/$2C00 with $B003 = $10-$14 (P clear: the whole register).
+        let mut vrc6 = board(24);
+        let mut map = map();
+        let registers = [0x81, 0x88, 0x90, 0x99, 0xA0, 0xA9, 0xB1, 0xB8];
+        for (n, addr) in
+            [0xD000, 0xD001, 0xD002, 0xD003, 0xE000, 0xE001, 0xE002, 0xE003].into_iter().enumerate()
+        {
+            vrc6.write_register(addr, registers[n], 1);
+        }
+        let shown = |vrc6: &Vrc6, map: &mut MemoryMap| {
+            vrc6.update_map(map);
+            assert_eq!(map.nametables, [super::super::board::PAGE_CHR; 4]);
+            map.nametable_chr.map(|offset| offset / 0x400)
+        };
+        for (b003, banks) in [
+            (0x10, [0xB1, 0xB1, 0xB8, 0xB8]),
+            (0x11, [0xA0, 0xA9, 0xB1, 0xB8]),
+            (0x12, [0xB1, 0xB8, 0xB1, 0xB8]),
+            (0x14, [0xB1, 0xB8, 0xB1, 0xB8]),
+        ] {
+            vrc6.write_register(0xB003, b003, 2);
+            assert_eq!(shown(&vrc6, &mut map), banks, "$B003 = {b003:#04X}");
+        }
+        // P set, R6 = $71, R7 = $78 (nesdev "User talk:Natt/VRC6 Musings", the dumps for $23, $27,
+        // $2B, $2F): bit 0 from PPU A11, PPU A10, 1, 0.
+        vrc6.write_register(0xE002, 0x71, 3);
+        vrc6.write_register(0xE003, 0x78, 3);
+        for (b003, banks) in [
+            (0x33, [0x70, 0x78, 0x71, 0x79]),
+            (0x37, [0x70, 0x71, 0x78, 0x79]),
+            (0x3B, [0x71, 0x79, 0x71, 0x79]),
+            (0x3F, [0x70, 0x70, 0x78, 0x78]),
+        ] {
+            vrc6.write_register(0xB003, b003, 4);
+            assert_eq!(shown(&vrc6, &mut map), banks, "$B003 = {b003:#04X}");
+        }
+        // N clear again: CIRAM pages from the same bits.
+        vrc6.write_register(0xB003, 0x23, 5);
         vrc6.update_map(&mut map);
         assert_eq!(map.nametables, [0, 0, 1, 1]);
     }

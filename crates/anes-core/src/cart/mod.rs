@@ -50,6 +50,7 @@ mod m048_taito_tc0690;
 mod m065_irem_h3001;
 mod m066_gxrom;
 mod m067_sunsoft3;
+mod m068_sunsoft4;
 mod m069_fme7;
 mod m069_sunsoft5b_audio;
 mod m070_bandai;
@@ -86,7 +87,8 @@ mod m232_quattro;
 mod vrc_irq;
 
 use board::{
-    Board, BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow, PrgSlot,
+    Board, BoardConfig, CHR_SLOT, MemoryMap, NAMETABLE_IN_CART, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead,
+    PrgRamWindow, PrgSlot,
 };
 use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
 use m013_cprom::CPROM_CHR_RAM_LEN;
@@ -128,6 +130,7 @@ pub use m048_taito_tc0690::Tc0690State;
 pub use m065_irem_h3001::H3001State;
 pub use m066_gxrom::GxromState;
 pub use m067_sunsoft3::Sunsoft3State;
+pub use m068_sunsoft4::Sunsoft4State;
 pub use m069_fme7::Fme7State;
 pub use m069_sunsoft5b_audio::Sunsoft5bAudio;
 pub use m070_bandai::Bandai70State;
@@ -521,6 +524,7 @@ impl Cartridge {
     /// Recomputes the bank map from the board's registers, and what derives from it.
     fn remap(&mut self) {
         self.board.update_map(&mut self.map);
+        self.map.resolve_nametables();
         let pcm_reads = matches!(&self.board, Board::Mmc5(m) if m.pcm_reads());
         self.prg_plain = self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4] && !pcm_reads;
         if let Board::Mmc5(m) = &self.board {
@@ -675,12 +679,12 @@ impl Cartridge {
         if addr < 0x2000 {
             self.chr[self.map.chr[addr >> 10] + (addr & 0x3FF)]
         } else {
-            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
+            let at = self.map.nametable_at[(addr >> 10) & 3];
             let offset = addr & 0x3FF;
-            if page < 2 {
-                ciram[page * 0x400 + offset]
+            if at < NAMETABLE_IN_CART {
+                ciram[(at + offset) & 0x7FF]
             } else {
-                self.chr[self.chr_len + (page - 2) * 0x400 + offset]
+                self.chr[at - NAMETABLE_IN_CART + offset]
             }
         }
     }
@@ -694,18 +698,19 @@ impl Cartridge {
         (window[usize::from(first & 0x3FF)], window[usize::from(second & 0x3FF)])
     }
 
-    /// The 1 KiB of CHR, CIRAM or four-screen VRAM that PPU address `addr` falls in.
+    /// The 1 KiB of CHR, CIRAM or the cartridge's extra VRAM that PPU address `addr` falls in (a
+    /// nametable may be CHR too: `MemoryMap::nametable_at`).
     #[inline(always)]
     fn ppu_window<'a>(&'a self, addr: u16, ciram: &'a [u8; 0x800]) -> &'a [u8; 0x400] {
         let addr = usize::from(addr & 0x3FFF);
         let window = if addr < 0x2000 {
             self.chr[self.map.chr[addr >> 10]..].first_chunk()
         } else {
-            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
-            if page < 2 {
-                ciram[page * 0x400..].first_chunk()
+            let at = self.map.nametable_at[(addr >> 10) & 3];
+            if at < NAMETABLE_IN_CART {
+                ciram[at & 0x400..].first_chunk()
             } else {
-                self.chr[self.chr_len + (page - 2) * 0x400..].first_chunk()
+                self.chr[at - NAMETABLE_IN_CART..].first_chunk()
             }
         };
         window.expect("the bank map holds whole 1 KiB windows")
@@ -728,16 +733,16 @@ impl Cartridge {
                 }
             }
         } else {
-            let page = usize::from(self.map.nametables[(addr >> 10) & 3]);
+            let at = self.map.nametable_at[(addr >> 10) & 3];
             let offset = addr & 0x3FF;
-            if page < 2 {
-                let index = page * 0x400 + offset;
+            if at < NAMETABLE_IN_CART {
+                let index = (at + offset) & 0x7FF;
                 self.track(Section::Vram, index, ciram[index], value);
                 ciram[index] = value;
             } else {
-                let index = self.chr_len + (page - 2) * 0x400 + offset;
-                if index >= self.chr_end {
-                    // The MMC5's fill page and page of zeros take no writes.
+                let index = at - NAMETABLE_IN_CART + offset;
+                if index < self.chr_ram_start || index >= self.chr_end {
+                    // CHR ROM, and the MMC5's fill page and page of zeros, take no writes.
                     return;
                 }
                 self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);

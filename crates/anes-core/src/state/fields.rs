@@ -13,9 +13,9 @@ use crate::cart::{
     CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,
     Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State, Mapper87State, Mmc5State,
     Namco108State, Namco163State, Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State,
-    Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, SxromState, TamS1State, Tc0190State, Tc0690State,
-    TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    Vrc7State, VrcState,
+    Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, Sunsoft4State, SxromState, TamS1State, Tc0190State,
+    Tc0690State, TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State,
+    Vrc6State, Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -69,6 +69,7 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         73 => Vrc3State::FIELDS,
         69 => Fme7State::FIELDS,
         67 => Sunsoft3State::FIELDS,
+        68 => Sunsoft4State::FIELDS,
         89 => Sunsoft2State::FIELDS,
         93 => Sunsoft2_3rState::FIELDS,
         184 => Sunsoft1State::FIELDS,
@@ -288,6 +289,7 @@ mod tests {
             (73, size_of::<Vrc3State>()),
             (69, size_of::<Fme7State>()),
             (67, size_of::<Sunsoft3State>()),
+            (68, size_of::<Sunsoft4State>()),
             (89, size_of::<Sunsoft2State>()),
             (93, size_of::<Sunsoft2_3rState>()),
             (184, size_of::<Sunsoft1State>()),

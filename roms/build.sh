@@ -87,6 +87,8 @@ asic/m018_ss88006.s     mmc3fam/image.cfg
 asic/m065_h3001.s       mmc3fam/image.cfg
 asic/m033_tc0190.s      mmc3fam/image.cfg
 asic/m048_tc0690.s      mmc3fam/image.cfg
+tengen/m064_rambo1.s    mmc3fam/image.cfg
+event/m105_nes_event.s  common/flat.cfg
 bandai/m016_lz93d50.s   bandai/bandai.cfg
 bandai/m159_lz93d50.s   bandai/bandai.cfg
 bandai/m016_fcg.s       bandai/bandai.cfg

@@ -21,6 +21,12 @@ mod sunsoft;
 #[path = "boards/bandai.rs"]
 mod bandai;
 
+#[path = "boards/tengen.rs"]
+mod tengen;
+
+#[path = "boards/event.rs"]
+mod event;
+
 use std::path::PathBuf;
 
 use anes::core::movie::FrameInput;

@@ -28,6 +28,7 @@ use super::m032_irem_g101::G101;
 use super::m033_taito_tc0190::Tc0190;
 use super::m034_bnrom_nina001::Mapper34;
 use super::m048_taito_tc0690::Tc0690;
+use super::m064_rambo1::Rambo1;
 use super::m065_irem_h3001::H3001;
 use super::m066_gxrom::Gxrom;
 use super::m067_sunsoft3::Sunsoft3;
@@ -50,6 +51,7 @@ use super::m093_sunsoft2_3r::Sunsoft2_3r;
 use super::m094_un1rom::Un1rom;
 use super::m095_namcot3425::Namcot3425;
 use super::m097_irem_tam_s1::TamS1;
+use super::m105_nes_event::NesEvent;
 use super::m111_gtrom::Gtrom;
 use super::m140_jaleco_jf11::Jf11;
 use super::m152_bandai::Bandai152;
@@ -472,6 +474,10 @@ pub(super) enum Board {
     Unrom512(Unrom512),
     /// Mapper 28 (Action 53).
     Action53(Action53),
+    /// Mapper 64 (Tengen RAMBO-1).
+    Rambo1(Rambo1),
+    /// Mapper 105 (NES-EVENT).
+    NesEvent(NesEvent),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -533,6 +539,8 @@ macro_rules! each_board {
             Board::Jf19($m) => $body,
             Board::Unrom512($m) => $body,
             Board::Action53($m) => $body,
+            Board::Rambo1($m) => $body,
+            Board::NesEvent($m) => $body,
         }
     };
 }
@@ -601,6 +609,8 @@ impl Board {
             92 => Board::Jf19(Jf19::new(config)),
             30 => Board::Unrom512(Unrom512::new(config)),
             28 => Board::Action53(Action53::new(config)),
+            64 => Board::Rambo1(Rambo1::new(config)),
+            105 => Board::NesEvent(NesEvent::new(config)),
             _ => return None,
         })
     }
@@ -675,6 +685,8 @@ impl Board {
             Board::Jf19(m) => m.write_register(value),
             Board::Unrom512(m) => m.write_register(addr, value),
             Board::Action53(m) => m.write_register(value),
+            Board::Rambo1(m) => m.write_register(addr, value),
+            Board::NesEvent(m) => m.write_register(addr, value, cpu_cycle),
         }
     }
 
@@ -717,6 +729,7 @@ impl Board {
             Board::Sunsoft3(m) => m.catch_up(cpu_cycle),
             Board::Namco163(m) => m.catch_up(cpu_cycle),
             Board::BandaiFcg(m) => m.catch_up(cpu_cycle),
+            Board::NesEvent(m) => m.catch_up(cpu_cycle),
             _ => {}
         }
     }
@@ -735,6 +748,7 @@ impl Board {
             Board::Sunsoft3(m) => m.resync(cpu_cycle),
             Board::Namco163(m) => m.resync(cpu_cycle),
             Board::BandaiFcg(m) => m.resync(cpu_cycle),
+            Board::NesEvent(m) => m.resync(cpu_cycle),
             _ => {}
         }
     }
@@ -754,6 +768,7 @@ impl Board {
             Board::Sunsoft3(m) => m.irq_due_cycle(),
             Board::Namco163(m) => m.irq_due_cycle(),
             Board::BandaiFcg(m) => m.irq_due_cycle(),
+            Board::NesEvent(m) => m.irq_due_cycle(),
             _ => u64::MAX,
         }
     }
@@ -795,6 +810,10 @@ impl Board {
                 m.observe_ppu_address(addr);
                 false
             }
+            Board::Rambo1(m) => {
+                m.observe_ppu_address(addr);
+                false
+            }
             Board::Pxrom(m) if read => m.observe_ppu_read(addr),
             Board::Fxrom(m) if read => m.observe_ppu_read(addr),
             _ => false,
@@ -825,20 +844,22 @@ impl Board {
             Board::Txrom(m) => m.cpu_cycles(edges),
             Board::Mmc5(m) => m.cpu_cycles(edges),
             Board::Tc0690(m) => m.cpu_cycles(edges),
+            Board::Rambo1(m) => m.cpu_cycles(edges),
             _ => {}
         }
     }
 
     /// True when the board counts M2 edges against the PPU's accesses (the MMC3's A12 filter, the
-    /// MMC5's idle detection, the TC0690's filter and IRQ delay).
+    /// MMC5's idle detection, the TC0690's and RAMBO-1's filters and IRQ delays).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_) | Board::Mmc5(_) | Board::Tc0690(_))
+        matches!(self, Board::Txrom(_) | Board::Mmc5(_) | Board::Tc0690(_) | Board::Rambo1(_))
     }
 
     /// True when the lazy PPU schedule cannot predict the board's /IRQ, so the console runs the eager
-    /// one: the TC0690's IRQ rises M2 edges after the A12 clock that the prediction covers.
+    /// one: the TC0690's and RAMBO-1's IRQs rise M2 edges after the A12 clock that the prediction
+    /// covers.
     pub fn needs_eager_ppu(&self) -> bool {
-        matches!(self, Board::Tc0690(_))
+        matches!(self, Board::Tc0690(_) | Board::Rambo1(_))
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
@@ -865,6 +886,8 @@ impl Board {
             Board::Tc0690(m) => Some(m.irq_line()),
             Board::Namco163(m) => Some(m.irq_line()),
             Board::BandaiFcg(m) => Some(m.irq_line()),
+            Board::Rambo1(m) => Some(m.irq_line()),
+            Board::NesEvent(m) => Some(m.irq_line()),
             _ => None,
         }
     }

@@ -52,6 +52,16 @@ impl Sxrom {
         Sxrom { state: SxromState { control: 0x0C, ..SxromState::default() } }
     }
 
+    /// An MMC1 with registers `state` (a board keeping them inside its own state: NES-EVENT).
+    pub(super) fn from_state(state: SxromState) -> Self {
+        Sxrom { state }
+    }
+
+    /// The registers.
+    pub(super) fn state(&self) -> &SxromState {
+        &self.state
+    }
+
     /// A write to $8000-$FFFF on CPU cycle `cpu_cycle`.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {

@@ -9,13 +9,13 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    Action53State, AxromState, Bandai70State, Bandai152State, BandaiFcgState, CamericaState, Cnrom185State,
+    Action53State, AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State,
     CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,
     Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State, Mapper87State, Mmc5State,
-    Namco108State, Namco163State, Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State,
-    Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, Sunsoft4State, SxromState, TamS1State, Tc0190State,
-    Tc0690State, TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State,
-    Vrc6State, Vrc7State, VrcState,
+    Namco108State, Namco163State, Namco175State, NesEventState, Nina03State, QuattroState, Rambo1State,
+    Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, Sunsoft4State, SxromState,
+    TamS1State, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, Unrom512State, UxromState,
+    Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -91,6 +91,8 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         92 => Jf19State::FIELDS,
         30 => Unrom512State::FIELDS,
         28 => Action53State::FIELDS,
+        64 => Rambo1State::FIELDS,
+        105 => NesEventState::FIELDS,
         _ => return None,
     })
 }
@@ -317,6 +319,8 @@ mod tests {
             (92, size_of::<Jf19State>()),
             (30, size_of::<Unrom512State>()),
             (28, size_of::<Action53State>()),
+            (64, size_of::<Rambo1State>()),
+            (105, size_of::<NesEventState>()),
         ] {
             assert_covers("mapper", mapper_layout(mapper).unwrap(), size);
         }

@@ -8,6 +8,8 @@
 mod asic;
 #[path = "boards/discrete2.rs"]
 mod discrete2;
+#[path = "boards/flash.rs"]
+mod flash;
 mod support;
 #[path = "boards/vrc7.rs"]
 mod vrc7;
@@ -89,7 +91,7 @@ const MMC3_FAMILY_ROMS: [(&str, usize); 10] = [
     ("m076_namcot3446", 4),
     ("m088_namcot3443", 4),
     ("m095_namcot3425", 5),
-    ("m111_gtrom", 5),
+    ("m111_gtrom", 9),
     ("m118_txsrom", 6),
     ("m119_tqrom", 6),
     ("m154_namcot3453", 5),
@@ -420,7 +422,7 @@ fn every_byte_of_the_new_boards_states_feeds_the_hash() {
         ("m155_mmc1a", 16, 6),   // SxromState (155)
         ("m206_dxrom", 16, 10),  // Namco108State (206, 76, 88, 95, 154)
         ("m154_namcot3453", 16, 10),
-        ("m111_gtrom", 1, 1), // GtromState (111)
+        ("m111_gtrom", 3, 3), // GtromState (111): the register and the flash's command state
     ];
     for (name, len, reserved) in layouts {
         let mut nes = boot(&mmc3_family_rom(name));

@@ -80,6 +80,7 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
         ("m092_jf19", 3, 3),
         ("m097_tam_s1", 1, 1),
         ("m030_unrom512", 1, 1),
+        ("m030_unrom512_flash", 3, 3), // the register and the flash's command state
         ("m028_action53", 5, 5),
     ];
     for (name, len, reserved) in layouts {
@@ -107,18 +108,19 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
 
 #[test]
 fn the_unrom_512_roms_pass_their_checks_and_fail_on_each_others_wiring() {
-    for name in ["m030_unrom512", "m030_unrom512_flash"] {
-        let failed = discrete_failures(name, &discrete_rom(name), 5);
+    for (name, checks) in [("m030_unrom512", 5), ("m030_unrom512_flash", 9)] {
+        let failed = discrete_failures(name, &discrete_rom(name), checks);
         assert!(failed.is_empty(), "{name}: checks {failed:?} failed (see the ROM's source)");
     }
     // The one-screen, bus-conflict board's program on submapper 1 (no bus conflicts): check 2.
     let failed = discrete_failures("30.2 as 30.1", &with_mapper(&discrete_rom("m030_unrom512"), 30, 1), 5);
     assert_eq!(failed, [2]);
     // The self-flashable board's program with the battery bit cleared: the register answers at
-    // $8000-$BFFF again (check 4), and submapper 1 keeps it free of bus conflicts.
+    // $8000-$BFFF again (check 4), and submapper 1 keeps it free of bus conflicts; no flash to
+    // program (5-8, `flash.rs`).
     let mut no_battery = discrete_rom("m030_unrom512_flash");
     no_battery[6] &= !0x02;
-    assert_eq!(discrete_failures("30.1 without battery", &no_battery, 5), [4]);
+    assert_eq!(discrete_failures("30.1 without battery", &no_battery, 9), [4, 5, 6, 7, 8]);
     // Submapper 3 switches H/V by a register bit this board does not model: refused, not guessed.
     assert!(anes::core::Cartridge::from_ines(&with_mapper(&discrete_rom("m030_unrom512"), 30, 3)).is_err());
 }

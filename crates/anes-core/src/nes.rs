@@ -261,6 +261,7 @@ impl Nes {
         self.catch_up_ppu();
         self.apu.catch_up(self.bus.cpu_cycle);
         self.cart.catch_up(self.bus.cpu_cycle);
+        self.cart.refresh_flash_digest();
         // The chips moved: what fast cycles will sample.
         self.cache_interrupt_lines();
     }

@@ -330,8 +330,12 @@ fn declare_memory_map(game: &mut LoadedGame) {
 }
 
 /// The battery-backed cartridge RAM as seen at $6000 (its first 8 KiB), if the cartridge has one.
-/// (Volatile cartridge RAM is not declared: the core gives no mutable access to it.)
+/// (Volatile cartridge RAM is not declared: the core gives no mutable access to it. Nor is a flash
+/// board's battery memory, its PRG flash, which is not at $6000.)
 fn nes_prg_ram(nes: &mut anes_frontend::anes_core::Nes) -> Option<(*mut c_void, usize)> {
+    if nes.cartridge().has_flash() {
+        return None;
+    }
     nes.battery_ram_mut().map(|ram| (ram.as_mut_ptr().cast(), ram.len().min(0x2000)))
 }
 

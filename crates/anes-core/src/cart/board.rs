@@ -63,6 +63,7 @@ use super::m185_cnrom_protected::Cnrom185;
 use super::m206_namco108::Dxrom;
 use super::m210_namco175_340::Namco175;
 use super::m232_quattro::Quattro;
+use super::sst39sf_flash::FlashState;
 
 /// PRG ROM is mapped in 8 KiB slots.
 pub(super) const PRG_SLOT: usize = 0x2000;
@@ -107,6 +108,8 @@ pub(super) enum PrgSlot {
     Ram(usize),
     /// RAM selected on a board without any: nothing drives the bus.
     OpenBus,
+    /// The flash chip in software ID mode (`sst39sf_flash.rs`): reads return its IDs.
+    FlashId,
 }
 
 /// One 512-byte window of $6000-$7FFF.
@@ -620,6 +623,34 @@ impl Board {
     pub fn configure(&mut self, info: &RomInfo) {
         if let Board::Unrom512(m) = self {
             m.configure(info);
+        }
+    }
+
+    /// True when the board's PRG is a flash chip the game can write (UNROM 512's self-flashable
+    /// wiring, GTROM): its PRG ROM is then state.
+    pub fn has_flash(&self) -> bool {
+        match self {
+            Board::Unrom512(m) => m.has_flash(),
+            Board::Gtrom(_) => true,
+            _ => false,
+        }
+    }
+
+    /// True when a CPU write to `addr` ($8000-$FFFF) reaches the flash chip.
+    pub fn flash_port(&self, addr: u16) -> bool {
+        match self {
+            Board::Unrom512(m) => m.flash_port(addr),
+            Board::Gtrom(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The flash chip's command state, on the boards with one.
+    pub fn flash_mut(&mut self) -> Option<&mut FlashState> {
+        match self {
+            Board::Unrom512(m) if m.has_flash() => Some(m.flash_mut()),
+            Board::Gtrom(m) => Some(m.flash_mut()),
+            _ => None,
         }
     }
 

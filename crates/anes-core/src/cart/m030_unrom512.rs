@@ -7,28 +7,33 @@
 //!
 //! The register answers at $8000-$FFFF, except on the self-flashable board (the header's battery
 //! bit, where submapper 2 does not forbid it), where it answers at $C000-$FFFF only and writes to
-//! $8000-$BFFF go to the flash chip. Bus conflicts by submapper: 0 present unless the battery bit
-//! is set, 1 and 4 none, 2 present. Submapper 4's LED register drives no output.
+//! $8000-$BFFF go to the flash chip (`sst39sf_flash.rs`) at chip address bank × 16 KiB + A13-A0:
+//! its $5555 is $9555 with an odd bank, its $2AAA $AAAA with an even one. The flash is the battery
+//! save (`Cartridge::battery_ram`). Bus conflicts by submapper: 0 present unless the battery bit is
+//! set, 1 and 4 none, 2 present. Submapper 4's LED register drives no output.
 //!
-//! Not modelled (FIXME): the SST39SF040's self-programming (writes to the flash chip change
-//! nothing, the software-ID mode is not entered); submapper 3 (mapper-controlled horizontal or
-//! vertical arrangement) is refused by the parser.
+//! Not modelled (FIXME): submapper 3 (mapper-controlled horizontal or vertical arrangement) is
+//! refused by the parser.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::board::{BoardConfig, MemoryMap, PrgSlot};
 use super::header::{Mirroring, RomInfo};
+use super::sst39sf_flash::FlashState;
 
 /// UNROM 512's CHR RAM where an iNES 1.0 header cannot say (its boards carry 8, 16 or 32 KiB).
 pub(super) const UNROM512_CHR_RAM_LEN: usize = 0x8000;
 
 crate::layout::state_struct! {
-    /// UNROM 512 register.
+    /// UNROM 512 register and flash chip.
     pub struct Unrom512State {
         /// The last value written to the register (after any bus conflict).
         pub register: u8,
+        /// The flash chip's command state; not part of the state bytes of a board without a
+        /// writable flash (see `Unrom512::state_bytes`).
+        pub flash: FlashState,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<Unrom512State>() == 1);
+const _: () = assert!(core::mem::size_of::<Unrom512State>() == 3);
 
 /// How the board's nametables are wired (header byte 6 bits 3 and 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +88,27 @@ impl Unrom512 {
     /// recomputed.
     #[inline]
     pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
-        if self.flashable && addr < 0xC000 {
-            // The flash chip's command port (not modelled).
+        if self.flash_port(addr) {
+            // The flash chip's (`Cartridge` hands it these writes first).
             return false;
         }
         self.state.register = value;
         true
+    }
+
+    /// True when the board's PRG is a flash chip the game can write.
+    pub fn has_flash(&self) -> bool {
+        self.flashable
+    }
+
+    /// True when a CPU write to `addr` ($8000-$FFFF) reaches the flash chip.
+    pub fn flash_port(&self, addr: u16) -> bool {
+        self.flashable && addr < 0xC000
+    }
+
+    /// The flash chip's command state.
+    pub fn flash_mut(&mut self) -> &mut FlashState {
+        &mut self.state.flash
     }
 
     /// Points every window of `map` at the banks the register selects.
@@ -104,16 +124,23 @@ impl Unrom512 {
             Nametables::OneScreen => map.nametables = [r >> 7; 4],
         }
         map.bus_conflicts = self.bus_conflicts;
+        // In software ID mode every read of the chip returns its IDs.
+        map.prg_slots = [if self.state.flash.id_mode() { PrgSlot::FlashId } else { PrgSlot::Rom }; 4];
     }
 
-    /// The register state as bytes.
+    /// The register state as bytes: the register alone on a board without a writable flash (its
+    /// state as before the flash was modelled), the flash chip's command state too on the
+    /// self-flashable one.
     pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
+        let bytes = bytemuck::bytes_of(&self.state);
+        if self.flashable { bytes } else { &bytes[..1] }
     }
 
-    /// The register state as mutable bytes (snapshot restore).
+    /// The register state as mutable bytes (snapshot restore), as [`Unrom512::state_bytes`].
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
+        let flashable = self.flashable;
+        let bytes = bytemuck::bytes_of_mut(&mut self.state);
+        if flashable { bytes } else { &mut bytes[..1] }
     }
 }
 

@@ -5,11 +5,16 @@
 //! the cartridge's CHR RAM (the two pattern banks) followed by its nametable RAM (the two pages, 8 KiB
 //! each: pages 2-9 of `MemoryMap::nametables`, of which the four screens use the first 4 KiB).
 //!
+//! The PRG is a flash chip the game can program (`sst39sf_flash.rs`): every CPU write to $8000-$FFFF
+//! goes to it, at chip address bank × 32 KiB + A14-A0 (its $5555 is $D555, its $2AAA $AAAA, in any
+//! bank). The flash is the battery save (`Cartridge::battery_ram`), whatever the header's battery bit.
+//!
 //! Not modelled (FIXME): the upper 4 KiB of each nametable page ($3000-$3EFF, scratch RAM on the
 //! board) mirrors $2000-$2EFF here, as the PPU hands the cartridge nametable addresses modulo 4 KiB;
-//! a CPU read of the register's addresses latches open bus into it; the flash's self-programming.
+//! a CPU read of the register's addresses latches open bus into it.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::board::{BoardConfig, MemoryMap, PrgSlot};
+use super::sst39sf_flash::FlashState;
 
 /// The board's nametable RAM: two pages of 8 KiB.
 pub(super) const GTROM_NAMETABLE_RAM_LEN: usize = 0x4000;
@@ -17,14 +22,16 @@ pub(super) const GTROM_NAMETABLE_RAM_LEN: usize = 0x4000;
 pub(super) const GTROM_CHR_RAM_LEN: usize = 0x4000;
 
 crate::layout::state_struct! {
-    /// GTROM register.
+    /// GTROM register and flash chip.
     pub struct GtromState {
         /// The last value written at $5000-$5FFF or $7000-$7FFF.
         pub register: u8,
+        /// The flash chip's command state.
+        pub flash: FlashState,
     }
 }
 
-const _: () = assert!(core::mem::size_of::<GtromState>() == 1);
+const _: () = assert!(core::mem::size_of::<GtromState>() == 3);
 
 /// GTROM board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +54,11 @@ impl Gtrom {
         true
     }
 
+    /// The flash chip's command state.
+    pub fn flash_mut(&mut self) -> &mut FlashState {
+        &mut self.state.flash
+    }
+
     /// Points every window of `map` at the banks the register selects.
     pub fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
@@ -57,6 +69,8 @@ impl Gtrom {
         // No PRG RAM: the register answers at $7000-$7FFF, nothing at $6000-$6FFF.
         map.set_prg_ram(0, false, false);
         map.low_registers = true;
+        // In software ID mode every read of the chip returns its IDs.
+        map.prg_slots = [if self.state.flash.id_mode() { PrgSlot::FlashId } else { PrgSlot::Rom }; 4];
     }
 
     /// The register state as bytes.

@@ -86,6 +86,7 @@ mod m185_cnrom_protected;
 mod m206_namco108;
 mod m210_namco175_340;
 mod m232_quattro;
+mod sst39sf_flash;
 mod vrc_irq;
 
 use board::{
@@ -98,6 +99,7 @@ use m028_action53::ACTION53_CHR_RAM_LEN;
 use m030_unrom512::UNROM512_CHR_RAM_LEN;
 use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
+use sst39sf_flash::{FLASH_SECTOR, FlashOp, flash_id_byte};
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
@@ -161,6 +163,7 @@ pub use m185_cnrom_protected::Cnrom185State;
 pub use m206_namco108::Namco108State;
 pub use m210_namco175_340::Namco175State;
 pub use m232_quattro::QuattroState;
+pub use sst39sf_flash::FlashState;
 pub use vrc_irq::VrcIrq;
 
 /// Size of the cartridge VRAM of a four-screen board.
@@ -174,8 +177,19 @@ const TRAINER_ADDR: usize = 0x7000;
 #[derive(Clone)]
 pub struct Cartridge {
     info: RomInfo,
-    /// PRG ROM, repeated up to a whole number of 8 KiB banks.
+    /// PRG ROM, repeated up to a whole number of 8 KiB banks. On a board whose PRG is a flash chip
+    /// the game can write (`has_flash`), the chip's memory: state, the PRG RAM section.
     prg_rom: Box<[u8]>,
+    /// The PRG is a writable flash chip (UNROM 512's self-flashable wiring, GTROM; see
+    /// `sst39sf_flash.rs`). Derived from the board at load.
+    has_flash: bool,
+    /// On those boards, the PRG ROM image as loaded, for the machine's identity; empty elsewhere.
+    loaded_prg: Box<[u8]>,
+    /// blake3 of the flash, the PRG RAM section's digest, so that a frame's state hash need not hash
+    /// up to 512 KiB that rarely change (a whole 512 KiB flash cost a UNROM 512 frame 30% more
+    /// host instructions); `None` after a change until [`Cartridge::refresh_flash_digest`], and on
+    /// boards without a flash. Derived data, not state.
+    flash_digest: Option<[u8; 32]>,
     /// Everything on the PPU side of the board: CHR (ROM repeated up to a whole number of 1 KiB banks,
     /// or RAM), `chr_len` bytes, then the four-screen board's 2 KiB of VRAM (nametables 2 and 3), up
     /// to `chr_end` (on the MMC5, its 1 KiB of ExRAM instead); then, on a board that can disconnect
@@ -320,6 +334,7 @@ impl Cartridge {
         } else {
             chr
         };
+        let has_flash = board.has_flash();
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
         // The MMC6's own 1 KiB (the only size its header may declare) already holds $7000-$71FF.
         let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
@@ -333,13 +348,22 @@ impl Cartridge {
         if mmc5 && info.format != HeaderFormat::Nes20 {
             prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
         }
+        // The flash boards have no PRG RAM (nesdev "UNROM 512", "GTROM"); the PRG RAM section and
+        // the battery save are the flash, so a trainer has nowhere to go and is dropped.
+        if has_flash {
+            prg_ram_size = 0;
+        }
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
-        let trainer = parsed.trainer.map(Box::from);
+        let trainer = if has_flash { None } else { parsed.trainer.map(Box::from) };
+        let loaded_prg = if has_flash { prg_rom.clone() } else { Box::default() };
         let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
         let board_has_irq = board.irq_output().is_some();
         let mut cart = Cartridge {
             info,
             prg_rom,
+            has_flash,
+            loaded_prg,
+            flash_digest: None,
             chr,
             chr_len,
             chr_ram_start,
@@ -407,6 +431,10 @@ impl Cartridge {
             PrgSlot::Rom => self.game_genie.patch(addr, self.prg_rom_byte(addr)),
             PrgSlot::Ram(offset) => self.prg_ram[(offset + usize::from(addr & 0x1FFF)) % self.prg_ram.len()],
             PrgSlot::OpenBus => open_bus,
+            PrgSlot::FlashId => {
+                let chip_addr = self.map.prg[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
+                flash_id_byte(chip_addr, self.prg_rom.len())
+            }
         }
     }
 
@@ -460,6 +488,10 @@ impl Cartridge {
     pub fn cpu_write(&mut self, addr: u16, value: u8, cpu_cycle: u64) {
         match addr {
             0x8000..=0xFFFF => {
+                if self.has_flash && self.board.flash_port(addr) {
+                    self.write_flash(addr, value);
+                    return;
+                }
                 // Bus conflict: the ROM drives the data bus too, and 0 wins (nesdev "Bus conflict").
                 let value = if self.map.bus_conflicts { value & self.prg_rom_byte(addr) } else { value };
                 if !self.prg_plain {
@@ -511,6 +543,62 @@ impl Cartridge {
         }
         // The MMC5's sound may have been caught up and its due cycle moved.
         self.irq_due = self.due_cycle();
+    }
+
+    /// A write to the flash chip at $8000-$FFFF: its command state machine, then what the command
+    /// does to its memory (`sst39sf_flash.rs`), at once.
+    #[inline(never)]
+    fn write_flash(&mut self, addr: u16, value: u8) {
+        let chip_addr = self.map.prg[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
+        let Some(flash) = self.board.flash_mut() else { return };
+        let op = flash.write(chip_addr, value);
+        if matches!(op, FlashOp::Program(..) | FlashOp::EraseSector(_) | FlashOp::EraseChip) {
+            self.flash_digest = None;
+        }
+        match op {
+            FlashOp::None => {}
+            FlashOp::Program(at, data) => {
+                let old = self.prg_rom[at];
+                self.track(Section::PrgRam, at, old, old & data);
+                self.prg_rom[at] = old & data;
+            }
+            FlashOp::EraseSector(at) => {
+                let start = at & !(FLASH_SECTOR - 1);
+                self.erase_flash(start..start + FLASH_SECTOR);
+            }
+            FlashOp::EraseChip => self.erase_flash(0..self.prg_rom.len()),
+            FlashOp::IdMode => self.remap(),
+        }
+    }
+
+    /// Sets the flash bytes in `range` to $FF (erased).
+    fn erase_flash(&mut self, range: core::ops::Range<usize>) {
+        for at in range {
+            let old = self.prg_rom[at];
+            self.track(Section::PrgRam, at, old, 0xFF);
+            self.prg_rom[at] = 0xFF;
+        }
+    }
+
+    /// True when the board's PRG is a flash chip the game can write (UNROM 512 with the battery
+    /// bit, GTROM): [`Cartridge::prg_ram`] and [`Cartridge::battery_ram`] are then its memory.
+    pub fn has_flash(&self) -> bool {
+        self.has_flash
+    }
+
+    /// blake3 of the flash (the PRG RAM section) as of the last
+    /// [`Cartridge::refresh_flash_digest`], if nothing changed it since; `None` otherwise.
+    #[inline]
+    pub(crate) fn flash_digest(&self) -> Option<[u8; 32]> {
+        self.flash_digest
+    }
+
+    /// Computes the flash's digest where it changed (the console does at each return to its caller).
+    #[inline]
+    pub(crate) fn refresh_flash_digest(&mut self) {
+        if self.has_flash && self.flash_digest.is_none() {
+            self.flash_digest = Some(*blake3::hash(&self.prg_rom).as_bytes());
+        }
     }
 
     /// A write to $8000-$FFFF where a slot may hold RAM (the MMC5's).
@@ -848,9 +936,13 @@ impl Cartridge {
 
     /// The battery-backed part of PRG RAM, to save when the session ends; `None` without a battery.
     /// On the Bandai LZ93D50 boards with a serial EEPROM (mappers 16 and 159), the EEPROM's 256 or
-    /// 128 bytes instead.
+    /// 128 bytes instead; on the boards with a writable flash chip ([`Cartridge::has_flash`]), the
+    /// whole flash (the PRG as programmed; `sst39sf_flash.rs`).
     /// (NES 2.0 CHR-NVRAM, used by no supported board, is treated as plain CHR RAM.)
     pub fn battery_ram(&self) -> Option<&[u8]> {
+        if self.has_flash {
+            return Some(&self.prg_rom);
+        }
         if let Some(Board::Namco163(m)) = self.namco163_battery() {
             return Some(m.internal_ram());
         }
@@ -865,6 +957,10 @@ impl Cartridge {
 
     /// The battery-backed memory, writable (see [`Cartridge::battery_ram`]); `None` without a battery.
     pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
+        if self.has_flash {
+            self.flash_digest = None;
+            return Some(&mut self.prg_rom);
+        }
         if self.namco163_battery().is_some() {
             let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
             return Some(m.internal_ram_mut());
@@ -879,6 +975,17 @@ impl Cartridge {
     /// Restores a battery save. The size must match [`Cartridge::battery_ram`]'s exactly; on error the
     /// RAM is left untouched.
     pub fn load_battery_ram(&mut self, data: &[u8]) -> Result<(), BatteryRamError> {
+        if self.has_flash {
+            if data.len() != self.prg_rom.len() {
+                return Err(BatteryRamError::SizeMismatch {
+                    expected: self.prg_rom.len(),
+                    actual: data.len(),
+                });
+            }
+            self.prg_rom.copy_from_slice(data);
+            self.flash_digest = None;
+            return Ok(());
+        }
         if self.namco163_battery().is_some() {
             let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
             let ram = m.internal_ram_mut();
@@ -936,8 +1043,10 @@ impl Cartridge {
     }
 
     /// PRG RAM ($6000-$7FFF, all banks; battery-backed part first). Empty when the board has none.
+    /// On a board with a writable flash chip ([`Cartridge::has_flash`]), which has no PRG RAM, the
+    /// flash's memory: the PRG as the game has programmed it.
     pub fn prg_ram(&self) -> &[u8] {
-        &self.prg_ram
+        if self.has_flash { &self.prg_rom } else { &self.prg_ram }
     }
 
     /// The CPU address where PRG RAM's first byte appears (naming bytes in diffs): $6000, or $7000
@@ -949,9 +1058,14 @@ impl Cartridge {
         }
     }
 
-    /// PRG RAM, mutable (snapshot restore).
+    /// PRG RAM, mutable (snapshot restore); the flash on the flash boards, like [`Cartridge::prg_ram`].
     pub fn prg_ram_mut(&mut self) -> &mut [u8] {
-        &mut self.prg_ram
+        if self.has_flash {
+            self.flash_digest = None;
+            &mut self.prg_rom
+        } else {
+            &mut self.prg_ram
+        }
     }
 
     /// The board's PPU-side RAM: CHR RAM (none when the board has CHR ROM; TQROM's beside its ROM)
@@ -977,10 +1091,12 @@ impl Cartridge {
         &mut self.chr[self.chr_len..self.chr_end]
     }
 
-    /// The PRG ROM image as stored in the file.
+    /// The PRG ROM image as stored in the file (on a flash board, as loaded, whatever the game has
+    /// programmed since: see [`Cartridge::prg_ram`]).
     pub fn prg_rom(&self) -> &[u8] {
         // Padding only ever repeats the image after its end.
-        &self.prg_rom[..self.info.prg_rom_size]
+        let image = if self.has_flash { &self.loaded_prg } else { &self.prg_rom };
+        &image[..self.info.prg_rom_size]
     }
 
     /// The CHR ROM image as stored in the file (empty when the board has CHR RAM).

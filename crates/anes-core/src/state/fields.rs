@@ -194,6 +194,8 @@ impl Nes {
     /// returns the byte range of the whole field it belongs to.
     pub fn field_name(&self, section: Section, offset: usize, out: &mut String) -> Range<usize> {
         let base = match section {
+            // The flash boards' section is the flash: named by chip address.
+            Section::PrgRam if self.cart.has_flash() => 0,
             Section::PrgRam => usize::from(self.cart.prg_ram_cpu_address()),
             _ => memory_base(section),
         };

@@ -82,8 +82,14 @@ impl Nes {
 
     /// One blake3 digest per section, in canonical order, so a mismatch names its section at once.
     pub fn section_digests(&self) -> [(Section, StateHash); Section::ALL.len()] {
-        Section::ALL
-            .map(|section| (section, StateHash(*blake3::hash(self.section_bytes(section)).as_bytes())))
+        Section::ALL.map(|section| {
+            let digest = match (section, self.cart.flash_digest()) {
+                // A flash board's PRG RAM section is its flash, hashed when it changes.
+                (Section::PrgRam, Some(flash)) => flash,
+                _ => *blake3::hash(self.section_bytes(section)).as_bytes(),
+            };
+            (section, StateHash(digest))
+        })
     }
 
     /// Both at once: the state hash and the section digests it was computed from.

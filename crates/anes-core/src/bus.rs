@@ -264,6 +264,18 @@ impl M2Replay {
             self.next_edge_at += edges * cycle;
         }
     }
+
+    /// Counts the owed edges placed before master clock `limit` as delivered without delivering
+    /// them: for edges between reads of the MMC5 at most a CPU cycle apart, which the next read's
+    /// reset of its idle count would undo (see [`PpuBus::hear_reads`]).
+    #[inline(always)]
+    fn skip_before<R: RegionModel>(&mut self, limit: u64) {
+        let cycle = R::TIMING.master_per_cpu_cycle;
+        let end = limit.min(self.last_edge_at + 1);
+        if self.next_edge_at < end {
+            self.next_edge_at += (end - self.next_edge_at).div_ceil(cycle) * cycle;
+        }
+    }
 }
 
 impl<'a> PpuMemory<'a, false> {
@@ -330,6 +342,25 @@ impl<const REPLAY_M2: bool, R: RegionModel> PpuBus for PpuMemory<'_, REPLAY_M2, 
     #[inline(always)]
     fn a12_high(&self) -> bool {
         self.cart.a12_high()
+    }
+    #[inline(always)]
+    fn only_reads_observed(&self) -> bool {
+        self.cart.hears_only_read_addresses()
+    }
+    /// The first read hears the M2 edges owed before it; the edges between the reads (two dots
+    /// apart, so at most one in each gap) are skipped: each read clears what an edge counts, and
+    /// one edge cannot reach the MMC5's idle threshold (`IDLE_M2_EDGES`, three).
+    #[inline(always)]
+    fn hear_reads<const N: usize>(&mut self, addrs: [u16; N]) {
+        let dot = R::TIMING.master_per_dot;
+        if REPLAY_M2 {
+            self.m2.dot_at += dot;
+            self.m2.deliver_before::<R>(self.cart, self.m2.dot_at);
+            self.m2.dot_at += (2 * N as u64 - 2) * dot;
+            self.m2.skip_before::<R>(self.m2.dot_at);
+            self.m2.dot_at += dot;
+        }
+        self.cart.hear_ppu_reads(addrs);
     }
 }
 

@@ -857,6 +857,23 @@ impl Cartridge {
         self.map.watches_ppu
     }
 
+    /// True when the board sees of the PPU's accesses only the reads' addresses, and supplies none
+    /// of their data (the MMC5 without 8x16 sprites, extended attributes or split; see
+    /// [`PpuBus::only_reads_observed`](crate::ppu::PpuBus::only_reads_observed)).
+    #[inline(always)]
+    pub fn hears_only_read_addresses(&self) -> bool {
+        matches!(&self.board, Board::Mmc5(m) if m.supplies_no_data())
+    }
+
+    /// PPU reads of `addrs` whose data the board does not supply (see
+    /// [`Cartridge::hears_only_read_addresses`]).
+    #[inline(always)]
+    pub fn hear_ppu_reads<const N: usize>(&mut self, addrs: [u16; N]) {
+        if let Board::Mmc5(m) = &mut self.board {
+            m.hear_reads(addrs);
+        }
+    }
+
     /// True when the board sees of the PPU's accesses only the changes of A12, and counts M2 edges
     /// only against A12 (see
     /// [`PpuBus::only_a12_observed`](crate::ppu::PpuBus::only_a12_observed)).

@@ -88,6 +88,25 @@ pub trait PpuBus: PpuBusPeek {
     fn a12_high(&self) -> bool {
         false
     }
+    /// True when what sees the fetches sees only the reads' addresses and every read returns what a
+    /// [`PpuBusPeek::peek`] would (the MMC5 while it supplies no data itself): then a run of
+    /// fetches may be peeks, with the run's reads told in one [`PpuBus::hear_reads`].
+    #[inline(always)]
+    fn only_reads_observed(&self) -> bool {
+        false
+    }
+    /// With [`PpuBus::only_reads_observed`]: the next `2 * N` dots (the current one first) read
+    /// `addrs`, one on every second dot from the dot after the current one, and drive only
+    /// addresses in between; their data was peeked. Stands for those dots' accesses and
+    /// [`PpuBus::advance_dots`] calls.
+    #[inline(always)]
+    fn hear_reads<const N: usize>(&mut self, addrs: [u16; N]) {
+        for addr in addrs {
+            self.advance_dots(1);
+            self.read(addr);
+            self.advance_dots(1);
+        }
+    }
 }
 
 /// Dots per scanline.

@@ -4,7 +4,7 @@
 //! sprite slot of 257-320), with the fetch phase of each dot known in advance and PPUMASK and PPUCTRL
 //! constant (no CPU access falls inside a stretch).
 
-use super::background::{copy_horizontal, increment_y, nametable_address};
+use super::background::{attribute_address, copy_horizontal, increment_y, nametable_address};
 use super::{DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus};
 use crate::region::{RegionModel, with_region_model};
 
@@ -94,7 +94,7 @@ impl Ppu {
                 && scanline < 240
                 && dot == 337
                 && count >= 4
-                && (!bus.fetches_observed() || bus.only_a12_observed())
+                && (!bus.fetches_observed() || bus.only_a12_observed() || bus.only_reads_observed())
             {
                 self.run_line_tail_unobserved::<R>(bus);
                 count -= 4;
@@ -198,6 +198,13 @@ impl Ppu {
             drive_a12_runs(bus, nametable, self.background_pattern_address());
             return;
         }
+        if bus.only_reads_observed() {
+            let v = self.regs.v;
+            self.background_fetch_unobserved(bus);
+            let pattern = self.background_pattern_address();
+            bus.hear_reads([nametable_address(v), attribute_address(v), pattern, pattern | 8]);
+            return;
+        }
         self.tile_fetch_dot::<1>(bus);
         self.tile_fetch_dot::<2>(bus);
         self.tile_fetch_dot::<3>(bus);
@@ -228,19 +235,25 @@ impl Ppu {
             self.start_sprite_fetches(false);
         }
         let slot = usize::from((first - 257) >> 3);
-        if bus.only_a12_observed() {
+        if !bus.fetches_observed() {
+            self.sprite_fetch_unobserved(bus, slot);
+        } else if bus.only_a12_observed() {
             let nametable = nametable_address(self.regs.v);
             let pattern = self.sprite_pattern_address(slot * 4);
             self.sprite_fetch_unobserved(bus, slot);
             // Dots 1-4 fetch garbage nametable bytes, 5-8 the pattern planes.
             drive_a12_runs(bus, nametable, pattern);
-        } else if bus.fetches_observed() {
+        } else if bus.only_reads_observed() {
+            // Two garbage nametable reads, then the pattern planes.
+            let nametable = 0x2000 | (self.regs.v & 0x0FFF);
+            let pattern = self.sprite_pattern_address(slot * 4);
+            self.sprite_fetch_unobserved(bus, slot);
+            bus.hear_reads([nametable, nametable, pattern, pattern | 8]);
+        } else {
             for phase in 0..8 {
                 self.sprite_fetch(bus, slot, phase);
                 bus.advance_dots(1);
             }
-        } else {
-            self.sprite_fetch_unobserved(bus, slot);
         }
         // What the OAM bus and OAMADDR show after the slot's last dot.
         self.regs.oam_bus = self.secondary_oam[slot * 4 + 3];
@@ -267,19 +280,24 @@ impl Ppu {
         self.regs.dot = first + 8;
     }
 
-    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches or
-    /// only A12 (see [`PpuBus::only_a12_observed`]): the last reload, then two nametable fetches
+    /// Dots 337-340 of a visible line with rendering on, where nothing observes the fetches, or
+    /// only A12 (see [`PpuBus::only_a12_observed`]) or the reads' addresses: the last reload, then two nametable fetches
     /// whose data is unused (see `Ppu::render_dot`); the position moves to the next line.
     #[inline(always)]
     fn run_line_tail_unobserved<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
         self.shift_background();
         self.reload_background_shifters();
         if bus.fetches_observed() {
-            // Four dots of nametable fetches: A12 low.
-            if bus.a12_high() {
-                bus.set_address(nametable_address(self.regs.v));
+            let nametable = nametable_address(self.regs.v);
+            if bus.only_a12_observed() {
+                // Four dots of nametable fetches: A12 low.
+                if bus.a12_high() {
+                    bus.set_address(nametable);
+                }
+                bus.advance_dots(4);
+            } else {
+                bus.hear_reads([nametable, nametable]);
             }
-            bus.advance_dots(4);
         }
         self.unused_nametable_unobserved(bus);
         self.regs.oam_bus = self.secondary_oam[0];
@@ -309,12 +327,19 @@ mod tests {
     use super::super::{Ppu, PpuBus, PpuBusPeek};
     use proptest::prelude::*;
 
+    /// Log tags of a read and of an address-only dot (a write logs its value, below $100).
+    const READ: u16 = 0x100;
+    const ADDRESS: u16 = 0x200;
+
     /// A bus that observes the fetches: it logs every access with the dot it belongs to, so the
     /// stretches' per-dot fetch paths are checked, not only the unobserved ones `FlatBus` takes.
+    /// With `reads_only` it observes like the MMC5 in its common modes
+    /// ([`PpuBus::only_reads_observed`]): reads and writes, no address-only dots.
     struct LoggingBus {
         memory: FlatBus,
         dots: u32,
-        log: Vec<(u32, u16, u8)>,
+        log: Vec<(u32, u16, u16)>,
+        reads_only: bool,
     }
 
     impl PpuBusPeek for LoggingBus {
@@ -325,23 +350,35 @@ mod tests {
 
     impl PpuBus for LoggingBus {
         fn read(&mut self, addr: u16) -> u8 {
-            self.log.push((self.dots, addr, b'r'));
+            self.log.push((self.dots, addr, READ));
             self.memory.read(addr)
         }
         fn write(&mut self, addr: u16, value: u8) {
-            self.log.push((self.dots, addr, value));
+            self.log.push((self.dots, addr, u16::from(value)));
             self.memory.write(addr, value);
         }
         fn set_address(&mut self, addr: u16) {
-            self.log.push((self.dots, addr, b'a'));
+            if !self.reads_only {
+                self.log.push((self.dots, addr, ADDRESS));
+            }
         }
         fn advance_dots(&mut self, dots: u32) {
             self.dots += dots;
         }
+        fn only_reads_observed(&self) -> bool {
+            self.reads_only
+        }
+        // Not the default: the reads' dots are computed, as a bus that skips the dots would.
+        fn hear_reads<const N: usize>(&mut self, addrs: [u16; N]) {
+            for (k, addr) in addrs.into_iter().enumerate() {
+                self.log.push((self.dots + 1 + 2 * k as u32, addr, READ));
+            }
+            self.dots += 2 * N as u32;
+        }
     }
 
     /// The A12 changes in a [`LoggingBus`]'s log, from A12 low.
-    fn a12_changes_in(log: &[(u32, u16, u8)]) -> Vec<(u64, bool)> {
+    fn a12_changes_in(log: &[(u32, u16, u16)]) -> Vec<(u64, bool)> {
         let mut bus = A12Bus::new(FlatBus(Vec::new()), false);
         for &(dots, addr, _) in log {
             bus.dots = u64::from(dots);
@@ -373,14 +410,20 @@ mod tests {
         mut bulk_bus: FlatBus,
         stretches: &[u32],
     ) -> Result<(), TestCaseError> {
-        let logging_bus =
-            |memory: &FlatBus| LoggingBus { memory: FlatBus(memory.0.clone()), dots: 0, log: Vec::new() };
-        let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus));
-        let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus));
+        let logging_bus = |memory: &FlatBus, reads_only| LoggingBus {
+            memory: FlatBus(memory.0.clone()),
+            dots: 0,
+            log: Vec::new(),
+            reads_only,
+        };
+        let (mut observed, mut observed_bus) = (bulk.clone(), logging_bus(&bulk_bus, false));
+        let (mut reads, mut reads_bus) = (bulk.clone(), logging_bus(&bulk_bus, true));
+        let (mut single, mut single_bus) = (bulk.clone(), logging_bus(&bulk_bus, false));
         let (mut a12, mut a12_bus) = (bulk.clone(), A12Bus::new(FlatBus(bulk_bus.0.clone()), false));
         for (i, &count) in stretches.iter().enumerate() {
             bulk.run_dots(count, &mut bulk_bus);
             observed.run_dots(count, &mut observed_bus);
+            reads.run_dots(count, &mut reads_bus);
             a12.run_dots(count, &mut a12_bus);
             for _ in 0..count {
                 single.tick_dot(&mut single_bus);
@@ -396,6 +439,10 @@ mod tests {
                 i
             );
             prop_assert!(observed_bus.log == single_bus.log, "observed accesses differ after stretch {}", i);
+            prop_assert_eq!(reads.state_bytes(), single.state_bytes(), "reads heard, after stretch {}", i);
+            prop_assert!(reads.frame_buffer() == single.frame_buffer(), "reads heard, pictures differ {}", i);
+            let single_reads: Vec<_> = single_bus.log.iter().copied().filter(|e| e.2 != ADDRESS).collect();
+            prop_assert!(reads_bus.log == single_reads, "heard reads differ after stretch {}", i);
             prop_assert_eq!(a12.state_bytes(), single.state_bytes(), "A12 watched, after stretch {}", i);
             prop_assert!(a12.frame_buffer() == single.frame_buffer(), "A12 watched, pictures differ {}", i);
             prop_assert!(a12_bus.memory.0 == single_bus.memory.0, "A12 watched, memory differs {}", i);

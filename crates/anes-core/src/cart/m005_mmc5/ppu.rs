@@ -50,6 +50,22 @@ impl Mmc5 {
         self.rendered_fetch(addr, exram)
     }
 
+    /// True when every PPU read comes from the bank map, so only the reads' addresses matter to
+    /// the chip ([`Mmc5::hear_reads`]).
+    #[inline(always)]
+    pub fn supplies_no_data(&self) -> bool {
+        self.fetches_from_map()
+    }
+
+    /// PPU reads of `addrs`, in order, while [`Mmc5::supplies_no_data`]: the scanline detector
+    /// hears them, as [`Mmc5::ppu_fetch`] would.
+    #[inline(always)]
+    pub fn hear_reads<const N: usize>(&mut self, addrs: [u16; N]) {
+        for addr in addrs {
+            self.detect_line(addr & 0x3FFF);
+        }
+    }
+
     /// Runs the scanline detector over a PPU read of `addr`; true when the read is part of
     /// rendering.
     #[inline(always)]

@@ -13,9 +13,10 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anes::conformance::Manifest;
+use anes::core::cart::{HeaderRegion, SUPPORTED_MAPPERS};
 use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
 use anes::core::state::SNAPSHOT_HEADER_LEN;
-use anes::core::{Cartridge, Nes, NesConfig};
+use anes::core::{Cartridge, Nes, NesConfig, Region};
 use fuzz::mutate::{BINARY, Mutation, Shape, TEXT, mutated, mutations, reseal_input_stream, reseal_snapshot};
 use fuzz::{measured, within};
 use proptest::prelude::*;
@@ -154,6 +155,185 @@ fn check_rom(bytes: Vec<u8>) -> Result<(), TestCaseError> {
         Nes::new(cart, NesConfig::default()).run_frame(FrameInput::default())
     })?;
     within("power-on and one frame", cost, len, usize::MAX)
+}
+
+/// The NES 2.0 header fields the boards read (nesdev "NES 2.0"), for [`nes20_file`].
+#[derive(Debug, Clone)]
+struct Nes20Fields {
+    mapper: u16,
+    submapper: u8,
+    /// PRG ROM in 16 KiB units (byte 4; byte 9's low nibble stays 0).
+    prg_banks: u8,
+    /// CHR ROM in 8 KiB units (byte 5).
+    chr_banks: u8,
+    /// Byte 6's low nibble: mirroring, battery, trainer, four screens.
+    flags6: u8,
+    /// Byte 7's low two bits: the console type (0 the NES; others are refused).
+    console_type: u8,
+    /// Byte 10: PRG RAM (low nibble) and PRG NVRAM (high) shift counts.
+    prg_ram_shifts: u8,
+    /// Byte 11: CHR RAM (low) and CHR NVRAM (high) shift counts.
+    chr_ram_shifts: u8,
+    /// Byte 12: the timing (bits 0-1: NTSC, PAL, multi-region, Dendy), the rest of the byte as given.
+    timing: u8,
+    /// Byte 14: miscellaneous ROMs (bits 0-1).
+    misc_roms: u8,
+    /// Byte 15: the default expansion device.
+    expansion: u8,
+    /// Seeds the program's register writes and the CHR bytes.
+    seed: u64,
+}
+
+/// A NES 2.0 file with `fields`. Every 8 KiB of PRG is the same program, so whatever a board maps
+/// where, the CPU runs it on: writes of pseudo-random values to pseudo-random addresses in the
+/// board's ranges ($4020-$FFFF), the PPU's and the APU's registers, and reads of them, in a loop
+/// that the vectors restart.
+fn nes20_file(f: &Nes20Fields) -> Vec<u8> {
+    let mut state = f.seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut header = [0u8; 16];
+    header[..4].copy_from_slice(b"NES\x1a");
+    header[4] = f.prg_banks;
+    header[5] = f.chr_banks;
+    header[6] = (f.mapper as u8) << 4 | f.flags6 & 0x0F;
+    header[7] = (f.mapper as u8 & 0xF0) | 0x08 | f.console_type & 3;
+    header[8] = f.submapper << 4 | (f.mapper >> 8) as u8 & 0x0F;
+    header[10] = f.prg_ram_shifts;
+    header[11] = f.chr_ram_shifts;
+    header[12] = f.timing;
+    header[14] = f.misc_roms & 3;
+    header[15] = f.expansion;
+    let mut program = vec![0x78, 0xD8]; // sei, cld
+    let start = 0xE000u16 + program.len() as u16;
+    while program.len() < 0x1000 {
+        let r = next();
+        let address = match r % 8 {
+            0 => 0x2000 | (r >> 8) as u16 & 7,
+            1 => 0x4000 | (r >> 8) as u16 & 0x17,
+            2 | 3 => 0x4020 + ((r >> 8) as u16 % 0x3FE0),
+            _ => 0x8000 | (r >> 8) as u16,
+        };
+        let [low, high] = address.to_le_bytes();
+        if r >> 40 & 3 == 0 {
+            program.extend_from_slice(&[0xAD, low, high]); // lda abs
+        } else {
+            program.extend_from_slice(&[0xA9, (r >> 32) as u8, 0x8D, low, high]); // lda #, sta abs
+        }
+    }
+    let [low, high] = start.to_le_bytes();
+    program.extend_from_slice(&[0x4C, low, high]); // jmp to the first write
+    let mut bank = vec![0xEAu8; 0x2000]; // nop
+    bank[..program.len()].copy_from_slice(&program);
+    for vector in [0x1FFA, 0x1FFC, 0x1FFE] {
+        bank[vector..vector + 2].copy_from_slice(&0xE000u16.to_le_bytes());
+    }
+    let mut file = header.to_vec();
+    if f.flags6 & 0x04 != 0 {
+        file.extend((0..512).map(|_| next() as u8));
+    }
+    for _ in 0..usize::from(f.prg_banks) * 2 {
+        file.extend_from_slice(&bank);
+    }
+    file.extend((0..usize::from(f.chr_banks) * 0x2000).map(|_| next() as u8));
+    if f.misc_roms & 3 != 0 {
+        file.extend((0..256).map(|_| next() as u8));
+    }
+    file
+}
+
+/// NES 2.0 headers of the supported boards (and now and then any mapper number), with every field
+/// the boards read drawn whole: submapper, RAM and NVRAM shift counts, timing, battery, trainer.
+fn nes20_fields() -> impl Strategy<Value = Nes20Fields> {
+    (
+        prop_oneof![15 => prop::sample::select(SUPPORTED_MAPPERS.to_vec()), 1 => 0u16..4096],
+        0u8..16,
+        (1u8..=8, 0u8..=8),
+        0u8..16,
+        prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 1, 2, 3]),
+        any::<u8>(),
+        any::<u8>(),
+        prop_oneof![3 => 0u8..4, 1 => any::<u8>()],
+        0u8..4,
+        any::<u8>(),
+        any::<u64>(),
+    )
+        .prop_map(
+            |(
+                mapper,
+                submapper,
+                (prg_banks, chr_banks),
+                flags6,
+                console_type,
+                prg_ram_shifts,
+                chr_ram_shifts,
+                timing,
+                misc_roms,
+                expansion,
+                seed,
+            )| Nes20Fields {
+                mapper,
+                submapper,
+                prg_banks,
+                chr_banks,
+                flags6,
+                console_type,
+                prg_ram_shifts,
+                chr_ram_shifts,
+                timing,
+                misc_roms,
+                expansion,
+                seed,
+            },
+        )
+}
+
+/// Frames a NES 2.0 case runs once loaded.
+const NES20_FRAMES: usize = 2;
+
+/// Parses a NES 2.0 file; when it loads, the header's fields read back as written, the console is
+/// the region its timing byte names, and it runs [`NES20_FRAMES`] frames.
+fn check_nes20(fields: &Nes20Fields) -> Result<bool, TestCaseError> {
+    let bytes = nes20_file(fields);
+    let len = bytes.len();
+    let (parsed, cost) = measured("Cartridge::from_ines (NES 2.0)", move || Cartridge::from_ines(&bytes))?;
+    within("Cartridge::from_ines (NES 2.0)", cost, len, 3 * len + ROM_RAM_ALLOWANCE)?;
+    let Ok(cart) = parsed else { return Ok(false) };
+    let info = cart.info();
+    prop_assert_eq!((info.mapper, info.submapper), (fields.mapper, fields.submapper));
+    prop_assert_eq!(info.battery, fields.flags6 & 0x02 != 0);
+    let shift = |n: u8| if n == 0 { 0 } else { 64usize << n };
+    // Boards with RAM of their own size (the MMC6's 1 KiB) must be declared so or refused.
+    prop_assert_eq!(
+        (info.prg_ram_size, info.prg_nvram_size),
+        (shift(fields.prg_ram_shifts & 0x0F), shift(fields.prg_ram_shifts >> 4))
+    );
+    prop_assert_eq!(
+        (info.chr_ram_size, info.chr_nvram_size),
+        (shift(fields.chr_ram_shifts & 0x0F), shift(fields.chr_ram_shifts >> 4))
+    );
+    let region = match fields.timing & 3 {
+        0 => HeaderRegion::Ntsc,
+        1 => HeaderRegion::Pal,
+        2 => HeaderRegion::Multi,
+        _ => HeaderRegion::Dendy,
+    };
+    prop_assert_eq!(info.region, region);
+    let console = region.console().unwrap_or(Region::Ntsc);
+    let (nes_region, cost) = measured("power-on and frames (NES 2.0)", move || {
+        let mut nes = Nes::new(cart, NesConfig::default());
+        for _ in 0..NES20_FRAMES {
+            nes.run_frame(FrameInput::default());
+        }
+        nes.region()
+    })?;
+    within("power-on and frames (NES 2.0)", cost, len, usize::MAX)?;
+    prop_assert_eq!(nes_region, console);
+    Ok(true)
 }
 
 /// Loads `bytes` as a snapshot into a machine running `rom`: refused with the machine untouched, or
@@ -319,6 +499,55 @@ proptest! {
     fn manifests_mutated((seed, changes, _) in mutations_of(seeds().manifests.len(), TEXT)) {
         check_manifest(mutated(&seeds().manifests[seed], &changes))?;
     }
+}
+
+proptest! {
+    // Each case runs frames, so fewer of them (an eighth of the others' count).
+    #![proptest_config(ProptestConfig { cases: (fuzz::config().cases / 8).max(1), ..fuzz::config() })]
+
+    #[test]
+    fn roms_nes20_headers(fields in nes20_fields()) {
+        check_nes20(&fields)?;
+    }
+}
+
+/// Every supported board from two NES 2.0 headers: one with CHR ROM and submapper 0, one with CHR
+/// RAM (byte 11) and another submapper, their timings two apart (so the boards share out all four),
+/// battery-backed and volatile PRG RAM (byte 10): at least one of each board's headers loads, and
+/// each that loads runs its frames on the console its timing names.
+#[test]
+fn every_supported_board_runs_from_nes20_headers() {
+    let mut never = Vec::new();
+    for (i, &mapper) in SUPPORTED_MAPPERS.iter().enumerate() {
+        let mut loads = 0;
+        for chr_ram in [false, true] {
+            let timing = (i as u8 + if chr_ram { 2 } else { 0 }) % 4;
+            let submapper = if chr_ram { ((i * 5 + 1) % 16) as u8 } else { 0 };
+            let fields = Nes20Fields {
+                mapper,
+                submapper,
+                prg_banks: 8,
+                chr_banks: if chr_ram { 0 } else { 8 },
+                flags6: if timing % 2 == 1 { 0x03 } else { 0x00 },
+                console_type: 0,
+                prg_ram_shifts: 0x77,
+                chr_ram_shifts: if chr_ram { 0x07 } else { 0 },
+                timing,
+                misc_roms: 0,
+                expansion: 0,
+                seed: u64::from(mapper) << 8 | u64::from(timing),
+            };
+            match check_nes20(&fields) {
+                Ok(true) => loads += 1,
+                Ok(false) => {}
+                Err(e) => panic!("mapper {mapper} submapper {submapper} timing {timing}: {e}"),
+            }
+        }
+        if loads == 0 {
+            never.push(mapper);
+        }
+    }
+    assert!(never.is_empty(), "no NES 2.0 header of these boards loaded: {never:?}");
 }
 
 /// The fuzzing pass's input-stream finding, pinned: a frame count rewritten (and the checksum

@@ -3,7 +3,9 @@
 //! PAL and a Dendy console, against `tests/golden/demo.pal.records` and `demo.dendy.records`. Every
 //! other ROM of ours (the board, region and shrinker ROMs under `roms/`) runs the stream's first
 //! 300 frames against `tests/golden/boards/<folder>-<rom>.records`: their checks end within the
-//! first frames, and what runs after them (scanline IRQs, bank switches, sound) within 300.
+//! first frames (the region ROMs' within 200), and what runs after them (scanline IRQs, bank
+//! switches, sound) within 300. The region ROMs (`roms/regions/`) also run on a PAL and a Dendy
+//! console, against `boards/regions-<rom>.pal.records` and `.dendy.records`.
 //!
 //! The golden files change only through one command, and the diff is reviewed in the commit. Records
 //! that change are a change of emulated behaviour, so blessing them requires a bumped
@@ -52,7 +54,19 @@ fn runs() -> Vec<Run> {
     for region in [Region::Pal, Region::Dendy] {
         runs.push(Run { rom: demo.clone(), region: Some(region), frames: FRAMES });
     }
-    runs.extend(board_roms().into_iter().map(|rom| Run { rom, region: None, frames: BOARD_FRAMES }));
+    let boards = board_roms();
+    // The region ROMs also run on PAL and Dendy consoles (their header says nothing: NTSC).
+    let regions_dir = repo_root().join("roms/regions");
+    let region_roms: Vec<PathBuf> =
+        boards.iter().filter(|rom| rom.parent() == Some(regions_dir.as_path())).cloned().collect();
+    runs.extend(boards.into_iter().map(|rom| Run { rom, region: None, frames: BOARD_FRAMES }));
+    for region in [Region::Pal, Region::Dendy] {
+        runs.extend(region_roms.iter().map(|rom| Run {
+            rom: rom.clone(),
+            region: Some(region),
+            frames: BOARD_FRAMES,
+        }));
+    }
     runs
 }
 
@@ -93,7 +107,11 @@ fn golden_path(run: &Run) -> PathBuf {
     if run.frames == BOARD_FRAMES {
         let folder =
             run.rom.parent().and_then(|p| p.file_name()).expect("a folder of roms/").to_string_lossy();
-        return repo_root().join("tests/golden/boards").join(format!("{folder}-{stem}.records"));
+        let name = match run.region {
+            None => format!("{folder}-{stem}.records"),
+            Some(region) => format!("{folder}-{stem}.{region}.records"),
+        };
+        return repo_root().join("tests/golden/boards").join(name);
     }
     let name = match run.region {
         None => format!("{stem}.records"),

@@ -285,3 +285,47 @@ fn the_nmi_sync_demos_keep_their_timed_line_still() {
         assert!(max - min <= flicker, "{file} ({region}): the left edge moved between x {min} and {max}");
     }
 }
+
+/// Our ROM `roms/regions/dots.nes` syncs the CPU to the VBlank flag to the cycle (a `$2002` read
+/// once a frame, a third, half or whole cycle later each frame) and then reads the flag once a
+/// frame for 12 frames at the cycles the region's frame lengths predict (nesdev "Cycle reference
+/// chart", "PPU frame timing", "Consistent frame synchronization"): NTSC 29781, 29781, 29780 with
+/// rendering off and 29781, 29780 with it on (the odd frames' skipped dot), PAL 33248, 33247 either
+/// way (33,247.5 on average: the half cycle alternates), Dendy 35464. The first six reads must see
+/// the flag, the last six, a cycle earlier each, must not.
+#[test]
+fn the_dot_pattern_rom_sees_each_regions_pattern_across_frames() {
+    const CHECKS: [&str; 5] = [
+        "frame length is a region's",
+        "rendering off: flag seen at the predicted cycle (frames 1-6)",
+        "rendering off: flag not seen a cycle earlier (frames 7-12)",
+        "rendering on: flag seen at the predicted cycle (frames 1-6)",
+        "rendering on: flag not seen a cycle earlier (frames 7-12)",
+    ];
+    let rom =
+        std::fs::read(repo_root().join("roms/regions/dots.nes")).expect("the dot pattern ROM is committed");
+    for (index, region) in Region::ALL.into_iter().enumerate() {
+        let mut nes = console(&rom, Some(region));
+        // The syncs take up to 25 frames each (NTSC), the reads 12.
+        let frames = (0..200)
+            .position(|_| {
+                nes.run_frame(FrameInput::default());
+                nes.peek(support::CHECK_STATUS) != 0x80 && nes.peek(support::CHECK_COUNT) != 0
+            })
+            .unwrap_or_else(|| panic!("{region}: the ROM did not report within 200 frames"));
+        let failed = failed_checks(&nes, &CHECKS);
+        let word = |i: u16| u16::from_le_bytes([nes.peek(0x0760 + 2 * i), nes.peek(0x0761 + 2 * i)]);
+        let (count, off, on) = (word(0), word(1), word(2));
+        let seen = format!(
+            "NMI-to-NMI count {count}, flag seen in frames 1-12: rendering off {off:016b}, on {on:016b} \
+             (frame 1 in bit 11; expected 0000111111000000), after {frames} frames"
+        );
+        assert!(failed.is_empty(), "{region}: {seen}{}", describe_checks(&failed, &CHECKS));
+        assert_eq!(
+            usize::from(nes.peek(CHECK_SEEN)),
+            index,
+            "{region}: the ROM recognized another region; {seen}"
+        );
+        assert_eq!(nes.peek(0x0010), 1, "{region}: the screen protocol's verdict byte");
+    }
+}

@@ -320,3 +320,32 @@ fn the_manifest_region_is_the_console_region() {
         "{results:?}"
     );
 }
+
+/// Our `roms/regions/dots.nes` (the dot pattern across frames, see its source) as a manifest would
+/// run it in each region: its zero-page verdict byte ($10) is 1 once every check passed, 1 + the
+/// failed checks as bits otherwise. One row per region, each on the console its `region` names.
+#[test]
+fn the_dot_pattern_rom_passes_in_each_manifest_region() {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/regions/dots.nes"))
+        .expect("the dot pattern ROM is committed");
+    let scratch = Scratch::new("regions-dots");
+    let screen = "[rom.screen]\nresult_addr = 0x10\npass_value = 1\n";
+    let tables: Vec<String> = ["ntsc", "pal", "dendy"]
+        .into_iter()
+        .map(|region| {
+            let extra = format!("region = \"{region}\"\n{screen}");
+            scratch.rom_entry(&format!("dots-{region}.nes"), &rom, "screen", 200, &extra)
+        })
+        .collect();
+    let results = run_manifest(&scratch, &tables, 1);
+    let status: Vec<_> = results.iter().map(|r| (r.path.as_str(), r.status, r.code)).collect();
+    assert_eq!(
+        status,
+        [
+            ("dots-ntsc.nes", Status::Pass, Some(1)),
+            ("dots-pal.nes", Status::Pass, Some(1)),
+            ("dots-dendy.nes", Status::Pass, Some(1)),
+        ],
+        "{results:?}"
+    );
+}

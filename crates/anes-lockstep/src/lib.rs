@@ -88,9 +88,9 @@ pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback,
 pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
 pub use shrink::{
-    Budget, CommandJson, Halt, Minimized, PressJson, RemovalOracle, ShrinkConfig, ShrinkError, ShrinkInput,
-    ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StartJson, StartSearch, StreamJson, TargetJson, ddmin,
-    shrink, shrink_pairs,
+    Budget, CommandJson, Halt, Minimized, PhaseFrames, PressJson, RemovalOracle, ShrinkConfig, ShrinkError,
+    ShrinkInput, ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StartJson, StartSearch, StreamJson,
+    TargetJson, ddmin, shrink, shrink_pairs,
 };
 pub use status::LockstepStatus;
 pub use summary::Summary;

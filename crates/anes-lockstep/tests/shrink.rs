@@ -75,17 +75,20 @@ fn lockstep_divergence(stream: &[FrameInput]) -> Option<(anes_lockstep::Divergen
     }
 }
 
-fn shrink_with(stream: &[FrameInput], jobs: usize) -> Shrunk<FrameInput> {
+/// Shrinks `stream` with `jobs` jobs. `beside` is the CPU time other threads of this process spend
+/// meanwhile (the lockstep checks), read once they are done: not the shrink's.
+fn shrink_with(stream: &[FrameInput], jobs: usize, beside: &dyn Fn() -> f64) -> Shrunk<FrameInput> {
     let config = ShrinkConfig { faults: faults(), jobs, ..ShrinkConfig::default() };
     let (started, cpu) = (Instant::now(), process_cpu_seconds());
     let shrunk = shrink(machine(), machine(), stream, &config, &mut |_| {}).expect("it diverges");
-    // The bench figure of issue 28 (under 60 s on 2 cores): wall time and this process's CPU time,
-    // which on a shared machine tells the shrink's own cost apart from waiting for a core.
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds() - cpu - beside();
+    // The figure of issue 28 (under 60 s on 2 cores; benches/shrink.rs measures it in a release
+    // build): wall time and the shrink's CPU time, which on a shared machine tells its own cost
+    // apart from waiting for a core.
     eprintln!(
-        "shrink of {} frames, jobs {jobs}: {:.1} s wall, {:.1} s CPU; {:?}",
+        "shrink of {} frames, jobs {jobs}: {wall:.1} s wall, {cpu:.1} s CPU; {:?}",
         stream.len(),
-        started.elapsed().as_secs_f64(),
-        process_cpu_seconds() - cpu,
         shrunk.stats
     );
     shrunk
@@ -93,7 +96,16 @@ fn shrink_with(stream: &[FrameInput], jobs: usize) -> Shrunk<FrameInput> {
 
 /// User plus system CPU time of this process so far (Linux: /proc/self/stat; elsewhere 0).
 fn process_cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    cpu_seconds_of("/proc/self/stat")
+}
+
+/// User plus system CPU time of the calling thread so far (Linux; elsewhere 0).
+fn thread_cpu_seconds() -> f64 {
+    cpu_seconds_of("/proc/thread-self/stat")
+}
+
+fn cpu_seconds_of(stat_file: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(stat_file) else { return 0.0 };
     // Fields after the command name (which may hold spaces, inside parentheses): utime and stime
     // are the 12th and 13th, in clock ticks (100 a second on Linux).
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
@@ -156,9 +168,19 @@ fn the_secret_sequence_is_all_that_is_left() {
     // The lockstep runner's checks do not depend on the shrink: they run beside it, on the second
     // core while the shrink's waves leave it idle (CI has 2 cores; the test took 142 s one after
     // the other with a second shrink).
+    let checks_cpu = std::sync::Mutex::new(None);
     let (target, shrunk) = std::thread::scope(|scope| {
-        let checks = scope.spawn(|| independent_checks(&stream, secret));
-        let shrunk = shrink_with(&stream, 2);
+        let checks = scope.spawn(|| {
+            let target = independent_checks(&stream, secret);
+            *checks_cpu.lock().unwrap() = Some(thread_cpu_seconds());
+            target
+        });
+        let shrunk = shrink_with(&stream, 2, &|| {
+            while !checks.is_finished() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            checks_cpu.lock().unwrap().unwrap_or(0.0)
+        });
         (checks.join().expect("the lockstep checks pass"), shrunk)
     });
     let expected = secret_only(secret, target.1);
@@ -190,7 +212,7 @@ fn the_secret_sequence_is_all_that_is_left() {
 
     if std::env::var_os("ANES_LONG").is_some_and(|v| v == "1") {
         assert!(
-            output_bytes(&shrink_with(&stream, 1)) == output_bytes(&shrunk),
+            output_bytes(&shrink_with(&stream, 1, &|| 0.0)) == output_bytes(&shrunk),
             "a second run, with one job, differs"
         );
     }

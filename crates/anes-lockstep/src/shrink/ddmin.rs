@@ -9,10 +9,10 @@
 //! replays everything, while a complement changes one chunk and starts from a checkpoint just
 //! before it.
 //!
-//! Determinism: the oracle gets the next `wave` candidates in chunk order and answers with the
-//! first that reproduces; every candidate after it is dropped and asked again, against the new
-//! configuration. That is the order of a one-at-a-time search whatever the wave, so the result does
-//! not depend on how many candidates are evaluated at once.
+//! Determinism: the oracle gets the next `wave` candidates in chunk order and answers a prefix of
+//! them as a one-at-a-time search would (each against the configuration left by the removals
+//! before it); the candidates it did not answer are asked again. So the result does not depend on
+//! how many candidates are evaluated at once.
 
 /// Why a search stopped before it was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,10 +48,12 @@ pub trait RemovalOracle<T> {
     /// Why a trial could not be run.
     type Error;
 
-    /// Tests `candidates` in order and returns the index of the first that still reproduces, which
-    /// then becomes the oracle's configuration (`None`: none did, nothing changed). May evaluate them
-    /// in parallel, but must answer as if in order.
-    fn first_reproducing(&mut self, candidates: &[Vec<T>]) -> Result<Option<usize>, Halt<Self::Error>>;
+    /// Answers the first `n` of `candidates` (`1 <= n`), in order, as a one-at-a-time search would:
+    /// `answers[i]` says whether the configuration still reproduces without candidate `i`'s atoms,
+    /// taken from the configuration left after removing every earlier candidate that did. Those
+    /// removals are the oracle's configuration afterwards. May evaluate candidates in parallel; an
+    /// answer it cannot give as if in order (it depended on a removal before it) ends the prefix.
+    fn try_removals(&mut self, candidates: &[Vec<T>]) -> Result<Vec<bool>, Halt<Self::Error>>;
 }
 
 /// How a search ended: the atoms kept and, if a budget stopped it, which.
@@ -80,17 +82,27 @@ pub fn ddmin<T: Clone, E>(
         let mut next = 0;
         while next < chunks.len() {
             let end = (next + wave).min(chunks.len());
-            match oracle.first_reproducing(&chunks[next..end]) {
+            match oracle.try_removals(&chunks[next..end]) {
                 Err(Halt::Budget(budget)) => {
                     return Ok(Minimized { kept: chunks.concat(), stopped_by: Some(budget) });
                 }
                 Err(Halt::Failed(error)) => return Err(error),
-                Ok(Some(offset)) => {
-                    chunks.remove(next + offset);
-                    next += offset;
-                    removed_any = true;
+                Ok(answers) => {
+                    assert!(
+                        (1..=end - next).contains(&answers.len()),
+                        "an oracle answers 1 to {} candidates, not {}",
+                        end - next,
+                        answers.len()
+                    );
+                    for reproduced in answers {
+                        if reproduced {
+                            chunks.remove(next);
+                            removed_any = true;
+                        } else {
+                            next += 1;
+                        }
+                    }
                 }
-                Ok(None) => next = end,
             }
         }
         kept = chunks.concat();
@@ -135,33 +147,44 @@ mod tests {
         holds: F,
         asked: usize,
         trials_left: Option<usize>,
+        /// Answer only through the first candidate that reproduces (the shortest prefix an oracle
+        /// may give), not the whole wave.
+        stop_at_first: bool,
     }
 
     impl<F: Fn(&BTreeSet<u32>) -> bool> RemovalOracle<u32> for SetOracle<F> {
         type Error = core::convert::Infallible;
 
-        fn first_reproducing(&mut self, candidates: &[Vec<u32>]) -> Result<Option<usize>, Halt<Self::Error>> {
-            for (i, removal) in candidates.iter().enumerate() {
+        fn try_removals(&mut self, candidates: &[Vec<u32>]) -> Result<Vec<bool>, Halt<Self::Error>> {
+            let mut answers = Vec::new();
+            for removal in candidates {
                 if let Some(left) = &mut self.trials_left {
-                    if *left == 0 {
+                    if *left == 0 && answers.is_empty() {
                         return Err(Halt::Budget(Budget::Trials));
+                    }
+                    if *left == 0 {
+                        break;
                     }
                     *left -= 1;
                 }
                 self.asked += 1;
                 let candidate: BTreeSet<u32> =
                     self.config.difference(&removal.iter().copied().collect()).copied().collect();
-                if (self.holds)(&candidate) {
+                let reproduced = (self.holds)(&candidate);
+                answers.push(reproduced);
+                if reproduced {
                     self.config = candidate;
-                    return Ok(Some(i));
+                    if self.stop_at_first {
+                        break;
+                    }
                 }
             }
-            Ok(None)
+            Ok(answers)
         }
     }
 
     fn oracle<F: Fn(&BTreeSet<u32>) -> bool>(n: u32, holds: F) -> SetOracle<F> {
-        SetOracle { config: (0..n).collect(), holds, asked: 0, trials_left: None }
+        SetOracle { config: (0..n).collect(), holds, asked: 0, trials_left: None, stop_at_first: false }
     }
 
     #[test]
@@ -199,7 +222,11 @@ mod tests {
         let holds = |c: &BTreeSet<u32>| c.iter().filter(|&&a| a % 5 == 3).count() >= 4 && c.contains(&77);
         let results: Vec<_> = [1, 2, 3, 8, 64]
             .into_iter()
-            .map(|wave| ddmin((0..200).collect(), &mut oracle(200, holds), wave).unwrap())
+            .flat_map(|wave| [(wave, false), (wave, true)])
+            .map(|(wave, stop_at_first)| {
+                let mut o = SetOracle { stop_at_first, ..oracle(200, holds) };
+                ddmin((0..200).collect(), &mut o, wave).unwrap()
+            })
             .collect();
         assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
         let kept = &results[0].kept;

@@ -21,9 +21,10 @@
 //! [`ShrinkInput`]: clones of the pair ([`shrink`]), or pairs made by the caller ([`shrink_pairs`],
 //! for machines that cannot be cloned, e.g. consoles in worker processes), one per job, each trial
 //! restoring its pair from a checkpoint. Deterministic: the same machines, stream and fault plan give the same
-//! [`Shrunk::repro`] and [`Shrunk::report`], whatever [`ShrinkConfig::jobs`] (trials are asked in
-//! a fixed order and the first that reproduces wins); only [`ShrinkStats`] (trials run, frames,
-//! time) varies, and a time budget that stops the search stops it wherever it was.
+//! [`Shrunk::repro`] and [`Shrunk::report`], whatever [`ShrinkConfig::jobs`] (trials run side by
+//! side, but only their answers that a one-at-a-time search would give count: see `run_all`);
+//! only [`ShrinkStats`] (trials run, frames, time) varies, and a time budget that stops the search
+//! stops it wherever it was.
 //!
 //! ```
 //! use anes_core::{movie::FrameInput, NesConfig};
@@ -45,7 +46,8 @@ mod report;
 mod trial;
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -105,7 +107,7 @@ impl Default for ShrinkConfig {
 /// What a shrink cost: varies with `jobs` and time, so it is kept out of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ShrinkStats {
-    /// Trials run, including those a wave ran past its first reproducing candidate.
+    /// Trials run, including those whose answer could not be used (cancelled or superseded).
     pub trials: u64,
     /// Trials a one-at-a-time search asks (what [`ShrinkConfig::max_trials`] counts).
     pub trials_in_order: u64,
@@ -118,6 +120,25 @@ pub struct ShrinkStats {
     pub seconds: f64,
     /// Trials run at once.
     pub jobs: usize,
+    /// [`ShrinkStats::frames_emulated`] by phase.
+    pub phase_frames: PhaseFrames,
+}
+
+/// Frames each machine ran in each phase of a shrink.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PhaseFrames {
+    /// The first run, over the whole stream given.
+    pub first_run: u64,
+    /// Trials of the ddmin passes over presses.
+    pub presses: u64,
+    /// Trials of the ddmin passes over single buttons.
+    pub buttons: u64,
+    /// Trials of the ddmin passes over console commands.
+    pub commands: u64,
+    /// Trials of the start search.
+    pub start_search: u64,
+    /// The final run, with localization, that makes the evidence.
+    pub final_run: u64,
 }
 
 /// Where a shrink is, reported after every batch of trials.
@@ -168,6 +189,9 @@ pub enum StartSearch {
 /// unless a machine cannot load the other's snapshot, and each try replays every frame from its
 /// checkpoint to the divergent one.
 const START_TRIES_MAX: u64 = 8;
+
+/// Candidates asked at once per job (with more than one job; see `run_all`).
+const WAVE_PER_JOB: usize = 4;
 
 /// The result of [`shrink`].
 #[derive(Debug, Clone)]
@@ -299,6 +323,7 @@ where
             naive_frames: 0,
             seconds: 0.0,
             jobs,
+            phase_frames: PhaseFrames { first_run: first.frames, ..PhaseFrames::default() },
         },
         reference: Reference::new(cut, target, power_on, first, every),
         deadline: config.budget.map(|budget| started + budget),
@@ -307,13 +332,15 @@ where
         progress,
         failed_streams: HashSet::new(),
     };
+    // Candidates asked at once: several per job, so a job that finishes early takes the next one.
+    let wave = if jobs == 1 { 1 } else { jobs * WAVE_PER_JOB };
     let mut stopped_by = None;
     'rounds: loop {
         let before = oracle.reference.stream.clone();
         for pass in [Pass::Presses, Pass::Buttons, Pass::Commands] {
             oracle.pass = pass;
             let atoms = pass.atoms(&oracle.reference.stream);
-            let result = ddmin(atoms, &mut oracle, jobs)?;
+            let result = ddmin(atoms, &mut oracle, wave)?;
             if result.stopped_by.is_some() {
                 stopped_by = result.stopped_by;
                 break 'rounds;
@@ -348,6 +375,7 @@ where
     let outcome = lockstep.run_interleaved(&repro, repro.len() as u64 - repro_start.frame);
     let final_frames = lockstep.next_frame() - repro_start.frame;
     stats.frames_emulated += final_frames;
+    stats.phase_frames.final_run = final_frames;
     // The first and the final run are the same either way.
     stats.naive_frames = first_frames + stats.trials * (target.frame + 1 - start) + final_frames;
     match &outcome {
@@ -401,43 +429,70 @@ fn stream_key<I: ShrinkInput>(stream: &[I]) -> StreamKey {
     *blake3::hash(&bytes).as_bytes()
 }
 
-/// A candidate stream and the frames where it differs from the reference.
+/// A candidate: the atoms it removes from the reference, its stream, and the frames where that
+/// differs from the reference's.
 struct Candidate<I> {
+    atoms: Vec<Atom>,
     stream: Vec<I>,
     first: u64,
     last: u64,
 }
 
-/// Runs `candidate` (number `index` of its batch) against `reference` on the pair in `slot`.
+impl<I: ShrinkInput> Candidate<I> {
+    fn new(reference: &[I], atoms: &[Atom]) -> Self {
+        let mut stream = reference.to_vec();
+        for atom in atoms {
+            atom.remove_from(&mut stream);
+        }
+        let frames = atoms.iter().map(|atom| atom.frame());
+        Candidate {
+            atoms: atoms.to_vec(),
+            stream,
+            first: frames.clone().min().unwrap_or(0),
+            last: frames.max().unwrap_or(0),
+        }
+    }
+}
+
+/// Runs `candidate` against `reference` on the pair in `slot`; side by side with others, it
+/// publishes its outcome in the wave (see [`trial::Wave`]).
 fn run_candidate<A, B>(
     reference: &Reference<A::Input>,
     candidate: &Candidate<A::Input>,
     slot: &mut trial::Slot<A, B>,
-    cancel: Option<(&AtomicUsize, usize)>,
+    wave: Option<trial::Wave<'_>>,
 ) -> Result<TrialRun, ShrinkError>
 where
     A: Machine,
     B: Machine<Input = A::Input>,
     A::Input: ShrinkInput,
 {
+    let publish = wave.as_ref().map(|w| &w.invalid_before[w.index]);
     let run = trial::run(
         slot,
         reference.checkpoint_before(candidate.first),
         &candidate.stream,
         reference.target.frame,
         Some(reference.target),
-        Some(Shortcuts { reference, last_change: candidate.last, cancel }),
+        Some(Shortcuts { reference, last_change: candidate.last, wave }),
         reference.checkpoint_every,
-    )?;
-    if let Some((winner, index)) = cancel.filter(|_| run.reproduced) {
-        winner.fetch_min(index, Ordering::Relaxed);
+    );
+    if let Some(publish) = publish {
+        let invalid_before = match &run {
+            Ok(run) if run.cancelled => u64::MAX,
+            Ok(run) if run.reproduced => run.rejoins_at(),
+            Ok(_) => 0,
+            Err(_) => u64::MAX,
+        };
+        publish.store(invalid_before, Ordering::Relaxed);
     }
-    Ok(run)
+    run
 }
 
-/// Runs `candidates` (`None` where the answer is already known; at most one per slot): one at a
-/// time until one reproduces (one slot), or all at once, candidate `i` on slot `i` on a thread of
-/// its own, those after one that reproduced cancelled. The runs, by candidate.
+/// Runs `candidates` (`None` where the answer is already known): one at a time on the first slot
+/// when there is one slot or one candidate to run, else on a thread per slot, each taking the next
+/// candidate in order as it becomes free; a trial is cancelled once its answer can no longer be
+/// used (see [`trial::Wave`]). The runs, by candidate.
 fn run_all<A, B>(
     slots: &mut [trial::Slot<A, B>],
     reference: &Reference<A::Input>,
@@ -448,33 +503,39 @@ where
     B: Machine<Input = A::Input> + Send,
     A::Input: ShrinkInput,
 {
-    debug_assert!(candidates.len() <= slots.len() || slots.len() == 1, "a wave is at most one per slot");
     if slots.len() == 1 || candidates.iter().flatten().count() <= 1 {
         let mut runs = Vec::new();
         for candidate in candidates {
             let run = candidate.as_ref().map(|c| run_candidate(reference, c, &mut slots[0], None));
-            let stop = run.as_ref().is_some_and(|r| r.as_ref().map_or(true, |r| r.reproduced));
+            // Later candidates would run against the old reference: asked again instead.
+            let reproduced = run.as_ref().is_some_and(|r| r.as_ref().map_or(true, |r| r.reproduced));
             runs.push(run);
-            if stop {
+            if reproduced {
                 break;
             }
         }
         return runs;
     }
-    let winner = AtomicUsize::new(usize::MAX);
+    let invalid_before: Vec<AtomicU64> = candidates.iter().map(|_| AtomicU64::new(0)).collect();
+    let next = AtomicUsize::new(0);
+    let runs: Vec<Mutex<Option<Result<TrialRun, ShrinkError>>>> =
+        candidates.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
-        let handles: Vec<_> = candidates
-            .iter()
-            .zip(slots.iter_mut())
-            .enumerate()
-            .map(|(index, (candidate, slot))| {
-                let candidate = candidate.as_ref()?;
-                let winner = &winner;
-                Some(scope.spawn(move || run_candidate(reference, candidate, slot, Some((winner, index)))))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.map(|h| h.join().expect("a trial thread panicked"))).collect()
-    })
+        for slot in slots.iter_mut() {
+            let (invalid_before, next, runs) = (&invalid_before, &next, &runs);
+            scope.spawn(move || {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(candidate) = candidates.get(index) else { return };
+                    let Some(candidate) = candidate else { continue };
+                    let wave = trial::Wave { invalid_before, index };
+                    let run = run_candidate(reference, candidate, slot, Some(wave));
+                    *runs[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
+                }
+            });
+        }
+    });
+    runs.into_iter().map(|run| run.into_inner().unwrap_or_else(|p| p.into_inner())).collect()
 }
 
 impl<A, B> LockstepOracle<'_, A, B>
@@ -522,6 +583,7 @@ where
             };
             self.stats.trials += 1;
             self.stats.frames_emulated += run.frames;
+            self.stats.phase_frames.start_search += run.frames;
             if run.reproduced {
                 self.reference.checkpoints = [(frame, moved)].into();
                 return Ok(StartSearch::Moved { frame, tried });
@@ -543,7 +605,7 @@ where
 {
     type Error = ShrinkError;
 
-    fn first_reproducing(&mut self, removals: &[Vec<Atom>]) -> Result<Option<usize>, Halt<ShrinkError>> {
+    fn try_removals(&mut self, removals: &[Vec<Atom>]) -> Result<Vec<bool>, Halt<ShrinkError>> {
         if self.deadline.is_some_and(|deadline| Instant::now() >= deadline) {
             return Err(Halt::Budget(Budget::Time));
         }
@@ -552,56 +614,60 @@ where
             return Err(Halt::Budget(Budget::Trials));
         }
         let removals = &removals[..removals.len().min(usize::try_from(allowed).unwrap_or(usize::MAX))];
-        let candidates: Vec<Candidate<A::Input>> = removals
-            .iter()
-            .map(|atoms| {
-                let mut stream = self.reference.stream.clone();
-                for atom in atoms {
-                    atom.remove_from(&mut stream);
-                }
-                let frames = atoms.iter().map(|atom| atom.frame());
-                Candidate {
-                    stream,
-                    first: frames.clone().min().unwrap_or(0),
-                    last: frames.max().unwrap_or(0),
-                }
-            })
-            .collect();
+        let candidates: Vec<Candidate<A::Input>> =
+            removals.iter().map(|atoms| Candidate::new(&self.reference.stream, atoms)).collect();
+        let starts: Vec<u64> =
+            candidates.iter().map(|c| self.reference.checkpoint_before(c.first).frame).collect();
         // A stream that failed before fails again: no trial for it.
-        let keys: Vec<StreamKey> = candidates.iter().map(|c| stream_key(&c.stream)).collect();
         let to_run: Vec<Option<Candidate<A::Input>>> = candidates
             .into_iter()
-            .zip(&keys)
-            .map(|(candidate, key)| (!self.failed_streams.contains(key)).then_some(candidate))
+            .map(|candidate| {
+                (!self.failed_streams.contains(&stream_key(&candidate.stream))).then_some(candidate)
+            })
             .collect();
         let runs = run_all(&mut self.slots, &self.reference, &to_run);
-        let mut winner = None;
-        for (index, run) in runs.iter().enumerate() {
-            if winner.is_none() {
-                self.stats.trials_in_order += 1;
-            }
-            let Some(run) = run else { continue };
+        for run in runs.iter().flatten() {
             let run = run.as_ref().map_err(|e| Halt::Failed(e.clone()))?;
             self.stats.trials += 1;
             self.stats.frames_emulated += run.frames;
+            *match self.pass {
+                Pass::Presses => &mut self.stats.phase_frames.presses,
+                Pass::Buttons => &mut self.stats.phase_frames.buttons,
+                Pass::Commands => &mut self.stats.phase_frames.commands,
+            } += run.frames;
+        }
+        // The answers of a one-at-a-time search, as far as these runs give them: a candidate after
+        // one that reproduced is asked against the stream without that one, from the same state
+        // as long as its trial started where that stream's run had rejoined the reference's.
+        let mut answers = Vec::new();
+        let mut invalid_before = 0;
+        for ((candidate, run), start) in to_run.into_iter().zip(runs).zip(starts) {
+            if start < invalid_before {
+                break;
+            }
+            let (Some(candidate), Some(run)) = (candidate, run) else {
+                answers.push(false);
+                continue;
+            };
+            let run = run.expect("errors returned above");
             if run.cancelled {
-                continue;
+                break;
             }
+            let candidate = match answers.contains(&true) {
+                true => Candidate::new(&self.reference.stream, &candidate.atoms),
+                false => candidate,
+            };
             if run.reproduced {
-                winner = winner.or(Some(index));
-                continue;
+                invalid_before = invalid_before.max(run.rejoins_at());
+                answers.push(true);
+                self.reference.accept(candidate.stream, candidate.last, run);
+            } else {
+                answers.push(false);
+                self.reference.remember_failure(candidate.last, &run);
+                self.failed_streams.insert(stream_key(&candidate.stream));
             }
-            let candidate = to_run[index].as_ref().expect("a run has its candidate");
-            self.reference.remember_failure(candidate.last, run);
-            self.failed_streams.insert(keys[index]);
         }
-        if let Some(index) = winner {
-            let run =
-                runs.into_iter().nth(index).flatten().expect("the winner's run").expect("checked above");
-            let Candidate { stream, last, .. } =
-                to_run.into_iter().nth(index).flatten().expect("the winner's candidate");
-            self.reference.accept(stream, last, run);
-        }
+        self.stats.trials_in_order += answers.len() as u64;
         (self.progress)(ShrinkProgress {
             pass: match self.pass {
                 Pass::Presses => "presses",
@@ -612,7 +678,7 @@ where
             trials: self.stats.trials,
             frames_emulated: self.stats.frames_emulated,
         });
-        Ok(winner)
+        Ok(answers)
     }
 }
 
@@ -692,6 +758,28 @@ mod tests {
         let kept = ShrinkConfig { move_start: false, ..config };
         let shrunk = shrink(powered_on(), powered_on(), &stream, &kept, &mut |_| {}).unwrap();
         assert_eq!((shrunk.start_frame, shrunk.start_snapshot), (0, None));
+    }
+
+    #[test]
+    fn the_result_is_the_same_whatever_the_jobs() {
+        // A presses change the tiny ROM's RAM for good (it sums them), other buttons only for the
+        // frame: removals that rejoin the reference's run and removals that never do, side by side.
+        let stream: Vec<FrameInput> = (0..40u8)
+            .map(|i| FrameInput::buttons([0x01, 0x10, 0, 0x81][usize::from(i % 4)], i & 0x0C))
+            .collect();
+        let runs: Vec<Shrunk<FrameInput>> = [1, 2, 3]
+            .into_iter()
+            .map(|jobs| {
+                let config = ShrinkConfig { jobs, checkpoint_every: 4, ..config() };
+                shrink(powered_on(), powered_on(), &stream, &config, &mut |_| {}).unwrap()
+            })
+            .collect();
+        for shrunk in &runs[1..] {
+            assert_eq!(shrunk.repro, runs[0].repro, "jobs {}", shrunk.stats.jobs);
+            assert_eq!(shrunk.report(), runs[0].report(), "jobs {}", shrunk.stats.jobs);
+        }
+        assert_eq!(runs[0].report().shrunk.presses, 0);
+        assert!(runs[0].one_minimal());
     }
 
     #[test]

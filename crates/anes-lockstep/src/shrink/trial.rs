@@ -23,7 +23,7 @@
 //! frame end before the divergence both machines agreed, so A's hash stands for B's.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anes_core::state::StateHash;
 
@@ -92,8 +92,37 @@ pub(crate) struct TrialRun {
     pub reproduced: bool,
     /// Frames each machine ran.
     pub frames: u64,
-    /// Stopped because a candidate asked before it reproduced: its answer is not needed.
+    /// Stopped because its answer can no longer be used (see [`Wave`]).
     pub cancelled: bool,
+    /// The frame at whose end it met the reference's state, when it reproduced that way.
+    pub rejoined: Option<u64>,
+}
+
+impl TrialRun {
+    /// For a run that reproduced: the first frame from which the new reference runs as the old
+    /// one did (the state at its start and every input from it on are the old reference's), so a
+    /// trial against the old reference that started there answers for the new one too.
+    /// `u64::MAX` when it reproduced without meeting the old reference's run.
+    pub(crate) fn rejoins_at(&self) -> u64 {
+        self.rejoined.map_or(u64::MAX, |frame| frame + 1)
+    }
+}
+
+/// Trials run side by side against one reference, in the order a one-at-a-time search asks them.
+/// Each publishes in `invalid_before[its index]`, when it ends, the frame before which a later
+/// trial's start no longer stands for the one-at-a-time search: [`TrialRun::rejoins_at`] if it
+/// reproduced (the search would ask the later ones against the stream without it), `u64::MAX` if it
+/// was cancelled (the search stops at it), 0 if it did not reproduce. A trial that started before
+/// the value of one asked before it is cancelled: its answer cannot be used.
+pub(crate) struct Wave<'r> {
+    pub invalid_before: &'r [AtomicU64],
+    pub index: usize,
+}
+
+impl Wave<'_> {
+    fn superseded(&self, start: u64) -> bool {
+        self.invalid_before[..self.index].iter().any(|v| v.load(Ordering::Relaxed) > start)
+    }
 }
 
 /// The lockstep configuration of a trial: frame sync, no localization, no pictures, the runner's
@@ -137,9 +166,8 @@ pub(crate) struct Shortcuts<'r, I> {
     pub reference: &'r Reference<I>,
     /// The candidate's last frame that differs from the reference.
     pub last_change: u64,
-    /// Trials running side by side: the lowest index of one that reproduced, and this one's index.
-    /// Once a candidate asked before this one reproduced, this one's answer is not needed.
-    pub cancel: Option<(&'r AtomicUsize, usize)>,
+    /// Trials running side by side (see [`Wave`]).
+    pub wave: Option<Wave<'r>>,
 }
 
 /// A pair of machines a trial borrows: restored from a checkpoint at its start, so whatever an
@@ -192,13 +220,12 @@ where
         reproduced: false,
         frames: 0,
         cancelled: false,
+        rejoined: None,
     };
     loop {
-        if let Some((winner, index)) = shortcuts.as_ref().and_then(|s| s.cancel) {
-            if winner.load(Ordering::Relaxed) < index {
-                trial.cancelled = true;
-                return trial;
-            }
+        if shortcuts.as_ref().and_then(|s| s.wave.as_ref()).is_some_and(|w| w.superseded(start.frame)) {
+            trial.cancelled = true;
+            return trial;
         }
         let frame = lockstep.next_frame();
         let outcome = lockstep.run_interleaved(stream, 1);
@@ -216,6 +243,7 @@ where
             if frame >= s.last_change {
                 if s.reference.hashes.get(frame as usize) == Some(&hash) {
                     trial.reproduced = true;
+                    trial.rejoined = Some(frame);
                     trial.hashes.push(hash);
                     return trial;
                 }

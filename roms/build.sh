@@ -84,6 +84,9 @@ asic/m018_ss88006.s     mmc3fam/image.cfg
 asic/m065_h3001.s       mmc3fam/image.cfg
 asic/m033_tc0190.s      mmc3fam/image.cfg
 asic/m048_tc0690.s      mmc3fam/image.cfg
+taito/m080_x1005.s      mmc3fam/image.cfg
+taito/m207_x1005.s      mmc3fam/image.cfg
+taito/m082_x1017.s      mmc3fam/image.cfg
 bandai/m016_lz93d50.s   bandai/bandai.cfg
 bandai/m159_lz93d50.s   bandai/bandai.cfg
 bandai/m016_fcg.s       bandai/bandai.cfg

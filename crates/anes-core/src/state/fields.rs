@@ -15,7 +15,7 @@ use crate::cart::{
     Namco108State, Namco163State, Namco175State, Nina03State, QuattroState, Ss88006State, Sunsoft1State,
     Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, SxromState, TamS1State, Tc0190State, Tc0690State,
     TxromState, Un1romState, Unrom180State, Unrom512State, UxromState, Vrc1State, Vrc3State, Vrc6State,
-    Vrc7State, VrcState,
+    Vrc7State, VrcState, X1005State, X1017State,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -77,6 +77,8 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         65 => H3001State::FIELDS,
         33 => Tc0190State::FIELDS,
         48 => Tc0690State::FIELDS,
+        80 | 207 => X1005State::FIELDS,
+        82 => X1017State::FIELDS,
         19 => Namco163State::FIELDS,
         210 => Namco175State::FIELDS,
         16 | 153 | 159 => BandaiFcgState::FIELDS,
@@ -300,6 +302,9 @@ mod tests {
             (65, size_of::<H3001State>()),
             (33, size_of::<Tc0190State>()),
             (48, size_of::<Tc0690State>()),
+            (80, size_of::<X1005State>()),
+            (207, size_of::<X1005State>()),
+            (82, size_of::<X1017State>()),
             (19, size_of::<Namco163State>()),
             (210, size_of::<Namco175State>()),
             (16, size_of::<BandaiFcgState>()),

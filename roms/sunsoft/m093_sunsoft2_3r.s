@@ -2,8 +2,9 @@
 ; 093") on the discrete-board engine (roms/discrete/discrete.inc): bits 4-6 of a write to
 ; $8000-$FFFF select the 16 KiB bank at $8000, $C000 holds the last; bus conflicts; CHR RAM.
 ; Checks: 0 each bank (bits 1-3 and 7 ignored); 1 the bus conflict; 2 bit 0 clear disables the CHR
-; RAM: pattern reads are open bus ("like iNES Mapper 185": the address's low byte, $05 at $1C05);
-; 3 while disabled, writes are lost, and setting bit 0 brings the RAM back unchanged.
+; RAM: pattern reads are open bus ("like iNES Mapper 185": the address's low byte, $05 at $1C05),
+; set: the RAM again ($A7, written by check 3, which runs first); 3 while disabled, writes are
+; lost, and setting bit 0 brings the RAM back unchanged.
 ; Licence: MIT OR Apache-2.0 (ours).
 MAPPER = 93
 SUBMAPPER = 0
@@ -27,7 +28,7 @@ vectors:
         VECTOR 1, CONFLICT_FREE($8000, $31), $71, 6, 7, 14, 15, X_, X_
         VECTOR 2, CONFLICT_FREE($8000, $00), $00, 0, 1, 14, 15, X_, $05
         VECTOR 2, CONFLICT_FREE($8000, $30), $30, 6, 7, 14, 15, X_, $05
-        VECTOR 2, CONFLICT_FREE($8000, $31), $31, 6, 7, 14, 15, X_, $00
+        VECTOR 2, CONFLICT_FREE($8000, $31), $31, 6, 7, 14, 15, X_, $A7
         .byte $FF
 
 ; 3: with the RAM enabled (the home value), $1C05 takes $A7; bit 0 clear: a write of $3C is lost

@@ -90,6 +90,9 @@ asic/m033_tc0190.s      mmc3fam/image.cfg
 asic/m048_tc0690.s      mmc3fam/image.cfg
 tengen/m064_rambo1.s    mmc3fam/image.cfg
 event/m105_nes_event.s  common/flat.cfg
+taito/m080_x1005.s      mmc3fam/image.cfg
+taito/m207_x1005.s      mmc3fam/image.cfg
+taito/m082_x1017.s      mmc3fam/image.cfg
 bandai/m016_lz93d50.s   bandai/bandai.cfg
 bandai/m159_lz93d50.s   bandai/bandai.cfg
 bandai/m016_fcg.s       bandai/bandai.cfg

@@ -28,6 +28,8 @@ mod tengen;
 
 #[path = "boards/event.rs"]
 mod event;
+#[path = "boards/taito.rs"]
+mod taito;
 
 use std::path::PathBuf;
 
@@ -39,7 +41,7 @@ use support::{
 };
 
 /// The checks of `roms/vrc/vrc_test.inc`, in its order.
-const CHECKS: [&str; 19] = [
+const CHECKS: [&str; 20] = [
     "the $8000 PRG register selects every 8 KiB bank (5 bits)",
     "the $A000 PRG register selects every 8 KiB bank",
     "$C000 holds the second-last bank, $E000 the last",
@@ -59,6 +61,7 @@ const CHECKS: [&str; 19] = [
     "A set: the acknowledge keeps the IRQ enabled (3 IRQs in about 890 cycles)",
     "A clear: the acknowledge disables it (1 IRQ)",
     "$6000-$7FFF: VRC4 PRG RAM; VRC2 without RAM: the 1-bit latch at $6000-$6FFF, open bus above",
+    "VRC4 $9002 bit 0 enables PRG RAM, $9001/$9003 set neither it nor mirroring; VRC2: $9003 is mirroring",
 ];
 
 /// Our VRC ROMs: file name, iNES mapper, NES 2.0 submapper.
@@ -244,14 +247,15 @@ fn the_checks_fail_on_another_boards_rules() {
 
     // vrc2b's program as iNES 1.0 mapper 23 runs on the VRC4 the heuristic assumes, with the 8 KiB
     // of PRG RAM iNES 1.0 implies: everything the VRC2 lacks (swap mode, single-screen mirroring,
-    // the IRQ) shows, and RAM answers where the latch would. An iNES 1.0 VRC2b image whose
+    // the IRQ) shows, the VRC4's select 3 is no mirroring register (19), and the RAM, never
+    // enabled by $9002 bit 0, reads open bus where the latch would answer. An iNES 1.0 VRC2b image whose
     // program writes those registers needs a NES 2.0 header (submapper 3).
     let mut nes = boot(&as_ines1(&vrc_rom("vrc2b")));
     run_checks(&mut nes);
     let failed: Vec<usize> = failed_checks(&nes, &CHECKS).iter().map(|f| f.0).collect();
     assert_eq!(
         failed,
-        [3, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18],
+        [3, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19],
         "{}",
         describe_checks(&failed_checks(&nes, &CHECKS), &CHECKS)
     );

@@ -129,7 +129,7 @@ fn the_5b_sound_output_matches_its_golden_hash() {
 
 /// The small Sunsoft boards' ROMs (on `roms/discrete/discrete.inc`) and their numbers of checks.
 const DISCRETE_SUNSOFT_ROMS: [(&str, usize); 3] =
-    [("m089_sunsoft2", 4), ("m093_sunsoft2_3r", 2), ("m184_sunsoft1", 4)];
+    [("m089_sunsoft2", 4), ("m093_sunsoft2_3r", 4), ("m184_sunsoft1", 4)];
 
 #[test]
 fn the_small_sunsoft_boards_pass_their_checks() {
@@ -142,16 +142,18 @@ fn the_small_sunsoft_boards_pass_their_checks() {
 #[test]
 fn the_small_sunsoft_checks_fail_on_another_boards_rules() {
     // Mapper 89's program on mapper 93: no CHR banking (8 KiB of ROM at bank 0) nor single-screen
-    // mirroring: checks 1 and 2 (and the conflict's CHR bank, 3).
+    // mirroring: checks 1 and 2 (and the conflict's CHR bank, 3); and its values with bit 0 clear
+    // disable the CHR, which check 0 reads: all four.
     let failed =
         super::discrete_failures("89 as 93", &super::with_mapper(&sunsoft_rom("m089_sunsoft2"), 93, 0), 4);
-    assert_eq!(failed, [1, 2, 3]);
-    // Mapper 93's on mapper 89: bits 0-2 bank CHR (here RAM, unchecked) and bit 3 the mirroring;
-    // the PRG bits are the same: passes. Mapper 184's on 140 (JF-11, also a register at $6000):
-    // 8 KiB CHR banks and 32 KiB PRG banks from the same bits: checks 0-2 fail.
+    assert_eq!(failed, [0, 1, 2, 3]);
+    // Mapper 93's on mapper 89: bits 0-2 bank CHR (here 8 KiB of RAM, one bank) and bit 3 the
+    // mirroring; the PRG bits are the same, but no bit disables the CHR RAM: checks 2 and 3 fail.
+    // Mapper 184's on 140 (JF-11, also a register at $6000): 8 KiB CHR banks and 32 KiB PRG banks
+    // from the same bits: checks 0-2 fail.
     let failed =
-        super::discrete_failures("93 as 89", &super::with_mapper(&sunsoft_rom("m093_sunsoft2_3r"), 89, 0), 2);
-    assert!(failed.is_empty(), "{failed:?}");
+        super::discrete_failures("93 as 89", &super::with_mapper(&sunsoft_rom("m093_sunsoft2_3r"), 89, 0), 4);
+    assert_eq!(failed, [2, 3]);
     let failed =
         super::discrete_failures("184 as 140", &super::with_mapper(&sunsoft_rom("m184_sunsoft1"), 140, 0), 4);
     assert_eq!(failed, [0, 1, 2]);

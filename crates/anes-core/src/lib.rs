@@ -61,5 +61,7 @@ pub use state::{FrameRecord, Section, StateHash};
 /// 265-310): PAL consoles only. 7, the MMC5's sound (its state grew from 82 to 98 bytes, so every
 /// MMC5 record's state hash changed): mapper 5 only. 8, the flash of UNROM 512 (battery bit) and
 /// GTROM programmed by the game, the flash as the PRG RAM section and the flash command state in
-/// theirs: those two boards only.
-pub const EMULATION_EPOCH: u32 = 8;
+/// theirs: those two boards only. 9, the VRC4's `$9002` bit 0 PRG RAM
+/// enable (disabled at power-on) and its `$9000` selects 1 and 3 setting nothing, and mapper 93's
+/// CHR RAM disable bit: mappers 21/23/25 (VRC4) and 93 only.
+pub const EMULATION_EPOCH: u32 = 9;

@@ -171,8 +171,8 @@ fn error_unsupported_mapper_lists_the_supported_ones() {
         e.to_string(),
         "ROM header bytes 6-8: mapper 158, submapper 0 is not supported; supported mappers: 0, 1, 2, 3, 4, 5, \
          7, 9, 10, 11, 13, 16, 18, 19, 21, 22, 23, 24, 25, 26, 28, 30, 32, 33, 34, 48, 64, 65, 66, 67, 68, \
-         69, 70, 71, 73, 75, 76, 78, 79, 85, 86, 87, 88, 89, 92, 93, 94, 95, 97, 105, 111, 113, 118, 119, \
-         140, 152, 153, 154, 155, 159, 180, 184, 185, 206, 210, 232"
+         69, 70, 71, 73, 75, 76, 78, 79, 80, 82, 85, 86, 87, 88, 89, 92, 93, 94, 95, 97, 105, 111, 113, 118, \
+         119, 140, 152, 153, 154, 155, 159, 180, 184, 185, 206, 207, 210, 232"
     );
     // Mapper 16's deprecated submappers name the mapper that replaced them.
     let e = parse_err(&RomBuilder::new(16, 2, 1).nes20(1, 0x07, 0).build());

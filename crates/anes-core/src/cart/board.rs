@@ -41,6 +41,8 @@ use super::m075_vrc1::Vrc1;
 use super::m076_namcot3446::Namcot3446;
 use super::m078_irem_74hc161::Mapper78;
 use super::m079_nina03_06::Nina03;
+use super::m080_taito_x1005::X1005;
+use super::m082_taito_x1017::X1017;
 use super::m085_vrc7::Vrc7;
 use super::m086_jaleco_jf13::Jf13;
 use super::m087_jaleco_jf05::Mapper87;
@@ -97,6 +99,8 @@ pub(super) enum PrgRamRead {
     Latch,
     /// PRG ROM, from the window's offset into PRG ROM (the FME-7's ROM banks at $6000).
     Rom,
+    /// RAM inside the board's chip, which the board answers (the X1-005's 128 bytes at $7F00).
+    BoardRam,
 }
 
 /// What one 8 KiB slot of $8000-$FFFF holds (only the MMC5 maps anything but ROM there).
@@ -481,6 +485,10 @@ pub(super) enum Board {
     Rambo1(Rambo1),
     /// Mapper 105 (NES-EVENT).
     NesEvent(NesEvent),
+    /// Mappers 80 and 207 (Taito X1-005).
+    X1005(X1005),
+    /// Mapper 82 (Taito X1-017).
+    X1017(X1017),
 }
 
 /// Expands to `$body` with `$m` bound to the board inside whichever variant `$board` holds.
@@ -544,6 +552,8 @@ macro_rules! each_board {
             Board::Action53($m) => $body,
             Board::Rambo1($m) => $body,
             Board::NesEvent($m) => $body,
+            Board::X1005($m) => $body,
+            Board::X1017($m) => $body,
         }
     };
 }
@@ -614,6 +624,8 @@ impl Board {
             28 => Board::Action53(Action53::new(config)),
             64 => Board::Rambo1(Rambo1::new(config)),
             105 => Board::NesEvent(NesEvent::new(config)),
+            80 | 207 => Board::X1005(X1005::new(config)),
+            82 => Board::X1017(X1017::new(config)),
             _ => return None,
         })
     }
@@ -718,6 +730,8 @@ impl Board {
             Board::Action53(m) => m.write_register(value),
             Board::Rambo1(m) => m.write_register(addr, value),
             Board::NesEvent(m) => m.write_register(addr, value, cpu_cycle),
+            // Registers only at $7EF0-$7EFF.
+            Board::X1005(_) | Board::X1017(_) => false,
         }
     }
 
@@ -739,6 +753,8 @@ impl Board {
             Board::Jf13(m) => m.write_low(addr, value),
             Board::Mapper87(m) => m.write_low(addr, value),
             Board::Action53(m) => m.write_low(addr, value),
+            Board::X1005(m) => m.write_low(addr, value),
+            Board::X1017(m) => m.write_low(addr, value),
             _ => false,
         }
     }

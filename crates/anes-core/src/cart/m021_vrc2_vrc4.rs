@@ -23,9 +23,11 @@
 //!
 //! Registers, by address bits 12-15 and the chip's select inputs (A1 A0):
 //! - $8000: 8 KiB PRG bank at $8000 (VRC4 swap mode: at $C000);
-//! - $9000: VRC2 mirroring (bit 0: 0 vertical, 1 horizontal; all four selects); VRC4 selects 0-1:
-//!   mirroring (0 vertical, 1 horizontal, 2 single-screen page 0, 3 page 1), selects 2-3: bit 1
-//!   PRG swap mode (1: the second-last bank at $8000 and the $8000 register's bank at $C000);
+//! - $9000: VRC2 mirroring (bit 0: 0 vertical, 1 horizontal; all four selects); VRC4 select 0:
+//!   mirroring (0 vertical, 1 horizontal, 2 single-screen page 0, 3 page 1), select 2: bit 1 PRG
+//!   swap mode (1: the second-last bank at $8000 and the $8000 register's bank at $C000), bit 0
+//!   the PRG RAM enable (0: $6000-$7FFF open bus, writes lost; so at power-on); selects 1 and 3
+//!   set neither (3 is the external select strobe, unconnected on these boards);
 //! - $A000: 8 KiB PRG bank at $A000; $C000 and $E000 hold the second-last and last banks;
 //! - $B000-$E003: eight 1 KiB CHR banks, two registers each (select 0 or 2: low nibble, 1 or 3:
 //!   high nibble, 4 bits on the VRC2, 5 on the VRC4); $B000-$B003 banks 0-1, $C000 banks 2-3, ...;
@@ -38,9 +40,6 @@
 //! chip's 1-bit latch, what is left of its unused Microwire interface: a write keeps bit 0, a read
 //! returns it in bit 0 with open bus above, and $7000-$7FFF is open bus ("VRC2 and VRC4",
 //! "Microwire interface"; Contra (J) and Ganbare Goemon 2 check it at start).
-//!
-//! Not modelled: the VRC4's $9002 bit 0 (PRG RAM enable; the RAM is always enabled, as in common
-//! emulators).
 
 use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
 use super::header::Mirroring;
@@ -57,7 +56,7 @@ crate::layout::state_struct! {
         pub chr_high: [u8; 8],
         /// $9000: mirroring (VRC2: bit 0; VRC4: bits 0-1).
         pub mirroring: u8,
-        /// VRC4 $9002: bit 1 PRG swap mode.
+        /// VRC4 $9002: bit 1 PRG swap mode, bit 0 PRG RAM enable.
         pub prg_mode: u8,
         /// VRC4 IRQ counter (same bytes as the former flat fields: latch, control, counter,
         /// pending, prescaler).
@@ -148,8 +147,12 @@ impl Vrc {
             0x8000 => s.prg[0] = value & 0x1F,
             0xA000 => s.prg[1] = value & 0x1F,
             0x9000 if !vrc4 => s.mirroring = value & 1,
-            0x9000 if select < 2 => s.mirroring = value & 3,
-            0x9000 => s.prg_mode = value & 0x03,
+            0x9000 => match select {
+                0 => s.mirroring = value & 3,
+                2 => s.prg_mode = value & 0x03,
+                // Select 1 decodes nothing; select 3 is the external select strobe, unconnected.
+                _ => return false,
+            },
             0xB000..=0xE000 => {
                 let bank = usize::from((addr >> 12) - 0xB) * 2 + usize::from(select >> 1);
                 if select & 1 == 0 {
@@ -236,7 +239,8 @@ impl Vrc {
             map.prg_latch = self.state.latch & 1;
             map.low_registers = true;
         } else {
-            map.set_prg_ram(0, true, true);
+            let enabled = self.chip == Chip::Vrc2 || s.prg_mode & 0x01 != 0;
+            map.set_prg_ram(0, enabled, enabled);
         }
     }
 
@@ -319,9 +323,18 @@ mod tests {
         vrc.write_register(0xA000, 7, 2);
         vrc.update_map(&mut map);
         assert_eq!(map.prg, [5 * 0x2000, 7 * 0x2000, 30 * 0x2000, 31 * 0x2000]);
+        assert_eq!(map.prg_ram[0].read, PrgRamRead::OpenBus, "PRG RAM disabled at power-on");
         vrc.write_register(0x9004, 2, 3);
         vrc.update_map(&mut map);
         assert_eq!(map.prg, [30 * 0x2000, 7 * 0x2000, 5 * 0x2000, 31 * 0x2000]);
+        assert!(!map.prg_ram[15].writable);
+        vrc.write_register(0x9004, 3, 3);
+        vrc.write_register(0x9006, 0, 3); // select 3: neither swap mode nor RAM enable
+        vrc.write_register(0x9002, 1, 3); // select 1: not the mirroring register
+        vrc.update_map(&mut map);
+        assert_eq!(map.prg[0], 30 * 0x2000);
+        assert_eq!((map.prg_ram[15].read, map.prg_ram[15].writable), (PrgRamRead::Ram, true));
+        assert_eq!(map.nametables, [0, 1, 0, 1]);
         for (value, nametables) in [(0, [0, 1, 0, 1]), (1, [0, 0, 1, 1]), (2, [0; 4]), (3, [1; 4])] {
             vrc.write_register(0x9000, value, 4);
             vrc.update_map(&mut map);

@@ -1,8 +1,8 @@
 //! Mapper 93: Sunsoft-2 on the Sunsoft-3R board (nesdev "INES Mapper 093"). One register at
 //! $8000-$FFFF, `.PPP ...E`: P selects the 16 KiB PRG bank at $8000, $C000-$FFFF holds the last
-//! bank; 8 KiB of CHR RAM; wired mirroring; bus conflicts.
-//!
-//! Not modelled: E, the CHR RAM enable (clear: pattern reads open bus), which the games keep set.
+//! bank; E enables the 8 KiB of CHR RAM (clear: pattern writes are lost and reads are open bus,
+//! the address's low byte, as on mapper 185: [`MemoryMap::chr_open_bus`]); wired mirroring; bus
+//! conflicts.
 
 use super::board::{BoardConfig, MemoryMap};
 
@@ -40,6 +40,9 @@ impl Sunsoft2_3r {
         let last_16k = map.prg_bank_from_end(2) / 2;
         map.set_prg_16k(1, last_16k);
         map.set_chr_8k(0);
+        if self.state.register & 1 == 0 {
+            map.set_chr_open_bus();
+        }
         map.bus_conflicts = true;
     }
 

@@ -61,6 +61,8 @@ mod m075_vrc1;
 mod m076_namcot3446;
 mod m078_irem_74hc161;
 mod m079_nina03_06;
+mod m080_taito_x1005;
+mod m082_taito_x1017;
 mod m085_vrc7;
 mod m085_vrc7_audio;
 mod m086_jaleco_jf13;
@@ -144,6 +146,8 @@ pub use m073_vrc3::Vrc3State;
 pub use m075_vrc1::Vrc1State;
 pub use m078_irem_74hc161::Mapper78State;
 pub use m079_nina03_06::Nina03State;
+pub use m080_taito_x1005::X1005State;
+pub use m082_taito_x1017::X1017State;
 pub use m085_vrc7::Vrc7State;
 pub use m085_vrc7_audio::{Vrc7Audio, Vrc7Channel, Vrc7Operator};
 pub use m086_jaleco_jf13::Jf13State;
@@ -319,7 +323,8 @@ impl Cartridge {
         } else {
             chr_len
         };
-        let open_bus_page = matches!(board, Board::Cnrom185(_)) && !chr_is_ram;
+        let open_bus_page =
+            (matches!(board, Board::Cnrom185(_)) && !chr_is_ram) || matches!(board, Board::Sunsoft2_3r(_));
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
             with_vram.resize(chr_end, 0);
@@ -338,6 +343,10 @@ impl Cartridge {
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
         // The MMC6's own 1 KiB (the only size its header may declare) already holds $7000-$71FF.
         let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
+        if matches!(board, Board::X1005(_)) {
+            // Its only RAM is the chip's 128 bytes, in the board's state.
+            prg_ram_size = 0;
+        }
         if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
@@ -480,6 +489,10 @@ impl Cartridge {
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
             PrgRamRead::Rom => self.prg_rom[window.offset + usize::from(addr) % PRG_RAM_WINDOW],
             PrgRamRead::SerialData => (open_bus & !0x10) | self.map.prg_latch << 4,
+            PrgRamRead::BoardRam => match &self.board {
+                Board::X1005(m) => m.peek_ram(addr, open_bus),
+                _ => open_bus,
+            },
         }
     }
 
@@ -818,8 +831,9 @@ impl Cartridge {
         if addr < 0x2000 {
             if self.chr_writable {
                 let index = self.map.chr[addr >> 10] + (addr & 0x3FF);
-                // TQROM's ROM banks sit below its RAM.
-                if index >= self.chr_ram_start {
+                // TQROM's ROM banks sit below its RAM; a disabled CHR RAM (mapper 93) maps the
+                // open-bus page, after the state-bearing part.
+                if (self.chr_ram_start..self.chr_end).contains(&index) {
                     self.track(Section::ChrRam, index - self.chr_ram_start, self.chr[index], value);
                     self.chr[index] = value;
                 }
@@ -1159,7 +1173,8 @@ impl Cartridge {
     /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
     pub fn rebuild_caches(&mut self) {
         self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
-        self.map.chr_open_bus = (matches!(self.board, Board::Cnrom185(_)) && self.chr.len() > self.chr_end)
+        self.map.chr_open_bus = (matches!(self.board, Board::Cnrom185(_) | Board::Sunsoft2_3r(_))
+            && self.chr.len() > self.chr_end)
             .then_some(self.chr_end);
         self.remap();
     }

@@ -9,13 +9,13 @@ use super::{MachineState, Section};
 use crate::apu::ApuState;
 use crate::bus::BusState;
 use crate::cart::{
-    Action53State, AxromState, Bandai152State, Bandai70State, BandaiFcgState, CamericaState, Cnrom185State,
+    Action53State, AxromState, Bandai70State, Bandai152State, BandaiFcgState, CamericaState, Cnrom185State,
     CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,
     Jf11State, Jf13State, Jf19State, LatchChrState, Mapper34State, Mapper78State, Mapper87State, Mmc5State,
     Namco108State, Namco163State, Namco175State, NesEventState, Nina03State, QuattroState, Rambo1State,
-    Ss88006State, Sunsoft1State, Sunsoft2State, Sunsoft2_3rState, Sunsoft3State, Sunsoft4State, SxromState,
+    Ss88006State, Sunsoft1State, Sunsoft2_3rState, Sunsoft2State, Sunsoft3State, Sunsoft4State, SxromState,
     TamS1State, Tc0190State, Tc0690State, TxromState, Un1romState, Unrom180State, Unrom512State, UxromState,
-    Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState,
+    Vrc1State, Vrc3State, Vrc6State, Vrc7State, VrcState, X1005State, X1017State,
 };
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -78,6 +78,8 @@ pub fn mapper_layout(mapper: u16) -> Option<&'static [FieldLayout]> {
         65 => H3001State::FIELDS,
         33 => Tc0190State::FIELDS,
         48 => Tc0690State::FIELDS,
+        80 | 207 => X1005State::FIELDS,
+        82 => X1017State::FIELDS,
         19 => Namco163State::FIELDS,
         210 => Namco175State::FIELDS,
         16 | 153 | 159 => BandaiFcgState::FIELDS,
@@ -306,6 +308,9 @@ mod tests {
             (65, size_of::<H3001State>()),
             (33, size_of::<Tc0190State>()),
             (48, size_of::<Tc0690State>()),
+            (80, size_of::<X1005State>()),
+            (207, size_of::<X1005State>()),
+            (82, size_of::<X1017State>()),
             (19, size_of::<Namco163State>()),
             (210, size_of::<Namco175State>()),
             (16, size_of::<BandaiFcgState>()),

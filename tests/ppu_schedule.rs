@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anes::core::movie::{ConsoleCommand, InputStream};
 use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Region, Section};
-use support::{determinism_roms, for_each_rom_in_parallel, random_input, shared_roms};
+use support::{determinism_roms, for_each_rom_in_parallel, is_board_check_rom, random_input, shared_roms};
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {
     pair_in(rom, alignment, None)
@@ -184,15 +184,6 @@ fn lazy_equals_eager_in_pal_and_dendy() {
             }
         });
     }
-}
-
-/// True for a ROM of ours that checks a board (`roms/<family>/NAME.nes`) or one behaviour
-/// (`roms/secret/`) in its first frames and then idles; false for the demo, the stress ROMs, the region
-/// ROM and the conformance ROMs.
-fn is_board_check_rom(name: &str) -> bool {
-    let mut parts = name.split(['/', '\\']);
-    parts.next() == Some("roms")
-        && parts.next().is_some_and(|family| !matches!(family, "demo" | "stress" | "regions"))
 }
 
 #[test]
@@ -380,7 +371,7 @@ fn random_register_programs_agree() {
 #[test]
 fn lazy_equals_eager_after_every_instruction_on_the_determinism_roms() {
     for_each_rom_in_parallel(&determinism_roms(), |index, name, rom| {
-        let (frames, phases) = every_instruction_plan(index, 200);
+        let (frames, phases) = every_instruction_plan(index, if is_board_check_rom(name) { 60 } else { 200 });
         for alignment in phases {
             let (mut lazy, mut eager) = pair(rom, alignment);
             let input = random_input(index as u64 ^ 0xE5E5 << 32 ^ u64::from(alignment), frames);

@@ -85,6 +85,15 @@ pub fn for_each_rom_in_parallel(roms: &[(String, Vec<u8>)], check: impl Fn(usize
     });
 }
 
+/// True for a ROM of ours that checks a board (`roms/<family>/NAME.nes`) or one behaviour
+/// (`roms/secret/`) in its first frames and then idles; false for the demo, the stress ROMs, the region
+/// ROM and the conformance ROMs.
+pub fn is_board_check_rom(name: &str) -> bool {
+    let mut parts = name.split(['/', '\\']);
+    parts.next() == Some("roms")
+        && parts.next().is_some_and(|family| !matches!(family, "demo" | "stress" | "regions"))
+}
+
 pub fn determinism_roms() -> Vec<(String, Vec<u8>)> {
     let mut roms = Vec::new();
     collect_nes_files(&repo_root().join("roms"), &mut roms);

@@ -108,6 +108,20 @@ fn trainer_is_loaded_at_7000_and_skipped_before_prg() {
     assert_eq!(cart.cpu_peek(0x7001, 0), 0xA4);
 }
 
+/// A trainer on a board with no PRG RAM whatever the header says (the Bandai LZ93D50 with its EEPROM,
+/// the X1-005, the flash boards) has nowhere to go: it is dropped, the board loads with no RAM. The
+/// random-seed header fuzz found mapper 159 with a trainer panicking at power-on.
+#[test]
+fn a_trainer_on_a_board_without_prg_ram_is_dropped() {
+    for (mapper, battery) in [(159, 0), (80, 0), (30, 0x02), (111, 0)] {
+        let mut cart = RomBuilder::new(mapper, 2, 1).nes20(0, 0, 0).flags6(0x04 | battery).cartridge();
+        assert!(cart.info().trainer, "mapper {mapper}");
+        assert!(cart.prg_ram().is_empty() || mapper == 30 || mapper == 111, "mapper {mapper}");
+        cart.power_on();
+        assert_ne!(cart.cpu_peek(0x7000, 0x5A), 0xA5, "mapper {mapper}: the trainer is not at $7000");
+    }
+}
+
 #[test]
 fn four_screen_header() {
     let cart = RomBuilder::new(4, 2, 1).flags6(0x09).cartridge();

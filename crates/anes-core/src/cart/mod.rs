@@ -343,27 +343,24 @@ impl Cartridge {
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
         // The MMC6's own 1 KiB (the only size its header may declare) already holds $7000-$71FF.
         let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
-        if matches!(board, Board::X1005(_)) {
-            // Its only RAM is the chip's 128 bytes, in the board's state.
-            prg_ram_size = 0;
-        }
+        // Boards with no PRG RAM whatever the header says: the X1-005 (its only RAM is the chip's 128
+        // bytes, in the board's state), the Bandai boards whose PRG-NVRAM is the serial EEPROM the
+        // board holds, and the flash boards (nesdev "UNROM 512", "GTROM": the PRG RAM section and the
+        // battery save are the flash). A trainer has nowhere to go on them and is dropped.
+        let no_prg_ram = has_flash
+            || matches!(board, Board::X1005(_))
+            || matches!(&board, Board::BandaiFcg(m) if m.eeprom().is_some());
         if parsed.trainer.is_some() && !mmc6 {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
-        }
-        if matches!(&board, Board::BandaiFcg(m) if m.eeprom().is_some()) {
-            // The header's PRG-NVRAM is the serial EEPROM, which the board holds; no RAM at $6000.
-            prg_ram_size = 0;
         }
         if mmc5 && info.format != HeaderFormat::Nes20 {
             prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
         }
-        // The flash boards have no PRG RAM (nesdev "UNROM 512", "GTROM"); the PRG RAM section and
-        // the battery save are the flash, so a trainer has nowhere to go and is dropped.
-        if has_flash {
+        if no_prg_ram {
             prg_ram_size = 0;
         }
         let prg_ram = vec![0u8; prg_ram_size].into_boxed_slice();
-        let trainer = if has_flash { None } else { parsed.trainer.map(Box::from) };
+        let trainer = if no_prg_ram { None } else { parsed.trainer.map(Box::from) };
         let loaded_prg = if has_flash { prg_rom.clone() } else { Box::default() };
         let map = MemoryMap::new(prg_rom.len(), chr_len, prg_ram.len(), info.mirroring);
         let board_has_irq = board.irq_output().is_some();

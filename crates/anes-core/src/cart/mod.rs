@@ -905,17 +905,11 @@ impl Cartridge {
         self.board.cpu_cycles(1);
     }
 
-    /// `edges` CPU cycles (M2) have begun, with no PPU access between them: `edges` calls of
-    /// [`Cartridge::cpu_cycle`].
-    #[inline(always)]
-    pub fn cpu_cycles(&mut self, edges: u64) {
-        self.board.cpu_cycles(edges);
-    }
-
-    /// [`Cartridge::cpu_cycles`] on the lazy schedule's M2 replay, which runs only for the boards
-    /// that count M2 edges and whose /IRQ the lazy schedule predicts (the MMC3 and the MMC5; see
-    /// [`Cartridge::needs_eager_ppu`]): two arms where the board dispatch has one for every board that
-    /// counts M2 (a third arm cost the MMC3 demo 0.4% more host instructions per frame).
+    /// `edges` calls of [`Cartridge::cpu_cycle`] (no PPU access between them) on the lazy schedule's
+    /// M2 replay, which runs only for the boards that count M2 edges and whose /IRQ the lazy schedule
+    /// predicts (the MMC3 and the MMC5; see [`Cartridge::needs_eager_ppu`]): two arms where the board
+    /// dispatch has one for every board that counts M2 (a third arm cost the MMC3 demo 0.4% more host
+    /// instructions per frame).
     #[inline(always)]
     pub(crate) fn replay_m2_edges(&mut self, edges: u64) {
         match &mut self.board {

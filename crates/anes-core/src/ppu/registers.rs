@@ -3,7 +3,7 @@
 
 use super::address_bus::{DATA_READ_FILL_DOTS, V_COPY_DOTS};
 use super::pixel::palette_index;
-use super::{Ppu, PpuBus, PpuBusPeek, PpuRegs, background, ctrl, mask, status};
+use super::{DOTS_PER_SCANLINE, Ppu, PpuBus, PpuBusPeek, PpuRegs, background, ctrl, mask, status};
 
 /// Frames a 1 bit of the I/O latch survives without being refreshed. The latch is dynamic memory that
 /// fades in about 600 ms (nesdev "Open bus behavior"); 36 NTSC frames are 600 ms. Counting frames
@@ -148,15 +148,20 @@ impl Ppu {
 
     /// True when a $2002 read can be answered by the PPU as it stands, `dots` dots before the end of
     /// the read's cycle, without running those dots first: they cannot change what the read returns
-    /// or be changed by what it does. They lie on one visible line up to dot 256 (no VBlank flag set
-    /// or cleared, no latch decay, the sprite units constant), with rendering on and settled (or
-    /// off for 8 dots), and in them no sprite flag can show: none is pending, sprite 0 is not in
-    /// output unit 0 (or the hit was found already), and evaluation cannot find an overflow (or
-    /// found it already). The read's own effects (VBlank clear, the write toggle, the latch) touch
-    /// nothing those dots use.
+    /// or be changed by what it does. They lie on one line before its dot 340, a visible one or line 240 (no VBlank flag
+    /// set or cleared, no latch decay: those come with line 241 and the pre-render line), with
+    /// rendering on and settled (or off for 8 dots), and in them no sprite flag can show: none is
+    /// pending, and on dots up to 256 of a visible line sprite 0 is not in output unit 0 (or the hit
+    /// was found already) and evaluation cannot find an overflow (or found it already); past dot 256
+    /// and on line 240 no pixel is output and nothing is evaluated. The read's own effects (VBlank
+    /// clear, the write toggle, the latch) touch nothing those dots use.
     pub(crate) fn status_read_commutes(&self, dots: u32) -> bool {
         let r = &self.regs;
-        if r.scanline >= 240 || u32::from(r.dot) + dots > 256 || r.bus_collision_pending() {
+        // Dot 340 ends the line (on line 240 the latch decays as it ends).
+        if r.scanline > 240
+            || u32::from(r.dot) + dots >= u32::from(DOTS_PER_SCANLINE)
+            || r.bus_collision_pending()
+        {
             return false;
         }
         let now = r.position();
@@ -169,6 +174,9 @@ impl Ppu {
         }
         if r.rendering_history != 0xFF || !r.rendering_enabled() {
             return false;
+        }
+        if r.scanline == 240 || r.dot > 256 {
+            return true;
         }
         if r.sprite_0_hit_at == 0 && r.sprite_0_in_unit_0 != 0 {
             return false;
@@ -319,7 +327,7 @@ mod tests {
             ppu.regs.mask = if next(6) == 0 { 0 } else { 0x1E };
             ppu.regs.scanline = 261;
             ppu.regs.dot = 0;
-            while ppu.regs.scanline == 261 || ppu.regs.scanline < 240 {
+            while ppu.regs.scanline == 261 || ppu.regs.scanline <= 240 {
                 let dots = next(40);
                 let access = next(dots + 1);
                 tried += 1;

@@ -370,14 +370,17 @@ impl Ppu {
         } else {
             (0, usize::from(r.oam_addr))
         };
-        let mut in_range = found;
-        for addr in (next_y..self.oam.len()).step_by(4) {
-            in_range += usize::from(self.y_in_range(self.oam[addr]));
-            if in_range >= 8 {
-                return false;
-            }
-        }
-        true
+        // Counted whole, without stopping at the eighth: a $2002 poll asks this at every read, and
+        // the branch-free count over at most 64 bytes costs a fraction of the early-exit loop.
+        let (line, height) = (self.regs.scanline, self.sprite_height());
+        let ahead: usize = self
+            .oam
+            .get(next_y..)
+            .unwrap_or(&[])
+            .chunks(4)
+            .map(|sprite| usize::from(line.wrapping_sub(u16::from(sprite[0])) < height))
+            .sum();
+        found + ahead < 8
     }
 
     /// m += 1, carrying into n; all 64 sprites seen when n wraps.

@@ -345,7 +345,7 @@ impl Ppu {
 fn clock_dot_or_none(mask: u16, dot: u16) -> u16 {
     let bit = if dot == FIRST_TILE_DOT {
         Some(15)
-    } else if dot >= SLOT_PATTERN_DOT && (dot - SLOT_PATTERN_DOT).is_multiple_of(8) {
+    } else if dot >= SLOT_PATTERN_DOT && (dot - SLOT_PATTERN_DOT) % 8 == 0 {
         Some(u32::from((dot - SLOT_PATTERN_DOT) / 8))
     } else {
         None

@@ -673,6 +673,10 @@ impl Nes {
             }
             return;
         }
+        // Short of the predicted dot the prediction still holds: the owed dots are ones it counted
+        // on, and whatever could move it (a register access, a cartridge write, a reset) predicts
+        // afresh or invalidates it. Stepping catches up after every instruction or line.
+        let prediction_holds = target < self.sync.deadline;
         let owed = target.saturating_sub(self.bus.ppu_clock) / clocks.dot;
         // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
         let dots = u32::try_from(owed).unwrap_or(u32::MAX);
@@ -704,7 +708,9 @@ impl Nes {
             self.ppu.run_dots_as::<R>(dots, &mut memory);
         }
         self.bus.ppu_clock += u64::from(dots) * clocks.dot;
-        self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
+        if !prediction_holds {
+            self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
+        }
         debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
         debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }

@@ -341,6 +341,7 @@ impl Nes {
     /// end of the instruction's last cycle.
     pub fn step_instruction(&mut self) {
         self.refresh_digest_if_stale();
+        self.sync.line_events = false;
         self.run_instruction();
         self.catch_up();
     }
@@ -360,6 +361,8 @@ impl Nes {
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
     /// the PPU reaches scanline 241, dot 0.
     pub fn run_until_frame_end(&mut self) {
+        // A prediction made with line events (`step_to_next_line`) is early at worst: nothing to undo.
+        self.sync.line_events = false;
         with_region_model!(self.region, R => self.run_instructions_to_picture::<R>());
         self.machine.frame += 1;
         self.catch_up();
@@ -399,15 +402,19 @@ impl Nes {
         self.refresh_digest_if_stale();
         let line = self.ppu.scanline();
         let pictures = self.ppu.frames_completed();
-        self.sync.line_events = true;
-        self.sync.invalidate();
+        if !self.sync.line_events {
+            // The prediction in force may lie past the end of this line.
+            self.sync.line_events = true;
+            self.sync.invalidate();
+        }
         let done =
             with_region_model!(self.region, R => self.run_instructions_to_line_change::<R>(line, pictures));
-        // A prediction made with line events is early at worst: nothing to undo.
-        self.sync.line_events = false;
         if done {
             self.machine.frame += 1;
         }
+        // Line events stay on, so this catch-up's prediction already stops at the end of the line
+        // the next call starts on: consecutive calls need no fresh prediction (every prediction made
+        // since the first call had them). Other entry points turn them off.
         self.catch_up();
         done
     }

@@ -27,7 +27,7 @@ done
 if [[ -n "${ANES_GRANULARITY_BIN:-}" ]]; then
     anes=$ANES_GRANULARITY_BIN
 else
-    cargo build --quiet --release -p anes-cli
+    bash scripts/release-build.sh --quiet
     anes="${CARGO_TARGET_DIR:-target}/release/anes"
 fi
 work=$(mktemp -d)

@@ -33,7 +33,7 @@ if ((cores < 2)); then
     exit 1
 fi
 
-cargo build --quiet --release -p anes-cli
+bash scripts/release-build.sh --quiet
 anes="${CARGO_TARGET_DIR:-target}/release/anes"
 conformance_dir="${ANES_CONFORMANCE_DIR:-../shared/conformance}"
 work=$(mktemp -d)

@@ -32,7 +32,7 @@ command -v valgrind >/dev/null 2>&1 || { echo "instruction gate: valgrind not fo
 if [[ -n "${ANES_GATE_BIN:-}" ]]; then
     anes="$ANES_GATE_BIN"
 else
-    cargo build --quiet --release -p anes-cli
+    bash scripts/release-build.sh --quiet
     anes="${CARGO_TARGET_DIR:-target}/release/anes"
 fi
 

@@ -60,7 +60,7 @@ for tool in valgrind cargo; do
 done
 [[ -f "$core" ]] || { echo "instructions-per-frame: no Nestopia core at $core (bash benches/peer/install-nestopia.sh)" >&2; exit 1; }
 
-cargo build --quiet --release -p anes-cli
+bash scripts/release-build.sh --quiet
 cargo build --quiet --profile bench --manifest-path benches/peer/Cargo.toml --example libretro_frames
 anes="${CARGO_TARGET_DIR:-target}/release/anes"
 frames="${CARGO_TARGET_DIR:-benches/peer/target}/release/examples/libretro_frames"

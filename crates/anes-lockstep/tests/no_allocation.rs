@@ -61,6 +61,15 @@ fn no_allocation_per_frame_in_either_mode() {
             (Granularity::Scanline, NES_FINE_FRAMES),
             (Granularity::Instruction, NES_FINE_FRAMES),
         ] {
+            // Inside frames, a window of a thousand records (`anes lockstep --threads` uses thousands): with
+            // 8, every other instruction was a hand-off between threads, and on a busy machine each
+            // wake-up waited its turn (8.5 minutes for 300 frames beside other builds).
+            let threading = match threading {
+                Threading::Threaded { .. } if granularity != Granularity::Frame => {
+                    Threading::Threaded { window: 1024 }
+                }
+                other => other,
+            };
             let (nes_short, nes_long) = measure(nes.clone(), threading, granularity, &inputs, frames);
             eprintln!(
                 "NesMachine, {name}, {granularity}: {nes_short} allocations in 10 frames, {nes_long} in {frames}"
@@ -74,9 +83,10 @@ fn no_allocation_per_frame_in_either_mode() {
             Threading::Threaded { .. } => {
                 // Each run spawns its two scoped workers and channels: a fixed cost per run that
                 // must not grow with the number of frames.
-                // (Measured: 11-17 either way, from thread spawns, channels and their wakers.)
+                // (Measured: 17-25 with a window of 8, 33-37 with 1,024, whose batches are first
+                // allocated in each run, either way: from thread spawns, channels and their wakers.)
                 for count in counts {
-                    assert!(count <= 32, "{name}: {count} allocations in one run");
+                    assert!(count <= 48, "{name}: {count} allocations in one run");
                 }
             }
         }

@@ -109,10 +109,12 @@ fn fixed_words_sum<const N: usize>(section: Section, bytes: &[u8]) -> u64 {
     };
     const { assert!(N.div_ceil(8) <= TABLE_WORDS, "every word's key is in the table") };
     let table = &WORD_KEYS[section.index()];
-    let (words, tail) = bytes.as_chunks::<8>();
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
     let mut sum = 0u64;
-    for (word, &k) in words.iter().zip(table) {
-        sum = sum.wrapping_add(k.wrapping_mul(u64::from_le_bytes(*word)));
+    for (word, &k) in words.zip(table) {
+        let word: [u8; 8] = word.try_into().expect("chunks_exact yields 8 bytes");
+        sum = sum.wrapping_add(k.wrapping_mul(u64::from_le_bytes(word)));
     }
     if !tail.is_empty() {
         let mut last = [0u8; 8];

@@ -4,7 +4,7 @@
 # frames) and the conformance manifest on all three. Not part of .ci/run: the package is its own
 # workspace, so its build (about four minutes on two cores) shares nothing with CI's release build,
 # and with its runs it took about eight of CI's forty minutes.
-#   bash benches/peer/run.sh [--quick]      (--quick: criterion's few-seconds mode, as CI used)
+#   bash benches/peer/run.sh [--quick]      (--quick: criterion's few-seconds mode, as .ci/run's benches)
 # Installs Debian's libretro-nestopia when it is missing and this runs as root with apt-get; finds
 # the conformance ROMs in ../shared/conformance (or ANES_CONFORMANCE_DIR) and skips that step without.
 set -euo pipefail

@@ -281,6 +281,15 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
     store(&mut code, next(8) as u8, 0xC000);
     store(&mut code, 0, 0xC001);
     store(&mut code, 0, 0xE001);
+    // Random OAM (Y crowded into bands half the time, tiles from both tables as 8x16 sprites) from a
+    // table at $D000 into page 2, then to OAM: LDX #0; LDA $D000,X; STA $0200,X; INX; BNE; DMA.
+    code.extend([0xA2, 0x00, 0xBD, 0x00, 0xD0, 0x9D, 0x00, 0x02, 0xE8, 0xD0, 0xF7]);
+    store(&mut code, 0x02, 0x4014);
+    // Rendering on after the power-on write lockout (two VBlanks: BIT $2002; BPL), tables and sprite
+    // size at random.
+    code.extend([0x2C, 0x02, 0x20, 0x10, 0xFB, 0x2C, 0x02, 0x20, 0x10, 0xFB]);
+    store(&mut code, 0x80 | (next(8) as u8) << 3, 0x2000);
+    store(&mut code, 0x1E, 0x2001);
     code.push(0x58); // CLI
     let loop_start = 0xE000 + code.len() as u16;
     for _ in 0..48 {
@@ -337,6 +346,10 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
     assert!(code.len() < 0x1FFA, "the program fits the fixed bank");
     let mut prg = vec![0xEA; 0x8000];
     prg[0x6000..0x6000 + code.len()].copy_from_slice(&code);
+    for sprite in prg[0x5000..0x5100].chunks_exact_mut(4) {
+        let y = if next(2) == 0 { 64 + (next(4) as u8) * 40 + next(12) as u8 } else { next(256) as u8 };
+        sprite.copy_from_slice(&[y, next(256) as u8, next(256) as u8, next(256) as u8]);
+    }
     prg[0x7FFA..].copy_from_slice(&[nmi as u8, (nmi >> 8) as u8, 0x00, 0xE0, irq as u8, (irq >> 8) as u8]);
     let mut chr = vec![0u8; 0x2000];
     for byte in &mut chr {

@@ -717,17 +717,29 @@ impl Nes {
 
     /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
     /// the next VBlank, picture or pre-render event, or (MMC3, rendering) the earliest A12 edge that
-    /// could raise the IRQ.
+    /// could raise the IRQ: where the fetch pattern of each line, from the tables and the sprites in
+    /// range, could clock the counter (`Ppu::dots_before_a12_clock`), or while a PPUMASK change is
+    /// on its way through the pipeline, from the fewest dots between clocks.
     fn next_observable_dot<R: RegionModel>(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event::<R>();
         if self.sync.line_events {
             dots = dots.min(self.ppu.dots_before_line_end::<R>());
         }
-        if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() {
-            let clocks = u64::from(self.cart.a12_clocks_before_irq());
-            // Dots that are safe to run before the clock that could raise the IRQ.
-            let safe = match self.ppu.dots_before_sprite_pattern_clock::<R>(clocks) {
-                Some(exact) => exact,
+        let clocks = u64::from(self.cart.a12_clocks_before_irq());
+        // A line clocks at most four times (`ppu/a12.rs`); add the two first fetches from $1000 of a
+        // frame, the end of the present low run and a pause in rendering: no need to look for more
+        // clocks than fit before the next event (with the IRQ disabled, `u32::MAX`).
+        let could_come = clocks <= (dots / MIN_DOTS_PER_A12_CLOCK_8X8 + 2) * 4 + 4;
+        if self.sync.schedule == Schedule::LazyReplayingM2 && self.ppu.rendering_enabled() && could_come {
+            // Dots that are safe to run before the clock that could raise the IRQ: the usual
+            // setup's in closed form, any other by the fetch pattern of each line.
+            let low_edges = self.cart.a12_low_m2_edges();
+            let safe = match self
+                .ppu
+                .dots_before_sprite_pattern_clock::<R>(clocks, low_edges)
+                .or_else(|| self.ppu.dots_before_a12_clock::<R>(clocks, low_edges, dots))
+            {
+                Some(bound) => bound,
                 None => {
                     let spaced = if self.ppu.sprites_8x16() {
                         clocks.saturating_sub(1).saturating_mul(MIN_DOTS_PER_A12_CLOCK)

@@ -917,6 +917,15 @@ impl Board {
         }
     }
 
+    /// M2 edges the A12 counter has seen since A12 fell, `None` while A12 is high; for boards without
+    /// such a counter, as if A12 had been low for long.
+    pub fn a12_low_m2_edges(&self) -> Option<u8> {
+        match self {
+            Board::Txrom(m) => m.a12_low_m2_edges(),
+            _ => Some(u8::MAX),
+        }
+    }
+
     /// The board's /IRQ output (true = asserted); `None` for the boards that have none.
     pub fn irq_output(&self) -> Option<bool> {
         match self {

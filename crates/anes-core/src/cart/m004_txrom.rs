@@ -307,6 +307,11 @@ impl Txrom {
         }
     }
 
+    /// M2 edges counted since PPU A12 fell (up to the filter's three), `None` while A12 is high.
+    pub fn a12_low_m2_edges(&self) -> Option<u8> {
+        (self.state.a12_level == 0).then_some(self.state.a12_low_m2_edges)
+    }
+
     /// The level of PPU A12 seen last (true = high).
     #[inline(always)]
     pub fn a12_high(&self) -> bool {

@@ -937,6 +937,11 @@ impl Cartridge {
         self.board.a12_clocks_before_irq()
     }
 
+    /// M2 edges the board's A12 counter has seen since A12 fell, `None` while A12 is high.
+    pub fn a12_low_m2_edges(&self) -> Option<u8> {
+        self.board.a12_low_m2_edges()
+    }
+
     /// The board's /IRQ output (true = asserted). Read at every catch-up of the CPU's IRQ input: the
     /// MMC3's is a field test inline; the other boards' go through the board's dispatch.
     #[inline(always)]

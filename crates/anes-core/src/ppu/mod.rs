@@ -33,6 +33,7 @@
 
 use crate::region::{PpuTiming, RegionModel, with_region_model};
 
+mod a12;
 mod address_bus;
 mod background;
 mod pixel;
@@ -714,11 +715,18 @@ impl Ppu {
     /// Dots that can run before the `n`-th (n >= 1) coming dot 261 of a fetching line (0-239 and the
     /// pre-render line), where A12 could clock the MMC3, when that is the only such place: 8x8
     /// sprites from $1000, the background from $0000, rendering settled on, and the position outside
-    /// the sprite fetches (dots 257-320) of a fetching line. Then A12 rises only at the sprite slots'
-    /// pattern fetches, and after a low stretch the filter accepts (from dot 321 of the line before)
-    /// only at slot 0's, dot 261; the later slots rise after 4 low dots. `None` where this does not
-    /// hold. Never more than the real distance (the odd-frame skip is assumed).
-    pub fn dots_before_sprite_pattern_clock<R: RegionModel>(&self, n: u64) -> Option<u64> {
+    /// the sprite fetches after slot 0's pattern fetch (dots 262-320) of a fetching line unless A12
+    /// is high or its low run too short to clock at the next slot (`a12_low_edges`: the M2 edges
+    /// counted since A12 fell, `None` while high; a PPUCTRL write may have just set this up). Then A12
+    /// rises only at the sprite slots' pattern fetches, and after a low stretch the filter accepts
+    /// (from dot 321 of the line before) only at slot 0's, dot 261; the later slots rise after 4 low
+    /// dots. `None` where this does not hold. Never more than the real distance (the odd-frame skip
+    /// is assumed).
+    pub fn dots_before_sprite_pattern_clock<R: RegionModel>(
+        &self,
+        n: u64,
+        a12_low_edges: Option<u8>,
+    ) -> Option<u64> {
         const CLOCK_DOT: u16 = 261;
         let r = &self.regs;
         let pre_render = R::TIMING.ppu.pre_render_scanline;
@@ -732,9 +740,19 @@ impl Ppu {
             || r.rendering_history != 0xFF
             || line >= R::TIMING.ppu.scanlines_per_frame
             || dot >= DOTS_PER_SCANLINE
-            || (fetching(line) && (257..=320).contains(&dot))
         {
             return None;
+        }
+        if fetching(line)
+            && (262..=320).contains(&dot)
+            && let Some(edges) = a12_low_edges
+        {
+            // The next slot's pattern fetch, 1-7 dots on, ends the low run: at most one M2 edge
+            // every 3 dots on top of those counted (the filter wants 3).
+            let to_rise = u64::from(7 - (dot - 262) % 8);
+            if u64::from(edges) + (to_rise + 1) / 3 + 1 >= 3 {
+                return None;
+            }
         }
         // Positions from the start of the pre-render line, taken as 340 dots long (the odd-frame
         // skip), then lines 0-260; fetching lines in order: 261 (index 0), 0-239 (1-240).
@@ -1009,7 +1027,7 @@ mod tests {
                 let mut bus = A12Bus::new(FlatBus::patterned(), true);
                 let predictions: Vec<u64> = (1..=300u64)
                     .map(|n| {
-                        ppu.dots_before_sprite_pattern_clock::<crate::region::NtscModel>(n)
+                        ppu.dots_before_sprite_pattern_clock::<crate::region::NtscModel>(n, Some(3))
                             .expect("the usual MMC3 setup")
                     })
                     .collect();

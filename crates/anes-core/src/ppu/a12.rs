@@ -576,7 +576,7 @@ mod tests {
                         low_edges: 0,
                         clocks: Vec::new(),
                     };
-                    let mut run_to = |ppu: &mut Ppu, bus: &mut FilterBus, at: (u16, u16)| {
+                    let run_to = |ppu: &mut Ppu, bus: &mut FilterBus, at: (u16, u16)| {
                         while (ppu.scanline(), ppu.dot()) != at {
                             ppu.tick_dot(bus);
                             bus.dot_done();

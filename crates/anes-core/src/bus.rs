@@ -166,6 +166,8 @@ pub(crate) struct PpuSync {
     /// cycles change none of the chips, so they sample these.
     pub nmi_input: u8,
     pub irq_input: bool,
+    /// The interrupt latches are at rest (`Nes::cache_interrupt_lines`): fast cycles skip sampling.
+    pub latches_at_rest: bool,
     /// The last CPU cycle whose M2 edge the cartridge has seen (with `LazyReplayingM2`).
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
@@ -468,6 +470,11 @@ impl Nes {
         if self.sync.nmi_input != self.cpu.nmi_line_prev {
             self.sync.fast_before = 0;
         }
+        // With /IRQ released, no NMI pending and every latch clear, a fast cycle's sampling changes
+        // nothing, and only sampling sets a latch: so until the next full cycle.
+        let cpu = &self.cpu;
+        self.sync.latches_at_rest = !self.sync.irq_input
+            && cpu.nmi_pending | cpu.nmi_pending_prev | cpu.irq_pending | cpu.irq_pending_prev == 0;
     }
 
     /// The write cycle of [`Nes::write`] down the full path.
@@ -799,8 +806,7 @@ impl Nes {
     /// [`Nes::sample_interrupt_lines`] in a fast cycle, from the lines recorded at the end of the
     /// last full one (no chip has changed since). /NMI is what the CPU last sampled
     /// (`Nes::cache_interrupt_lines` sends an edge down the full path), so only the latches move
-    /// and /IRQ is sampled: a third of the host instructions of the full sampling, on nearly every
-    /// CPU cycle.
+    /// and /IRQ is sampled; at rest, nothing moves. This runs on nearly every CPU cycle.
     #[inline(always)]
     fn sample_cached_interrupt_lines(&mut self) {
         debug_assert_eq!(
@@ -809,6 +815,14 @@ impl Nes {
             "the recorded interrupt lines are current"
         );
         debug_assert_eq!(self.cpu.nmi_line_prev, self.sync.nmi_input, "no /NMI edge in a fast cycle");
+        if self.sync.latches_at_rest {
+            debug_assert_eq!(
+                (self.cpu.nmi_pending, self.cpu.nmi_pending_prev, self.cpu.irq_pending, self.cpu.irq_pending_prev),
+                (0, 0, 0, 0),
+                "latches at rest stay clear"
+            );
+            return;
+        }
         let cpu = &mut self.cpu;
         cpu.nmi_pending_prev = cpu.nmi_pending;
         cpu.irq_pending_prev = cpu.irq_pending;

@@ -262,6 +262,62 @@ impl Ppu {
         self.evaluation_step(first + 7);
     }
 
+    /// Dots `first..first + 8 * tiles` of sprite evaluation (`first` = 1, 9, ..., the tiles within
+    /// dots 1-256): exactly the tiles' [`Ppu::sprite_evaluation_tile`] calls. A run of sprites out
+    /// of range while secondary OAM has room, the common case, is one loop over their Y bytes: each
+    /// step of it only writes the Y read to the same secondary OAM byte and moves n on.
+    #[inline(always)]
+    pub(super) fn sprite_evaluation_tiles(&mut self, first: u16, tiles: u16) {
+        let end = first + 8 * tiles;
+        let mut dot = first;
+        while dot < end && (dot + 7 <= 64 || dot == 65) {
+            self.sprite_evaluation_tile(dot);
+            dot += 8;
+        }
+        // Steps (an odd dot's read, the even dot's act) from the one whose even dot is `dot + 1`.
+        let mut steps = (end - dot) / 2;
+        let height = self.sprite_height();
+        while steps > 0 {
+            let r = &mut self.regs;
+            if r.eval_done != 0 {
+                r.oam_addr = r.oam_addr.wrapping_add((4 * steps) as u8);
+                r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
+                return;
+            }
+            if r.eval_secondary_addr < 32 && r.eval_copy_left == 0 {
+                let (line, mut addr) = (r.scanline, r.oam_addr);
+                let mut skipped = 0;
+                let mut last = None;
+                while skipped < steps {
+                    let y = self.oam[usize::from(addr)];
+                    if line.wrapping_sub(u16::from(y)) < height {
+                        break;
+                    }
+                    last = Some(y);
+                    skipped += 1;
+                    let (next, wrapped) = addr.overflowing_add(4);
+                    addr = next;
+                    if wrapped {
+                        self.regs.eval_done = 1;
+                        break;
+                    }
+                }
+                if let Some(y) = last {
+                    let r = &mut self.regs;
+                    r.oam_addr = addr;
+                    r.oam_bus = y;
+                    self.secondary_oam[usize::from(r.eval_secondary_addr)] = y;
+                    steps -= skipped;
+                    dot += 2 * skipped;
+                    continue;
+                }
+            }
+            self.evaluation_step(dot + 1);
+            steps -= 1;
+            dot += 2;
+        }
+    }
+
     /// An odd dot reads primary OAM, the even dot `dot` after it acts on the byte.
     #[inline(always)]
     fn evaluation_step(&mut self, dot: u16) {
@@ -846,6 +902,54 @@ mod tests {
     /// The vectorised count against the evaluation's reads one by one: for random OAM (Y bytes
     /// crowding a band), lines, sprite sizes and starting points (OAMADDR at any alignment before
     /// dot 65; after it, sprites found and a copy under way), the same answer.
+    #[test]
+    fn evaluation_in_tile_runs_is_the_evaluation_dot_by_dot() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |bound: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(bound)) as u32
+        };
+        let mut overflows = 0;
+        for case in 0..20_000 {
+            let mut ppu = Ppu::new();
+            let band = next(240);
+            // Sprites clustered about one band of lines (runs in and out of range), the rest random.
+            for byte in ppu.oam.iter_mut() {
+                *byte = if next(3) == 0 { (band + next(20)) as u8 } else { next(256) as u8 };
+            }
+            for byte in ppu.secondary_oam.iter_mut() {
+                *byte = next(256) as u8;
+            }
+            let r = &mut ppu.regs;
+            r.ctrl = if next(2) == 0 { 0 } else { 0x20 };
+            r.scanline = band as u16 + next(24) as u16;
+            r.oam_addr = next(256) as u8;
+            r.oam_bus = next(256) as u8;
+            let first_tile = next(32) as u16;
+            let first = 1 + 8 * first_tile;
+            let tiles = 1 + next(32 - u32::from(first_tile)) as u16;
+            if first > 65 {
+                // Any evaluation state a run can start from; the dot-by-dot reference takes it as is.
+                r.eval_secondary_addr = next(36) as u8;
+                r.eval_copy_left = next(4) as u8;
+                r.eval_done = u8::from(next(4) == 0);
+                r.eval_sprite_0 = next(2) as u8;
+            }
+            r.dot = first;
+            let mut reference = ppu.clone();
+            for dot in first..first + 8 * tiles {
+                reference.sprite_evaluation_dot(dot);
+            }
+            ppu.sprite_evaluation_tiles(first, tiles);
+            overflows += usize::from(reference.regs.status & status::SPRITE_OVERFLOW != 0);
+            assert_eq!(ppu.regs, reference.regs, "case {case}: tiles {first}..+{tiles}");
+            assert_eq!(ppu.secondary_oam, reference.secondary_oam, "case {case}: tiles {first}..+{tiles}");
+        }
+        assert!(overflows > 100, "runs that find an overflow: {overflows}");
+    }
+
     #[test]
     fn evaluation_count_is_the_evaluations_reads_one_by_one() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;

@@ -71,6 +71,9 @@ impl Ppu {
                     for _ in 0..tiles {
                         self.run_visible_tile(bus, colors);
                     }
+                    // Sprite evaluation touches nothing the background pipeline or the pixel
+                    // multiplexer reads: the run's in one go.
+                    self.sprite_evaluation_tiles(dot, tiles as u16);
                     count -= 8 * tiles;
                     continue;
                 }
@@ -142,11 +145,10 @@ impl Ppu {
     }
 
     /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
-    /// `tick_dot` do. The eight pixels come from the shifters as they stand after the first dot's
-    /// shift and reload (the later shifts only move the window, and the fetches fill the latches,
-    /// which reach the shifters on the next tile's first dot), so they are computed as a whole after
-    /// the fetches. Sprite evaluation touches nothing the background pipeline or the pixel
-    /// multiplexer reads, so it runs as its own loop after them.
+    /// `tick_dot` do, but for sprite evaluation (`Ppu::sprite_evaluation_tiles`). The eight pixels
+    /// come from the shifters as they stand after the first dot's shift and reload (the later shifts
+    /// only move the window, and the fetches fill the latches, which reach the shifters on the next
+    /// tile's first dot), so they are computed as a whole after the fetches.
     #[inline(always)]
     fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32]) {
         let first = self.regs.dot;
@@ -174,7 +176,6 @@ impl Ppu {
         }
         // The other seven dots' shifts.
         self.shift_background_by(7);
-        self.sprite_evaluation_tile(first);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
             self.regs.v = increment_y(self.regs.v);

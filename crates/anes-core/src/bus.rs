@@ -817,7 +817,12 @@ impl Nes {
         debug_assert_eq!(self.cpu.nmi_line_prev, self.sync.nmi_input, "no /NMI edge in a fast cycle");
         if self.sync.latches_at_rest {
             debug_assert_eq!(
-                (self.cpu.nmi_pending, self.cpu.nmi_pending_prev, self.cpu.irq_pending, self.cpu.irq_pending_prev),
+                (
+                    self.cpu.nmi_pending,
+                    self.cpu.nmi_pending_prev,
+                    self.cpu.irq_pending,
+                    self.cpu.irq_pending_prev
+                ),
                 (0, 0, 0, 0),
                 "latches at rest stay clear"
             );

@@ -209,6 +209,20 @@ impl Ppu {
         r.bg_attr_hi = (r.bg_attr_hi << n) | if r.bg_attr_hi & 1 != 0 { fill } else { 0 };
     }
 
+    /// A tile's last seven shifts, then the next tile's first shift and reload: every bit shifted
+    /// in lands in the low byte the reload replaces, so each shifter's old low byte moves up and the
+    /// latched tile comes in below it. What [`Ppu::shift_background_by`] 7,
+    /// [`Ppu::shift_background`] and [`Ppu::reload_background_shifters`] do, in a third of the
+    /// host instructions (once per tile of a rendered line).
+    #[inline(always)]
+    pub(super) fn shift_background_tile(&mut self) {
+        let r = &mut self.regs;
+        r.bg_pattern_lo = (r.bg_pattern_lo << 8) | u16::from(r.pattern_lo_latch);
+        r.bg_pattern_hi = (r.bg_pattern_hi << 8) | u16::from(r.pattern_hi_latch);
+        r.bg_attr_lo = (r.bg_attr_lo << 8) | if r.at_latch & 1 != 0 { 0xFF } else { 0 };
+        r.bg_attr_hi = (r.bg_attr_hi << 8) | if r.at_latch & 2 != 0 { 0xFF } else { 0 };
+    }
+
     /// The fetched tile enters the low bytes of the shifters.
     #[inline(always)]
     pub(super) fn reload_background_shifters(&mut self) {
@@ -309,6 +323,29 @@ mod tests {
                     "{n} shifts from {lo:#x} {hi:#x} {attr_lo:#x} {attr_hi:#x}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_tile_shift_is_seven_shifts_a_shift_and_a_reload() {
+        let mut seed = 0x8F1B_BCDC_BFA5_3E0Bu64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let (mut one, mut tile) = (Ppu::new(), Ppu::new());
+            for ppu in [&mut one, &mut tile] {
+                let r = &mut ppu.regs;
+                (r.bg_pattern_lo, r.bg_pattern_hi) = (seed as u16, (seed >> 16) as u16);
+                (r.bg_attr_lo, r.bg_attr_hi) = ((seed >> 32) as u16, (seed >> 48) as u16);
+                (r.pattern_lo_latch, r.pattern_hi_latch) = ((seed >> 8) as u8, (seed >> 40) as u8);
+                r.at_latch = (seed >> 29) as u8 & 3;
+            }
+            one.shift_background_by(7);
+            one.shift_background();
+            one.reload_background_shifters();
+            tile.shift_background_tile();
+            assert_eq!(tile.regs, one.regs, "from {seed:#x}");
         }
     }
 

@@ -42,6 +42,8 @@ pub mod rgb;
 mod sprites;
 mod stretch;
 
+use stretch::BackgroundPairs;
+
 /// Side-effect-free view of the PPU's address bus, for peeks (debuggers, disassembly, state diffs).
 pub trait PpuBusPeek {
     /// What a read of `addr` would return, without side effects.
@@ -415,6 +417,9 @@ pub struct Ppu {
     /// The region's line counts and flags, chosen at power-on. Not state: the machine state's region
     /// decides it.
     timing: PpuTiming,
+    /// The colours of pairs of background pixels, for rendered tiles without sprites: derived from
+    /// palette RAM and PPUMASK, not state (see `stretch.rs`).
+    background_pairs: BackgroundPairs,
 }
 
 impl core::fmt::Debug for Ppu {
@@ -453,6 +458,7 @@ impl Ppu {
                 .into_boxed_slice()
                 .try_into()
                 .expect("the frame buffer has exactly FRAME_WIDTH * FRAME_HEIGHT pixels"),
+            background_pairs: BackgroundPairs::EMPTY,
         }
     }
 

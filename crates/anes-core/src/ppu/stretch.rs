@@ -34,6 +34,36 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
     ((u16::from(history) << dots) as u8) | fill
 }
 
+/// The colours of every pair of background palette entries (0-15, first pixel in the low half):
+/// a rendered tile without sprites stores its eight pixels as four lookups. Built from the 16
+/// background colours `key`, again when they change.
+#[derive(Clone)]
+pub(super) struct BackgroundPairs {
+    key: [u16; 16],
+    pairs: [u32; 256],
+}
+
+impl BackgroundPairs {
+    /// Not yet built: no colour has the top bit set, so the key matches no palette.
+    pub(super) const EMPTY: BackgroundPairs = BackgroundPairs { key: [u16::MAX; 16], pairs: [0; 256] };
+
+    /// The pairs for `colors` (see [`Ppu::color_table`]), rebuilt when they differ.
+    #[inline(always)]
+    fn refresh(&mut self, colors: &[u16; 32]) {
+        if self.key[..] != colors[..16] {
+            self.rebuild(colors);
+        }
+    }
+
+    #[inline(never)]
+    fn rebuild(&mut self, colors: &[u16; 32]) {
+        self.key.copy_from_slice(&colors[..16]);
+        for (index, pair) in self.pairs.iter_mut().enumerate() {
+            *pair = u32::from(colors[index & 15]) | u32::from(colors[index >> 4]) << 16;
+        }
+    }
+}
+
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
     pub fn run_dots(&mut self, count: u32, bus: &mut impl PpuBus) {
@@ -43,7 +73,8 @@ impl Ppu {
     /// [`Ppu::run_dots`] in region `R` (the PPU's own).
     pub fn run_dots_as<R: RegionModel>(&mut self, mut count: u32, bus: &mut impl PpuBus) {
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
-        // the colours of the 32 entries are looked up once, on the first rendered tile.
+        // the colours of the 32 entries are looked up once, on the first rendered tile, and the
+        // background pairs checked against them.
         let mut colors = None;
         while count > 0 {
             if self.regs.bus_collision_pending() {
@@ -66,11 +97,17 @@ impl Ppu {
             {
                 if dot <= 249 {
                     // Every whole tile of dots 1-256 the stretch covers, in one loop.
-                    let colors = colors.get_or_insert_with(|| self.color_table());
+                    let colors = colors.get_or_insert_with(|| {
+                        let colors = self.color_table();
+                        self.background_pairs.refresh(&colors);
+                        colors
+                    });
                     let tiles = (count / 8).min(u32::from((257 - dot) / 8));
-                    for _ in 0..tiles {
-                        self.run_visible_tile(bus, colors);
+                    for tile in 0..tiles {
+                        self.run_visible_tile(bus, colors, tile != 0);
                     }
+                    // The last tile's other seven shifts (see `run_visible_tile`).
+                    self.shift_background_by(7);
                     // Sprite evaluation touches nothing the background pipeline or the pixel
                     // multiplexer reads: the run's in one go.
                     self.sprite_evaluation_tiles(dot, tiles as u16);
@@ -145,15 +182,19 @@ impl Ppu {
     }
 
     /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
-    /// `tick_dot` do, but for sprite evaluation (`Ppu::sprite_evaluation_tiles`). The eight pixels
-    /// come from the shifters as they stand after the first dot's shift and reload (the later shifts
-    /// only move the window, and the fetches fill the latches, which reach the shifters on the next
-    /// tile's first dot), so they are computed as a whole after the fetches.
+    /// `tick_dot` do, but for sprite evaluation (`Ppu::sprite_evaluation_tiles`) and the last seven
+    /// shifts. The eight pixels come from the shifters as they stand after the first dot's shift
+    /// and reload (the later shifts only move the window, and the fetches fill the latches, which
+    /// reach the shifters on the next tile's first dot), so they are computed as a whole after the
+    /// fetches. The caller does the other seven shifts after the run; within it, the next tile
+    /// (`after_tile`) does them with its own first shift and reload in one step.
     #[inline(always)]
-    fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32]) {
+    fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32], after_tile: bool) {
         let first = self.regs.dot;
         // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
-        if first != 1 {
+        if after_tile {
+            self.shift_background_tile();
+        } else if first != 1 {
             self.shift_background();
             self.reload_background_shifters();
         }
@@ -163,19 +204,25 @@ impl Ppu {
         // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
         let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
         let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
-        let mut entries = background.to_le_bytes();
         if show_sprites {
+            let mut entries = background.to_le_bytes();
             for (p, entry) in entries.iter_mut().enumerate() {
                 *entry = self.multiplex(first - 1 + p as u16, *entry, true) as u8;
             }
-        }
-        if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-            for (pixel, entry) in pixels.iter_mut().zip(entries) {
-                *pixel = colors[usize::from(entry & 0x1F)];
+            if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+                for (pixel, entry) in pixels.iter_mut().zip(entries) {
+                    *pixel = colors[usize::from(entry & 0x1F)];
+                }
+            }
+        } else if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+            // Background entries are 0-15: byte 2k of `indices` pairs pixels 2k and 2k + 1.
+            let indices = background | background >> 4;
+            for (k, two) in pixels.chunks_exact_mut(2).enumerate() {
+                let colors = self.background_pairs.pairs[usize::from((indices >> (16 * k)) as u8)];
+                two[0] = colors as u16;
+                two[1] = (colors >> 16) as u16;
             }
         }
-        // The other seven dots' shifts.
-        self.shift_background_by(7);
         if first == 249 {
             // Dot 256: after the coarse X increment of the last fetch.
             self.regs.v = increment_y(self.regs.v);

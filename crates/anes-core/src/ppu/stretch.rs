@@ -503,6 +503,32 @@ mod tests {
         Ok(())
     }
 
+    /// The background pairs (derived from palette RAM and PPUMASK) follow changes between stretches,
+    /// as CPU writes make them: the pictures stay those of `tick_dot`.
+    #[test]
+    fn background_pairs_follow_palette_and_mask_changes() {
+        let memory: Vec<u8> = (0..0x4000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let palette: Vec<u8> = (0..32).collect();
+        let regs = vec![0; core::mem::size_of::<super::super::PpuRegs>()];
+        // Every sprite below the picture: tiles without sprites, the paired path.
+        let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &[0xF0; 256], &palette, &memory);
+        bulk.regs.mask = 0x1E;
+        let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));
+        for round in 0..6 {
+            bulk.run_dots(3 * 341, &mut bulk_bus);
+            for _ in 0..3 * 341 {
+                single.tick_dot(&mut single_bus);
+                single_bus.advance_dots(1);
+            }
+            assert!(bulk.frame_buffer() == single.frame_buffer(), "pictures differ in round {round}");
+            for ppu in [&mut bulk, &mut single] {
+                let [.., palette] = ppu.state_bytes_mut();
+                palette[1 + round] ^= 0x15;
+                ppu.regs.mask ^= 0x20 << (round % 3);
+            }
+        }
+    }
+
     #[test]
     fn history_after_is_one_shift_per_dot() {
         for history in 0..=255u8 {

@@ -36,13 +36,14 @@ use crate::region::{PpuTiming, RegionModel, with_region_model};
 mod a12;
 mod address_bus;
 mod background;
+mod background_pairs;
 mod pixel;
 mod registers;
 pub mod rgb;
 mod sprites;
 mod stretch;
 
-use stretch::BackgroundPairs;
+use background_pairs::BackgroundPairs;
 
 /// Side-effect-free view of the PPU's address bus, for peeks (debuggers, disassembly, state diffs).
 pub trait PpuBusPeek {
@@ -864,6 +865,16 @@ impl Ppu {
 #[cfg(test)]
 pub(crate) mod test_bus {
     use super::{PpuBus, PpuBusPeek};
+
+    /// A deterministic xorshift stream from `seed`: each call returns a number below its bound.
+    pub(crate) fn random_below(mut seed: u64) -> impl FnMut(u32) -> u32 {
+        move |bound: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(bound)) as u32
+        }
+    }
 
     pub(crate) struct FlatBus(pub Vec<u8>);
 

@@ -278,7 +278,7 @@ impl Ppu {
 mod tests {
     use super::super::Ppu;
     use super::super::address_bus::V_COPY_DOTS;
-    use super::super::test_bus::FlatBus;
+    use super::super::test_bus::{FlatBus, random_below};
 
     fn warm_ppu() -> (Ppu, FlatBus) {
         let mut ppu = Ppu::new();
@@ -302,13 +302,7 @@ mod tests {
     /// 8 sprites or fewer), and reads are tried all along it.
     #[test]
     fn a_commuting_status_read_is_the_read_in_place() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |bound: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(bound)) as u32
-        };
+        let mut next = random_below(0x2545_F491_4F6C_DD1Du64);
         let (mut tried, mut commuting) = (0, 0);
         for _ in 0..24 {
             let (mut ppu, _) = warm_ppu();

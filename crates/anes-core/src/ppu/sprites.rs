@@ -649,7 +649,7 @@ impl Ppu {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_bus::FlatBus;
+    use super::super::test_bus::{FlatBus, random_below};
     use super::super::{Ppu, status};
 
     /// A PPU with rendering on, `oam` loaded, run up to `scanline`, dot `dot` of the second frame.
@@ -899,18 +899,12 @@ mod tests {
         assert!(!sprite_0_hit_at(100, 0x08), "sprites disabled");
     }
 
-    /// The vectorised count against the evaluation's reads one by one: for random OAM (Y bytes
-    /// crowding a band), lines, sprite sizes and starting points (OAMADDR at any alignment before
-    /// dot 65; after it, sprites found and a copy under way), the same answer.
+    /// `Ppu::sprite_evaluation_tiles` against the evaluation dot by dot: for random OAM (Y bytes
+    /// crowding a band), lines, sizes, runs of tiles and starting states (mid-copy, full, done), the
+    /// same registers and secondary OAM.
     #[test]
     fn evaluation_in_tile_runs_is_the_evaluation_dot_by_dot() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |bound: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(bound)) as u32
-        };
+        let mut next = random_below(0x2545_F491_4F6C_DD1Du64);
         let mut overflows = 0;
         for case in 0..20_000 {
             let mut ppu = Ppu::new();
@@ -950,15 +944,12 @@ mod tests {
         assert!(overflows > 100, "runs that find an overflow: {overflows}");
     }
 
+    /// The vectorised count against the evaluation's reads one by one: for random OAM (Y bytes
+    /// crowding a band), lines, sprite sizes and starting points (OAMADDR at any alignment before
+    /// dot 65; after it, sprites found and a copy under way), the same answer.
     #[test]
     fn evaluation_count_is_the_evaluations_reads_one_by_one() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |bound: u32| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % u64::from(bound)) as u32
-        };
+        let mut next = random_below(0x9E37_79B9_7F4A_7C15u64);
         let mut answers = [0; 2];
         for _ in 0..20_000 {
             let mut ppu = Ppu::new();

@@ -34,36 +34,6 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
     ((u16::from(history) << dots) as u8) | fill
 }
 
-/// The colours of every pair of background palette entries (0-15, first pixel in the low half):
-/// a rendered tile without sprites stores its eight pixels as four lookups. Built from the 16
-/// background colours `key`, again when they change.
-#[derive(Clone)]
-pub(super) struct BackgroundPairs {
-    key: [u16; 16],
-    pairs: [u32; 256],
-}
-
-impl BackgroundPairs {
-    /// Not yet built: no colour has the top bit set, so the key matches no palette.
-    pub(super) const EMPTY: BackgroundPairs = BackgroundPairs { key: [u16::MAX; 16], pairs: [0; 256] };
-
-    /// The pairs for `colors` (see [`Ppu::color_table`]), rebuilt when they differ.
-    #[inline(always)]
-    fn refresh(&mut self, colors: &[u16; 32]) {
-        if self.key[..] != colors[..16] {
-            self.rebuild(colors);
-        }
-    }
-
-    #[inline(never)]
-    fn rebuild(&mut self, colors: &[u16; 32]) {
-        self.key.copy_from_slice(&colors[..16]);
-        for (index, pair) in self.pairs.iter_mut().enumerate() {
-            *pair = u32::from(colors[index & 15]) | u32::from(colors[index >> 4]) << 16;
-        }
-    }
-}
-
 impl Ppu {
     /// Runs `count` dots; the bus hears [`PpuBus::advance_dots`] after each.
     pub fn run_dots(&mut self, count: u32, bus: &mut impl PpuBus) {

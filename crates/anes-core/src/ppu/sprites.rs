@@ -233,46 +233,23 @@ impl Ppu {
         r.eval_sprite_0 = 0;
     }
 
-    /// Dots `first..first + 8` (`first` = 1, 9, ..., 249) of sprite evaluation: exactly eight calls of
-    /// [`Ppu::sprite_evaluation_dot`].
-    #[inline(always)]
-    pub(super) fn sprite_evaluation_tile(&mut self, first: u16) {
-        if first + 7 <= 64 {
-            // Clearing secondary OAM: the even dots of the tile write bytes (first + 1) / 2 - 1 onwards.
-            self.regs.oam_bus = 0xFF;
-            let start = usize::from(first / 2);
-            self.secondary_oam[start..start + 4].fill(0xFF);
-            return;
-        }
-        if first == 65 {
-            self.start_evaluation();
-        } else if self.regs.eval_done != 0 {
-            // Every sprite seen: the four steps only move n (see `evaluation_write`), so the OAM
-            // bus ends with the read of secondary OAM that the last dot's failed copy makes.
-            let r = &mut self.regs;
-            r.oam_addr = r.oam_addr.wrapping_add(16);
-            r.oam_bus = self.secondary_oam[usize::from(r.eval_secondary_addr & 31)];
-            return;
-        }
-        // The four steps written out: as a loop, LLVM stopped unrolling it once the step grew (the
-        // overflow sprite's m reset), and a menu frame cost 3% more host instructions.
-        self.evaluation_step(first + 1);
-        self.evaluation_step(first + 3);
-        self.evaluation_step(first + 5);
-        self.evaluation_step(first + 7);
-    }
-
     /// Dots `first..first + 8 * tiles` of sprite evaluation (`first` = 1, 9, ..., the tiles within
-    /// dots 1-256): exactly the tiles' [`Ppu::sprite_evaluation_tile`] calls. A run of sprites out
+    /// dots 1-256): exactly the dots' [`Ppu::sprite_evaluation_dot`] calls. A run of sprites out
     /// of range while secondary OAM has room, the common case, is one loop over their Y bytes: each
     /// step of it only writes the Y read to the same secondary OAM byte and moves n on.
     #[inline(always)]
     pub(super) fn sprite_evaluation_tiles(&mut self, first: u16, tiles: u16) {
         let end = first + 8 * tiles;
         let mut dot = first;
-        while dot < end && (dot + 7 <= 64 || dot == 65) {
-            self.sprite_evaluation_tile(dot);
-            dot += 8;
+        // Dots 1-64 clear secondary OAM: even dot d writes byte d / 2 - 1.
+        let clear_end = end.min(65);
+        if dot < clear_end {
+            self.regs.oam_bus = 0xFF;
+            self.secondary_oam[usize::from(dot / 2)..usize::from(clear_end / 2)].fill(0xFF);
+            dot = clear_end;
+        }
+        if dot == 65 && dot < end {
+            self.start_evaluation();
         }
         // Steps (an odd dot's read, the even dot's act) from the one whose even dot is `dot + 1`.
         let mut steps = (end - dot) / 2;

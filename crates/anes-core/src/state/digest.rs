@@ -105,24 +105,48 @@ fn words_sum(section: Section, bytes: &[u8]) -> u64 {
 #[inline(always)]
 fn fixed_words_sum<const N: usize>(section: Section, bytes: &[u8]) -> u64 {
     let Ok(bytes) = <&[u8; N]>::try_from(bytes) else {
-        return words_sum(section, bytes);
+        return words_sum_cold(section, bytes);
     };
+    keyed_words_sum::<N>(&WORD_KEYS[section.index()], bytes)
+}
+
+/// [`words_sum`] where a section's size was not the one expected (never, in a consistent build):
+/// out of line, so the unrolled sums keep their registers.
+#[cold]
+#[inline(never)]
+fn words_sum_cold(section: Section, bytes: &[u8]) -> u64 {
+    words_sum(section, bytes)
+}
+
+/// `Σ keys[w] × word w` over `N` bytes as little-endian u64 words, the last zero-padded.
+#[inline(always)]
+fn keyed_words_sum<const N: usize>(keys: &[u64; TABLE_WORDS], bytes: &[u8; N]) -> u64 {
     const { assert!(N.div_ceil(8) <= TABLE_WORDS, "every word's key is in the table") };
-    let table = &WORD_KEYS[section.index()];
     let words = bytes.chunks_exact(8);
     let tail = words.remainder();
     let mut sum = 0u64;
-    for (word, &k) in words.zip(table) {
+    for (word, &k) in words.zip(keys) {
         let word: [u8; 8] = word.try_into().expect("chunks_exact yields 8 bytes");
         sum = sum.wrapping_add(k.wrapping_mul(u64::from_le_bytes(word)));
     }
     if !tail.is_empty() {
         let mut last = [0u8; 8];
         last[..tail.len()].copy_from_slice(tail);
-        sum = sum.wrapping_add(table[N / 8].wrapping_mul(u64::from_le_bytes(last)));
+        sum = sum.wrapping_add(keys[N / 8].wrapping_mul(u64::from_le_bytes(last)));
     }
     sum
 }
+
+/// The ROM identity's word keys: apart from every section's byte and word keys (bit 38).
+const ROM_IDENTITY_KEYS: [u64; TABLE_WORDS] = {
+    let mut keys = [0u64; TABLE_WORDS];
+    let mut w = 0;
+    while w < TABLE_WORDS {
+        keys[w] = key(Section::Machine, (1 << 38) | w);
+        w += 1;
+    }
+    keys
+};
 
 /// Work RAM's byte keys, looked up on every CPU write to it (cheaper than computing the key).
 static RAM_KEYS: [u64; 0x800] = {
@@ -170,16 +194,13 @@ impl Nes {
     }
 
     fn finish_digest(&self, memories: u64) -> u64 {
-        let mut sum = memories;
-        for (w, chunk) in self.rom_identity.chunks_exact(8).enumerate() {
-            let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-            // The identity's keys sit apart from every section's byte and word keys (bit 38).
-            sum = sum.wrapping_add(key(Section::Machine, (1 << 38) | w).wrapping_mul(word));
-        }
-        // Every section that is not tracked: the fixed-size ones unrolled, the board's registers
-        // (their size depends on the board) by the general loop.
+        // The board's registers first, by the general loop (their size depends on the board): a
+        // call in the middle made the unrolled sums below keep their words on the stack across it.
+        let mut sum = memories.wrapping_add(words_sum(Section::Mapper, self.cart.mapper_state_bytes()));
+        sum = sum.wrapping_add(keyed_words_sum::<32>(&ROM_IDENTITY_KEYS, &self.rom_identity));
+        // Every other section that is not tracked, unrolled.
         let [ppu, oam, secondary_oam, palette] = self.ppu.state_bytes();
-        let fixed = [
+        let parts = [
             fixed_words_sum::<{ size_of::<crate::state::MachineState>() }>(
                 Section::Machine,
                 bytemuck::bytes_of(&self.machine),
@@ -194,13 +215,12 @@ impl Nes {
             fixed_words_sum::<32>(Section::SecondaryOam, secondary_oam),
             fixed_words_sum::<32>(Section::Palette, palette),
             fixed_words_sum::<{ size_of::<crate::apu::ApuState>() }>(Section::Apu, self.apu.state_bytes()),
-            words_sum(Section::Mapper, self.cart.mapper_state_bytes()),
             fixed_words_sum::<{ 2 * size_of::<crate::input::ControllerState>() }>(
                 Section::Input,
                 bytemuck::cast_slice(&self.pads),
             ),
         ];
-        for part in fixed {
+        for part in parts {
             sum = sum.wrapping_add(part);
         }
         mix(sum)

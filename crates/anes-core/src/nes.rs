@@ -393,6 +393,52 @@ impl Nes {
         done
     }
 
+    /// [`Nes::step_in_frame`] without the catch-up inside a frame: the PPU, the APU and a board's
+    /// cycle counter stay where the lazy schedule left them (the frame path's state between its
+    /// instructions), so [`Nes::lagging_digest`] and [`Nes::cpu_cycle`] are meaningful afterwards
+    /// and other readings may lag until [`Nes::settle`]. A frame's end is settled, as in
+    /// [`Nes::step_in_frame`]. Lockstep at instruction granularity compares lagging digests.
+    pub fn step_in_frame_lagging(&mut self) -> bool {
+        self.refresh_digest_if_stale();
+        self.sync.line_events = false;
+        let pictures = self.ppu.frames_completed();
+        self.run_instruction();
+        // Caught up on the dot that completes a picture: exact here, as in `run_until_frame_end`.
+        let done = self.ppu.frames_completed() != pictures;
+        if done {
+            self.machine.frame += 1;
+            self.catch_up();
+        }
+        done
+    }
+
+    /// Brings the chips a lagging step ([`Nes::step_in_frame_lagging`]) left behind up to the CPU
+    /// (the machine every other entry point shows) and predicts their schedule afresh from the
+    /// state: a prediction kept from earlier is valid but depends on the machine's history (a
+    /// restored machine predicts anew where one that ran kept its own), so two machines in equal
+    /// states lag alike only from a fresh one.
+    pub fn settle(&mut self) {
+        self.sync.line_events = false;
+        self.sync.invalidate();
+        self.apu.forget_history();
+        self.catch_up();
+    }
+
+    /// How this machine lags in [`Nes::step_in_frame_lagging`]: the PPU's and the APU's schedules
+    /// and whether audio is produced (the APU and a board's sound chip then run every cycle). Two
+    /// machines lag alike from equal settled states only when these are equal.
+    pub fn lag_signature(&self) -> u64 {
+        let ppu = match self.sync.mode {
+            PpuCatchUp::Lazy => 0,
+            PpuCatchUp::Eager => 1,
+        };
+        let apu = match self.apu.catch_up_mode() {
+            ApuCatchUp::Lazy => 0,
+            ApuCatchUp::Eager => 1,
+        };
+        ppu | apu << 1 | u64::from(self.apu.has_output()) << 2
+    }
+
     /// Runs instructions until the PPU's scanline differs from the one it was on, or the frame ends
     /// (then returns true, the frame counter advanced as in [`Nes::step_in_frame`]). Stops after
     /// exactly the instruction where [`Nes::step_in_frame`] in a loop would see the scanline change,

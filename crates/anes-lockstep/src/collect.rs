@@ -45,6 +45,9 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
             None => Ok(()),
         };
         if reached.is_ok() {
+            // Lagging steps compared lagging records: the machines the evidence shows are settled.
+            self.a.settle();
+            self.b.settle();
             // Inside a frame the comparator saw digests: the records get their full state hashes
             // here, where both machines are back at the sync point (at a frame end they already
             // have them, and these are the same records).

@@ -51,6 +51,18 @@ macro_rules! forward_machine {
     (@method $f:tt step_to_next_line) => {
         fn step_to_next_line(&mut self) -> bool { self.$f.step_to_next_line() }
     };
+    (@method $f:tt lag_signature) => {
+        fn lag_signature(&self) -> Option<u64> { self.$f.lag_signature() }
+    };
+    (@method $f:tt step_instruction_lagging) => {
+        fn step_instruction_lagging(&mut self) -> bool { self.$f.step_instruction_lagging() }
+    };
+    (@method $f:tt lagging_sync_record) => {
+        fn lagging_sync_record(&self) -> ($crate::__forward::FrameRecord, u64) { self.$f.lagging_sync_record() }
+    };
+    (@method $f:tt settle) => {
+        fn settle(&mut self) { self.$f.settle() }
+    };
     (@method $f:tt record) => {
         fn record(&self) -> $crate::__forward::FrameRecord { self.$f.record() }
     };

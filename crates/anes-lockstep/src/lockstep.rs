@@ -107,8 +107,14 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
                 "too many checkpoint buffers: lower checkpoints_kept or the threaded window, or raise checkpoint_every",
             ))?;
         ring.save_start(&a, &b);
-        let a = Side::new(a, FaultSchedule::default(), start_frame);
-        let b = Side::new(b, faults, start_frame);
+        // Lagging steps only where both machines lag alike: the same kind of stepping on both
+        // sides, and no fault to fire in B alone.
+        let lagging =
+            a.lag_signature().is_some() && a.lag_signature() == b.lag_signature() && config.faults.is_empty();
+        let mut a = Side::new(a, FaultSchedule::default(), start_frame);
+        let mut b = Side::new(b, faults, start_frame);
+        a.lagging = lagging;
+        b.lagging = lagging;
         let mut cmp = Comparator {
             start_frame,
             verified_until: start_frame,

@@ -137,6 +137,39 @@ pub trait Machine {
         }
     }
 
+    /// `Some` when the machine can step a frame's instructions lagging ([`Machine::step_instruction_lagging`],
+    /// [`Machine::lagging_sync_record`] and [`Machine::settle`] are its own), with what decides how
+    /// it lags (for the anes core: its catch-up schedules and whether it produces audio): two
+    /// machines lag alike from equal settled states only when these are equal. The runner compares
+    /// at instruction granularity with lagging records when both machines give the same `Some` and
+    /// no fault is planned (the frame path's schedule at every instruction: the anes core leaves its
+    /// PPU and APU behind the CPU). The default is `None`.
+    fn lag_signature(&self) -> Option<u64> {
+        None
+    }
+
+    /// [`Machine::step_instruction`], but the machine may leave parts of itself behind the CPU, as
+    /// its frame path does between instructions: until [`Machine::settle`], only
+    /// [`Machine::lagging_sync_record`] and [`Probe::cpu_cycle`] of [`Machine::probe`] are
+    /// meaningful. A step that completes the frame leaves the machine settled. The default is
+    /// [`Machine::step_instruction`].
+    fn step_instruction_lagging(&mut self) -> bool {
+        self.step_instruction()
+    }
+
+    /// [`Machine::sync_record`] of a lagging machine: its digest covers where the lagging parts
+    /// stand. Contract: two machines settled in equal states, then stepped alike, have equal lagging
+    /// records exactly while their settled records and digests would be equal. The default is
+    /// [`Machine::sync_record`].
+    fn lagging_sync_record(&self) -> (FrameRecord, u64) {
+        self.sync_record()
+    }
+
+    /// Brings what lagging steps left behind up to the CPU (the machine
+    /// [`Machine::step_instruction`] would show) and starts afresh whatever decides where they
+    /// lag, so that machines in equal states lag alike from here. The default does nothing.
+    fn settle(&mut self) {}
+
     /// The record of the machine as it is now: frame counter, CPU cycle, raster position (0 without a
     /// raster; the PPU position for the NES) and state hash.
     fn record(&self) -> FrameRecord;
@@ -264,6 +297,19 @@ impl NesMachine {
         &mut self.nes
     }
 
+    /// The record without its state hash (zeroed): where a sync point inside a frame is.
+    #[inline]
+    fn position_record(&self) -> FrameRecord {
+        let (ppu_scanline, ppu_dot) = self.nes.ppu_position();
+        FrameRecord {
+            frame: self.nes.frame(),
+            cpu_cycle: self.nes.cpu_cycle(),
+            ppu_scanline,
+            ppu_dot,
+            state_hash: StateHash::default(),
+        }
+    }
+
     /// Unwraps the console.
     pub fn into_inner(self) -> Nes {
         self.nes
@@ -289,6 +335,23 @@ impl Machine for NesMachine {
         self.nes.run_frame(input)
     }
 
+    fn lag_signature(&self) -> Option<u64> {
+        Some(self.nes.lag_signature())
+    }
+
+    fn step_instruction_lagging(&mut self) -> bool {
+        self.nes.step_in_frame_lagging()
+    }
+
+    #[inline]
+    fn lagging_sync_record(&self) -> (FrameRecord, u64) {
+        (self.position_record(), self.nes.lagging_digest())
+    }
+
+    fn settle(&mut self) {
+        self.nes.settle();
+    }
+
     fn step_to_next_line(&mut self) -> bool {
         self.nes.step_to_next_line()
     }
@@ -312,15 +375,7 @@ impl Machine for NesMachine {
 
     #[inline]
     fn sync_record(&self) -> (FrameRecord, u64) {
-        let (ppu_scanline, ppu_dot) = self.nes.ppu_position();
-        let record = FrameRecord {
-            frame: self.nes.frame(),
-            cpu_cycle: self.nes.cpu_cycle(),
-            ppu_scanline,
-            ppu_dot,
-            state_hash: StateHash::default(),
-        };
-        (record, self.nes.state_digest())
+        (self.position_record(), self.nes.state_digest())
     }
 
     fn state_hash(&self) -> StateHash {

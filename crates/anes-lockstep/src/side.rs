@@ -45,6 +45,9 @@ pub(crate) struct Side<M> {
     /// The machine steps instructions ([`Machine::steps_instructions`]); otherwise it runs whole
     /// frames only, and its faults fire at the end of the frame in which they came due.
     steps: bool,
+    /// Instruction granularity steps lagging ([`Machine::step_instruction_lagging`]): set by the
+    /// runner when both machines lag alike and no fault is planned, so both sides step alike.
+    pub lagging: bool,
     frame_start_cycle: u64,
     frame_cycles_bound: u64,
 }
@@ -59,6 +62,7 @@ impl<M: Machine> Side<M> {
             sync_point: 0,
             in_frame: false,
             lines_in_bulk: false,
+            lagging: false,
             frame_start_cycle: 0,
             frame_cycles_bound: INITIAL_FRAME_CYCLES_BOUND,
         }
@@ -100,8 +104,23 @@ impl<M: Machine> Side<M> {
                 return self.finish_frame(record);
             }
             self.machine.begin_frame(input);
+            if self.lagging_in(granularity) {
+                // Both machines lag alike from a settled start (see `Machine::settle`).
+                self.machine.settle();
+            }
             self.in_frame = true;
             self.lines_in_bulk = !fault_due;
+        }
+        if self.lagging_in(granularity) {
+            let done = self.machine.step_instruction_lagging();
+            if done {
+                self.in_frame = false;
+                let record = self.machine.record();
+                return self.finish_frame(record);
+            }
+            self.sync_point += 1;
+            let (record, digest) = self.machine.lagging_sync_record();
+            return SyncRecord { frame: self.frame, record, frame_end: false, digest };
         }
         if granularity == Granularity::Scanline && self.lines_in_bulk {
             // No fault can come due in this frame: a line at a time (the same sync points).
@@ -124,6 +143,21 @@ impl<M: Machine> Side<M> {
             if sync {
                 return self.sync_after_step(done);
             }
+        }
+    }
+
+    /// True when this side steps lagging: instruction granularity on machines that lag alike, no
+    /// fault planned.
+    #[inline]
+    fn lagging_in(&self, granularity: Granularity) -> bool {
+        self.lagging && granularity == Granularity::Instruction
+    }
+
+    /// Brings a machine left lagging at an instruction's sync point up to it (before anything reads
+    /// it but the comparator).
+    pub(crate) fn settle(&mut self) {
+        if self.lagging && self.in_frame {
+            self.machine.settle();
         }
     }
 

@@ -20,6 +20,15 @@ pub enum ContractViolation {
         /// Record after `run_frame`.
         whole: FrameRecord,
     },
+    /// A machine that lags ([`Machine::lag_signature`]): its lagging steps end a frame elsewhere than
+    /// `run_frame`, or settled mid-frame it is elsewhere than stepped there instruction by instruction.
+    #[error("lagging steps reach {lagging:?} where stepping instruction by instruction reaches {stepped:?}")]
+    LaggingDiffers {
+        /// Record (state hash included) after the lagging steps, settled.
+        lagging: FrameRecord,
+        /// Record after as many instructions stepped one by one.
+        stepped: FrameRecord,
+    },
     /// A snapshot does not bring the machine back to where it was.
     #[error("a snapshot taken at {saved:?} restores to {restored:?}: some state is outside the snapshot")]
     SnapshotIncomplete {
@@ -61,6 +70,9 @@ pub fn check_contract<M: Machine + Clone>(machine: &M, frames: u64) -> Result<()
             return Err(ContractViolation::SteppedFrameDiffers { frame, stepped: other, whole: record });
         }
     }
+    if steps && machine.lag_signature().is_some() {
+        check_lagging(machine, frames)?;
+    }
     // Mid-frame snapshot: step part of a frame, save, run on, restore, replay.
     let mut m = machine.clone();
     if steps {
@@ -87,6 +99,50 @@ pub fn check_contract<M: Machine + Clone>(machine: &M, frames: u64) -> Result<()
         return Err(ContractViolation::ReplayDiffers { first, replayed });
     }
     Ok(())
+}
+
+/// A lagging machine's steps: whole frames of them end where `run_frame` does, and settling after
+/// any number of them (here: after 1, 2, 4, 8, ... instructions of the frame) shows the machine that
+/// stepping instruction by instruction shows.
+fn check_lagging<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), ContractViolation> {
+    let idle = M::Input::default();
+    let mut whole = machine.clone();
+    let mut lagging = machine.clone();
+    for _ in 0..frames {
+        let record = whole.run_frame(idle);
+        lagging.begin_frame(idle);
+        lagging.settle();
+        while !lagging.step_instruction_lagging() {}
+        let other = lagging.record();
+        if record != other {
+            return Err(ContractViolation::LaggingDiffers { lagging: other, stepped: record });
+        }
+    }
+    let mut count = 1u32;
+    loop {
+        let (mut lagging, mut stepped) = (machine.clone(), machine.clone());
+        lagging.begin_frame(idle);
+        lagging.settle();
+        stepped.begin_frame(idle);
+        let mut done = false;
+        for _ in 0..count {
+            let ends = (lagging.step_instruction_lagging(), stepped.step_instruction());
+            if ends.0 || ends.1 {
+                // Both end the frame on the same instruction, or the records differ below.
+                done = ends.0 && ends.1;
+                break;
+            }
+        }
+        lagging.settle();
+        let (lagging, stepped) = (lagging.record(), stepped.record());
+        if lagging != stepped {
+            return Err(ContractViolation::LaggingDiffers { lagging, stepped });
+        }
+        if done {
+            return Ok(());
+        }
+        count *= 2;
+    }
 }
 
 trait ContractSteps: Machine {

@@ -70,6 +70,13 @@ impl LengthCounter {
         }
     }
 
+    /// True when no register write waits to be applied ([`LengthCounter::apply_writes`] would
+    /// change nothing).
+    #[inline]
+    pub fn is_settled(&self) -> bool {
+        self.pending_reload == 0 && self.halt == self.pending_halt
+    }
+
     /// Applies the register writes of the previous cycle, after this cycle's clock.
     #[inline]
     pub fn apply_writes(&mut self) {

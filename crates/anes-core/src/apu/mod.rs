@@ -162,6 +162,27 @@ impl Apu {
         self.mode
     }
 
+    /// The last CPU cycle ticked (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
+    /// Sets the hints that depend on the APU's history from its state alone (a pending length
+    /// counter write is in the state; the hint only says one may be): two APUs in equal states then
+    /// catch up at the same cycles.
+    pub fn forget_history(&mut self) {
+        let s = &self.state;
+        self.length_writes_pending = !(s.pulse[0].length.is_settled()
+            && s.pulse[1].length.is_settled()
+            && s.triangle.length.is_settled()
+            && s.noise.length.is_settled());
+    }
+
+    /// True when an audio output is attached (the APU then runs every cycle).
+    pub fn has_output(&self) -> bool {
+        self.output.is_some()
+    }
+
     /// Declares the APU caught up through CPU cycle `cpu_cycle` (after power-on or a restore, where
     /// the state was set, not run).
     pub fn resync(&mut self, cpu_cycle: u64) {

@@ -781,6 +781,25 @@ impl Board {
         }
     }
 
+    /// The CPU cycle a board's CPU-cycle counters have run through; 0 for a board without them.
+    pub fn ticked(&self) -> u64 {
+        match self {
+            Board::Vrc(m) => m.ticked(),
+            Board::Vrc6(m) => m.ticked(),
+            Board::Vrc3(m) => m.ticked(),
+            Board::Vrc7(m) => m.ticked(),
+            Board::Mmc5(m) => m.ticked(),
+            Board::Ss88006(m) => m.ticked(),
+            Board::H3001(m) => m.ticked(),
+            Board::Fme7(m) => m.ticked(),
+            Board::Sunsoft3(m) => m.ticked(),
+            Board::Namco163(m) => m.ticked(),
+            Board::BandaiFcg(m) => m.ticked(),
+            Board::NesEvent(m) => m.ticked(),
+            _ => 0,
+        }
+    }
+
     /// Declares a board's CPU-cycle counters current at `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         match self {

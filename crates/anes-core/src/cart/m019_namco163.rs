@@ -174,6 +174,11 @@ impl Namco163 {
         value
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
     /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.ticked = cpu_cycle;

@@ -185,6 +185,11 @@ impl Vrc {
         true
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.irq_ticked
+    }
+
     /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.irq_ticked = cpu_cycle;

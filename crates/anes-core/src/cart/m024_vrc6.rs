@@ -101,6 +101,11 @@ impl Vrc6 {
         matches!(addr & 0xF000, 0x8000 | 0xB000 | 0xC000 | 0xD000 | 0xE000)
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
     /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.ticked = cpu_cycle;

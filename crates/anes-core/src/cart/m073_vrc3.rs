@@ -89,6 +89,11 @@ impl Vrc3 {
         if self.state.irq_control & EIGHT_BIT != 0 { 0x00FF } else { 0xFFFF }
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
     /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.ticked = cpu_cycle;

@@ -115,6 +115,11 @@ impl NesEvent {
         }
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
     /// Declares the timer current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.ticked = cpu_cycle;

@@ -676,6 +676,11 @@ impl Cartridge {
         self.irq_due = self.due_cycle();
     }
 
+    /// The CPU cycle the board's CPU-cycle counters have run through (0 for a board without them).
+    pub fn ticked(&self) -> u64 {
+        self.board.ticked()
+    }
+
     /// Declares the board's CPU-cycle counter current at `cpu_cycle` (power-on, restore: the state
     /// was set, not run).
     pub fn resync(&mut self, cpu_cycle: u64) {

@@ -187,6 +187,24 @@ impl Nes {
         self.finish_digest(memories)
     }
 
+    /// [`Nes::state_digest`] of the machine as a lagging step ([`Nes::step_in_frame_lagging`]) left
+    /// it, with where the lagging chips stand: the PPU's master clock is state (the bus section),
+    /// the APU's and the board's ticked cycles are added here. Equal lagging digests of two machines
+    /// of one build at one CPU cycle mean equal settled machines (what is left to run is a function
+    /// of what is digested); unequal ones only mean their chips may stand at different places.
+    pub fn lagging_digest(&self) -> u64 {
+        let memories = if self.digest.stale {
+            self.memory_sums_from_scratch()
+        } else {
+            self.digest.ram.wrapping_add(self.cart.memory_digest())
+        };
+        // Keys apart from every section's and the ROM identity's (bit 39).
+        let lag = key(Section::Machine, 1 << 39)
+            .wrapping_mul(self.apu.ticked())
+            .wrapping_add(key(Section::Machine, (1 << 39) | 1).wrapping_mul(self.cart.ticked()));
+        self.finish_digest(memories.wrapping_add(lag))
+    }
+
     /// [`Nes::state_digest`] computed from scratch, without the incrementally kept sums (tests
     /// check that both agree).
     pub fn state_digest_from_scratch(&self) -> u64 {

@@ -254,6 +254,11 @@ impl Mmc5 {
         self.state.irq_pending != 0 && self.state.irq_enabled != 0 || self.state.audio.irq_line()
     }
 
+    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
+    pub fn ticked(&self) -> u64 {
+        self.ticked
+    }
+
     /// Declares the sound current at CPU cycle `cpu_cycle` (power-on, restore).
     pub fn resync(&mut self, cpu_cycle: u64) {
         self.ticked = cpu_cycle;

@@ -465,6 +465,28 @@ impl Nes {
         done
     }
 
+    /// [`Nes::step_to_next_line`] without the catch-up inside a frame, as
+    /// [`Nes::step_in_frame_lagging`] is to [`Nes::step_in_frame`]: the PPU stays where the end of
+    /// the line caught it up, the APU and a board's counters where they were, until
+    /// [`Nes::settle`]. A frame's end is settled. Lockstep at scanline granularity compares lagging
+    /// digests.
+    pub fn step_to_next_line_lagging(&mut self) -> bool {
+        self.refresh_digest_if_stale();
+        let line = self.ppu.scanline();
+        let pictures = self.ppu.frames_completed();
+        if !self.sync.line_events {
+            self.sync.line_events = true;
+            self.sync.invalidate();
+        }
+        let done =
+            with_region_model!(self.region, R => self.run_instructions_to_line_change::<R>(line, pictures));
+        if done {
+            self.machine.frame += 1;
+            self.catch_up();
+        }
+        done
+    }
+
     /// The instructions of [`Nes::step_to_next_line`] in region `R`: true when the picture that
     /// was at `pictures` completed, false when the PPU left `line`.
     fn run_instructions_to_line_change<R: RegionModel>(&mut self, line: u16, pictures: u64) -> bool {

@@ -64,6 +64,17 @@ impl Comparator {
         true
     }
 
+    /// Counts `records` pairs of sync records inside frames that were found equal elsewhere (the
+    /// threaded runner compares runs of them in place): what [`Comparator::compare`] does for such
+    /// a pair, in one step.
+    #[inline]
+    pub(crate) fn count_agreeing(&mut self, records: u64) {
+        if records > 0 {
+            self.sync_points += records;
+            self.status.set_sync_points(self.sync_points);
+        }
+    }
+
     /// The figures reported after a verified frame.
     pub(crate) fn progress(&self) -> Progress {
         Progress {

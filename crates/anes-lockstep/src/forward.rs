@@ -57,6 +57,9 @@ macro_rules! forward_machine {
     (@method $f:tt step_instruction_lagging) => {
         fn step_instruction_lagging(&mut self) -> bool { self.$f.step_instruction_lagging() }
     };
+    (@method $f:tt step_to_next_line_lagging) => {
+        fn step_to_next_line_lagging(&mut self) -> bool { self.$f.step_to_next_line_lagging() }
+    };
     (@method $f:tt lagging_sync_record) => {
         fn lagging_sync_record(&self) -> ($crate::__forward::FrameRecord, u64) { self.$f.lagging_sync_record() }
     };

@@ -157,6 +157,12 @@ pub trait Machine {
         self.step_instruction()
     }
 
+    /// [`Machine::step_to_next_line`], lagging as [`Machine::step_instruction_lagging`] is. The
+    /// default is [`Machine::step_to_next_line`].
+    fn step_to_next_line_lagging(&mut self) -> bool {
+        self.step_to_next_line()
+    }
+
     /// [`Machine::sync_record`] of a lagging machine: its digest covers where the lagging parts
     /// stand. Contract: two machines settled in equal states, then stepped alike, have equal lagging
     /// records exactly while their settled records and digests would be equal. The default is
@@ -341,6 +347,10 @@ impl Machine for NesMachine {
 
     fn step_instruction_lagging(&mut self) -> bool {
         self.nes.step_in_frame_lagging()
+    }
+
+    fn step_to_next_line_lagging(&mut self) -> bool {
+        self.nes.step_to_next_line_lagging()
     }
 
     #[inline]

@@ -45,7 +45,8 @@ pub(crate) struct Side<M> {
     /// The machine steps instructions ([`Machine::steps_instructions`]); otherwise it runs whole
     /// frames only, and its faults fire at the end of the frame in which they came due.
     steps: bool,
-    /// Instruction granularity steps lagging ([`Machine::step_instruction_lagging`]): set by the
+    /// Instruction and scanline granularity step lagging ([`Machine::step_instruction_lagging`],
+    /// [`Machine::step_to_next_line_lagging`]): set by the
     /// runner when both machines lag alike and no fault is planned, so both sides step alike.
     pub lagging: bool,
     frame_start_cycle: u64,
@@ -112,7 +113,10 @@ impl<M: Machine> Side<M> {
             self.lines_in_bulk = !fault_due;
         }
         if self.lagging_in(granularity) {
-            let done = self.machine.step_instruction_lagging();
+            let done = match granularity {
+                Granularity::Scanline => self.machine.step_to_next_line_lagging(),
+                _ => self.machine.step_instruction_lagging(),
+            };
             if done {
                 self.in_frame = false;
                 let record = self.machine.record();
@@ -146,14 +150,14 @@ impl<M: Machine> Side<M> {
         }
     }
 
-    /// True when this side steps lagging: instruction granularity on machines that lag alike, no
-    /// fault planned.
+    /// True when this side steps lagging: instruction or scanline granularity on machines that lag
+    /// alike, no fault planned.
     #[inline]
     fn lagging_in(&self, granularity: Granularity) -> bool {
-        self.lagging && granularity == Granularity::Instruction
+        self.lagging && granularity != Granularity::Frame
     }
 
-    /// Brings a machine left lagging at an instruction's sync point up to it (before anything reads
+    /// Brings a machine left lagging at a sync point inside a frame up to it (before anything reads
     /// it but the comparator).
     pub(crate) fn settle(&mut self) {
         if self.lagging && self.in_frame {

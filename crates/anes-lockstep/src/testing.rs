@@ -101,7 +101,8 @@ pub fn check_contract<M: Machine + Clone>(machine: &M, frames: u64) -> Result<()
     Ok(())
 }
 
-/// A lagging machine's steps: whole frames of them end where `run_frame` does, and settling after
+/// A lagging machine's steps: whole frames of them (instructions or lines) end where `run_frame`
+/// does, and settling after
 /// any number of them (here: after 1, 2, 4, 8, ... instructions of the frame) shows the machine that
 /// stepping instruction by instruction shows.
 fn check_lagging<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), ContractViolation> {
@@ -117,6 +118,17 @@ fn check_lagging<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), Con
         if record != other {
             return Err(ContractViolation::LaggingDiffers { lagging: other, stepped: record });
         }
+    }
+    // A frame a line at a time.
+    let mut whole = machine.clone();
+    let mut lines = machine.clone();
+    let record = whole.run_frame(idle);
+    lines.begin_frame(idle);
+    lines.settle();
+    while !lines.step_to_next_line_lagging() {}
+    let other = lines.record();
+    if record != other {
+        return Err(ContractViolation::LaggingDiffers { lagging: other, stepped: record });
     }
     let mut count = 1u32;
     loop {

@@ -32,8 +32,8 @@ struct Inbox {
 struct Gone;
 
 impl Inbox {
-    /// The next record, `None` if it has not arrived yet.
-    fn peek(&mut self) -> Result<Option<SyncRecord>, Gone> {
+    /// The records handed over and not read yet (empty if none has arrived).
+    fn pending(&mut self) -> Result<&[SyncRecord], Gone> {
         if self.next == self.current.len() {
             match self.rx.try_recv() {
                 Ok(batch) => {
@@ -43,15 +43,15 @@ impl Inbox {
                     let _ = self.recycle.try_send(read);
                     self.next = 0;
                 }
-                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Empty) => return Ok(&[]),
                 Err(TryRecvError::Disconnected) => return Err(Gone),
             }
         }
-        Ok(self.current.get(self.next).copied())
+        Ok(&self.current[self.next..])
     }
 
-    fn consume(&mut self) {
-        self.next += 1;
+    fn consume(&mut self, records: usize) {
+        self.next += records;
     }
 }
 
@@ -130,13 +130,26 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
             'run: while cmp.verified_until < target {
                 // Compare every pair both workers have handed over.
                 loop {
-                    let (a, b) = match (inbox_a.peek(), inbox_b.peek()) {
-                        (Ok(Some(a)), Ok(Some(b))) => (a, b),
+                    let (a, b) = match (inbox_a.pending(), inbox_b.pending()) {
+                        (Ok(a), Ok(b)) if !a.is_empty() && !b.is_empty() => (a, b),
                         (Err(Gone), _) | (_, Err(Gone)) => break 'run,
                         _ => break,
                     };
-                    inbox_a.consume();
-                    inbox_b.consume();
+                    // Equal records inside a frame only count (instruction granularity hands over
+                    // thousands a frame): the run of them in one go, read in place.
+                    let both = a.len().min(b.len());
+                    let alike = a[..both]
+                        .iter()
+                        .zip(&b[..both])
+                        .position(|(a, b)| a != b || a.frame_end)
+                        .unwrap_or(both);
+                    let next = a.get(alike).copied().zip(b.get(alike).copied());
+                    inbox_a.consume(alike);
+                    inbox_b.consume(alike);
+                    cmp.count_agreeing(alike as u64);
+                    let Some((a, b)) = next.filter(|_| alike < both) else { continue };
+                    inbox_a.consume(1);
+                    inbox_b.consume(1);
                     if !cmp.compare(&a, &b, every, checkpoints) {
                         agreed = false;
                         break 'run;

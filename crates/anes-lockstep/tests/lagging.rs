@@ -1,6 +1,6 @@
-//! Lagging steps at instruction granularity (`Machine::step_instruction_lagging`): the runner
-//! compares lagging records where both machines lag, and must find exactly what it finds comparing
-//! settled ones. Random single-bit flips anywhere in B's state, applied by a wrapper at the first
+//! Lagging steps at instruction and scanline granularity (`Machine::step_instruction_lagging`,
+//! `Machine::step_to_next_line_lagging`): the runner compares lagging records where both machines
+//! lag, and must find exactly what it finds comparing settled ones. Random single-bit flips anywhere in B's state, applied by a wrapper at the first
 //! instruction boundary past a random cycle (not by the runner's fault plan, which turns lagging
 //! off), are run through the runner with the wrapper lagging and with it stepping settled: the
 //! outcomes (divergence, sync point, records with their state hashes) must be identical. Two
@@ -68,14 +68,28 @@ impl Machine for Flipping {
         done
     }
 
+    fn step_to_next_line(&mut self) -> bool {
+        let before = self.inner.probe().cpu_cycle;
+        let done = self.inner.step_to_next_line();
+        self.after_step(before);
+        done
+    }
+
+    fn step_to_next_line_lagging(&mut self) -> bool {
+        let before = self.inner.probe().cpu_cycle;
+        let done = self.inner.step_to_next_line_lagging();
+        self.after_step(before);
+        done
+    }
+
     anes_lockstep::forward_machine!(inner => begin_frame, record, probe, sync_record,
         lagging_sync_record, settle, state_hash, section_count, section_name, section_bytes,
         field_name, snapshot_len, save_state, load_state, disassemble, opcode, flip_state_bit);
 }
 
-fn config(threading: Threading) -> LockstepConfig {
+fn config(granularity: Granularity, threading: Threading) -> LockstepConfig {
     LockstepConfig {
-        granularity: Granularity::Instruction,
+        granularity,
         threading,
         checkpoint_every: 1,
         checkpoints_kept: 4,
@@ -86,10 +100,16 @@ fn config(threading: Threading) -> LockstepConfig {
 }
 
 /// A run of A = the subject against B = the subject with `flip`, both lagging or both not.
-fn run(base: &NesMachine, flip: Flip, lags: bool, threading: Threading) -> (RunOutcome, bool) {
+fn run(
+    base: &NesMachine,
+    flip: Flip,
+    granularity: Granularity,
+    lags: bool,
+    threading: Threading,
+) -> (RunOutcome, bool) {
     let a = Flipping { inner: base.clone(), lags, flip: None, refused: false };
     let b = Flipping { flip: Some(flip), ..a.clone() };
-    let mut lockstep = Lockstep::new(a, b, config(threading)).unwrap();
+    let mut lockstep = Lockstep::new(a, b, config(granularity, threading)).unwrap();
     let outcome = lockstep.run(&InputStream::new(), RUN_FRAMES);
     (outcome, lockstep.machine_b().refused)
 }
@@ -103,31 +123,38 @@ fn lagging_records_find_what_settled_records_find() {
     probe.run_frame(FrameInput::default());
     let cycle_span = probe.probe().cpu_cycle - start_cycle;
     let mut rng = Rng(0x1A66_1136);
-    let (mut diverged, mut refused) = (0, 0);
-    for i in 0..FLIPS {
-        let drawn = common::draw_flip(&mut rng, &base, start_cycle, cycle_span);
-        let flip =
-            Flip { section: drawn.section, offset: drawn.offset, bit: drawn.bit, cpu_cycle: drawn.cpu_cycle };
-        let context = format!("flip {} bit {} at cycle {}", drawn.name, drawn.bit, drawn.cpu_cycle);
-        let (settled, settled_refused) = run(&base, flip, false, Threading::SameThread);
-        if settled_refused {
-            // A refused flip settles B alone (the core catches up before it checks): only a fault
-            // plan's faults may do that, and a plan turns lagging off.
-            refused += 1;
-            continue;
+    for granularity in [Granularity::Instruction, Granularity::Scanline] {
+        let (mut diverged, mut refused) = (0, 0);
+        for i in 0..FLIPS {
+            let drawn = common::draw_flip(&mut rng, &base, start_cycle, cycle_span);
+            let flip = Flip {
+                section: drawn.section,
+                offset: drawn.offset,
+                bit: drawn.bit,
+                cpu_cycle: drawn.cpu_cycle,
+            };
+            let context =
+                format!("{granularity}: flip {} bit {} at cycle {}", drawn.name, drawn.bit, drawn.cpu_cycle);
+            let (settled, settled_refused) = run(&base, flip, granularity, false, Threading::SameThread);
+            if settled_refused {
+                // A refused flip settles B alone (see `Flipping::after_step`): only a fault plan's
+                // faults may do that, and a plan turns lagging off.
+                refused += 1;
+                continue;
+            }
+            let (lagging, _) = run(&base, flip, granularity, true, Threading::SameThread);
+            assert_eq!(lagging, settled, "{context}: lagging and settled records disagree");
+            if matches!(lagging, RunOutcome::Diverged(_)) {
+                diverged += 1;
+            }
+            if i % 8 == 0 {
+                let (threaded, _) = run(&base, flip, granularity, true, Threading::Threaded { window: 64 });
+                assert_eq!(threaded, settled, "{context}: threaded");
+            }
         }
-        let (lagging, _) = run(&base, flip, true, Threading::SameThread);
-        assert_eq!(lagging, settled, "{context}: lagging and settled records disagree");
-        if matches!(lagging, RunOutcome::Diverged(_)) {
-            diverged += 1;
-        }
-        if i % 8 == 0 {
-            let (threaded, _) = run(&base, flip, true, Threading::Threaded { window: 64 });
-            assert_eq!(threaded, settled, "{context}: threaded");
-        }
+        eprintln!("{granularity}: {diverged} diverged, {refused} refused of {FLIPS}");
+        assert!(diverged > FLIPS / 2, "{granularity}: {diverged} of {FLIPS} flips diverged");
     }
-    eprintln!("{diverged} diverged, {refused} refused of {FLIPS}");
-    assert!(diverged > FLIPS / 2, "{diverged} of {FLIPS} flips diverged");
 }
 
 /// A restored machine predicts its PPU schedule afresh where the one that ran keeps its own: both
@@ -143,8 +170,12 @@ fn a_machine_restored_mid_run_agrees_with_the_one_that_ran() {
     ran.save_state(&mut snapshot);
     let mut restored = NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
     restored.load_state(&snapshot).unwrap();
-    for threading in [Threading::SameThread, Threading::Threaded { window: 64 }] {
-        let mut lockstep = Lockstep::new(ran.clone(), restored.clone(), config(threading)).unwrap();
-        assert_eq!(lockstep.run(&InputStream::new(), 10), RunOutcome::Agreed { frames: 10 }, "{threading:?}");
+    for granularity in [Granularity::Instruction, Granularity::Scanline] {
+        for threading in [Threading::SameThread, Threading::Threaded { window: 64 }] {
+            let config = config(granularity, threading);
+            let mut lockstep = Lockstep::new(ran.clone(), restored.clone(), config).unwrap();
+            let outcome = lockstep.run(&InputStream::new(), 10);
+            assert_eq!(outcome, RunOutcome::Agreed { frames: 10 }, "{granularity} {threading:?}");
+        }
     }
 }

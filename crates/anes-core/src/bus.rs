@@ -518,7 +518,7 @@ impl Nes {
     /// (`Ppu::status_read_commutes`). A sprite-0-hit poll on the lines before the hit then costs no
     /// catch-up per read.
     #[inline(always)]
-    fn status_read_commutes<R: RegionModel>(&self) -> bool {
+    fn status_read_commutes<R: RegionModel>(&mut self) -> bool {
         let start = self.bus.master_clock;
         if start >= self.sync.quiet_before {
             return false;

@@ -421,6 +421,9 @@ pub struct Ppu {
     /// The colours of pairs of background pixels, for rendered tiles without sprites: derived from
     /// palette RAM and PPUMASK, not state (see `stretch.rs`).
     background_pairs: BackgroundPairs,
+    /// The sprites in range of a line, for $2002 polls (derived from OAM, not state: see
+    /// `sprites.rs`).
+    in_range: sprites::InRangeSprites,
 }
 
 impl core::fmt::Debug for Ppu {
@@ -460,6 +463,7 @@ impl Ppu {
                 .try_into()
                 .expect("the frame buffer has exactly FRAME_WIDTH * FRAME_HEIGHT pixels"),
             background_pairs: BackgroundPairs::EMPTY,
+            in_range: sprites::InRangeSprites::default(),
         }
     }
 
@@ -857,6 +861,7 @@ impl Ppu {
     /// Mutable view of the same four sections as [`Ppu::state_bytes`], in the same order, for restoring
     /// a snapshot. Any byte pattern is accepted: out-of-range positions are folded back on the next dot.
     pub fn state_bytes_mut(&mut self) -> [&mut [u8]; 4] {
+        self.in_range.forget();
         [bytemuck::bytes_of_mut(&mut self.regs), &mut self.oam, &mut self.secondary_oam, &mut self.palette]
     }
 }

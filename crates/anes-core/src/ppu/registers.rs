@@ -155,7 +155,7 @@ impl Ppu {
     /// was found already) and evaluation cannot find an overflow (or found it already); past dot 256
     /// and on line 240 no pixel is output and nothing is evaluated. The read's own effects (VBlank
     /// clear, the write toggle, the latch) touch nothing those dots use.
-    pub(crate) fn status_read_commutes(&self, dots: u32) -> bool {
+    pub(crate) fn status_read_commutes(&mut self, dots: u32) -> bool {
         let r = &self.regs;
         // Dot 340 ends the line (on line 240 the latch decays as it ends).
         if r.scanline > 240
@@ -235,6 +235,7 @@ impl Ppu {
                     // Bits 2-4 of attribute bytes do not exist (nesdev "PPU OAM").
                     let value = if r.oam_addr & 3 == 2 { value & 0xE3 } else { value };
                     self.oam[usize::from(r.oam_addr)] = value;
+                    self.in_range.forget();
                     r.oam_addr = r.oam_addr.wrapping_add(1);
                 }
             }

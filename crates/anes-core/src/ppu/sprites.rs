@@ -384,7 +384,7 @@ impl Ppu {
     /// is in range (they sit 4 bytes apart from the next one on, up to the end of OAM; primary OAM
     /// cannot change while rendering, and the line and the sprite height are constant until a
     /// register access). Only for a position on a visible line with rendering on.
-    pub(super) fn evaluation_finds_fewer_than_8(&self) -> bool {
+    pub(super) fn evaluation_finds_fewer_than_8(&mut self) -> bool {
         let r = &self.regs;
         // Evaluation starts on dot 65 (with nothing found, at OAMADDR, which dots 1-64 leave alone).
         let started = r.dot > 65;
@@ -403,21 +403,9 @@ impl Ppu {
         } else {
             (0, usize::from(r.oam_addr))
         };
-        // Counted whole, without stopping at the eighth: a $2002 poll asks this at every read. The
-        // bytes read as Y are byte `next_y % 4` of sprites `next_y / 4` on; as one pass over all 64
-        // sprites' words, that byte shifted out and the earlier sprites masked, the count has no
-        // branch or bounds check and vectorises, in i32 lanes because SSE2 compares signed
-        // (ppu_race: 720 host instructions a call before, 223 after).
-        let (line, height) = (i32::from(self.regs.scanline), i32::from(self.sprite_height()));
-        let (first, shift) = ((next_y / 4) as i32, (next_y % 4) * 8);
-        let mut ahead = 0i32;
-        for (index, sprite) in (0i32..).zip(self.oam.chunks_exact(4)) {
-            let y =
-                ((u32::from_le_bytes([sprite[0], sprite[1], sprite[2], sprite[3]]) >> shift) & 0xFF) as i32;
-            let below_top = line - y;
-            ahead += i32::from((index >= first) & (below_top >= 0) & (below_top < height));
-        }
-        let ahead = ahead as usize;
+        let (line, height) = (self.regs.scanline, self.sprite_height());
+        let mask = self.in_range.mask(&self.oam, line, height, next_y % 4);
+        let ahead = mask.checked_shr((next_y / 4) as u32).unwrap_or(0).count_ones() as usize;
         found + ahead < 8
     }
 
@@ -621,6 +609,46 @@ impl Ppu {
         let attr = r.sprite_attr[slot];
         let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
         ((attr & 3) << 2) | pixel | (attr & sprite_pixel::BEHIND) | unit_0
+    }
+}
+
+/// Which sprites' byte `k` (0-3) is in range of a line: the count behind
+/// [`Ppu::evaluation_finds_fewer_than_8`], which a $2002 poll asks for at every read (ppu_race: about
+/// 8% of a frame), kept for one line, sprite height and byte while primary OAM stays as it was.
+/// Derived, not state: whatever writes OAM forgets it ([`InRangeSprites::forget`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct InRangeSprites {
+    /// Line, height and byte the mask is for, with bit 0 set; 0 when nothing is kept.
+    key: u32,
+    /// Bit i: sprite i's byte is in range.
+    mask: u64,
+}
+
+impl InRangeSprites {
+    /// The mask for `line`, sprites `height` lines high and byte `byte` of each sprite.
+    #[inline]
+    fn mask(&mut self, oam: &[u8; 256], line: u16, height: u16, byte: usize) -> u64 {
+        let key = u32::from(line) << 16 | u32::from(height) << 8 | (byte as u32) << 1 | 1;
+        if key != self.key {
+            // One pass over all 64 sprites' words, the byte shifted out: no branch or bounds check,
+            // in i32 lanes because SSE2 compares signed.
+            let (line, height, shift) = (i32::from(line), i32::from(height), byte * 8);
+            let mut mask = 0u64;
+            for (index, sprite) in oam.chunks_exact(4).enumerate() {
+                let y = ((u32::from_le_bytes([sprite[0], sprite[1], sprite[2], sprite[3]]) >> shift) & 0xFF)
+                    as i32;
+                let below_top = line - y;
+                mask |= u64::from((below_top >= 0) & (below_top < height)) << index;
+            }
+            *self = InRangeSprites { key, mask };
+        }
+        self.mask
+    }
+
+    /// OAM changed.
+    #[inline]
+    pub(crate) fn forget(&mut self) {
+        self.key = 0;
     }
 }
 

@@ -384,11 +384,9 @@ impl Nes {
     /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in
     /// which case the frame counter has advanced exactly as [`Nes::run_until_frame_end`] does.
     pub fn step_in_frame(&mut self) -> bool {
-        let pictures = self.ppu.frames_completed();
-        self.step_instruction();
-        let done = self.ppu.frames_completed() != pictures;
-        if done {
-            self.machine.frame += 1;
+        let done = self.step_in_frame_lagging();
+        if !done {
+            self.catch_up();
         }
         done
     }
@@ -445,23 +443,13 @@ impl Nes {
     /// but lets the PPU lag in between: the end of the line is one more dot the lazy schedule
     /// catches up on, as it does for the end of a picture. Lockstep at scanline granularity.
     pub fn step_to_next_line(&mut self) -> bool {
-        self.refresh_digest_if_stale();
-        let line = self.ppu.scanline();
-        let pictures = self.ppu.frames_completed();
-        if !self.sync.line_events {
-            // The prediction in force may lie past the end of this line.
-            self.sync.line_events = true;
-            self.sync.invalidate();
-        }
-        let done =
-            with_region_model!(self.region, R => self.run_instructions_to_line_change::<R>(line, pictures));
-        if done {
-            self.machine.frame += 1;
-        }
+        let done = self.step_to_next_line_lagging();
         // Line events stay on, so this catch-up's prediction already stops at the end of the line
         // the next call starts on: consecutive calls need no fresh prediction (every prediction made
         // since the first call had them). Other entry points turn them off.
-        self.catch_up();
+        if !done {
+            self.catch_up();
+        }
         done
     }
 
@@ -475,6 +463,7 @@ impl Nes {
         let line = self.ppu.scanline();
         let pictures = self.ppu.frames_completed();
         if !self.sync.line_events {
+            // The prediction in force may lie past the end of this line.
             self.sync.line_events = true;
             self.sync.invalidate();
         }

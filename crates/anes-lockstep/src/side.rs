@@ -117,19 +117,12 @@ impl<M: Machine> Side<M> {
                 Granularity::Scanline => self.machine.step_to_next_line_lagging(),
                 _ => self.machine.step_instruction_lagging(),
             };
-            if done {
-                self.in_frame = false;
-                let record = self.machine.record();
-                return self.finish_frame(record);
-            }
-            self.sync_point += 1;
-            let (record, digest) = self.machine.lagging_sync_record();
-            return SyncRecord { frame: self.frame, record, frame_end: false, digest };
+            return self.sync_after_step(done, true);
         }
         if granularity == Granularity::Scanline && self.lines_in_bulk {
             // No fault can come due in this frame: a line at a time (the same sync points).
             let done = self.machine.step_to_next_line();
-            return self.sync_after_step(done);
+            return self.sync_after_step(done, false);
         }
         let start_scanline =
             if granularity == Granularity::Scanline { self.machine.probe().scanline } else { 0 };
@@ -145,7 +138,7 @@ impl<M: Machine> Side<M> {
                 Granularity::Instruction => true,
             };
             if sync {
-                return self.sync_after_step(done);
+                return self.sync_after_step(done, false);
             }
         }
     }
@@ -165,15 +158,17 @@ impl<M: Machine> Side<M> {
         }
     }
 
-    /// The sync record after a step that reached a sync point (`done`: the end of the frame).
-    fn sync_after_step(&mut self, done: bool) -> SyncRecord {
+    /// The sync record after a step that reached a sync point (`done`: the end of the frame, where
+    /// a lagging step has settled); `lagging`: the step left the machine lagging.
+    fn sync_after_step(&mut self, done: bool, lagging: bool) -> SyncRecord {
         if done {
             self.in_frame = false;
             let record = self.machine.record();
             return self.finish_frame(record);
         }
         self.sync_point += 1;
-        let (record, digest) = self.machine.sync_record();
+        let (record, digest) =
+            if lagging { self.machine.lagging_sync_record() } else { self.machine.sync_record() };
         SyncRecord { frame: self.frame, record, frame_end: false, digest }
     }
 

@@ -393,9 +393,31 @@ impl Nes {
 
     /// [`Nes::step_in_frame`] without the catch-up inside a frame: the PPU, the APU and a board's
     /// cycle counter stay where the lazy schedule left them (the frame path's state between its
-    /// instructions), so [`Nes::lagging_digest`] and [`Nes::cpu_cycle`] are meaningful afterwards
-    /// and other readings may lag until [`Nes::settle`]. A frame's end is settled, as in
+    /// instructions). Until [`Nes::settle`], only another lagging step, [`Nes::lagging_digest`],
+    /// [`Nes::cpu_cycle`] and [`Nes::frame`] are meaningful: a snapshot, hash or fault of a lagging
+    /// machine would take the lagging chips as they stand. A frame's end is settled, as in
     /// [`Nes::step_in_frame`]. Lockstep at instruction granularity compares lagging digests.
+    ///
+    /// ```
+    /// use anes_core::{Cartridge, Nes, NesConfig};
+    /// // A 16 KiB NROM program that turns rendering on and loops (reset vector $8000).
+    /// let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// let mut prg = vec![0xEA; 0x4000];
+    /// prg[..8].copy_from_slice(&[0xA9, 0x1E, 0x8D, 0x01, 0x20, 0x4C, 0x05, 0x80]);
+    /// prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    /// rom.extend(prg);
+    /// rom.extend(vec![0x55; 0x2000]);
+    /// let mut stepped = Nes::new(Cartridge::from_ines(&rom)?, NesConfig::default());
+    /// let mut lagging = stepped.clone();
+    /// lagging.settle();
+    /// for _ in 0..5_000 {
+    ///     stepped.step_in_frame();
+    ///     lagging.step_in_frame_lagging();
+    /// }
+    /// lagging.settle();
+    /// assert_eq!(lagging.frame_record(), stepped.frame_record());
+    /// # Ok::<(), anes_core::RomError>(())
+    /// ```
     pub fn step_in_frame_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         self.sync.line_events = false;

@@ -552,6 +552,29 @@ fn every_supported_board_runs_from_nes20_headers() {
     assert!(never.is_empty(), "no NES 2.0 header of these boards loaded: {never:?}");
 }
 
+/// A CI run's random-seed finding, pinned: NES 2.0 CHR RAM of 2 MiB + 1 MiB with four-screen VRAM
+/// after it grew by doubling and held 9 MiB of heap at its peak (limit 8.5 MiB).
+#[test]
+fn declared_chr_ram_grows_by_exactly_what_it_needs() {
+    let fields = Nes20Fields {
+        mapper: 0,
+        submapper: 0,
+        prg_banks: 1,
+        chr_banks: 0,
+        flags6: 0x08,
+        console_type: 0,
+        prg_ram_shifts: 0,
+        chr_ram_shifts: 0xEF,
+        timing: 0,
+        misc_roms: 0,
+        expansion: 0,
+        seed: 0,
+    };
+    if let Err(e) = check_nes20(&fields) {
+        panic!("{e}");
+    }
+}
+
 /// The fuzzing pass's input-stream finding, pinned: a frame count rewritten (and the checksum
 /// resealed) must not make the parser allocate for frames the runs do not hold.
 #[test]

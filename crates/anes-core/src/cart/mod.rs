@@ -302,6 +302,8 @@ impl Cartridge {
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
             let ram = if declared == 0 { TQROM_CHR_RAM_LEN } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
             let mut with_ram = chr.into_vec();
+            // Exactly: a plain resize grows by doubling, and a header may declare megabytes.
+            with_ram.reserve_exact(ram);
             with_ram.resize(chr_rom_len + ram, 0);
             with_ram.into_boxed_slice()
         } else {
@@ -327,6 +329,10 @@ impl Cartridge {
             (matches!(board, Board::Cnrom185(_)) && !chr_is_ram) || matches!(board, Board::Sunsoft2_3r(_));
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
+            // Exactly the final length: a plain resize grows by doubling, and a header may declare
+            // megabytes of CHR RAM (a 3 MiB one held three copies' worth of heap while growing).
+            let pages = usize::from(open_bus_page) + if mmc5 { 2 } else { 0 };
+            with_vram.reserve_exact(chr_end - chr_len + pages * CHR_SLOT);
             with_vram.resize(chr_end, 0);
             if open_bus_page {
                 with_vram.extend((0..CHR_SLOT).map(|i| i as u8));

@@ -179,12 +179,7 @@ impl Nes {
     /// [`Nes::state_hash`] stays the canonical hash of records and snapshots. Deterministic across
     /// runs, threads and builds; allocation-free. Derived data: not part of the state.
     pub fn state_digest(&self) -> u64 {
-        let memories = if self.digest.stale {
-            self.memory_sums_from_scratch()
-        } else {
-            self.digest.ram.wrapping_add(self.cart.memory_digest())
-        };
-        self.finish_digest(memories)
+        self.finish_digest(self.memory_sums())
     }
 
     /// [`Nes::state_digest`] of the machine as a lagging step ([`Nes::step_in_frame_lagging`]) left
@@ -193,16 +188,11 @@ impl Nes {
     /// of one build at one CPU cycle mean equal settled machines (what is left to run is a function
     /// of what is digested); unequal ones only mean their chips may stand at different places.
     pub fn lagging_digest(&self) -> u64 {
-        let memories = if self.digest.stale {
-            self.memory_sums_from_scratch()
-        } else {
-            self.digest.ram.wrapping_add(self.cart.memory_digest())
-        };
         // Keys apart from every section's and the ROM identity's (bit 39).
         let lag = key(Section::Machine, 1 << 39)
             .wrapping_mul(self.apu.ticked())
             .wrapping_add(key(Section::Machine, (1 << 39) | 1).wrapping_mul(self.cart.ticked()));
-        self.finish_digest(memories.wrapping_add(lag))
+        self.finish_digest(self.memory_sums().wrapping_add(lag))
     }
 
     /// [`Nes::state_digest`] computed from scratch, without the incrementally kept sums (tests
@@ -255,6 +245,16 @@ impl Nes {
             }
         }
         sum
+    }
+
+    /// The large memories' part of the digest: the kept sums, or from scratch while they are stale.
+    #[inline]
+    fn memory_sums(&self) -> u64 {
+        if self.digest.stale {
+            self.memory_sums_from_scratch()
+        } else {
+            self.digest.ram.wrapping_add(self.cart.memory_digest())
+        }
     }
 
     fn memory_sums_from_scratch(&self) -> u64 {

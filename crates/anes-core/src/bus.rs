@@ -515,17 +515,41 @@ impl Nes {
     /// True when the read cycle starting now may read $2002 from the lagging PPU: the cycle is quiet
     /// (the lazy schedules' prediction puts nothing the CPU could notice before its end; the eager
     /// ones are never quiet) and the dots owed up to its end commute with the read
-    /// (`Ppu::status_read_commutes`). A sprite-0-hit poll on the lines before the hit then costs no
-    /// catch-up per read.
+    /// (`Ppu::status_read_commutes`), possibly once the PPU has run some of them (below). A
+    /// sprite-0-hit or VBlank poll then costs no catch-up per read.
     #[inline(always)]
     fn status_read_commutes<R: RegionModel>(&mut self) -> bool {
         let start = self.bus.master_clock;
         if start >= self.sync.quiet_before {
             return false;
         }
-        let end = (start + R::TIMING.master_per_cpu_cycle).saturating_sub(u64::from(self.bus.ppu_offset));
-        let dots = end.saturating_sub(self.bus.ppu_clock) / R::TIMING.master_per_dot;
-        self.ppu.status_read_commutes(u32::try_from(dots).unwrap_or(u32::MAX))
+        let clocks = const { BusClocks::of(R::TIMING.region) };
+        let dots = self.dots_owed_at::<R>(start + clocks.cycle);
+        if self.ppu.status_read_commutes(dots) {
+            return true;
+        }
+        if self.sync.schedule != Schedule::Lazy {
+            return false;
+        }
+        // Most often the read's dots reach the end of the line. The PPU runs ahead to the last
+        // stretch start before the access (dots it would run at the catch-up anyway, none the CPU
+        // could notice: the cycle is quiet) and the read is asked about again: a poll loop's
+        // catch-ups then stay whole tiles, where a partial tile goes dot by dot (`Ppu::run_dots`).
+        let ahead = self.ppu.dots_to_stretch_start(self.dots_owed_at::<R>(start + clocks.read_access));
+        if ahead == 0 {
+            return false;
+        }
+        let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
+        self.ppu.run_dots_as::<R>(ahead, &mut memory);
+        self.bus.ppu_clock += u64::from(ahead) * clocks.dot;
+        self.ppu.status_read_commutes(dots - ahead)
+    }
+
+    /// The whole dots the PPU owes at master clock `at`.
+    #[inline(always)]
+    fn dots_owed_at<R: RegionModel>(&self, at: u64) -> u32 {
+        let owed = at.saturating_sub(u64::from(self.bus.ppu_offset)).saturating_sub(self.bus.ppu_clock);
+        u32::try_from(owed / R::TIMING.master_per_dot).unwrap_or(u32::MAX)
     }
 
     /// A $2002 read cycle answered by the lagging PPU (see [`Nes::status_read_commutes`]): the same

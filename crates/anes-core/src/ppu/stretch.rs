@@ -40,6 +40,25 @@ impl Ppu {
         with_region_model!(self.timing.region, R => self.run_dots_as::<R>(count, bus))
     }
 
+    /// The most dots, up to `within`, after which the PPU stands where one of `run_dots`'s 8-dot
+    /// stretches of a visible line starts (dot 1, 9, ..., 329 or the line's tail at 337), counted
+    /// only from a visible line to one up to line 240; 0 when there is no such dot.
+    pub(crate) fn dots_to_stretch_start(&self, within: u32) -> u32 {
+        const DOTS: u32 = DOTS_PER_SCANLINE as u32;
+        let (scanline, dot) = (u32::from(self.regs.scanline), u32::from(self.regs.dot));
+        let end = dot.saturating_add(within);
+        if scanline >= 240 || scanline + end / DOTS > 240 {
+            return 0;
+        }
+        // Back from the end to the stretch start at or before it (dot 0 follows the tail, 4 dots).
+        let back = match end % DOTS {
+            0 => 4,
+            e @ 1..=336 => (e - 1) % 8,
+            e => e - 337,
+        };
+        within.saturating_sub(back)
+    }
+
     /// [`Ppu::run_dots`] in region `R` (the PPU's own).
     pub fn run_dots_as<R: RegionModel>(&mut self, mut count: u32, bus: &mut impl PpuBus) {
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
@@ -495,6 +514,34 @@ mod tests {
                 let [.., palette] = ppu.state_bytes_mut();
                 palette[1 + round] ^= 0x15;
                 ppu.regs.mask ^= 0x20 << (round % 3);
+            }
+        }
+    }
+
+    /// Against a walk dot by dot: the last stretch start (dot 1, 9, ..., 337) the walk reaches within
+    /// the dots, none where the walk ends past line 240 or starts outside the picture.
+    #[test]
+    fn dots_to_stretch_start_is_the_last_start_walked_to() {
+        let stretch_start = |dot: u16| ((1..=329).contains(&dot) && dot % 8 == 1) || dot == 337;
+        let mut ppu = Ppu::new();
+        for scanline in [0u16, 1, 120, 238, 239, 240, 241, 261] {
+            for dot in 0..341u16 {
+                ppu.regs.scanline = scanline;
+                ppu.regs.dot = dot;
+                let (mut line, mut at, mut last_start) = (scanline, dot, 0);
+                for within in 0..=800u32 {
+                    if within > 0 {
+                        at += 1;
+                        if at == 341 {
+                            (line, at) = (line + 1, 0);
+                        }
+                        if stretch_start(at) {
+                            last_start = within;
+                        }
+                    }
+                    let expected = if scanline >= 240 || line > 240 { 0 } else { last_start };
+                    assert_eq!(ppu.dots_to_stretch_start(within), expected, "{scanline}:{dot} + {within}");
+                }
             }
         }
     }

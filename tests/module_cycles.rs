@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[
     (
         "anes-core",
-        &["apu", "bus", "cart", "host", "nes", "state", "state/digest"],
+        &["apu", "bus", "cart", "host", "nes", "spin", "state", "state/digest"],
         "the console is one `Nes` whose methods are written beside each unit (`impl Nes` in bus.rs, \
-         state/, host.rs) while nes.rs holds every unit's state: the split is by concern, the type is one",
+         spin.rs, state/, host.rs) while nes.rs holds every unit's state: the split is by concern, the type is one",
     ),
     (
         "anes-core",

@@ -418,6 +418,7 @@ impl Nes {
         let cycle = self.bus.cpu_cycle + 1;
         if cycle < self.sync.fast_before && addr < 0x2000 {
             self.write_ram(usize::from(addr & 0x07FF), value);
+            self.spin.effects += 1;
             self.end_fast_cycle::<R>(cycle, value);
             return;
         }
@@ -455,6 +456,7 @@ impl Nes {
             }
             _ => 0,
         };
+        self.spin.effects += 1;
         let fast_before = ppu_quiet_before.min(self.apu.deadline()).min(self.cart.irq_due_cycle());
         self.sync.fast_before = if self.bus.dma_halt != 0 { 0 } else { fast_before };
         self.cache_interrupt_lines();

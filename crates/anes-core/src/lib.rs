@@ -27,6 +27,7 @@ pub mod movie;
 mod nes;
 pub mod ppu;
 pub mod region;
+mod spin;
 pub mod state;
 
 pub use apu::ApuCatchUp;

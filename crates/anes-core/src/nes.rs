@@ -8,6 +8,7 @@ use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
 use crate::ppu::{Ppu, PpuBusPeek};
 use crate::region::{Region, RegionModel, with_region_model};
+use crate::spin::SpinWatch;
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
@@ -148,6 +149,8 @@ pub struct Nes {
     pub(crate) sync: PpuSync,
     /// The sync digest's work RAM sum (see `state/digest.rs`). Not state (derived from it).
     pub(crate) digest: MemoryDigest,
+    /// The frame path's watch for loops it may skip (see `spin.rs`). Not state.
+    pub(crate) spin: SpinWatch,
     /// The console's region, fixed at power-on. `machine.region` is its copy in the state, which every
     /// restore and fault injection must leave equal to it (checked, so a damaged byte is refused
     /// rather than believed).
@@ -181,6 +184,7 @@ impl Nes {
             rom_identity,
             sync: PpuSync::default(),
             digest: MemoryDigest::default(),
+            spin: SpinWatch::default(),
             region,
         };
         nes.power_on();
@@ -370,6 +374,7 @@ impl Nes {
 
     /// The instructions of [`Nes::run_until_frame_end`], in region `R`.
     fn run_instructions_to_picture<R: RegionModel>(&mut self) {
+        self.watch_spins(true);
         loop {
             let pictures = self.ppu.frames_completed();
             self.run_instruction_as::<R>();
@@ -379,6 +384,7 @@ impl Nes {
                 break;
             }
         }
+        self.watch_spins(false);
     }
 
     /// Runs one instruction; returns true when the PPU reached scanline 241, dot 0 during it, in
@@ -501,17 +507,21 @@ impl Nes {
     /// The instructions of [`Nes::step_to_next_line`] in region `R`: true when the picture that
     /// was at `pictures` completed, false when the PPU left `line`.
     fn run_instructions_to_line_change<R: RegionModel>(&mut self, line: u16, pictures: u64) -> bool {
-        loop {
+        // The end of the line is an event (line events are on): spin loops are skipped up to it.
+        self.watch_spins(true);
+        let done = loop {
             self.run_instruction_as::<R>();
             // Caught up on the dot that ends the line (or the picture): exact here, as in
             // `run_until_frame_end`.
             if self.ppu.frames_completed() != pictures {
-                return true;
+                break true;
             }
             if self.ppu.scanline() != line {
-                return false;
+                break false;
             }
-        }
+        };
+        self.watch_spins(false);
+        done
     }
 
     /// Frames completed since power-on (the number in [`FrameRecord::frame`]).

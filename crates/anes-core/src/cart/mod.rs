@@ -425,6 +425,11 @@ impl Cartridge {
         value
     }
 
+    /// True when a CPU read of $8000-$FFFF may change the board (the MMC5's PCM in read mode).
+    pub(crate) fn prg_reads_have_effects(&self) -> bool {
+        !self.prg_plain && matches!(self.board, Board::Mmc5(_))
+    }
+
     /// The value a CPU read would return, without side effects.
     #[inline]
     pub fn cpu_peek(&self, addr: u16, open_bus: u8) -> u8 {

@@ -729,11 +729,19 @@ impl Nes {
         if (target ^ self.cpu.pc) & 0xFF00 != 0 {
             self.read::<R>((self.cpu.pc & 0xFF00) | (target & 0x00FF));
         }
+        let at = self.cpu.pc.wrapping_sub(2);
         self.cpu.pc = target;
+        if offset < 0 {
+            self.spin_taken::<R>(at);
+        }
     }
 
     fn jmp_absolute<R: RegionModel>(&mut self) {
+        let at = self.cpu.pc.wrapping_sub(1);
         self.cpu.pc = self.fetch_word::<R>();
+        if self.cpu.pc <= at {
+            self.spin_taken::<R>(at);
+        }
     }
 
     /// JMP ($xxFF) reads the high byte from $xx00: the pointer increment does not carry.

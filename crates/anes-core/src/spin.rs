@@ -36,6 +36,10 @@ pub(crate) struct SpinWatch {
     turn: Option<Turn>,
     /// Turns skipped since power-on (a diagnostic, see [`Nes::skipped_spin_turns`]).
     pub skipped: u64,
+    /// The address of a loop found to repeat neither unchanged nor as a delay (blargg's `sbc #n /
+    /// bcs` delays, loops that read and count): not compared again until the path ends. Only ever
+    /// a skip the less.
+    passed_over: u32,
 }
 
 /// The machine as a backward branch or jump left it.
@@ -77,6 +81,7 @@ impl Nes {
     pub(crate) fn watch_spins(&mut self, on: bool) {
         self.spin.on = on;
         self.spin.turn = None;
+        self.spin.passed_over = u32::MAX;
     }
 
     /// The branch or jump at `at` was just taken backward. Most loops write or take the full path
@@ -88,7 +93,9 @@ impl Nes {
             self.spin.seen = seen;
             return;
         }
-        self.spin_turn::<R>(at);
+        if u32::from(at) != self.spin.passed_over {
+            self.spin_turn::<R>(at);
+        }
     }
 
     /// A turn without effects ended at `at`: the machine is compared with the last one's and the
@@ -123,7 +130,11 @@ impl Nes {
         let fast_turns = self.sync.fast_before.saturating_sub(now.cycle + 1) / period;
         let turns = if last.cpu == now.cpu {
             fast_turns
+        } else if !self.is_delay_loop(at) {
+            self.spin.passed_over = u32::from(at);
+            return;
         } else {
+            // (The last turn may be from the loop's last run, registers and all: no memo.)
             match self.counted_turns_left(at, &last.cpu, period) {
                 Some(left) => fast_turns.min(left),
                 None => return,
@@ -142,25 +153,30 @@ impl Nes {
         self.spin.turn = Some(Turn { cycle: self.bus.cpu_cycle, cpu: self.cpu, ..now });
     }
 
-    /// When the turn from `last` to now, `period` cycles, was one of a delay loop (one DEX, DEY, INX
-    /// or INY, then the BNE at `at` back to it; nothing else changed), the turns after this one that
+    /// True when the branch at `at` has just gone back to a delay loop's step: one DEX, DEY, INX or
+    /// INY, then that BNE.
+    fn is_delay_loop(&self, at: u16) -> bool {
+        let pc = self.cpu.pc;
+        at == pc.wrapping_add(1)
+            && self.peek_code(at) == BNE
+            && self.peek_code(at.wrapping_add(1)) == 0xFD
+            && matches!(self.peek_code(pc), DEX | DEY | INX | INY)
+    }
+
+    /// When the turn from `last` to now, `period` cycles, was one of the delay loop at `at` (see
+    /// `is_delay_loop`; its register stepped, nothing else changed), the turns after this one that
     /// are taken too: the register does not reach 0 in them.
     fn counted_turns_left(&self, at: u16, last: &CpuState, period: u64) -> Option<u64> {
         let cpu = &self.cpu;
         let step = self.peek_code(cpu.pc);
         // The step's 2 cycles and the taken branch's 3, one more when it crosses a page.
         let crossing = u64::from((at.wrapping_add(2) ^ cpu.pc) & 0xFF00 != 0);
-        if at != cpu.pc.wrapping_add(1)
-            || self.peek_code(at) != BNE
-            || self.peek_code(at.wrapping_add(1)) != 0xFD
-            || period != 5 + crossing
-        {
+        if period != 5 + crossing {
             return None;
         }
         let (was, now) = match step {
             DEX | INX => (last.x, cpu.x),
-            DEY | INY => (last.y, cpu.y),
-            _ => return None,
+            _ => (last.y, cpu.y),
         };
         let delta = if step == DEX || step == DEY { 0xFF } else { 1 };
         // The register the step moves, and N and Z (from it), are all that changed.

@@ -355,10 +355,7 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
     for byte in &mut chr {
         *byte = next(256) as u8;
     }
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 2, 1, 0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend(prg);
-    rom.extend(chr);
-    rom
+    support::ines_image(0x40, &prg, &chr)
 }
 
 #[test]

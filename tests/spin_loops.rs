@@ -105,10 +105,7 @@ fn random_spin_program(seed: u64) -> Vec<u8> {
     for byte in &mut chr {
         *byte = next(256) as u8;
     }
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend(prg);
-    rom.extend(chr);
-    rom
+    support::ines_image(0, &prg, &chr)
 }
 
 #[test]
@@ -155,9 +152,7 @@ fn a_delay_inside_another_loop_is_skipped_on_every_run() {
     let mut prg = vec![0xEA; 0x8000];
     prg[..code.len()].copy_from_slice(&code);
     prg[0x7FFA..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80, 0x00, 0x80]);
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend(prg);
-    rom.extend(vec![0; 0x2000]);
+    let rom = support::ines_image(0, &prg, &[0; 0x2000]);
     let mut lazy = Nes::new(Cartridge::from_ines(&rom).expect("ROM loads"), NesConfig::default());
     let mut eager = lazy.clone();
     eager.set_ppu_catch_up(PpuCatchUp::Eager);

@@ -142,6 +142,17 @@ pub fn boot(rom: &[u8]) -> Nes {
     Nes::new(Cartridge::from_ines(rom).expect("ROM loads"), NesConfig::default())
 }
 
+/// An iNES 1.0 image: `prg` (whole 16 KiB banks), then `chr` (whole 8 KiB banks), header byte 6
+/// `flags_6` (mapper low nibble, mirroring).
+pub fn ines_image(flags_6: u8, prg: &[u8], chr: &[u8]) -> Vec<u8> {
+    let banks = |bytes: &[u8], size: usize| u8::try_from(bytes.len() / size).expect("fewer than 256 banks");
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, banks(prg, 0x4000), banks(chr, 0x2000), flags_6, 0];
+    rom.resize(16, 0);
+    rom.extend_from_slice(prg);
+    rom.extend_from_slice(chr);
+    rom
+}
+
 /// splitmix64 step: deterministic pseudo-random numbers for tests.
 pub fn next_random(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -163,7 +163,7 @@ fn two_processes_retry_a_lost_store_at_different_instants() {
         free_port()
     );
     let services: Vec<Serve> =
-        ["one", "two"].iter().map(|name| Serve::start(&dir.0, name, &pipeline, &dir.0.join(name))).collect();
+        ["one", "two"].iter().map(|name| Serve::spawn(&dir.0, name, &pipeline, &dir.0.join(name))).collect();
     let schedules: Vec<Vec<f64>> = services
         .into_iter()
         .map(|mut s| {

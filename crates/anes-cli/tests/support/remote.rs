@@ -104,12 +104,20 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Starts `anes serve` with `[server]` on a free port, then `pipelines` (TOML), its data in
-    /// `data_dir`.
+    /// Starts `anes serve` with `[server]` on port 0, then `pipelines` (TOML), its data in
+    /// `data_dir`; returns once it logged the port it bound (a port picked free beforehand can be
+    /// taken by another test's server before this one binds it).
     pub fn start(dir: &Path, name: &str, pipelines: &str, data_dir: &Path) -> Serve {
-        let port = free_port();
+        let mut serve = Serve::spawn(dir, name, pipelines, data_dir);
+        serve.port = serve.wait_for("the address it listens on", Duration::from_secs(30), Serve::bound_port);
+        serve
+    }
+
+    /// [`Serve::start`] without waiting: for a service expected to exit before it listens (`port`
+    /// stays 0).
+    pub fn spawn(dir: &Path, name: &str, pipelines: &str, data_dir: &Path) -> Serve {
         let config = dir.join(format!("{name}.toml"));
-        std::fs::write(&config, format!("[server]\nlisten = \"127.0.0.1:{port}\"\n\n{pipelines}")).unwrap();
+        std::fs::write(&config, format!("[server]\nlisten = \"127.0.0.1:0\"\n\n{pipelines}")).unwrap();
         let log = dir.join(format!("{name}.log"));
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_anes"))
@@ -123,7 +131,15 @@ impl Serve {
             .stderr(Stdio::from(out))
             .spawn()
             .unwrap();
-        Serve { child: Guard(child), port, log, agent: agent() }
+        Serve { child: Guard(child), port: 0, log, agent: agent() }
+    }
+
+    /// The port in the log's "listening on" line, once it is there.
+    fn bound_port(&self) -> Option<u16> {
+        self.log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find_map(|v| {
+            let listen = v["fields"]["listen"].as_str().or(v["listen"].as_str())?;
+            listen.rsplit(':').next()?.parse().ok()
+        })
     }
 
     pub fn log(&self) -> String {

@@ -42,6 +42,13 @@ pub(crate) struct SpinWatch {
     passed_over: u32,
 }
 
+/// What a delay loop's one instruction does: X or Y, one down or one up.
+#[derive(Debug, Clone, Copy)]
+struct DelayStep {
+    on_x: bool,
+    down: bool,
+}
+
 /// The machine as a backward branch or jump left it.
 #[derive(Debug, Clone, Copy)]
 struct Turn {
@@ -128,23 +135,24 @@ impl Nes {
         let period = now.cycle - last.cycle;
         // Turns whose every cycle is before `fast_before`.
         let fast_turns = self.sync.fast_before.saturating_sub(now.cycle + 1) / period;
-        let turns = if last.cpu == now.cpu {
-            fast_turns
-        } else if !self.is_delay_loop(at) {
-            self.spin.passed_over = u32::from(at);
-            return;
+        let (turns, step) = if last.cpu == now.cpu {
+            (fast_turns, None)
         } else {
+            let Some(step) = self.delay_step(at) else {
+                self.spin.passed_over = u32::from(at);
+                return;
+            };
             // (The last turn may be from the loop's last run, registers and all: no memo.)
-            match self.counted_turns_left(at, &last.cpu, period) {
-                Some(left) => fast_turns.min(left),
+            match self.counted_turns_left(step, at, &last.cpu, period) {
+                Some(left) => (fast_turns.min(left), Some(step)),
                 None => return,
             }
         };
         if turns == 0 {
             return;
         }
-        if last.cpu != now.cpu {
-            self.count_down_turns(turns);
+        if let Some(step) = step {
+            self.count_turns(step, turns);
         }
         self.spin.skipped += turns;
         let cycles = turns * period;
@@ -153,67 +161,60 @@ impl Nes {
         self.spin.turn = Some(Turn { cycle: self.bus.cpu_cycle, cpu: self.cpu, ..now });
     }
 
-    /// True when the branch at `at` has just gone back to a delay loop's step: one DEX, DEY, INX or
-    /// INY, then that BNE.
-    fn is_delay_loop(&self, at: u16) -> bool {
+    /// The step of the delay loop the branch at `at` has just gone back to, if it is one: one DEX,
+    /// DEY, INX or INY, then that BNE. (The turn took the fast path: the code is in work RAM or the
+    /// cartridge's $6000-$FFFF, which `peek` reads as the CPU did.)
+    fn delay_step(&self, at: u16) -> Option<DelayStep> {
         let pc = self.cpu.pc;
-        at == pc.wrapping_add(1)
-            && self.peek_code(at) == BNE
-            && self.peek_code(at.wrapping_add(1)) == 0xFD
-            && matches!(self.peek_code(pc), DEX | DEY | INX | INY)
+        if at != pc.wrapping_add(1) || self.peek(at) != BNE || self.peek(at.wrapping_add(1)) != 0xFD {
+            return None;
+        }
+        let (on_x, down) = match self.peek(pc) {
+            DEX => (true, true),
+            DEY => (false, true),
+            INX => (true, false),
+            INY => (false, false),
+            _ => return None,
+        };
+        Some(DelayStep { on_x, down })
     }
 
-    /// When the turn from `last` to now, `period` cycles, was one of the delay loop at `at` (see
-    /// `is_delay_loop`; its register stepped, nothing else changed), the turns after this one that
-    /// are taken too: the register does not reach 0 in them.
-    fn counted_turns_left(&self, at: u16, last: &CpuState, period: u64) -> Option<u64> {
+    /// When the turn from `last` to now, `period` cycles, was one of the delay loop at `at` (its
+    /// register moved by `step`, nothing else changed), the turns after this one that are taken too:
+    /// the register does not reach 0 in them.
+    fn counted_turns_left(&self, step: DelayStep, at: u16, last: &CpuState, period: u64) -> Option<u64> {
         let cpu = &self.cpu;
-        let step = self.peek_code(cpu.pc);
         // The step's 2 cycles and the taken branch's 3, one more when it crosses a page.
         let crossing = u64::from((at.wrapping_add(2) ^ cpu.pc) & 0xFF00 != 0);
         if period != 5 + crossing {
             return None;
         }
-        let (was, now) = match step {
-            DEX | INX => (last.x, cpu.x),
-            _ => (last.y, cpu.y),
-        };
-        let delta = if step == DEX || step == DEY { 0xFF } else { 1 };
+        let register = |c: &CpuState| if step.on_x { c.x } else { c.y };
+        let delta = if step.down { 0xFF } else { 1 };
         // The register the step moves, and N and Z (from it), are all that changed.
-        let nz = flags::N | flags::Z;
         let unmoved = |c: &CpuState| CpuState {
-            x: if matches!(step, DEX | INX) { 0 } else { c.x },
-            y: if matches!(step, DEY | INY) { 0 } else { c.y },
-            p: c.p & !nz,
+            x: if step.on_x { 0 } else { c.x },
+            y: if step.on_x { c.y } else { 0 },
+            p: c.p & !(flags::N | flags::Z),
             ..*c
         };
-        if was.wrapping_add(delta) != now || unmoved(last) != unmoved(cpu) {
+        let now = register(cpu);
+        if register(last).wrapping_add(delta) != now || unmoved(last) != unmoved(cpu) {
             return None;
         }
         // Steps until the register reaches 0; the last of them falls through.
-        let to_zero = if delta == 0xFF { u64::from(now) } else { 256 - u64::from(now) };
+        let to_zero = if step.down { u64::from(now) } else { 256 - u64::from(now) };
         Some(to_zero.saturating_sub(1))
     }
 
-    /// Moves the delay loop's register (see `counted_turns_left`) over `turns` turns.
-    fn count_down_turns(&mut self, turns: u64) {
-        let step = self.peek_code(self.cpu.pc);
+    /// Moves the delay loop's register by `step` over `turns` turns (fewer than 256, see
+    /// `counted_turns_left`).
+    fn count_turns(&mut self, step: DelayStep, turns: u64) {
         let cpu = &mut self.cpu;
-        let register = if matches!(step, DEX | INX) { &mut cpu.x } else { &mut cpu.y };
-        let down = matches!(step, DEX | DEY);
-        // turns < 256 (counted_turns_left).
+        let register = if step.on_x { &mut cpu.x } else { &mut cpu.y };
         let moved = turns as u8;
-        *register = if down { register.wrapping_sub(moved) } else { register.wrapping_add(moved) };
+        *register = if step.down { register.wrapping_sub(moved) } else { register.wrapping_add(moved) };
         // Not zero: the loop goes on.
         cpu.p = (cpu.p & !(flags::N | flags::Z)) | (*register & flags::N);
-    }
-
-    /// A byte of the loop's code as the fast path read it (work RAM or the cartridge's $6000-$FFFF).
-    fn peek_code(&self, addr: u16) -> u8 {
-        if addr < 0x2000 {
-            self.ram[usize::from(addr & 0x07FF)]
-        } else {
-            self.cart.cpu_peek(addr, self.bus.open_bus)
-        }
     }
 }

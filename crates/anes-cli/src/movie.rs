@@ -112,7 +112,11 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
                 Records::Stream(read_input(source)?)
             };
             let (start, end) = match &records {
-                Records::Journal(journal) => (journal.start().unwrap_or(0), journal.end()),
+                // Up to the acknowledged mark: records it claims that cannot be read are refused below,
+                // never answered with a shorter window.
+                Records::Journal(journal) => {
+                    (journal.start().unwrap_or(0), journal.end().max(journal.acknowledged_end.unwrap_or(0)))
+                }
                 Records::Stream(stream) => (0, stream.len() as u64),
             };
             let (from, count) = match (from, frames, last) {
@@ -128,7 +132,7 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
                 );
             }
             let stream = match &records {
-                Records::Journal(journal) => journal.window(source, from, count)?,
+                Records::Journal(journal) => journal.window(from, count)?,
                 // Within the stream's length, which fits in usize.
                 Records::Stream(stream) => stream.slice(from as usize..(from + count) as usize),
             };

@@ -574,7 +574,8 @@ fn a_file_over_its_limit_is_refused_by_its_size_without_reading_it() {
 fn dlq_inspect_resynchronises_in_linear_time() {
     use anes_ops::framed::{FileHeader, RECORD_MARKER, encode_record};
     let scratch = Scratch::new("cli-dlq-salted");
-    let mut bytes = FileHeader { magic: anes_ops::dlq::DLQ_MAGIC, pipeline_id: "p".into() }.encode();
+    let mut bytes =
+        FileHeader { magic: anes_ops::dlq::DLQ_MAGIC, pipeline_id: "p".into(), identity: None }.encode();
     let salt_end = bytes.len() + (12 << 20);
     while bytes.len() < salt_end {
         bytes.extend_from_slice(&RECORD_MARKER);
@@ -645,7 +646,8 @@ fn movie_cut_cuts_four_billion_frames_in_the_memory_of_their_runs() {
     let mut payload = 1000u64.to_le_bytes().to_vec();
     payload.extend_from_slice(&stream.to_bytes());
     let mut segment =
-        FileHeader { magic: anes_ops::journal::JOURNAL_MAGIC, pipeline_id: "p".into() }.encode();
+        FileHeader { magic: anes_ops::journal::JOURNAL_MAGIC, pipeline_id: "p".into(), identity: None }
+            .encode();
     encode_record(&payload, &mut segment);
     scratch.write("journal/seg-00000000000000001000.ajnl", &segment);
     let out = scratch.path().join("cut.input");

@@ -1,11 +1,11 @@
-//! `anes movie cut` on a journal and `anes dlq inspect` on a queue, as written by the service's code.
+//! `anes movie cut` on a journal as the service's code writes it, and `anes dlq inspect` on a queue
+//! file of an earlier version.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use anes_core::movie::{FrameInput, InputStream};
-use anes_ops::dlq::{DeadLetterQueue, FileDlq};
-use anes_ops::framed::FsyncPolicy;
+use anes_ops::framed::{self, FileHeader, FsyncPolicy};
 use anes_ops::journal::{FileJournal, Journal, JournalSettings};
 
 fn temp(name: &str) -> PathBuf {
@@ -83,6 +83,26 @@ fn movie_cut_takes_a_window_of_a_journal_that_anes_run_accepts() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+    // Issue 44: with the newest segment gone, the last 100 acknowledged records are missing: refused,
+    // never answered with an older window.
+    let newest = std::fs::read_dir(&journal_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ajnl"))
+        .max()
+        .unwrap();
+    std::fs::remove_file(&newest).unwrap();
+    let gone = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["movie", "cut"])
+        .arg(&journal_dir)
+        .arg(dir.join("gone.input"))
+        .args(["--last", "100"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&gone.stderr);
+    assert_eq!(gone.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("..3000 (") && stderr.contains("deleted"), "{stderr}");
+    assert!(!dir.join("gone.input").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -90,13 +110,14 @@ fn movie_cut_takes_a_window_of_a_journal_that_anes_run_accepts() {
 fn dlq_inspect_shows_records_and_a_torn_tail() {
     let dir = temp("inspect");
     let path = dir.join("queue.adlq");
-    let (mut q, _) = FileDlq::open(&path, "p", 100, FsyncPolicy::Batch, 0).unwrap();
-    for seq in 40..45 {
-        q.push(seq, input(seq)).unwrap();
+    // A queue file as earlier versions wrote it: sequence number, both ports, the command.
+    let mut bytes =
+        FileHeader { magic: anes_ops::dlq::DLQ_MAGIC, pipeline_id: "p".into(), identity: None }.encode();
+    for seq in 40..45u64 {
+        let mut payload = seq.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[input(seq).pads[0], 0, 0]);
+        framed::encode_record(&payload, &mut bytes);
     }
-    q.commit().unwrap();
-    drop(q);
-    let mut bytes = std::fs::read(&path).unwrap();
     bytes.extend_from_slice(b"REC1\x0b\x00");
     std::fs::write(&path, &bytes).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_anes"))

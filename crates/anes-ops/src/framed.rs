@@ -1,20 +1,25 @@
-//! Append-only files of framed records, the layout the dead-letter queue and the journal share. All
-//! little-endian:
+//! Append-only files of framed records, the layout the journal (and the dead-letter queue files of
+//! earlier versions) use. All little-endian:
 //!
 //! ```text
-//! file header:  magic (8) | version u16 = 1 | id length u16 | pipeline id | blake3 of the preceding, first 8 bytes
+//! file header:  magic (8) | version u16 | id length u16 | pipeline id | [version 2: identity (16)] | blake3 of the preceding, first 8 bytes
 //! each record:  marker "REC1" | payload length u32 | blake3 of the payload, first 8 bytes | payload
 //! ```
 //!
+//! Version 2 headers carry the identity of the journal that wrote the file (chosen at random when the
+//! journal was created), so a file copied in from another data directory is refused by name.
+//!
 //! Appending a record is one `write` at the end of the file, then an fsync by policy ([`FsyncPolicy`]).
-//! What a crash leaves: the records completely written before it, then possibly a **torn tail** (part of
-//! the record being written). [`scan`] reads the records in order, verifying each; a record that fails
-//! (damaged after it was written) is skipped by searching for the next marker that starts a record that
-//! verifies, so one damaged record never takes the following ones with it. The search takes linear
-//! time: a file salted with false markers that claim megabytes exhausts a hashing budget and is
-//! skipped from there on, as damage. Damage at the very end is indistinguishable from a torn tail and
-//! is treated as one (never acknowledged when the fsync policy is `always` or `batch`: see the DLQ
-//! and journal).
+//! What a crash leaves: the records completely written before it, then possibly a **torn tail**: the
+//! start of the record being written, that is a prefix of a record's frame (part of its header, or a
+//! whole header whose payload is cut short), and only that. [`scan`] reads the records in order,
+//! verifying each. Anything else that fails is **damage** (a complete record whose checksum fails,
+//! bytes where a record's marker should be): the scan reports the stretch and searches for the next
+//! marker that starts a record that verifies, so one damaged record never takes the following ones
+//! with it. The search takes linear time: a file salted with false markers that claim megabytes
+//! exhausts a hashing budget and is reported as damage from there on. Whether a torn tail or damage
+//! costs acknowledged records is the reader's question (the journal compares what it read with its
+//! acknowledged mark); `scan` never changes a file.
 
 use std::ops::Range;
 
@@ -25,7 +30,12 @@ pub const RECORD_MARKER: [u8; 4] = *b"REC1";
 /// The largest record payload.
 pub const MAX_RECORD_LEN: usize = 16 << 20;
 const RECORD_HEADER_LEN: usize = 16;
-const FILE_VERSION: u16 = 1;
+/// Headers without an identity (files of earlier versions).
+const VERSION_WITHOUT_IDENTITY: u16 = 1;
+/// Headers with the writer's identity.
+const VERSION_WITH_IDENTITY: u16 = 2;
+/// The length of a writer identity.
+pub const IDENTITY_LEN: usize = 16;
 
 /// When appended records are fsynced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -48,16 +58,22 @@ pub struct FileHeader {
     pub magic: [u8; 8],
     /// The pipeline whose file this is; a file of another pipeline is refused on open.
     pub pipeline_id: String,
+    /// The identity of the journal that wrote it (`None` in files of earlier versions).
+    pub identity: Option<[u8; IDENTITY_LEN]>,
 }
 
 impl FileHeader {
     /// The header's bytes.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(20 + self.pipeline_id.len());
+        let mut out = Vec::with_capacity(20 + IDENTITY_LEN + self.pipeline_id.len());
         out.extend_from_slice(&self.magic);
-        out.extend_from_slice(&FILE_VERSION.to_le_bytes());
+        let version = if self.identity.is_some() { VERSION_WITH_IDENTITY } else { VERSION_WITHOUT_IDENTITY };
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&(self.pipeline_id.len() as u16).to_le_bytes());
         out.extend_from_slice(self.pipeline_id.as_bytes());
+        if let Some(identity) = &self.identity {
+            out.extend_from_slice(identity);
+        }
         let sum = checksum(&out);
         out.extend_from_slice(&sum);
         out
@@ -110,7 +126,7 @@ pub struct Scan {
     pub records: Vec<Range<usize>>,
     /// Damaged stretches skipped (records lost in the middle of the file).
     pub damage: Vec<Damage>,
-    /// Offset where an incomplete last record starts (a torn write), if there is one.
+    /// Offset where an incomplete last record starts (what a torn write leaves), if there is one.
     pub torn_tail: Option<usize>,
     /// The end of the last record that verifies (or of the header): where appending resumes.
     pub good_end: usize,
@@ -150,6 +166,24 @@ fn record_frame(bytes: &[u8], pos: usize, max_payload_len: usize) -> Result<Rang
         return Err(format!("a record of {len} bytes cut short"));
     }
     Ok(start..start + len)
+}
+
+/// True when the bytes from `pos` to the end are the start of a record's frame that the end of the
+/// file cut short, as a crash in the middle of an append leaves: part of the marker, or a whole
+/// header whose payload is incomplete. Anything else there is damage.
+fn is_cut_frame(bytes: &[u8], pos: usize, max_payload_len: usize) -> bool {
+    let rest = &bytes[pos..];
+    if rest.len() < RECORD_MARKER.len() {
+        return RECORD_MARKER.starts_with(rest);
+    }
+    if rest[..4] != RECORD_MARKER {
+        return false;
+    }
+    if rest.len() < RECORD_HEADER_LEN {
+        return true;
+    }
+    let len = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes")) as usize;
+    len <= max_payload_len && rest.len() - RECORD_HEADER_LEN < len
 }
 
 fn checksum_matches(bytes: &[u8], payload: &Range<usize>) -> bool {
@@ -214,20 +248,24 @@ pub fn scan(bytes: &[u8], magic: &[u8; 8], max_payload_len: usize) -> Result<Sca
             found: bytes[0..8].to_vec(),
         });
     }
-    if u16::from_le_bytes([bytes[8], bytes[9]]) != FILE_VERSION {
-        return Err(FramedError::BadHeader("of an unsupported version"));
-    }
+    let identity_len = match u16::from_le_bytes([bytes[8], bytes[9]]) {
+        VERSION_WITHOUT_IDENTITY => 0,
+        VERSION_WITH_IDENTITY => IDENTITY_LEN,
+        _ => return Err(FramedError::BadHeader("of an unsupported version")),
+    };
     let id_len = usize::from(u16::from_le_bytes([bytes[10], bytes[11]]));
-    let header_len = 12 + id_len + 8;
+    let header_len = 12 + id_len + identity_len + 8;
     if bytes.len() < header_len {
         return Err(FramedError::BadHeader("truncated"));
     }
-    if checksum(&bytes[..12 + id_len]) != bytes[12 + id_len..header_len] {
+    if checksum(&bytes[..header_len - 8]) != bytes[header_len - 8..header_len] {
         return Err(FramedError::BadHeader("damaged (checksum mismatch)"));
     }
     let header = FileHeader {
         magic: *magic,
         pipeline_id: String::from_utf8_lossy(&bytes[12..12 + id_len]).into_owned(),
+        identity: (identity_len > 0)
+            .then(|| bytes[12 + id_len..12 + id_len + IDENTITY_LEN].try_into().expect("16 bytes")),
     };
     let mut scan = Scan {
         header,
@@ -252,8 +290,12 @@ pub fn scan(bytes: &[u8], magic: &[u8; 8], max_payload_len: usize) -> Result<Sca
                     scan.damage.push(Damage { offset: pos as u64, len: (next - pos) as u64, reason });
                     pos = next;
                 }
-                Resync::NotFound => {
+                Resync::NotFound if is_cut_frame(bytes, pos, max_payload_len) => {
                     scan.torn_tail = Some(pos);
+                    break;
+                }
+                Resync::NotFound => {
+                    scan.damage.push(Damage { offset: pos as u64, len: (bytes.len() - pos) as u64, reason });
                     break;
                 }
                 Resync::GaveUp(at) => {
@@ -290,7 +332,7 @@ mod tests {
     const MAGIC: [u8; 8] = *b"ANESTEST";
 
     fn file(records: &[&[u8]]) -> Vec<u8> {
-        let mut out = FileHeader { magic: MAGIC, pipeline_id: "p".into() }.encode();
+        let mut out = FileHeader { magic: MAGIC, pipeline_id: "p".into(), identity: None }.encode();
         for r in records {
             encode_record(r, &mut out);
         }
@@ -302,7 +344,7 @@ mod tests {
         let records: Vec<Vec<u8>> = (0..6u8).map(|i| vec![i; 5 + usize::from(i) * 3]).collect();
         let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
         let bytes = file(&refs);
-        let header_len = FileHeader { magic: MAGIC, pipeline_id: "p".into() }.encode().len();
+        let header_len = FileHeader { magic: MAGIC, pipeline_id: "p".into(), identity: None }.encode().len();
         for len in header_len..=bytes.len() {
             let scan = scan(&bytes[..len], &MAGIC, MAX_RECORD_LEN).unwrap();
             let got: Vec<&[u8]> = scan.records.iter().map(|r| &bytes[r.clone()]).collect();
@@ -324,6 +366,47 @@ mod tests {
         assert_eq!(scan.damage.len(), 1);
         assert!(scan.damage[0].reason.contains("checksum"));
         assert_eq!(scan.torn_tail, None);
+    }
+
+    /// Issue 44: a complete last record whose bytes changed is damage, not a torn write; only a frame
+    /// the end of the file cut short is a torn tail.
+    #[test]
+    fn a_changed_last_record_is_damage_and_only_a_cut_frame_is_torn() {
+        let bytes = file(&[b"first", b"second", b"last one"]);
+        let last = bytes.windows(8).position(|w| w == b"last one").unwrap();
+        for at in [last - 16, last - 12, last - 8, last + 3] {
+            // The marker, the length made smaller, the checksum, the payload.
+            let mut changed = bytes.clone();
+            changed[at] ^= if at == last - 12 { 0x08 } else { 0x40 };
+            let scan = scan(&changed, &MAGIC, MAX_RECORD_LEN).unwrap();
+            assert_eq!(scan.records.len(), 2, "byte {at}");
+            assert_eq!(scan.torn_tail, None, "byte {at}: {scan:?}");
+            assert_eq!(scan.damage.len(), 1, "byte {at}");
+            assert_eq!(scan.damage[0].offset as usize, last - 16, "byte {at}");
+            assert_eq!(scan.damage[0].offset + scan.damage[0].len, changed.len() as u64, "byte {at}");
+        }
+        for cut in 1..(16 + 8) {
+            let scan = scan(&bytes[..bytes.len() - cut], &MAGIC, MAX_RECORD_LEN).unwrap();
+            assert_eq!((scan.records.len(), scan.damage.len()), (2, 0), "cut {cut}");
+            assert_eq!(scan.torn_tail, Some(last - 16), "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn a_header_names_its_writer_s_identity() {
+        let identity = [7u8; IDENTITY_LEN];
+        let mut bytes =
+            FileHeader { magic: MAGIC, pipeline_id: "p".into(), identity: Some(identity) }.encode();
+        encode_record(b"x", &mut bytes);
+        let scan = scan(&bytes, &MAGIC, MAX_RECORD_LEN).unwrap();
+        assert_eq!(scan.header.identity, Some(identity));
+        assert_eq!(scan.records.len(), 1);
+        let mut changed = bytes.clone();
+        changed[14] ^= 1;
+        assert_eq!(
+            super::scan(&changed, &MAGIC, MAX_RECORD_LEN),
+            Err(FramedError::BadHeader("damaged (checksum mismatch)"))
+        );
     }
 
     #[test]

@@ -3,13 +3,15 @@
 //! service's own metrics, the Alertmanager webhook, an HTTP API and status page, and the canary.
 //!
 //! - [`config`]: the TOML configuration, typed and checked at start;
-//! - [`pipeline`]: the pipeline crate's names, [`pipeline::PipelineStorage`] (executes the journal and
-//!   queue actions) and [`pipeline::PipelineObserver`] (the one place counters become series);
-//! - [`framed`], [`journal`], [`dlq`] and [`store`]: checksummed records, the input journal, the
-//!   dead-letter queue, the fenced checkpoint store (filesystem, Redis, PostgreSQL, S3 with a Redis
-//!   hot copy) and its writer thread;
+//! - [`pipeline`]: the pipeline crate's names, [`pipeline::PipelineStorage`] (executes the journal
+//!   actions, on [`pipeline::StorageThread`]) and [`pipeline::PipelineObserver`] (the one place
+//!   counters become series);
+//! - [`framed`], [`journal`], [`dlq`] and [`store`]: checksummed records, the input journal (every
+//!   acknowledged record, the dead-letter queue's among them; in the data directory, or in the store
+//!   when it is shared, under its fence), queue files of earlier versions, the fenced checkpoint store
+//!   (filesystem, Redis, PostgreSQL, S3 with a Redis hot copy) and its writer thread;
 //! - [`recovery`]: a pipeline's durable state opened at start (lock, takeover, newest verified
-//!   checkpoint, journal, queue);
+//!   checkpoint, the journal after it checked against its acknowledged mark);
 //! - [`worker`]: the `anes-workers` crate under the path this crate's modules use (thread, process
 //!   and remote transports, the protocol's codec);
 //! - [`assign`]: which coordinator replica runs which pipeline (`serve --replica`);
@@ -25,7 +27,8 @@
 //! an evidence writer per investigation, so the driver does not wait for the disk; the HTTP runtime's
 //! two workers, and its blocking pool for the drain), [`http`] (a task per connection, and a blocking
 //! read per evidence file, on that runtime), [`store`] (one checkpoint writer per pipeline, off the
-//! workers' path; the S3 store's current-thread runtime, run on that writer's thread) and [`canary`]
+//! workers' path; the S3 store's current-thread runtime, run on the thread that uses the store),
+//! [`pipeline`] (one journal thread per pipeline, so a commit never holds up the driver) and [`canary`]
 //! (the metrics endpoint's current-thread runtime); the workers' threads are `anes-workers`'. Only
 //! [`service`], [`http`], the canary's export and the S3 store know tokio (the last because its client
 //! library is async), and only the first three axum

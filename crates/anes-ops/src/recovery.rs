@@ -2,8 +2,11 @@
 //! pipeline built from it: take the directory's lock, take the pipeline over in the store (bump its
 //! epoch, with retries), load the newest checkpoint that verifies (header and payload checksums, then
 //! the snapshot loaded into a console of the pipeline's ROM must have the header's state hash), read the
-//! journal from that checkpoint on and the dead-letter queue, and hand all of it to
-//! [`Pipeline::recover`].
+//! journal from that checkpoint on (the data directory's, or the store's when it is shared: every
+//! record any earlier owner acknowledged), and hand it to [`Pipeline::recover`].
+//!
+//! Start-up refuses, naming the range and where it should be, when acknowledged records after the
+//! checkpoint cannot be read ([`crate::journal::JournalError::Missing`]): it never starts with fewer.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,12 +16,12 @@ use anes_core::movie::FrameInput;
 use thiserror::Error;
 
 use crate::config::{PipelineConfig, StoreBackend};
-use crate::dlq::{DeadLetterQueue, FileDlq};
-use crate::journal::FileJournal;
+use crate::journal::{FileJournal, Journal, JournalContents, SharedJournal, read_journal, read_shared};
 use crate::pipeline::{Checkpoint, Pipeline, PipelineStorage};
 use crate::store::fs::DirLock;
 use crate::store::{
-    CheckpointStore, FsStore, PostgresStore, RedisStore, S3Credentials, S3Store, StoreError, StoredCheckpoint,
+    CheckpointStore, FsStore, HeldEpoch, JournalStore, PostgresStore, RedisStore, S3Credentials, S3Store,
+    StoreError, StoredCheckpoint,
 };
 
 /// A pipeline's durable state, opened.
@@ -30,8 +33,8 @@ pub struct Opened {
     pub storage: PipelineStorage,
     /// The store, taken over.
     pub store: Box<dyn CheckpointStore>,
-    /// The epoch it was taken over with.
-    pub epoch: u64,
+    /// The epoch it was taken over with, shared by the checkpoint writer and the journal.
+    pub epoch: HeldEpoch,
     /// The data directory's lock, held while the pipeline runs.
     pub lock: DirLockGuard,
     /// One line for the log: what was found.
@@ -80,13 +83,30 @@ pub fn open_store(config: &PipelineConfig, data_dir: &Path) -> Result<Box<dyn Ch
     })
 }
 
+/// Opens the journal side of a pipeline's store, on a connection of its own: `None` for the
+/// filesystem store, whose journal is in the data directory.
+pub fn open_journal_store(config: &PipelineConfig) -> Result<Option<Box<dyn JournalStore>>, StoreError> {
+    let id = &config.settings.id;
+    Ok(match &config.store.backend {
+        StoreBackend::Filesystem(_) => None,
+        StoreBackend::Redis(url) => Some(Box::new(RedisStore::new(url, id, config.store.kept)?)),
+        StoreBackend::Postgres(url) => Some(Box::new(PostgresStore::new(url, id, config.store.kept)?)),
+        StoreBackend::S3 { location, credentials_file } => {
+            let credentials = S3Credentials::resolve(credentials_file.as_deref())?;
+            // The journal's batches go to S3 only: the hot copy is for checkpoints.
+            let location = crate::store::S3Location { hot: None, ..location.clone() };
+            Some(Box::new(S3Store::new(location, credentials, id, config.store.kept)?))
+        }
+    })
+}
+
 /// Runs `op` with the store's retry policy (backoff with full jitter) until it succeeds, fails for
 /// good, or runs out of attempts.
-fn with_retries<T>(
+fn with_retries<S: ?Sized + Reconnect, T>(
     config: &PipelineConfig,
-    store: &mut dyn CheckpointStore,
+    store: &mut S,
     what: &str,
-    mut op: impl FnMut(&mut dyn CheckpointStore) -> Result<T, StoreError>,
+    mut op: impl FnMut(&mut S) -> Result<T, StoreError>,
 ) -> Result<T, RecoveryError> {
     let retry = config.store.retry;
     let mut backoff = crate::backoff::Backoff::new(retry.base, retry.cap, retry.seed);
@@ -98,11 +118,28 @@ fn with_retries<T>(
                 let delay = backoff.delay(attempt);
                 tracing::warn!(pipeline = %config.settings.id, attempt, delay_seconds = delay.as_secs_f64(), error = %e, "{what}: the store is unavailable; retrying");
                 std::thread::sleep(delay);
-                let _ = store.reconnect();
+                store.reconnect_now();
                 attempt += 1;
             }
             Err(e) => return Err(setup(&config.settings.id, format!("{what}: {e}"))),
         }
+    }
+}
+
+/// A store that can drop its connection between retries.
+trait Reconnect {
+    fn reconnect_now(&mut self);
+}
+
+impl Reconnect for dyn CheckpointStore {
+    fn reconnect_now(&mut self) {
+        let _ = self.reconnect();
+    }
+}
+
+impl Reconnect for dyn JournalStore {
+    fn reconnect_now(&mut self) {
+        let _ = self.reconnect();
     }
 }
 
@@ -151,41 +188,52 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
         }
     }
     let start = checkpoint.as_ref().map_or(0, |c| c.header.frame);
-    let (mut journal, contents) =
-        FileJournal::open(&dir.join("journal"), id, config.journal).map_err(|e| setup(id, e))?;
-    let log: Vec<FrameInput> = if contents.end() >= start {
-        let records = contents.records_from(&dir.join("journal"), start).map_err(|e| setup(id, e))?;
-        crate::pipeline::stream_frames(&records)
-    } else {
-        // The journal lost its tail (fsync = "never" and a power failure): nothing to re-run.
+    let held = HeldEpoch::new(epoch);
+    let shared = open_journal_store(config).map_err(|e| setup(id, e))?;
+    let (mut journal, contents, moved): (Box<dyn Journal>, JournalContents, u64) = match shared {
+        None => {
+            let (journal, contents) =
+                FileJournal::open(&dir.join("journal"), id, config.journal).map_err(|e| setup(id, e))?;
+            (Box::new(journal), contents, 0)
+        }
+        Some(mut store) => {
+            let mut contents =
+                with_retries(config, store.as_mut(), "reading the journal", |s| read_shared(s, start))?;
+            // A journal that ends before the checkpoint (none yet, or one an earlier version kept in the
+            // data directory) continues from the checkpoint.
+            if contents.acknowledged_end.is_some_and(|e| e < start) {
+                with_retries(config, store.as_mut(), "moving the journal's end to the checkpoint", |s| {
+                    s.move_journal_end(epoch, start)
+                })?;
+                contents.acknowledged_end = Some(start);
+            }
+            let end = contents.contiguous_end(start).max(start);
+            let moved = move_local_journal(id, &dir, end, store.as_mut(), epoch)?;
+            if moved > 0 {
+                contents =
+                    with_retries(config, store.as_mut(), "reading the journal", |s| read_shared(s, start))?;
+            }
+            let end = contents.contiguous_end(start).max(start);
+            (Box::new(SharedJournal::new(store, held.clone(), end)), contents, moved)
+        }
+    };
+    // Every acknowledged record from the checkpoint on must be readable: never start with fewer.
+    contents.require_acknowledged_from(start).map_err(|e| setup(id, e))?;
+    let end = contents.contiguous_end(start).max(start);
+    if contents.end() < start {
+        // The journal lost its tail (fsync = "never" and a power failure) but nothing acknowledged after
+        // the checkpoint: nothing to re-run.
         tracing::warn!(pipeline = %id, journal_end = contents.end(), checkpoint = start, "the journal ends before the checkpoint; continuing from the checkpoint");
-        journal.continue_at(start);
+    }
+    let mut log = if end > start {
+        crate::pipeline::stream_frames(&contents.window(start, end - start).map_err(|e| setup(id, e))?)
+    } else {
         Vec::new()
     };
-    let log_end = start + log.len() as u64;
-    let (dlq, report) = FileDlq::open(
-        &dir.join("dlq").join("queue.adlq"),
-        id,
-        config.settings.dlq_capacity,
-        config.dlq_fsync,
-        log_end,
-    )
-    .map_err(|e| setup(id, e))?;
-    let mut first = Vec::new();
-    dlq.front(1, &mut first);
-    if let Some(&(seq, _)) = first.first()
-        && seq != log_end
-    {
-        return Err(setup(
-            id,
-            format!(
-                "the dead-letter queue starts at record {seq} but the journal ends at {log_end}: records are missing; inspect it with `anes dlq inspect {}`",
-                dlq.path().display()
-            ),
-        ));
-    }
+    let queued = journal_legacy_queue(id, &dir, end, journal.as_mut())?;
+    log.extend_from_slice(&queued);
     let summary = format!(
-        "data directory {}; {} store epoch {epoch}; {}; {} journaled records to re-run; {} in the dead-letter queue{}{}",
+        "data directory {}; {} store epoch {epoch}; {}; {} journaled records to re-run{}{}{}",
         dir.display(),
         store.backend(),
         match &checkpoint {
@@ -193,16 +241,16 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
             None => "no checkpoint: from power-on".into(),
         },
         log.len(),
-        report.records,
         if skipped > 0 { format!("; {skipped} damaged checkpoints skipped") } else { String::new() },
-        if report.torn_tail_bytes > 0 || !report.damage.is_empty() {
-            format!(
-                "; queue recovered (torn tail {} bytes, {} damaged stretches)",
-                report.torn_tail_bytes,
-                report.damage.len()
-            )
+        if moved > 0 {
+            format!("; {moved} records moved from the data directory's journal to the store's")
         } else {
             String::new()
+        },
+        if queued.is_empty() {
+            String::new()
+        } else {
+            format!("; {} records of an earlier version's dead-letter queue journaled", queued.len())
         },
     );
     let checkpoint = checkpoint.map(|c| Checkpoint {
@@ -212,9 +260,95 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
         snapshot: Arc::new(c.payload),
         taken_at: Duration::ZERO,
     });
-    let mut queued = Vec::new();
-    dlq.front(usize::MAX, &mut queued);
-    let pipeline = Pipeline::recover(config.settings.clone(), checkpoint, log, queued);
-    let storage = PipelineStorage::new(Box::new(journal), Box::new(dlq));
-    Ok(Opened { pipeline, storage, store, epoch, lock: DirLockGuard { _lock: lock }, summary })
+    let pipeline = Pipeline::recover(config.settings.clone(), checkpoint, log);
+    let storage = PipelineStorage::new(journal);
+    Ok(Opened { pipeline, storage, store, epoch: held, lock: DirLockGuard { _lock: lock }, summary })
+}
+
+/// Appends to the store's journal what the data directory's journal of an earlier version holds from
+/// `end` on, then sets that folder aside as `journal.moved-to-store`. Returns how many records.
+fn move_local_journal(
+    id: &str,
+    dir: &Path,
+    end: u64,
+    store: &mut dyn JournalStore,
+    epoch: u64,
+) -> Result<u64, RecoveryError> {
+    let local_dir = dir.join("journal");
+    if !local_dir.is_dir() {
+        return Ok(0);
+    }
+    let local = read_journal(&local_dir).map_err(|e| setup(id, e))?;
+    let local_end = local.contiguous_end(end);
+    if local_end > end {
+        let records = local.window(end, local_end - end).map_err(|e| setup(id, e))?;
+        store
+            .append_batch(epoch, end, local_end, &crate::journal::encode_batch(end, &records))
+            .map_err(|e| setup(id, format!("moving the data directory's journal to the store: {e}")))?;
+    }
+    let aside = dir.join("journal.moved-to-store");
+    std::fs::rename(&local_dir, &aside).map_err(|e| setup(id, format!("{}: {e}", local_dir.display())))?;
+    let moved = local_end - end;
+    tracing::warn!(pipeline = %id, records = moved, kept = %aside.display(), "the data directory's journal (an earlier version's) moved to the store's journal");
+    Ok(moved)
+}
+
+/// Journals the records of an earlier version's dead-letter queue file (`dlq/queue.adlq`, kept beside
+/// the journal before the journal held the queue) from the journal's `end` on, and sets the file aside
+/// as `queue.adlq.journaled`. Records below `end` are journaled already (a crash during a replay left
+/// them in both). Refused when the queue does not continue the journal, naming the records missing.
+fn journal_legacy_queue(
+    id: &str,
+    dir: &Path,
+    end: u64,
+    journal: &mut dyn Journal,
+) -> Result<Vec<FrameInput>, RecoveryError> {
+    let path = dir.join("dlq").join("queue.adlq");
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let queue = crate::dlq::inspect(&path).map_err(|e| setup(id, e))?;
+    if queue.file_bytes > 0 && queue.pipeline_id != id {
+        return Err(setup(
+            id,
+            format!(
+                "{}: holds pipeline {:?}'s queue, not {id:?}'s; move it away",
+                path.display(),
+                queue.pipeline_id
+            ),
+        ));
+    }
+    let records: Vec<_> = queue.records.iter().filter(|r| r.seq >= end).collect();
+    for (expected, r) in (end..).zip(&records) {
+        if r.seq != expected {
+            return Err(setup(
+                id,
+                format!(
+                    "{}: records {expected}..{} are missing from an earlier version's dead-letter queue ({} damaged stretches); inspect it with `anes dlq inspect {}`",
+                    path.display(),
+                    r.seq,
+                    queue.damage.len(),
+                    path.display()
+                ),
+            ));
+        }
+    }
+    if !queue.damage.is_empty() && records.is_empty() {
+        tracing::warn!(pipeline = %id, file = %path.display(), "an earlier version's dead-letter queue has damage after the journal's end; nothing of it is journaled");
+    }
+    let inputs: Vec<FrameInput> = records
+        .iter()
+        .map(|r| FrameInput {
+            pads: r.pads,
+            command: anes_core::movie::ConsoleCommand::from_u8(r.command).unwrap_or_default(),
+        })
+        .collect();
+    for (seq, &input) in (end..).zip(&inputs) {
+        journal.append(seq, input);
+    }
+    journal.commit().map_err(|e| setup(id, e))?;
+    let aside = path.with_extension("adlq.journaled");
+    std::fs::rename(&path, &aside).map_err(|e| setup(id, format!("{}: {e}", path.display())))?;
+    tracing::warn!(pipeline = %id, records = inputs.len(), kept = %aside.display(), "an earlier version's dead-letter queue journaled");
+    Ok(inputs)
 }

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use anes_ops::metrics::StoreMetrics;
 use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
-use anes_ops::store::{CheckpointStore, PostgresStore, StoreError};
+use anes_ops::store::{CheckpointStore, JournalStore, PostgresStore, StoreError};
 use support::postgres_server::{PostgresServer, available};
-use support::store_suite;
+use support::{journal_suite, store_suite};
 
 fn open(server: &PostgresServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore> + '_ {
     |pipeline, kept| Box::new(PostgresStore::new(&server.url(), pipeline, kept).unwrap())
@@ -154,7 +154,7 @@ fn the_server_stopped_during_a_persist_the_writer_retries_and_succeeds_after_the
     let writer = CheckpointWriter::start(
         "p",
         Box::new(store),
-        epoch,
+        anes_ops::store::HeldEpoch::new(epoch),
         retry,
         metrics.clone(),
         Box::new(move |e| seen.lock().unwrap().push(e)),
@@ -242,4 +242,51 @@ fn a_configuration_naming_postgres_opens_it() {
     let epoch: i64 =
         c.query_one("SELECT epoch FROM anes_store_epochs WHERE pipeline = 'cfg'", &[]).unwrap().get(0);
     assert_eq!(epoch, 1, "the epoch is in the configured database");
+}
+
+fn open_both(
+    server: &PostgresServer,
+) -> impl Fn(&str) -> (Box<dyn CheckpointStore>, Box<dyn JournalStore>) + '_ {
+    |pipeline| {
+        (
+            Box::new(PostgresStore::new(&server.url(), pipeline, 4).unwrap()),
+            Box::new(PostgresStore::new(&server.url(), pipeline, 4).unwrap()),
+        )
+    }
+}
+
+#[test]
+fn journal_suite_in_postgres() {
+    if !available("journal_suite_in_postgres") {
+        return;
+    }
+    let server = PostgresServer::start("journal");
+    let open = open_both(&server);
+    journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "pg");
+    journal_suite::an_unacknowledged_tail_is_replaced(&open, "pg");
+    journal_suite::retention_and_the_end_moved(&open, "pg");
+    let damage = |pipeline: &str, first: u64| {
+        let mut c = server.client();
+        let first = first as i64;
+        let row = c
+            .query_one(
+                "SELECT batch FROM anes_journal WHERE pipeline = $1 AND first_seq = $2",
+                &[&pipeline, &first],
+            )
+            .unwrap();
+        let mut batch: Vec<u8> = row.get(0);
+        let last = batch.len() - 1;
+        batch[last] ^= 1;
+        let sql = "UPDATE anes_journal SET batch = $3 WHERE pipeline = $1 AND first_seq = $2";
+        assert_eq!(c.execute(sql, &[&pipeline, &first, &batch]).unwrap(), 1);
+    };
+    journal_suite::a_damaged_batch_is_missing_records_named(&open, &damage, "pg");
+    // An epoch at its maximum cannot be taken over again: it would wrap.
+    let mut c = server.client();
+    let (mut store, _) = open("pg-max");
+    store.bump_epoch().unwrap();
+    c.execute("UPDATE anes_store_epochs SET epoch = 9223372036854775807 WHERE pipeline = 'pg-max'", &[])
+        .unwrap();
+    let e = store.bump_epoch().unwrap_err();
+    assert!(matches!(e, StoreError::Damaged(_)) && e.to_string().contains("maximum"), "{e}");
 }

@@ -15,9 +15,11 @@ use std::time::{Duration, Instant};
 
 use anes_ops::metrics::StoreMetrics;
 use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
-use anes_ops::store::{CheckpointHeader, CheckpointStore, RedisPersistence, RedisStore, StoreError};
+use anes_ops::store::{
+    CheckpointHeader, CheckpointStore, JournalStore, RedisPersistence, RedisStore, StoreError,
+};
 use support::redis_server::{RedisServer, available};
-use support::store_suite;
+use support::{journal_suite, store_suite};
 
 fn checkpoint(frame: u64) -> PendingCheckpoint {
     PendingCheckpoint {
@@ -164,7 +166,7 @@ fn split_brain_drill_the_old_primary_is_fenced_and_stops() {
         let writer = CheckpointWriter::start(
             "p",
             Box::new(store),
-            epoch,
+            anes_ops::store::HeldEpoch::new(epoch),
             RetryPolicy::default(),
             StoreMetrics::detached(),
             Box::new(move |e| seen.lock().unwrap().push((name, e))),
@@ -223,7 +225,7 @@ fn herd(jitter: bool) -> (Vec<Duration>, u64) {
             CheckpointWriter::start(
                 &id,
                 Box::new(store),
-                epoch,
+                anes_ops::store::HeldEpoch::new(epoch),
                 RetryPolicy { seed: 1000 + i as u64, jitter, ..RetryPolicy::default() },
                 metrics[i].clone(),
                 Box::new(move |e| match e {
@@ -321,4 +323,73 @@ fn thundering_herd_all_reconnect_none_gives_up_and_jitter_spreads_the_first_retr
         herd_window > plain.len() / 2,
         "without jitter the first retries bunch up: the herd ({herd_window})"
     );
+}
+
+fn open_both(
+    server: &RedisServer,
+) -> impl Fn(&str) -> (Box<dyn CheckpointStore>, Box<dyn JournalStore>) + '_ {
+    |pipeline| {
+        (
+            Box::new(RedisStore::new(&server.url(), pipeline, 4).unwrap()),
+            Box::new(RedisStore::new(&server.url(), pipeline, 4).unwrap()),
+        )
+    }
+}
+
+#[test]
+fn journal_suite_in_redis() {
+    if !available("journal_suite_in_redis") {
+        return;
+    }
+    let server = RedisServer::start("journal");
+    let open = open_both(&server);
+    journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "redis");
+    journal_suite::an_unacknowledged_tail_is_replaced(&open, "redis");
+    journal_suite::retention_and_the_end_moved(&open, "redis");
+    let damage = |pipeline: &str, first: u64| {
+        let mut c = server.connection();
+        let key = format!("pipeline:{pipeline}:journal");
+        let members: Vec<Vec<u8>> =
+            redis::cmd("ZRANGEBYSCORE").arg(&key).arg(first).arg(first).query(&mut c).unwrap();
+        let mut batch = members[0].clone();
+        let last = batch.len() - 1;
+        batch[last] ^= 1;
+        let _: () = redis::cmd("ZREM").arg(&key).arg(&members[0]).query(&mut c).unwrap();
+        let _: () = redis::cmd("ZADD").arg(&key).arg(first).arg(batch).query(&mut c).unwrap();
+    };
+    journal_suite::a_damaged_batch_is_missing_records_named(&open, &damage, "redis");
+}
+
+/// Issue 44: an epoch key set to something that is not a number fenced nothing: every write failed as
+/// "store unavailable" while the pipeline stayed ready. It is damage: refused as such by every
+/// operation, a takeover included.
+#[test]
+fn an_epoch_that_is_not_a_number_is_damage_not_unavailability() {
+    if !available("an_epoch_that_is_not_a_number_is_damage_not_unavailability") {
+        return;
+    }
+    let server = RedisServer::start("garbage-epoch");
+    let mut store = RedisStore::new(&server.url(), "g", 4).unwrap();
+    let epoch = store.bump_epoch().unwrap();
+    let mut journal = RedisStore::new(&server.url(), "g", 4).unwrap();
+    journal_suite::append(&mut journal, epoch, 0, 10).unwrap();
+    let mut c = server.connection();
+    let _: () = redis::cmd("SET").arg("pipeline:g:epoch").arg("abc").query(&mut c).unwrap();
+    let payload = vec![1u8; 100];
+    let header = CheckpointHeader::for_payload("g", epoch, 60, 7, [1; 32], &payload);
+    let errors = [
+        store.put(&header, &mut payload.as_slice()).unwrap_err(),
+        store.current_epoch().unwrap_err(),
+        store.advance_epoch(epoch).unwrap_err(),
+        store.bump_epoch().unwrap_err(),
+        journal_suite::append(&mut journal, epoch, 10, 20).unwrap_err(),
+    ];
+    for e in errors {
+        assert!(matches!(e, StoreError::Damaged(_)), "{e}");
+        assert!(!e.is_retryable(), "{e}");
+        assert!(e.to_string().contains("pipeline:g:epoch"), "{e}");
+    }
+    let _: () = redis::cmd("SET").arg("pipeline:g:epoch").arg(i64::MAX).query(&mut c).unwrap();
+    let e = store.bump_epoch().unwrap_err();
+    assert!(matches!(e, StoreError::Damaged(_)), "an epoch at its maximum cannot wrap: {e}");
 }

@@ -12,8 +12,9 @@ const SPAWNING: &[&str] = &[
     "http/serve.rs",        // a task per connection
     "http/mod.rs",          // a blocking read per evidence file
     "store/writer.rs",      // the checkpoint writer per pipeline
-    "store/s3.rs",          // the S3 client's current-thread runtime, run by the writer's thread
-    "canary/export.rs",     // the metrics endpoint's runtime
+    "pipeline/durable.rs",  // the journal's thread per pipeline
+    "store/s3/mod.rs", // the S3 client's current-thread runtime, run by the writer's (or journal's) thread
+    "canary/export.rs", // the metrics endpoint's runtime
 ];
 
 const SPAWNS: &[&str] = &[
@@ -32,7 +33,7 @@ fn may_name_async(file: &str) -> bool {
         || file.starts_with("http/")
         || file == "canary/export.rs"
         // object_store is async: the store blocks on its own current-thread runtime
-        || file == "store/s3.rs"
+        || file.starts_with("store/s3/")
 }
 
 const ASYNC: &[&str] = &["tokio::", "axum::", "hyper::", "hyper_util::", "tower::"];

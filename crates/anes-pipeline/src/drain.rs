@@ -35,8 +35,14 @@ impl Pipeline {
                 snapshot: bytes,
                 taken_at: self.now,
             };
-            self.notice(Notice::FinalCheckpoint { seq: end, state_hash: ha });
-            self.push_checkpoint(checkpoint.clone(), Durable::Always);
+            if let Some(fence) = self.fence {
+                // Verified by both workers, but no store takes it from a fenced service: the owner
+                // since the newer epoch continues from its own checkpoints and the shared journal.
+                self.notice(Notice::FinalCheckpointNotStored { seq: end, state_hash: ha, fence });
+            } else {
+                self.notice(Notice::FinalCheckpoint { seq: end, state_hash: ha });
+                self.push_checkpoint(checkpoint.clone(), Durable::Always);
+            }
             self.actions.push_back(Action::Drained(Some(checkpoint)));
         } else {
             self.notice(Notice::FinalSnapshotsDiffer { seq: end });

@@ -85,29 +85,19 @@ pub enum Action {
     /// A recovery began: take a new store epoch, so writes of the old lineage are fenced.
     BumpStoreEpoch,
     /// Append these records, from sequence number `first_seq` on, to the journal (pending until
-    /// [`Action::Commit`]).
+    /// [`Action::Commit`]): every record taken, those the dead-letter queue holds too. `first_seq` is
+    /// the end of what the journal took before; it is below that end only after a commit that
+    /// failed, whose records (never acknowledged) these replace.
     AppendJournal {
         /// The first record's sequence number.
         first_seq: u64,
         /// The records, in order.
         inputs: Vec<FrameInput>,
     },
-    /// Append these records, from sequence number `first_seq` on, to the dead-letter queue (pending
-    /// until [`Action::Commit`]).
-    EnqueueDlq {
-        /// The first record's sequence number.
-        first_seq: u64,
-        /// The records, in order.
-        inputs: Vec<FrameInput>,
-    },
-    /// Make what was appended durable (the journal's, then the queue's; fsync by their policies) and
-    /// answer with [`Event::Committed`]. Until then none of it reaches a worker or a producer.
+    /// Make what was appended durable (fsync by the journal's policy, or the shared store's commit
+    /// under the store epoch) and answer with [`Event::Committed`]. Until then none of it reaches a
+    /// worker or a producer.
     Commit,
-    /// Remove this many records from the front of the dead-letter queue: they are journaled now.
-    DiscardDlq {
-        /// How many.
-        n: u64,
-    },
     /// The journal's records before `seq` are no longer needed for recovery (the store keeps no
     /// checkpoint older than it); old segments may go.
     ReleaseJournal {
@@ -141,6 +131,10 @@ pub enum StoreEvent {
         /// The store's.
         current: u64,
     },
+    /// What the store holds about the pipeline itself (its epoch, the journal's end) is damaged: not a
+    /// number, or an epoch at its maximum. Nothing vouches for this service as the owner: stop taking
+    /// records.
+    Damaged,
 }
 
 /// A drill: a fault put into one worker on purpose.
@@ -208,12 +202,11 @@ pub enum Event {
     /// The checkpoint store's writer reported.
     Store(StoreEvent),
     /// The answer to [`Action::Commit`]: `None` where the write succeeded, else what went wrong. On
-    /// an error the records of that store pending since the last commit are lost.
+    /// an error the records appended since the last commit are lost (refused). A journal refused by
+    /// the store's fence reports [`StoreEvent::Fenced`] first.
     Committed {
         /// The journal's write.
         journal_error: Option<String>,
-        /// The dead-letter queue's write.
-        dlq_error: Option<String>,
     },
 }
 
@@ -247,10 +240,10 @@ pub enum Refusal {
         /// The store's epoch.
         current: u64,
     },
-    /// The store lost the pipeline's data (its epoch fell below this service's): nothing vouches for
-    /// this service as the owner, so it takes nothing more.
+    /// The store lost the pipeline's data (its epoch fell below this service's, or cannot be read):
+    /// nothing vouches for this service as the owner, so it takes nothing more.
     #[error(
-        "the checkpoint store lost this pipeline's data (store epoch {current}, below this service's {ours}); nothing more is taken until an operator restarts the service (docs/OPERATIONS.md)"
+        "the checkpoint store lost or damaged this pipeline's data (store epoch {current}, this service's {ours}); nothing more is taken until an operator restarts the service (docs/OPERATIONS.md)"
     )]
     StoreLost {
         /// The store's epoch.

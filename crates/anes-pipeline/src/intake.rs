@@ -1,8 +1,10 @@
 //! Intake: records offered or pushed, refused or taken, and made durable before anything else
-//! happens to them. The pipeline asks the service to write (journal in normal mode, dead-letter queue
-//! otherwise) with actions and waits for [`Event::Committed`]: only then may a record reach a worker,
-//! only then is a producer answered ([`Action::Acknowledge`]). One commit is in flight at a time.
-//! Also the replay source's flow control ([`Pipeline::offer_from`]).
+//! happens to them. Every record taken is journaled, whether it goes to the log (normal mode) or
+//! waits in the dead-letter queue (read-only): the pipeline asks the service to write it with
+//! [`Action::AppendJournal`] and [`Action::Commit`] and waits for [`Event::Committed`]; only then may
+//! a record reach a worker, only then is a producer answered ([`Action::Acknowledge`]). So the journal
+//! holds every acknowledged record in sequence order, and the queue needs no durable copy of its own.
+//! One commit is in flight at a time. Also the replay source's flow control ([`Pipeline::offer_from`]).
 
 use std::time::Duration;
 
@@ -55,6 +57,7 @@ impl Pipeline {
         match self.fence {
             Some(Fence::TakenOver { current, .. }) => return Err(Refusal::Fenced { current }),
             Some(Fence::StoreLost { current, ours }) => return Err(Refusal::StoreLost { current, ours }),
+            Some(Fence::StoreDamaged { ours }) => return Err(Refusal::StoreLost { current: 0, ours }),
             None => {}
         }
         let seq = self.received;
@@ -109,9 +112,9 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Asks for the records accepted since the last commit to be made durable: the journal's, then
-    /// the dead-letter queue's ([`Action::AppendJournal`], [`Action::EnqueueDlq`], [`Action::Commit`]).
-    /// Call after every offered batch; only committed records reach the workers.
+    /// Asks for the records accepted since the last commit to be journaled ([`Action::AppendJournal`]
+    /// then [`Action::Commit`]): the log's and the dead-letter queue's, which follow each other in
+    /// sequence order. Call after every offered batch; only committed records reach the workers.
     pub fn commit_input(&mut self) {
         if self.commit_in_flight.is_some() {
             // The next commit takes these records too.
@@ -125,63 +128,36 @@ impl Pipeline {
             self.acknowledge_pushes(u64::MAX, 0);
             return;
         }
-        if journal > 0 {
-            let mut inputs = Vec::with_capacity(journal as usize);
-            self.log.inputs(first, self.log.end(), &mut inputs);
-            self.actions.push_back(Action::AppendJournal { first_seq: first, inputs });
+        let mut inputs = Vec::with_capacity((journal + dlq) as usize);
+        self.log.inputs(first, self.log.end(), &mut inputs);
+        let first_seq =
+            if journal > 0 { first } else { self.dlq.uncommitted().next().map_or(first, |r| r.0) };
+        for (seq, input) in self.dlq.uncommitted() {
+            debug_assert_eq!(seq, first_seq + inputs.len() as u64, "the queue continues the log");
+            inputs.push(input);
         }
-        if dlq > 0 {
-            let records: Vec<(u64, FrameInput)> = self.dlq.uncommitted().collect();
-            let first_seq = records[0].0;
-            self.actions
-                .push_back(Action::EnqueueDlq { first_seq, inputs: records.iter().map(|r| r.1).collect() });
-        }
+        self.actions.push_back(Action::AppendJournal { first_seq, inputs });
         self.actions.push_back(Action::Commit);
-        self.commit_in_flight = Some(Commit::Intake { journal, dlq });
+        self.commit_in_flight = Some(Commit { journal, dlq });
         self.commits_started += 1;
     }
 
-    /// The service wrote what the commit in flight covers, or failed to.
-    pub(crate) fn committed(&mut self, journal_error: Option<String>, dlq_error: Option<String>) {
-        match self.commit_in_flight.take() {
-            None => {}
-            Some(Commit::Intake { journal, dlq }) => {
-                self.intake_committed(journal, dlq, journal_error, dlq_error)
-            }
-            Some(Commit::Replay { n }) => self.replay_committed(n, journal_error),
+    /// The service journaled what the commit in flight covers, or failed to.
+    pub(crate) fn committed(&mut self, journal_error: Option<String>) {
+        if let Some(Commit { journal, dlq }) = self.commit_in_flight.take() {
+            self.intake_committed(journal, dlq, journal_error);
         }
         if self.log.end() > self.log.committed_end() || self.dlq.uncommitted().next().is_some() {
             self.commit_input();
         }
     }
 
-    fn intake_committed(
-        &mut self,
-        journal: u64,
-        dlq: u64,
-        journal_error: Option<String>,
-        dlq_error: Option<String>,
-    ) {
-        let mut dropped = 0;
-        let mut kept = 0;
-        if journal_error.is_none() {
-            kept += journal;
+    fn intake_committed(&mut self, journal: u64, dlq: u64, journal_error: Option<String>) {
+        let Some(error) = journal_error else {
             self.log.commit_to(self.log.committed_end() + journal);
-        } else {
-            dropped += self.log.rollback_uncommitted();
-        }
-        if dlq_error.is_some() {
-            let lost = self.dlq.drop_uncommitted();
-            dropped += lost;
-            self.dead_lettered -= lost;
-            self.counters.dlq_records = self.dlq.len() as i64;
-        } else {
-            kept += dlq;
             self.dlq.commit();
-        }
-        // Received means accepted for good: records the storage dropped count as refused instead.
-        self.counters.records_received += kept;
-        if dropped == 0 {
+            // Received means accepted for good: records the storage dropped count as refused instead.
+            self.counters.records_received += journal + dlq;
             self.feed_due = true;
             self.acknowledge_pushes(self.commits_started, 0);
             if self.mode() != Mode::Normal
@@ -190,16 +166,33 @@ impl Pipeline {
                 self.replay_progress();
             }
             return;
-        }
+        };
+        let mut dropped = self.log.rollback_uncommitted();
+        let lost = self.dlq.drop_uncommitted();
+        dropped += lost;
+        self.dead_lettered -= lost;
+        self.counters.dlq_records = self.dlq.len() as i64;
         self.received -= dropped;
-        self.count_refused(Refusal::Storage, self.received, dropped);
+        self.count_refused(self.storage_refusal(), self.received, dropped);
         // A replay source takes the dropped records back before it offers again.
         self.rewind_source += dropped;
-        for e in [journal_error, dlq_error].into_iter().flatten() {
-            self.notice(Notice::StorageFailed { records: dropped, error: e });
+        if self.fence.is_none() {
+            self.notice(Notice::StorageFailed { records: dropped, error });
         }
         // The dropped records were everything not durable: every push waiting lost its share.
         self.acknowledge_pushes(u64::MAX, dropped);
+    }
+
+    /// Why records the journal did not take are refused. A journal that refused the append because
+    /// another coordinator took the pipeline over has reported the fence first: those records are
+    /// refused as fenced, not as a storage failure.
+    fn storage_refusal(&self) -> Refusal {
+        match self.fence {
+            Some(Fence::TakenOver { current, .. }) => Refusal::Fenced { current },
+            Some(Fence::StoreLost { current, ours }) => Refusal::StoreLost { current, ours },
+            Some(Fence::StoreDamaged { ours }) => Refusal::StoreLost { current: 0, ours },
+            None => Refusal::Storage,
+        }
     }
 
     /// Answers the pushes covered by commits up to `through`; `dropped` records at the end of what
@@ -207,11 +200,12 @@ impl Pipeline {
     fn acknowledge_pushes(&mut self, through: u64, mut dropped: u64) {
         let answered = self.pushes.iter().take_while(|(generation, _)| *generation <= through).count();
         let mut outcomes: Vec<PushOutcome> = self.pushes.drain(..answered).map(|(_, o)| o).collect();
+        let refusal = self.storage_refusal();
         for outcome in outcomes.iter_mut().rev() {
             let lost = dropped.min(outcome.accepted);
             if lost > 0 {
                 outcome.accepted -= lost;
-                outcome.refused = Some(Refusal::Storage);
+                outcome.refused = Some(refusal);
                 dropped -= lost;
             }
             outcome.next_seq = outcome.next_seq.min(self.received);

@@ -40,7 +40,9 @@
 //! - `Event::Tick(now)`: [`Event::Tick`]. The time comes with every call (`handle(now, event)`,
 //!   `poll_action(now)`), not with the tick alone.
 //! - `Event::Committed`, `Event::AlertFiring`, `Action::AppendJournal`, `Action::Commit`,
-//!   `Action::SendToWorker`, `Action::PersistCheckpoint`, `Action::EnqueueDlq`: the same names.
+//!   `Action::SendToWorker`, `Action::PersistCheckpoint`: the same names. `Action::EnqueueDlq` is
+//!   [`Action::AppendJournal`] too: a record set aside in the dead-letter queue is journaled before
+//!   it is acknowledged, so the journal is its durable copy.
 //!
 //! ```
 //! use std::time::Duration;
@@ -212,13 +214,12 @@ enum Phase {
     },
 }
 
-/// What a commit in flight covers.
+/// What a commit in flight covers: records offered since the last commit, `journal` of them in the
+/// log and `dlq` in the dead-letter queue (all of them journaled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Commit {
-    /// Records offered since the last commit: `journal` of them in the log, `dlq` in the queue.
-    Intake { journal: u64, dlq: u64 },
-    /// `n` records of the dead-letter queue appended to the log (the rollback's replay).
-    Replay { n: u64 },
+pub(crate) struct Commit {
+    journal: u64,
+    dlq: u64,
 }
 
 /// The pipeline state machine.
@@ -336,28 +337,20 @@ impl Pipeline {
         pipeline
     }
 
-    /// A pipeline that continues what a previous run of the service left: the newest durable
-    /// checkpoint (`None`: power-on), the journaled records from it on (`log`, starting at the
-    /// checkpoint's frame), and the dead-letter queue's records as recovered (`dlq`, continuing the
-    /// log). Both workers start, load the
-    /// checkpoint, are verified against its hash, re-run the journaled records, then the queue's,
-    /// before normal intake resumes (the rollback procedure's steps 3 to 6). Meanwhile pushed records
-    /// wait in the queue.
+    /// A pipeline that continues what a previous run of the service (or another coordinator) left:
+    /// the newest durable checkpoint (`None`: power-on) and the journaled records from it on (`log`,
+    /// starting at the checkpoint's frame): every record acknowledged, those that waited in the
+    /// dead-letter queue included. Both workers start, load the checkpoint, are verified against its
+    /// hash and re-run the records before normal intake resumes (the rollback procedure's steps 3 to
+    /// 6). Meanwhile pushed records wait in the queue.
     pub fn recover(
         settings: PipelineSettings,
         checkpoint: Option<Checkpoint>,
         log: Vec<FrameInput>,
-        dlq: Vec<(u64, FrameInput)>,
     ) -> Pipeline {
         let start = checkpoint.as_ref().map_or(0, |c| c.seq);
         let mut pipeline = Pipeline::new(settings);
-        // A queue recovered longer than the capacity (a smaller capacity configured since) runs whole.
-        pipeline.dlq = MemoryDlq::new(pipeline.settings.dlq_capacity.max(dlq.len()));
-        for (seq, input) in dlq {
-            let _ = pipeline.dlq.push(seq, input);
-        }
-        pipeline.dlq.commit();
-        if checkpoint.is_none() && log.is_empty() && pipeline.dlq.is_empty() {
+        if checkpoint.is_none() && log.is_empty() {
             return pipeline;
         }
         pipeline.log = InputLog::starting_at(start);
@@ -367,11 +360,8 @@ impl Pipeline {
         pipeline.log.commit();
         pipeline.verified_before_start = start;
         pipeline.verified_until = start;
-        pipeline.received = pipeline.log.end() + pipeline.dlq.len() as u64;
+        pipeline.received = pipeline.log.end();
         pipeline.refused_from = pipeline.received;
-        // The queue's records were dead-lettered by the previous run; counting them here keeps
-        // dead-lettered = replayed + still queued true across the restart.
-        pipeline.dead_lettered = pipeline.dlq.len() as u64;
         pipeline.store.recovered_from_seq = checkpoint.as_ref().map(|c| c.seq);
         if let Some(c) = checkpoint {
             pipeline.last_verified_cycle = c.cpu_cycle;
@@ -389,11 +379,7 @@ impl Pipeline {
             suspects: WorkerId::BOTH.to_vec(),
             startup: true,
         });
-        pipeline.notice(Notice::Recovering {
-            checkpoint_seq: start,
-            journaled: pipeline.log.end() - start,
-            in_dlq: pipeline.dlq.len(),
-        });
+        pipeline.notice(Notice::Recovering { checkpoint_seq: start, journaled: pipeline.log.end() - start });
         pipeline.publish_mode();
         pipeline
     }
@@ -509,7 +495,7 @@ impl Pipeline {
                 self.notice(Notice::AlertResolved { mode: self.mode() });
             }
             Event::Drill { worker, drill } => self.drill(worker, drill),
-            Event::Committed { journal_error, dlq_error } => self.committed(journal_error, dlq_error),
+            Event::Committed { journal_error } => self.committed(journal_error),
             Event::Store(event) => self.store_event(event),
             Event::Drain => {
                 if !self.draining {
@@ -537,8 +523,11 @@ impl Pipeline {
                 // Recovery needs the records from the oldest checkpoint kept on; older ones may go.
                 self.actions.push_back(Action::ReleaseJournal { seq: oldest_kept_seq });
             }
-            StoreEvent::Fenced { writer, current } => {
-                let fence = Fence::classify(writer, current);
+            StoreEvent::Fenced { .. } | StoreEvent::Damaged => {
+                let fence = match event {
+                    StoreEvent::Fenced { writer, current } => Fence::classify(writer, current),
+                    _ => Fence::StoreDamaged { ours: self.store.epoch.unwrap_or(0) },
+                };
                 if self.fence.is_none() {
                     self.notice(Notice::Fenced(fence));
                 }
@@ -546,6 +535,7 @@ impl Pipeline {
                 match fence {
                     Fence::TakenOver { current, .. } => self.store.fenced_by_epoch = Some(current),
                     Fence::StoreLost { current, .. } => self.store.lost_at_epoch = Some(current),
+                    Fence::StoreDamaged { .. } => self.store.damaged = true,
                 }
                 self.stalled = false;
                 self.counters.stalled = 0;

@@ -26,10 +26,9 @@ pub enum Notice {
     Recovering {
         /// The frame of the checkpoint both workers load (0: power-on).
         checkpoint_seq: u64,
-        /// Records journaled after the checkpoint, re-run before the queue's.
+        /// Records journaled after the checkpoint (those that waited in the dead-letter queue too),
+        /// re-run in order.
         journaled: u64,
-        /// Records of the dead-letter queue, run last.
-        in_dlq: usize,
     },
     /// The alert resolved (it never re-admits a worker by itself).
     AlertResolved {
@@ -103,12 +102,7 @@ pub enum Notice {
         /// Why it failed.
         reason: String,
     },
-    /// Journaling the dead-letter queue's records for their replay failed; retried at the next tick.
-    ReplayJournalFailed {
-        /// What the journal reported.
-        error: String,
-    },
-    /// Records of the dead-letter queue were journaled and run.
+    /// Records of the dead-letter queue (journaled when they were taken) entered the log to run.
     ReplayingDlq {
         /// How many.
         records: u64,
@@ -137,6 +131,15 @@ pub enum Notice {
         seq: u64,
         /// The state hash both workers' snapshots have (logged in hex).
         state_hash: [u8; 32],
+    },
+    /// A drain's final snapshots agree, but the service is fenced: the checkpoint is not stored.
+    FinalCheckpointNotStored {
+        /// Its frame.
+        seq: u64,
+        /// The state hash both workers' snapshots have (logged in hex).
+        state_hash: [u8; 32],
+        /// Why nothing is stored.
+        fence: Fence,
     },
     /// A drain's final snapshots differ: there is no final checkpoint.
     FinalSnapshotsDiffer {

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use anes_core::state::FrameRecord;
 
 use super::*;
-use crate::Commit;
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
@@ -352,10 +351,10 @@ impl Pipeline {
     }
 
     /// Replays the dead-letter queue into the log once the workers caught up with it, and resumes
-    /// normal mode when both are done.
+    /// normal mode when both are done. The queue's records are journaled already (they were when they
+    /// were taken), so they enter the log committed.
     pub(super) fn replay_progress(&mut self) {
-        if self.verified_until < self.log.end() || self.commit_in_flight.is_some() {
-            // The commit's answer comes back here.
+        if self.verified_until < self.log.end() {
             return;
         }
         if self.dlq.is_empty() {
@@ -364,32 +363,19 @@ impl Pipeline {
         let mut batch = Vec::new();
         self.dlq.front(usize::MAX, &mut batch);
         if batch.is_empty() {
-            // Records still pending their commit: the next commit or tick comes back here.
+            // Records still pending their commit: the commit's answer comes back here.
             return;
         }
-        let first_seq = self.log.end();
+        let n = batch.len() as u64;
+        // Only a log with nothing pending takes the queue's records (they follow it): records offered
+        // in normal mode are committed before any record is dead-lettered.
+        debug_assert_eq!(self.log.committed_end(), self.log.end());
         for &(seq, input) in &batch {
             debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
             self.log.push(LogRecord { input, via_dlq: true });
         }
-        // Invariant: the records are journaled before they leave the queue; a crash in between leaves
-        // them in both, and the queue's copies below the journal's end are dropped at the next start.
-        self.actions
-            .push_back(Action::AppendJournal { first_seq, inputs: batch.iter().map(|r| r.1).collect() });
-        self.actions.push_back(Action::Commit);
-        self.commit_in_flight = Some(Commit::Replay { n: batch.len() as u64 });
-        self.commits_started += 1;
-    }
-
-    pub(super) fn replay_committed(&mut self, n: u64, journal_error: Option<String>) {
-        if let Some(e) = journal_error {
-            self.log.rollback_uncommitted();
-            self.notice(Notice::ReplayJournalFailed { error: e });
-            return;
-        }
-        self.log.commit_to(self.log.committed_end() + n);
-        self.dlq.discard_front(n as usize);
-        self.actions.push_back(Action::DiscardDlq { n });
+        self.log.commit();
+        self.dlq.discard_front(batch.len());
         self.replayed_from_dlq += n;
         self.counters.dlq_replayed += n;
         self.counters.dlq_records = self.dlq.len() as i64;

@@ -74,6 +74,12 @@ pub enum Fence {
         /// The store's.
         current: u64,
     },
+    /// The store's record of the pipeline (its epoch, the journal's end) is damaged: not a number, or
+    /// an epoch at its maximum, which cannot grow without wrapping.
+    StoreDamaged {
+        /// The epoch this service wrote with.
+        ours: u64,
+    },
 }
 
 impl Fence {
@@ -83,10 +89,11 @@ impl Fence {
         if current > ours { Fence::TakenOver { ours, current } } else { Fence::StoreLost { ours, current } }
     }
 
-    /// The store's epoch.
+    /// The store's epoch (0 where it cannot be read).
     pub fn current(self) -> u64 {
         match self {
             Fence::TakenOver { current, .. } | Fence::StoreLost { current, .. } => current,
+            Fence::StoreDamaged { .. } => 0,
         }
     }
 
@@ -98,6 +105,9 @@ impl Fence {
             ),
             Fence::StoreLost { ours, current } => format!(
                 "fenced: the store lost the pipeline's data (store epoch {current}, below ours {ours}): not a takeover (docs/OPERATIONS.md, the store lost its data)"
+            ),
+            Fence::StoreDamaged { ours } => format!(
+                "fenced: the store's record of the pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum; ours {ours}): not a takeover (docs/OPERATIONS.md, the store epoch)"
             ),
         }
     }

@@ -64,6 +64,9 @@ pub struct StoreStatus {
     /// Set when the store's epoch fell below this service's (the store lost its data): the store's
     /// epoch then. Intake is refused from then on.
     pub lost_at_epoch: Option<u64>,
+    /// Set when the store's record of the pipeline (its epoch, the journal's end) is damaged. Intake
+    /// is refused from then on.
+    pub damaged: bool,
     /// The checkpoint this run recovered from at start, if any.
     pub recovered_from_seq: Option<u64>,
 }

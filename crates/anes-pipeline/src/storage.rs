@@ -1,8 +1,8 @@
 //! The dead-letter queue as the pipeline keeps it: in memory, in order, the committed records told
-//! apart from those waiting for their commit. The durable copy is the service's: the pipeline asks
-//! for it with [`crate::Action::EnqueueDlq`], [`crate::Action::Commit`] and
-//! [`crate::Action::DiscardDlq`], and a restarted service rebuilds the pipeline from it
-//! ([`crate::Pipeline::recover`]).
+//! apart from those waiting for their commit. Its durable copy is the journal: a record is journaled
+//! ([`crate::Action::AppendJournal`], [`crate::Action::Commit`]) before it is acknowledged, queued or
+//! not, and a restarted service (or another coordinator) re-runs every journaled record after the
+//! newest checkpoint ([`crate::Pipeline::recover`]).
 
 use std::collections::VecDeque;
 

@@ -1,70 +1,106 @@
-//! The storage shell: executes a pipeline's storage actions on its durable journal and dead-letter
-//! queue, and answers a commit with the event the pipeline waits for.
+//! The storage shell: executes a pipeline's journal actions and answers a commit with the events the
+//! pipeline waits for.
 
-use anes_pipeline::{Action, Event};
+use anes_pipeline::{Action, Event, StoreEvent};
 
-use crate::dlq::DeadLetterQueue;
 use crate::journal::Journal;
 
-/// A pipeline's journal and dead-letter queue.
+/// A pipeline's journal, as the pipeline's actions write it.
 #[derive(Debug)]
 pub struct PipelineStorage {
     journal: Box<dyn Journal>,
-    dlq: Box<dyn DeadLetterQueue>,
-    /// Records appended since the last commit, per store: a store with none is not committed.
-    journal_pending: bool,
-    dlq_pending: bool,
-    /// A record the queue refused since the last commit: the commit reports it.
-    dlq_refused: Option<String>,
 }
 
 impl PipelineStorage {
     /// The storage a pipeline writes through.
-    pub fn new(journal: Box<dyn Journal>, dlq: Box<dyn DeadLetterQueue>) -> PipelineStorage {
-        PipelineStorage { journal, dlq, journal_pending: false, dlq_pending: false, dlq_refused: None }
+    pub fn new(journal: Box<dyn Journal>) -> PipelineStorage {
+        PipelineStorage { journal }
+    }
+
+    /// True for the actions this shell executes.
+    pub fn executes(action: &Action) -> bool {
+        matches!(action, Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. })
     }
 
     /// Executes `action` if it is a storage action (others are not this shell's), and returns the
-    /// event that answers it, if any.
-    pub fn execute(&mut self, action: &Action) -> Option<Event> {
+    /// events that answer it, in order: a commit refused by the store's fence reports the fence first,
+    /// so the pipeline refuses those records as fenced.
+    pub fn execute(&mut self, action: &Action) -> Vec<Event> {
         match action {
             Action::AppendJournal { first_seq, inputs } => {
                 for (seq, &input) in (*first_seq..).zip(inputs) {
                     self.journal.append(seq, input);
                 }
-                self.journal_pending = true;
-            }
-            Action::EnqueueDlq { first_seq, inputs } => {
-                for (seq, &input) in (*first_seq..).zip(inputs) {
-                    if let Err(e) = self.dlq.push(seq, input) {
-                        self.dlq_refused.get_or_insert(e.to_string());
-                    }
-                }
-                self.dlq_pending = true;
             }
             Action::Commit => {
-                let journal_error = if std::mem::take(&mut self.journal_pending) {
-                    self.journal.commit().err().map(|e| e.to_string())
-                } else {
-                    None
+                return match self.journal.commit() {
+                    Ok(()) => vec![Event::Committed { journal_error: None }],
+                    Err(e) => {
+                        let fence = match e.fence() {
+                            Some((writer, current)) => Some(StoreEvent::Fenced { writer, current }),
+                            None if e.store_damaged() => Some(StoreEvent::Damaged),
+                            None => None,
+                        };
+                        fence
+                            .map(Event::Store)
+                            .into_iter()
+                            .chain([Event::Committed { journal_error: Some(e.to_string()) }])
+                            .collect()
+                    }
                 };
-                let dlq_error = if std::mem::take(&mut self.dlq_pending) {
-                    // A record the queue refused fails the commit: the pipeline counted it as taken.
-                    let committed = self.dlq.commit().err().map(|e| e.to_string());
-                    self.dlq_refused.take().or(committed)
-                } else {
-                    None
-                };
-                return Some(Event::Committed { journal_error, dlq_error });
-            }
-            Action::DiscardDlq { n } => {
-                if let Err(e) = self.dlq.discard_front(*n as usize) {
-                    tracing::error!(error = %e, "truncating the dead-letter queue failed; its records are journaled and will be skipped at the next start");
-                }
             }
             Action::ReleaseJournal { seq } => self.journal.release_before(*seq),
             _ => {}
         }
-        None
+        Vec::new()
+    }
+}
+
+/// A pipeline's storage on a thread of its own, so a commit (an fsync, a round trip to a shared store)
+/// never holds up the pipeline's thread: actions go in, in order, and the events that answer them come
+/// back through `answer`. One commit is in flight at a time anyway (the pipeline waits for its answer
+/// before it starts the next), and records taken meanwhile go into the next one: group commit.
+#[derive(Debug)]
+pub struct StorageThread {
+    actions: Option<crossbeam_channel::Sender<Action>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StorageThread {
+    /// Starts the thread for pipeline `id`.
+    pub fn start(id: &str, mut storage: PipelineStorage, answer: Box<dyn Fn(Event) + Send>) -> StorageThread {
+        let (tx, rx) = crossbeam_channel::unbounded::<Action>();
+        let thread = std::thread::Builder::new()
+            .name(format!("journal-{id}"))
+            .spawn(move || {
+                for action in rx {
+                    for event in storage.execute(&action) {
+                        answer(event);
+                    }
+                }
+            })
+            .expect("spawning the journal thread");
+        StorageThread { actions: Some(tx), thread: Some(thread) }
+    }
+
+    /// Hands over a storage action ([`PipelineStorage::executes`]).
+    pub fn send(&self, action: Action) {
+        if let Some(tx) = &self.actions {
+            let _ = tx.send(action);
+        }
+    }
+
+    /// Executes what was handed over, then stops the thread.
+    pub fn finish(mut self) {
+        self.actions = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for StorageThread {
+    fn drop(&mut self) {
+        self.actions = None;
     }
 }

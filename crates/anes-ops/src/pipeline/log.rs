@@ -9,12 +9,11 @@ use anes_pipeline::{Fence, Notice};
 /// Writes `notice` of pipeline `pipeline` as its log line.
 pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
     match notice {
-        Notice::Recovering { checkpoint_seq, journaled, in_dlq } => tracing::warn!(
+        Notice::Recovering { checkpoint_seq, journaled } => tracing::warn!(
             pipeline,
             checkpoint_seq,
             journaled,
-            in_dlq,
-            "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue"
+            "recovering: both workers load the checkpoint and re-run the journaled records after it"
         ),
         Notice::AlertResolved { mode } => tracing::info!(
             pipeline,
@@ -38,6 +37,13 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
                 writer,
                 current,
                 "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written"
+            )
+        }
+        Notice::Fenced(Fence::StoreDamaged { ours: writer }) => {
+            tracing::error!(
+                pipeline,
+                writer,
+                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum), which is not a takeover; intake is refused from now on and no checkpoint is written"
             )
         }
         Notice::StorageFailed { records, error } => {
@@ -78,11 +84,6 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
         Notice::CheckpointDiscarded { seq, reason } => {
             tracing::error!(pipeline, seq, %reason, "checkpoint failed verification: discarded")
         }
-        Notice::ReplayJournalFailed { error } => tracing::error!(
-            pipeline,
-            %error,
-            "journaling records from the dead-letter queue failed; retrying at the next tick"
-        ),
         Notice::ReplayingDlq { records } => {
             tracing::info!(pipeline, records, "replaying records from the dead-letter queue")
         }
@@ -102,6 +103,14 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
         Notice::FinalCheckpoint { seq, state_hash } => {
             tracing::info!(pipeline, seq, state_hash = %to_hex(state_hash), "final verified checkpoint")
         }
+        Notice::FinalCheckpointNotStored { seq, state_hash, fence } => tracing::warn!(
+            pipeline,
+            seq,
+            state_hash = %to_hex(state_hash),
+            store_epoch = fence.current(),
+            "final checkpoint verified by both workers but not stored: {}",
+            fence.describe()
+        ),
         Notice::FinalSnapshotsDiffer { seq } => {
             tracing::error!(pipeline, seq, "the workers' final snapshots differ: no final checkpoint")
         }

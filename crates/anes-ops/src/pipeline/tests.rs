@@ -10,7 +10,6 @@ use anes_lockstep::testing::tiny_rom;
 use proptest::prelude::*;
 
 use super::*;
-use crate::dlq::MemoryDlq;
 use crate::journal::{Journal, NoJournal};
 use crate::worker::engine::{Engine, Flow};
 use crate::worker::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
@@ -66,7 +65,7 @@ impl Sim {
     /// Drives a pipeline built elsewhere (recovered from a data directory, or with other settings),
     /// with an in-memory queue and no journal.
     fn with_pipeline(pipeline: Pipeline, seed: u64) -> Sim {
-        let storage = PipelineStorage::new(Box::new(NoJournal), Box::new(MemoryDlq::new(1 << 20)));
+        let storage = PipelineStorage::new(Box::new(NoJournal));
         Sim::with_storage(pipeline, storage, seed)
     }
 
@@ -183,12 +182,8 @@ impl Sim {
                 }
                 Action::BumpStoreEpoch => self.persisted += 1,
                 Action::Acknowledge(outcome) => self.acks.push_back(outcome),
-                storage @ (Action::AppendJournal { .. }
-                | Action::EnqueueDlq { .. }
-                | Action::Commit
-                | Action::DiscardDlq { .. }
-                | Action::ReleaseJournal { .. }) => {
-                    if let Some(answer) = self.storage.execute(&storage) {
+                storage @ (Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. }) => {
+                    for answer in self.storage.execute(&storage) {
                         self.pipeline.handle(self.now, answer);
                     }
                 }

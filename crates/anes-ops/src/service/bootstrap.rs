@@ -14,7 +14,7 @@ use super::error::StartError;
 use super::handle::{Control, PipelineHandle};
 use crate::config::{Config, InputSpec, MAX_TOKEN_FILE_LEN};
 use crate::metrics::Metrics;
-use crate::pipeline::{Event, PipelineObserver, ReplaySource, StoreEvent};
+use crate::pipeline::{Event, PipelineObserver, ReplaySource, StorageThread, StoreEvent};
 use crate::store::writer::{CheckpointWriter, WriterEvent};
 use crate::worker::{WorkerLauncher, WorkerMode};
 
@@ -55,6 +55,7 @@ impl Pipelines {
                     final_checkpoint_seq: None,
                     final_state_hash: None,
                     final_checkpoint_verified: false,
+                    final_checkpoint_stored: false,
                     final_checkpoint_file: None,
                 })
             })
@@ -166,7 +167,7 @@ pub fn start_pipelines(
         let observer = PipelineObserver::new(metrics.pipeline(&plan.settings.id));
         tracing::info!(pipeline = %plan.settings.id, "{}", opened.summary);
         let mut pipeline = opened.pipeline;
-        pipeline.handle(Duration::ZERO, Event::Store(StoreEvent::Epoch(opened.epoch)));
+        pipeline.handle(Duration::ZERO, Event::Store(StoreEvent::Epoch(opened.epoch.get())));
         if let Some(source) = plan.source.as_mut() {
             source.skip(pipeline.accounting().received);
         }
@@ -187,9 +188,18 @@ pub fn start_pipelines(
                         oldest_kept_seq: p.oldest_kept_frame,
                     },
                     WriterEvent::Fenced { writer, current, .. } => StoreEvent::Fenced { writer, current },
+                    WriterEvent::Damaged { .. } => StoreEvent::Damaged,
                     _ => return,
                 };
                 let _ = back.send(Control::Event(Event::Store(event)));
+            }),
+        );
+        let answers = control_tx.clone();
+        let storage = StorageThread::start(
+            &id,
+            opened.storage,
+            Box::new(move |event| {
+                let _ = answers.send(Control::Event(event));
             }),
         );
         let status = Arc::new(Mutex::new(Arc::new(pipeline.status())));
@@ -203,7 +213,7 @@ pub fn start_pipelines(
         let driver = Driver {
             pipeline,
             observer,
-            storage: opened.storage,
+            storage: Some(storage),
             replies: VecDeque::new(),
             writer: Some(writer),
             _lock: opened.lock,

@@ -15,7 +15,7 @@ use super::handle::Control;
 use crate::config::PipelineConfig;
 use crate::pipeline::{
     Accounting, Action, Checkpoint, Event, Investigation, Pipeline, PipelineObserver, PipelineSettings,
-    PipelineStatus, PipelineStorage, PushOutcome, ReplaySource, SequenceGap,
+    PipelineStatus, PipelineStorage, PushOutcome, ReplaySource, SequenceGap, StorageThread,
 };
 use crate::recovery::DirLockGuard;
 use crate::store::writer::{CheckpointWriter, PendingCheckpoint};
@@ -43,6 +43,9 @@ pub struct PipelineReport {
     pub final_state_hash: Option<String>,
     /// True when both workers were verified to have it at shutdown.
     pub final_checkpoint_verified: bool,
+    /// True when the store took it: false for a fenced service (another coordinator owns the pipeline,
+    /// and continues from its own checkpoints and the shared journal), or a store that refused it.
+    pub final_checkpoint_stored: bool,
     /// Where it was written.
     pub final_checkpoint_file: Option<String>,
 }
@@ -60,7 +63,7 @@ pub(super) struct PipelinePlan {
 pub(super) struct Driver {
     pub(super) pipeline: Pipeline,
     pub(super) observer: PipelineObserver,
-    pub(super) storage: PipelineStorage,
+    pub(super) storage: Option<StorageThread>,
     /// Producers waiting for their push's answer ([`Action::Acknowledge`]), oldest first.
     pub(super) replies: VecDeque<tokio::sync::oneshot::Sender<Result<PushOutcome, SequenceGap>>>,
     pub(super) writer: Option<CheckpointWriter>,
@@ -148,10 +151,20 @@ impl Driver {
                 tracing::debug!(pipeline = %id, worker = %WorkerId::BOTH[w], "worker stopped at shutdown");
             }
         }
+        if let Some(storage) = self.storage.take() {
+            storage.finish();
+        }
         if let Some(writer) = self.writer.take()
             && !writer.finish(WRITER_FINISH)
         {
             tracing::error!(pipeline = %id, "the checkpoint store did not take the final checkpoint within {WRITER_FINISH:?}");
+        }
+        // What the store said of the final checkpoint (stored, or fenced) comes back as events.
+        let now = self.clock.elapsed();
+        for control in self.control.try_iter() {
+            if let Control::Event(event @ Event::Store(_)) = control {
+                self.pipeline.handle(now, event);
+            }
         }
         self.observer.observe(&mut self.pipeline);
         self.publish();
@@ -253,13 +266,10 @@ impl Driver {
                         let _ = reply.send(Ok(outcome));
                     }
                 }
-                storage @ (Action::AppendJournal { .. }
-                | Action::EnqueueDlq { .. }
-                | Action::Commit
-                | Action::DiscardDlq { .. }
-                | Action::ReleaseJournal { .. }) => {
-                    if let Some(answer) = self.storage.execute(&storage) {
-                        self.pipeline.handle(now, answer);
+                storage @ (Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. }) => {
+                    debug_assert!(PipelineStorage::executes(&storage));
+                    if let Some(thread) = &self.storage {
+                        thread.send(storage);
                     }
                 }
             }
@@ -310,9 +320,13 @@ impl Driver {
 
     fn report(&self, checkpoint: Option<(Checkpoint, bool)>) -> PipelineReport {
         let id = self.plan.settings.id.clone();
+        let status = self.pipeline.status();
+        let stored = checkpoint.as_ref().is_some_and(|(c, _)| {
+            status.fence.is_none() && status.store.persisted_seq.is_some_and(|seq| seq >= c.seq)
+        });
         let mut file = None;
         if let (Some(dir), Some((c, verified))) = (&self.state_dir, &checkpoint) {
-            match write_checkpoint(dir, &id, c, *verified) {
+            match write_checkpoint(dir, &id, c, *verified, stored, status.fence) {
                 Ok(path) => file = Some(path.display().to_string()),
                 Err(e) => tracing::error!(pipeline = %id, error = %e, "writing the final checkpoint failed"),
             }
@@ -323,6 +337,7 @@ impl Driver {
             final_checkpoint_seq: checkpoint.as_ref().map(|(c, _)| c.seq),
             final_state_hash: checkpoint.as_ref().map(|(c, _)| to_hex(&c.state_hash)),
             final_checkpoint_verified: checkpoint.as_ref().is_some_and(|(_, v)| *v),
+            final_checkpoint_stored: stored,
             final_checkpoint_file: file,
         };
         let a = report.accounting;
@@ -337,22 +352,37 @@ impl Driver {
             final_checkpoint_seq = report.final_checkpoint_seq,
             final_state_hash = report.final_state_hash.as_deref(),
             verified = report.final_checkpoint_verified,
+            stored = report.final_checkpoint_stored,
+            fenced = status.fence.map(|f| f.describe()),
             "pipeline stopped"
         );
         report
     }
 }
 
-fn write_checkpoint(dir: &Path, id: &str, c: &Checkpoint, verified: bool) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+fn write_checkpoint(
+    dir: &Path,
+    id: &str,
+    c: &Checkpoint,
+    verified: bool,
+    stored: bool,
+    fence: Option<crate::pipeline::Fence>,
+) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let snap = dir.join(format!("{id}.snap"));
-    std::fs::write(&snap, &*c.snapshot)?;
+    anes_fs::write_output(&snap, &c.snapshot).map_err(|e| e.to_string())?;
     let meta = serde_json::json!({
         "pipeline_id": id,
         "seq": c.seq,
         "state_hash": to_hex(&c.state_hash),
         "verified_at_shutdown": verified,
+        "stored": stored,
+        "fenced": fence.map(|f| f.describe()),
     });
-    std::fs::write(dir.join(format!("{id}.json")), serde_json::to_vec_pretty(&meta).expect("serializes"))?;
+    anes_fs::write_output(
+        &dir.join(format!("{id}.json")),
+        &serde_json::to_vec_pretty(&meta).expect("serializes"),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(snap)
 }

@@ -5,9 +5,12 @@
 
 use super::StoreError;
 
-/// The rule as the Redis script states it (kept next to [`check`] so the two are read together).
+/// The rule as the Redis script states it (kept next to [`check`] so the two are read together). An
+/// epoch key that does not hold a number is the store's record of the pipeline damaged: refused too.
 pub const LUA_RULE: &str = r#"
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local raw = redis.call('GET', KEYS[1])
+local current = tonumber(raw or '0')
+if current == nil then return {'damaged', tostring(raw)} end
 local writer = tonumber(ARGV[1])
 if writer < current then return {'fenced', tostring(current)} end
 if writer > current then return {'ahead', tostring(current)} end

@@ -23,6 +23,7 @@ pub mod s3;
 pub mod writer;
 
 use std::io::Read;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use thiserror::Error;
 
@@ -170,6 +171,98 @@ pub trait CheckpointStore: Send + std::fmt::Debug {
     fn reconnect(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// The store epoch a service holds for a pipeline, shared by its checkpoint writer and its journal. A
+/// rollback's new epoch is taken while holding it, and so is each journal append: the journal never
+/// appends with an epoch its own service has just left (which the store would refuse as fenced).
+#[derive(Debug, Clone)]
+pub struct HeldEpoch(Arc<Mutex<u64>>);
+
+impl HeldEpoch {
+    /// The epoch a takeover returned.
+    pub fn new(epoch: u64) -> HeldEpoch {
+        HeldEpoch(Arc::new(Mutex::new(epoch)))
+    }
+
+    /// Holds the epoch (for an append, or to replace it).
+    pub fn lock(&self) -> MutexGuard<'_, u64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The epoch now.
+    pub fn get(&self) -> u64 {
+        *self.lock()
+    }
+}
+
+/// One stored journal batch as read back: where it is, the sequence number its key says it starts
+/// at, and its payload (or why it could not be read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredBatch {
+    /// Where it is (a row, a member, an object key).
+    pub name: String,
+    /// The first sequence number its key names.
+    pub first_seq: u64,
+    /// The batch as stored ([`crate::journal::encode_batch`]), or what is wrong with it.
+    pub payload: Result<Vec<u8>, String>,
+}
+
+/// A shared journal as a store holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredJournal {
+    /// The journal's end: the acknowledged mark.
+    pub end: u64,
+    /// The batches holding records at or after the sequence number asked for, in order.
+    pub batches: Vec<StoredBatch>,
+}
+
+/// A store's side of a pipeline's shared journal ([`crate::journal::shared`]): batches of acknowledged
+/// records kept where another coordinator can read them, appended under the epoch fence. Every shared
+/// store is a checkpoint store too (its backend's name, its reconnection).
+pub trait JournalStore: CheckpointStore {
+    /// The store and pipeline, for messages (never a password).
+    fn describe(&self) -> String;
+
+    /// Appends one batch holding the records `first_seq..end` (`payload`: its stored form) as
+    /// `epoch`, atomically with the fencing check ([`fence::check`]: refused unless `epoch` is the
+    /// store's, before anything is stored) and with the journal's end, which becomes `end`.
+    /// `first_seq` must not be beyond the journal's end ([`StoreError::Invalid`]); below it, the
+    /// batches from `first_seq` on are replaced (records of a commit whose answer was lost).
+    fn append_batch(
+        &mut self,
+        epoch: u64,
+        first_seq: u64,
+        end: u64,
+        payload: &[u8],
+    ) -> Result<(), StoreError>;
+
+    /// The journal's end and its batches that hold records at or after `from`, in order.
+    fn read_journal(&mut self, from: u64) -> Result<StoredJournal, StoreError>;
+
+    /// Removes the batches whose records all come before `seq`.
+    fn release_journal_before(&mut self, seq: u64) -> Result<(), StoreError>;
+
+    /// Sets the journal's end to `end` under `epoch` (fenced like an append) and removes the batches
+    /// from `end` on; returns the end it had. An operator accepting the loss of records that cannot be
+    /// read lowers it; a takeover from a checkpoint beyond the end (a journal that starts there) raises
+    /// it.
+    fn move_journal_end(&mut self, epoch: u64, end: u64) -> Result<u64, StoreError>;
+}
+
+/// The refusal of an epoch that cannot grow: taking the pipeline over again would wrap it, and every
+/// fenced writer would count as current again.
+pub(crate) fn epoch_at_maximum(backend: &'static str, pipeline: &str, epoch: u64) -> StoreError {
+    StoreError::Damaged(format!(
+        "{backend} store: pipeline {pipeline}'s store epoch is {epoch}, its maximum: it cannot be taken over again (an epoch that wrapped would let fenced writers write). Was it set by hand? Move the pipeline's store data aside (docs/OPERATIONS.md, the store epoch)"
+    ))
+}
+
+/// The refusal of a journal batch that would leave a gap after the journal's end.
+pub(crate) fn journal_gap(pipeline: &str, first_seq: u64, end: u64) -> StoreError {
+    StoreError::Invalid(format!(
+        "pipeline {pipeline}: a journal batch from sequence number {first_seq}, but the journal ends at {end}: it would leave a gap"
+    ))
 }
 
 /// What every store checks of a checkpoint before its fencing check: it belongs to this store's

@@ -1,11 +1,16 @@
-//! The PostgreSQL checkpoint store (the synchronous `postgres` client). Two tables, created on first
-//! use (`CREATE TABLE IF NOT EXISTS`, under an advisory lock so two services starting together do not
-//! race on the catalog):
+//! The PostgreSQL checkpoint store and shared journal (the synchronous `postgres` client). Three
+//! tables, created on first use (`CREATE TABLE IF NOT EXISTS`, under an advisory lock so two services
+//! starting together do not race on the catalog):
 //!
 //! | table | key | holds |
 //! |---|---|---|
-//! | `anes_store_epochs` | `pipeline` | `epoch`: the pipeline's store epoch |
+//! | `anes_store_epochs` | `pipeline` | `epoch`: the pipeline's store epoch; `journal_end`: the journal's end, its acknowledged mark |
 //! | `anes_store_checkpoints` | `(pipeline, frame, epoch)` | `blob`: header then snapshot, the newest `kept` |
+//! | `anes_journal` | `(pipeline, first_seq)` | `batch`: one committed batch of records `first_seq..end_seq`, and the epoch that wrote it |
+//!
+//! A journal append is one transaction too: the epoch row `FOR UPDATE`, the fencing rule, then the
+//! batch inserted and `journal_end` moved, committed together: a producer is answered only after
+//! that commit, and a takeover (which waits for the row) fences every later append.
 //!
 //! A write is one transaction: it reads the pipeline's epoch row `FOR SHARE` and applies the fencing
 //! rule ([`fence::check`]) to the header alone, so a refused write ends (rolled back) before a byte of
@@ -38,16 +43,43 @@ const MAX_BLOB_LEN: i32 = (108 + 64 + 32 + MAX_PAYLOAD_LEN) as i32;
 /// Any constant shared by every service: the advisory lock taken around the schema's creation.
 const SCHEMA_LOCK: i64 = 0x616e_6573_5354; // "anesST"
 
-const SCHEMA: [&str; 2] = [
-    "CREATE TABLE IF NOT EXISTS anes_store_epochs (
-        pipeline TEXT PRIMARY KEY,
-        epoch BIGINT NOT NULL CHECK (epoch >= 0))",
-    "CREATE TABLE IF NOT EXISTS anes_store_checkpoints (
-        pipeline TEXT NOT NULL,
-        frame BIGINT NOT NULL,
-        epoch BIGINT NOT NULL,
-        blob BYTEA NOT NULL,
-        PRIMARY KEY (pipeline, frame, epoch))",
+/// The longest journal batch loaded: a framed record's largest payload.
+const MAX_BATCH_LEN: i32 = crate::framed::MAX_RECORD_LEN as i32;
+
+// Each statement is checked against the catalog first, so a second start neither changes anything nor
+// makes the server log a notice ("relation already exists, skipping").
+const SCHEMA: [(&str, &str); 4] = [
+    (
+        "SELECT to_regclass('anes_store_epochs') IS NOT NULL",
+        "CREATE TABLE IF NOT EXISTS anes_store_epochs (
+            pipeline TEXT PRIMARY KEY,
+            epoch BIGINT NOT NULL CHECK (epoch >= 0))",
+    ),
+    (
+        "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+             WHERE table_name = 'anes_store_epochs' AND column_name = 'journal_end')",
+        "ALTER TABLE anes_store_epochs
+             ADD COLUMN IF NOT EXISTS journal_end BIGINT NOT NULL DEFAULT 0 CHECK (journal_end >= 0)",
+    ),
+    (
+        "SELECT to_regclass('anes_store_checkpoints') IS NOT NULL",
+        "CREATE TABLE IF NOT EXISTS anes_store_checkpoints (
+            pipeline TEXT NOT NULL,
+            frame BIGINT NOT NULL,
+            epoch BIGINT NOT NULL,
+            blob BYTEA NOT NULL,
+            PRIMARY KEY (pipeline, frame, epoch))",
+    ),
+    (
+        "SELECT to_regclass('anes_journal') IS NOT NULL",
+        "CREATE TABLE IF NOT EXISTS anes_journal (
+            pipeline TEXT NOT NULL,
+            first_seq BIGINT NOT NULL,
+            end_seq BIGINT NOT NULL,
+            epoch BIGINT NOT NULL,
+            batch BYTEA NOT NULL,
+            PRIMARY KEY (pipeline, first_seq))",
+    ),
 ];
 
 /// A pipeline's checkpoints in PostgreSQL.
@@ -132,8 +164,10 @@ impl PostgresStore {
         let mut client = self.config.connect(postgres::NoTls)?;
         let mut tx = client.transaction()?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
-        for statement in SCHEMA {
-            tx.execute(statement, &[])?;
+        for (exists, create) in SCHEMA {
+            if !tx.query_one(exists, &[])?.get::<_, bool>(0) {
+                tx.execute(create, &[])?;
+            }
         }
         tx.execute(
             "INSERT INTO anes_store_epochs (pipeline, epoch) VALUES ($1, 0) ON CONFLICT (pipeline) DO NOTHING",
@@ -198,17 +232,24 @@ impl CheckpointStore for PostgresStore {
 
     fn bump_epoch(&mut self) -> Result<u64, StoreError> {
         self.with_client(|client, pipeline| {
-            let row = client.query_one(
+            let row = client.query_opt(
                 "INSERT INTO anes_store_epochs (pipeline, epoch) VALUES ($1, 1)
-                 ON CONFLICT (pipeline) DO UPDATE SET epoch = anes_store_epochs.epoch + 1 RETURNING epoch",
+                 ON CONFLICT (pipeline) DO UPDATE SET epoch = anes_store_epochs.epoch + 1
+                 WHERE anes_store_epochs.epoch < 9223372036854775807 RETURNING epoch",
                 &[&pipeline],
             )?;
-            Ok(row.get::<_, i64>(0) as u64)
+            match row {
+                Some(row) => Ok(row.get::<_, i64>(0) as u64),
+                None => Err(Failure::Store(super::epoch_at_maximum(BACKEND, pipeline, i64::MAX as u64))),
+            }
         })
     }
 
     fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
-        let next = to_i64("epoch", held.saturating_add(1))?;
+        if held >= i64::MAX as u64 {
+            return Err(super::epoch_at_maximum(BACKEND, &self.pipeline, held));
+        }
+        let next = to_i64("epoch", held + 1)?;
         self.with_client(|client, pipeline| {
             let mut tx = client.transaction()?;
             // FOR UPDATE: the check and the new epoch are one step; no takeover can come in between.
@@ -319,5 +360,117 @@ impl CheckpointStore for PostgresStore {
     fn reconnect(&mut self) -> Result<(), StoreError> {
         self.client = None;
         self.with_client(|_, _| Ok(()))
+    }
+}
+
+/// The pipeline's epoch and journal end, read under a `FOR UPDATE` row lock; a missing row (the table
+/// emptied) reads 0 for both, so every writer is refused as ahead of the store.
+fn locked_journal(tx: &mut postgres::Transaction<'_>, pipeline: &str) -> Result<(u64, u64), Failure> {
+    let row = tx.query_opt(
+        "SELECT epoch, journal_end FROM anes_store_epochs WHERE pipeline = $1 FOR UPDATE",
+        &[&pipeline],
+    )?;
+    Ok(row.map_or((0, 0), |r| (r.get::<_, i64>(0).max(0) as u64, r.get::<_, i64>(1).max(0) as u64)))
+}
+
+impl super::JournalStore for PostgresStore {
+    fn describe(&self) -> String {
+        format!("{} table anes_journal, pipeline {}", self.target, self.pipeline)
+    }
+
+    fn append_batch(
+        &mut self,
+        epoch: u64,
+        first_seq: u64,
+        end: u64,
+        payload: &[u8],
+    ) -> Result<(), StoreError> {
+        let (first, last) = (to_i64("sequence number", first_seq)?, to_i64("sequence number", end)?);
+        let writer = to_i64("epoch", epoch)?;
+        self.with_client(|client, pipeline| {
+            let mut tx = client.transaction()?;
+            let (current, journal_end) = locked_journal(&mut tx, pipeline)?;
+            fence::check(pipeline, epoch, current)?;
+            if first_seq > journal_end {
+                return Err(Failure::Store(super::journal_gap(pipeline, first_seq, journal_end)));
+            }
+            if first_seq < journal_end {
+                // This epoch's unacknowledged tail (a commit whose answer was lost): replaced.
+                tx.execute("DELETE FROM anes_journal WHERE pipeline = $1 AND first_seq >= $2", &[&pipeline, &first])?;
+            }
+            tx.execute(
+                "INSERT INTO anes_journal (pipeline, first_seq, end_seq, epoch, batch) VALUES ($1, $2, $3, $4, $5)",
+                &[&pipeline, &first, &last, &writer, &payload],
+            )?;
+            tx.execute("UPDATE anes_store_epochs SET journal_end = $2 WHERE pipeline = $1", &[&pipeline, &last])?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn read_journal(&mut self, from: u64) -> Result<super::StoredJournal, StoreError> {
+        let from = to_i64("sequence number", from)?;
+        let (end, rows) = self.with_client(|client, pipeline| {
+            // One snapshot: the end and the batches as one commit left them.
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .start()?;
+            let end = tx
+                .query_opt("SELECT journal_end FROM anes_store_epochs WHERE pipeline = $1", &[&pipeline])?
+                .map_or(0, |r| r.get::<_, i64>(0).max(0) as u64);
+            let rows = tx.query(
+                "SELECT first_seq, CASE WHEN octet_length(batch) <= $3 THEN batch END, octet_length(batch)
+                 FROM anes_journal WHERE pipeline = $1 AND end_seq > $2 ORDER BY first_seq",
+                &[&pipeline, &from, &MAX_BATCH_LEN],
+            )?;
+            tx.commit()?;
+            Ok((
+                end,
+                rows.into_iter()
+                    .map(|r| (r.get::<_, i64>(0), r.get::<_, Option<Vec<u8>>>(1), r.get::<_, i32>(2)))
+                    .collect::<Vec<_>>(),
+            ))
+        })?;
+        let batches = rows
+            .into_iter()
+            .map(|(first, batch, len)| super::StoredBatch {
+                name: format!("anes_journal row first_seq {first}"),
+                first_seq: first.max(0) as u64,
+                payload: batch
+                    .ok_or_else(|| format!("{len} bytes, more than the {MAX_BATCH_LEN}-byte limit")),
+            })
+            .collect();
+        Ok(super::StoredJournal { end, batches })
+    }
+
+    fn release_journal_before(&mut self, seq: u64) -> Result<(), StoreError> {
+        let seq = to_i64("sequence number", seq)?;
+        self.with_client(|client, pipeline| {
+            client.execute(
+                "DELETE FROM anes_journal WHERE pipeline = $1 AND end_seq <= $2",
+                &[&pipeline, &seq],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn move_journal_end(&mut self, epoch: u64, end: u64) -> Result<u64, StoreError> {
+        let end_i64 = to_i64("sequence number", end)?;
+        self.with_client(|client, pipeline| {
+            let mut tx = client.transaction()?;
+            let (current, journal_end) = locked_journal(&mut tx, pipeline)?;
+            fence::check(pipeline, epoch, current)?;
+            tx.execute(
+                "DELETE FROM anes_journal WHERE pipeline = $1 AND first_seq >= $2",
+                &[&pipeline, &end_i64],
+            )?;
+            tx.execute(
+                "UPDATE anes_store_epochs SET journal_end = $2 WHERE pipeline = $1",
+                &[&pipeline, &end_i64],
+            )?;
+            tx.commit()?;
+            Ok(journal_end)
+        })
     }
 }

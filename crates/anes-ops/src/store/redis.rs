@@ -1,4 +1,5 @@
-//! The Redis checkpoint store (the `redis` crate against a real `redis-server`). Keys of pipeline `<id>`:
+//! The Redis checkpoint store and shared journal (the `redis` crate against a real `redis-server`).
+//! Keys of pipeline `<id>`:
 //!
 //! | key | type | holds |
 //! |---|---|---|
@@ -6,6 +7,13 @@
 //! | `pipeline:<id>:state` | string | the newest checkpoint (the design's live state): header then snapshot |
 //! | `pipeline:<id>:checkpoints` | sorted set | member `<frame, 20 digits>-<epoch, 20 digits>`, score the frame |
 //! | `pipeline:<id>:blobs` | hash | member → header then snapshot, for each kept checkpoint |
+//! | `pipeline:<id>:journal` | sorted set | member: one committed batch ([`crate::journal::encode_batch`]), score its first sequence number |
+//! | `pipeline:<id>:journal_end` | string (integer) | the journal's end, its acknowledged mark |
+//!
+//! A journal append is one script: the fencing rule, then the batch added and the end moved. Scores
+//! are doubles, exact to 2^53: a sequence number beyond it is refused. What an acknowledgement is
+//! worth after a crash of `redis-server` is its `appendfsync`'s business: `always` keeps every
+//! acknowledged batch, `everysec` (the default with `appendonly yes`) may lose the last second.
 //!
 //! A write first checks the header against the pipeline's epoch (`GET`, [`fence::check`]), so a writer
 //! already taken over is refused before its payload is read; then it is one Lua script, atomic on the
@@ -62,6 +70,44 @@ return {{'ok', tostring(redis.call('INCR', KEYS[1]))}}
         fence::LUA_RULE
     )
 }
+
+/// The journal append: the fencing rule, then the batch and the end in one step.
+fn append_script() -> String {
+    format!(
+        r#"-- KEYS: epoch, journal (zset), journal_end. ARGV: writer epoch, first_seq, end, batch
+{}
+local held = tonumber(redis.call('GET', KEYS[3]) or '0')
+if held == nil then return {{'damaged_end', tostring(redis.call('GET', KEYS[3]))}} end
+local first = tonumber(ARGV[2])
+if first > held then return {{'gap', tostring(held)}} end
+if first < held then redis.call('ZREMRANGEBYSCORE', KEYS[2], ARGV[2], '+inf') end
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
+redis.call('SET', KEYS[3], ARGV[3])
+return {{'ok', ARGV[3]}}
+"#,
+        fence::LUA_RULE
+    )
+}
+
+/// Lowering the journal's end (an operator accepting a loss): the rule, then the end and the batches.
+fn lower_script() -> String {
+    format!(
+        r#"-- KEYS: epoch, journal (zset), journal_end. ARGV: writer epoch, end
+{}
+local old = redis.call('GET', KEYS[3]) or '0'
+redis.call('ZREMRANGEBYSCORE', KEYS[2], ARGV[2], '+inf')
+redis.call('SET', KEYS[3], ARGV[2])
+return {{'ok', old}}
+"#,
+        fence::LUA_RULE
+    )
+}
+
+/// Members of a sorted set with their scores.
+type ScoredMembers = Vec<(Vec<u8>, f64)>;
+
+/// Sequence numbers a sorted set's score holds exactly.
+const MAX_EXACT_SCORE: u64 = 1 << 53;
 
 /// What survives a restart of the `redis-server` behind a store, as its configuration says. Fencing
 /// needs the epoch to survive: a server that restarts empty hands out epoch 1 again, and the pipeline
@@ -121,6 +167,8 @@ pub struct RedisStore {
     persistence: Option<RedisPersistence>,
     put: redis::Script,
     advance: redis::Script,
+    append: redis::Script,
+    lower: redis::Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -150,6 +198,8 @@ impl RedisStore {
             persistence: None,
             put: redis::Script::new(&put_script()),
             advance: redis::Script::new(&advance_script()),
+            append: redis::Script::new(&append_script()),
+            lower: redis::Script::new(&lower_script()),
         })
     }
 
@@ -212,6 +262,12 @@ impl RedisStore {
         let number = |v: &str| v.parse::<f64>().map(|f| f as u64).unwrap_or(0);
         match verdict {
             "ok" => Ok(number(value)),
+            "damaged" | "damaged_end" => Err(StoreError::Damaged(format!(
+                "redis {}: {} holds {value:?}, not a number: the store's record of the pipeline is damaged; restore it (docs/OPERATIONS.md, the store epoch)",
+                self.url,
+                self.key(if verdict == "damaged_end" { "journal_end" } else { "epoch" })
+            ))),
+            "gap" => Err(super::journal_gap(&self.pipeline, writer, number(value))),
             "fenced" | "ahead" => {
                 let current = number(value);
                 Err(fence::check(&self.pipeline, writer, current).err().unwrap_or_else(|| {
@@ -254,7 +310,18 @@ impl CheckpointStore for RedisStore {
 
     fn bump_epoch(&mut self) -> Result<u64, StoreError> {
         let key = self.key("epoch");
-        self.query(redis::cmd("INCR").arg(key))
+        let result: redis::RedisResult<i64> = redis::cmd("INCR").arg(&key).query(self.connection()?);
+        match result {
+            Ok(epoch) => Ok(epoch.max(0) as u64),
+            // The server refused the increment itself: not a number, or at its maximum.
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ResponseError) => {
+                Err(StoreError::Damaged(format!(
+                    "redis {}: {key} cannot be incremented ({e}): the store's record of the pipeline is damaged or at its maximum; restore it (docs/OPERATIONS.md, the store epoch)",
+                    self.url
+                )))
+            }
+            Err(e) => Err(self.unavailable(e)),
+        }
     }
 
     fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
@@ -268,8 +335,16 @@ impl CheckpointStore for RedisStore {
 
     fn current_epoch(&mut self) -> Result<u64, StoreError> {
         let key = self.key("epoch");
-        let value: Option<u64> = self.query(redis::cmd("GET").arg(key))?;
-        Ok(value.unwrap_or(0))
+        let value: Option<String> = self.query(redis::cmd("GET").arg(&key))?;
+        match value {
+            None => Ok(0),
+            Some(text) => text.parse().map_err(|_| {
+                StoreError::Damaged(format!(
+                    "redis {}: {key} holds {text:?}, not a number: the store's record of the pipeline is damaged; restore it (docs/OPERATIONS.md, the store epoch)",
+                    self.url
+                ))
+            }),
+        }
     }
 
     fn put(&mut self, header: &CheckpointHeader, payload: &mut dyn Read) -> Result<Persisted, StoreError> {
@@ -328,5 +403,108 @@ impl CheckpointStore for RedisStore {
     fn reconnect(&mut self) -> Result<(), StoreError> {
         self.connection = None;
         self.connection().map(|_| ())
+    }
+}
+
+impl super::JournalStore for RedisStore {
+    fn describe(&self) -> String {
+        format!("redis {} {}", self.url, self.key("journal"))
+    }
+
+    fn append_batch(
+        &mut self,
+        epoch: u64,
+        first_seq: u64,
+        end: u64,
+        payload: &[u8],
+    ) -> Result<(), StoreError> {
+        if end > MAX_EXACT_SCORE {
+            return Err(StoreError::Invalid(format!(
+                "sequence number {end} is beyond 2^53, the last a Redis score holds exactly"
+            )));
+        }
+        let script = self.append.clone();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.key("epoch")).key(self.key("journal")).key(self.key("journal_end"));
+        invocation.arg(epoch).arg(first_seq).arg(end).arg(payload);
+        let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
+        let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
+        // A gap's refusal names the first sequence number asked for.
+        let writer = if verdict == "gap" { first_seq } else { epoch };
+        self.verdict(&verdict, &value, writer).map(|_| ())
+    }
+
+    fn read_journal(&mut self, from: u64) -> Result<super::StoredJournal, StoreError> {
+        let (journal, end_key) = (self.key("journal"), self.key("journal_end"));
+        // One atomic read: the end, the batch holding `from` and every later one, as one append left them.
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("GET")
+            .arg(&end_key)
+            .cmd("ZREVRANGEBYSCORE")
+            .arg(&journal)
+            .arg(from)
+            .arg("-inf")
+            .arg("WITHSCORES")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(1)
+            .cmd("ZRANGEBYSCORE")
+            .arg(&journal)
+            .arg(format!("({from}"))
+            .arg("+inf")
+            .arg("WITHSCORES");
+        let result: Result<(Option<String>, ScoredMembers, ScoredMembers), _> =
+            pipe.query(self.connection()?);
+        let (end, before, after) = result.map_err(|e| self.unavailable(e))?;
+        let end = match end {
+            None => 0,
+            Some(text) => text.parse().map_err(|_| {
+                StoreError::Damaged(format!(
+                    "redis {}: {end_key} holds {text:?}, not a number: the journal's end is damaged; restore it (docs/OPERATIONS.md)",
+                    self.url
+                ))
+            })?,
+        };
+        let batches = before
+            .into_iter()
+            .chain(after)
+            .map(|(member, score)| super::StoredBatch {
+                name: format!("{journal} member at score {score}"),
+                first_seq: score as u64,
+                payload: Ok(member),
+            })
+            .collect();
+        Ok(super::StoredJournal { end, batches })
+    }
+
+    fn release_journal_before(&mut self, seq: u64) -> Result<(), StoreError> {
+        let journal = self.key("journal");
+        // The batch holding `seq` stays, and everything after it.
+        let holding: Vec<(Vec<u8>, f64)> = self.query(
+            redis::cmd("ZREVRANGEBYSCORE")
+                .arg(&journal)
+                .arg(seq)
+                .arg("-inf")
+                .arg("WITHSCORES")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(1),
+        )?;
+        if let Some((_, score)) = holding.first() {
+            let _: i64 = self
+                .query(redis::cmd("ZREMRANGEBYSCORE").arg(&journal).arg("-inf").arg(format!("({score}")))?;
+        }
+        Ok(())
+    }
+
+    fn move_journal_end(&mut self, epoch: u64, end: u64) -> Result<u64, StoreError> {
+        let script = self.lower.clone();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(self.key("epoch")).key(self.key("journal")).key(self.key("journal_end"));
+        invocation.arg(epoch).arg(end);
+        let result: Result<(String, String), _> = invocation.invoke(self.connection()?);
+        let (verdict, value) = result.map_err(|e| self.unavailable(e))?;
+        self.verdict(&verdict, &value, epoch)
     }
 }

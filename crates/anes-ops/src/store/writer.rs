@@ -13,7 +13,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{CheckpointHeader, CheckpointStore, Persisted, StoreError};
+use super::{CheckpointHeader, CheckpointStore, HeldEpoch, Persisted, StoreError};
 use crate::backoff::Backoff;
 use crate::metrics::StoreMetrics;
 
@@ -98,6 +98,12 @@ pub enum WriterEvent {
         /// The last error.
         error: String,
     },
+    /// What the store holds about the pipeline is damaged (its epoch is not a number, or at its
+    /// maximum). Nothing more is written.
+    Damaged {
+        /// The error, for people.
+        message: String,
+    },
     /// The store refused a write by the fencing rule: another writer took over. Nothing more is written.
     Fenced {
         /// This writer's epoch.
@@ -132,7 +138,7 @@ type Notify = Box<dyn Fn(WriterEvent) + Send>;
 /// let epoch = store.bump_epoch().unwrap();
 /// let events = Arc::new(Mutex::new(Vec::new()));
 /// let seen = Arc::clone(&events);
-/// let writer = CheckpointWriter::start("p1", Box::new(store), epoch, RetryPolicy::default(),
+/// let writer = CheckpointWriter::start("p1", Box::new(store), anes_ops::store::HeldEpoch::new(epoch), RetryPolicy::default(),
 ///     anes_ops::metrics::StoreMetrics::detached(), Box::new(move |e| seen.lock().unwrap().push(e)));
 /// writer.submit(PendingCheckpoint { frame: 60, cpu_cycle: 1, state_hash: [0; 32], snapshot: Arc::new(vec![1; 64]) });
 /// assert!(writer.finish(std::time::Duration::from_secs(10)));
@@ -151,21 +157,22 @@ impl std::fmt::Debug for CheckpointWriter {
 }
 
 impl CheckpointWriter {
-    /// Starts the thread writing to `store` with `epoch` (obtained by the caller's takeover).
+    /// Starts the thread writing to `store` with the epoch `held` (obtained by the caller's takeover,
+    /// shared with the pipeline's journal: a rollback's new epoch replaces it there too).
     pub fn start(
         pipeline: &str,
         store: Box<dyn CheckpointStore>,
-        epoch: u64,
+        held: HeldEpoch,
         retry: RetryPolicy,
         metrics: StoreMetrics,
         notify: Notify,
     ) -> CheckpointWriter {
         let shared = Arc::new((Mutex::new(Slot::default()), Condvar::new()));
-        metrics.epoch.set(epoch.min(i64::MAX as u64) as i64);
+        metrics.epoch.set(held.get().min(i64::MAX as u64) as i64);
         let mut thread = Thread {
             pipeline: pipeline.to_string(),
             store,
-            epoch,
+            held,
             retry,
             backoff: retry.backoff(),
             metrics,
@@ -241,7 +248,7 @@ impl Drop for CheckpointWriter {
 struct Thread {
     pipeline: String,
     store: Box<dyn CheckpointStore>,
-    epoch: u64,
+    held: HeldEpoch,
     retry: RetryPolicy,
     backoff: Backoff,
     metrics: StoreMetrics,
@@ -331,11 +338,18 @@ impl Thread {
             StoreError::Fenced { writer, current, .. } | StoreError::EpochAhead { writer, current, .. } => {
                 (writer, current)
             }
-            _ => (self.epoch, 0),
+            _ => (self.held.get(), 0),
         };
         tracing::error!(pipeline = %self.pipeline, writer, current, error = %e, "fenced: another writer took the pipeline over; this service writes no more checkpoints for it");
         self.slot().fenced = true;
         (self.notify)(WriterEvent::Fenced { writer, current, message: e.to_string() });
+    }
+
+    /// The store's record of the pipeline is damaged: it writes nothing more, and says so.
+    fn damaged(&mut self, e: &StoreError) {
+        tracing::error!(pipeline = %self.pipeline, error = %e, "the store's record of the pipeline is damaged; this service writes no more checkpoints for it");
+        self.slot().fenced = true;
+        (self.notify)(WriterEvent::Damaged { message: e.to_string() });
     }
 
     /// A rollback's new epoch: only while this writer's epoch is still the store's (a writer that was
@@ -343,15 +357,23 @@ impl Thread {
     fn bump(&mut self) {
         let mut attempt = 0;
         loop {
-            match self.store.advance_epoch(self.epoch) {
+            // Held while the store moves it: the journal never appends with the epoch being left.
+            let mut held = self.held.lock();
+            let from = *held;
+            let result = self.store.advance_epoch(from);
+            if let Ok(epoch) = result {
+                *held = epoch;
+            }
+            drop(held);
+            match result {
                 Ok(epoch) => {
-                    tracing::info!(pipeline = %self.pipeline, from = self.epoch, to = epoch, "store epoch bumped");
-                    self.epoch = epoch;
+                    tracing::info!(pipeline = %self.pipeline, from, to = epoch, "store epoch bumped");
                     self.metrics.epoch.set(epoch.min(i64::MAX as u64) as i64);
                     (self.notify)(WriterEvent::Epoch(epoch));
                     return;
                 }
                 Err(e) if e.is_fenced() => return self.fenced(&e),
+                Err(e @ StoreError::Damaged(_)) => return self.damaged(&e),
                 Err(e) if e.is_retryable() && self.retry_after(attempt, &e) => attempt += 1,
                 Err(e) => {
                     tracing::error!(pipeline = %self.pipeline, error = %e, "bumping the store epoch failed; writes keep the old epoch");
@@ -366,7 +388,7 @@ impl Thread {
         loop {
             let header = CheckpointHeader::for_payload(
                 &self.pipeline,
-                self.epoch,
+                self.held.get(),
                 checkpoint.frame,
                 checkpoint.cpu_cycle,
                 checkpoint.state_hash,
@@ -385,6 +407,10 @@ impl Thread {
                 Err(e) if e.is_fenced() => {
                     self.metrics.writes_fenced.inc();
                     return self.fenced(&e);
+                }
+                Err(e @ StoreError::Damaged(_)) => {
+                    self.metrics.writes_invalid.inc();
+                    return self.damaged(&e);
                 }
                 Err(e) if e.is_retryable() => {
                     if !self.retry_after(attempt, &e) {
@@ -445,7 +471,7 @@ mod tests {
         let old = CheckpointWriter::start(
             "p",
             Box::new(first),
-            e_old,
+            HeldEpoch::new(e_old),
             RetryPolicy::default(),
             StoreMetrics::detached(),
             Box::new(move |e| seen.lock().unwrap().push(e)),

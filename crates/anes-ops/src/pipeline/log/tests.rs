@@ -63,11 +63,11 @@ fn every_notice() -> Vec<(Notice, Value)> {
     let hex = "ab".repeat(32);
     vec![
         (
-            Notice::Recovering { checkpoint_seq: 120, journaled: 7, in_dlq: 3 },
+            Notice::Recovering { checkpoint_seq: 120, journaled: 7 },
             line(
                 "WARN",
-                "recovering from the previous run: both workers load the checkpoint, re-run the journaled records, then the dead-letter queue",
-                json!({ "pipeline": "p1", "checkpoint_seq": 120, "journaled": 7, "in_dlq": 3 }),
+                "recovering: both workers load the checkpoint and re-run the journaled records after it",
+                json!({ "pipeline": "p1", "checkpoint_seq": 120, "journaled": 7 }),
             ),
         ),
         (
@@ -100,6 +100,14 @@ fn every_notice() -> Vec<(Notice, Value)> {
                 "ERROR",
                 "fenced: the checkpoint store lost this pipeline's data (its epoch is below ours; emptied or restarted without persistence), which is not a takeover; intake is refused from now on and no checkpoint is written",
                 json!({ "pipeline": "p1", "writer": 4, "current": 0 }),
+            ),
+        ),
+        (
+            Notice::Fenced(Fence::StoreDamaged { ours: 4 }),
+            line(
+                "ERROR",
+                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum), which is not a takeover; intake is refused from now on and no checkpoint is written",
+                json!({ "pipeline": "p1", "writer": 4 }),
             ),
         ),
         (
@@ -179,14 +187,6 @@ fn every_notice() -> Vec<(Notice, Value)> {
             ),
         ),
         (
-            Notice::ReplayJournalFailed { error: "disk full".into() },
-            line(
-                "ERROR",
-                "journaling records from the dead-letter queue failed; retrying at the next tick",
-                json!({ "pipeline": "p1", "error": "disk full" }),
-            ),
-        ),
-        (
             Notice::ReplayingDlq { records: 12 },
             line(
                 "INFO",
@@ -224,6 +224,18 @@ fn every_notice() -> Vec<(Notice, Value)> {
                 "INFO",
                 "final verified checkpoint",
                 json!({ "pipeline": "p1", "seq": 300, "state_hash": hex }),
+            ),
+        ),
+        (
+            Notice::FinalCheckpointNotStored {
+                seq: 300,
+                state_hash: hash,
+                fence: Fence::TakenOver { ours: 4, current: 5 },
+            },
+            line(
+                "WARN",
+                "final checkpoint verified by both workers but not stored: fenced: another service took the pipeline over (store epoch 5, ours 4); stop this one",
+                json!({ "pipeline": "p1", "seq": 300, "state_hash": hex, "store_epoch": 5 }),
             ),
         ),
         (

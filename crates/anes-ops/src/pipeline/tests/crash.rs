@@ -1,6 +1,7 @@
 //! The simulator with crashes: the service dies before a random action (every action boundary is a
 //! candidate), the actions not applied are lost, and the pipeline is rebuilt from what the simulated
-//! storage holds (the journal, the dead-letter queue and the newest persisted checkpoint) through
+//! storage holds (the journal, which holds the dead-letter queue's records too, and the newest
+//! persisted checkpoint) through
 //! [`Pipeline::recover`], as `recovery::open` does. Invariants: no acknowledged record is lost, the
 //! accounting balances at every step, the recovered pipeline resumes at or after the checkpoint it
 //! loaded, and the end state is that of one console that ran every acknowledged record once, in order.
@@ -8,20 +9,17 @@
 //! `ANES_SIM_SEEDS=n` runs n seeds (default 12); `ANES_SIM_SEED=s` runs seed s alone. A failure
 //! names its seed.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::dlq::{DeadLetterQueue, DlqError};
 use crate::journal::JournalError;
 
-/// What the simulated disk holds; `*_pending` is written but not yet committed (a crash loses it).
+/// What the simulated disk holds; `journal_pending` is written but not yet committed (a crash loses
+/// it).
 #[derive(Debug, Default)]
 struct Disk {
     journal: Vec<FrameInput>,
     journal_pending: Vec<(u64, FrameInput)>,
-    dlq: VecDeque<(u64, FrameInput)>,
-    dlq_pending: Vec<(u64, FrameInput)>,
 }
 
 #[derive(Debug)]
@@ -35,12 +33,14 @@ impl Journal for DiskJournal {
     fn commit(&mut self) -> Result<(), JournalError> {
         let mut disk = self.0.lock().unwrap();
         for (seq, input) in std::mem::take(&mut disk.journal_pending) {
-            if seq != disk.journal.len() as u64 {
+            if seq > disk.journal.len() as u64 {
                 return Err(JournalError::Io(format!(
-                    "record {seq} does not continue the journal at {}",
+                    "record {seq} would leave a gap after the journal's end at {}",
                     disk.journal.len()
                 )));
             }
+            // Below the end: the records of a commit whose answer was lost, replaced.
+            disk.journal.truncate(seq as usize);
             disk.journal.push(input);
         }
         Ok(())
@@ -49,64 +49,22 @@ impl Journal for DiskJournal {
     fn release_before(&mut self, _seq: u64) {}
 }
 
-#[derive(Debug)]
-struct DiskDlq(Arc<Mutex<Disk>>);
-
-impl DeadLetterQueue for DiskDlq {
-    fn push(&mut self, seq: u64, record: FrameInput) -> Result<(), DlqError> {
-        self.0.lock().unwrap().dlq_pending.push((seq, record));
-        Ok(())
-    }
-
-    fn commit(&mut self) -> Result<(), DlqError> {
-        let mut disk = self.0.lock().unwrap();
-        let pending = std::mem::take(&mut disk.dlq_pending);
-        disk.dlq.extend(pending);
-        Ok(())
-    }
-
-    fn front(&self, max: usize, out: &mut Vec<(u64, FrameInput)>) {
-        out.extend(self.0.lock().unwrap().dlq.iter().take(max).copied());
-    }
-
-    fn discard_front(&mut self, n: usize) -> Result<(), DlqError> {
-        let mut disk = self.0.lock().unwrap();
-        let n = n.min(disk.dlq.len());
-        disk.dlq.drain(..n);
-        Ok(())
-    }
-
-    fn len(&self) -> usize {
-        let disk = self.0.lock().unwrap();
-        disk.dlq.len() + disk.dlq_pending.len()
-    }
-}
-
 fn storage(disk: &Arc<Mutex<Disk>>) -> PipelineStorage {
-    PipelineStorage::new(Box::new(DiskJournal(Arc::clone(disk))), Box::new(DiskDlq(Arc::clone(disk))))
+    PipelineStorage::new(Box::new(DiskJournal(Arc::clone(disk))))
 }
 
 /// What a restart finds and the pipeline it builds from it (the steps of `recovery::open`).
 fn restart(sim: &Sim, disk: &Arc<Mutex<Disk>>, seed: u64) -> Sim {
     let checkpoint = sim.stored.last().cloned();
     let start = checkpoint.as_ref().map_or(0, |c| c.seq);
-    let (log, queued) = {
+    let log = {
         let mut disk = disk.lock().unwrap();
         disk.journal_pending.clear();
-        disk.dlq_pending.clear();
         let end = disk.journal.len() as u64;
         assert!(end >= start, "seed {seed}: the journal ends at {end}, before the checkpoint at {start}");
-        let log = disk.journal[start as usize..].to_vec();
-        // The queue's copies of records the journal already holds (a crash between the replay's
-        // commit and the queue's truncation) are dropped, as FileDlq::open does.
-        disk.dlq.retain(|&(seq, _)| seq >= end);
-        let queued: Vec<(u64, FrameInput)> = disk.dlq.iter().copied().collect();
-        if let Some(&(first, _)) = queued.first() {
-            assert_eq!(first, end, "seed {seed}: the queue does not continue the journal");
-        }
-        (log, queued)
+        disk.journal[start as usize..].to_vec()
     };
-    let pipeline = Pipeline::recover(sim.pipeline_settings.clone(), checkpoint, log, queued);
+    let pipeline = Pipeline::recover(sim.pipeline_settings.clone(), checkpoint, log);
     let mut next =
         Sim::with_storage(pipeline, storage(disk), seed.wrapping_mul(31).wrapping_add(sim.actions_run));
     next.stored = sim.stored.clone();

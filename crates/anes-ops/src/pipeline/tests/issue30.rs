@@ -27,10 +27,7 @@ impl Journal for FailingJournal {
 #[test]
 fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() {
     let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let storage = PipelineStorage::new(
-        Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }),
-        Box::new(MemoryDlq::new(1024)),
-    );
+    let storage = PipelineStorage::new(Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }));
     let mut sim = Sim::with_storage(Pipeline::new(settings(RollbackPolicy::Alert)), storage, 21);
     sim.settle(Duration::from_secs(1));
     // A replay offers records 0..10, the commit fails, it takes them back and offers them again.

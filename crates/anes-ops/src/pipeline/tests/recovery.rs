@@ -4,12 +4,12 @@ use super::*;
 
 /// A crashed run's data directory, recovered: the pipeline must resume from the newest checkpoint that
 /// verifies (not a newer damaged one, not an older good one), re-run every journaled record after it
-/// and replay the dead-letter queue, and end exactly where a console that ran every record ends.
+/// and the records of an earlier version's dead-letter queue file (journaled at start-up), and end
+/// exactly where a console that ran every record ends.
 #[test]
 fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_record() {
     use crate::config::Config;
-    use crate::dlq::{DeadLetterQueue, FileDlq};
-    use crate::framed::FsyncPolicy;
+    use crate::framed::{self, FileHeader};
     use crate::journal::FileJournal;
     use crate::store::{CheckpointHeader, CheckpointStore, FsStore};
 
@@ -30,7 +30,7 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     // The run before the crash: 100 records journaled and verified (checkpoints at 8, 16, ..., 96,
     // written to the store as the writer would), then 27 journaled that no worker ran yet.
     let (journal, _) = FileJournal::open(&dir.join("journal"), "p1", config.journal).unwrap();
-    let storage = PipelineStorage::new(Box::new(journal), Box::new(MemoryDlq::new(1024)));
+    let storage = PipelineStorage::new(Box::new(journal));
     let mut sim = Sim::with_storage(Pipeline::new(config.settings.clone()), storage, 11);
     sim.offer(100);
     sim.settle(Duration::from_secs(10));
@@ -57,17 +57,29 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     let torn = dir.join("checkpoints").join(crate::store::fs::checkpoint_file_name(112, epoch));
     let bytes = std::fs::read(&torn).unwrap();
     std::fs::write(&torn, &bytes[..bytes.len() - 100]).unwrap();
-    // Records 127..140 were pushed while read-only: in the dead-letter queue.
-    let (mut dlq, _) =
-        FileDlq::open(&dir.join("dlq").join("queue.adlq"), "p1", 1024, FsyncPolicy::Batch, 127).unwrap();
-    for seq in 127..140 {
-        dlq.push(seq, sent(seq)).unwrap();
+    // Records 127..140 were pushed while read-only, into the dead-letter queue file an earlier version
+    // kept beside the journal (its layout: sequence number, both ports, the command).
+    let mut queue =
+        FileHeader { magic: crate::dlq::DLQ_MAGIC, pipeline_id: "p1".into(), identity: None }.encode();
+    for seq in 120..140 {
+        let input = sent(seq);
+        let mut payload = seq.to_le_bytes().to_vec();
+        payload.extend_from_slice(&[input.pads[0], input.pads[1], input.command as u8]);
+        framed::encode_record(&payload, &mut queue);
     }
-    dlq.commit().unwrap();
-    drop(dlq);
+    std::fs::create_dir_all(dir.join("dlq")).unwrap();
+    std::fs::write(dir.join("dlq").join("queue.adlq"), &queue).unwrap();
 
     let opened = crate::recovery::open(&config, &data, &tiny_rom()).unwrap();
     assert!(opened.summary.contains("2 damaged checkpoints skipped"), "{}", opened.summary);
+    assert!(
+        opened.summary.contains("13 records of an earlier version's dead-letter queue journaled"),
+        "{}",
+        opened.summary
+    );
+    assert!(
+        dir.join("dlq").join("queue.adlq.journaled").exists() && !dir.join("dlq").join("queue.adlq").exists()
+    );
     let status = opened.pipeline.status();
     assert_eq!(
         status.store.recovered_from_seq,
@@ -76,7 +88,6 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
         opened.summary
     );
     assert_eq!(opened.pipeline.accounting().received, 140);
-    assert_eq!(opened.pipeline.accounting().in_dlq, 13);
 
     // Run the recovered pipeline to the end: every record verified, and the state is the one of a
     // console that ran all 140 records from power-on (a lost, repeated or reordered record changes it).
@@ -84,7 +95,6 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     sim.inputs_sent = 140;
     sim.settle(Duration::from_secs(30));
     assert_nothing_lost(&sim);
-    assert_eq!(sim.pipeline.accounting().replayed_from_dlq, 13);
     sim.handle(Event::Drain);
     sim.settle(Duration::from_secs(5));
     let last = sim.drained.clone().expect("drained").expect("a final verified checkpoint");

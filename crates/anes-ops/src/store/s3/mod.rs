@@ -5,6 +5,10 @@
 //! |---|---|
 //! | `epoch.json` | the epoch object: the store epoch and the list of kept checkpoints (frame, epoch, payload checksum), newest first |
 //! | `ckpt-<frame, 20 digits>-<epoch, 20 digits>.anck` | one checkpoint: header then snapshot |
+//! | `journal/<first sequence number, 20 digits>-<epoch, 20 digits>.ajb` | one journal batch ([`crate::journal::encode_batch`]) |
+//!
+//! The epoch object also holds the shared journal's end (`journal_end`, its acknowledged mark); the
+//! journal's side is in `s3/journal.rs`.
 //!
 //! Fencing is S3's conditional writes on the epoch object: every change of it (a takeover, a rollback's
 //! epoch, a write adding a checkpoint to the list) is a PUT with `If-Match: <the ETag it read>` (or
@@ -36,6 +40,8 @@ use object_store::{
     UpdateVersion,
 };
 use serde::{Deserialize, Serialize};
+
+mod journal;
 
 use super::hot::{self, HotCopy};
 use super::{
@@ -169,6 +175,9 @@ struct EpochObject {
     epoch: u64,
     /// Newest first.
     checkpoints: Vec<Listed>,
+    /// The shared journal's end: its acknowledged mark (absent in objects of earlier versions).
+    #[serde(default)]
+    journal_end: u64,
 }
 
 /// The epoch object as read, with the version a conditional PUT must match (`None`: absent).
@@ -190,6 +199,9 @@ pub struct S3Store {
     pipeline: String,
     kept: usize,
     hot: Option<HotCopy>,
+    /// The epoch object as the journal last read or wrote it: an append needs no GET while no other
+    /// writer changed it (a changed one fails the conditional PUT, and is read again).
+    journal_head: Option<EpochRead>,
 }
 
 impl std::fmt::Debug for S3Store {
@@ -254,6 +266,7 @@ impl S3Store {
             pipeline: pipeline.to_string(),
             kept: kept.max(1),
             hot,
+            journal_head: None,
         })
     }
 
@@ -313,9 +326,13 @@ impl S3Store {
         }
     }
 
-    /// Replaces the epoch object if it is still the version read; false when another writer changed
-    /// it first (412).
-    fn write_epoch_object(&self, read: &EpochRead, object: &EpochObject) -> Result<bool, StoreError> {
+    /// Replaces the epoch object if it is still the version read, and returns the new version; `None`
+    /// when another writer changed it first (412).
+    fn write_epoch_object(
+        &self,
+        read: &EpochRead,
+        object: &EpochObject,
+    ) -> Result<Option<UpdateVersion>, StoreError> {
         let body = serde_json::to_vec(object).expect("serializes");
         let mode = match &read.version {
             None => PutMode::Create,
@@ -325,9 +342,9 @@ impl S3Store {
         self.runtime.block_on(async move {
             let options = PutOptions { mode, ..PutOptions::default() };
             match client.put_opts(&path, PutPayload::from(body), options).await {
-                Ok(_) => Ok(true),
+                Ok(put) => Ok(Some(UpdateVersion { e_tag: put.e_tag, version: put.version })),
                 Err(object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }) => {
-                    Ok(false)
+                    Ok(None)
                 }
                 Err(e) => Err(unavailable("PUT of the epoch object", e)),
             }
@@ -344,7 +361,7 @@ impl S3Store {
         for _ in 0..MAX_CONFLICTS {
             let mut object = read.object.clone();
             let value = change(&mut object)?;
-            if self.write_epoch_object(&read, &object)? {
+            if self.write_epoch_object(&read, &object)?.is_some() {
                 return Ok(value);
             }
             read = self.read_epoch_object()?;
@@ -358,7 +375,7 @@ impl S3Store {
     fn delete(&self, key: ObjectPath) {
         let client = Arc::clone(&self.client);
         if let Err(e) = self.runtime.block_on(async move { client.delete(&key).await }) {
-            tracing::warn!(pipeline = %self.pipeline, error = %e, "removing a checkpoint beyond the retention failed; it stays unlisted");
+            tracing::warn!(pipeline = %self.pipeline, error = %e, "removing an object no longer needed failed; nothing refers to it");
         }
     }
 
@@ -426,8 +443,12 @@ impl CheckpointStore for S3Store {
     }
 
     fn bump_epoch(&mut self) -> Result<u64, StoreError> {
+        let pipeline = self.pipeline.clone();
         self.update_epoch_object(self.read_epoch_object()?, |object| {
-            object.epoch += 1;
+            object.epoch = object
+                .epoch
+                .checked_add(1)
+                .ok_or_else(|| super::epoch_at_maximum(BACKEND, &pipeline, object.epoch))?;
             Ok(object.epoch)
         })
     }
@@ -436,7 +457,8 @@ impl CheckpointStore for S3Store {
         let pipeline = self.pipeline.clone();
         self.update_epoch_object(self.read_epoch_object()?, |object| {
             fence::check(&pipeline, held, object.epoch)?;
-            object.epoch = held + 1;
+            object.epoch =
+                held.checked_add(1).ok_or_else(|| super::epoch_at_maximum(BACKEND, &pipeline, held))?;
             Ok(object.epoch)
         })
     }
@@ -526,6 +548,7 @@ impl CheckpointStore for S3Store {
 
     fn reconnect(&mut self) -> Result<(), StoreError> {
         // A new client: a new connection pool (the old one may hold connections to a server that is gone).
+        self.journal_head = None;
         self.client = client(&self.location, &self.credentials)?;
         Ok(())
     }

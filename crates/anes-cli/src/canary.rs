@@ -182,11 +182,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             Some(evidence) => {
                 let dir = evidence_dir.prepare()?;
                 evidence.write_bundle(&dir)?;
-                std::fs::write(
-                    dir.join("canary.json"),
-                    serde_json::to_vec_pretty(&Summary::of(&report, &rom_name, frames, seconds, None))?,
-                )
-                .with_context(|| dir.join("canary.json").display().to_string())?;
+                anes_fs::write_output(
+                    &dir.join("canary.json"),
+                    &serde_json::to_vec_pretty(&Summary::of(&report, &rom_name, frames, seconds, None))?,
+                )?;
                 Some(dir)
             }
             None => None,

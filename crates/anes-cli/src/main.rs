@@ -10,6 +10,7 @@ mod conformance;
 mod dlq;
 mod evidence_dir;
 mod input_file;
+mod journal;
 mod limited_read;
 mod lockstep;
 mod movie;
@@ -52,7 +53,11 @@ enum AnesCommand {
     /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
     /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
     Serve(serve::Args),
-    /// Dead-letter queue tools: show what a queue file holds.
+    /// Journal tools: show what a pipeline's journal holds and misses; accept the loss of records that
+    /// cannot be read.
+    #[command(subcommand)]
+    Journal(journal::JournalCommand),
+    /// Dead-letter queue files of earlier versions (the queue is journaled now): show what one holds.
     #[command(subcommand)]
     Dlq(dlq::DlqCommand),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`), or
@@ -77,6 +82,7 @@ fn main() -> ExitCode {
         AnesCommand::Movie(command) => movie::main(&command),
         AnesCommand::Serve(args) => serve::main(&args),
         AnesCommand::Worker(args) => worker::main(&args),
+        AnesCommand::Journal(command) => journal::main(&command),
         AnesCommand::Dlq(command) => dlq::main(&command),
         AnesCommand::Canary(args) => canary::main(&args),
     };

@@ -14,9 +14,9 @@ impl Evidence {
             move |source| BundleError::Io { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
+        // Each file atomically (an interrupted write leaves the old file or none, never half a report).
         let write = |name: &str, bytes: &[u8]| {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(io(&path))
+            anes_fs::write_output(&dir.join(name), bytes).map_err(BundleError::from)
         };
         let report = self.report();
         let json = serde_json::to_string_pretty(&report).expect("reports serialize");

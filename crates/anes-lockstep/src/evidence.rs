@@ -158,6 +158,10 @@ pub enum BundleError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// A file of the bundle could not be written ([`anes_fs::write_output`]: atomically, never over
+    /// something that is not a regular file).
+    #[error("cannot write the evidence bundle: {0}")]
+    Write(#[from] anes_fs::WriteError),
     /// A picture could not be encoded.
     #[error("{}: cannot encode the picture", path.display())]
     Png {

@@ -31,14 +31,17 @@ pub enum InvestigationError {
         /// The console's error.
         message: String,
     },
-    /// Writing the report failed.
+    /// The report's folder could not be made.
     #[error("writing {path}: {source}")]
     Io {
-        /// The file that could not be written.
+        /// The folder that could not be made.
         path: PathBuf,
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// Writing the report failed ([`anes_fs::write_output`]).
+    #[error("writing the report: {0}")]
+    Write(#[from] anes_fs::WriteError),
 }
 
 fn console(rom: &[u8], snapshot: &[u8]) -> Result<NesMachine, InvestigationError> {
@@ -134,7 +137,7 @@ pub fn write_evidence(
     };
     let path = dir.join("pipeline-report.json");
     let json = serde_json::to_vec_pretty(&report).expect("reports serialize");
-    std::fs::write(&path, json).map_err(io(&path))?;
+    anes_fs::write_output(&path, &json)?;
     Ok(if bundle.is_some() { dir.join("report.html") } else { path })
 }
 

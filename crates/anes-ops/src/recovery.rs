@@ -158,8 +158,19 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
     Ok(())
 }
 
-/// Opens a pipeline's durable state and builds the pipeline that continues it.
-pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, RecoveryError> {
+/// A pipeline taken over: its data directory's lock held, its store's epoch bumped (every writer
+/// holding an older one is fenced from now on), and the newest checkpoint that verifies.
+struct TakenOver {
+    dir: PathBuf,
+    lock: DirLock,
+    store: Box<dyn CheckpointStore>,
+    epoch: u64,
+    checkpoint: Option<StoredCheckpoint>,
+    /// Checkpoints skipped as damaged or not of this ROM.
+    skipped: usize,
+}
+
+fn take_over(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<TakenOver, RecoveryError> {
     let id = &config.settings.id;
     let dir = pipeline_dir(data_dir, id);
     std::fs::create_dir_all(&dir).map_err(|e| setup(id, format!("{}: {e}", dir.display())))?;
@@ -170,7 +181,6 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
             setup(id, format!("{} is held by another anes serve: two services cannot share a pipeline's data directory (use --data-dir)", lock_path.display()))
         })?;
     let mut store = open_store(config, data_dir).map_err(|e| setup(id, e))?;
-    // The takeover: every writer holding an older epoch is fenced from now on.
     let epoch = with_retries(config, store.as_mut(), "taking the store over", |s| s.bump_epoch())?;
     let loaded = with_retries(config, store.as_mut(), "loading checkpoints", |s| s.load())?;
     let mut skipped = loaded.damaged.len();
@@ -187,6 +197,99 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
             }
         }
     }
+    Ok(TakenOver { dir, lock, store, epoch, checkpoint, skipped })
+}
+
+/// What `anes journal accept-loss` gave up.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct AcceptedLoss {
+    /// The pipeline.
+    pub pipeline: String,
+    /// The journal (a folder, or a store and pipeline).
+    pub journal: String,
+    /// The checkpoint recovery starts from.
+    pub checkpoint_seq: u64,
+    /// The acknowledged mark before (`None`: it was missing or damaged).
+    pub acknowledged_before: Option<u64>,
+    /// The records that could not be read, and where they should have been.
+    pub missing: Vec<crate::journal::MissingRange>,
+    /// Where the journal continues now: producers resend from here.
+    pub continues_at: u64,
+}
+
+/// An operator accepting the loss of acknowledged records that cannot be read (what start-up refuses
+/// with "records N..M are missing"): takes the pipeline over like a start-up (its lock, a new store
+/// epoch, the newest checkpoint that verifies) and moves the journal's acknowledged mark down to the
+/// first missing record after that checkpoint, so the next start continues from there. `None` when
+/// nothing is missing (nothing is changed but the epoch).
+pub fn accept_journal_loss(
+    config: &PipelineConfig,
+    data_dir: &Path,
+    rom: &[u8],
+) -> Result<Option<AcceptedLoss>, RecoveryError> {
+    let id = &config.settings.id;
+    let TakenOver { dir, lock, store: _, epoch, checkpoint, .. } = take_over(config, data_dir, rom)?;
+    let start = checkpoint.as_ref().map_or(0, |c| c.header.frame);
+    let loss = match open_journal_store(config).map_err(|e| setup(id, e))? {
+        None => {
+            let journal = dir.join("journal");
+            let contents = crate::journal::read_for_loss(&journal, id).map_err(|e| setup(id, e))?;
+            let acknowledged = contents.acknowledged_end;
+            let missing = match acknowledged {
+                Some(end) => contents.missing(start, end),
+                // Without a mark what was acknowledged is unknown: what can be read counts.
+                None => Vec::new(),
+            };
+            if acknowledged.is_some() && missing.is_empty() {
+                None
+            } else {
+                let continues_at =
+                    missing.first().map_or_else(|| contents.contiguous_end(start).max(start), |m| m.from);
+                crate::journal::accept_loss(&journal, id, continues_at).map_err(|e| setup(id, e))?;
+                Some(AcceptedLoss {
+                    pipeline: id.clone(),
+                    journal: contents.source,
+                    checkpoint_seq: start,
+                    acknowledged_before: acknowledged,
+                    missing,
+                    continues_at,
+                })
+            }
+        }
+        Some(mut store) => {
+            let contents =
+                with_retries(config, store.as_mut(), "reading the journal", |s| read_shared(s, start))?;
+            let acknowledged = contents.acknowledged_end.unwrap_or(0);
+            let missing = contents.missing(start, acknowledged);
+            match missing.first().map(|m| m.from) {
+                None => None,
+                Some(continues_at) => {
+                    with_retries(config, store.as_mut(), "moving the journal's end", |s| {
+                        s.move_journal_end(epoch, continues_at)
+                    })?;
+                    Some(AcceptedLoss {
+                        pipeline: id.clone(),
+                        journal: contents.source,
+                        checkpoint_seq: start,
+                        acknowledged_before: Some(acknowledged),
+                        missing,
+                        continues_at,
+                    })
+                }
+            }
+        }
+    };
+    if let Some(loss) = &loss {
+        tracing::warn!(pipeline = %id, journal = %loss.journal, continues_at = loss.continues_at, missing = %crate::framed::describe_all(&loss.missing), "an operator accepted the loss of acknowledged records");
+    }
+    drop(lock);
+    Ok(loss)
+}
+
+/// Opens a pipeline's durable state and builds the pipeline that continues it.
+pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Opened, RecoveryError> {
+    let id = &config.settings.id;
+    let TakenOver { dir, lock, store, epoch, checkpoint, skipped } = take_over(config, data_dir, rom)?;
     let start = checkpoint.as_ref().map_or(0, |c| c.header.frame);
     let held = HeldEpoch::new(epoch);
     let shared = open_journal_store(config).map_err(|e| setup(id, e))?;

@@ -1,6 +1,8 @@
 //! What `lib.rs` and `docs/ARCHITECTURE.md` claim of the crate's shells, checked on the sources: threads
 //! are spawned only in the modules listed there, and only the service shell, the HTTP host and the
-//! canary's metrics export name tokio, axum or hyper. Tests are left out (a test may spawn anything).
+//! canary's metrics export name tokio, axum or hyper; and every file the service, the lockstep runner
+//! and the command line write as an output (a final checkpoint, evidence, bundles, canary outputs)
+//! goes through `anes_fs::write_output`. Tests are left out (a test may spawn or write anything).
 
 use std::path::{Path, PathBuf};
 
@@ -60,6 +62,44 @@ fn the_check_sees_what_it_must() {
     assert_eq!(violations("journal.rs", &code).len(), 2, "{code}");
     assert_eq!(violations("service/driver.rs", &code), Vec::<String>::new());
     assert_eq!(violations("http/page.rs", &code).len(), 1);
+}
+
+/// Writes that bypass `anes_fs::write_output` (not atomic, and they would clobber a FIFO or a device).
+const RAW_WRITES: &[&str] = &["fs::write(", "File::create("];
+
+/// Files that write durable state of their own with a temporary file, an fsync and a rename (not an
+/// output), each for the reason given.
+const OWN_DURABLE_WRITES: &[&str] = &[
+    "anes-ops/journal/mark.rs", // the journal's mark: created whole under a temporary name, renamed
+    "anes-ops/store/fs.rs",     // checkpoints and EPOCH: a temporary file, fsynced, renamed under the lock
+];
+
+fn raw_writes(file: &str, code: &str) -> Vec<String> {
+    if OWN_DURABLE_WRITES.contains(&file) {
+        return Vec::new();
+    }
+    RAW_WRITES
+        .iter()
+        .filter(|p| code.contains(*p))
+        .map(|p| format!("{file}: writes a file with {p}"))
+        .collect()
+}
+
+/// Issue 44: the final checkpoint at shutdown, the evidence, the bundles and the canary's outputs were
+/// written with `std::fs::write`, against the rule that outputs go through `anes_fs::write_output`.
+#[test]
+fn outputs_go_through_write_output() {
+    let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for krate in ["anes-ops", "anes-lockstep", "anes-cli"] {
+        for (file, code) in sources(&crates.join(krate).join("src")) {
+            found.extend(raw_writes(&format!("{krate}/{file}"), &code));
+        }
+    }
+    assert!(found.is_empty(), "use anes_fs::write_output:\n{}", found.join("\n"));
+    let code = without_tests_and_comments("fn f() { std::fs::write(p, b); } // File::create(\n");
+    assert_eq!(raw_writes("anes-ops/service/driver.rs", &code).len(), 1, "the check sees a raw write");
+    assert!(raw_writes("anes-ops/journal/mark.rs", &code).is_empty());
 }
 
 fn violations(file: &str, code: &str) -> Vec<String> {

@@ -88,10 +88,12 @@ impl Pipeline {
         first_seq: u64,
         inputs: &[FrameInput],
     ) -> Result<(), SequenceGap> {
-        if first_seq > self.received {
+        // A fenced pipeline says so whatever the batch: the producer must go to the new owner, and
+        // the sequence numbers this one expects no longer matter.
+        if first_seq > self.received && self.fence.is_none() {
             return Err(SequenceGap { first_seq, expected: self.received });
         }
-        let duplicates = (self.received - first_seq).min(inputs.len() as u64);
+        let duplicates = self.received.saturating_sub(first_seq).min(inputs.len() as u64);
         let mut outcome = PushOutcome { accepted: 0, duplicates, next_seq: self.received, refused: None };
         let fresh = &inputs[duplicates as usize..];
         for &input in fresh {

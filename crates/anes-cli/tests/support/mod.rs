@@ -48,6 +48,7 @@ pub fn get_json(agent: &ureq::Agent, url: &str) -> Option<serde_json::Value> {
     serde_json::from_str(&r.body_mut().read_to_string().ok()?).ok()
 }
 
+pub mod coordinator;
 pub mod fault_proxy;
 pub mod netns;
 pub mod remote;

@@ -96,7 +96,7 @@ pub struct ServerSection {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineSection {
-    /// `pipeline_id`: letters, digits, `-`, `_`, `.`.
+    /// `pipeline_id`: letters, digits, `-`, `_`, `.`, starting with a letter or digit.
     pub id: Option<String>,
     /// iNES ROM file (default: the bundled demo ROM).
     pub rom: Option<PathBuf>,
@@ -288,11 +288,8 @@ impl Config {
             let key = |field: &str| format!("pipeline[{i}].{field}");
             let id =
                 p.id.clone().ok_or_else(|| err(key("id"), "missing: every pipeline needs an id".into()))?;
-            if id.is_empty()
-                || id.len() > 64
-                || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-            {
-                return Err(err(key("id"), format!("{id:?}: use 1-64 letters, digits, '-', '_' or '.'")));
+            if !crate::store::valid_pipeline_id(&id) {
+                return Err(err(key("id"), format!("{id:?}: {}", crate::store::PIPELINE_ID_RULE)));
             }
             if !ids.insert(id.clone()) {
                 return Err(err(key("id"), format!("{id:?} is declared twice")));

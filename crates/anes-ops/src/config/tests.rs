@@ -155,6 +155,9 @@ fn mistakes_are_one_line_naming_file_key_and_problem() {
             "pipeline[0].journal.segment_bytes",
             "4096",
         ),
+        ("[[pipeline]]\nid = \"..\"\n", "pipeline[0].id", "starting with a letter or digit"),
+        ("[[pipeline]]\nid = \".\"\n", "pipeline[0].id", "\".\" or \"..\" would name another folder"),
+        ("[[pipeline]]\nid = \"a/b\"\n", "pipeline[0].id", "letters, digits"),
         ("", "pipeline", "at least one"),
         ("[[pipeline]\n", "line 1", ""),
     ];

@@ -93,17 +93,29 @@ struct Read {
     mark: Option<(String, MarkState)>,
     /// Segments whose headers carry an identity (version 2).
     with_identity: usize,
+    /// The identity the first of them carries.
+    segment_identity: Option<[u8; IDENTITY_LEN]>,
     /// The newest segment, when the journal may append to it: it holds nothing but complete records
     /// that count, and its file ends with the last of them. Its first sequence number, the end of
     /// its records and its length.
     clean_tail: Option<(u64, u64, u64)>,
 }
 
+/// Which mark a read goes by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MarkUse {
+    /// The mark file's, refused when it is damaged.
+    Trusted,
+    /// None: the mark is being made again (an operator accepting a loss).
+    Ignored,
+}
+
 /// Reads a journal folder without changing anything. `pipeline`: the pipeline it must belong to (the
 /// mark's, or the first segment's, when `None`).
-fn read_folder(dir: &Path, pipeline: Option<&str>) -> Result<Read, JournalError> {
+fn read_folder(dir: &Path, pipeline: Option<&str>, mark_use: MarkUse) -> Result<Read, JournalError> {
     let mark_path = dir.join(MARK_FILE);
     let mark = match anes_fs::read_capped(&mark_path, mark::MAX_MARK_LEN, "journal mark") {
+        Ok(_) if mark_use == MarkUse::Ignored => None,
         Ok(bytes) => Some(mark::decode(&bytes).map_err(|problem| JournalError::Mark {
             file: mark_path.display().to_string(),
             problem: format!(
@@ -122,7 +134,7 @@ fn read_folder(dir: &Path, pipeline: Option<&str>) -> Result<Read, JournalError>
             problem: format!("holds pipeline {marked:?}'s mark, not {expected:?}'s"),
         });
     }
-    let identity = mark.as_ref().map(|(_, m)| m.identity);
+    let mut identity = mark.as_ref().map(|(_, m)| m.identity);
     let mut read = Read {
         contents: JournalContents {
             source: dir.display().to_string(),
@@ -131,6 +143,7 @@ fn read_folder(dir: &Path, pipeline: Option<&str>) -> Result<Read, JournalError>
         },
         mark,
         with_identity: 0,
+        segment_identity: None,
         clean_tail: None,
     };
     let list = segments(dir)?;
@@ -178,6 +191,10 @@ fn read_folder(dir: &Path, pipeline: Option<&str>) -> Result<Read, JournalError>
         }
         if let Some(theirs) = scan.header.identity {
             read.with_identity += 1;
+            read.segment_identity.get_or_insert(theirs);
+            if mark_use == MarkUse::Ignored {
+                identity.get_or_insert(theirs);
+            }
             if let Some(ours) = identity
                 && theirs != ours
             {
@@ -263,7 +280,39 @@ fn read_folder(dir: &Path, pipeline: Option<&str>) -> Result<Read, JournalError>
 /// Reads every segment of a journal folder and its mark, verifying each batch, without changing
 /// anything (`anes movie cut`, `anes journal inspect`).
 pub fn read_journal(dir: &Path) -> Result<JournalContents, JournalError> {
-    Ok(read_folder(dir, None)?.contents)
+    Ok(read_folder(dir, None, MarkUse::Trusted)?.contents)
+}
+
+/// A journal folder read as [`accept_loss`] reads it: its records, its mark as it stands when it can
+/// be read (`acknowledged_end`; `None` when it is missing or damaged).
+pub fn read_for_loss(dir: &Path, pipeline: &str) -> Result<JournalContents, JournalError> {
+    let mut contents = read_folder(dir, Some(pipeline), MarkUse::Ignored)?.contents;
+    contents.acknowledged_end =
+        read_folder(dir, Some(pipeline), MarkUse::Trusted).ok().and_then(|r| r.contents.acknowledged_end);
+    Ok(contents)
+}
+
+/// Gives up the records the mark claims from `end` on (an operator accepting their loss: `anes
+/// journal accept-loss`): the mark moves down to `end`, or, missing or damaged, is made again at `end`
+/// with the identity the segments carry. Nothing else changes: the journal continues at `end` in a
+/// new segment, which supersedes what older ones hold from there. Returns the mark's end before, when
+/// it could be read.
+pub fn accept_loss(dir: &Path, pipeline: &str, end: u64) -> Result<Option<u64>, JournalError> {
+    let read = read_folder(dir, Some(pipeline), MarkUse::Ignored)?;
+    let mark_path = dir.join(MARK_FILE);
+    let io_error = |e: std::io::Error| io(&mark_path, e);
+    if let Ok(Read { mark: Some((_, state)), .. }) = read_folder(dir, Some(pipeline), MarkUse::Trusted) {
+        let mut mark = Mark::open(&mark_path, pipeline, state, true).map_err(io_error)?;
+        mark.set(end).map_err(io_error)?;
+        return Ok(Some(state.end));
+    }
+    let identity = read.segment_identity.unwrap_or_else(mark::new_identity);
+    if mark_path.exists() {
+        let aside = mark_path.with_extension("damaged");
+        fs::rename(&mark_path, &aside).map_err(io_error)?;
+    }
+    Mark::create(&mark_path, pipeline, identity, end, true).map_err(io_error)?;
+    Ok(None)
 }
 
 /// How a journal writes.
@@ -316,7 +365,7 @@ impl FileJournal {
         settings: JournalSettings,
     ) -> Result<(FileJournal, JournalContents), JournalError> {
         fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-        let read = read_folder(dir, Some(pipeline))?;
+        let read = read_folder(dir, Some(pipeline), MarkUse::Trusted)?;
         let mut contents = read.contents;
         let sync = settings.fsync != FsyncPolicy::Never;
         let mark_path = dir.join(MARK_FILE);

@@ -32,7 +32,7 @@ use crate::store::StoreError;
 
 pub use file::{
     DEFAULT_SEGMENT_BYTES, DEFAULT_SEGMENTS_KEPT, FileJournal, JOURNAL_MAGIC, JournalSettings, MARK_FILE,
-    read_journal, segment_name,
+    accept_loss, read_for_loss, read_journal, segment_name,
 };
 pub use shared::{SharedJournal, read_shared};
 

@@ -259,7 +259,10 @@ impl CheckpointStore for FsStore {
         let _lock = self.lock()?;
         // Under the lock no write is in progress: any temporary file is a crashed write's.
         self.remove_stale_temporaries();
-        let epoch = self.read_epoch()? + 1;
+        let current = self.read_epoch()?;
+        let epoch = current
+            .checked_add(1)
+            .ok_or_else(|| super::epoch_at_maximum(BACKEND, &self.pipeline, current))?;
         // Invariant: EPOCH is replaced atomically; a crash leaves the old or the new number, and the
         // new one is in force only once the rename is durable, before any write uses it.
         self.write_atomically("EPOCH", format!("{epoch}\n").as_bytes())?;
@@ -270,7 +273,8 @@ impl CheckpointStore for FsStore {
         let _lock = self.lock()?;
         // Under the lock the check and the new EPOCH are one step: no takeover can come in between.
         fence::check(&self.pipeline, held, self.read_epoch()?)?;
-        let epoch = held + 1;
+        let epoch =
+            held.checked_add(1).ok_or_else(|| super::epoch_at_maximum(BACKEND, &self.pipeline, held))?;
         self.write_atomically("EPOCH", format!("{epoch}\n").as_bytes())?;
         Ok(epoch)
     }
@@ -511,6 +515,20 @@ mod tests {
         fs::write(dir.join("EPOCH"), b"seven").unwrap();
         let e = store.bump_epoch().unwrap_err();
         assert!(e.to_string().contains("EPOCH: not an epoch"), "{e}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 44: an EPOCH of 2^64 - 1 was taken over as epoch 0 (written back as 0): every fenced
+    /// writer would count as current again. Refused, and the record left as it is.
+    #[test]
+    fn an_epoch_at_its_maximum_is_refused_never_wrapped() {
+        let dir = temp_dir("epoch-max");
+        let mut store = FsStore::open(&dir, "p", 3).unwrap();
+        fs::write(dir.join("EPOCH"), format!("{}\n", u64::MAX)).unwrap();
+        for e in [store.bump_epoch().unwrap_err(), store.advance_epoch(u64::MAX).unwrap_err()] {
+            assert!(matches!(e, StoreError::Damaged(_)) && e.to_string().contains("its maximum"), "{e}");
+        }
+        assert_eq!(fs::read_to_string(dir.join("EPOCH")).unwrap(), format!("{}\n", u64::MAX));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -86,7 +86,9 @@ pub enum HeaderError {
         found: u16,
     },
     /// The pipeline id's length or characters are not allowed.
-    #[error("pipeline id at offset 108 is invalid (length {len}; 1-64 letters, digits, '-', '_', '.')")]
+    #[error(
+        "pipeline id at offset 108 is invalid (length {len}; 1-64 letters, digits, '-', '_', '.', starting with a letter or digit)"
+    )]
     BadPipelineId {
         /// The pipeline id's length the header declares.
         len: usize,
@@ -116,10 +118,23 @@ pub enum HeaderError {
     PayloadChecksum,
 }
 
-/// True for an id the configuration accepts: 1-64 ASCII letters, digits, `-`, `_`, `.`.
+/// The rule [`valid_pipeline_id`] applies, as a refusal states it.
+pub const PIPELINE_ID_RULE: &str = "use 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit (the id names the pipeline's folder in the data directory, its keys and objects in a store: \".\" or \"..\" would name another folder)";
+
+/// True for an id the configuration accepts: 1-64 ASCII letters, digits, `-`, `_`, `.`, starting with
+/// a letter or digit.
+///
+/// ```
+/// use anes_ops::store::valid_pipeline_id;
+/// assert!(valid_pipeline_id("replay-1.eu"));
+/// assert!(!valid_pipeline_id(".."));
+/// assert!(!valid_pipeline_id("."));
+/// assert!(!valid_pipeline_id(".hidden"));
+/// assert!(!valid_pipeline_id("a/b"));
+/// ```
 pub fn valid_pipeline_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= MAX_PIPELINE_ID_LEN
+    id.len() <= MAX_PIPELINE_ID_LEN
+        && id.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric)
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 

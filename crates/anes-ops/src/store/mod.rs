@@ -29,7 +29,8 @@ use thiserror::Error;
 
 pub use fs::FsStore;
 pub use header::{
-    CHECKPOINT_MAGIC, CHECKPOINT_VERSION, CheckpointHeader, HeaderError, MAX_PAYLOAD_LEN, valid_pipeline_id,
+    CHECKPOINT_MAGIC, CHECKPOINT_VERSION, CheckpointHeader, HeaderError, MAX_PAYLOAD_LEN, PIPELINE_ID_RULE,
+    valid_pipeline_id,
 };
 pub use postgres::PostgresStore;
 pub use redis::{RedisPersistence, RedisStore};

@@ -1,0 +1,184 @@
+//! `anes journal inspect` and `anes journal accept-loss`: a pipeline's journal read without changing
+//! it, and an operator's acceptance of acknowledged records that cannot be read.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anes_ops::config::{Config, PipelineConfig};
+use anes_ops::journal::JournalContents;
+use anyhow::Context;
+
+use crate::bundled::DEMO_ROM;
+use crate::output;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum JournalCommand {
+    /// Shows a pipeline's journal without changing it: the records it holds, its acknowledged mark,
+    /// what cannot be read (damage, a write torn by a crash) and the acknowledged records that are
+    /// missing. Exit status 1 when acknowledged records are missing.
+    #[command(
+        after_help = "Examples:\n  anes journal inspect anes-data/demo/journal\n  anes journal inspect --config anes.toml --pipeline replay --json"
+    )]
+    Inspect {
+        /// A journal folder (`<data_dir>/<id>/journal`). With --config, leave it out.
+        #[arg(required_unless_present = "config", conflicts_with = "config")]
+        path: Option<PathBuf>,
+        /// The service's configuration: read the journal of --pipeline where it keeps it (the data
+        /// directory's, or the shared store's).
+        #[arg(long, value_name = "FILE", requires = "pipeline")]
+        config: Option<PathBuf>,
+        /// The pipeline, with --config.
+        #[arg(long, value_name = "ID")]
+        pipeline: Option<String>,
+        /// The data directory, with --config (overrides server.data_dir).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accepts the loss of acknowledged records that cannot be read, what `anes serve` refuses to
+    /// start with ("records N..M are missing"): the pipeline is taken over like a start-up (its data
+    /// directory's lock, a new store epoch, so a coordinator still running it is fenced) and the
+    /// journal continues at the first missing record after the newest checkpoint. Producers resend
+    /// from there. Restore the files from a backup instead when you can.
+    #[command(after_help = "Example:\n  anes journal accept-loss --config anes.toml --pipeline replay")]
+    AcceptLoss {
+        /// The service's configuration.
+        #[arg(long, value_name = "FILE")]
+        config: PathBuf,
+        /// The pipeline.
+        #[arg(long, value_name = "ID")]
+        pipeline: String,
+        /// The data directory (overrides server.data_dir).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn pipeline_config(
+    config: &Path,
+    pipeline: &str,
+    data_dir: Option<&Path>,
+) -> anyhow::Result<(Config, PipelineConfig)> {
+    let mut loaded = Config::load(config)?;
+    if let Some(dir) = data_dir {
+        loaded.data_dir = dir.to_path_buf();
+    }
+    let found = loaded.pipelines.iter().find(|p| p.settings.id == pipeline).cloned();
+    let found = found.with_context(|| {
+        format!(
+            "{}: no pipeline {pipeline:?} (it has {})",
+            config.display(),
+            loaded.pipelines.iter().map(|p| p.settings.id.as_str()).collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    Ok((loaded, found))
+}
+
+/// What `inspect` reports.
+#[derive(serde::Serialize)]
+struct Inspection<'a> {
+    #[serde(flatten)]
+    contents: &'a JournalContents,
+    /// The records held: first and end.
+    held: Option<(u64, u64)>,
+    /// Acknowledged records that cannot be read.
+    missing: Vec<anes_ops::journal::MissingRange>,
+}
+
+pub fn main(command: &JournalCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        JournalCommand::Inspect { path, config, pipeline, data_dir, json } => {
+            let contents = match (path, config, pipeline) {
+                (Some(path), _, _) => anes_ops::journal::read_journal(path)?,
+                (None, Some(config), Some(pipeline)) => {
+                    let (loaded, found) = pipeline_config(config, pipeline, data_dir.as_deref())?;
+                    match anes_ops::recovery::open_journal_store(&found)? {
+                        None => anes_ops::journal::read_journal(
+                            &anes_ops::recovery::pipeline_dir(&loaded.data_dir, pipeline).join("journal"),
+                        )?,
+                        Some(mut store) => anes_ops::journal::read_shared(store.as_mut(), 0)?,
+                    }
+                }
+                _ => anyhow::bail!("give a journal folder, or --config FILE --pipeline ID"),
+            };
+            let start = contents.start().unwrap_or(0);
+            let missing = contents.acknowledged_end.map_or_else(Vec::new, |end| contents.missing(start, end));
+            let inspection = Inspection {
+                contents: &contents,
+                held: contents.start().map(|s| (s, contents.end())),
+                missing,
+            };
+            let mut out = output::stdout();
+            if *json {
+                output::write_json(&mut out, &inspection)?;
+            } else {
+                writeln!(out, "journal       {}", contents.source)?;
+                writeln!(out, "places        {}", contents.places.len())?;
+                for (name, first) in &contents.places {
+                    writeln!(out, "  {name} (from {first})")?;
+                }
+                match inspection.held {
+                    Some((first, end)) => writeln!(out, "records       {first}..{end}")?,
+                    None => writeln!(out, "records       none")?,
+                }
+                match contents.acknowledged_end {
+                    Some(end) => writeln!(out, "acknowledged  up to {end}")?,
+                    None => {
+                        writeln!(out, "acknowledged  unknown (no mark: a journal of an earlier version)")?
+                    }
+                }
+                writeln!(out, "problems      {}", contents.problems.len())?;
+                for p in &contents.problems {
+                    writeln!(out, "  {p}")?;
+                }
+                writeln!(out, "missing       {}", inspection.missing.len())?;
+                for m in &inspection.missing {
+                    writeln!(out, "  {m}")?;
+                }
+            }
+            out.flush()?;
+            Ok(if inspection.missing.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        JournalCommand::AcceptLoss { config, pipeline, data_dir, json } => {
+            let (loaded, found) = pipeline_config(config, pipeline, data_dir.as_deref())?;
+            let rom = match &found.rom {
+                Some(path) => anes_fs::read_capped(path, anes_core::cart::MAX_ROM_FILE_LEN as u64, "ROM")?,
+                None => DEMO_ROM.to_vec(),
+            };
+            let loss = anes_ops::recovery::accept_journal_loss(&found, &loaded.data_dir, &rom)?;
+            let mut out = output::stdout();
+            if *json {
+                output::write_json(&mut out, &serde_json::json!({ "accepted_loss": loss }))?;
+            } else {
+                match &loss {
+                    None => writeln!(
+                        out,
+                        "pipeline {pipeline}: no acknowledged record is missing; nothing changed"
+                    )?,
+                    Some(loss) => {
+                        writeln!(out, "pipeline {pipeline}: journal {}", loss.journal)?;
+                        for m in &loss.missing {
+                            writeln!(out, "  given up: {m}")?;
+                        }
+                        if loss.acknowledged_before.is_none() {
+                            writeln!(out, "  the acknowledged mark was missing or damaged: made again")?;
+                        }
+                        writeln!(
+                            out,
+                            "the journal continues at {} (the newest checkpoint is at {}): producers resend from {}",
+                            loss.continues_at, loss.checkpoint_seq, loss.continues_at
+                        )?;
+                    }
+                }
+            }
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

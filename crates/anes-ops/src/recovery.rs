@@ -323,7 +323,7 @@ pub fn open(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Open
     // Every acknowledged record from the checkpoint on must be readable: never start with fewer.
     contents.require_acknowledged_from(start).map_err(|e| setup(id, e))?;
     let end = contents.contiguous_end(start).max(start);
-    if contents.end() < start {
+    if contents.end().max(contents.acknowledged_end.unwrap_or(0)) < start {
         // The journal lost its tail (fsync = "never" and a power failure) but nothing acknowledged after
         // the checkpoint: nothing to re-run.
         tracing::warn!(pipeline = %id, journal_end = contents.end(), checkpoint = start, "the journal ends before the checkpoint; continuing from the checkpoint");

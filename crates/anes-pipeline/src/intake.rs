@@ -156,8 +156,9 @@ impl Pipeline {
 
     fn intake_committed(&mut self, journal: u64, dlq: u64, journal_error: Option<String>) {
         let Some(error) = journal_error else {
+            // Only what this commit covered: records taken since it started wait for the next one.
             self.log.commit_to(self.log.committed_end() + journal);
-            self.dlq.commit();
+            self.dlq.commit_first(dlq as usize);
             // Received means accepted for good: records the storage dropped count as refused instead.
             self.counters.records_received += journal + dlq;
             self.feed_due = true;

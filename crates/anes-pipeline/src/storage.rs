@@ -61,6 +61,12 @@ impl MemoryDlq {
         self.committed = self.records.len();
     }
 
+    /// The first `n` pending records are committed (a commit that covered them; records pushed since
+    /// it started wait for the next).
+    pub fn commit_first(&mut self, n: usize) {
+        self.committed = (self.committed + n).min(self.records.len());
+    }
+
     /// Drops the pending records; returns how many.
     pub fn drop_uncommitted(&mut self) -> u64 {
         let dropped = self.records.len() - self.committed;

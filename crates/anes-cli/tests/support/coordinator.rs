@@ -45,9 +45,18 @@ impl Coordinator {
     pub fn start(dir: &Path, name: &str, pipelines: &str, data_dir: &Path) -> Coordinator {
         let mut c = Coordinator::spawn(dir, name, pipelines, data_dir);
         c.port = c.wait_for("the address it listens on", Duration::from_secs(60), Coordinator::bound_port);
-        c.wait_for("readiness", Duration::from_secs(120), |c| {
-            c.get("/readyz").filter(|(code, _)| *code == 200).map(|_| ())
-        });
+        let last = std::cell::RefCell::new(None);
+        let ready = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c.wait_for("readiness", Duration::from_secs(120), |c| {
+                let answer = c.get("/readyz");
+                *last.borrow_mut() = answer.clone();
+                answer.filter(|(code, _)| *code == 200).map(|_| ())
+            })
+        }));
+        if let Err(e) = ready {
+            eprintln!("{name}: /readyz last answered {:?}; status {:?}", last.borrow(), c.status());
+            std::panic::resume_unwind(e);
+        }
         c
     }
 
@@ -63,7 +72,8 @@ impl Coordinator {
         )
         .unwrap();
         let log = dir.join(format!("{name}.log"));
-        let out = std::fs::File::create(&log).unwrap();
+        // Appended: a coordinator restarted on its data directory keeps its earlier life's lines.
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_anes"))
             .args(["serve", "--log-format", "json", "--config"])
             .arg(&config)
@@ -133,12 +143,21 @@ impl Coordinator {
         }
     }
 
-    /// Waits until every record received is verified (and nothing waits in the queue).
+    /// Waits until every record received is verified (and nothing waits in the queue); panics with the
+    /// last status and the log when that does not come.
     pub fn wait_settled(&mut self, limit: Duration) -> Value {
-        self.wait_for("every record verified", limit, |c| {
-            let s = c.status()?;
-            let a = &s["accounting"];
-            (s["mode"] == "normal" && a["unverified"] == 0 && a["in_dlq"] == 0).then_some(s)
+        let last = std::cell::RefCell::new(Value::Null);
+        let settled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.wait_for("every record verified", limit, |c| {
+                let s = c.status()?;
+                *last.borrow_mut() = s.clone();
+                let a = &s["accounting"];
+                (s["mode"] == "normal" && a["unverified"] == 0 && a["in_dlq"] == 0).then_some(s)
+            })
+        }));
+        settled.unwrap_or_else(|e| {
+            eprintln!("{}: the last status: {}", self.name, last.borrow());
+            std::panic::resume_unwind(e)
         })
     }
 

@@ -1,6 +1,7 @@
 //! A real PostgreSQL server (Debian's `postgresql` package) for tests: a new cluster made by `initdb`
 //! in a temporary directory, on 127.0.0.1 and a free port, its socket in that directory, user `anes`
-//! with `trust` authentication, `fsync=off` (these tests are about the store's rules, not the disk's).
+//! with `trust` authentication, `fsync=off` (these tests are about the store's rules, not the disk's;
+//! a benchmark starts it with fsync on).
 //! PostgreSQL refuses to run as root: as root, `initdb` and `pg_ctl` run as user `postgres` through
 //! `runuser`, on a directory it owns. Stopped on drop (every exit path, panics included) by `pg_ctl
 //! stop`, then by the postmaster's PID if it is still there. Installed by
@@ -21,6 +22,8 @@ pub struct PostgresServer {
     bin: PathBuf,
     as_root: bool,
     running: bool,
+    /// fsync on (a benchmark of what a commit costs), instead of off (tests of the store's rules).
+    durable: bool,
 }
 
 fn repo() -> PathBuf {
@@ -73,6 +76,12 @@ fn is_root() -> bool {
 impl PostgresServer {
     /// Makes a cluster and starts it (`pg_ctl start` waits until it accepts connections, at most 30 s).
     pub fn start(name: &str) -> PostgresServer {
+        PostgresServer::start_with(name, false)
+    }
+
+    /// [`PostgresServer::start`], with fsync on when `durable` (every commit on disk before it
+    /// returns, as a production server runs).
+    pub fn start_with(name: &str, durable: bool) -> PostgresServer {
         let dir = std::env::temp_dir().join(format!(
             "anes-postgres-{name}-{}-{}",
             std::process::id(),
@@ -86,6 +95,7 @@ impl PostgresServer {
             bin: bin_dir().expect("available() found it"),
             as_root,
             running: false,
+            durable,
         };
         if as_root {
             let status = Command::new("chown").arg("postgres:postgres").arg(&server.dir).status().unwrap();
@@ -130,7 +140,8 @@ impl PostgresServer {
     /// Starts it (again) on the same port and directory.
     pub fn restart(&mut self) {
         self.stop();
-        let options = format!("-k {} -p {} -h 127.0.0.1 -c fsync=off", self.dir.display(), self.port);
+        let fsync = if self.durable { "on" } else { "off" };
+        let options = format!("-k {} -p {} -h 127.0.0.1 -c fsync={fsync}", self.dir.display(), self.port);
         let started = Instant::now();
         let output = self
             .command("pg_ctl")

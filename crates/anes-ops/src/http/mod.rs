@@ -442,6 +442,7 @@ async fn evidence_file(
             let status = match &refusal {
                 ServeRefusal::NotFound(_) => StatusCode::NOT_FOUND,
                 ServeRefusal::Symlink(_)
+                | ServeRefusal::HardLink { .. }
                 | ServeRefusal::NotRegular { .. }
                 | ServeRefusal::TooLarge { .. } => StatusCode::FORBIDDEN,
                 ServeRefusal::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {

@@ -374,6 +374,8 @@ fn evidence_is_served_only_from_regular_files_inside_the_directory() {
     symlink(incident.join("report.html"), incident.join("inside.html")).unwrap();
     symlink(&outside, root.join("r").join("incident-2")).unwrap();
     std::fs::write(outside.join("report.html"), "outside").unwrap();
+    // A hard link is a name for the outside file itself: no path to it says it is outside.
+    std::fs::hard_link(outside.join("secret.txt"), incident.join("linked.html")).unwrap();
     let status = std::process::Command::new("mkfifo").arg(incident.join("fifo.json")).status().unwrap();
     assert!(status.success());
     std::fs::File::create(incident.join("big.png"))
@@ -396,6 +398,7 @@ fn evidence_is_served_only_from_regular_files_inside_the_directory() {
         ("/evidence/r/incident-1/outside.html", "symbolic link"),
         ("/evidence/r/incident-1/inside.html", "symbolic link"),
         ("/evidence/r/incident-2/report.html", "symbolic link"),
+        ("/evidence/r/incident-1/linked.html", "2 links"),
         ("/evidence/r/incident-1/fifo.json", "a FIFO, not a regular file"),
         ("/evidence/r/incident-1/sub.html", "a directory, not a regular file"),
         ("/evidence/r/incident-1/big.png", "16777217 bytes; evidence files are served up to 16777216 bytes"),

@@ -287,7 +287,7 @@ impl Metrics {
         );
         r.register(
             "anes_alert_notifications_ignored",
-            "Alert notifications not acted on, by reason (duplicate, unknown pipeline, no pipeline label)",
+            "Alert notifications not acted on, by reason (duplicate, unknown_pipeline, other_alert, no_pipeline_label, fenced)",
             m.notifications_ignored.clone(),
         );
         r.register(

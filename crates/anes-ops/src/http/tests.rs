@@ -297,7 +297,7 @@ proptest! {
     fn the_batch_and_drill_parsers_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
         let _ = parse_batch("application/json", None, &body);
         let _ = parse_batch("application/octet-stream", Some(0), &body);
-        let _ = parse_drill(&body);
+        let _ = parse_drill(&body, &[("ram", 2048)]);
     }
 }
 
@@ -597,4 +597,101 @@ fn the_limits_are_configurable() {
         Config::parse("[server]\nheader_timeout_seconds = 0\n[[pipeline]]\nid = \"p\"\n", "anes.toml")
             .unwrap_err();
     assert_eq!(mistake.to_string(), "anes.toml: server.header_timeout_seconds: 0: use 1 to 3600 seconds");
+}
+
+/// A service of one pipeline `f` that shows `fence` in its published status, as `r` would with its
+/// state sections, and whose control channel the test reads: what the endpoints send it.
+fn pipeline_as_published(
+    fence: Option<crate::pipeline::Fence>,
+) -> (AppState, crossbeam_channel::Receiver<Control>) {
+    let r = fixture().state.pipeline("r").unwrap().clone();
+    let mut status = r.status().as_ref().clone();
+    status.id = "f".into();
+    status.fence = fence;
+    if fence.is_some() {
+        status.mode = crate::pipeline::Mode::Fenced;
+    }
+    let (control, received) = crossbeam_channel::unbounded();
+    let handle =
+        PipelineHandle { id: "f".into(), control, status: Arc::new(Mutex::new(Arc::new(status))), ..r };
+    let mut state = fixture().state.clone();
+    state.pipelines = Arc::new(vec![handle]);
+    (state, received)
+}
+
+fn drill_on(state: &AppState, body: &str) -> (StatusCode, serde_json::Value) {
+    let (status, _, text) =
+        post_to(state, "/v1/pipelines/f/drill", "application/json", Some(TOKEN), body.to_string());
+    (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")))
+}
+
+#[test]
+fn a_drill_whose_fault_cannot_fire_is_400_with_the_reason() {
+    let (state, received) = pipeline_as_published(None);
+    for (fault, reason) in [
+        ("flip:nosuch:0:0", "no state section \"nosuch\" (sections: machine, cpu, bus, ram,"),
+        ("flip:ram:0x800:3", "offset 0x800 is outside section ram (2048 bytes)"),
+        ("flip:ram:18446744073709551615:0", "offset 0xffffffffffffffff is outside section ram (2048 bytes)"),
+        ("flip:oam:256:0@100", "offset 0x100 is outside section oam (256 bytes)"),
+        ("flip:ram:0x10:3@18446744073709551615", "CPU cycle 18446744073709551615 is never reached"),
+        ("stall:7@18446744073709551615", "CPU cycle 18446744073709551615 is never reached"),
+        ("input:0:1@18446744073709551615", "frame 18446744073709551615 is never reached"),
+    ] {
+        let (status, body) = drill_on(&state, &format!(r#"{{"worker":"b","fault":"{fault}"}}"#));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{fault}: {body}");
+        let error = body["error"].as_str().unwrap_or_default();
+        assert!(error.contains(reason), "{fault}: {error}");
+        assert!(received.try_recv().is_err(), "{fault}: a drill that cannot fire reached the pipeline");
+    }
+    // Faults that can fire still reach the pipeline: the last byte of a section, now or later.
+    for fault in ["flip:ram:0x7ff:7", "flip:oam:255:0@100", "stall:7", "input:1:7@5"] {
+        let (status, body) = drill_on(&state, &format!(r#"{{"worker":"a","fault":"{fault}"}}"#));
+        assert_eq!(status, StatusCode::ACCEPTED, "{fault}: {body}");
+        assert!(
+            matches!(received.try_recv(), Ok(Control::Event(Event::Drill { drill: Drill::Fault(ref f), .. })) if f == fault),
+            "{fault}"
+        );
+    }
+}
+
+#[test]
+fn a_fenced_pipeline_answers_drills_and_the_webhooks_rollback_409() {
+    use crate::pipeline::Fence;
+    let fence = Fence::TakenOver { ours: 1, current: 2 };
+    let (state, received) = pipeline_as_published(Some(fence));
+    for drill in [r#"{"worker":"b","fault":"flip:ram:0x10:3"}"#, r#"{"worker":"a","crash":true}"#] {
+        let (status, body) = drill_on(&state, drill);
+        assert_eq!(status, StatusCode::CONFLICT, "{drill}: {body}");
+        assert_eq!(body["error"], "fenced", "{body}");
+        assert_eq!(body["fence"]["cause"], "taken_over", "{body}");
+        assert!(
+            body["reason"].as_str().unwrap_or_default().contains("another service took the pipeline over"),
+            "{body}"
+        );
+        assert!(received.try_recv().is_err(), "{drill}: reached a fenced pipeline");
+    }
+    let firing = FIRING
+        .replace("\"pipeline_id\":\"p1\"", "\"pipeline_id\":\"f\"")
+        .replace("72d33b258b0722f7", "00000000000f0f01");
+    let (status, _, text) =
+        post_to(&state, "/v1/alertmanager", "application/json", Some(TOKEN), firing.clone());
+    assert_eq!(status, StatusCode::CONFLICT, "{text}");
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["error"], "fenced", "{body}");
+    assert_eq!(body["pipelines"][0]["id"], "f", "{body}");
+    assert_eq!(body["acted_on"], 0, "{body}");
+    assert!(received.try_recv().is_err(), "a rollback reached a fenced pipeline");
+    // The resolution still reaches it (the alert's state on its page); it starts nothing.
+    let resolved = firing.replace("\"status\":\"firing\"", "\"status\":\"resolved\"");
+    let (status, _, text) = post_to(&state, "/v1/alertmanager", "application/json", Some(TOKEN), resolved);
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(matches!(received.try_recv(), Ok(Control::Event(Event::AlertResolved))));
+    // The same pipeline unfenced takes both.
+    let (state, received) = pipeline_as_published(None);
+    let firing = firing.replace("00000000000f0f01", "00000000000f0f02");
+    let (status, _, text) = post_to(&state, "/v1/alertmanager", "application/json", Some(TOKEN), firing);
+    assert_eq!(status, StatusCode::OK, "{text}");
+    assert!(matches!(received.try_recv(), Ok(Control::Event(Event::AlertFiring))));
+    let (status, body) = drill_on(&state, r#"{"worker":"a","crash":true}"#);
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod limits;
 mod page;
+mod raw_head;
 mod serve;
 
 pub use limits::HttpLimits;

@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
+use axum::http::{HeaderValue, header};
 use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -35,6 +36,7 @@ use tokio::time::{Instant, Sleep};
 use tower::ServiceExt;
 
 use super::limits::HttpLimits;
+use super::raw_head::HeadTap;
 use crate::metrics::Metrics;
 
 /// The answer to a connection over a limit, written without reading the request.
@@ -131,6 +133,17 @@ async fn serve_connection(
             Body::new(DeadlineBody { inner: body, deadline, limit: limits.body_timeout, sleep: None })
         });
         let in_progress = RequestInProgress::start(&requests);
+        let mut request = request;
+        // The credential compared must be the one sent: hyper trimmed the whitespace after it.
+        if let Some(sent) = requests.raw_heads.lock().unwrap_or_else(|p| p.into_inner()).next_request() {
+            let headers = request.headers_mut();
+            headers.remove(header::AUTHORIZATION);
+            for value in sent {
+                if let Ok(value) = HeaderValue::from_bytes(&value) {
+                    headers.append(header::AUTHORIZATION, value);
+                }
+            }
+        }
         let answer = router.clone().oneshot(request);
         async move {
             let answer = answer.await;
@@ -171,8 +184,10 @@ async fn serve_connection(
 }
 
 /// What the server shares with one open connection.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct ConnectionControl {
+    /// The requests' heads as read off the socket, for what hyper's parser trims.
+    raw_heads: Mutex<HeadTap>,
     /// Requests whose answer is being made; 0 while the connection is idle (kept alive between
     /// requests, or its last answer made and being written).
     requests_in_progress: AtomicUsize,
@@ -182,6 +197,18 @@ struct ConnectionControl {
     reset: AtomicBool,
     /// Set when the write timeout ended it.
     write_timed_out: AtomicBool,
+}
+
+impl ConnectionControl {
+    fn new(max_head_bytes: usize) -> ConnectionControl {
+        ConnectionControl {
+            raw_heads: Mutex::new(HeadTap::new(max_head_bytes)),
+            requests_in_progress: AtomicUsize::new(0),
+            evicted: Notify::new(),
+            reset: AtomicBool::new(false),
+            write_timed_out: AtomicBool::new(false),
+        }
+    }
 }
 
 /// One request being answered, counted until dropped.
@@ -277,7 +304,7 @@ impl ConnectionSlot {
         };
         let id = guard.next_id;
         guard.next_id += 1;
-        let control = Arc::new(ConnectionControl::default());
+        let control = Arc::new(ConnectionControl::new(limits.max_head_bytes));
         guard.by_client.entry(client).or_default().insert(id, Arc::clone(&control));
         guard.total += 1;
         Ok((ConnectionSlot { table: Arc::clone(table), client, id, control }, evicted))
@@ -336,7 +363,12 @@ impl AsyncRead for ConnectionIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let read = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = read {
+            self.control.raw_heads.lock().unwrap_or_else(|p| p.into_inner()).feed(&buf.filled()[before..]);
+        }
+        read
     }
 }
 

@@ -846,3 +846,47 @@ fn addresses_that_hold_every_slot_cannot_keep_a_fresh_one_out() {
     assert_eq!(server.counter("anes_http_connections_refused_total{reason=\"max_connections\"}"), 1);
     assert_eq!(server.counter("anes_http_connections_dropped_total{reason=\"evicted\"}"), 2);
 }
+
+#[test]
+fn whitespace_after_the_token_is_refused_on_the_wire_too() {
+    use std::io::{Read, Write};
+    // hyper trims the whitespace around a header value before the handlers see it; the credential
+    // must still be what was sent. Pipelined on one connection, with bodies of both framings, so each
+    // request gets its own head's verdict.
+    let server = LimitedServer::start(HttpLimits { header_timeout: Duration::from_secs(10), ..SHORT_LIMITS });
+    let request = |authorization: &str, chunked: bool| {
+        let framing = if chunked {
+            let mut chunks = String::new();
+            for piece in FIRING.as_bytes().chunks(100) {
+                chunks.push_str(&format!("{:x}\r\n{}\r\n", piece.len(), String::from_utf8_lossy(piece)));
+            }
+            format!("Transfer-Encoding: chunked\r\n\r\n{chunks}0\r\n\r\n")
+        } else {
+            format!("Content-Length: {}\r\n\r\n{FIRING}", FIRING.len())
+        };
+        format!(
+            "POST /v1/alertmanager HTTP/1.1\r\nHost: anes\r\nAuthorization: {authorization}\r\n\
+             Content-Type: application/json\r\n{framing}"
+        )
+    };
+    let cases = [
+        (format!("Bearer {TOKEN} "), false, "401"),
+        (format!("Bearer {TOKEN}"), false, "200"),
+        (format!("Bearer {TOKEN}\t"), true, "401"),
+        (format!("Bearer {TOKEN}"), true, "200"),
+        (format!("Bearer {TOKEN}  "), true, "401"),
+        (format!("Bearer {TOKEN}"), false, "200"),
+    ];
+    let mut stream = server.connect();
+    let all: String = cases.iter().map(|(a, chunked, _)| request(a, *chunked)).collect();
+    stream.write_all(all.as_bytes()).unwrap();
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: anes\r\nConnection: close\r\n\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answers = String::new();
+    stream.read_to_string(&mut answers).unwrap();
+    let statuses: Vec<&str> =
+        answers.match_indices("HTTP/1.1 ").map(|(i, _)| &answers[i + 9..i + 12]).collect();
+    let expected: Vec<&str> = cases.iter().map(|(_, _, s)| *s).chain(["200"]).collect();
+    assert_eq!(statuses, expected, "{answers}");
+    assert_eq!(answers.matches("malformed Authorization header").count(), 3, "{answers}");
+}

@@ -129,11 +129,10 @@ async fn serve_connection(
     let requests = Arc::clone(&control);
     let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let deadline = Instant::now() + limits.body_timeout;
-        let request = request.map(|body| {
+        let mut request = request.map(|body| {
             Body::new(DeadlineBody { inner: body, deadline, limit: limits.body_timeout, sleep: None })
         });
         let in_progress = RequestInProgress::start(&requests);
-        let mut request = request;
         // The credential compared must be the one sent: hyper trimmed the whitespace after it.
         if let Some(sent) = requests.raw_heads.lock().unwrap_or_else(|p| p.into_inner()).next_request() {
             let headers = request.headers_mut();
@@ -337,12 +336,14 @@ struct ConnectionIo {
 }
 
 impl ConnectionIo {
-    fn wait_for_client<T>(
+    /// A write's outcome, or the write timeout's error once the client took nothing for it.
+    fn wait_for_client(
         &mut self,
         cx: &mut Context<'_>,
-        written: Poll<std::io::Result<T>>,
-    ) -> Poll<std::io::Result<T>> {
+        written: Poll<std::io::Result<usize>>,
+    ) -> Poll<std::io::Result<usize>> {
         if written.is_ready() {
+            // Bytes taken (or an error that ends the connection anyway).
             self.stalled = None;
             return written;
         }
@@ -396,8 +397,9 @@ impl AsyncWrite for ConnectionIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
-        self.wait_for_client(cx, flushed)
+        // A socket has no buffer of its own to flush: this takes no byte, so it says nothing of the
+        // client.
+        Pin::new(&mut self.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {

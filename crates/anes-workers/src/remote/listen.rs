@@ -181,17 +181,22 @@ pub(crate) fn serve_accepted(
             }
         };
         let heard = Arc::new(AtomicBool::new(false));
-        let (id, evicted) =
-            match Handshakes::enter(&handshakes, &stream, peer.ip(), &heard, settings.max_handshakes) {
-                Ok(entered) => entered,
-                // Out of descriptors for its handle: the connection cannot be watched, so it is not served.
-                Err(_) => continue,
-            };
+        let (id, evicted) = match Handshakes::enter(
+            &handshakes,
+            &stream,
+            peer.ip().to_canonical(),
+            &heard,
+            settings.max_handshakes,
+        ) {
+            Ok(entered) => entered,
+            // Out of descriptors for its handle: the connection cannot be watched, so it is not served.
+            Err(_) => continue,
+        };
         let mut pending = PendingHandshake { handshakes: Arc::clone(&handshakes), id, left: false };
         let (slot, log) = (Arc::clone(&slot), Arc::clone(&log));
         let tls = tls.clone();
         let spawned = std::thread::Builder::new().name(format!("session-{peer}")).spawn(move || {
-            let peer_ip = peer.ip();
+            let peer_ip = peer.ip().to_canonical();
             let peer = peer.to_string();
             let is_tls = tls.is_some();
             let link = match secure(stream, tls, settings.handshake_timeout) {

@@ -90,7 +90,12 @@ pub fn main(command: &MovieCommand) -> anyhow::Result<ExitCode> {
                     .file_name()
                     .map_or_else(|| "game.nes".to_string(), |name| name.to_string_lossy().into_owned()),
             };
-            anes_fs::write_output(destination, stream.to_fm2_of_region(&rom_name, region).as_bytes())?;
+            // Streamed: the runs of a few KiB of input may declare 2^32 - 1 frames, some 99 GB of movie.
+            anes_fs::write_output_with(destination, |out| {
+                let mut text = crate::output::FmtToIo::new(out);
+                let written = stream.write_fm2_of_region(&rom_name, region, &mut text);
+                text.result(written)
+            })?;
             let mut out = output::stdout();
             writeln!(
                 out,

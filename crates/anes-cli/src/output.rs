@@ -36,3 +36,34 @@ pub fn progress_bar(len: u64, json: bool) -> ProgressBar {
     }
     bar
 }
+
+/// Text formatted into a byte writer: `fmt::Write` over `io::Write`, keeping the writer's error,
+/// which `fmt::Error` cannot carry.
+pub struct FmtToIo<'a> {
+    out: &'a mut dyn Write,
+    error: Option<io::Error>,
+}
+
+impl<'a> FmtToIo<'a> {
+    pub fn new(out: &'a mut dyn Write) -> FmtToIo<'a> {
+        FmtToIo { out, error: None }
+    }
+
+    /// What a formatting run that returned `written` amounts to: the writer's error, if it failed.
+    pub fn result(self, written: std::fmt::Result) -> io::Result<()> {
+        match (written, self.error) {
+            (Ok(()), _) => Ok(()),
+            (Err(_), Some(error)) => Err(error),
+            (Err(_), None) => Err(io::Error::other("formatting the text failed")),
+        }
+    }
+}
+
+impl std::fmt::Write for FmtToIo<'_> {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.out.write_all(text.as_bytes()).map_err(|error| {
+            self.error = Some(error);
+            std::fmt::Error
+        })
+    }
+}

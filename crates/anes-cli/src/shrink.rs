@@ -215,8 +215,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         None => {
             let (mut a, mut b) =
                 crate::lockstep::machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
-            checks.apply(&mut a, &mut b)?;
             let region = a.nes().region();
+            checks.apply(&mut a, &mut b, &rom, region)?;
             (anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress), region)
         }
     };
@@ -317,23 +317,60 @@ pub(crate) struct Checks<'a> {
 }
 
 impl Checks<'_> {
-    fn apply<A: Machine, B: Machine>(&self, a: &mut A, b: &mut B) -> anyhow::Result<()> {
+    /// Checks and loads into `a` and `b`, consoles of `rom` in `region`.
+    fn apply<A: Machine, B: Machine>(
+        &self,
+        a: &mut A,
+        b: &mut B,
+        rom: &[u8],
+        region: Region,
+    ) -> anyhow::Result<()> {
         let rom_name = self.rom_name;
         if let Some((dir, checkpoint)) = self.bundle_checkpoint {
             let mut before = Vec::new();
             a.save_state(&mut before);
-            a.load_state(checkpoint).map_err(|e| {
-                anyhow::anyhow!("{}: recorded with another ROM or region than {rom_name}: {e}", dir.display())
-            })?;
+            let path = dir.join("checkpoint_a.snap");
+            a.load_state(checkpoint)
+                .map_err(|e| snapshot_refused(&path, checkpoint, rom, rom_name, region, &e.to_string()))?;
             a.load_state(&before).map_err(|e| anyhow::anyhow!("{rom_name}: {e}"))?;
         }
         if let Some((path, snapshot)) = self.start {
-            let refused =
-                |e| anyhow::anyhow!("{}: not a start for {rom_name} in this region: {e}", path.display());
+            let refused = |e: anes_lockstep::MachineError| {
+                snapshot_refused(path, snapshot, rom, rom_name, region, &e.to_string())
+            };
             a.load_state(snapshot).map_err(refused)?;
             b.load_state(snapshot).map_err(refused)?;
         }
         Ok(())
+    }
+}
+
+/// Why the snapshot in `path` did not load into a console of `rom` in `region`, told apart by
+/// loading it into a fresh one: taken with another ROM or region, written by another snapshot format,
+/// damaged (framing, checksums, impossible contents), or, when a fresh console takes it,
+/// `machine_error`, what the machine said.
+fn snapshot_refused(
+    path: &Path,
+    snapshot: &[u8],
+    rom: &[u8],
+    rom_name: &str,
+    region: Region,
+    machine_error: &str,
+) -> anyhow::Error {
+    use anes_core::state::SnapshotError;
+    let shown = path.display();
+    let loaded = anes_core::Cartridge::from_ines(rom).map(|cart| {
+        anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region)).load_state(snapshot)
+    });
+    match loaded {
+        Ok(Err(e @ (SnapshotError::WrongRom { .. } | SnapshotError::WrongRegion { .. }))) => {
+            anyhow::anyhow!("{shown}: recorded with another ROM or region than {rom_name} ({region}): {e}")
+        }
+        Ok(Err(e @ (SnapshotError::UnsupportedVersion { .. } | SnapshotError::SectionVersion { .. }))) => {
+            anyhow::anyhow!("{shown}: written by an anes with another snapshot format: {e}")
+        }
+        Ok(Err(e)) => anyhow::anyhow!("{shown}: damaged: {e}"),
+        Ok(Ok(())) | Err(_) => anyhow::anyhow!("{shown}: refused by the machine: {machine_error}"),
     }
 }
 
@@ -381,7 +418,7 @@ pub(crate) fn shrink_builds(
         pairs.push((a, b));
     }
     let (a, b) = &mut pairs[0];
-    checks.apply(a, b)?;
+    checks.apply(a, b, rom, region)?;
     Ok((anes_lockstep::shrink_pairs(pairs, stream, config, progress), region))
 }
 

@@ -99,7 +99,12 @@ fn listen(
         ConnectionEvent::SessionEnded { peer, error: Some(e) } => {
             eprintln!("coordinator {peer}: session ended: {e}")
         }
-        ConnectionEvent::Refused { peer, reason } => eprintln!("connection from {peer} refused: {reason}"),
+        ConnectionEvent::Refused { peer, reason, not_logged: 0 } => {
+            eprintln!("connection from {peer} refused: {reason}")
+        }
+        ConnectionEvent::Refused { peer, reason, not_logged } => eprintln!(
+            "connection from {peer} refused: {reason} ({not_logged} more refusals of its address not logged since the last)"
+        ),
         ConnectionEvent::AcceptFailed { error, retry_in } => {
             eprintln!("accepting a connection failed: {error}; retrying in {} s", retry_in.as_secs_f64())
         }

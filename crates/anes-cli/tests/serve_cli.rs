@@ -44,6 +44,22 @@ fn a_bad_config_is_one_line_and_exit_2() {
     let (code, stderr) = run_with_config("[[pipeline]]\nid = \"p1\"\nworkers = \"fork\"\n", "bad2");
     assert_eq!(code, Some(2));
     assert!(stderr.contains("line 3, key workers") && stderr.contains("unknown variant"), "{stderr}");
+    // The examples docs/OPERATIONS.md gives are the lines the binary writes.
+    let docs = include_str!("../../../docs/OPERATIONS.md");
+    for (text, key) in [
+        ("[[pipeline]]\nid = \"p1\"\ndrift_window = 40\n", "error: anes.toml: pipeline[0].drift_window: "),
+        (
+            "[server]\ndrill = false\n\n[[pipeline]]\nid = \"p1\"\nrollback = \"alert\"\nworkers = \"fork\"\n",
+            "error: anes.toml: line 7, key workers: ",
+        ),
+    ] {
+        let documented =
+            docs.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no {key:?} in the docs"));
+        let (code, stderr) = run_with_config(text, "documented");
+        assert_eq!(code, Some(2), "{stderr}");
+        let path = temp_dir("documented").join("anes.toml");
+        assert_eq!(stderr.trim_end().replace(&path.display().to_string(), "anes.toml"), documented);
+    }
 }
 
 #[test]

@@ -372,3 +372,34 @@ fn a_serve_incident_bundle_shrinks_from_its_checkpoint_and_the_repro_replays_fro
     assert_eq!(replayed["divergence"]["fields"], report["divergence"]["fields"]);
     assert!(std::fs::read(replay.join("repro.input")).unwrap() == repro);
 }
+
+#[test]
+fn a_damaged_checkpoint_is_reported_as_damaged_not_as_another_rom() {
+    let scratch = scratch("damaged");
+    let dir = &scratch.0;
+    let bundle = dir.join("bundle");
+    let run = anes(&["lockstep", "--frames", "100", "--inject", FLIP, "--report", bundle.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let snap_path = bundle.join("checkpoint_a.snap");
+    let snapshot = std::fs::read(&snap_path).unwrap();
+    let mut flipped = snapshot.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x10;
+    let cases = [
+        (flipped, "checksum mismatch"),
+        (snapshot[..snapshot.len() / 2].to_vec(), "truncated"),
+        (b"not a snapshot at all. ".repeat(4), "bad magic"),
+    ];
+    for (bytes, problem) in cases {
+        std::fs::write(&snap_path, &bytes).unwrap();
+        let out = dir.join("out");
+        let run = anes(&["shrink", "--evidence", bundle.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert_eq!(run.status.code(), Some(2), "{problem}: {}", text(&run));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&snap_path.display().to_string()), "{problem}: {stderr}");
+        assert!(stderr.contains("damaged") && stderr.contains(problem), "{problem}: {stderr}");
+        assert!(!stderr.contains("another ROM"), "{problem}: {stderr}");
+        assert!(!out.join("report.json").exists());
+    }
+}

@@ -8,6 +8,7 @@
 //! - [`write_output`]: a new path or a regular file is replaced atomically (a temporary file beside it,
 //!   fsynced, renamed over it); a symbolic link is followed and the rule applied to its target; a
 //!   device or a FIFO is written in place, never replaced. Every write and flush error is returned.
+//!   [`write_output_with`] does the same for contents written as they are made, in bounded memory.
 //! - [`env_flag`] / [`ci_is_set`]: an environment flag is set unless it is empty, `0` or `false`.
 //!
 //! Unix only, like the service: the non-blocking open and the file types are POSIX's.
@@ -20,7 +21,7 @@ mod write;
 pub use env::{ci_is_set, env_flag};
 pub use kind::FileKind;
 pub use read::{ReadError, read_capped, read_text_capped};
-pub use write::{WriteError, write_output};
+pub use write::{WriteError, write_output, write_output_with};
 
 /// `limit` for messages: whole MiB as "16 MiB", anything else in bytes.
 fn describe_size(limit: u64) -> String {

@@ -67,16 +67,37 @@ fn io_error<'a>(path: &'a Path, step: &'static str) -> impl FnOnce(io::Error) ->
 ///
 /// Every failed step is an error (`/dev/full` is one), and a temporary file is removed after one.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    write_output_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_output`] of what `contents` writes into the writer it is given, as it writes it: the
+/// output need not fit in memory. The writer is buffered; an error `contents` returns (its own, or
+/// the writer's) fails the write as any other: a regular file's path keeps its old content and the
+/// temporary file is removed, while a device or a FIFO keeps what reached it.
+pub fn write_output_with(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), WriteError> {
     let (target, kind) = resolve_links(path)?;
     match kind {
-        None | Some(FileKind::Regular) => replace_atomically(&target, bytes, kind.is_some()),
+        None | Some(FileKind::Regular) => replace_atomically(&target, contents, kind.is_some()),
         Some(FileKind::Fifo | FileKind::CharDevice | FileKind::BlockDevice | FileKind::Socket) => {
-            write_in_place(&target, bytes)
+            write_in_place(&target, contents)
         }
         Some(kind @ (FileKind::Directory | FileKind::Symlink)) => {
             Err(WriteError::NotAFile { path: target, kind })
         }
     }
+}
+
+/// Runs `contents` into `file` through a buffer, then flushes it: the first error of either.
+fn write_buffered(
+    file: &mut File,
+    contents: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut buffered = io::BufWriter::with_capacity(64 << 10, file);
+    contents(&mut buffered)?;
+    buffered.flush()
 }
 
 /// Follows symbolic links from `path` to what they name: that path and its kind (`None`: nothing there
@@ -102,7 +123,11 @@ fn resolve_links(path: &Path) -> Result<(PathBuf, Option<FileKind>), WriteError>
     Err(WriteError::LinkLoop { path: path.to_owned() })
 }
 
-fn replace_atomically(path: &Path, bytes: &[u8], exists: bool) -> Result<(), WriteError> {
+fn replace_atomically(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    exists: bool,
+) -> Result<(), WriteError> {
     let Some(name) = path.file_name() else {
         return Err(WriteError::NotAFile { path: path.to_owned(), kind: FileKind::Directory });
     };
@@ -116,7 +141,7 @@ fn replace_atomically(path: &Path, bytes: &[u8], exists: bool) -> Result<(), Wri
         None
     };
     let (temp_path, file) = create_temp(dir, name)?;
-    let written = write_temp(&temp_path, file, bytes, permissions).and_then(|()| {
+    let written = write_temp(&temp_path, file, contents, permissions).and_then(|()| {
         fs::rename(&temp_path, path).map_err(io_error(path, "rename the temporary file over it"))
     });
     if let Err(err) = written {
@@ -153,17 +178,20 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> Result<(PathBuf, File), Wr
 fn write_temp(
     path: &Path,
     mut file: File,
-    bytes: &[u8],
+    contents: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     permissions: Option<Permissions>,
 ) -> Result<(), WriteError> {
     if let Some(permissions) = permissions {
         file.set_permissions(permissions).map_err(io_error(path, "set the permissions"))?;
     }
-    file.write_all(bytes).map_err(io_error(path, "write"))?;
+    write_buffered(&mut file, contents).map_err(io_error(path, "write"))?;
     file.sync_all().map_err(io_error(path, "sync"))
 }
 
-fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+fn write_in_place(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), WriteError> {
     // Non-blocking, so a FIFO nobody reads fails (ENXIO) instead of waiting in open.
     let mut file =
         OpenOptions::new().write(true).custom_flags(OFlags::NONBLOCK.bits() as i32).open(path).map_err(
@@ -182,9 +210,8 @@ fn write_in_place(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     // From here on a FIFO's writes wait for its reader like any other writer's.
     let flags = fcntl_getfl(&file).map_err(|e| io_error(path, "read its flags")(e.into()))?;
     fcntl_setfl(&file, flags - OFlags::NONBLOCK).map_err(|e| io_error(path, "set its flags")(e.into()))?;
-    // `File` has no buffer of its own: a device's refusal (`/dev/full`) comes back from `write`.
-    file.write_all(bytes).map_err(io_error(path, "write"))?;
-    file.flush().map_err(io_error(path, "flush"))
+    // A device's refusal (`/dev/full`) comes back from a write or from the final flush.
+    write_buffered(&mut file, contents).map_err(io_error(path, "write"))
 }
 
 #[cfg(test)]
@@ -337,6 +364,28 @@ pub(crate) mod tests {
         write_output(&link, b"discarded").unwrap();
         assert!(fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
         assert_eq!(scratch.names(), ["full", "link", "null"], "no temporary file is left");
+    }
+
+    #[test]
+    fn contents_written_as_made_replace_the_file_whole_or_not_at_all() {
+        let scratch = Scratch::new("write-with");
+        let path = scratch.path("out.txt");
+        fs::write(&path, b"old").unwrap();
+        // Far more than the buffer, in small pieces.
+        write_output_with(&path, |out| (0..100_000u32).try_for_each(|i| writeln!(out, "{i}"))).unwrap();
+        let written = fs::read_to_string(&path).unwrap();
+        assert_eq!(written.lines().count(), 100_000);
+        assert!(written.ends_with("99999\n"));
+        // An error half-way leaves the old content, and no temporary file.
+        let err = write_output_with(&path, |out| {
+            out.write_all(&[b'x'; 200_000])?;
+            Err(io::Error::other("the source failed"))
+        })
+        .unwrap_err();
+        assert!(matches!(&err, WriteError::Io { step: "write", .. }), "{err:?}");
+        assert!(err.to_string().contains("the source failed"), "{err}");
+        assert_eq!(fs::read_to_string(&path).unwrap(), written);
+        assert_eq!(scratch.names(), ["out.txt"]);
     }
 
     #[test]

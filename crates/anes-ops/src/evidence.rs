@@ -181,6 +181,17 @@ pub enum ServeRefusal {
     /// A symbolic link, at the file or at a directory on the way.
     #[error("{0}: a symbolic link; evidence is served only from regular files inside the evidence directory")]
     Symlink(String),
+    /// A regular file with more than one name: a hard link may name a file outside the evidence
+    /// directory (the service never makes one, so it was planted), and no path tells where the file is.
+    #[error(
+        "{path}: a file with {links} links; evidence is served only from files with one name, inside the evidence directory"
+    )]
+    HardLink {
+        /// The path under the evidence directory.
+        path: String,
+        /// Its link count.
+        links: u64,
+    },
     /// A FIFO, device, socket or directory.
     #[error("{path}: a {kind}, not a regular file; evidence is served only from regular files")]
     NotRegular {
@@ -210,8 +221,9 @@ pub enum ServeRefusal {
 }
 
 /// Reads `root/<names...>` for the HTTP API, refusing symbolic links anywhere below `root` (to files
-/// inside the directory as well as outside: the service never writes a link, so one is planted), every
-/// file that is not regular, and files over `limit` bytes. Each step is opened relative to the
+/// inside the directory as well as outside: the service never writes a link, so one is planted), files
+/// with more than one hard link (for the same reason), every file that is not regular, and files over
+/// `limit` bytes. Each step is opened relative to the
 /// directory opened before it with `O_NOFOLLOW`, and the file with `O_NONBLOCK` and checked through its
 /// descriptor, so a link swapped in between a check and the open is still refused and a FIFO never
 /// blocks. `root` itself may be a link (the operator's choice of directory).
@@ -258,6 +270,13 @@ pub fn read_served_file(root: &Path, names: &[&str], limit: u64) -> Result<Vec<u
     };
     if let Some(kind) = kind {
         return Err(ServeRefusal::NotRegular { path: shown, kind });
+    }
+    // The open file's own count of names: a planted link to a file outside keeps it at 2 or more for
+    // as long as the outside name exists.
+    #[allow(clippy::useless_conversion)] // st_nlink is u32 on some targets
+    let links = u64::from(stat.st_nlink);
+    if links > 1 {
+        return Err(ServeRefusal::HardLink { path: shown, links });
     }
     let bytes = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
     if bytes > limit {

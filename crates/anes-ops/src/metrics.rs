@@ -171,7 +171,17 @@ pub struct Metrics {
     store_epoch: Family<PipelineLabel, Gauge>,
     retries: Family<PipelineOperation, Counter>,
     give_ups: Family<PipelineOperation, Counter>,
+    http_connections_refused: Family<Reason, Counter>,
+    http_connections_dropped: Family<Reason, Counter>,
 }
+
+/// Why the HTTP server refused a connection: its address holds `connections_per_client` already
+/// (`per_client`), or every slot is taken and none can be freed for it (`max_connections`).
+pub const HTTP_REFUSAL_REASONS: [&str; 2] = ["per_client", "max_connections"];
+
+/// Why the HTTP server dropped an open connection: answers waited and the client took none for the
+/// write timeout (`write_timeout`), or its slot went to an address holding fewer (`evicted`).
+pub const HTTP_DROP_REASONS: [&str; 2] = ["write_timeout", "evicted"];
 
 impl Default for Metrics {
     fn default() -> Metrics {
@@ -210,6 +220,8 @@ impl Metrics {
             store_epoch: Family::default(),
             retries: Family::default(),
             give_ups: Family::default(),
+            http_connections_refused: Family::default(),
+            http_connections_dropped: Family::default(),
         };
         let mut m = m;
         let r = &mut m.registry;
@@ -287,7 +299,7 @@ impl Metrics {
         );
         r.register(
             "anes_alert_notifications_ignored",
-            "Alert notifications not acted on, by reason (duplicate, unknown pipeline, no pipeline label)",
+            "Alert notifications not acted on, by reason (duplicate, unknown_pipeline, other_alert, no_pipeline_label, fenced)",
             m.notifications_ignored.clone(),
         );
         r.register(
@@ -315,6 +327,22 @@ impl Metrics {
             "Operations abandoned after their last retry, by operation (store, rollback)",
             m.give_ups.clone(),
         );
+        r.register(
+            "anes_http_connections_refused",
+            "HTTP connections refused with 503 on arrival, by reason (per_client: the address holds its limit; max_connections: every slot is taken and none could be freed)",
+            m.http_connections_refused.clone(),
+        );
+        r.register(
+            "anes_http_connections_dropped",
+            "Open HTTP connections reset by the server, by reason (write_timeout: the client took none of its answers for the write timeout; evicted: its slot went to an address holding fewer)",
+            m.http_connections_dropped.clone(),
+        );
+        for reason in HTTP_REFUSAL_REASONS {
+            let _ = m.http_connections_refused.get_or_create(&Reason { reason });
+        }
+        for reason in HTTP_DROP_REASONS {
+            let _ = m.http_connections_dropped.get_or_create(&Reason { reason });
+        }
         let build: Family<BuildLabels, Gauge> = Family::default();
         build
             .get_or_create(&BuildLabels {
@@ -436,6 +464,16 @@ impl Metrics {
     /// Counts a notification that was not acted on.
     pub fn notification_ignored(&self, reason: &'static str) {
         self.notifications_ignored.get_or_create(&Reason { reason }).inc();
+    }
+
+    /// Counts an HTTP connection refused on arrival (`reason`: one of [`HTTP_REFUSAL_REASONS`]).
+    pub fn http_connection_refused(&self, reason: &'static str) {
+        self.http_connections_refused.get_or_create(&Reason { reason }).inc();
+    }
+
+    /// Counts an open HTTP connection the server reset (`reason`: one of [`HTTP_DROP_REASONS`]).
+    pub fn http_connection_dropped(&self, reason: &'static str) {
+        self.http_connections_dropped.get_or_create(&Reason { reason }).inc();
     }
 
     /// Encodes everything as OpenMetrics text into `out`.

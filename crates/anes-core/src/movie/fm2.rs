@@ -183,37 +183,76 @@ impl InputStream {
     /// `palFlag 0`, as FCEUX writes its own Dendy movies: the format has no Dendy flag, so a
     /// Dendy movie replays as Dendy only when the region is given again (`--region dendy`).
     pub fn to_fm2_of_region(&self, rom_filename: &str, region: crate::Region) -> String {
-        // A name is one header line: line breaks would start another key.
-        let name: String = rom_filename.chars().map(|c| if c.is_control() { '_' } else { c }).collect();
-        let pal_flag = u8::from(region == crate::Region::Pal);
-        let mut out = format!(
-            "version 3\nemuVersion 20604\nrerecordCount 0\npalFlag {pal_flag}\nromFilename {name}\n\
-             guid 00000000-0000-0000-0000-000000000000\nfourscore 0\nmicrophone 0\nport0 1\nport1 1\n\
-             port2 0\nFDS 0\nNewPPU 0\ncomment author anes\n"
-        );
-        for run in self.runs() {
-            let command = match run.input.command {
-                ConsoleCommand::None => 0,
-                ConsoleCommand::SoftReset => 1,
-                ConsoleCommand::PowerCycle => 2,
-            };
-            let [pad1, pad2] = run.input.pads.map(gamepad_field);
-            let line = format!("|{command}|{pad1}|{pad2}||\n");
-            for _ in 0..run.len {
-                out.push_str(&line);
-            }
-        }
+        let mut out = String::new();
+        self.write_fm2_of_region(rom_filename, region, &mut out).expect("a String takes any text");
         out
+    }
+
+    /// [`InputStream::to_fm2_of_region`] written into `out` a block of lines at a time, in memory
+    /// that does not grow with the stream (2^32 - 1 frames are some 99 GB of movie) and with no
+    /// allocation per frame or run. `out`'s error ends the export.
+    pub fn write_fm2_of_region(
+        &self,
+        rom_filename: &str,
+        region: crate::Region,
+        out: &mut impl core::fmt::Write,
+    ) -> core::fmt::Result {
+        // Lines of one run repeated, written as one piece: 178 frames a call.
+        const BLOCK_BYTES: usize = 4096;
+        let pal_flag = u8::from(region == crate::Region::Pal);
+        write!(out, "version 3\nemuVersion 20604\nrerecordCount 0\npalFlag {pal_flag}\nromFilename ")?;
+        // A name is one header line: line breaks would start another key.
+        for c in rom_filename.chars() {
+            out.write_char(if c.is_control() { '_' } else { c })?;
+        }
+        out.write_str(
+            "\nguid 00000000-0000-0000-0000-000000000000\nfourscore 0\nmicrophone 0\nport0 1\nport1 1\n\
+             port2 0\nFDS 0\nNewPPU 0\ncomment author anes\n",
+        )?;
+        let mut block = [0u8; BLOCK_BYTES];
+        for run in self.runs() {
+            let line = fm2_line(run.input);
+            let per_block = (BLOCK_BYTES / line.len()).min(run.len);
+            for slot in block.chunks_exact_mut(line.len()).take(per_block) {
+                slot.copy_from_slice(&line);
+            }
+            // ASCII by construction.
+            let lines =
+                core::str::from_utf8(&block[..per_block * line.len()]).map_err(|_| core::fmt::Error)?;
+            let mut left = run.len;
+            while left >= per_block {
+                out.write_str(lines)?;
+                left -= per_block;
+            }
+            out.write_str(&lines[..left * line.len()])?;
+        }
+        Ok(())
     }
 }
 
+/// One frame's line of the input log: `|command|pad1|pad2||` and the newline.
+fn fm2_line(input: FrameInput) -> [u8; 23] {
+    let command = match input.command {
+        ConsoleCommand::None => b'0',
+        ConsoleCommand::SoftReset => b'1',
+        ConsoleCommand::PowerCycle => b'2',
+    };
+    let mut line = *b"|0|........|........||\n";
+    line[1] = command;
+    line[3..11].copy_from_slice(&gamepad_field(input.pads[0]));
+    line[12..20].copy_from_slice(&gamepad_field(input.pads[1]));
+    line
+}
+
 /// A gamepad field in `RLDUTSBA` order, `.` for a released button (the inverse of `parse_gamepad`).
-fn gamepad_field(pad: u8) -> String {
-    b"RLDUTSBA"
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| if pad & (0x80 >> i) != 0 { char::from(c) } else { '.' })
-        .collect()
+fn gamepad_field(pad: u8) -> [u8; 8] {
+    let mut field = *b"........";
+    for (i, (slot, &c)) in field.iter_mut().zip(b"RLDUTSBA").enumerate() {
+        if pad & (0x80 >> i) != 0 {
+            *slot = c;
+        }
+    }
+    field
 }
 
 /// The most characters of a line an error message repeats.

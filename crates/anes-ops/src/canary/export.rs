@@ -28,6 +28,7 @@ const PUSH_ANSWER_HEAD_LIMIT: usize = 4096;
 const ENDPOINT_LIMITS: HttpLimits = HttpLimits {
     header_timeout: Duration::from_secs(2),
     body_timeout: Duration::from_secs(2),
+    write_timeout: Duration::from_secs(2),
     connections_per_client: 4,
     max_connections: 16,
     max_head_bytes: 8192,
@@ -83,7 +84,7 @@ impl MetricsServer {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let router = router(status);
         let thread = std::thread::Builder::new().name("canary-metrics".into()).spawn(move || {
-            runtime.block_on(crate::http::serve(listener, router, ENDPOINT_LIMITS, async {
+            runtime.block_on(crate::http::serve(listener, router, ENDPOINT_LIMITS, None, async {
                 let _ = stopped.await;
             }));
         })?;

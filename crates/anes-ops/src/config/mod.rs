@@ -86,6 +86,8 @@ pub struct ServerSection {
     pub header_timeout_seconds: Option<u64>,
     /// Longest time from a request's headers to the end of its body (default 30).
     pub body_timeout_seconds: Option<u64>,
+    /// Longest time a client may take none of an answer waiting for it (default 10).
+    pub write_timeout_seconds: Option<u64>,
     /// Most connections open at once from one IP address (default 32).
     pub connections_per_client: Option<usize>,
     /// Most connections open at once (default 512).
@@ -418,6 +420,11 @@ fn http_limits(server: &ServerSection) -> Result<crate::http::limits::HttpLimits
             "server.body_timeout_seconds",
             server.body_timeout_seconds,
             defaults.body_timeout,
+        )?,
+        write_timeout: seconds(
+            "server.write_timeout_seconds",
+            server.write_timeout_seconds,
+            defaults.write_timeout,
         )?,
         connections_per_client: count(
             "server.connections_per_client",

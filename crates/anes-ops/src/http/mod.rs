@@ -4,6 +4,7 @@
 
 pub(crate) mod limits;
 mod page;
+mod raw_head;
 mod serve;
 
 pub use limits::HttpLimits;
@@ -314,14 +315,22 @@ struct DrillRequest {
     crash: Option<bool>,
 }
 
-/// Parses a drill body into its target and drill.
-pub fn parse_drill(body: &[u8]) -> Result<(WorkerId, Drill), String> {
+/// The last CPU cycle a console reaches in 1,700 years of emulated time: a machine's master clock
+/// ends there (`MAX_MASTER_CLOCK`) and a CPU cycle takes 12 master clocks or more. A fault planned
+/// later never fires; no frame comes later either (a frame takes at least a cycle).
+const LAST_REACHED_CPU_CYCLE: u64 =
+    anes_core::clock::MAX_MASTER_CLOCK / anes_core::clock::MASTER_PER_CPU_CYCLE;
+
+/// Parses a drill body into its target and drill, refusing a fault that could never fire on consoles
+/// with `state_sections` (each state section's name and length).
+pub fn parse_drill(body: &[u8], state_sections: &[(&str, usize)]) -> Result<(WorkerId, Drill), String> {
     let request: DrillRequest = serde_json::from_slice(body).map_err(|e| format!("drill: {e}"))?;
     let drill =
         match (request.fault, request.stall_seconds, request.crash) {
             (Some(spec), None, None) => {
                 let full = if spec.contains('@') { spec.clone() } else { format!("{spec}@0") };
-                full.parse::<anes_lockstep::Fault>().map_err(|e| format!("fault: {e}"))?;
+                let fault = full.parse::<anes_lockstep::Fault>().map_err(|e| format!("fault: {e}"))?;
+                fault_fires(&fault, state_sections).map_err(|e| format!("fault {spec:?}: {e}"))?;
                 Drill::Fault(spec)
             }
             (None, Some(s), None) if (0.0..=MAX_STALL_SECONDS).contains(&s) => {
@@ -335,6 +344,42 @@ pub fn parse_drill(body: &[u8]) -> Result<(WorkerId, Drill), String> {
             ),
         };
     Ok((request.worker, drill))
+}
+
+/// Why `fault` could never fire: a flip of a section the consoles do not have or past its end (the
+/// worker would refuse it after the drill was accepted), or a cycle or frame no run reaches.
+fn fault_fires(fault: &anes_lockstep::Fault, state_sections: &[(&str, usize)]) -> Result<(), String> {
+    use anes_lockstep::Fault;
+    let (when, at) = match *fault {
+        Fault::FlipBit { cpu_cycle, .. } | Fault::Stall { cpu_cycle, .. } => ("CPU cycle", cpu_cycle),
+        Fault::CorruptInput { frame, .. } => ("frame", frame),
+    };
+    if at > LAST_REACHED_CPU_CYCLE {
+        return Err(format!(
+            "{when} {at} is never reached (a console's clock passes cycle {LAST_REACHED_CPU_CYCLE} only after 1,700 years of emulated time)"
+        ));
+    }
+    if let Fault::FlipBit { section, offset, .. } = fault {
+        let Some(&(_, len)) = state_sections.iter().find(|(name, _)| name == section) else {
+            let names: Vec<&str> = state_sections.iter().map(|(name, _)| *name).collect();
+            return Err(format!("no state section {section:?} (sections: {})", names.join(", ")));
+        };
+        if *offset >= len {
+            return Err(format!("offset {offset:#x} is outside section {section} ({len} bytes)"));
+        }
+    }
+    Ok(())
+}
+
+/// The answer to a request a fenced pipeline cannot carry out: 409 naming the fence.
+fn fenced_answer(id: &str, fence: crate::pipeline::Fence) -> Response {
+    let body = serde_json::json!({
+        "error": "fenced",
+        "pipeline": id,
+        "fence": fence,
+        "reason": fence.describe(),
+    });
+    (StatusCode::CONFLICT, axum::Json(body)).into_response()
 }
 
 async fn drill(
@@ -354,7 +399,12 @@ async fn drill(
         .pipeline(&id)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no pipeline {id:?}")))?;
     let body = body.map_err(body_error)?;
-    let (worker, drill) = parse_drill(&body).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))?;
+    let (worker, drill) = parse_drill(&body, &pipeline.state_sections)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, e))?;
+    // A fenced pipeline takes no drill: it stopped taking records, so the fault would never fire.
+    if let Some(fence) = pipeline.status().fence {
+        return Ok(fenced_answer(&id, fence));
+    }
     pipeline
         .control
         .send(Control::Event(Event::Drill { worker, drill }))
@@ -374,6 +424,7 @@ async fn webhook(
     // Decide now, act in the pipelines' own threads: the answer never waits for a rollback.
     let mut acted = 0;
     let mut ignored = 0;
+    let mut fenced = Vec::new();
     for alert in &notification.alerts {
         let decision = state.dedup.lock().unwrap_or_else(|p| p.into_inner()).decide(alert);
         let (pipeline_id, event) = match decision {
@@ -393,18 +444,35 @@ async fn webhook(
                 continue;
             }
         };
-        match state.pipeline(&pipeline_id) {
-            Some(p) => {
+        let target = state.pipeline(&pipeline_id);
+        // A fenced pipeline's rollback would restore workers whose checkpoints the store refuses: it
+        // stays fenced, so the webhook says so instead of accepting. A resolution still reaches it.
+        let fence = target.filter(|_| matches!(event, Event::AlertFiring)).and_then(|p| p.status().fence);
+        match (target, fence) {
+            (Some(_), Some(fence)) => {
+                state.metrics.notification_ignored("fenced");
+                tracing::warn!(pipeline = %pipeline_id, fingerprint = %alert.fingerprint, reason = %fence.describe(), "alert for a fenced pipeline: no rollback");
+                fenced.push(serde_json::json!({
+                    "id": pipeline_id,
+                    "fence": fence,
+                    "reason": fence.describe(),
+                }));
+            }
+            (Some(p), None) => {
                 tracing::warn!(pipeline = %pipeline_id, status = alert_status(alert.status), fingerprint = %alert.fingerprint, starts_at = %alert.starts_at, "alert notification");
                 let _ = p.control.send(Control::Event(event));
                 acted += 1;
             }
-            None => {
+            (None, _) => {
                 state.metrics.notification_ignored("unknown_pipeline");
                 tracing::warn!(pipeline = %pipeline_id, "alert for a pipeline this service does not run: ignored");
                 ignored += 1;
             }
         }
+    }
+    if !fenced.is_empty() {
+        let body = serde_json::json!({ "error": "fenced", "pipelines": fenced, "acted_on": acted, "ignored": ignored });
+        return Ok((StatusCode::CONFLICT, axum::Json(body)).into_response());
     }
     Ok(axum::Json(serde_json::json!({ "acted_on": acted, "ignored": ignored })).into_response())
 }
@@ -442,6 +510,7 @@ async fn evidence_file(
             let status = match &refusal {
                 ServeRefusal::NotFound(_) => StatusCode::NOT_FOUND,
                 ServeRefusal::Symlink(_)
+                | ServeRefusal::HardLink { .. }
                 | ServeRefusal::NotRegular { .. }
                 | ServeRefusal::TooLarge { .. } => StatusCode::FORBIDDEN,
                 ServeRefusal::Io { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {

@@ -127,6 +127,9 @@ pub fn start_pipelines(
         })?;
         // The region made explicit, so the workers are told it and a worker of another is refused.
         let region = p.settings.region.unwrap_or_else(|| anes_core::Nes::region_for(&cart));
+        let console = anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region));
+        let state_sections: Arc<[(&'static str, usize)]> =
+            anes_core::Section::ALL.map(|s| (s.name(), console.section_bytes(s).len())).into();
         let source = match &p.input {
             InputSpec::Push => None,
             InputSpec::Replay { file, looping, pace } => {
@@ -157,11 +160,11 @@ pub fn start_pipelines(
         config.settings.retry.2 = jitter_seed(&p.settings.id, "rollback");
         config.settings.region = Some(region);
         let settings = config.settings.clone();
-        plans.push(PipelinePlan { config, settings, rom, source, launcher });
+        plans.push((PipelinePlan { config, settings, rom, source, launcher }, state_sections));
     }
     let mut handles = Vec::new();
     let mut threads = Vec::new();
-    for mut plan in plans {
+    for (mut plan, state_sections) in plans {
         let (control_tx, control_rx) = crossbeam_channel::unbounded();
         let opened = crate::recovery::open(&plan.config, &config.data_dir, &plan.rom)?;
         let observer = PipelineObserver::new(metrics.pipeline(&plan.settings.id));
@@ -209,6 +212,7 @@ pub fn start_pipelines(
             status: Arc::clone(&status),
             accepts_push: plan.source.is_none(),
             rom: plan.config.rom.clone(),
+            state_sections,
         };
         let driver = Driver {
             pipeline,

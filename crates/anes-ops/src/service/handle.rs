@@ -39,6 +39,9 @@ pub struct PipelineHandle {
     /// Its ROM file as configured (`None`: the bundled demo ROM), for the command the status page
     /// shows to shrink an incident.
     pub rom: Option<PathBuf>,
+    /// Each state section's name and length in bytes on its consoles (the board's sections depend on
+    /// the ROM): what a drill's bit flip may name.
+    pub state_sections: Arc<[(&'static str, usize)]>,
 }
 
 impl PipelineHandle {

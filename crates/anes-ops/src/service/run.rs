@@ -37,6 +37,7 @@ pub fn run_service(
     let metrics = Arc::new(Metrics::new());
     let pipelines = start_pipelines(&config, &options, &metrics)?;
     let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let metrics_for_http = Arc::clone(&metrics);
     let state = AppState {
         pipelines: Arc::new(pipelines.handles.clone()),
         metrics,
@@ -59,6 +60,7 @@ pub fn run_service(
             listener,
             crate::http::router(state),
             config.http_limits,
+            Some(metrics_for_http),
             async {
                 let _ = stop_rx.await;
             },

@@ -4,14 +4,15 @@
 //! processes.
 //!
 //! With TLS ([`tls`]: the worker's `--tls-cert`/`--tls-key`, the coordinator's `tls_ca`), the TLS
-//! handshake comes first, bounded by [`HANDSHAKE_TIMEOUT`] too, and everything below runs inside it.
+//! handshake comes first, bounded in time too, and everything below runs inside it.
 //!
 //! The connection starts with the coordinator's token, in one binary frame of its own (`len u32`, the
 //! contents `"ANWT"` and the token, the frame's checksum; at most [`MAX_TOKEN_LEN`] bytes of token).
 //! The worker reads nothing else first: it compares the token's blake3 digest with its own token's in
 //! constant time and, on a match, answers with its hello and serves the session as `anes worker` serves
 //! its stdin; otherwise it sends one [`crate::protocol::Reply::Error`] naming why and closes. The
-//! whole handshake is bounded in bytes and in time ([`HANDSHAKE_TIMEOUT`]).
+//! whole handshake is bounded in bytes and in time ([`TOKEN_TIMEOUT`] on the worker's side), and in
+//! numbers: connections that stay silent lose their handshake slots to new ones ([`listen`]).
 //!
 //! For the pipeline a lost connection is a dead worker, exactly as a child process that exits: the
 //! reader reports [`crate::WorkerOutput::Exited`], and the rollback procedure's next start connects
@@ -58,9 +59,13 @@ pub const MAX_TOKEN_LEN: usize = 1024;
 /// The largest token file read: one line holding the token.
 pub const MAX_TOKEN_FILE_LEN: u64 = 4 << 10;
 
-/// How long a coordinator has, from its connection, to send its token (the worker's side), and a
-/// worker to answer it (the coordinator's).
+/// How long a coordinator gives a worker for the TLS handshake and to answer its token.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a listening worker gives a connection to send its token (and as long again for a TLS
+/// handshake before it) by default. A coordinator sends it at once, so this is a few round trips of
+/// any real network; a connection that holds a handshake slot longer is not a coordinator.
+pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long a connection attempt to a worker may take before it counts as failed.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);

@@ -39,6 +39,7 @@ fn quick() -> ListenSettings {
         busy_grace: Duration::from_millis(200),
         max_handshakes: 4,
         idle_timeout: Duration::from_secs(5),
+        refusal_log_interval: Duration::ZERO,
     }
 }
 
@@ -468,4 +469,74 @@ proptest! {
         let result = read_and_check_token(&mut reader, &mut |_| Ok(()), Duration::from_secs(1), &expected);
         prop_assert!(result.is_err());
     }
+}
+
+/// `n` threads each holding one connection to `address` that sends nothing, re-opened as soon as the
+/// worker drops it, until `stop`; each counts its re-openings.
+fn silent_connections(
+    address: &str,
+    n: usize,
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<std::thread::JoinHandle<u64>> {
+    (0..n)
+        .map(|_| {
+            let (address, stop) = (address.to_string(), Arc::clone(stop));
+            std::thread::spawn(move || {
+                let mut opened = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(mut stream) = TcpStream::connect(&address) else { continue };
+                    opened += 1;
+                    stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+                    let mut sink = [0; 256];
+                    // Held until the worker closes it (EOF or reset) or the test ends.
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        match stream.read(&mut sink) {
+                            Ok(0) => break,
+                            Ok(_) => {}
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => break,
+                        }
+                    }
+                }
+                opened
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn silent_connections_never_keep_a_coordinator_out() {
+    // The defaults: 16 handshake slots.
+    let (address, events) = worker(ListenSettings::default());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let attackers = silent_connections(&address, 16, &stop);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut waits = Vec::new();
+    for incarnation in 1..=5 {
+        let started = Instant::now();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, incarnation, tx)
+            .expect("connecting to the worker");
+        match next_output(&rx) {
+            Ok(Reply::Hello { .. }) => {}
+            other => panic!("attempt {incarnation}: {other:?} after {:?}", started.elapsed()),
+        }
+        let waited = started.elapsed();
+        assert!(waited < Duration::from_secs(2), "attempt {incarnation}: the hello took {waited:?}");
+        waits.push(waited);
+        remote.stop();
+        // Past the 2 s token timeout in all: the silent ones are also dropped and re-opened on time.
+        std::thread::sleep(Duration::from_millis(600));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reopened: u64 = attackers.into_iter().map(|t| t.join().unwrap()).sum();
+    eprintln!("16 silent connections (opened {reopened} times): hellos after {waits:?}");
+    // The silent ones lost their slots, and the log says so once (one address, within the 10 s
+    // interval) however many times it happened.
+    assert!(reopened > 16, "no silent connection was ever dropped");
+    assert_eq!(refusals(&events), [HandshakeError::Evicted], "{:?}", events.lock().unwrap());
 }

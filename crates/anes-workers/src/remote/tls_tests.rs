@@ -54,8 +54,11 @@ fn tls_worker(cert: &Path, key: &Path) -> (String, Events) {
     let address = listener.local_addr().unwrap().to_string();
     let events: Events = Arc::default();
     let log = Arc::clone(&events);
-    let settings =
-        ListenSettings { handshake_timeout: Duration::from_millis(500), ..ListenSettings::default() };
+    let settings = ListenSettings {
+        handshake_timeout: Duration::from_millis(500),
+        refusal_log_interval: Duration::ZERO,
+        ..ListenSettings::default()
+    };
     std::thread::spawn(move || {
         serve_listener(&listener, TOKEN, Some(config), settings, move |e| log.lock().unwrap().push(e))
     });

@@ -49,6 +49,12 @@ pub enum HandshakeError {
     /// Another coordinator is connected.
     #[error("busy: another coordinator is connected")]
     Busy,
+    /// Closed before its token to free its handshake slot for a new connection: every slot was
+    /// taken, and it was the oldest silent connection of the address holding the most.
+    #[error(
+        "closed before its token: every handshake slot was taken and this was the oldest silent one of the address holding the most"
+    )]
+    Evicted,
     /// The TLS handshake failed or timed out (nothing is sent back: the peer speaks no TLS, or not
     /// this worker's).
     #[error("TLS handshake: {0}")]

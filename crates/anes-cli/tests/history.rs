@@ -72,10 +72,9 @@ impl StoreProxy {
                 };
                 o.lock().unwrap().push(client.try_clone().unwrap());
                 o.lock().unwrap().push(server.try_clone().unwrap());
-                for (mut from, mut to) in [
-                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                    (server, client),
-                ] {
+                for (mut from, mut to) in
+                    [(client.try_clone().unwrap(), server.try_clone().unwrap()), (server, client)]
+                {
                     std::thread::spawn(move || {
                         let mut buffer = [0u8; 16 << 10];
                         while let Ok(n) = from.read(&mut buffer) {
@@ -145,8 +144,12 @@ impl Server {
     /// `[pipeline.store]` keys reaching the store through the proxy on `port`, round `round`.
     fn store_toml(&self, port: u16, round: usize) -> String {
         match self {
-            Server::Redis(_) => format!("backend = \"redis\"\nurl = \"redis://127.0.0.1:{port}/0\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1"),
-            Server::Postgres(_) => format!("backend = \"postgres\"\nurl = \"postgres://anes@127.0.0.1:{port}/postgres\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1"),
+            Server::Redis(_) => format!(
+                "backend = \"redis\"\nurl = \"redis://127.0.0.1:{port}/0\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1"
+            ),
+            Server::Postgres(_) => format!(
+                "backend = \"postgres\"\nurl = \"postgres://anes@127.0.0.1:{port}/postgres\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1"
+            ),
             Server::S3(_) => format!(
                 "backend = \"s3\"\nendpoint = \"http://127.0.0.1:{port}\"\nbucket = \"{BUCKET}\"\nprefix = \"r{round}\"\nregion = \"us-east-1\"\ncredentials_file = \"{}\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1",
                 s3_credentials().display()
@@ -157,7 +160,10 @@ impl Server {
     /// The store of round `round` opened directly (not through the proxy).
     fn stores(&self, round: usize) -> (Box<dyn CheckpointStore>, Box<dyn JournalStore>) {
         let config = anes_ops::config::Config::parse(
-            &format!("[[pipeline]]\nid = \"{PIPELINE}\"\n[pipeline.store]\n{}\n", self.store_toml(self.port(), round)),
+            &format!(
+                "[[pipeline]]\nid = \"{PIPELINE}\"\n[pipeline.store]\n{}\n",
+                self.store_toml(self.port(), round)
+            ),
             "history.toml",
         )
         .unwrap();
@@ -208,7 +214,8 @@ impl Server {
             Server::Redis(s) => {
                 let mut c = s.connection();
                 let key = format!("pipeline:{PIPELINE}:journal");
-                let members: Vec<Vec<u8>> = redis::cmd("ZRANGEBYSCORE").arg(&key).arg(first).arg(first).query(&mut c).unwrap();
+                let members: Vec<Vec<u8>> =
+                    redis::cmd("ZRANGEBYSCORE").arg(&key).arg(first).arg(first).query(&mut c).unwrap();
                 let mut batch = members[0].clone();
                 let last = batch.len() - 1;
                 batch[last] ^= 1;
@@ -218,11 +225,20 @@ impl Server {
             Server::Postgres(s) => {
                 let mut c = s.client();
                 let first = first as i64;
-                let row = c.query_one("SELECT batch FROM anes_journal WHERE pipeline = $1 AND first_seq = $2", &[&PIPELINE, &first]).unwrap();
+                let row = c
+                    .query_one(
+                        "SELECT batch FROM anes_journal WHERE pipeline = $1 AND first_seq = $2",
+                        &[&PIPELINE, &first],
+                    )
+                    .unwrap();
                 let mut batch: Vec<u8> = row.get(0);
                 let last = batch.len() - 1;
                 batch[last] ^= 1;
-                c.execute("UPDATE anes_journal SET batch = $3 WHERE pipeline = $1 AND first_seq = $2", &[&PIPELINE, &first, &batch]).unwrap();
+                c.execute(
+                    "UPDATE anes_journal SET batch = $3 WHERE pipeline = $1 AND first_seq = $2",
+                    &[&PIPELINE, &first, &batch],
+                )
+                .unwrap();
             }
             Server::S3(s) => {
                 let key = format!("r{round}/{PIPELINE}/journal/{first:020}-{epoch:020}.ajb");
@@ -307,7 +323,14 @@ struct Totals {
     damage_unneeded: usize,
 }
 
-fn round(server: &mut Server, proxy: &StoreProxy, dir: &Path, round: usize, rng: &mut Rng, totals: &mut Totals) {
+fn round(
+    server: &mut Server,
+    proxy: &StoreProxy,
+    dir: &Path,
+    round: usize,
+    rng: &mut Rng,
+    totals: &mut Totals,
+) {
     let backend = server.name();
     server.reset();
     let pipelines = pipeline_toml(&server.store_toml(proxy.port, round), 10, 10, "");
@@ -402,7 +425,11 @@ fn round(server: &mut Server, proxy: &StoreProxy, dir: &Path, round: usize, rng:
     stop.store(true, Ordering::SeqCst);
     producer.join().unwrap();
     let ledger = ledger.lock().unwrap().clone();
-    assert!(ledger.lost.is_empty(), "{backend} round {round} ({faults:?}): lost acknowledged records: {:?}", ledger.lost);
+    assert!(
+        ledger.lost.is_empty(),
+        "{backend} round {round} ({faults:?}): lost acknowledged records: {:?}",
+        ledger.lost
+    );
     // One round in five ends in damage: every coordinator stopped, a needed batch flipped, and the next
     // start must refuse naming exactly its range (or start with everything, when no record of it is
     // needed after the newest checkpoint).
@@ -417,34 +444,52 @@ fn round(server: &mut Server, proxy: &StoreProxy, dir: &Path, round: usize, rng:
         let epoch = checkpoints.current_epoch().unwrap();
         let contents = anes_ops::journal::read_shared(journal.as_mut(), 0).unwrap();
         let acknowledged = contents.acknowledged_end.unwrap();
-        assert!(acknowledged >= ledger.acked, "{backend} round {round}: the store's end {acknowledged} is below {}", ledger.acked);
+        assert!(
+            acknowledged >= ledger.acked,
+            "{backend} round {round}: the store's end {acknowledged} is below {}",
+            ledger.acked
+        );
         let last = contents.batches.last().cloned();
         match last {
             Some(batch) if acknowledged > newest => {
                 // The batch's own epoch names its object in S3: the newest epoch not above the store's
                 // that wrote at its sequence number (any will do for the other stores).
                 let written_by = (1..=epoch).rev().find(|e| match server {
-                    Server::S3(s) => s.get(BUCKET, &format!("r{round}/{PIPELINE}/journal/{:020}-{e:020}.ajb", batch.first_seq)).is_some(),
+                    Server::S3(s) => s
+                        .get(
+                            BUCKET,
+                            &format!("r{round}/{PIPELINE}/journal/{:020}-{e:020}.ajb", batch.first_seq),
+                        )
+                        .is_some(),
                     _ => true,
                 });
                 server.damage(round, batch.first_seq, written_by.unwrap_or(epoch));
-                let expected = format!("records {}..{}", batch.first_seq.max(newest), batch.end().min(acknowledged));
+                let expected =
+                    format!("records {}..{}", batch.first_seq.max(newest), batch.end().min(acknowledged));
                 let name = fleet.fresh_name();
                 let c = Coordinator::spawn(dir, &name, &fleet.pipelines, &dir.join(format!("data-{name}")));
                 let (exit, log) = c.refused(Duration::from_secs(120));
                 assert_eq!(exit.code(), Some(2), "{backend} round {round} ({faults:?}): {log}");
                 let line = log.lines().find(|l| l.starts_with("error: ")).unwrap_or_default();
-                assert!(line.contains(&expected) && line.matches("records ").count() == 1, "{backend} round {round} ({faults:?}): expected {expected}: {line}");
+                assert!(
+                    line.contains(&expected) && line.matches("records ").count() == 1,
+                    "{backend} round {round} ({faults:?}): expected {expected}: {line}"
+                );
                 totals.damage_refusals += 1;
             }
             _ => totals.damage_unneeded += 1,
         }
     } else {
         let owner = fleet.owner.clone();
-        let mut c = fleet.running.iter().position(|(n, _)| *n == owner).map(|i| fleet.running.remove(i).1).unwrap();
+        let mut c =
+            fleet.running.iter().position(|(n, _)| *n == owner).map(|i| fleet.running.remove(i).1).unwrap();
         let settled = c.wait_settled(Duration::from_secs(180));
         let received = settled["accounting"]["received"].as_u64().unwrap();
-        assert!(received >= ledger.acked, "{backend} round {round} ({faults:?}): the owner holds {received}, {} were acknowledged", ledger.acked);
+        assert!(
+            received >= ledger.acked,
+            "{backend} round {round} ({faults:?}): the owner holds {received}, {} were acknowledged",
+            ledger.acked
+        );
         let (report, log) = c.stop();
         assert_eq!(report["final_checkpoint_seq"], received, "{backend} round {round}: {report}\n{log}");
         assert_eq!(report["final_checkpoint_stored"], true, "{backend} round {round}: {report}");
@@ -459,7 +504,11 @@ fn round(server: &mut Server, proxy: &StoreProxy, dir: &Path, round: usize, rng:
         assert!(held.len() as u64 >= received, "{backend} round {round}: the journal holds {}", held.len());
         for (seq, record) in held.frames().enumerate().take(received as usize) {
             let [a, b] = input(seq as u64);
-            assert_eq!(record, anes_core::movie::FrameInput::buttons(a, b), "{backend} round {round}: record {seq}");
+            assert_eq!(
+                record,
+                anes_core::movie::FrameInput::buttons(a, b),
+                "{backend} round {round}: record {seq}"
+            );
         }
         for (name, _) in fleet.running.iter().map(|(n, _)| (n.clone(), ())).collect::<Vec<_>>() {
             fleet.kill(&name);
@@ -481,9 +530,10 @@ fn rounds() -> usize {
 
 fn check(mut server: Server) {
     let backend = server.name();
-    let seed: u64 = std::env::var("ANES_HISTORY_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
+    let seed: u64 =
+        std::env::var("ANES_HISTORY_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+        });
     let mut rng = Rng(seed | 1);
     let proxy = StoreProxy::start(server.port());
     let root = std::env::temp_dir().join(format!("anes-history-{backend}-{}", std::process::id()));
@@ -500,7 +550,8 @@ fn check(mut server: Server) {
         }));
         if let Err(e) = result {
             // The coordinators' configurations and logs, kept for whoever reads the failure.
-            let kept = std::env::temp_dir().join(format!("anes-history-failed-{backend}-{}-round-{r}", std::process::id()));
+            let kept = std::env::temp_dir()
+                .join(format!("anes-history-failed-{backend}-{}-round-{r}", std::process::id()));
             let _ = std::fs::rename(&dir, &kept);
             eprintln!(
                 "history checker failed: backend {backend}, round {r}, ANES_HISTORY_SEED={seed}; logs kept in {}",

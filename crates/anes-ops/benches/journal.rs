@@ -78,7 +78,8 @@ fn main() {
         return;
     }
     let rounds = support::push::interleaved_rounds(5).unwrap_or(5);
-    let redis = redis_server::available("journal bench, redis").then(|| redis_server::RedisServer::start("bench-journal"));
+    let redis = redis_server::available("journal bench, redis")
+        .then(|| redis_server::RedisServer::start("bench-journal"));
     let postgres = postgres_server::available("journal bench, postgres")
         .then(|| postgres_server::PostgresServer::start_with("bench-journal", true));
     let s3 = s3_server::available("journal bench, s3").then(|| {
@@ -87,15 +88,22 @@ fn main() {
         server
     });
     let credentials = std::env::temp_dir().join(format!("anes-bench-aws-{}", std::process::id()));
-    std::fs::write(&credentials, "[default]\naws_access_key_id = test\naws_secret_access_key = test\n").unwrap();
+    std::fs::write(&credentials, "[default]\naws_access_key_id = test\naws_secret_access_key = test\n")
+        .unwrap();
     let mut configs: Vec<(String, String)> = vec![("data directory (fsync)".into(), String::new())];
     if let Some(server) = &redis {
         for fsync in ["always", "everysec"] {
-            configs.push((format!("redis, appendfsync {fsync}"), format!("backend = \"redis\"\nurl = \"{}\"", server.url())));
+            configs.push((
+                format!("redis, appendfsync {fsync}"),
+                format!("backend = \"redis\"\nurl = \"{}\"", server.url()),
+            ));
         }
     }
     if let Some(server) = &postgres {
-        configs.push(("postgres (fsync on)".into(), format!("backend = \"postgres\"\nurl = \"{}\"", server.url())));
+        configs.push((
+            "postgres (fsync on)".into(),
+            format!("backend = \"postgres\"\nurl = \"{}\"", server.url()),
+        ));
     }
     if let Some(server) = &s3 {
         configs.push((
@@ -125,13 +133,19 @@ fn main() {
                     let _ = c.execute(&format!("DELETE FROM {table}"), &[]);
                 }
             }
-            let store = if name.starts_with("s3") { format!("{store}\nprefix = \"round{round}\"") } else { store.clone() };
+            let store = if name.starts_with("s3") {
+                format!("{store}\nprefix = \"round{round}\"")
+            } else {
+                store.clone()
+            };
             samples[i].push(measure(&format!("{i}"), &store));
         }
     }
     let medians: Vec<Duration> = samples.iter_mut().map(|s| support::push::median(s)).collect();
     let local = medians[0];
-    println!("journal, speed = \"max\": {rounds} interleaved rounds of {FRAMES} frames per configuration (medians)");
+    println!(
+        "journal, speed = \"max\": {rounds} interleaved rounds of {FRAMES} frames per configuration (medians)"
+    );
     for ((name, _), m) in configs.iter().zip(&medians) {
         println!(
             "  {name:<26} {:>8.1} ms  {:>6.0} frames/s  throughput {:.2} of the data directory's",

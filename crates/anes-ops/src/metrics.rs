@@ -391,6 +391,10 @@ impl Metrics {
                 pipeline_id: id.to_string(),
                 operation: "rollback",
             }),
+            reconnect_probes: self.retries.get_or_create_owned(&PipelineOperation {
+                pipeline_id: id.to_string(),
+                operation: "reconnect",
+            }),
             rollback_give_ups: self.give_ups.get_or_create_owned(&PipelineOperation {
                 pipeline_id: id.to_string(),
                 operation: "rollback",
@@ -510,6 +514,8 @@ pub struct PipelineMetrics {
     pub refused_store_lost: Counter,
     /// `anes_retries_total{operation="rollback"}`.
     pub rollback_retries: Counter,
+    /// `anes_retries_total{operation="reconnect"}`.
+    pub reconnect_probes: Counter,
     /// `anes_retry_give_ups_total{operation="rollback"}`.
     pub rollback_give_ups: Counter,
     /// `anes_divergences_total{kind="state"}`.

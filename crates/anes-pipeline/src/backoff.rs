@@ -40,6 +40,16 @@ impl Backoff {
     }
 }
 
+impl Backoff {
+    /// A delay between half of `interval` and `interval`, uniformly: a probe's, which does not grow
+    /// with the attempts (many pipelines probing one worker do not probe it at the same instants).
+    pub fn probe(&mut self, interval: Duration) -> Duration {
+        let nanos = interval.as_nanos().min(u128::from(u64::MAX)) as u64;
+        let half = nanos / 2;
+        Duration::from_nanos(half + self.rng.next() % (nanos - half + 1))
+    }
+}
+
 /// A small deterministic generator (SplitMix64): enough for jitter, never for secrets.
 #[derive(Debug, Clone)]
 struct SplitMix64(u64);

@@ -259,18 +259,20 @@ impl Pipeline {
     }
 
     /// How far a worker may run ahead of its twin. A replay (the dead-letter queue after a rollback,
-    /// the journal after a restart) feeds a backlog as fast as the workers go, so one of them is
+    /// the journal after a restart: the records up to `replay_until`) feeds a backlog as fast as the
+    /// workers go, so one of them is
     /// always ahead by whatever the window allows; with the full window (120 records by default) the
     /// drift gauge would sit at 90-120 for the whole replay and hold the drift alert up by itself. A
     /// replay lets a worker run at most the alert's threshold ahead instead, so the gauge exceeds it
     /// only when a worker falls behind what the feeding explains. A worker stuck during a replay
     /// fails the step by its deadline, and shows as a stall.
     pub(super) fn lead_allowed(&self) -> u64 {
-        match &self.phase {
-            Phase::RollingBack(r) if r.step == Step::ReplayDlq => {
-                self.settings.drift_window.min(ALERT_DRIFT_THRESHOLD)
-            }
-            _ => self.settings.drift_window,
+        let replaying = self.verified_until < self.replay_until
+            || matches!(&self.phase, Phase::RollingBack(r) if r.step == Step::ReplayDlq);
+        if replaying {
+            self.settings.drift_window.min(ALERT_DRIFT_THRESHOLD)
+        } else {
+            self.settings.drift_window
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Counters {
     pub rollback_retries: u64,
     /// `anes_give_ups_total{operation="rollback"}`.
     pub rollback_give_ups: u64,
+    /// `anes_retries_total{operation="reconnect"}`: attempts that could not reach a worker, probed
+    /// again.
+    pub reconnect_probes: u64,
     /// `anes_divergences_total{kind="state"}`.
     pub divergences_state: u64,
     /// `anes_divergences_total{kind="cycle_misalignment"}`.
@@ -84,6 +87,7 @@ impl Default for Counters {
             refused_fenced: 0,
             refused_store_lost: 0,
             rollback_retries: 0,
+            reconnect_probes: 0,
             rollback_give_ups: 0,
             divergences_state: 0,
             divergences_cycle: 0,

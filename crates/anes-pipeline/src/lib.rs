@@ -88,6 +88,7 @@ pub use log::Accounting;
 use log::{InputLog, LogRecord};
 pub use notice::Notice;
 use notice::Notices;
+pub use rollback::PROBE_INTERVAL;
 pub use settings::{Fence, Mode, PipelineSettings, RollbackPolicy, STALL_AFTER, Step, Trigger};
 pub use source::{NTSC_FRAMES_PER_SECOND, Pace, ReplaySource, stream_frames};
 pub use status::{CheckpointStatus, Incident, PipelineStatus, StoreStatus, WorkerStatus};
@@ -273,6 +274,12 @@ pub struct Pipeline {
     /// Attempts of the current incident that failed because a worker could not be reached: they
     /// do not count toward `max_attempts` (retrying is how a worker behind a partition comes back).
     attempts_unreachable: u32,
+    /// The last failed attempt could not reach a worker (the retry is a reconnection).
+    retry_unreachable: bool,
+    /// The end of the records a rollback or a start replays (the log's backlog and the dead-letter
+    /// queue's records after a verified restore): until they are verified a worker may lead its twin
+    /// only by the alert's threshold.
+    replay_until: u64,
     backoff: Backoff,
     draining: bool,
     drain_requested: bool,
@@ -323,6 +330,8 @@ impl Pipeline {
             next_incident: 1,
             rollbacks: (0, 0),
             attempts_unreachable: 0,
+            retry_unreachable: false,
+            replay_until: 0,
             draining: false,
             drain_requested: false,
             drained: false,

@@ -116,6 +116,17 @@ pub enum Notice {
         /// Why it failed.
         reason: String,
     },
+    /// A worker could not be reached (not started, connection refused or timed out, gone before it
+    /// loaded) for the `probes`-th time in a row; it is probed again after `retry_in`. Reported at
+    /// the first probe and at every power of two, so a long outage logs a few lines, not hundreds.
+    WorkerUnreachable {
+        /// Probes so far in this outage.
+        probes: u32,
+        /// Why the last one failed.
+        reason: String,
+        /// When the next one comes.
+        retry_in: Duration,
+    },
     /// A rollback attempt failed; another follows after a backoff.
     RollbackRetrying {
         /// The attempt that failed.

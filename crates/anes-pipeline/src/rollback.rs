@@ -2,10 +2,14 @@
 //! `tick.rs`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anes_core::state::FrameRecord;
 
 use super::*;
+
+/// How often a worker that could not be reached is tried again: between half of it and all of it.
+pub const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 
 impl Pipeline {
     pub(super) fn divergence(&mut self, seq: u64, a: FrameRecord, b: FrameRecord) {
@@ -42,7 +46,17 @@ impl Pipeline {
             faults,
         })));
         match self.phase.clone() {
-            Phase::Normal => self.phase = Phase::Halted { incident: id, since: self.now },
+            Phase::Normal => {
+                self.phase = Phase::Halted { incident: id, since: self.now };
+                // An alert still firing from the last incident (the flag dropped for less than a
+                // scrape, so it never resolved) will not be sent again: it covers this one.
+                let (firing, resolved) = self.last_alert;
+                if self.settings.policy == RollbackPolicy::Alert
+                    && firing.is_some_and(|f| resolved.is_none_or(|r| f > r))
+                {
+                    self.alert_firing();
+                }
+            }
             Phase::RollingBack(_) => self.attempt_failed("the workers diverged again during recovery", false),
             _ => {}
         }
@@ -216,12 +230,6 @@ impl Pipeline {
     }
 
     pub(super) fn restore_step(&mut self) {
-        if let Phase::RollingBack(r) = &self.phase
-            && !r.startup
-        {
-            // A recovery: the store's epoch moves on (the service's takeover at start already did).
-            self.actions.push_back(Action::BumpStoreEpoch);
-        }
         let Some(checkpoint) = self.checkpoints.back().cloned() else {
             return self.restore_power_on();
         };
@@ -309,6 +317,11 @@ impl Pipeline {
         self.set_step(Step::Verify);
         if ra.state_hash.0 == checkpoint.state_hash && rb.state_hash.0 == checkpoint.state_hash && ra == rb {
             self.step_done(Step::Verify, "recovery mode: both state hashes equal the checkpoint's");
+            if matches!(&self.phase, Phase::RollingBack(r) if !r.startup) {
+                // The rollback restored: the store's epoch moves on, once (the service's takeover at
+                // start already did for a start's). Attempts that reached no worker move nothing.
+                self.actions.push_back(Action::BumpStoreEpoch);
+            }
             self.diverged = false;
             self.counters.divergence_flag = 0;
             self.verified_until = checkpoint.seq;
@@ -350,37 +363,37 @@ impl Pipeline {
         self.restore_step();
     }
 
-    /// Replays the dead-letter queue into the log once the workers caught up with it, and resumes
-    /// normal mode when both are done. The queue's records are journaled already (they were when they
-    /// were taken), so they enter the log committed.
+    /// Replays the dead-letter queue into the log and resumes normal mode once the queue is empty.
+    /// The workers are verified against the checkpoint by then, so the queue's records (journaled
+    /// when they were taken, so they enter the log committed) join the log behind what it holds, in
+    /// order, and intake goes to the log again at once: how long the replay takes to verify no longer
+    /// keeps the pipeline out of normal mode. Records still waiting for their commit follow when it
+    /// is answered. Until the replayed records are verified, a worker may run only the alert's
+    /// threshold ahead of its twin ([`Pipeline::lead_allowed`]).
     pub(super) fn replay_progress(&mut self) {
-        if self.verified_until < self.log.end() {
-            return;
-        }
-        if self.dlq.is_empty() {
-            return self.resume();
-        }
         let mut batch = Vec::new();
         self.dlq.front(usize::MAX, &mut batch);
-        if batch.is_empty() {
-            // Records still pending their commit: the commit's answer comes back here.
-            return;
+        if !batch.is_empty() {
+            let n = batch.len() as u64;
+            // Only a log with nothing pending takes the queue's records (they follow it): records
+            // offered in normal mode are committed before any record is dead-lettered.
+            debug_assert_eq!(self.log.committed_end(), self.log.end());
+            for &(seq, input) in &batch {
+                debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
+                self.log.push(LogRecord { input, via_dlq: true });
+            }
+            self.log.commit();
+            self.dlq.discard_front(batch.len());
+            self.replayed_from_dlq += n;
+            self.counters.dlq_replayed += n;
+            self.counters.dlq_records = self.dlq.len() as i64;
+            self.notice(Notice::ReplayingDlq { records: n });
+            self.feed_due = true;
         }
-        let n = batch.len() as u64;
-        // Only a log with nothing pending takes the queue's records (they follow it): records offered
-        // in normal mode are committed before any record is dead-lettered.
-        debug_assert_eq!(self.log.committed_end(), self.log.end());
-        for &(seq, input) in &batch {
-            debug_assert_eq!(seq, self.log.end(), "the queue continues the log");
-            self.log.push(LogRecord { input, via_dlq: true });
+        self.replay_until = self.replay_until.max(self.log.end());
+        if self.dlq.is_empty() {
+            self.resume();
         }
-        self.log.commit();
-        self.dlq.discard_front(batch.len());
-        self.replayed_from_dlq += n;
-        self.counters.dlq_replayed += n;
-        self.counters.dlq_records = self.dlq.len() as i64;
-        self.notice(Notice::ReplayingDlq { records: n });
-        self.feed_due = true;
     }
 
     pub(super) fn resume(&mut self) {
@@ -409,13 +422,32 @@ impl Pipeline {
     }
 
     /// `unreachable`: the attempt failed because a worker could not be reached or started. Such
-    /// attempts do not count toward `max_attempts`: the pipeline keeps retrying with the backoff
-    /// (read-only, `anes_worker_up` 0, the alert firing) until the worker is back, where a
-    /// divergence that every attempt reproduces gives up after `max_attempts`.
+    /// attempts do not count toward `max_attempts` nor grow the backoff: the pipeline probes again
+    /// every [`PROBE_INTERVAL`] (jittered) until the worker is back (read-only, `anes_worker_up` 0,
+    /// `AnesWorkerDown` firing), where a divergence that every attempt reproduces gives up after
+    /// `max_attempts`.
     pub(super) fn attempt_failed(&mut self, reason: &str, unreachable: bool) {
         let Phase::RollingBack(r) = self.phase.clone() else { return };
+        self.retry_unreachable = unreachable;
         if unreachable {
+            // A probe, not a failed rollback: a worker that could not be reached is tried again
+            // within a second, whatever the attempt, so it is back within about a second of listening
+            // again however long it was gone. The backoff and the failures count only attempts that
+            // reached both workers.
             self.attempts_unreachable += 1;
+            self.counters.reconnect_probes += 1;
+            let delay = self.backoff.probe(PROBE_INTERVAL);
+            if self.attempts_unreachable.is_power_of_two() {
+                self.notice(Notice::WorkerUnreachable {
+                    probes: self.attempts_unreachable,
+                    reason: reason.to_string(),
+                    retry_in: delay,
+                });
+            }
+            self.phase =
+                Phase::RetryWait { until: self.now + delay, incident: r.incident, attempt: r.attempt };
+            self.publish_mode();
+            return;
         }
         self.rollbacks.1 += 1;
         self.counters.rollbacks_failed += 1;
@@ -429,7 +461,7 @@ impl Pipeline {
             self.notice(Notice::RollbackGaveUp { attempt: r.attempt, reason: reason.to_string() });
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
-            let delay = self.backoff.delay(r.attempt);
+            let delay = self.backoff.delay(r.attempt.saturating_sub(self.attempts_unreachable));
             self.counters.rollback_retries += 1;
             self.notice(Notice::RollbackRetrying {
                 attempt: r.attempt,

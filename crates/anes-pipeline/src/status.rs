@@ -102,6 +102,9 @@ pub struct PipelineStatus {
     pub not_ready: Option<String>,
     /// `normal`, `halted`, `rolling_back`, `retry_wait` or `gave_up`.
     pub phase: String,
+    /// While a rollback waits to try again because a worker could not be reached: the seconds until
+    /// the next attempt (`reconnecting, next attempt in N s` on the page).
+    pub reconnect_in_seconds: Option<f64>,
     /// The rollback step in progress.
     pub rollback_step: Option<Step>,
     /// The rollback policy.
@@ -187,6 +190,12 @@ impl Pipeline {
             seconds_without_progress,
             not_ready,
             phase: phase.to_string(),
+            reconnect_in_seconds: match &self.phase {
+                Phase::RetryWait { until, .. } if self.retry_unreachable => {
+                    Some(until.saturating_sub(self.now).as_secs_f64())
+                }
+                _ => None,
+            },
             rollback_step: match &self.phase {
                 Phase::RollingBack(r) => Some(r.step),
                 _ => None,

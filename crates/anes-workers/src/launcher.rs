@@ -50,8 +50,9 @@ pub trait WorkerHandle: Send + fmt::Debug {
 }
 
 impl WorkerLauncher {
-    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle. A
-    /// remote worker is connected to now (its address resolved, its token file read again).
+    /// Starts a worker that reports to `events`, queues `Load` with `rom`, and returns its handle at
+    /// once. A remote worker's token file is read again now; it is connected to on a thread of its own
+    /// (its address resolved then), and a connection that fails is reported as its exit.
     pub fn start(
         &self,
         worker: WorkerId,
@@ -87,10 +88,9 @@ impl WorkerLauncher {
                     WorkerId::A => &remote.a,
                     WorkerId::B => &remote.b,
                 };
-                Box::new(
-                    RemoteWorker::connect(address, &token, tls.as_ref(), worker, incarnation, events)
-                        .map_err(|e| std::io::Error::new(e.kind(), format!("{address}: {e}")))?,
-                )
+                // Connected on a thread of its own: the pipeline's thread never waits for a worker
+                // that does not answer (issue 45); a failed connection arrives as the worker's exit.
+                Box::new(RemoteWorker::start(address, token, tls, worker, incarnation, events)?)
             }
         };
         handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every, region: self.region });

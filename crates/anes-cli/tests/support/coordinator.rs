@@ -25,6 +25,8 @@ pub struct Coordinator {
     pub name: String,
     pub port: u16,
     log: PathBuf,
+    /// Where this process's lines start in the log (an earlier life's come before).
+    log_start: usize,
     child: Guard,
     agent: ureq::Agent,
 }
@@ -74,6 +76,7 @@ impl Coordinator {
         let log = dir.join(format!("{name}.log"));
         // Appended: a coordinator restarted on its data directory keeps its earlier life's lines.
         let out = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+        let log_start = out.metadata().unwrap().len() as usize;
         let child = Command::new(env!("CARGO_BIN_EXE_anes"))
             .args(["serve", "--log-format", "json", "--config"])
             .arg(&config)
@@ -87,18 +90,24 @@ impl Coordinator {
             .stderr(Stdio::from(out))
             .spawn()
             .unwrap();
-        Coordinator { name: name.to_string(), child: Guard(child), port: 0, log, agent: agent() }
+        Coordinator { name: name.to_string(), child: Guard(child), port: 0, log, log_start, agent: agent() }
     }
 
     fn bound_port(&self) -> Option<u16> {
-        self.log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find_map(|v| {
+        self.own_log().lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find_map(|v| {
             let listen = v["fields"]["listen"].as_str().or(v["listen"].as_str())?;
             listen.rsplit(':').next()?.parse().ok()
         })
     }
 
+    /// The whole log, earlier lives' lines included.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// This process's lines of the log.
+    pub fn own_log(&self) -> String {
+        self.log().get(self.log_start..).unwrap_or_default().to_string()
     }
 
     pub fn pid(&self) -> u32 {
@@ -166,7 +175,7 @@ impl Coordinator {
         let pid = self.child.0.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let exit = self.wait_exit(Duration::from_secs(60));
-        let log = self.log();
+        let log = self.own_log();
         assert!(exit.success(), "{}: SIGTERM: {exit}\n{log}", self.name);
         let summary = log
             .lines()
@@ -185,7 +194,7 @@ impl Coordinator {
     /// Waits for the process to exit by itself (a refused start-up): its status and log.
     pub fn refused(mut self, limit: Duration) -> (ExitStatus, String) {
         let exit = self.wait_exit(limit);
-        (exit, self.log())
+        (exit, self.own_log())
     }
 
     fn wait_exit(&mut self, limit: Duration) -> ExitStatus {

@@ -129,7 +129,7 @@ pub struct PipelineSection {
     /// Rollback attempts per incident before the pipeline stays read-only for an operator (default 3;
     /// 1 to 100).
     pub max_attempts: Option<u32>,
-    /// When the dead-letter queue's appends are fsynced: `always`, `batch` (default), `never`.
+    /// No longer used (the dead-letter queue's records are journaled): refused with that reason.
     pub dlq_fsync: Option<FsyncPolicy>,
     /// `[pipeline.store]`: where verified checkpoints are kept.
     #[serde(default)]
@@ -158,8 +158,6 @@ pub struct PipelineConfig {
     pub store: StoreSpec,
     /// Segment size, segments kept and fsync policy of the write-ahead journal.
     pub journal: JournalSettings,
-    /// The dead-letter queue's fsync policy.
-    pub dlq_fsync: FsyncPolicy,
 }
 
 /// The whole configuration, validated.
@@ -371,19 +369,16 @@ impl Config {
                 .map_err(|(field, problem)| err(key(field), problem))?;
             let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
             let journal = parse_journal(&p.journal).map_err(|(field, problem)| err(key(field), problem))?;
+            if p.dlq_fsync.is_some() {
+                return Err(err(
+                    key("dlq_fsync"),
+                    "no longer used: the dead-letter queue's records are journaled before they are acknowledged, so journal.fsync applies to them; remove the key".into(),
+                ));
+            }
             let workers = p.workers.unwrap_or_default();
             let remote = parse_remote(workers, p.remote.as_ref())
                 .map_err(|(field, problem)| err(key(field), problem))?;
-            pipelines.push(PipelineConfig {
-                settings,
-                rom: p.rom,
-                input,
-                workers,
-                remote,
-                store,
-                journal,
-                dlq_fsync: p.dlq_fsync.unwrap_or_default(),
-            });
+            pipelines.push(PipelineConfig { settings, rom: p.rom, input, workers, remote, store, journal });
         }
         Ok(Config {
             listen,

@@ -158,6 +158,7 @@ fn mistakes_are_one_line_naming_file_key_and_problem() {
         ("[[pipeline]]\nid = \"..\"\n", "pipeline[0].id", "starting with a letter or digit"),
         ("[[pipeline]]\nid = \".\"\n", "pipeline[0].id", "\".\" or \"..\" would name another folder"),
         ("[[pipeline]]\nid = \"a/b\"\n", "pipeline[0].id", "letters, digits"),
+        ("[[pipeline]]\nid = \"p\"\ndlq_fsync = \"batch\"\n", "pipeline[0].dlq_fsync", "no longer used"),
         ("", "pipeline", "at least one"),
         ("[[pipeline]\n", "line 1", ""),
     ];

@@ -50,8 +50,11 @@ pub fn render(
         } else {
             String::new()
         };
-        let not_ready = match (&p.not_ready, p.mode) {
-            (Some(reason), Mode::Fenced) => format!("<br><small>{}</small>", escape(reason)),
+        let not_ready = match (&p.not_ready, p.mode, p.reconnect_in_seconds) {
+            (Some(reason), Mode::Fenced, _) => format!("<br><small>{}</small>", escape(reason)),
+            (_, _, Some(seconds)) => {
+                format!("<br><span class=\"warn\">reconnecting, next attempt in {seconds:.1} s</span>")
+            }
             _ => String::new(),
         };
         let alert = match (p.alert_firing, p.last_alert_firing_seconds, p.last_alert_resolved_seconds) {

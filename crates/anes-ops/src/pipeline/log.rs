@@ -93,6 +93,13 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
         Notice::RollbackGaveUp { attempt, reason } => {
             tracing::error!(pipeline, attempt, %reason, "rollback failed; out of attempts: the pipeline stays read-only until an operator acts or the alert fires again")
         }
+        Notice::WorkerUnreachable { probes, reason, retry_in } => tracing::warn!(
+            pipeline,
+            probes,
+            %reason,
+            retry_in_seconds = retry_in.as_secs_f64(),
+            "a worker cannot be reached; probing again (logged at the first probe and every power of two)"
+        ),
         Notice::RollbackRetrying { attempt, reason, retry_in } => tracing::error!(
             pipeline,
             attempt,

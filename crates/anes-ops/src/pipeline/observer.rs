@@ -46,6 +46,7 @@ impl PipelineObserver {
         grow(&m.refused_fenced, now.refused_fenced, was.refused_fenced);
         grow(&m.refused_store_lost, now.refused_store_lost, was.refused_store_lost);
         grow(&m.rollback_retries, now.rollback_retries, was.rollback_retries);
+        grow(&m.reconnect_probes, now.reconnect_probes, was.reconnect_probes);
         grow(&m.rollback_give_ups, now.rollback_give_ups, was.rollback_give_ups);
         grow(&m.divergences_state, now.divergences_state, was.divergences_state);
         grow(&m.divergences_cycle, now.divergences_cycle, was.divergences_cycle);

@@ -199,3 +199,127 @@ impl Drop for RemoteWorker {
         self.stop();
     }
 }
+
+/// A remote worker being connected to on a thread of its own ([`RemoteWorker::start`]), so that the
+/// pipeline's thread never waits for a connection, a TLS handshake or a hello. Commands sent before
+/// the connection is up are queued and sent once it is; a connection that fails is the worker's exit.
+#[derive(Debug)]
+pub struct ConnectingWorker {
+    state: std::sync::Arc<std::sync::Mutex<Connection>>,
+}
+
+#[derive(Debug)]
+enum Connection {
+    /// The connector thread runs; these wait for the connection.
+    Connecting {
+        queued: Vec<WorkerCommand>,
+        stopped: bool,
+        crashed: bool,
+    },
+    Connected(RemoteWorker),
+    /// Stopped, or the connection failed.
+    Gone,
+}
+
+impl RemoteWorker {
+    /// Connects as [`RemoteWorker::connect`] does, on a thread of its own, and returns at once. A
+    /// connection that fails (no answer, refused, a TLS handshake that does not check out) reaches
+    /// `events` as the worker's exit, `could not connect: ...`.
+    pub fn start(
+        address: &str,
+        token: Vec<u8>,
+        tls: Option<ClientTls>,
+        worker: WorkerId,
+        incarnation: u64,
+        events: Sender<WorkerMessage>,
+    ) -> std::io::Result<ConnectingWorker> {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(Connection::Connecting {
+            queued: Vec::new(),
+            stopped: false,
+            crashed: false,
+        }));
+        let shared = std::sync::Arc::clone(&state);
+        let address = address.to_string();
+        std::thread::Builder::new().name(format!("worker-{worker}-{incarnation}-connect")).spawn(
+            move || {
+                let connected = RemoteWorker::connect(
+                    &address,
+                    &token,
+                    tls.as_ref(),
+                    worker,
+                    incarnation,
+                    events.clone(),
+                );
+                let mut state = shared.lock().unwrap_or_else(|p| p.into_inner());
+                let Connection::Connecting { queued, stopped, crashed } =
+                    std::mem::replace(&mut *state, Connection::Gone)
+                else {
+                    return;
+                };
+                match connected {
+                    Ok(mut remote) if !stopped => {
+                        for command in queued {
+                            remote.send(command);
+                        }
+                        if crashed {
+                            remote.crash();
+                        }
+                        *state = Connection::Connected(remote);
+                    }
+                    // Stopped while it connected: the connection closes as `remote` drops.
+                    Ok(_) => {}
+                    Err(e) if !stopped => {
+                        let reason = format!("could not connect to {address}: {e}");
+                        let _ = events.send(WorkerMessage {
+                            worker,
+                            incarnation,
+                            body: crate::WorkerOutput::Exited { reason },
+                        });
+                    }
+                    Err(_) => {}
+                }
+            },
+        )?;
+        Ok(ConnectingWorker { state })
+    }
+}
+
+impl ConnectingWorker {
+    fn state(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl WorkerHandle for ConnectingWorker {
+    fn send(&mut self, command: WorkerCommand) {
+        match &mut *self.state() {
+            Connection::Connecting { queued, .. } => queued.push(command),
+            Connection::Connected(remote) => remote.send(command),
+            Connection::Gone => {}
+        }
+    }
+
+    /// Stops the worker: a connected one as [`RemoteWorker`] does; one still being connected to is
+    /// closed as soon as its connection is up, without waiting for it here.
+    fn stop(&mut self) {
+        let mut state = self.state();
+        match std::mem::replace(&mut *state, Connection::Gone) {
+            Connection::Connecting { queued, crashed, .. } => {
+                *state = Connection::Connecting { queued, stopped: true, crashed };
+            }
+            Connection::Connected(mut remote) => {
+                drop(state);
+                remote.stop();
+            }
+            Connection::Gone => {}
+        }
+    }
+
+    fn crash(&mut self) {
+        match &mut *self.state() {
+            Connection::Connecting { crashed, .. } => *crashed = true,
+            Connection::Connected(remote) => remote.crash(),
+            Connection::Gone => {}
+        }
+    }
+}

@@ -47,7 +47,7 @@ mod token;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use client::RemoteWorker;
+pub use client::{ConnectingWorker, RemoteWorker};
 pub use token::{HandshakeError, read_token_file};
 
 /// The first bytes of the token frame's contents.

@@ -219,6 +219,18 @@ fn every_notice() -> Vec<(Notice, Value)> {
             ),
         ),
         (
+            Notice::WorkerUnreachable {
+                probes: 4,
+                reason: "worker a exited during the rollback: could not connect".into(),
+                retry_in: Duration::from_millis(375),
+            },
+            line(
+                "WARN",
+                "a worker cannot be reached; probing again (logged at the first probe and every power of two)",
+                json!({ "pipeline": "p1", "probes": 4, "reason": "worker a exited during the rollback: could not connect", "retry_in_seconds": 0.375 }),
+            ),
+        ),
+        (
             Notice::FinalCheckpoint { seq: 300, state_hash: hash },
             line(
                 "INFO",

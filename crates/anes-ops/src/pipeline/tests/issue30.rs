@@ -211,14 +211,14 @@ fn a_dlq_replay_cannot_hold_the_drift_gauge_above_the_alert_threshold() {
     }
     sim.offer(300);
     assert!(sim.pipeline.accounting().in_dlq >= 300);
-    // Until the queue's records are in the log (the log's own records, up to the divergence, run
-    // first).
-    while sim.pipeline.status().rollback_step != Some(Step::ReplayDlq) || sim.pipeline.accounting().in_dlq > 0
-    {
+    // Until the queue's records are in the log: the restore verified, the pipeline normal again at
+    // once, with the replayed records still to run.
+    while sim.pipeline.accounting().in_dlq > 0 || sim.pipeline.mode() != Mode::Normal {
         sim.step();
         steps += 1;
         assert!(steps < 200_000, "the rollback never reached the replay");
     }
+    assert!(sim.pipeline.accounting().unverified >= 300, "{:?}", sim.pipeline.accounting());
     // Worker A gets the CPU, B waits: A runs ahead as far as the replay lets it.
     let mut max_drift = 0;
     for _ in 0..2000 {

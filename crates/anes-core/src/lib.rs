@@ -64,5 +64,8 @@ pub use state::{FrameRecord, Section, StateHash};
 /// GTROM programmed by the game, the flash as the PRG RAM section and the flash command state in
 /// theirs: those two boards only. 9, the VRC4's `$9002` bit 0 PRG RAM
 /// enable (disabled at power-on) and its `$9000` selects 1 and 3 setting nothing, and mapper 93's
-/// CHR RAM disable bit: mappers 21/23/25 (VRC4) and 93 only.
-pub const EMULATION_EPOCH: u32 = 9;
+/// CHR RAM disable bit: mappers 21/23/25 (VRC4) and 93 only. 10, a $4015 write that disables the
+/// DMC on the cycle its timer fires empties the sample (bit 4 of $4015) after the ordinary 3 or 2
+/// cycles while the DMA begun there is still held to the longer delay (the DMC's `length_clear_delay`,
+/// a former reserved byte): no golden record moved.
+pub const EMULATION_EPOCH: u32 = 10;

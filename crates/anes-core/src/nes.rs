@@ -525,6 +525,14 @@ impl Nes {
         self.bus.master_clock
     }
 
+    /// The PPU's own clock, in master clocks: where the dot it is about to process
+    /// ([`Nes::ppu_position`]) starts. Its dots start at the same clock values whatever the
+    /// CPU/PPU phase ([`NesConfig::alignment`]); the PPU runs that many master clocks behind the
+    /// CPU, so `master_clock() - ppu_clock()` is less than the phase plus one dot.
+    pub fn ppu_clock(&self) -> u64 {
+        self.bus.ppu_clock
+    }
+
     /// The PPU's position: (scanline, dot) about to be processed.
     pub fn ppu_position(&self) -> (u16, u16) {
         (self.ppu.scanline(), self.ppu.dot())

@@ -11,6 +11,10 @@ use crate::machine::{Machine, MachineError, NesMachine, Probe};
 
 /// The view's sections: (name, length).
 const SECTIONS: [(&str, usize); 3] = [("cpu", CPU_LEN), ("ppu", PPU_LEN), ("picture", PICTURE_LEN)];
+/// The most master clocks a PPU runs behind its CPU (the CPU/PPU phase is 0-3).
+const PHASE_MAX: u64 = 3;
+/// What a view's snapshot adds to its console's: the last picture's digest and `frame_end_at`.
+const TRAILER_LEN: usize = PICTURE_LEN + 8;
 /// PC (2 bytes), A, X, Y, SP, P.
 const CPU_LEN: usize = 7;
 /// PPUCTRL, PPUMASK, `t` (2 bytes), fine X, the write toggle.
@@ -31,7 +35,10 @@ const VIEW_LEN: usize = CPU_LEN + PPU_LEN + PICTURE_LEN;
 /// Two views powered on with different [`anes_core::PowerOnProfile`]s run in lockstep until the first
 /// instruction the program executes differently, or the first picture that differs: that is the
 /// divergence the runner localizes and the shrinker keeps. State the program never touches (RAM it
-/// never writes) is in no view; compare it separately.
+/// never writes) is in no view; compare it separately. A view's frame ends where a console of any
+/// CPU/PPU phase would end it (see `ProgramView::picture_frame_end`), which is at most a few
+/// instructions after its console's own frame end: two phases running a program alike end their
+/// frames on the same instruction, and the next frame's input is applied there.
 ///
 /// ```
 /// use anes_core::movie::FrameInput;
@@ -53,13 +60,16 @@ pub struct ProgramView {
     machine: NesMachine,
     /// The sections' bytes as they are now (see [`ProgramView::refresh`]).
     view: [u8; VIEW_LEN],
+    /// Once the console completed a picture: the master clock at or after which the view's frame
+    /// ends (see [`ProgramView::picture_frame_end`]); 0 while none is pending.
+    frame_end_at: u64,
 }
 
 impl ProgramView {
     /// Views `machine`.
     pub fn new(machine: NesMachine) -> ProgramView {
         // No picture completed yet: its part of the view stays zero until the first frame's end.
-        let mut view = ProgramView { machine, view: [0; VIEW_LEN] };
+        let mut view = ProgramView { machine, view: [0; VIEW_LEN], frame_end_at: 0 };
         view.refresh();
         view
     }
@@ -112,6 +122,32 @@ impl ProgramView {
         picture.copy_from_slice(hasher.finalize().as_bytes());
     }
 
+    /// Where the view's frame ends, for the picture the console just completed: the first instruction
+    /// boundary at or after the picture's end plus [`PHASE_MAX`], the picture's end measured on the
+    /// PPU's own clock. The console's own frame ends at the first boundary after its PPU got there,
+    /// which is up to 3 master clocks later on a console of another CPU/PPU phase: the same program
+    /// could end its frames one instruction apart there. This boundary is the same for every phase.
+    fn picture_frame_end(&self) -> u64 {
+        let nes = self.machine.nes();
+        // The PPU stands on the picture's end line (241), `dot` dots past its start.
+        let (_, dot) = nes.ppu_position();
+        let per_dot = nes.region().timing().master_per_dot;
+        nes.ppu_clock().saturating_sub(u64::from(dot) * per_dot) + PHASE_MAX
+    }
+
+    /// After a step of the console: true when the view's frame has ended.
+    fn frame_ended(&mut self, picture_completed: bool) -> bool {
+        if picture_completed {
+            self.frame_end_at = self.picture_frame_end();
+        }
+        if self.frame_end_at != 0 && self.machine.nes().master_clock() >= self.frame_end_at {
+            self.frame_end_at = 0;
+            self.refresh_picture();
+            return true;
+        }
+        false
+    }
+
     fn section_range(index: usize) -> Option<core::ops::Range<usize>> {
         let start: usize = SECTIONS.iter().take(index).map(|(_, len)| len).sum();
         SECTIONS.get(index).map(|(_, len)| start..start + len)
@@ -127,17 +163,20 @@ impl Machine for ProgramView {
     }
 
     fn step_instruction(&mut self) -> bool {
-        let done = self.machine.step_instruction();
-        if done {
-            self.refresh_picture();
-        }
+        let completed = self.machine.step_instruction();
+        let done = self.frame_ended(completed);
         self.refresh();
         done
     }
 
     fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
-        self.machine.run_frame(input);
-        self.refresh_picture();
+        self.machine.begin_frame(input);
+        self.machine.nes_mut().run_until_frame_end();
+        let mut done = self.frame_ended(true);
+        while !done {
+            self.machine.nes_mut().step_in_frame();
+            done = self.frame_ended(false);
+        }
         self.refresh();
         self.record()
     }
@@ -145,9 +184,10 @@ impl Machine for ProgramView {
     fn record(&self) -> FrameRecord {
         // The raster position is left out: where the PPU stands at an instruction's end depends on
         // the CPU/PPU phase chosen at power-on, which the program sees only through what it reads.
+        // Between the console's frame end and the view's, the console has counted the frame.
         let nes = self.machine.nes();
         FrameRecord {
-            frame: nes.frame(),
+            frame: nes.frame() - u64::from(self.frame_end_at != 0),
             cpu_cycle: nes.cpu_cycle(),
             ppu_scanline: 0,
             ppu_dot: 0,
@@ -167,6 +207,7 @@ impl Machine for ProgramView {
         let mut hasher = blake3::Hasher::new();
         hasher.update(self.machine.nes().state_hash().as_bytes());
         hasher.update(&self.view[CPU_LEN + PPU_LEN..]);
+        hasher.update(&self.frame_end_at.to_le_bytes());
         Some(StateHash(*hasher.finalize().as_bytes()))
     }
 
@@ -195,22 +236,26 @@ impl Machine for ProgramView {
     }
 
     fn snapshot_len(&self) -> usize {
-        self.machine.snapshot_len() + PICTURE_LEN
+        self.machine.snapshot_len() + TRAILER_LEN
     }
 
     /// The console's snapshot followed by the last picture's digest (the picture itself is output,
-    /// not state, and a restored console has none).
+    /// not state, and a restored console has none) and where a pending frame end is (8 bytes).
     fn save_state(&self, out: &mut Vec<u8>) {
         self.machine.save_state(out);
         out.extend_from_slice(&self.view[CPU_LEN + PPU_LEN..]);
+        out.extend_from_slice(&self.frame_end_at.to_le_bytes());
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
-        let split = bytes.len().checked_sub(PICTURE_LEN).ok_or_else(|| {
+        let split = bytes.len().checked_sub(TRAILER_LEN).ok_or_else(|| {
             MachineError::Snapshot(format!("{} bytes: too short for a program view's snapshot", bytes.len()))
         })?;
-        self.machine.load_state(&bytes[..split])?;
-        self.view[CPU_LEN + PPU_LEN..].copy_from_slice(&bytes[split..]);
+        let (console, trailer) = bytes.split_at(split);
+        let (picture, frame_end_at) = trailer.split_at(PICTURE_LEN);
+        self.machine.load_state(console)?;
+        self.view[CPU_LEN + PPU_LEN..].copy_from_slice(picture);
+        self.frame_end_at = u64::from_le_bytes(frame_end_at.try_into().expect("8 bytes"));
         self.refresh();
         Ok(())
     }

@@ -104,3 +104,24 @@ fn a_power_on_dependence_shrinks_to_no_presses() {
     assert_eq!(shrunk.repro.len(), 1);
     assert_eq!((shrunk.start_frame, shrunk.start_snapshot.as_ref()), (0, None));
 }
+
+/// A console of another CPU/PPU phase reaches the end of a picture up to 3 master clocks later,
+/// which can end its frame one instruction later; a view's frame ends where every phase's would.
+/// The demo over its input runs alike at every phase until frame 28, where the NMI is taken one
+/// instruction later (its spin counter, and the LFSR it stirs, then part ways).
+#[test]
+fn consoles_of_other_phases_end_their_frames_on_the_same_instruction() {
+    let rom = read_rom("roms/demo/demo.nes");
+    let stream = anes_core::movie::InputStream::from_bytes(&read_rom("roms/demo/demo.input")).unwrap();
+    let inputs: Vec<FrameInput> = (0..40).map(|n| stream.frame(n)).collect();
+    for phase in 1..=3 {
+        let config = LockstepConfig { checkpoint_every: 1, ..LockstepConfig::default() };
+        let b = view(&rom, PowerOnProfile::Phase(phase));
+        let mut lockstep = Lockstep::new(view(&rom, PowerOnProfile::Default), b, config).unwrap();
+        assert!(matches!(lockstep.run(&inputs, 40), RunOutcome::Diverged(_)), "phase {phase}");
+        let found = lockstep.evidence().unwrap().localization.as_ref().unwrap();
+        assert_eq!(found.frame, 28, "phase {phase}");
+        assert!(found.instruction.starts_with("INC $02"), "phase {phase}: {}", found.instruction);
+        assert!(found.fields.iter().any(|f| f.name == "cpu.pc"), "the NMI taken in one only");
+    }
+}

@@ -137,6 +137,8 @@ pub struct PipelineSection {
     pub journal: JournalSection,
     /// The consoles' region: `ntsc`, `pal` or `dendy` (default: the ROM header's, NTSC for iNES 1.0).
     pub region: Option<String>,
+    /// Both workers' power-on profile (default `default`): a name or `random:SEED`.
+    pub power_on: Option<String>,
 }
 
 /// One pipeline, validated.
@@ -158,6 +160,8 @@ pub struct PipelineConfig {
     pub journal: JournalSettings,
     /// The dead-letter queue's fsync policy.
     pub dlq_fsync: FsyncPolicy,
+    /// The power-on profile both workers' consoles start with.
+    pub power_on: anes_core::PowerOnProfile,
 }
 
 /// The whole configuration, validated.
@@ -368,6 +372,12 @@ impl Config {
                 }
                 settings.max_attempts = n;
             }
+            let power_on = match &p.power_on {
+                None => anes_core::PowerOnProfile::Default,
+                Some(text) => {
+                    text.parse().map_err(|e: anes_core::PowerOnError| err(key("power_on"), e.to_string()))?
+                }
+            };
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;
             let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
@@ -384,6 +394,7 @@ impl Config {
                 store,
                 journal,
                 dlq_fsync: p.dlq_fsync.unwrap_or_default(),
+                power_on,
             });
         }
         Ok(Config {

@@ -191,7 +191,7 @@ impl NesConfig {
 ///
 /// `default` is what software expects most: the first VBlank wait ends at the first VBlank and the
 /// PPU takes the writes that follow it, as Nestopia (the anchor anes is compared with) powers on and
-/// as on a top-loader or Famicom, whose reset line does not reach the PPU. `quick-power-cycle` is
+/// as on a Famicom, whose PPU is not wired to the reset signal. `quick-power-cycle` is
 /// the least forgiving state the wiki documents (VBlank set and writes ignored: a console switched
 /// back on within 20 s), which was anes's power-on before issue 49.
 ///

@@ -74,6 +74,7 @@ discrete/m028_action53.s common/flat.cfg
 secret/secret.s         common/nrom.cfg
 regions/timing.s        common/nrom.cfg
 regions/dots.s          common/nrom.cfg
+poweron/one_vblank.s    common/nrom.cfg
 mmc3fam/m004_big_prg.s  mmc3fam/image.cfg
 mmc3fam/m118_txsrom.s   mmc3fam/image.cfg
 mmc3fam/m119_tqrom.s    mmc3fam/image.cfg

@@ -4,7 +4,9 @@ mod support;
 
 use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
 use anes::core::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
-use anes::core::{Cartridge, Nes, NesConfig, RamInit, Section};
+use anes::core::{
+    Cartridge, Nes, NesConfig, PaletteInit, PowerOnProfile, PpuWarmUp, RamInit, Section, VblankAtPowerOn,
+};
 use proptest::prelude::*;
 use support::{
     boot, determinism_roms, for_each_rom_in_parallel, is_board_check_rom, next_random, random_input,
@@ -67,9 +69,9 @@ fn state_hash_known_answer() {
     assert_eq!(nes.state_hash().as_bytes(), hasher.finalize().as_bytes());
     // The section versions docs/state-format.md gives (bus and input at 2, APU at 3, PPU at 4).
     assert_eq!(Section::ALL.map(|s| s.version()), [1, 1, 2, 1, 4, 1, 1, 1, 1, 3, 1, 1, 1, 2]);
-    // Changed with emulation epoch 5: the PPU section's 5 reserved bytes became the address bus
-    // collision state (version 4).
-    const PINNED: &str = "a1aa9f231647fcf1001178c7084eda7dc6054b4d007cc8f62ac11d7ca7fe6891";
+    // Changed with emulation epoch 11: the default power-on (PPUSTATUS clear, no warm-up) and its
+    // choices in four former reserved bytes of the machine section.
+    const PINNED: &str = "e75e83943ff82d10b0668c656f43927b21781aaf6c9c1cc77fa6fa84ef37d754";
     assert_eq!(nes.state_hash().to_string(), PINNED, "state hash of the fixed 10-frame run changed");
     // The identity is blake3 of the domain string and the ROM images, computed here from the file.
     let rom = synthetic_rom();
@@ -236,7 +238,12 @@ fn no_floating_point_in_state_layouts() {
 fn power_on_follows_the_seed() {
     let rom = synthetic_rom();
     let seeded = |seed| {
-        let config = NesConfig { seed, ram_init: anes::core::RamInit::Seeded, cpu_ppu_alignment: None };
+        let config = NesConfig {
+            seed,
+            ram_init: anes::core::RamInit::Seeded,
+            cpu_ppu_alignment: None,
+            ..NesConfig::default()
+        };
         Nes::new(Cartridge::from_ines(&rom).unwrap(), config)
     };
     assert_eq!(seeded(7).state_hash(), seeded(7).state_hash());
@@ -252,11 +259,20 @@ fn power_on_follows_the_seed() {
 }
 
 /// A snapshot's power-on config travels with it: a console built with another config that restores
-/// it power-cycles exactly like the console that saved it (seed, RAM pattern and CPU/PPU phase).
+/// it power-cycles exactly like the console that saved it (seed, RAM and OAM patterns, palette,
+/// PPUSTATUS, warm-up and CPU/PPU phase).
 #[test]
 fn restored_config_governs_the_next_power_cycle() {
     let rom = synthetic_rom();
-    let config = NesConfig { seed: 0xDEC0DE, ram_init: RamInit::Seeded, cpu_ppu_alignment: Some(2) };
+    let config = NesConfig {
+        seed: 0xDEC0DE,
+        ram_init: RamInit::Seeded,
+        cpu_ppu_alignment: Some(2),
+        palette_init: PaletteInit::Console,
+        oam_init: RamInit::Seeded,
+        ppu_vblank: VblankAtPowerOn::Set,
+        ppu_warm_up: PpuWarmUp::IgnoresWrites,
+    };
     let mut saved = Nes::new(Cartridge::from_ines(&rom).unwrap(), config);
     for i in 0..12 {
         saved.run_frame(FrameInput::buttons(i * 3, 0));
@@ -265,8 +281,11 @@ fn restored_config_governs_the_next_power_cycle() {
     saved.save_state(&mut snapshot);
     for other in [
         NesConfig::default(),
-        NesConfig { seed: 1, ram_init: RamInit::Ones, cpu_ppu_alignment: None },
-        NesConfig { seed: 0xDEC0DE, ram_init: RamInit::Seeded, cpu_ppu_alignment: Some(1) },
+        NesConfig { seed: 1, ram_init: RamInit::Ones, cpu_ppu_alignment: None, ..NesConfig::default() },
+        NesConfig { cpu_ppu_alignment: Some(1), ..config },
+        NesConfig { ppu_warm_up: PpuWarmUp::Off, ..config },
+        PowerOnProfile::QuickPowerCycle.config(),
+        PowerOnProfile::Random(5).config(),
     ] {
         let mut restored = Nes::new(Cartridge::from_ines(&rom).unwrap(), other);
         restored.load_state(&snapshot).unwrap();
@@ -281,7 +300,7 @@ fn restored_config_governs_the_next_power_cycle() {
         assert_eq!(restored.section_bytes(Section::Ram), original.section_bytes(Section::Ram));
     }
     // A config that derives the phase from the seed is stored as such, and round-trips.
-    let from_seed = NesConfig { seed: 99, ram_init: RamInit::Zeros, cpu_ppu_alignment: None };
+    let from_seed = NesConfig { seed: 99, cpu_ppu_alignment: None, ..NesConfig::default() };
     let nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), from_seed);
     assert_eq!(nes.config(), from_seed);
     let mut copy = boot(&rom);
@@ -369,6 +388,14 @@ fn impossible_clocks_and_counters_are_refused_by_name() {
     forge(&nes, &mut phase, Section::Machine, field_offset(Section::Machine, "cpu_ppu_alignment"), &[3]);
     let message = refusal(&phase);
     assert!(message.contains("cpu_ppu_alignment") && message.contains("bus.ppu_offset"), "{message}");
+
+    // The power-on choices are enums: a byte that names none is refused, naming the field and value.
+    for (field, value) in [("palette_init", 2), ("oam_init", 3), ("ppu_vblank", 2), ("ppu_warm_up", 0x80)] {
+        let mut choice = good.clone();
+        forge(&nes, &mut choice, Section::Machine, field_offset(Section::Machine, field), &[value]);
+        let message = refusal(&choice);
+        assert!(message.contains(&format!("machine.{field} {value}")), "{message}");
+    }
 
     // The largest clock a machine may start from loads and runs on.
     let mut far = good.clone();
@@ -619,8 +646,9 @@ fn incremental_digest_equals_the_digest_from_scratch() {
 /// the same function everywhere. On an intended change, update `PINNED` and say why.
 #[test]
 fn state_digest_known_answer() {
-    // Changed with emulation epoch 2: the PPU section gained the sprite flags' visibility dots.
-    const PINNED: u64 = 0xa8b5_d3fd_81eb_ee08;
+    // Changed with emulation epoch 11: the default power-on (PPUSTATUS clear, no warm-up) and its
+    // choices in the machine section.
+    const PINNED: u64 = 0x5b42_c809_2883_d910;
     let mut nes = boot(&synthetic_rom());
     for i in 0..10 {
         nes.run_frame(FrameInput::buttons(i * 3, 0));

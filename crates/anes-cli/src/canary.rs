@@ -256,7 +256,15 @@ pub(crate) fn shrink_into(
     let (result, region) = result.map_err(|e| format!("{e:#}"))?;
     let shrunk = result.map_err(|e| e.to_string())?;
     let out = bundle.join("repro");
-    crate::shrink::write_repro(&out, &shrunk, region, rom_file, None).map_err(|e| format!("{e:#}"))?;
+    crate::shrink::write_repro(
+        &out,
+        &shrunk,
+        region,
+        (Default::default(), Default::default()),
+        rom_file,
+        None,
+    )
+    .map_err(|e| format!("{e:#}"))?;
     Ok(out)
 }
 

@@ -7,7 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anes_conformance::{Baseline, BaselineReport, Manifest, RomResult, Summary, default_jobs, run_roms};
+use anes_conformance::{
+    Baseline, BaselineReport, Manifest, RomEntry, RomResult, Summary, default_jobs, run_roms,
+};
+use anes_core::PowerOnProfile;
 use anyhow::bail;
 use serde::Serialize;
 
@@ -31,6 +34,11 @@ pub struct Args {
     /// only if one of them did not pass, and passing ROMs missing from it are listed.
     #[arg(long)]
     baseline: Option<PathBuf>,
+    /// The power-on profile of every ROM whose manifest entry names none (a `power_on` key wins):
+    /// default, vblank-set, warm-up, quick-power-cycle, console-palette, ram-ff, phase-1..3 or
+    /// random:SEED. The baseline is the default's.
+    #[arg(long, value_name = "PROFILE", default_value = "default")]
+    power_on: PowerOnProfile,
 }
 
 #[derive(Serialize)]
@@ -62,7 +70,12 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if manifest.roms.is_empty() {
         bail!("{}: the manifest lists no [[rom]] tables", args.manifest.display());
     }
-    let roms = manifest.select(args.filter.as_deref());
+    let roms: Vec<RomEntry> = manifest
+        .select(args.filter.as_deref())
+        .into_iter()
+        .map(|rom| RomEntry { power_on: Some(rom.power_on.unwrap_or(args.power_on)), ..rom.clone() })
+        .collect();
+    let roms: Vec<&RomEntry> = roms.iter().collect();
     if roms.is_empty() {
         bail!(
             "{}: no ROM path contains {:?}",

@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anes_core::movie::InputStream;
-use anes_core::{NesConfig, Region};
+use anes_core::movie::{FrameInput, InputStream};
+use anes_core::{PowerOnProfile, Region};
 use anes_lockstep::{
-    FaultPlan, Granularity, Lockstep, LockstepConfig, NesMachine, Progress, RunOutcome, Summary, Threading,
+    FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, ProgramView, Progress, RunOutcome,
+    Summary, Threading,
 };
 use anyhow::Context;
 
@@ -90,6 +91,15 @@ pub struct Args {
     /// iNES 1.0) and an .fm2 movie's palFlag.
     #[arg(long, value_enum, value_name = "REGION")]
     region: Option<RegionArg>,
+    /// Both consoles' power-on profile.
+    #[arg(long, value_name = "PROFILE", default_value = "default", long_help = crate::rom::POWER_ON_HELP)]
+    power_on: PowerOnProfile,
+    /// Machine B's power-on profile (default: --power-on's). When its choices differ from A's, the
+    /// machines are compared by what their programs do (CPU registers and cycles, the PPU registers
+    /// written, the pictures rendered: anes_lockstep::ProgramView), not by their whole states,
+    /// which differ from power-on by design.
+    #[arg(long, value_name = "PROFILE", conflicts_with = "inject")]
+    power_on_b: Option<PowerOnProfile>,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -104,6 +114,10 @@ struct JsonSummary<'a> {
     region: &'static str,
     /// Machine A's CPU cycle at the end of the last verified frame.
     final_cpu_cycle: u64,
+    /// Machine A's power-on profile.
+    power_on: String,
+    /// Machine B's.
+    power_on_b: String,
 }
 
 /// The ROM file named (its bytes and name for messages), or the bundled demo.
@@ -133,21 +147,54 @@ pub(crate) fn read_inputs_with_region(
     })
 }
 
-/// Machines A and B at power-on, both consoles of `region` (`None`: the ROM header's), B with the PPU
-/// and APU schedules asked for.
-pub(crate) fn machine_pair_of_region(
-    rom: &[u8],
-    rom_name: &str,
-    ppu_b: Schedule,
-    apu_b: Schedule,
-    region: Option<Region>,
-) -> anyhow::Result<(NesMachine, NesMachine)> {
-    let machine = NesMachine::from_ines_with_region(rom, NesConfig::default(), region)
+/// How to build the two consoles of a run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PairSpec {
+    /// Machine B's PPU schedule.
+    pub ppu_b: Schedule,
+    /// Machine B's APU schedule.
+    pub apu_b: Schedule,
+    /// Both consoles' region (`None`: the ROM header's).
+    pub region: Option<Region>,
+    /// Machine A's power-on profile.
+    pub power_on: PowerOnProfile,
+    /// Machine B's (`None`: A's).
+    pub power_on_b: Option<PowerOnProfile>,
+}
+
+/// Machines A and B at power-on.
+pub(crate) enum Pair {
+    /// The same power-on: compared by their whole states.
+    Same(NesMachine, NesMachine),
+    /// Different power-on choices: compared by what their programs do.
+    Views(ProgramView, ProgramView),
+}
+
+impl Pair {
+    /// Machine A's console.
+    pub fn nes_a(&self) -> &anes_core::Nes {
+        match self {
+            Pair::Same(a, _) => a.nes(),
+            Pair::Views(a, _) => a.nes(),
+        }
+    }
+}
+
+/// Machines A and B at power-on as `spec` says; views when their power-on choices differ.
+pub(crate) fn machine_pair(rom: &[u8], rom_name: &str, spec: PairSpec) -> anyhow::Result<Pair> {
+    let config_a = spec.power_on.config();
+    let config_b = spec.power_on_b.unwrap_or(spec.power_on).config();
+    let machine = NesMachine::from_ines_with_region(rom, config_a, spec.region)
         .with_context(|| rom_name.to_string())?;
-    let mut machine_b = machine.clone();
-    machine_b.nes_mut().set_ppu_catch_up(ppu_b.into());
-    machine_b.nes_mut().set_apu_catch_up(apu_b.into());
-    Ok((machine, machine_b))
+    let mut machine_b = NesMachine::from_ines_with_region(rom, config_b, spec.region)
+        .with_context(|| rom_name.to_string())?;
+    machine_b.nes_mut().set_ppu_catch_up(spec.ppu_b.into());
+    machine_b.nes_mut().set_apu_catch_up(spec.apu_b.into());
+    Ok(if config_a == config_b {
+        Pair::Same(machine, machine_b)
+    } else {
+        Pair::Views(ProgramView::new(machine), ProgramView::new(machine_b))
+    })
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
@@ -159,9 +206,15 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(args.rom.as_deref()),
     };
-    let region = args.region.map(Region::from).or(movie_region);
-    let (machine, machine_b) = machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
-    let region = machine.nes().region();
+    let spec = PairSpec {
+        ppu_b: args.ppu_b,
+        apu_b: args.apu_b,
+        region: args.region.map(Region::from).or(movie_region),
+        power_on: args.power_on,
+        power_on_b: args.power_on_b,
+    };
+    let pair = machine_pair(&rom, &rom_name, spec)?;
+    let region = pair.nes_a().region();
     let config = LockstepConfig {
         granularity: args.granularity,
         threading: if args.threads {
@@ -173,82 +226,121 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         faults,
         ..LockstepConfig::default()
     };
-    let mut lockstep = Lockstep::new(machine, machine_b, config).context("lockstep configuration")?;
+    let run = Run { args, rom_name: &rom_name, inputs: &inputs, frames, region, evidence_dir };
+    match pair {
+        Pair::Same(a, b) => run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?),
+        Pair::Views(a, b) => run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?),
+    }
+}
 
-    let bar = if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {elapsed} {msg}")
-            .expect("valid template"),
-    );
-    let started = Instant::now();
-    let mut on_progress = |p: Progress| {
-        if p.frames_verified % 16 == 0 {
-            bar.set_position(p.frames_verified);
-            if args.threads {
-                bar.set_message(format!("(leading worker {} frames ahead)", p.drift_frames));
+/// A run once its machines are paired.
+struct Run<'a> {
+    args: &'a Args,
+    rom_name: &'a str,
+    inputs: &'a InputStream,
+    frames: u64,
+    region: Region,
+    evidence_dir: EvidenceDir,
+}
+
+impl Run<'_> {
+    fn finish<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
+    where
+        A: Machine<Input = FrameInput> + Send,
+        B: Machine<Input = FrameInput> + Send,
+    {
+        let Run { args, rom_name, inputs, frames, region, evidence_dir } = self;
+        let bar =
+            if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} frames verified, {elapsed} {msg}")
+                .expect("valid template"),
+        );
+        let started = Instant::now();
+        let mut on_progress = |p: Progress| {
+            if p.frames_verified % 16 == 0 {
+                bar.set_position(p.frames_verified);
+                if args.threads {
+                    bar.set_message(format!("(leading worker {} frames ahead)", p.drift_frames));
+                }
+            }
+        };
+        let outcome = lockstep.run_with(inputs, frames, &mut on_progress);
+        let seconds = started.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+
+        let mut bundle = None;
+        if let RunOutcome::Diverged(_) = outcome {
+            let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
+            let dir = evidence_dir.prepare()?;
+            // The error names the file and carries the OS error as its source: printed once.
+            let page = evidence.write_bundle(&dir)?;
+            bundle = Some((dir, page));
+        }
+        let summary = Summary {
+            frames_verified: lockstep.frames_verified(),
+            sync_points: lockstep.sync_points(),
+            fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
+            final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
+            divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
+            faults: lockstep.fault_fates(),
+            evidence: bundle.as_ref().map(|(dir, _)| dir.display().to_string()),
+        };
+        let power_on_b = args.power_on_b.unwrap_or(args.power_on);
+        let mut out = output::stdout();
+        if args.json {
+            let final_cpu_cycle = lockstep.last_verified_record().cpu_cycle;
+            output::write_json(
+                &mut out,
+                &JsonSummary {
+                    summary: &summary,
+                    region: region.name(),
+                    final_cpu_cycle,
+                    power_on: args.power_on.to_string(),
+                    power_on_b: power_on_b.to_string(),
+                },
+            )?;
+        } else {
+            writeln!(out, "rom               {rom_name}")?;
+            writeln!(out, "region            {region}")?;
+            writeln!(out, "power-on          {} ({})", args.power_on, args.power_on.config())?;
+            if power_on_b.config() != args.power_on.config() {
+                writeln!(
+                    out,
+                    "power-on B        {power_on_b} ({}); compared by what the program does",
+                    power_on_b.config()
+                )?;
+            }
+            writeln!(out, "frames verified   {}", summary.frames_verified)?;
+            writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
+            writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
+            writeln!(out, "final state hash  {}", summary.final_state_hash)?;
+            for fault in &summary.faults {
+                writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
+            }
+            match (&summary.divergence, &bundle) {
+                (Some(report), Some((_, page))) => {
+                    writeln!(out, "DIVERGENCE        {}", report.message)?;
+                    for field in &report.fields {
+                        writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
+                    }
+                    if report.fields_omitted > 0 {
+                        writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
+                    }
+                    writeln!(out, "evidence          {}", page.display())?;
+                }
+                _ => writeln!(out, "no divergence")?,
             }
         }
-    };
-    let outcome = lockstep.run_with(&inputs, frames, &mut on_progress);
-    let seconds = started.elapsed().as_secs_f64();
-    bar.finish_and_clear();
-
-    let mut bundle = None;
-    if let RunOutcome::Diverged(_) = outcome {
-        let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
-        let dir = evidence_dir.prepare()?;
-        // The error names the file and carries the OS error as its source: printed once.
-        let page = evidence.write_bundle(&dir)?;
-        bundle = Some((dir, page));
-    }
-    let summary = Summary {
-        frames_verified: lockstep.frames_verified(),
-        sync_points: lockstep.sync_points(),
-        fps_per_instance: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
-        final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
-        divergence: lockstep.evidence().filter(|_| bundle.is_some()).map(|e| e.report()),
-        faults: lockstep.fault_fates(),
-        evidence: bundle.as_ref().map(|(dir, _)| dir.display().to_string()),
-    };
-    let mut out = output::stdout();
-    if args.json {
-        let final_cpu_cycle = lockstep.last_verified_record().cpu_cycle;
-        output::write_json(
-            &mut out,
-            &JsonSummary { summary: &summary, region: region.name(), final_cpu_cycle },
-        )?;
-    } else {
-        writeln!(out, "rom               {rom_name}")?;
-        writeln!(out, "region            {region}")?;
-        writeln!(out, "frames verified   {}", summary.frames_verified)?;
-        writeln!(out, "sync points       {} ({} granularity)", summary.sync_points, args.granularity)?;
-        writeln!(out, "speed             {:.0} frames/s per instance", summary.fps_per_instance)?;
-        writeln!(out, "final state hash  {}", summary.final_state_hash)?;
-        for fault in &summary.faults {
-            writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
+        out.flush()?;
+        if bundle.is_some() {
+            return Ok(ExitCode::from(EXIT_DIVERGED));
         }
-        match (&summary.divergence, &bundle) {
-            (Some(report), Some((_, page))) => {
-                writeln!(out, "DIVERGENCE        {}", report.message)?;
-                for field in &report.fields {
-                    writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
-                }
-                if report.fields_omitted > 0 {
-                    writeln!(out, "  ... and {} more fields", report.fields_omitted)?;
-                }
-                writeln!(out, "evidence          {}", page.display())?;
-            }
-            _ => writeln!(out, "no divergence")?,
+        // Without a divergence, a fault that was not applied leaves the run short of what was asked.
+        let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
+        for fault in &unapplied {
+            eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
         }
+        Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
     }
-    out.flush()?;
-    if bundle.is_some() {
-        return Ok(ExitCode::from(EXIT_DIVERGED));
-    }
-    // Without a divergence, a fault that was not applied leaves the run short of what was asked.
-    let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
-    for fault in &unapplied {
-        eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
-    }
-    Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
 }

@@ -1,8 +1,9 @@
 //! `anes`: the command line of the anes NES lockstep harness.
 //!
 //! Exit status: 0 success; 1 a conformance run failed (a ROM expected to pass did not, or a baseline ROM
-//! regressed); 2 bad input (missing or malformed file, bad ROM, bad arguments), reported as one line
-//! `error: <file>: <problem>` on stderr.
+//! regressed), two consoles diverged, or a swept program depends on its power-on state; 2 bad input
+//! (missing or malformed file, bad ROM, bad arguments), reported as one line `error: <file>:
+//! <problem>` on stderr.
 
 mod bundled;
 mod canary;
@@ -19,6 +20,7 @@ mod rom;
 mod run;
 mod serve;
 mod shrink;
+mod sweep;
 mod trace;
 mod worker;
 
@@ -43,6 +45,10 @@ enum AnesCommand {
     Shrink(shrink::Args),
     /// Runs the test ROMs of a conformance manifest and reports one result per ROM.
     Conformance(conformance::Args),
+    /// Runs a ROM under the default power-on state and others in lockstep and reports which end in
+    /// another picture or RAM, each localized to where the program first ran differently: whether
+    /// the program depends on its power-on state (exit status 1).
+    Sweep(sweep::Args),
     /// Runs a ROM headless for some frames and prints where the machine stopped.
     Run(run::Args),
     /// Prints the CPU trace of a ROM in nestest.log's format.
@@ -77,6 +83,7 @@ fn main() -> ExitCode {
         AnesCommand::Lockstep(args) => lockstep::main(&args),
         AnesCommand::Shrink(args) => shrink::main(&args),
         AnesCommand::Conformance(args) => conformance::main(&args),
+        AnesCommand::Sweep(args) => sweep::main(&args),
         AnesCommand::Run(args) => run::main(&args),
         AnesCommand::Trace(args) => trace::main(&args),
         AnesCommand::Movie(command) => movie::main(&command),

@@ -8,12 +8,17 @@ use anyhow::Context;
 use crate::limited_read;
 
 /// Reads and parses the iNES file at `path` and powers a console on with it, of `region` (`None`: the
-/// ROM header's, NTSC when it does not say). Errors name the file.
-pub fn power_on(path: &Path, region: Option<Region>) -> anyhow::Result<Nes> {
+/// ROM header's, NTSC when it does not say), with `config`. Errors name the file.
+pub fn power_on(path: &Path, region: Option<Region>, config: NesConfig) -> anyhow::Result<Nes> {
     let bytes = limited_read::read_limited(path, limited_read::ROM)?;
     let cart = Cartridge::from_ines(&bytes).with_context(|| path.display().to_string())?;
-    Ok(Nes::with_region(cart, NesConfig::default(), region))
+    Ok(Nes::with_region(cart, config, region))
 }
+
+/// What `--power-on` says about the profiles (clap's help text for it).
+pub const POWER_ON_HELP: &str = "The power-on profile: default (PPUSTATUS clear, no PPU warm-up), vblank-set, warm-up, \
+quick-power-cycle (both: the least forgiving), console-palette, ram-ff, phase-1, phase-2, phase-3, or random:SEED \
+(every choice drawn from SEED). See docs/USING-LOCKSTEP.md.";
 
 /// The console's region on the command line (`--region`): overrides the ROM header and a movie's
 /// `palFlag`.

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anes_core::PowerOnProfile;
 use anes_core::movie::InputStream;
 use anes_core::ppu::rgb::frame_to_rgb;
 use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
@@ -50,6 +51,9 @@ pub struct Args {
     /// NES 2.0 header (byte 12), else ntsc.
     #[arg(long, value_enum)]
     region: Option<RegionArg>,
+    /// The power-on profile (a --load-state snapshot carries its own).
+    #[arg(long, value_name = "PROFILE", default_value = "default", long_help = rom::POWER_ON_HELP)]
+    power_on: PowerOnProfile,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -76,6 +80,11 @@ fn parse_peek(spec: &str) -> Result<(u16, u32), String> {
 struct Stop {
     rom: String,
     region: &'static str,
+    /// The profile the machine powered on with (`snapshot` when a restored snapshot's config is none
+    /// of the one asked for).
+    power_on: String,
+    /// Its choices, as the machine state holds them.
+    power_on_choices: String,
     frame: u64,
     cpu_cycle: u64,
     ppu_scanline: u16,
@@ -91,7 +100,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Some(path) => read_input_with_region(path)?,
         None => (InputStream::new(), None),
     };
-    let mut nes = rom::power_on(&args.rom, args.region.map(Into::into).or(movie_region))?;
+    let mut nes =
+        rom::power_on(&args.rom, args.region.map(Into::into).or(movie_region), args.power_on.config())?;
     nes.set_ppu_catch_up(args.ppu.into());
     nes.set_apu_catch_up(args.apu.into());
     if let Some(path) = &args.load_state {
@@ -128,6 +138,12 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let stop = Stop {
         rom: args.rom.display().to_string(),
         region: nes.region().name(),
+        power_on: if nes.config() == args.power_on.config() {
+            args.power_on.to_string()
+        } else {
+            "snapshot".to_string()
+        },
+        power_on_choices: nes.config().to_string(),
         frame: record.frame,
         cpu_cycle: record.cpu_cycle,
         ppu_scanline: record.ppu_scanline,
@@ -143,6 +159,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         writeln!(out, "rom         {}", stop.rom)?;
         writeln!(out, "region      {}", stop.region)?;
+        writeln!(out, "power-on    {} ({})", stop.power_on, stop.power_on_choices)?;
         writeln!(out, "frame       {}", stop.frame)?;
         writeln!(out, "cpu cycle   {}", stop.cpu_cycle)?;
         writeln!(out, "ppu         scanline {}, dot {}", stop.ppu_scanline, stop.ppu_dot)?;

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anes_core::Region;
 use anes_core::movie::{FrameInput, InputStream};
+use anes_core::{PowerOnProfile, Region};
 use anes_lockstep::{
     DivergenceKind, FaultPlan, InputSource, Machine, ShrinkConfig, ShrinkError, ShrinkProgress, Shrunk,
 };
@@ -25,7 +25,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use crate::input_file::{read_input, read_input_with_region};
-use crate::lockstep::{DEFAULT_FRAMES, read_inputs, read_rom};
+use crate::lockstep::{DEFAULT_FRAMES, Pair, PairSpec, read_inputs, read_rom};
 use crate::rom::{RegionArg, Schedule};
 use crate::{limited_read, output};
 
@@ -95,6 +95,20 @@ pub struct Args {
     /// Machine B's APU schedule: lazy (as A) or eager.
     #[arg(long, value_enum, default_value_t = Schedule::Lazy, value_name = "SCHEDULE")]
     apu_b: Schedule,
+    /// Both consoles' power-on profile (not with --baseline, whose workers power on with the default).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        default_value = "default",
+        long_help = crate::rom::POWER_ON_HELP,
+        conflicts_with = "baseline"
+    )]
+    power_on: PowerOnProfile,
+    /// Machine B's power-on profile, as `anes lockstep --power-on-b` (the machines are then compared
+    /// by what their programs do, and the repro starts at power-on); what `anes sweep` prints to
+    /// shrink a dependence on power-on state.
+    #[arg(long, value_name = "PROFILE", conflicts_with_all = ["inject", "evidence", "start", "baseline"])]
+    power_on_b: Option<PowerOnProfile>,
     /// Trials run at once, one thread each. The result does not depend on it.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: u16,
@@ -213,11 +227,26 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             shrink_builds(&rom, region, &builds, &checks, &stream, &config, &mut on_progress)?
         }
         None => {
-            let (mut a, mut b) =
-                crate::lockstep::machine_pair_of_region(&rom, &rom_name, args.ppu_b, args.apu_b, region)?;
-            let region = a.nes().region();
-            checks.apply(&mut a, &mut b, &rom, region)?;
-            (anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress), region)
+            let spec = PairSpec {
+                ppu_b: args.ppu_b,
+                apu_b: args.apu_b,
+                region,
+                power_on: args.power_on,
+                power_on_b: args.power_on_b,
+            };
+            let pair = crate::lockstep::machine_pair(&rom, &rom_name, spec)?;
+            let region = pair.nes_a().region();
+            let result = match pair {
+                Pair::Same(mut a, mut b) => {
+                    checks.apply(&mut a, &mut b, &rom, region)?;
+                    anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress)
+                }
+                Pair::Views(mut a, mut b) => {
+                    checks.apply(&mut a, &mut b, &rom, region)?;
+                    anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress)
+                }
+            };
+            (result, region)
         }
     };
     bar.finish_and_clear();
@@ -242,7 +271,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let rom_file =
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
     let given_start = start.as_ref().map(|(_, snapshot)| snapshot.as_slice());
-    let written = write_repro(&args.out, &shrunk, region, &rom_file, given_start)?;
+    let power_on = (args.power_on, args.power_on_b.unwrap_or(args.power_on));
+    let written = write_repro(&args.out, &shrunk, region, power_on, &rom_file, given_start)?;
     let report = shrunk.report();
     let mut out = output::stdout();
     if args.json {
@@ -429,6 +459,7 @@ pub(crate) fn write_repro(
     out: &Path,
     shrunk: &Shrunk<FrameInput>,
     region: Region,
+    power_on: (PowerOnProfile, PowerOnProfile),
     rom_file: &str,
     given_start: Option<&[u8]>,
 ) -> anyhow::Result<Vec<&'static str>> {
@@ -437,6 +468,8 @@ pub(crate) fn write_repro(
     let repro = InputStream::from_frames(shrunk.repro.clone());
     let mut json = serde_json::to_value(&report).context("report.json")?;
     json["region"] = region.name().into();
+    json["power_on"] = power_on.0.to_string().into();
+    json["power_on_b"] = power_on.1.to_string().into();
     json["start_frame"] = shrunk.start_frame.into();
     let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
     std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;

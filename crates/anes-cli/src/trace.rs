@@ -22,7 +22,7 @@ pub struct Args {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut nes = rom::power_on(&args.rom, args.region.map(Into::into))?;
+    let mut nes = rom::power_on(&args.rom, args.region.map(Into::into), anes_core::NesConfig::default())?;
     if let Some(pc) = args.start_pc {
         nes.set_pc(pc);
     }

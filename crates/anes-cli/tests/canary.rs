@@ -433,7 +433,12 @@ fn a_bit_flipped_anywhere_in_the_baselines_stream_is_detected() {
     // batches its frames).
     let mut commands = Vec::new();
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 4, region: None },
+        &WorkerCommand::Load {
+            rom: anes_lockstep::testing::tiny_rom(),
+            checkpoint_every: 4,
+            region: None,
+            power_on: None,
+        },
         &mut commands,
     );
     encode_command(

@@ -144,6 +144,40 @@ fn conformance_table_ends_with_the_counts_and_fails_on_a_must_pass_rom() {
     assert_eq!(stdout(&output).lines().last(), Some("1 passed, 0 failed"));
 }
 
+/// `--power-on` powers on every ROM whose entry names no profile; an entry's `power_on` key wins; a
+/// name that is no profile is bad input naming it and the accepted forms.
+#[test]
+fn conformance_runs_under_the_power_on_profile_asked_for() {
+    let scratch = Scratch::new("cli-power-on");
+    let screen = "[rom.screen]\nresult_addr = 248\npass_value = 1\nhow = \"zero page $F8\"\n";
+    let rom = support::vblank_at_power_on_rom(0xF8);
+    let manifest = scratch.manifest(&[
+        scratch.rom_entry("asks.nes", &rom, "screen", 3, screen),
+        scratch.rom_entry("names.nes", &rom, "screen", 3, &format!("power_on = \"vblank-set\"\n{screen}")),
+    ]);
+    let manifest = manifest.to_str().unwrap();
+    let statuses = |output: &Output| -> Vec<String> {
+        stdout(output)
+            .lines()
+            .skip(1)
+            .take(2)
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    let default = anes(&["conformance", "--manifest", manifest]);
+    assert_eq!((default.status.code(), statuses(&default)), (Some(1), vec!["fail".into(), "pass".into()]));
+    let set = anes(&["conformance", "--manifest", manifest, "--power-on", "vblank-set"]);
+    assert_eq!((set.status.code(), statuses(&set)), (Some(0), vec!["pass".into(), "pass".into()]));
+    let quick = anes(&["conformance", "--manifest", manifest, "--power-on", "warm-up"]);
+    assert_eq!(statuses(&quick), ["fail", "pass"], "the entry's key wins over --power-on");
+
+    let bad = anes(&["conformance", "--manifest", manifest, "--power-on", "lukewarm"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let err = stderr(&bad);
+    assert!(err.contains("power-on profile \"lukewarm\" is not one of default, vblank-set"), "{err}");
+    assert!(err.contains("random:SEED"), "{err}");
+}
+
 #[test]
 fn conformance_json_is_one_object() {
     let scratch = Scratch::new("cli-json");

@@ -427,3 +427,61 @@ fn an_fm2_movie_with_pal_flag_runs_pal_unless_region_says_otherwise() {
     }
     let _ = std::fs::remove_dir_all(scratch("palflag"));
 }
+
+fn one_vblank() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../roms/poweron/one_vblank.nes")
+        .display()
+        .to_string()
+}
+
+/// `--power-on-b` with other choices compares by what the program does: the one-VBlank start-up
+/// parts ways at its first read of PPUSTATUS under VBlank set, agrees under the console's palette
+/// (it writes the whole palette), and a fault plan does not go with it.
+#[test]
+fn machine_b_powered_on_otherwise_is_compared_by_what_the_program_does() {
+    let rom = one_vblank();
+    let report = scratch("power-on-b");
+    let report = report.to_str().unwrap();
+    let output =
+        anes(&[&rom, "--frames", "10", "--power-on-b", "quick-power-cycle", "--report", report, "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    assert_eq!(
+        (summary["power_on"].as_str(), summary["power_on_b"].as_str()),
+        (Some("default"), Some("quick-power-cycle"))
+    );
+    let message = summary["divergence"]["message"].as_str().unwrap();
+    assert!(message.contains("frame 0") && message.contains("BIT $2002"), "{message}");
+    assert_eq!(summary["divergence"]["fields"][0]["name"], "cpu.p");
+
+    let output = anes(&[&rom, "--frames", "30", "--power-on-b", "console-palette", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    assert_eq!(json(&output)["frames_verified"], 30);
+
+    let output = anes(&[&rom, "--power-on-b", "warm-up", "--inject", "flip:ram:0x10:0@100"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+/// One profile gives one machine whichever command runs it: `anes run` ends on the state hash that
+/// `anes lockstep` verified, and another profile's differs.
+#[test]
+fn a_profile_hashes_the_same_in_run_and_lockstep() {
+    let rom = one_vblank();
+    let run = |profile: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_anes"))
+            .args(["run", &rom, "--frames", "12", "--json", "--power-on", profile])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let stop = json(&output);
+        assert_eq!(stop["power_on"].as_str(), Some(profile));
+        stop["state_hash"].as_str().unwrap().to_string()
+    };
+    for profile in ["default", "warm-up", "random:11"] {
+        let output = anes(&[&rom, "--frames", "12", "--json", "--power-on", profile]);
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(json(&output)["final_state_hash"].as_str().unwrap(), run(profile), "{profile}");
+    }
+    assert_ne!(run("default"), run("random:11"));
+}

@@ -403,3 +403,30 @@ fn a_damaged_checkpoint_is_reported_as_damaged_not_as_another_rom() {
         assert!(!out.join("report.json").exists());
     }
 }
+
+/// `--power-on-b`: a dependence on power-on state shrinks like a divergence, from power-on, and the
+/// report names both profiles.
+#[test]
+fn a_power_on_dependence_shrinks_from_power_on() {
+    let rom = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../roms/poweron/one_vblank.nes");
+    let out = scratch("power-on-b");
+    let output = anes(&[
+        "shrink",
+        rom.to_str().unwrap(),
+        "--frames",
+        "20",
+        "--power-on-b",
+        "warm-up",
+        "--out",
+        out.0.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let report = json_file(&out.0.join("report.json"));
+    assert_eq!(
+        (report["power_on"].as_str(), report["power_on_b"].as_str()),
+        (Some("default"), Some("warm-up"))
+    );
+    assert_eq!(report["start_frame"], 0);
+    assert_eq!(report["shrunk"]["frames"], 2, "the write the warm-up loses is in frame 1");
+    assert!(!out.0.join("repro.snap").exists());
+}

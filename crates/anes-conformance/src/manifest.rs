@@ -3,6 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use anes_core::PowerOnProfile;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -158,6 +159,10 @@ pub struct RomEntry {
     pub expected_note: String,
     /// How to read the result of a `screen` ROM.
     pub screen: Option<ScreenSpec>,
+    /// The power-on profile the ROM must run under (optional key `power_on`, e.g. `"console-palette"`
+    /// or `"random:7"`); `None` runs it under the run's profile ([`PowerOnProfile::Default`] unless
+    /// the caller sets another).
+    pub power_on: Option<PowerOnProfile>,
 }
 
 /// A loaded manifest.
@@ -197,6 +202,17 @@ struct RawRom {
     #[serde(default)]
     expected_note: String,
     screen: Option<ScreenSpec>,
+    #[serde(default, deserialize_with = "power_on_profile")]
+    power_on: Option<PowerOnProfile>,
+}
+
+/// The optional `power_on` key: a profile name or `random:SEED`; anything else is refused with the
+/// value and the accepted forms (at the key's line).
+fn power_on_profile<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<PowerOnProfile>, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    text.parse().map(Some).map_err(serde::de::Error::custom)
 }
 
 fn default_region() -> String {
@@ -243,6 +259,7 @@ impl Manifest {
                 notes: rom.notes,
                 expected_note: rom.expected_note,
                 screen: rom.screen,
+                power_on: rom.power_on,
             });
         }
         Ok(Manifest { path: path.to_owned(), roms })
@@ -301,6 +318,27 @@ how = "zero page"
         let screen = rom.screen.as_ref().unwrap();
         assert_eq!((screen.result_addr, screen.pass_value), (Some(0xF8), Some(1)));
         assert_eq!(screen.text_fail, ["FAILED"]);
+    }
+
+    #[test]
+    fn the_optional_power_on_key_names_a_profile() {
+        let manifest = Manifest::parse(ONE_ROM, Path::new("m.toml")).unwrap();
+        assert_eq!(manifest.roms[0].power_on, None, "absent: the run's profile");
+        for (text, profile) in
+            [("console-palette", PowerOnProfile::ConsolePalette), ("random:7", PowerOnProfile::Random(7))]
+        {
+            let with = ONE_ROM.replace("sha1 = ", &format!("power_on = {text:?}\nsha1 = "));
+            let manifest = Manifest::parse(&with, Path::new("m.toml")).unwrap();
+            assert_eq!(manifest.roms[0].power_on, Some(profile));
+        }
+        let bad = ONE_ROM.replace("sha1 = ", "power_on = \"cold\"\nsha1 = ");
+        let err = Manifest::parse(&bad, Path::new("m.toml")).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("m.toml: line 11"), "{message}");
+        assert!(
+            message.contains("power-on profile \"cold\" is not one of") && message.contains("random:SEED"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -26,6 +26,22 @@ fn blargg6000_pass_reports_code_and_text() {
     assert_eq!(result.frames, 1, "a result is read at the end of the first frame that shows it");
 }
 
+/// A manifest entry's `power_on` key powers that ROM on under the profile; entries without it run
+/// under the default.
+#[test]
+fn a_rom_runs_under_the_power_on_profile_its_entry_names() {
+    let screen = "[rom.screen]\nresult_addr = 248\npass_value = 1\nhow = \"zero page $F8\"\n";
+    let scratch = Scratch::new("power-on");
+    let rom = support::vblank_at_power_on_rom(0xF8);
+    let tables = [
+        scratch.rom_entry("default.nes", &rom, "screen", 3, screen),
+        scratch.rom_entry("set.nes", &rom, "screen", 3, &format!("power_on = \"vblank-set\"\n{screen}")),
+    ];
+    let results = run_manifest(&scratch, &tables, 1);
+    let got: Vec<_> = results.iter().map(|r| (r.path.as_str(), r.status, r.code)).collect();
+    assert_eq!(got, [("default.nes", Status::Fail, Some(2)), ("set.nes", Status::Pass, Some(1))]);
+}
+
 #[test]
 fn blargg6000_failure_code_and_text() {
     let result = run_one("blargg-fail", |s| {

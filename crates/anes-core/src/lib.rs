@@ -25,6 +25,7 @@ pub mod input;
 mod layout;
 pub mod movie;
 mod nes;
+pub mod power_on;
 pub mod ppu;
 pub mod region;
 mod spin;
@@ -36,7 +37,10 @@ pub use cart::{
     BatteryRamError, Cartridge, GameGenieCode, HeaderRegion, Mirroring, Mmc3Revision, RomError, RomInfo,
 };
 pub use cpu::CpuState;
-pub use nes::{Nes, NesConfig, RamInit};
+pub use nes::Nes;
+pub use power_on::{
+    NesConfig, PaletteInit, PowerOnError, PowerOnProfile, PpuWarmUp, RamInit, VblankAtPowerOn,
+};
 pub use region::Region;
 pub use state::{FrameRecord, Section, StateHash};
 
@@ -64,5 +68,11 @@ pub use state::{FrameRecord, Section, StateHash};
 /// GTROM programmed by the game, the flash as the PRG RAM section and the flash command state in
 /// theirs: those two boards only. 9, the VRC4's `$9002` bit 0 PRG RAM
 /// enable (disabled at power-on) and its `$9000` selects 1 and 3 setting nothing, and mapper 93's
-/// CHR RAM disable bit: mappers 21/23/25 (VRC4) and 93 only.
-pub const EMULATION_EPOCH: u32 = 9;
+/// CHR RAM disable bit: mappers 21/23/25 (VRC4) and 93 only. 10, a $4015 write that disables the
+/// DMC on the cycle its timer fires empties the sample (bit 4 of $4015) after the ordinary 3 or 2
+/// cycles while the DMA begun there is still held to the longer delay (the DMC's `length_clear_delay`,
+/// a former reserved byte): no golden record moved. 11, power-on as a choice (issue 49): the
+/// default powers on with PPUSTATUS clear and without the PPU's warm-up (writes taken at once), and
+/// the machine section holds the palette, OAM, VBlank and warm-up choices in four former reserved
+/// bytes: every record's state hash changed from frame 0.
+pub const EMULATION_EPOCH: u32 = 11;

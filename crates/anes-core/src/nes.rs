@@ -6,69 +6,20 @@ use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
+use crate::power_on::{
+    NesConfig, PaletteInit, PpuWarmUp, RamInit, VblankAtPowerOn, power_on_oam, power_on_ram,
+};
 use crate::ppu::{Ppu, PpuBusPeek};
 use crate::region::{Region, RegionModel, with_region_model};
 use crate::spin::SpinWatch;
 use crate::state::digest::MemoryDigest;
 use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
 
-/// What work RAM holds at power-on. Real RAM powers on with a chip-dependent, partly random pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[repr(u8)]
-pub enum RamInit {
-    /// All zeros (what the conformance ROMs expect).
-    #[default]
-    Zeros = 0,
-    /// All $FF.
-    Ones = 1,
-    /// Pseudo-random bytes from the config's seed (splitmix64): different seeds model different power-ons.
-    Seeded = 2,
-}
-
-impl RamInit {
-    /// Decodes the stored byte.
-    pub const fn from_u8(value: u8) -> Option<RamInit> {
-        match value {
-            0 => Some(RamInit::Zeros),
-            1 => Some(RamInit::Ones),
-            2 => Some(RamInit::Seeded),
-            _ => None,
-        }
-    }
-}
-
-/// How to power the console on. Everything that differs between two power-ons of real hardware is
-/// chosen here, explicitly, and stored in the machine state ([`MachineState`]: hashed, snapshotted and
-/// restored with the rest), so two consoles with the same config run identically and a power-cycle
-/// command repeats the same power-on, also after a snapshot of another config was restored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NesConfig {
-    /// Seed for everything real hardware leaves to chance at power-on.
-    pub seed: u64,
-    /// Power-on contents of work RAM.
-    pub ram_init: RamInit,
-    /// CPU/PPU clock phase at power-on (0-3 master clocks of PPU lag); `None` derives it from the
-    /// seed. Real consoles power on in one of four phases; 0 reproduces nestest.log's
-    /// `PPU:  0, 21` at `CYC:7`.
-    pub cpu_ppu_alignment: Option<u8>,
-}
-
-impl Default for NesConfig {
-    /// Seed 0, zeroed RAM, phase 0: the power-on that test ROMs and nestest.log assume.
-    fn default() -> Self {
-        NesConfig { seed: 0, ram_init: RamInit::Zeros, cpu_ppu_alignment: Some(0) }
-    }
-}
+/// The generator's stream for the unit tests' random programs (see `power_on.rs`).
+#[cfg(test)]
+pub(crate) use crate::power_on::splitmix64_next;
 
 impl NesConfig {
-    /// The CPU/PPU phase this config powers on with.
-    pub fn alignment(&self) -> u8 {
-        match self.cpu_ppu_alignment {
-            Some(phase) => phase & 3,
-            None => (splitmix64(self.seed ^ 0xA11C_0000) & 3) as u8,
-        }
-    }
-
     /// The config as stored in the machine state of a `region` console, with the frame counter at
     /// `frame`.
     fn to_state(self, frame: u64, region: Region) -> MachineState {
@@ -78,7 +29,11 @@ impl NesConfig {
             ram_init: self.ram_init as u8,
             cpu_ppu_alignment: self.cpu_ppu_alignment.map_or(ALIGNMENT_FROM_SEED, |phase| phase & 3),
             region: region as u8,
-            reserved: [0; 5],
+            palette_init: self.palette_init as u8,
+            oam_init: self.oam_init as u8,
+            ppu_vblank: self.ppu_vblank as u8,
+            ppu_warm_up: self.ppu_warm_up as u8,
+            reserved: [0; 1],
         }
     }
 
@@ -95,39 +50,27 @@ impl NesConfig {
                 ));
             }
         };
-        Ok(NesConfig { seed: state.seed, ram_init, cpu_ppu_alignment })
+        let palette_init = PaletteInit::from_u8(state.palette_init).ok_or_else(|| {
+            format!("machine.palette_init {} is not a palette init kind (0-1)", state.palette_init)
+        })?;
+        let oam_init = RamInit::from_u8(state.oam_init)
+            .ok_or_else(|| format!("machine.oam_init {} is not a RAM init kind (0-2)", state.oam_init))?;
+        let ppu_vblank = VblankAtPowerOn::from_u8(state.ppu_vblank).ok_or_else(|| {
+            format!("machine.ppu_vblank {} is neither set (0) nor clear (1)", state.ppu_vblank)
+        })?;
+        let ppu_warm_up = PpuWarmUp::from_u8(state.ppu_warm_up).ok_or_else(|| {
+            format!("machine.ppu_warm_up {} is neither ignores writes (0) nor off (1)", state.ppu_warm_up)
+        })?;
+        Ok(NesConfig {
+            seed: state.seed,
+            ram_init,
+            cpu_ppu_alignment,
+            palette_init,
+            oam_init,
+            ppu_vblank,
+            ppu_warm_up,
+        })
     }
-}
-
-/// splitmix64: a tiny, well-mixed generator; deterministic from its input.
-const fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The generator as a stream: the next value from `state`, which moves on (the unit tests' random
-/// programs).
-#[cfg(test)]
-pub(crate) fn splitmix64_next(state: &mut u64) -> u64 {
-    let value = splitmix64(*state);
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    value
-}
-
-fn power_on_ram(config: &NesConfig) -> [u8; 0x800] {
-    let mut ram = [0u8; 0x800];
-    match config.ram_init {
-        RamInit::Zeros => {}
-        RamInit::Ones => ram.fill(0xFF),
-        RamInit::Seeded => {
-            for (i, chunk) in ram.chunks_exact_mut(8).enumerate() {
-                chunk.copy_from_slice(&splitmix64(config.seed.wrapping_add(i as u64)).to_le_bytes());
-            }
-        }
-    }
-    ram
 }
 
 /// An NES (NTSC, PAL or Dendy: [`Nes::region`]) with a cartridge inserted.
@@ -204,6 +147,16 @@ impl Nes {
         self.pads[0].buttons = held[0];
         self.pads[1].buttons = held[1];
         self.ppu = Ppu::with_timing(self.region().timing().ppu);
+        let palette = match config.palette_init {
+            PaletteInit::Zeros => [0; 32],
+            PaletteInit::Console => crate::power_on::CONSOLE_PALETTE,
+        };
+        self.ppu.set_power_on_state(
+            config.ppu_vblank == VblankAtPowerOn::Set,
+            config.ppu_warm_up == PpuWarmUp::IgnoresWrites,
+            &palette,
+            &power_on_oam(&config),
+        );
         self.apu.power_on();
         self.cart.power_on();
         self.machine = config.to_state(0, self.region());
@@ -570,6 +523,14 @@ impl Nes {
     /// Master clocks since power-on.
     pub fn master_clock(&self) -> u64 {
         self.bus.master_clock
+    }
+
+    /// The PPU's own clock, in master clocks: where the dot it is about to process
+    /// ([`Nes::ppu_position`]) starts. Its dots start at the same clock values whatever the
+    /// CPU/PPU phase ([`NesConfig::alignment`]); the PPU runs that many master clocks behind the
+    /// CPU, so `master_clock() - ppu_clock()` is less than the phase plus one dot.
+    pub fn ppu_clock(&self) -> u64 {
+        self.bus.ppu_clock
     }
 
     /// The PPU's position: (scanline, dot) about to be processed.

@@ -131,7 +131,22 @@ impl Console {
         Console::with_config(rom, NesConfig::default(), Some(DEFAULT_AUDIO_RATE))
     }
 
-    /// Powers a console on with `config`, audio at `audio_rate` Hz (`None`: no audio).
+    /// Powers a console on with `config`, audio at `audio_rate` Hz (`None`: no audio). A
+    /// [`anes_core::PowerOnProfile`] names documented configs: the default, the least forgiving
+    /// `quick-power-cycle`, `random:SEED`, ...; the choices are the console's state, so its hash,
+    /// snapshots and power cycles carry them.
+    ///
+    /// ```
+    /// use anes_frontend::Console;
+    /// use anes_frontend::anes_core::{Nes, Cartridge, PowerOnProfile};
+    /// # let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    /// let profile: PowerOnProfile = "quick-power-cycle".parse()?;
+    /// let console = Console::with_config(&rom, profile.config(), None)?;
+    /// assert_eq!(console.config(), profile.config());
+    /// let nes = Nes::new(Cartridge::from_ines(&rom)?, profile.config());
+    /// assert_eq!(console.state_hash(), nes.state_hash(), "the same machine as the core's");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_config(
         rom: &[u8],
         config: NesConfig,
@@ -325,6 +340,12 @@ impl Console {
             count += 1;
         }
         (codes, count)
+    }
+
+    /// The power-on choices this console's state holds: those it was built with, or those of the
+    /// last snapshot loaded (its next power cycle repeats them).
+    pub fn config(&self) -> NesConfig {
+        self.nes.config()
     }
 
     /// blake3 of the whole machine state and identity, Game Genie codes included (see

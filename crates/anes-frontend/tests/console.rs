@@ -207,3 +207,33 @@ fn a_second_of_audio_is_48000_samples_in_every_region() {
         );
     }
 }
+
+/// A power-on profile makes the same machine in a frontend console as in the core, its power
+/// cycles repeat it, and a snapshot carries it into a console built with another.
+#[test]
+fn a_power_on_profile_is_the_same_machine_in_a_console() {
+    use anes_frontend::anes_core::movie::{ConsoleCommand, FrameInput};
+    use anes_frontend::anes_core::{Cartridge, Nes, PowerOnProfile};
+    let rom =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/poweron/one_vblank.nes")).unwrap();
+    for profile in [PowerOnProfile::Default, PowerOnProfile::QuickPowerCycle, PowerOnProfile::Random(5)] {
+        let mut console = Console::with_config(&rom, profile.config(), None).unwrap();
+        let mut nes = Nes::new(Cartridge::from_ines(&rom).unwrap(), profile.config());
+        assert_eq!(console.state_hash(), nes.state_hash(), "{profile}");
+        let cycle = FrameInput { pads: [0, 0], command: ConsoleCommand::PowerCycle };
+        for input in [FrameInput::default(), cycle, FrameInput::default()] {
+            console.run_frame(input);
+            nes.run_frame(input);
+        }
+        assert_eq!(
+            (console.state_hash(), console.config()),
+            (nes.state_hash(), profile.config()),
+            "{profile}"
+        );
+        let mut state = vec![0; console.snapshot_len()];
+        console.save_state_into(&mut state).unwrap();
+        let mut other = Console::with_config(&rom, PowerOnProfile::RamFf.config(), None).unwrap();
+        other.load_state(&state).unwrap();
+        assert_eq!(other.config(), profile.config(), "{profile}");
+    }
+}

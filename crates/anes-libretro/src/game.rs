@@ -2,9 +2,9 @@
 //! the negotiated pixel format, the controller ports, the cheat list). Safe code; `lib.rs` is the
 //! C boundary around it.
 
-use anes_frontend::anes_core::Region;
 use anes_frontend::anes_core::input::buttons;
 use anes_frontend::anes_core::movie::FrameInput;
+use anes_frontend::anes_core::{PowerOnProfile, Region};
 use anes_frontend::{Console, ConsoleError, Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat};
 
 use crate::cheat::CheatTable;
@@ -39,13 +39,15 @@ pub struct LoadedGame {
 }
 
 impl LoadedGame {
-    /// Powers the console on with the ROM's bytes, of `region` (`None`: the ROM header's).
+    /// Powers the console on with the ROM's bytes, of `region` (`None`: the ROM header's), with the
+    /// `power_on` profile.
     pub fn new(
         rom: &[u8],
         pixel_format: PixelFormat,
         region: Option<Region>,
+        power_on: PowerOnProfile,
     ) -> Result<LoadedGame, ConsoleError> {
-        let console = Console::with_region(rom, Default::default(), region, Some(SAMPLE_RATE))?;
+        let console = Console::with_region(rom, power_on.config(), region, Some(SAMPLE_RATE))?;
         let video = vec![0; (PICTURE_WIDTH * PICTURE_HEIGHT) as usize * pixel_format.bytes_per_pixel()];
         Ok(LoadedGame { console, pixel_format, video, cheats: CheatTable::default() })
     }

@@ -4,8 +4,10 @@
 //! refuses that), audio in batches (interleaved stereo `i16` at 48 kHz), both controller ports as
 //! joypads, fixed-size serialization (save states, rewind, run-ahead), save RAM and system RAM
 //! through `retro_get_memory_data` and a memory map, reset, AV info (60.0988 frames/s on NTSC,
-//! 50.0070 on PAL and Dendy; 8:7 pixels), the core option `anes_region` (the console of a
-//! multi-region ROM: auto, ntsc, pal or dendy) and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
+//! 50.0070 on PAL and Dendy; 8:7 pixels), the core options `anes_region` (the console of a
+//! multi-region ROM: auto, ntsc, pal or dendy) and `anes_power_on` (the power-on profile, read when a
+//! game loads: default, vblank-set, warm-up, quick-power-cycle, console-palette, ram-ff, phase-1..3,
+//! random:1..4) and cheats (Game Genie letters, or `AAAA:VV` / `AAAA?CC:VV`, joined by `+`).
 //!
 //! Cheats change what the CPU reads, so they are part of the machine: of its identity, its state
 //! hash and its save states. A state restores the cheats it was saved with.
@@ -24,7 +26,7 @@ pub mod game;
 use std::ffi::{CStr, CString, c_char, c_uint, c_void};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use anes_frontend::anes_core::Region;
+use anes_frontend::anes_core::{PowerOnError, PowerOnProfile, Region};
 use anes_frontend::{Overscan, PICTURE_HEIGHT, PICTURE_WIDTH, PixelFormat, frames_per_second_of};
 
 use ffi::*;
@@ -156,6 +158,7 @@ pub extern "C" fn retro_set_environment(callback: Option<EnvironmentFn>) {
     environment(ENVIRONMENT_SET_CONTROLLER_INFO, ports.as_ptr().cast_mut());
     let mut options = [
         Variable { key: REGION_OPTION.as_ptr(), value: REGION_OPTION_CHOICES.as_ptr() },
+        Variable { key: POWER_ON_OPTION.as_ptr(), value: POWER_ON_OPTION_CHOICES.as_ptr() },
         Variable { key: std::ptr::null(), value: std::ptr::null() },
     ];
     environment(ENVIRONMENT_SET_VARIABLES, options.as_mut_ptr());
@@ -169,6 +172,32 @@ pub extern "C" fn retro_set_environment(callback: Option<EnvironmentFn>) {
 const REGION_OPTION: &CStr = c"anes_region";
 /// Its description and values (libretro's `Description; first|second|...`, the first the default).
 const REGION_OPTION_CHOICES: &CStr = c"Region of multi-region games (on load); auto|ntsc|pal|dendy";
+
+/// The core option choosing the power-on profile.
+const POWER_ON_OPTION: &CStr = c"anes_power_on";
+/// Its description and values: the named profiles (the default first) and four drawn ones.
+const POWER_ON_OPTION_CHOICES: &CStr = c"Power-on state (on load); default|vblank-set|warm-up|quick-power-cycle|console-palette|ram-ff|phase-1|phase-2|phase-3|random:1|random:2|random:3|random:4";
+
+/// The `anes_power_on` option's profile (unset or unknown: the default, logged when unknown).
+fn power_on_option() -> PowerOnProfile {
+    let mut variable = Variable { key: POWER_ON_OPTION.as_ptr(), value: std::ptr::null() };
+    if !environment(ENVIRONMENT_GET_VARIABLE, &mut variable) || variable.value.is_null() {
+        return PowerOnProfile::Default;
+    }
+    // SAFETY: the frontend set `value` to a NUL-terminated string valid until the next call.
+    let value = unsafe { CStr::from_ptr(variable.value) };
+    match value
+        .to_str()
+        .map_err(|_| "not UTF-8".to_string())
+        .and_then(|t| t.parse().map_err(|e: PowerOnError| e.to_string()))
+    {
+        Ok(profile) => profile,
+        Err(why) => {
+            log(LOG_WARN, &format!("anes_power_on: {why}; powering on with the default"));
+            PowerOnProfile::Default
+        }
+    }
+}
 
 /// The console region for `rom`: the `anes_region` option's for a multi-region ROM (`auto`, unset or
 /// unknown: the header's, NTSC), otherwise the header's.
@@ -250,7 +279,7 @@ pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
         PixelFormat::Rgb565
     };
     let region = region_for(rom);
-    let mut loaded = match LoadedGame::new(rom, pixel_format, region) {
+    let mut loaded = match LoadedGame::new(rom, pixel_format, region, power_on_option()) {
         Ok(loaded) => Box::new(loaded),
         Err(error) => {
             log(LOG_ERROR, &format!("ROM refused: {error}"));

@@ -6,6 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_uint, c_void};
 
+use anes_frontend::anes_core::PowerOnProfile;
 use anes_frontend::anes_core::input::buttons;
 use anes_frontend::anes_core::movie::FrameInput;
 use anes_frontend::{Console, GameGenieCode, Overscan, PixelFormat};
@@ -23,6 +24,8 @@ thread_local! {
     static DECLARED: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
     /// The value the host gives the `anes_region` option (`None`: the host does not know it).
     static REGION_OPTION: RefCell<Option<std::ffi::CString>> = const { RefCell::new(None) };
+    /// The value the host gives the `anes_power_on` option (`None`: the host does not know it).
+    static POWER_ON_OPTION: RefCell<Option<std::ffi::CString>> = const { RefCell::new(None) };
 }
 
 #[global_allocator]
@@ -60,12 +63,17 @@ unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {
             // value given back lives in a thread-local until the host changes it.
             unsafe {
                 let key = std::ffi::CStr::from_ptr((*variable).key);
-                REGION_OPTION.with(|option| match (key.to_bytes(), option.borrow().as_ref()) {
-                    (b"anes_region", Some(value)) => {
+                let option = match key.to_bytes() {
+                    b"anes_region" => &REGION_OPTION,
+                    b"anes_power_on" => &POWER_ON_OPTION,
+                    _ => return false,
+                };
+                option.with(|option| match option.borrow().as_ref() {
+                    Some(value) => {
                         (*variable).value = value.as_ptr();
                         true
                     }
-                    _ => false,
+                    None => false,
                 })
             }
         }
@@ -296,13 +304,21 @@ fn a_host_drives_the_core_through_the_c_api() {
     // A multi-region ROM (byte 12 = 2) runs in the region the `anes_region` option names (auto, or
     // no answer: NTSC, the header's default); other ROMs keep their header's region whatever it says.
     let declared = DECLARED.with(|declared| declared.borrow().clone());
+    assert_eq!(declared.len(), 2, "{declared:?}");
     assert_eq!(
-        declared,
-        [(
+        declared[0],
+        (
             "anes_region".to_string(),
             "Region of multi-region games (on load); auto|ntsc|pal|dendy".to_string()
-        )]
+        )
     );
+    assert_eq!(declared[1].0, "anes_power_on");
+    // Every value offered is a profile, the default first.
+    let (description, values) = declared[1].1.split_once("; ").unwrap();
+    assert_eq!(description, "Power-on state (on load)");
+    let offered: Vec<PowerOnProfile> = values.split('|').map(|v| v.parse().unwrap()).collect();
+    assert_eq!(offered[0], PowerOnProfile::Default);
+    assert!(PowerOnProfile::NAMED.iter().all(|p| offered.contains(p)));
     let load_with = |byte12: u8, option: Option<&str>| {
         REGION_OPTION.with(|value| *value.borrow_mut() = option.map(|o| std::ffi::CString::new(o).unwrap()));
         let mut regional = rom.clone();
@@ -334,6 +350,29 @@ fn a_host_drives_the_core_through_the_c_api() {
         (1, Some("ntsc"), pal),
     ] {
         assert_eq!(load_with(byte12, option), expected, "byte 12 = {byte12}, anes_region = {option:?}");
+    }
+
+    // The `anes_power_on` option powers the game on with its profile: the state right after loading
+    // is a frontend console's with that profile (unknown or unset: the default).
+    REGION_OPTION.with(|value| *value.borrow_mut() = None);
+    for (option, profile) in [
+        (None, PowerOnProfile::Default),
+        (Some("quick-power-cycle"), PowerOnProfile::QuickPowerCycle),
+        (Some("random:3"), PowerOnProfile::Random(3)),
+        (Some("tepid"), PowerOnProfile::Default),
+    ] {
+        POWER_ON_OPTION
+            .with(|value| *value.borrow_mut() = option.map(|o| std::ffi::CString::new(o).unwrap()));
+        // SAFETY: `game` points to the ROM's bytes.
+        assert!(unsafe { retro_load_game(&game) });
+        let mut state = vec![0u8; retro_serialize_size()];
+        // SAFETY: `state` has the size the core asked for.
+        assert!(unsafe { retro_serialize(state.as_mut_ptr().cast(), state.len()) });
+        retro_unload_game();
+        let console = Console::with_config(&rom, profile.config(), None).unwrap();
+        let mut expected = vec![0u8; console.snapshot_len()];
+        console.save_state_into(&mut expected).unwrap();
+        assert!(state == expected, "anes_power_on = {option:?}");
     }
     retro_deinit();
 }

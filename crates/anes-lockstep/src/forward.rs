@@ -78,6 +78,9 @@ macro_rules! forward_machine {
     (@method $f:tt state_hash) => {
         fn state_hash(&self) -> $crate::__forward::StateHash { self.$f.state_hash() }
     };
+    (@method $f:tt whole_state_hash) => {
+        fn whole_state_hash(&self) -> Option<$crate::__forward::StateHash> { self.$f.whole_state_hash() }
+    };
     (@method $f:tt section_count) => {
         fn section_count(&self) -> usize { self.$f.section_count() }
     };

@@ -55,6 +55,7 @@ mod lockstep;
 mod machine;
 pub mod markup;
 mod outcome;
+mod program_view;
 mod record_json;
 mod schedule;
 mod shrink;
@@ -85,6 +86,7 @@ pub mod __forward {
 }
 pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
+pub use program_view::ProgramView;
 pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
 pub use shrink::{

@@ -198,6 +198,16 @@ pub trait Machine {
     /// The hash of the machine's whole state.
     fn state_hash(&self) -> StateHash;
 
+    /// For a machine whose [`Machine::state_hash`] covers only part of its state (a view that
+    /// compares two machines powered on differently by what their programs do, such as
+    /// [`crate::ProgramView`]): the hash of everything its future depends on. The shrinker
+    /// recognizes a trial whose run rejoined the reference's by these hashes of both machines.
+    /// `None` (the default): the state hash is whole, and the two machines' are equal wherever they
+    /// agree.
+    fn whole_state_hash(&self) -> Option<StateHash> {
+        None
+    }
+
     /// Number of named state sections.
     fn section_count(&self) -> usize;
 

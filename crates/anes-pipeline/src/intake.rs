@@ -149,9 +149,8 @@ impl Pipeline {
         if let Some(Commit { journal, dlq }) = self.commit_in_flight.take() {
             self.intake_committed(journal, dlq, journal_error);
         }
-        if self.log.end() > self.log.committed_end() || self.dlq.uncommitted().next().is_some() {
-            self.commit_input();
-        }
+        // The next commit, or, with nothing pending, the answer to pushes that took nothing new.
+        self.commit_input();
     }
 
     fn intake_committed(&mut self, journal: u64, dlq: u64, journal_error: Option<String>) {

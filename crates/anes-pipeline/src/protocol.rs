@@ -170,6 +170,9 @@ pub enum WorkerCommand {
         /// message when `None`, so a parent that does not choose speaks to workers of older builds.
         #[serde(default, skip_serializing_if = "Option::is_none", with = "region_name")]
         region: Option<anes_core::Region>,
+        /// The console's power-on profile; `None`: the default. Left out when `None`, as `region`.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "power_on_name")]
+        power_on: Option<anes_core::PowerOnProfile>,
     },
     /// Run these frames; the first has sequence number `first_seq`, which must be the next one the
     /// child expects.
@@ -346,6 +349,23 @@ mod region_name {
         Region::from_name(&text)
             .map(Some)
             .ok_or_else(|| serde::de::Error::custom(format!("region {text:?} is not ntsc, pal or dendy")))
+    }
+}
+
+mod power_on_name {
+    use anes_core::PowerOnProfile;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(profile: &Option<PowerOnProfile>, s: S) -> Result<S::Ok, S::Error> {
+        match profile {
+            Some(profile) => s.collect_str(profile),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<PowerOnProfile>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        text.parse().map(Some).map_err(serde::de::Error::custom)
     }
 }
 

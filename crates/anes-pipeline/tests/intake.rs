@@ -48,3 +48,34 @@ fn records_queued_during_a_commit_go_into_the_next_one() {
     assert_eq!(p.accounting().received, 5);
     assert_eq!(p.accounting().in_dlq, 0);
 }
+
+fn answers(actions: &[Action]) -> Vec<(u64, u64, u64)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Acknowledge(o) => Some((o.accepted, o.duplicates, o.next_seq)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A resent batch the pipeline already holds, pushed while a commit is in flight, is answered when
+/// that commit is: nothing else has to come along to start another.
+#[test]
+fn a_push_of_only_duplicates_during_a_commit_is_answered_when_it_ends() {
+    let now = Duration::ZERO;
+    let mut p = Pipeline::new(PipelineSettings::new("p"));
+    actions(&mut p);
+    let inputs: Vec<FrameInput> = (0..4).map(|i| FrameInput::buttons(i, 0)).collect();
+    p.push_batch(now, 0, &inputs).unwrap();
+    let first = actions(&mut p);
+    assert_eq!(appended(&first), [(0, 4)]);
+    assert!(answers(&first).is_empty(), "answered before the journal took it");
+    // The producer timed out and resends the same batch while the commit is in flight.
+    p.push_batch(now, 0, &inputs).unwrap();
+    assert!(answers(&actions(&mut p)).is_empty());
+    p.handle(now, Event::Committed { journal_error: None });
+    let after = actions(&mut p);
+    assert!(appended(&after).is_empty(), "nothing new to journal");
+    assert_eq!(answers(&after), [(4, 0, 4), (0, 4, 4)]);
+}

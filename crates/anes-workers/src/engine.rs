@@ -40,7 +40,7 @@ struct PendingFault {
 /// let mut engine = Engine::new();
 /// let mut replies = Vec::new();
 /// let rom = anes_lockstep::testing::tiny_rom();
-/// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60, region: None }, &mut |r| replies.push(r));
+/// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60, region: None, power_on: None }, &mut |r| replies.push(r));
 /// let flow = engine.handle(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
 /// assert_eq!(flow, Flow::Continue);
 /// assert!(matches!(replies.last(), Some(Reply::Record { seq: 0, record }) if record.frame == 1));
@@ -64,8 +64,8 @@ impl Engine {
     /// Handles one command, passing every reply to `reply` in order.
     pub fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow {
         match command {
-            WorkerCommand::Load { rom, checkpoint_every, region } => {
-                self.load(&rom, checkpoint_every, region, reply)
+            WorkerCommand::Load { rom, checkpoint_every, region, power_on } => {
+                self.load(&rom, checkpoint_every, region, power_on.unwrap_or_default().config(), reply)
             }
             WorkerCommand::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
             WorkerCommand::Restore { seq, snapshot } => self.restore(seq, &snapshot, reply),
@@ -130,12 +130,13 @@ impl Engine {
         rom: &[u8],
         checkpoint_every: u64,
         region: Option<Region>,
+        config: NesConfig,
         reply: &mut dyn FnMut(Reply),
     ) {
         if checkpoint_every == 0 {
             return reply(Reply::Error { message: "load: checkpoint_every must be at least 1".into() });
         }
-        match NesMachine::from_ines_with_region(rom, NesConfig::default(), region) {
+        match NesMachine::from_ines_with_region(rom, config, region) {
             Ok(machine) => {
                 let rom_identity = *machine.nes().rom_identity();
                 let record = machine.record().into();
@@ -328,8 +329,10 @@ mod tests {
     #[test]
     fn records_snapshots_and_restores() {
         let mut engine = Engine::new();
-        let (replies, _) =
-            run(&mut engine, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 4, region: None });
+        let (replies, _) = run(
+            &mut engine,
+            WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 4, region: None, power_on: None },
+        );
         assert!(matches!(replies[0], Reply::Loaded { record, .. } if record.frame == 0));
         assert!(matches!(replies[1], Reply::Snapshot { seq: 0, .. }));
         let (replies, _) = run(&mut engine, frames(0, 5));
@@ -353,7 +356,10 @@ mod tests {
         let mut clean = Engine::new();
         let mut faulty = Engine::new();
         for e in [&mut clean, &mut faulty] {
-            run(e, WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region: None });
+            run(
+                e,
+                WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region: None, power_on: None },
+            );
             run(e, frames(0, 3));
         }
         let (replies, _) = run(&mut faulty, WorkerCommand::Inject { spec: "flip:ram:0x0010:3".into() });
@@ -373,9 +379,31 @@ mod tests {
         assert_eq!(run(&mut faulty, WorkerCommand::Shutdown).1, Flow::Shutdown);
     }
 
+    /// A worker powers its console on with the profile `Load` names: the same machine as a console
+    /// built with it here, and another than the default's.
+    #[test]
+    fn a_load_with_a_power_on_profile_powers_that_console_on() {
+        use anes_core::PowerOnProfile;
+        for profile in [PowerOnProfile::QuickPowerCycle, PowerOnProfile::Random(3)] {
+            let load = WorkerCommand::Load {
+                rom: tiny_rom(),
+                checkpoint_every: 60,
+                region: None,
+                power_on: Some(profile),
+            };
+            let (replies, _) = run(&mut Engine::new(), load);
+            let Reply::Loaded { record, .. } = replies[0] else { panic!("{replies:?}") };
+            let here = NesMachine::from_ines(&tiny_rom(), profile.config()).unwrap();
+            assert_eq!(record.state_hash, here.state_hash().0, "{profile}");
+            let default = NesMachine::from_ines(&tiny_rom(), NesConfig::default()).unwrap();
+            assert_ne!(record.state_hash, default.state_hash().0, "{profile}");
+        }
+    }
+
     #[test]
     fn a_load_of_a_region_powers_that_console_on_and_refuses_another_regions_snapshot() {
-        let load = |region| WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region };
+        let load =
+            |region| WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 60, region, power_on: None };
         let mut ntsc = Engine::new();
         let (replies, _) = run(&mut ntsc, load(None));
         assert!(matches!(replies[0], Reply::Loaded { region: Some(Region::Ntsc), .. }), "iNES 1.0: NTSC");

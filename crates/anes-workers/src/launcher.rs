@@ -37,6 +37,9 @@ pub struct WorkerLauncher {
     pub remote: Option<RemoteWorkers>,
     /// The consoles' region, sent in `Load`; `None`: the ROM header's.
     pub region: Option<anes_core::Region>,
+    /// The consoles' power-on profile, sent in `Load`; `None`: the default (left out of the
+    /// message, so workers of builds older than profiles take it).
+    pub power_on: Option<anes_core::PowerOnProfile>,
 }
 
 /// A running worker, whichever kind.
@@ -93,7 +96,12 @@ impl WorkerLauncher {
                 Box::new(RemoteWorker::start(address, token, tls, worker, incarnation, events)?)
             }
         };
-        handle.send(WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every, region: self.region });
+        handle.send(WorkerCommand::Load {
+            rom: rom.to_vec(),
+            checkpoint_every,
+            region: self.region,
+            power_on: self.power_on,
+        });
         Ok(handle)
     }
 }
@@ -135,5 +143,43 @@ impl ReplyBatcher {
     pub(crate) fn send(&self, body: WorkerOutput) {
         // The pipeline may be gone already (shutdown); nothing is listening then.
         let _ = self.events.send(WorkerMessage { worker: self.worker, incarnation: self.incarnation, body });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anes_core::PowerOnProfile;
+    use anes_lockstep::{Machine, NesMachine};
+    use std::time::Duration;
+
+    /// A pipeline's power-on profile reaches its workers in `Load`: the worker's power-on record is
+    /// the machine the profile makes here.
+    #[test]
+    fn workers_start_with_the_launchers_power_on_profile() {
+        let rom = anes_lockstep::testing::tiny_rom();
+        for power_on in [None, Some(PowerOnProfile::WarmUp), Some(PowerOnProfile::Random(21))] {
+            let launcher = WorkerLauncher {
+                mode: WorkerMode::Thread,
+                program: None,
+                remote: None,
+                region: None,
+                power_on,
+            };
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let mut handle = launcher.start(WorkerId::A, 1, &rom, 60, tx).unwrap();
+            let loaded = loop {
+                let message = rx.recv_timeout(Duration::from_secs(10)).expect("a message");
+                let WorkerOutput::Replies(replies) = message.body else { continue };
+                if let Some(Reply::Loaded { record, .. }) =
+                    replies.iter().find(|r| matches!(r, Reply::Loaded { .. }))
+                {
+                    break *record;
+                }
+            };
+            handle.stop();
+            let here = NesMachine::from_ines(&rom, power_on.unwrap_or_default().config()).unwrap();
+            assert_eq!(loaded.state_hash, here.state_hash().0, "{power_on:?}");
+        }
     }
 }

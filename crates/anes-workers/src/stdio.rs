@@ -202,7 +202,7 @@ mod tests {
     fn a_binary_session() {
         let mut input = Vec::new();
         encode_command(
-            &WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region: None },
+            &WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region: None, power_on: None },
             &mut input,
         );
         encode_command(
@@ -232,7 +232,10 @@ mod tests {
     fn the_region_of_a_load_reaches_the_console_in_both_encodings() {
         let region = Some(anes_core::Region::Dendy);
         let mut input = Vec::new();
-        encode_command(&WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region }, &mut input);
+        encode_command(
+            &WorkerCommand::Load { rom: tiny_rom(), checkpoint_every: 2, region, power_on: None },
+            &mut input,
+        );
         let mut output = Vec::new();
         serve(Encoding::Binary, std::io::Cursor::new(input), &mut output).unwrap();
         assert!(matches!(

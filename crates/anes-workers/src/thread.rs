@@ -135,6 +135,7 @@ mod tests {
             rom: anes_lockstep::testing::tiny_rom(),
             checkpoint_every: 60,
             region: None,
+            power_on: None,
         });
         worker.send(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] });
         let mut records = 0;

@@ -7,7 +7,7 @@ mod nestest_log;
 mod screen;
 
 use anes_core::cart::MAX_ROM_FILE_LEN;
-use anes_core::{Cartridge, Nes, NesConfig, Region};
+use anes_core::{Cartridge, Nes, Region};
 
 use crate::console::{Console, PowerOn};
 use crate::manifest::{Protocol, RomEntry};
@@ -45,7 +45,8 @@ pub(crate) fn run(rom: &RomEntry, progress: &mut Progress) -> Outcome {
         Ok(region) => region,
         Err(outcome) => return outcome,
     };
-    run_on(rom, progress, &|cart, _| Ok(Nes::with_region(cart, NesConfig::default(), Some(region))))
+    let config = rom.power_on.unwrap_or_default().config();
+    run_on(rom, progress, &|cart, _| Ok(Nes::with_region(cart, config, Some(region))))
 }
 
 /// The console region the manifest gives the ROM (`ntsc`, `pal` or `dendy`); the manifest's

@@ -75,6 +75,21 @@ pub fn zero_page_rom(addr: u8, value: u8) -> Vec<u8> {
     nrom(&code)
 }
 
+/// A ROM that reads PPUSTATUS first thing and stores 1 (passed) in zero page `addr` when its VBlank
+/// flag was set at power-on, 2 (failed) when it was clear.
+pub fn vblank_at_power_on_rom(addr: u8) -> Vec<u8> {
+    let mut code = vec![
+        0xAD, 0x02, 0x20, // LDA $2002
+        0x30, 0x05, // BMI $800A
+        0xA9, 0x02, // LDA #2
+        0x4C, 0x0C, 0x80, // JMP $800C
+        0xA9, 0x01, // $800A: LDA #1
+        0x85, addr, // $800C: STA addr
+    ];
+    halt(&mut code);
+    nrom(&code)
+}
+
 /// A ROM that stores the failure code 2 in zero page `addr`, spends about 11 frames in a delay loop
 /// (like a sub-test in progress), then stores 1 (passed): blargg_ppu_tests' pattern.
 pub fn zero_page_subtest_rom(addr: u8) -> Vec<u8> {

@@ -49,8 +49,12 @@ crate::layout::state_struct! {
         pub status_delay: u8,
         /// The "implicit abort" (see `IMPLICIT_ARMED`, `IMPLICIT_ACTIVE`; 0 = none).
         pub implicit_abort: u8,
+        /// CPU cycles until a disabling $4015 write written as the timer fired empties the sample
+        /// (what $4015 bit 4 reads) ahead of `status_delay`, which the DMA begun there waits for
+        /// (0 = none: the sample empties with `status_delay`). Formerly a reserved zero byte.
+        pub length_clear_delay: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 3],
+        pub reserved: [u8; 2],
     }
 }
 
@@ -98,6 +102,10 @@ impl Dmc {
     /// is empty (nesdev "DMA": on the get cycle of the second APU cycle after the write).
     /// Enabling four timer clocks before an output cycle ends arms the "implicit abort": that cycle's
     /// end requests a DMA for one cycle whatever the buffer ("Implicit DMA Abort").
+    /// The sample itself (bytes remaining, $4015 bit 4) empties after the ordinary 3 or 2 cycles in
+    /// every case, the DMA held past it included: a read 4 cycles after the write sees it stopped
+    /// (nesdev "APU" $4015: bit 4 clear sets bytes remaining to 0; AccuracyCoin "Delta Modulation
+    /// Channel" error 5 at every alignment).
     pub fn write_enable(&mut self, enabled: bool, get_cycle: bool, rates: &[u16; 16]) {
         self.irq_flag = 0;
         self.enable_pending = u8::from(enabled);
@@ -107,6 +115,11 @@ impl Dmc {
             (false, true, false) => 4,
             (_, _, true) => 3,
             (_, _, false) => 2,
+        };
+        self.length_clear_delay = match (enabled, fired_now, get_cycle) {
+            (false, true, true) => 3,
+            (false, true, false) => 2,
+            _ => 0,
         };
         if enabled && self.bytes_remaining == 0 {
             self.restart();
@@ -126,6 +139,7 @@ impl Dmc {
         self.enabled = 0;
         self.enable_pending = 0;
         self.status_delay = 0;
+        self.length_clear_delay = 0;
         self.load_delay = 0;
         self.implicit_abort = 0;
         self.bytes_remaining = 0;
@@ -136,6 +150,12 @@ impl Dmc {
     pub fn tick_delays(&mut self) {
         if self.load_delay != 0 {
             self.load_delay -= 1;
+        }
+        if self.length_clear_delay != 0 {
+            self.length_clear_delay -= 1;
+            if self.length_clear_delay == 0 {
+                self.bytes_remaining = 0;
+            }
         }
         if self.status_delay != 0 {
             self.status_delay -= 1;
@@ -167,12 +187,17 @@ impl Dmc {
         self.bytes_remaining = (u16::from(self.sample_length) << 4) + 1;
     }
 
-    /// True while the DMA unit must fetch: the sample buffer is empty, bytes remain, no load delay is
-    /// pending and the DMC is enabled as the DMA unit sees it; or an implicit abort requests its
-    /// one-cycle DMA.
+    /// True while the DMA unit must fetch: the sample buffer is empty, bytes remain (or the sample
+    /// was emptied by a disabling write the DMA unit has not seen yet: `length_clear_delay`), no load
+    /// delay is pending and the DMC is enabled as the DMA unit sees it; or an implicit abort requests
+    /// its one-cycle DMA.
     #[inline]
     pub fn wants_dma(&self) -> bool {
-        (self.buffer_full == 0 && self.bytes_remaining != 0 && self.load_delay == 0 && self.enabled != 0)
+        let disabling = self.enable_pending == 0 && self.status_delay != 0;
+        (self.buffer_full == 0
+            && (self.bytes_remaining != 0 || disabling)
+            && self.load_delay == 0
+            && self.enabled != 0)
             || self.implicit_abort == IMPLICIT_ACTIVE
     }
 
@@ -187,7 +212,12 @@ impl Dmc {
         }
         // The address wraps from $FFFF to $8000.
         self.current_address = self.current_address.wrapping_add(1) | 0x8000;
-        self.bytes_remaining = self.bytes_remaining.saturating_sub(1);
+        if self.bytes_remaining == 0 {
+            // A DMA held past the sample's emptying by a disabling write (`length_clear_delay`):
+            // the sample was stopped, not ended: no loop, no interrupt.
+            return;
+        }
+        self.bytes_remaining -= 1;
         if self.bytes_remaining == 0 {
             if self.loop_flag != 0 {
                 self.restart();
@@ -341,6 +371,32 @@ mod tests {
         dmc.timer_counter = dmc.reload(&NTSC.apu.dmc_rates);
         dmc.write_enable(false, true, &NTSC.apu.dmc_rates);
         assert_eq!(dmc.status_delay, 5);
+    }
+
+    /// AccuracyCoin "Delta Modulation Channel" error 5 reads $4015 four cycles after writing $00:
+    /// the sample must read stopped at every alignment, also when the write came as the timer fired
+    /// and the DMA begun there is held for one more APU cycle.
+    #[test]
+    fn a_disable_as_the_timer_fires_empties_the_sample_on_time_and_holds_the_dma() {
+        for (get_cycle, ordinary, held) in [(true, 3, 5), (false, 2, 4)] {
+            let mut dmc = Dmc { enabled: 1, bytes_remaining: 5, ..Dmc::new() };
+            dmc.timer_counter = dmc.reload(&NTSC.apu.dmc_rates);
+            dmc.write_enable(false, get_cycle, &NTSC.apu.dmc_rates);
+            for cycle in 1..=held {
+                dmc.tick_delays();
+                assert_eq!(dmc.bytes_remaining == 0, cycle >= ordinary, "$4015 bit 4 after {cycle} cycles");
+                assert_eq!(dmc.wants_dma(), cycle < held, "the DMA unit's request after {cycle} cycles");
+            }
+        }
+        // A byte that DMA delivers in between is no end of the sample: no interrupt, no loop.
+        let mut dmc = Dmc { enabled: 1, bytes_remaining: 5, irq_enabled: 1, ..Dmc::new() };
+        dmc.timer_counter = dmc.reload(&NTSC.apu.dmc_rates);
+        dmc.write_enable(false, true, &NTSC.apu.dmc_rates);
+        for _ in 0..3 {
+            dmc.tick_delays();
+        }
+        dmc.dma_complete(0x55);
+        assert_eq!((dmc.irq_flag, dmc.bytes_remaining, dmc.buffer_full), (0, 0, 1));
     }
 
     #[test]

@@ -467,6 +467,28 @@ impl Ppu {
         }
     }
 
+    /// The power-on choices of the console (see `NesConfig`), on a PPU just made by
+    /// [`Ppu::with_timing`]: PPUSTATUS's VBlank and sprite overflow flags set or clear ("+0+x xxxx"),
+    /// whether the warm-up ignores writes until the pre-render line, and palette RAM and OAM (both
+    /// "unspecified" at power; palette entries are stored through their mirrors, so $3F10-style
+    /// slots stay 0 as writes leave them).
+    pub(crate) fn set_power_on_state(
+        &mut self,
+        flags_set: bool,
+        warm_up: bool,
+        palette: &[u8; 32],
+        oam: &[u8; 256],
+    ) {
+        self.regs.status = if flags_set { status::VBLANK | status::SPRITE_OVERFLOW } else { 0 };
+        self.regs.reset_warmup = u8::from(warm_up);
+        self.palette = [0; 32];
+        for (addr, &value) in (0u16..).zip(palette) {
+            self.palette[pixel::palette_index(addr)] = value & 0x3F;
+        }
+        self.oam = *oam;
+        self.in_range.forget();
+    }
+
     /// The reset button was pressed (nesdev "PPU power up state", column "after reset"): PPUCTRL,
     /// PPUMASK, the write toggle, the scroll part of `t`, fine X, the read buffer and the odd-frame
     /// flag are cleared; OAM, palette, `v` and OAMADDR are kept; writes to $2000/$2001/$2005/$2006

@@ -150,8 +150,18 @@ crate::layout::state_struct! {
         /// The console's region ([`crate::Region`] as u8: 0 NTSC, 1 PAL, 2 Dendy). Formerly a
         /// reserved zero byte, so snapshots from before read as NTSC, which they are.
         pub region: u8,
+        /// [`crate::NesConfig::palette_init`] ([`crate::PaletteInit`] as u8).
+        pub palette_init: u8,
+        /// [`crate::NesConfig::oam_init`] ([`crate::RamInit`] as u8).
+        pub oam_init: u8,
+        /// [`crate::NesConfig::ppu_vblank`] ([`crate::VblankAtPowerOn`] as u8).
+        pub ppu_vblank: u8,
+        /// [`crate::NesConfig::ppu_warm_up`] ([`crate::PpuWarmUp`] as u8).
+        /// (These four were reserved zero bytes, and 0 is each one's power-on before they existed:
+        /// palette and OAM $00, VBlank set, the warm-up ignoring writes.)
+        pub ppu_warm_up: u8,
         /// Reserved, always zero (explicit padding).
-        pub reserved: [u8; 5],
+        pub reserved: [u8; 1],
     }
 }
 

@@ -12,7 +12,8 @@ use super::{MachineState, Section};
 use crate::bus::BusState;
 use crate::clock::MAX_MASTER_CLOCK;
 use crate::hex::to_hex;
-use crate::nes::{Nes, NesConfig};
+use crate::nes::Nes;
+use crate::power_on::NesConfig;
 use crate::ppu::PpuRegs;
 
 /// First bytes of every snapshot.

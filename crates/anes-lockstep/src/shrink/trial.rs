@@ -235,7 +235,7 @@ where
             trial.divergence = Some(*divergence);
             return trial;
         }
-        let hash = lockstep.last_verified_record().state_hash;
+        let hash = rejoin_hash(lockstep);
         if frame >= until {
             return trial;
         }
@@ -262,6 +262,19 @@ where
             lockstep.machine_b().save_state(&mut snap_b);
             let pending = pending_after(&start.pending, lockstep);
             trial.checkpoints.push(Checkpoint { frame: next, a: snap_a, b: snap_b, pending });
+        }
+    }
+}
+
+/// What identifies both machines' states at the last verified frame: the verified record's hash,
+/// unless a machine's state hash is a view (then both machines' whole hashes).
+fn rejoin_hash<A: Machine, B: Machine<Input = A::Input>>(lockstep: &Lockstep<A, B>) -> StateHash {
+    match (lockstep.machine_a().whole_state_hash(), lockstep.machine_b().whole_state_hash()) {
+        (None, None) => lockstep.last_verified_record().state_hash,
+        (a, b) => {
+            let a = a.unwrap_or_else(|| lockstep.machine_a().state_hash());
+            let b = b.unwrap_or_else(|| lockstep.machine_b().state_hash());
+            StateHash(*blake3::Hasher::new().update(a.as_bytes()).update(b.as_bytes()).finalize().as_bytes())
         }
     }
 }

@@ -402,7 +402,7 @@ pub fn spawn_loaded(
     reply_timeout: Duration,
 ) -> Result<(WorkerProcess, Option<Region>), WorkerError> {
     let mut worker = WorkerProcess::spawn(program, reply_timeout)?;
-    let load = WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every: u64::MAX, region };
+    let load = WorkerCommand::Load { rom: rom.to_vec(), checkpoint_every: u64::MAX, region, power_on: None };
     let loaded = match worker.request(&load, "load")? {
         Reply::Loaded { region: loaded, .. } => loaded,
         other => return Err(worker.unexpected("load", &other)),

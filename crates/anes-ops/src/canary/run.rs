@@ -273,6 +273,7 @@ impl Side {
             rom: config.rom.clone(),
             checkpoint_every: config.checkpoint_every,
             region: config.region,
+            power_on: None,
         };
         let (identity, record, region) = match worker.request(&load, "load")? {
             Reply::Loaded { rom_identity, record, region } => {

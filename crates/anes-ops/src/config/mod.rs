@@ -139,6 +139,8 @@ pub struct PipelineSection {
     pub journal: JournalSection,
     /// The consoles' region: `ntsc`, `pal` or `dendy` (default: the ROM header's, NTSC for iNES 1.0).
     pub region: Option<String>,
+    /// Both workers' power-on profile (default `default`): a name or `random:SEED`.
+    pub power_on: Option<String>,
 }
 
 /// One pipeline, validated.
@@ -158,6 +160,8 @@ pub struct PipelineConfig {
     pub store: StoreSpec,
     /// Segment size, segments kept and fsync policy of the write-ahead journal.
     pub journal: JournalSettings,
+    /// The power-on profile both workers' consoles start with.
+    pub power_on: anes_core::PowerOnProfile,
 }
 
 /// The whole configuration, validated.
@@ -365,6 +369,12 @@ impl Config {
                 }
                 settings.max_attempts = n;
             }
+            let power_on = match &p.power_on {
+                None => anes_core::PowerOnProfile::Default,
+                Some(text) => {
+                    text.parse().map_err(|e: anes_core::PowerOnError| err(key("power_on"), e.to_string()))?
+                }
+            };
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;
             let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
@@ -378,7 +388,16 @@ impl Config {
             let workers = p.workers.unwrap_or_default();
             let remote = parse_remote(workers, p.remote.as_ref())
                 .map_err(|(field, problem)| err(key(field), problem))?;
-            pipelines.push(PipelineConfig { settings, rom: p.rom, input, workers, remote, store, journal });
+            pipelines.push(PipelineConfig {
+                settings,
+                rom: p.rom,
+                input,
+                workers,
+                remote,
+                store,
+                journal,
+                power_on,
+            });
         }
         Ok(Config {
             listen,

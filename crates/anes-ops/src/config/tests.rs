@@ -267,3 +267,14 @@ fn max_attempts_is_read_into_the_rollback_settings_and_bounded() {
     let e = parse("max_attempts = -2\n").unwrap_err();
     assert_eq!(e.key, "line 3, key max_attempts", "{e}");
 }
+
+#[test]
+fn a_pipeline_names_its_power_on_profile() {
+    let config = Config::parse("[[pipeline]]\nid = \"p\"\n", "anes.toml").unwrap();
+    assert_eq!(config.pipelines[0].power_on, anes_core::PowerOnProfile::Default);
+    let config = Config::parse("[[pipeline]]\nid = \"p\"\npower_on = \"random:12\"\n", "anes.toml").unwrap();
+    assert_eq!(config.pipelines[0].power_on, anes_core::PowerOnProfile::Random(12));
+    let e = Config::parse("[[pipeline]]\nid = \"p\"\npower_on = \"tepid\"\n", "anes.toml").unwrap_err();
+    assert_eq!((e.file.as_str(), e.key.as_str()), ("anes.toml", "pipeline[0].power_on"));
+    assert!(e.problem.contains("\"tepid\" is not one of") && e.problem.contains("random:SEED"), "{e}");
+}

@@ -144,7 +144,12 @@ impl Sim {
                         }]),
                     });
                     let (rom, region) = (self.rom.clone(), self.load_regions[w]);
-                    self.inbox[w].push_back(WorkerCommand::Load { rom, checkpoint_every: 8, region });
+                    self.inbox[w].push_back(WorkerCommand::Load {
+                        rom,
+                        checkpoint_every: 8,
+                        region,
+                        power_on: None,
+                    });
                 }
                 Action::SendToWorker { worker, command } => {
                     if self.engines[worker.index()].is_some() {

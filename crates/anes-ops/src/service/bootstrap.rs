@@ -147,6 +147,8 @@ pub fn start_pipelines(
             program: options.worker_program.clone(),
             remote: p.remote.clone(),
             region: Some(region),
+            // Left out of `Load` for the default, so workers of older builds still take it.
+            power_on: Some(p.power_on).filter(|profile| *profile != anes_core::PowerOnProfile::Default),
         };
         if p.workers == WorkerMode::Process && launcher.program.is_none() {
             return Err(StartError::Setup(format!(

@@ -200,6 +200,7 @@ impl Driver {
         drained: &mut Option<Option<Checkpoint>>,
     ) {
         let id = self.plan.settings.id.clone();
+        let mut answers = Vec::new();
         while let Some(action) = self.pipeline.poll_action(now) {
             self.observer.log_notices(&mut self.pipeline);
             match action {
@@ -260,10 +261,8 @@ impl Driver {
                     }
                 }
                 Action::Acknowledge(outcome) => {
-                    // A producer that reads the metrics after its answer sees its records counted.
-                    self.observer.observe(&mut self.pipeline);
                     if let Some(reply) = self.replies.pop_front() {
-                        let _ = reply.send(Ok(outcome));
+                        answers.push((reply, outcome));
                     }
                 }
                 storage @ (Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. }) => {
@@ -272,6 +271,14 @@ impl Driver {
                         thread.send(storage);
                     }
                 }
+            }
+        }
+        if !answers.is_empty() {
+            // A producer that reads the metrics or the status after its answer sees its records counted.
+            self.observer.observe(&mut self.pipeline);
+            self.publish();
+            for (reply, outcome) in answers {
+                let _ = reply.send(Ok(outcome));
             }
         }
     }

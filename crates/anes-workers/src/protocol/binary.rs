@@ -9,8 +9,9 @@ use super::{check_batch_len, check_limits, tag};
 /// frame's checksum (blake3 of `len` and the contents, first 8 bytes).
 ///
 /// Layouts (little-endian; `bytes` is a `u32` length and the bytes, `str` the same in UTF-8):
-/// `Load` 0x01: `checkpoint_every u64, rom bytes[, region u8]` (the region byte only when chosen: 0
-/// NTSC, 1 PAL, 2 Dendy); `Frames` 0x02: `first_seq u64, count u32,
+/// `Load` 0x01: `checkpoint_every u64, rom bytes[, region u8[, power_on str]]` (the region byte only
+/// when chosen or followed by a profile: 0 NTSC, 1 PAL, 2 Dendy, 255 the ROM header's; the power-on
+/// profile's name only when not the default); `Frames` 0x02: `first_seq u64, count u32,
 /// count × [port1, port2, command]`; `Restore` 0x03: `seq u64, snapshot bytes`; `Snapshot` 0x04;
 /// `Inject` 0x05: `spec str`; `Stall` 0x06: `millis u32`; `Shutdown` 0x07; `BeginFrame` 0x08:
 /// `[port1, port2, command]`; `StepInstruction` 0x09; `Probe` 0x0A; `Record` 0x0B; `Disassemble` 0x0C;
@@ -18,11 +19,17 @@ use super::{check_batch_len, check_limits, tag};
 pub fn encode_command(command: &WorkerCommand, out: &mut Vec<u8>) {
     let start = begin_frame(out);
     match command {
-        WorkerCommand::Load { rom, checkpoint_every, region } => {
+        WorkerCommand::Load { rom, checkpoint_every, region, power_on } => {
             out.push(tag::LOAD);
             out.extend_from_slice(&checkpoint_every.to_le_bytes());
             put_bytes(out, rom);
-            put_region(out, *region);
+            match power_on {
+                None => put_region(out, *region),
+                Some(profile) => {
+                    out.push(region.map_or(REGION_FROM_HEADER, |r| r as u8));
+                    put_bytes(out, profile.to_string().as_bytes());
+                }
+            }
         }
         WorkerCommand::Frames { first_seq, inputs } => {
             out.push(tag::FRAMES);
@@ -139,6 +146,9 @@ pub fn encode_reply(reply: &Reply, out: &mut Vec<u8>) {
 }
 
 /// An optional last field: absent for `None`, so messages without it keep their older layout.
+/// `Load`'s region byte when no region is chosen but a power-on profile follows.
+const REGION_FROM_HEADER: u8 = 255;
+
 fn put_region(out: &mut Vec<u8>, region: Option<anes_core::Region>) {
     if let Some(region) = region {
         out.push(region as u8);
@@ -246,6 +256,31 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// `Load`'s optional tail: a region byte (255: the ROM header's, only before a profile), then
+    /// a power-on profile's name.
+    fn region_and_power_on(
+        &mut self,
+    ) -> Result<(Option<anes_core::Region>, Option<anes_core::PowerOnProfile>), ProtocolError> {
+        let Some((&byte, rest)) = self.rest.split_first() else { return Ok((None, None)) };
+        let region = if byte == REGION_FROM_HEADER && !rest.is_empty() {
+            self.rest = rest;
+            None
+        } else {
+            self.region()?
+        };
+        let power_on = if self.rest.is_empty() { None } else { Some(self.power_on()?) };
+        Ok((region, power_on))
+    }
+
+    fn power_on(&mut self) -> Result<anes_core::PowerOnProfile, ProtocolError> {
+        let text = self.string("power_on")?;
+        text.parse().map_err(|e: anes_core::PowerOnError| ProtocolError::BadField {
+            message: self.message,
+            field: "power_on",
+            problem: e.to_string(),
+        })
+    }
+
     fn finish<T>(self, value: T) -> Result<T, ProtocolError> {
         if self.rest.is_empty() {
             Ok(value)
@@ -273,8 +308,8 @@ fn decode_command_unchecked(frame: &[u8]) -> Result<WorkerCommand, ProtocolError
             let mut f = fields("load");
             let checkpoint_every = f.u64("checkpoint_every")?;
             let rom = f.bytes("rom")?.to_vec();
-            let region = f.region()?;
-            f.finish(WorkerCommand::Load { rom, checkpoint_every, region })
+            let (region, power_on) = f.region_and_power_on()?;
+            f.finish(WorkerCommand::Load { rom, checkpoint_every, region, power_on })
         }
         tag::FRAMES => {
             let mut f = fields("frames");

@@ -9,11 +9,24 @@ fn record() -> WireRecord {
 
 fn all_commands() -> Vec<WorkerCommand> {
     vec![
-        WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region: None },
+        WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region: None, power_on: None },
         WorkerCommand::Load {
             rom: vec![1, 2, 3],
             checkpoint_every: 60,
             region: Some(anes_core::Region::Pal),
+            power_on: None,
+        },
+        WorkerCommand::Load {
+            rom: vec![1, 2, 3],
+            checkpoint_every: 60,
+            region: None,
+            power_on: Some(anes_core::PowerOnProfile::Random(7)),
+        },
+        WorkerCommand::Load {
+            rom: vec![1, 2, 3],
+            checkpoint_every: 60,
+            region: Some(anes_core::Region::Dendy),
+            power_on: Some(anes_core::PowerOnProfile::QuickPowerCycle),
         },
         WorkerCommand::Frames { first_seq: 9, inputs: vec![WireInput([1, 2, 0]), WireInput([0, 0, 1])] },
         WorkerCommand::Restore { seq: 60, snapshot: vec![9; 10] },
@@ -232,7 +245,8 @@ proptest! {
 #[test]
 fn the_region_is_an_optional_last_field_and_a_bad_one_is_refused() {
     use anes_core::Region;
-    let load = |region| WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region };
+    let load =
+        |region| WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region, power_on: None };
     let contents = |command: &WorkerCommand| {
         let mut bytes = Vec::new();
         encode_command(command, &mut bytes);
@@ -258,11 +272,55 @@ fn the_region_is_an_optional_last_field_and_a_bad_one_is_refused() {
             problem: "3 is not a region (0 NTSC, 1 PAL, 2 Dendy)".into()
         })
     );
+    // After the region, only a power-on profile's name may follow.
     let mut trailing = contents(&load(Some(Region::Pal)));
     trailing.push(0);
-    assert_eq!(decode_command(&trailing), Err(ProtocolError::TrailingBytes { message: "load", extra: 1 }));
+    assert_eq!(
+        decode_command(&trailing),
+        Err(ProtocolError::Truncated { message: "load", field: "power_on" })
+    );
     let json = r#"{"type":"load","rom":"010203","checkpoint_every":60,"region":"pal"}"#;
     assert_eq!(command_from_json(json).unwrap(), load(Some(Region::Pal)));
     assert_eq!(serde_json::to_string(&load(Some(Region::Pal))).unwrap(), json);
     assert!(command_from_json(&json.replace("pal", "secam")).is_err());
+}
+
+#[test]
+fn the_power_on_profile_follows_the_region_and_a_bad_one_is_refused() {
+    use anes_core::{PowerOnProfile, Region};
+    let load =
+        |region, power_on| WorkerCommand::Load { rom: vec![1, 2, 3], checkpoint_every: 60, region, power_on };
+    let contents = |command: &WorkerCommand| {
+        let mut bytes = Vec::new();
+        encode_command(command, &mut bytes);
+        let mut frame = Vec::new();
+        assert!(read_frame(&mut &bytes[..], &mut frame).unwrap());
+        frame
+    };
+    let without = contents(&load(None, None));
+    let name = |text: &str| [&(text.len() as u32).to_le_bytes()[..], text.as_bytes()].concat();
+    // No region chosen: 255 stands for the ROM header's before the profile's name.
+    let warm = contents(&load(None, Some(PowerOnProfile::WarmUp)));
+    assert_eq!(warm, [&without[..], &[255], &name("warm-up")].concat());
+    assert_eq!(decode_command(&warm).unwrap(), load(None, Some(PowerOnProfile::WarmUp)));
+    let pal = contents(&load(Some(Region::Pal), Some(PowerOnProfile::Random(9))));
+    assert_eq!(pal, [&without[..], &[1], &name("random:9")].concat());
+    // The region byte 255 alone names no region.
+    let mut lone = without.clone();
+    lone.push(255);
+    assert!(matches!(decode_command(&lone), Err(ProtocolError::BadField { field: "region", .. })));
+    let mut trailing = pal.clone();
+    trailing.push(0);
+    assert_eq!(decode_command(&trailing), Err(ProtocolError::TrailingBytes { message: "load", extra: 1 }));
+    let bad = [&without[..], &[255], &name("tepid")].concat();
+    match decode_command(&bad) {
+        Err(ProtocolError::BadField { message: "load", field: "power_on", problem }) => {
+            assert!(problem.contains("\"tepid\"") && problem.contains("random:SEED"), "{problem}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let json = r#"{"type":"load","rom":"010203","checkpoint_every":60,"power_on":"random:9"}"#;
+    assert_eq!(command_from_json(json).unwrap(), load(None, Some(PowerOnProfile::Random(9))));
+    assert_eq!(serde_json::to_string(&load(None, Some(PowerOnProfile::Random(9)))).unwrap(), json);
+    assert!(command_from_json(&json.replace("random:9", "random:x")).is_err());
 }

@@ -90,7 +90,12 @@ fn the_right_token_gets_a_hello_and_a_session() {
     let mut bytes = Vec::new();
     encode_token(TOKEN, &mut bytes);
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
+        &WorkerCommand::Load {
+            rom: anes_lockstep::testing::tiny_rom(),
+            checkpoint_every: 60,
+            region: None,
+            power_on: None,
+        },
         &mut bytes,
     );
     stream.write_all(&bytes).unwrap();
@@ -109,7 +114,12 @@ fn a_wrong_token_is_refused_before_any_command_is_read() {
     encode_token(b"s3cret-tokem", &mut bytes);
     // A command right behind the token: it must never be served.
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
+        &WorkerCommand::Load {
+            rom: anes_lockstep::testing::tiny_rom(),
+            checkpoint_every: 60,
+            region: None,
+            power_on: None,
+        },
         &mut bytes,
     );
     stream.write_all(&bytes).unwrap();
@@ -158,7 +168,12 @@ fn a_second_coordinator_is_refused_while_one_is_connected() {
     // The first session goes on, and once it ends the next coordinator is served.
     let mut bytes = Vec::new();
     encode_command(
-        &WorkerCommand::Load { rom: anes_lockstep::testing::tiny_rom(), checkpoint_every: 60, region: None },
+        &WorkerCommand::Load {
+            rom: anes_lockstep::testing::tiny_rom(),
+            checkpoint_every: 60,
+            region: None,
+            power_on: None,
+        },
         &mut bytes,
     );
     first.write_all(&bytes).unwrap();
@@ -216,6 +231,7 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
         rom: anes_lockstep::testing::tiny_rom(),
         checkpoint_every: 60,
         region: None,
+        power_on: None,
     });
     let mut replies = Vec::new();
     while replies.len() < 2 {
@@ -361,6 +377,7 @@ fn a_quiet_live_coordinator_keeps_its_session_by_heartbeats_and_a_second_one_is_
         rom: anes_lockstep::testing::tiny_rom(),
         checkpoint_every: 60,
         region: None,
+        power_on: None,
     });
     assert!(matches!(next_output(&rx), Ok(Reply::Loaded { .. })));
     assert!(sessions_ended(&events).is_empty(), "{:?}", sessions_ended(&events));

@@ -98,6 +98,7 @@ fn a_session_runs_inside_tls_with_hundreds_of_kib_of_snapshots_streaming_back() 
         rom: anes_lockstep::testing::tiny_rom(),
         checkpoint_every: 10,
         region: None,
+        power_on: None,
     });
     for batch in 0..4u64 {
         remote
@@ -141,7 +142,10 @@ fn commands_sent_with_the_token_in_one_write_are_all_served() {
     let mut bytes = Vec::new();
     encode_token(TOKEN, &mut bytes);
     let rom = anes_lockstep::testing::tiny_rom();
-    encode_command(&WorkerCommand::Load { rom: rom.clone(), checkpoint_every: 60, region: None }, &mut bytes);
+    encode_command(
+        &WorkerCommand::Load { rom: rom.clone(), checkpoint_every: 60, region: None, power_on: None },
+        &mut bytes,
+    );
     encode_command(
         &WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0]); 3] },
         &mut bytes,

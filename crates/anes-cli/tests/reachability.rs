@@ -101,6 +101,7 @@ fn a_worker_back_after_2_10_or_60_s_is_normal_within_2_s_of_listening() {
     serve.wait_for("normal with both workers", Duration::from_secs(60), normal);
     let mut a = a;
     let mut lines = Vec::new();
+    let first = serve.status().unwrap();
     for absence in [2u64, 10, 60] {
         serve.wait_for("normal with both workers", Duration::from_secs(60), normal);
         let before = serve.status().unwrap();
@@ -122,12 +123,10 @@ fn a_worker_back_after_2_10_or_60_s_is_normal_within_2_s_of_listening() {
         let after = serve.wait_for("normal again", Duration::from_secs(30), normal);
         let back = listening.elapsed();
         let (p99, max, pushes) = producer.p99(killed, listening + back);
-        let epoch_moved =
-            after["store"]["epoch"].as_u64().unwrap() - before["store"]["epoch"].as_u64().unwrap();
         let rollbacks =
             after["rollbacks_succeeded"].as_u64().unwrap() - before["rollbacks_succeeded"].as_u64().unwrap();
         let line = format!(
-            "worker a gone {absence} s: shown down after {:.1} ms; normal {:.2} s after it listened again; pushes during it {pushes}, p99 {:.1} ms, max {:.1} ms; store epoch +{epoch_moved} over {rollbacks} rollbacks ({} failed)",
+            "worker a gone {absence} s: shown down after {:.1} ms; normal {:.2} s after it listened again; pushes during it {pushes}, p99 {:.1} ms, max {:.1} ms; {rollbacks} rollbacks ({} failed)",
             down.as_secs_f64() * 1e3,
             back.as_secs_f64(),
             p99.as_secs_f64() * 1e3,
@@ -138,13 +137,20 @@ fn a_worker_back_after_2_10_or_60_s_is_normal_within_2_s_of_listening() {
         assert!(down < Duration::from_millis(100), "{line}");
         assert!(back < Duration::from_secs(2), "{line}");
         assert!(p99 < Duration::from_millis(50), "{line}");
-        assert!(rollbacks >= 1 && epoch_moved <= rollbacks, "{line}");
+        assert!(rollbacks >= 1, "{line}");
         lines.push(line);
     }
     let ledger = producer.finish();
     assert!(ledger.lost.is_empty(), "{:?}", ledger.lost);
     let settled = serve.wait_settled(Duration::from_secs(60));
     assert!(settled["accounting"]["received"].as_u64().unwrap() >= ledger.acked);
+    // The epoch is bumped by the checkpoint writer just after a rollback's Verify step, so it is
+    // compared once everything has settled, not at the instant the page turns normal.
+    let epoch_moved = settled["store"]["epoch"].as_u64().unwrap() - first["store"]["epoch"].as_u64().unwrap();
+    let rollbacks =
+        settled["rollbacks_succeeded"].as_u64().unwrap() - first["rollbacks_succeeded"].as_u64().unwrap();
+    println!("store epoch +{epoch_moved} over {rollbacks} rollbacks");
+    assert!(rollbacks >= 3 && epoch_moved <= rollbacks, "store epoch +{epoch_moved} over {rollbacks} rollbacks");
     serve.stop();
 }
 

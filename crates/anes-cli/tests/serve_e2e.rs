@@ -327,8 +327,13 @@ fn alert_webhook_rollback_end_to_end() {
         let s = status("p1");
         (s["rollbacks_succeeded"].as_u64() > Some(before) && s["mode"] == "normal").then_some(s)
     });
-    assert!(healed["drift_records"].as_u64().unwrap() <= 2, "{healed}");
     assert_eq!(healed["workers"][0]["restarts"], 1, "the stalled worker A was isolated and replaced");
+    // Right after the rollback both workers replay the queue and the backlog; the fresh one may lag
+    // for a moment on a loaded machine, so the drift is checked once they have caught up.
+    wait_until("the drift to settle after the rollback", Duration::from_secs(15), || {
+        let s = status("p1");
+        (s["drift_records"].as_u64() <= Some(2)).then_some(())
+    });
     wait_until("the drift alert to resolve", Duration::from_secs(20), || {
         status("p1")["last_alert_resolved_seconds"].as_f64().filter(|r| *r > fired_b)
     });

@@ -42,6 +42,7 @@ impl Pipeline {
     /// counts in `anes_records_refused_total` unless this record was refused before.
     pub fn offer_input(&mut self, now: Duration, input: FrameInput) -> Result<(), Refusal> {
         self.now = self.now.max(now);
+        self.follow_stall_clock();
         let seq = self.received;
         let refusal = self.admit(input);
         if let Err(refusal) = refusal {

@@ -471,6 +471,7 @@ impl Pipeline {
     /// not finished). While it should, a pipeline that verifies nothing is stalled even with nothing
     /// waiting in it: the source itself may be stuck.
     pub fn expect_input(&mut self, expected: bool) {
+        self.follow_stall_clock();
         self.input_expected = expected;
     }
 
@@ -483,6 +484,7 @@ impl Pipeline {
     /// Handles one event.
     pub fn handle(&mut self, now: Duration, event: Event) {
         self.now = self.now.max(now);
+        self.follow_stall_clock();
         match event {
             Event::Tick => self.tick(),
             Event::Worker(message) => self.worker_message(message),

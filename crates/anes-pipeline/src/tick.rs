@@ -4,6 +4,34 @@
 use super::*;
 
 impl Pipeline {
+    /// When [`Event::Tick`] next has something to do: the earliest of the rollback step's deadline,
+    /// the end of a retry's or probe's wait, the verdict's timeout, a silent worker's isolation and the
+    /// stall rule's. `None`: nothing happens with time alone, only with events. A shell sleeps until
+    /// then (or an event), instead of ticking on a fixed period.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        let phase = match &self.phase {
+            // The queue's replay moves on with each commit's answer, not with time.
+            Phase::RollingBack(r) => Some(r.deadline),
+            Phase::RetryWait { until, .. } => Some(*until),
+            Phase::Halted { since, .. } if self.settings.policy == RollbackPolicy::Immediate => {
+                Some(since.saturating_add(self.settings.verdict_timeout))
+            }
+            Phase::Halted { .. } | Phase::Normal | Phase::GaveUp { .. } => None,
+        };
+        let stall = (!self.stalled && self.stall_watched())
+            .then(|| self.last_progress.saturating_add(self.settings.stall_after));
+        let silence = if matches!(self.phase, Phase::Normal) {
+            self.workers
+                .iter()
+                .filter(|s| s.phase == WorkerPhase::Running && s.next_to_send > s.processed)
+                .map(|s| s.heard_at.saturating_add(self.settings.step_timeout))
+                .min()
+        } else {
+            None
+        };
+        [phase, stall, silence].into_iter().flatten().min()
+    }
+
     pub(super) fn tick(&mut self) {
         if let Some(age) = self.checkpoint_age() {
             self.counters.checkpoint_age = age.as_secs_f64();
@@ -90,10 +118,7 @@ impl Pipeline {
     /// (its divergence flag is up and alerting), a fenced one stopped on purpose, a draining one
     /// takes nothing more: their clocks restart instead.
     pub(super) fn check_stall(&mut self) {
-        let waiting =
-            self.log.unverified() > 0 || !self.dlq.is_empty() || (self.input_expected && !self.draining);
-        let excused = self.fence.is_some() || matches!(self.phase, Phase::Halted { .. });
-        if !waiting || excused {
+        if !self.stall_watched() {
             self.progressed();
             return;
         }
@@ -109,5 +134,22 @@ impl Pipeline {
                 idle,
             });
         }
+    }
+
+    /// While nothing is watched, the stall clock follows the time: called as each event or record
+    /// arrives, before it changes anything, so the clock starts when work starts waiting, not at the
+    /// last tick (a shell that sleeps until [`Pipeline::poll_timeout`] may not tick for a long while).
+    pub(super) fn follow_stall_clock(&mut self) {
+        if !self.stalled && !self.stall_watched() {
+            self.last_progress = self.now;
+        }
+    }
+
+    /// True when the stall rule applies: work waits and nothing excuses the wait.
+    fn stall_watched(&self) -> bool {
+        let waiting =
+            self.log.unverified() > 0 || !self.dlq.is_empty() || (self.input_expected && !self.draining);
+        let excused = self.fence.is_some() || matches!(self.phase, Phase::Halted { .. });
+        waiting && !excused
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 
 use crate::engine::{Engine, Flow};
 use crate::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, WorkerCommand};
@@ -48,16 +48,9 @@ fn run(commands: Receiver<WorkerCommand>, state: &AtomicU8, mut out: ReplyBatche
     out.flush();
     let mut engine = Engine::new();
     let reason = loop {
-        let command = match commands.recv_timeout(STALL_POLL) {
-            Ok(c) => c,
-            Err(RecvTimeoutError::Timeout) => {
-                if state.load(Ordering::Relaxed) != RUNNING {
-                    break stop_reason(state);
-                }
-                continue;
-            }
-            Err(RecvTimeoutError::Disconnected) => break stop_reason(state),
-        };
+        // Stopping or crashing drops the only sender, which ends this wait: an idle worker sleeps
+        // until a command comes.
+        let Ok(command) = commands.recv() else { break stop_reason(state) };
         if state.load(Ordering::Relaxed) != RUNNING {
             break stop_reason(state);
         }

@@ -21,10 +21,14 @@ use crate::recovery::DirLockGuard;
 use crate::store::writer::{CheckpointWriter, PendingCheckpoint};
 use crate::worker::{WorkerHandle, WorkerId, WorkerLauncher, WorkerMessage, WorkerOutput};
 
-/// How often a pipeline's clock ticks (checkpoint age, step deadlines) at least.
+/// How often a busy pipeline's clock ticks at most (a quiet one ticks at its next deadline,
+/// [`Pipeline::poll_timeout`], or every [`QUIET`]).
 const TICK: Duration = Duration::from_millis(50);
-/// How often the status the HTTP API reads is refreshed at least.
+/// How often the status the HTTP API reads is refreshed while the pipeline is busy.
 pub(super) const PUBLISH: Duration = Duration::from_millis(100);
+/// How often a quiet pipeline's thread wakes with nothing due: its status refreshed (the seconds it
+/// shows count on), its metrics observed, its clock ticked.
+pub(super) const QUIET: Duration = Duration::from_secs(1);
 /// How long a drain may take before the service stops with the last checkpoint verified so far.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the checkpoint writer gets at shutdown to store the final checkpoint.
@@ -84,6 +88,8 @@ impl Driver {
         let mut workers: [Option<Box<dyn WorkerHandle>>; 2] = [None, None];
         let mut last_tick = Duration::ZERO;
         let mut last_publish = Duration::ZERO;
+        // Something happened since the status was last published.
+        let mut busy = true;
         let mut drain_deadline: Option<Duration> = None;
         let final_checkpoint = loop {
             let now = self.clock.elapsed();
@@ -104,21 +110,34 @@ impl Driver {
                 tracing::error!(pipeline = %id, "drain timed out: stopping with the newest checkpoint verified so far");
                 break self.pipeline.abandon_drain().map(|c| (c, false));
             }
-            if now.saturating_sub(last_publish) >= PUBLISH {
+            busy |= producing;
+            let publish_every = if busy { PUBLISH } else { QUIET };
+            if now.saturating_sub(last_publish) >= publish_every {
                 last_publish = now;
+                busy = false;
                 self.publish();
             }
-            // A real-time replay wakes when its next record is due; everything else wakes on messages,
-            // or at the next tick. A pipeline with no room (fenced, backlog full) takes nothing when a
-            // record falls due, so waking for it would spin.
-            let wait = match (&self.plan.source, drain_deadline) {
+            // Wakes on messages; else at the pipeline's next deadline, when a real-time replay's next
+            // record is due, at the next publication, or while draining at the next tick. A pipeline
+            // with no room (fenced, backlog full) takes nothing when a record falls due, so waking for
+            // it would spin.
+            let deadline = self.pipeline.poll_timeout();
+            let mut wait = last_publish.saturating_add(publish_every).saturating_sub(now);
+            if let Some(at) = deadline {
+                wait = wait.min(at.saturating_sub(now));
+            }
+            match (&self.plan.source, drain_deadline) {
                 (Some(source), None) if source.is_real_time() && self.pipeline.room() > 0 => {
-                    source.next_due_at().map_or(TICK, |due| due.saturating_sub(now).min(TICK))
+                    if let Some(due) = source.next_due_at() {
+                        wait = wait.min(due.saturating_sub(now));
+                    }
                 }
-                _ => TICK,
-            };
+                (_, Some(_)) => wait = wait.min(TICK),
+                _ => {}
+            }
             crossbeam_channel::select! {
                 recv(worker_rx) -> message => {
+                    busy = true;
                     if let Ok(message) = message {
                         let now = self.clock.elapsed();
                         self.pipeline.handle(now, Event::Worker(message));
@@ -129,6 +148,7 @@ impl Driver {
                     }
                 }
                 recv(self.control) -> control => {
+                    busy = true;
                     if let Ok(control) = control {
                         if matches!(control, Control::Event(Event::Drain)) && drain_deadline.is_none() {
                             drain_deadline = Some(self.clock.elapsed() + DRAIN_TIMEOUT);
@@ -139,7 +159,8 @@ impl Driver {
                 default(wait) => {}
             }
             let now = self.clock.elapsed();
-            if now.saturating_sub(last_tick) >= TICK {
+            let due = deadline.is_some_and(|at| now >= at);
+            if due || now.saturating_sub(last_tick) >= TICK {
                 last_tick = now;
                 self.pipeline.handle(now, Event::Tick);
             }

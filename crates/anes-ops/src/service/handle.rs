@@ -32,8 +32,8 @@ pub struct PipelineHandle {
     pub id: String,
     /// Its control channel.
     pub control: Sender<Control>,
-    /// Its latest status, replaced by the driver at least every 100 ms (`driver::PUBLISH`) and before
-    /// it answers a push.
+    /// Its latest status, replaced by the driver every 100 ms while it is busy (`driver::PUBLISH`),
+    /// every second while it is quiet (`driver::QUIET`), and before it answers a push.
     pub status: Arc<Mutex<Arc<PipelineStatus>>>,
     /// True when it takes pushed records.
     pub accepts_push: bool,

@@ -47,7 +47,7 @@ depends on its power-on state); 2 bad input.
 Examples:
   # A ROM that waits for one VBlank only: the default against 12 other power-on states (exit status 1)
   anes sweep roms/poweron/one_vblank.nes
-  # 30 seconds of a recorded run (.input or FCEUX .fm2) under the demo ROM
+  # The demo ROM over 30 seconds of its recorded input stream (an .input file or an FCEUX .fm2 movie)
   anes sweep roms/demo/demo.nes --frames 1800 --input roms/demo/demo.input
   # Two states only, as one JSON object
   anes sweep roms/poweron/one_vblank.nes --profiles quick-power-cycle,random:7 --json";

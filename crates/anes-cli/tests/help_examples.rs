@@ -19,7 +19,7 @@ mod support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use support::{Guard, TempDir};
@@ -117,6 +117,18 @@ fn mirror(from: &Path, to: &Path) {
     }
 }
 
+/// Waits for the child to exit, failing the test (the guard then kills it) after `timeout`.
+fn wait_for_exit(child: &mut Guard, timeout: Duration, what: &str) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < timeout, "{what} still runs after {timeout:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Runs `anes ARGS` in `dir` with no input, killed after `timeout`. Its output is read while it runs
 /// (a trace prints megabytes: more than a pipe holds).
 fn run_in(dir: &Path, args: &[&str], timeout: Duration) -> Output {
@@ -138,14 +150,7 @@ fn run_in(dir: &Path, args: &[&str], timeout: Duration) -> Output {
     let stdout = read_all(Box::new(child.stdout.take().unwrap()));
     let stderr = read_all(Box::new(child.stderr.take().unwrap()));
     let mut guard = Guard(child);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = guard.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < timeout, "`anes {}` still runs after {timeout:?}", args.join(" "));
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_for_exit(&mut guard, timeout, &format!("`anes {}`", args.join(" ")));
     Output { status, stdout: stdout.join().unwrap(), stderr: stderr.join().unwrap() }
 }
 
@@ -177,14 +182,7 @@ fn run_serve_example(dir: &Path) {
     }
     let term = Command::new("kill").args(["-TERM", &serve.0.id().to_string()]).status().unwrap();
     assert!(term.success());
-    let stopping = Instant::now();
-    let status = loop {
-        if let Some(status) = serve.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(stopping.elapsed() < Duration::from_secs(60), "anes serve still runs 60 s after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_for_exit(&mut serve, Duration::from_secs(60), "anes serve after SIGTERM");
     assert!(status.success(), "anes serve after SIGTERM: {status}");
 }
 

@@ -57,8 +57,9 @@ fn fixture() -> &'static Fixture {
 }
 
 /// A fresh data directory for this test binary's pipelines (never the source tree's `anes-data`). They
-/// run until the process exits, so the directory cannot be removed at the end; directories of earlier
-/// runs whose process is gone are removed here instead.
+/// run until the process exits, so nothing in the process can remove the directory: a child shell
+/// waits for the process to end, however it ends (a panic, an abort, a kill -9), and removes it then.
+/// Directories of earlier runs whose process is gone (a reaper killed with it) are removed here too.
 fn test_data_dir() -> std::path::PathBuf {
     const PREFIX: &str = "anes-http-test-data-";
     let temp = std::env::temp_dir();
@@ -75,6 +76,17 @@ fn test_data_dir() -> std::path::PathBuf {
     }
     let dir = temp.join(format!("{PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    let reaper = "while kill -0 \"$1\" 2>/dev/null; do sleep 0.2; done; rm -rf -- \"$2\"";
+    // Never waited for: it outlives this process by design (and then belongs to init).
+    #[allow(clippy::zombie_processes)]
+    std::process::Command::new("sh")
+        .args(["-c", reaper, "anes-http-test-reaper", &std::process::id().to_string()])
+        .arg(&dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sh starts the data directory's reaper");
     dir
 }
 

@@ -319,7 +319,7 @@ impl Metrics {
         );
         r.register(
             "anes_retries",
-            "Retries after a failure, by operation (store: a store request; rollback: a rollback attempt, which restarts workers)",
+            "Retries after a failure, by operation (store: a store request; rollback: a rollback attempt, which restarts workers; reconnect: a probe of a worker that could not be reached)",
             m.retries.clone(),
         );
         r.register(

@@ -115,8 +115,9 @@ pub struct PipelineStatus {
     pub diverged: bool,
     /// Distinct frames verified.
     pub frames_verified: u64,
-    /// Next frame to verify.
-    pub next_seq: u64,
+    /// The sequence number of the next record to verify (every record before it is verified). Not
+    /// what a producer sends next: that is `accounting.received`, and a push answer's `next_seq`.
+    pub next_to_verify: u64,
     /// Where every record is.
     pub accounting: Accounting,
     /// The newest verified checkpoint.
@@ -204,7 +205,7 @@ impl Pipeline {
             drift_records: self.workers[0].processed.abs_diff(self.workers[1].processed),
             diverged: self.diverged,
             frames_verified: self.log.verified_high(),
-            next_seq: self.verified_until,
+            next_to_verify: self.verified_until,
             accounting: self.accounting(),
             checkpoint: self.checkpoints.back().map(|c| CheckpointStatus {
                 seq: c.seq,

@@ -6,7 +6,8 @@
 #   2. RetroArch's frame 300 of the demo, docs/retroarch-demo-frame-300.png, taken by RetroArch under
 #      Xvfb through the libretro core's test, which also checks it equals anes run's pixel for pixel
 #      (scripts/install-retroarch.sh installs RetroArch when it is missing);
-#   3. the status page, docs/status-page.png (scripts/status-page-screenshot.sh, headless Chromium).
+#   3. the status page, docs/status-page.png (scripts/status-page-screenshot.sh, headless Chromium;
+#      anes-ops's test of the page fails when the page renders differently).
 #   bash scripts/pictures.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

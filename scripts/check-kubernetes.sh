@@ -24,8 +24,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# (CI runs as root: pip's warning about that is expected, PIP_ROOT_USER_ACTION silences it.)
 python3 -c "import kubernetes_validate, jsonschema, yaml, tomllib" 2>/dev/null ||
-    python3 -m pip install -q kubernetes-validate jsonschema PyYAML
+    PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q kubernetes-validate jsonschema PyYAML
 command -v promtool >/dev/null || bash scripts/install-ops-servers.sh
 
 tmp=$(mktemp -d)

@@ -46,9 +46,10 @@ if [[ " ${want[*]} " == *" moto "* ]]; then
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null ||
                 { apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pip >/dev/null; }
         fi
-        # Debian's own python3 refuses system-wide pip installs unless told (PEP 668).
-        python3 -m pip install -q "moto[server]" >/dev/null 2>&1 ||
-            python3 -m pip install -q --break-system-packages "moto[server]" >/dev/null
+        # Debian's own python3 refuses system-wide pip installs unless told (PEP 668). As root (CI),
+        # pip's warning about running as root is expected: PIP_ROOT_USER_ACTION silences it.
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q "moto[server]" >/dev/null 2>&1 ||
+            PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --break-system-packages "moto[server]" >/dev/null
     fi
     python3 -c "import moto.server" 2>/dev/null || { echo "install-ops-servers: moto[server] cannot be installed" >&2; exit 1; }
     remaining=()

@@ -1,5 +1,5 @@
-//! What the binary carries: the demo ROM and its input stream, the default of `lockstep`, `serve` and
-//! `canary`.
+//! What the binary carries: the demo ROM and its input stream, the default of `lockstep`, `shrink`,
+//! `run`, `serve` and `canary`.
 
 /// The bundled demo ROM (roms/demo/demo.nes).
 pub const DEMO_ROM: &[u8] = include_bytes!("../../../roms/demo/demo.nes");

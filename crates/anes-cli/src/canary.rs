@@ -26,23 +26,43 @@ use crate::{input_file, limited_read, output};
 /// Exit status when the builds differ (or a worker failed).
 const EXIT_DIVERGED: u8 = 1;
 
+/// `anes canary --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Exit status: 0 the builds agree on every frame; 1 they differ, or a worker died, hung (no reply within \
+--reply-timeout), broke the protocol or refused the ROM after its handshake; 2 bad input (missing or \
+malformed file, an executable that does not complete the worker handshake, nothing to compare: \
+--frames 0 or a shard without cases).
+
+Examples:
+  # This build against the golden log of the bundled demo's 5,000 frames
+  anes canary --baseline-log tests/golden/demo.records
+  # The same on a PAL console
+  anes canary --baseline-log tests/golden/demo.pal.records --region pal
+  # Every bundled ROM against its golden log, with JUnit XML for CI
+  anes canary --corpus tests/canary/golden.toml --jobs 2 --junit canary.xml
+  # Today's build against a new one on recorded traffic (anes movie cut); a difference is shrunk
+  anes canary roms/demo/demo.nes --input traffic.input --baseline /opt/anes/current/anes --candidate target/release/anes --shrink
+  # The result pushed to a Pushgateway, labelled pipeline_id=canary-42
+  anes canary --baseline-log tests/golden/demo.records --pushgateway http://127.0.0.1:9091 --pipeline-id canary-42";
+
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 the builds agree on every frame; 1 they differ, or a worker died, \
-hung (no reply within --reply-timeout), broke the protocol or refused the ROM after its handshake; 2 bad \
-input (missing or malformed file, an executable that does not complete the worker handshake, nothing to \
-compare: --frames 0 or a shard without cases).")]
+#[command(after_help = AFTER_HELP)]
+// What the candidate is compared with: a build, a golden log, or each case's in a corpus.
+#[command(group(
+    clap::ArgGroup::new("compared_with").args(["baseline", "baseline_log", "corpus"]).required(true).multiple(true)
+))]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its 5,000-frame input stream).
     rom: Option<PathBuf>,
     /// The baseline build: the `anes` executable that takes traffic today.
-    #[arg(long, conflicts_with = "baseline_log")]
+    #[arg(long, value_name = "BIN", conflicts_with = "baseline_log")]
     baseline: Option<PathBuf>,
     /// Compare with a golden log of frame records (`frame cpu_cycle scanline dot state_hash` per line,
     /// as in tests/golden/) instead of a baseline build; an `EPOCH` file beside it names its epoch.
     #[arg(long, value_name = "FILE")]
     baseline_log: Option<PathBuf>,
     /// The candidate build's `anes` executable (default: this one).
-    #[arg(long)]
+    #[arg(long, value_name = "BIN")]
     candidate: Option<PathBuf>,
     /// Input stream: an anes input file (.input, e.g. cut from a serve journal) or an FCEUX .fm2 movie.
     #[arg(long)]

@@ -16,7 +16,24 @@ use serde::Serialize;
 
 use crate::output;
 
+/// `anes conformance --help`'s closing lines.
+const AFTER_HELP: &str = "\
+One row per ROM (status, expectation, result code, frames, path, the ROM's own text), then \
+\"N passed, M failed\"; M counts the ROMs the manifest expects to pass that did not.
+
+Exit status: 0 every ROM expected to pass passed (with --baseline: no baseline ROM regressed); 1 one \
+did not; 2 bad input (a malformed manifest or baseline, a filter matching nothing).
+
+Examples:
+  # The public test ROM suites (kept in ../shared/conformance beside the repository), one suite
+  anes conformance --manifest ../shared/conformance/manifest.toml --filter ppu_vbl_nmi
+  # As JSON: one object with a row per ROM
+  anes conformance --manifest ../shared/conformance/manifest.toml --filter cpu_interrupts_v2 --json
+  # The whole manifest against the ROMs known to pass: fails only on a regression, lists new passes
+  anes conformance --manifest ../shared/conformance/manifest.toml --baseline tests/conformance-baseline.txt --jobs 2";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The manifest (TOML, at most 1 MiB); ROM paths in it are relative to it, ROMs at most 16 MiB.
     #[arg(long)]

@@ -6,9 +6,22 @@ use std::process::ExitCode;
 
 use crate::output;
 
+/// `anes dlq --help`'s closing lines.
+pub const EXAMPLES: &str = "\
+Examples:
+  # A queue file as earlier versions wrote it (a test fixture): five records and a torn tail
+  anes dlq inspect crates/anes-cli/tests/fixtures/queue.adlq";
+
 #[derive(Debug, clap::Subcommand)]
 pub enum DlqCommand {
     /// Shows a dead-letter queue (`<data_dir>/<id>/dlq/queue.adlq`): its records, damage, a torn tail.
+    #[command(after_help = "\
+Examples:
+  # A queue file as earlier versions wrote it (a test fixture): five records and a torn tail
+  anes dlq inspect crates/anes-cli/tests/fixtures/queue.adlq
+  anes dlq inspect crates/anes-cli/tests/fixtures/queue.adlq --json
+  # Where an earlier version kept pipeline demo's queue
+  anes dlq inspect anes-data/demo/dlq/queue.adlq")]
     Inspect {
         /// The queue file.
         path: PathBuf,

@@ -12,14 +12,25 @@ use anyhow::Context;
 use crate::bundled::DEMO_ROM;
 use crate::output;
 
+/// `anes journal --help`'s closing lines.
+pub const EXAMPLES: &str = "\
+Examples:
+  # The journals of the example configuration's pipelines, kept in anes-data/ (stop it with Ctrl-C)
+  anes serve --config deploy/anes.toml --data-dir anes-data
+  # Then what pipeline p1's journal holds, and whether acknowledged records are missing
+  anes journal inspect anes-data/p1/journal";
+
 #[derive(Debug, clap::Subcommand)]
 pub enum JournalCommand {
     /// Shows a pipeline's journal without changing it: the records it holds, its acknowledged mark,
     /// what cannot be read (damage, a write torn by a crash) and the acknowledged records that are
     /// missing. Exit status 1 when acknowledged records are missing.
-    #[command(
-        after_help = "Examples:\n  anes journal inspect anes-data/demo/journal\n  anes journal inspect --config anes.toml --pipeline replay --json"
-    )]
+    #[command(after_help = "\
+Examples:
+  # After anes serve --config deploy/anes.toml --data-dir anes-data ran: pipeline p1's journal
+  anes journal inspect anes-data/p1/journal
+  # The same, found through the configuration, as one JSON object
+  anes journal inspect --config deploy/anes.toml --pipeline p1 --data-dir anes-data --json")]
     Inspect {
         /// A journal folder (`<data_dir>/<id>/journal`). With --config, leave it out.
         #[arg(required_unless_present = "config", conflicts_with = "config")]
@@ -43,7 +54,13 @@ pub enum JournalCommand {
     /// directory's lock, a new store epoch, so a coordinator still running it is fenced) and the
     /// journal continues at the first missing record after the newest checkpoint. Producers resend
     /// from there. Restore the files from a backup instead when you can.
-    #[command(after_help = "Example:\n  anes journal accept-loss --config anes.toml --pipeline replay")]
+    #[command(after_help = "\
+Exit status: 0 the loss was accepted, or nothing was missing (nothing changed); 2 bad input.
+
+Examples:
+  # After anes serve --config deploy/anes.toml --data-dir anes-data ran (nothing is missing there: it
+  # says so and changes nothing)
+  anes journal accept-loss --config deploy/anes.toml --pipeline p1 --data-dir anes-data")]
     AcceptLoss {
         /// The service's configuration.
         #[arg(long, value_name = "FILE")]

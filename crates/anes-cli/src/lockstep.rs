@@ -43,9 +43,26 @@ fn thread_window(granularity: Granularity) -> usize {
     }
 }
 
+/// `anes lockstep --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an injected fault that \
+machine B refused or that the run ended before reaching.
+
+Examples:
+  # The bundled demo ROM and its 5,000-frame input stream, compared at the end of every frame
+  anes lockstep
+  # Flip bit 3 of RAM $0342 in machine B at CPU cycle 1234567: the report names the first divergent
+  # instruction and the differing fields; the evidence goes into evidence/ (exit status 1)
+  anes lockstep --inject flip:ram:0x0342:3@1234567 --report evidence/
+  # A ROM and an input stream (.input or FCEUX .fm2), compared after every instruction, one thread each
+  anes lockstep roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --granularity instruction --threads
+  # Check anes itself: machine B runs the eager reference PPU schedule, A the fast lazy one
+  anes lockstep roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --ppu-b eager
+  # A button flipped on port 1 at frame 300, one JSON summary object (exit status 1)
+  anes lockstep --inject input:1:0@300 --json";
+
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an \
-injected fault that machine B refused or that the run ended before reaching.")]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,

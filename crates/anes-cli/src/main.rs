@@ -28,9 +28,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Deterministic NES emulation: conformance runs, headless runs, CPU traces and input streams.
+/// anes, the NES lockstep harness: two consoles in lockstep, every divergence localized (lockstep,
+/// shrink, canary, serve); conformance suites, headless runs and CPU traces.
 #[derive(Debug, Parser)]
-#[command(name = "anes", version, about, propagate_version = true)]
+#[command(name = "anes", version, propagate_version = true, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: AnesCommand,
@@ -53,18 +54,19 @@ enum AnesCommand {
     Run(run::Args),
     /// Prints the CPU trace of a ROM in nestest.log's format.
     Trace(trace::Args),
-    /// Input-stream tools: convert FCEUX .fm2 movies, show what a stream holds.
-    #[command(subcommand)]
+    /// Input-stream tools: convert FCEUX .fm2 movies to input streams and back, cut a window out of a
+    /// stream or a serve journal, show what a stream holds.
+    #[command(subcommand, after_help = movie::EXAMPLES)]
     Movie(movie::MovieCommand),
     /// Runs the operations service: dual-worker pipelines, /metrics, the Alertmanager webhook and
     /// automated rollback (default: pipeline `demo` on 127.0.0.1:9650).
     Serve(serve::Args),
     /// Journal tools: show what a pipeline's journal holds and misses; accept the loss of records that
     /// cannot be read.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = journal::EXAMPLES)]
     Journal(journal::JournalCommand),
     /// Dead-letter queue files of earlier versions (the queue is journaled now): show what one holds.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = dlq::EXAMPLES)]
     Dlq(dlq::DlqCommand),
     /// One worker console speaking the worker protocol over stdin and stdout (started by `serve`), or
     /// over TCP with --listen (a remote worker).
@@ -76,6 +78,18 @@ enum AnesCommand {
 
 /// Exit status for bad input.
 const EXIT_BAD_INPUT: u8 = 2;
+
+/// `anes --help`'s closing lines. Every command's help ends with examples that run as written from the
+/// repository's root (`tests/help_examples.rs` runs them).
+const EXAMPLES: &str = "\
+Exit status: 0 success; 1 a finding (a divergence, a failed conformance ROM, a program that depends on \
+its power-on state); 2 bad input, reported as one line `error: <file>: <problem>`.
+
+Examples:
+  # The main job: the bundled demo ROM's 5,000-frame input stream on two consoles in lockstep
+  anes lockstep
+  # Every command's help ends with examples like these
+  anes lockstep --help";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -107,4 +121,67 @@ fn main() -> ExitCode {
 /// Error messages are one line, whatever the sources put in them.
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Cli;
+
+    /// Each command's help text with its path (`["anes", "movie", "cut"]`), depth first.
+    fn helps(command: &mut clap::Command, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+        path.push(command.get_name().to_string());
+        out.push((path.clone(), command.render_help().to_string()));
+        for sub in command.get_subcommands_mut().filter(|sub| sub.get_name() != "help") {
+            helps(sub, path, out);
+        }
+        path.pop();
+    }
+
+    /// A help text's examples: the lines after its last `Examples:` line that start with `anes`. None
+    /// when the text does not end with such a section.
+    fn trailing_examples(help: &str) -> Option<Vec<Vec<String>>> {
+        let (_, section) = help.rsplit_once("\nExamples:\n")?;
+        let mut examples = Vec::new();
+        for line in section.lines().map(str::trim).filter(|line| !line.is_empty()) {
+            if line.starts_with("anes ") {
+                examples.push(line.split_whitespace().map(str::to_string).collect());
+            } else if !line.starts_with('#') {
+                return None;
+            }
+        }
+        (!examples.is_empty()).then_some(examples)
+    }
+
+    /// Every command's help ends with examples, and every example parses as written (the ones that
+    /// can run, run in `tests/help_examples.rs`; this also covers those that need a server).
+    #[test]
+    fn every_help_ends_with_examples_that_parse() {
+        let mut all = Vec::new();
+        helps(&mut Cli::command(), &mut Vec::new(), &mut all);
+        assert!(all.len() >= 20, "{} commands", all.len());
+        for (path, help) in &all {
+            let examples = trailing_examples(help)
+                .unwrap_or_else(|| panic!("`{} --help` does not end with examples:\n{help}", path.join(" ")));
+            for words in examples {
+                // `anes lockstep --help` is an example too: clap answers it with the help.
+                if let Err(err) = Cli::try_parse_from(&words)
+                    && err.kind() != clap::error::ErrorKind::DisplayHelp
+                {
+                    panic!(
+                        "`{} --help`'s example `{}` does not parse: {err}",
+                        path.join(" "),
+                        words.join(" ")
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_line_of_the_help_names_the_main_job() {
+        let help = Cli::command().render_help().to_string();
+        assert!(help.lines().next().is_some_and(|line| line.contains("lockstep")), "{help}");
+    }
 }

@@ -12,9 +12,24 @@ use crate::input_file::{read_input, read_input_with_region};
 use crate::output;
 use crate::rom::RegionArg;
 
+/// `anes movie --help`'s closing lines.
+pub const EXAMPLES: &str = "\
+Examples:
+  # What the demo's input stream holds: frames, resets, button activity
+  anes movie info roms/demo/demo.input
+  # Export it as an FCEUX movie and convert that back
+  anes movie fm2 roms/demo/demo.input demo.fm2 --rom-name demo.nes
+  anes movie convert demo.fm2 demo.input
+  # Its last 600 frames as a stream of their own
+  anes movie cut roms/demo/demo.input last-600.input --last 600";
+
 #[derive(Debug, clap::Subcommand)]
 pub enum MovieCommand {
     /// Converts an FCEUX .fm2 movie (or an anes input stream) into anes's binary input-stream format.
+    #[command(after_help = "\
+Examples:
+  anes movie fm2 roms/demo/demo.input demo.fm2
+  anes movie convert demo.fm2 demo.input")]
     Convert {
         /// The movie to read (.fm2 text, or anes binary; at most 64 MiB).
         input: PathBuf,
@@ -22,6 +37,11 @@ pub enum MovieCommand {
         output: PathBuf,
     },
     /// Exports an input stream (or an .fm2 movie) as an FCEUX .fm2 movie, `palFlag 1` for PAL.
+    #[command(after_help = "\
+Examples:
+  anes movie fm2 roms/demo/demo.input demo.fm2 --rom-name demo.nes
+  # A movie played on a PAL console (palFlag 1)
+  anes movie fm2 roms/demo/demo.input demo-pal.fm2 --region pal")]
     Fm2 {
         /// The input stream or .fm2 movie to read (at most 64 MiB).
         input: PathBuf,
@@ -37,6 +57,13 @@ pub enum MovieCommand {
     },
     /// Cuts a window out of a journal directory (`<data_dir>/<id>/journal`) or an input stream, as a
     /// standalone input stream that `anes run --input` and `anes lockstep --input` accept.
+    #[command(after_help = "\
+Examples:
+  # Frames 300-899 of the demo's input stream
+  anes movie cut roms/demo/demo.input window.input --from 300 --frames 600
+  # The last 300 records a pipeline journaled (after anes serve --config deploy/anes.toml --data-dir
+  # anes-data ran), as traffic to replay with anes canary --input
+  anes movie cut anes-data/p1/journal traffic.input --last 300")]
     Cut {
         /// A journal directory, or an input stream / .fm2 movie (sequence numbers are frame indexes).
         source: PathBuf,
@@ -53,6 +80,9 @@ pub enum MovieCommand {
         last: Option<u64>,
     },
     /// Prints what an input stream holds: frames, resets, button activity.
+    #[command(after_help = "\
+Examples:
+  anes movie info roms/demo/demo.input")]
     Info {
         /// The input stream or .fm2 movie (at most 64 MiB).
         input: PathBuf,

@@ -5,6 +5,7 @@ use std::path::Path;
 use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp, Region};
 use anyhow::Context;
 
+use crate::bundled::DEMO_ROM;
 use crate::limited_read;
 
 /// Reads and parses the iNES file at `path` and powers a console on with it, of `region` (`None`: the
@@ -12,6 +13,12 @@ use crate::limited_read;
 pub fn power_on(path: &Path, region: Option<Region>, config: NesConfig) -> anyhow::Result<Nes> {
     let bytes = limited_read::read_limited(path, limited_read::ROM)?;
     let cart = Cartridge::from_ines(&bytes).with_context(|| path.display().to_string())?;
+    Ok(Nes::with_region(cart, config, region))
+}
+
+/// Powers a console on with the bundled demo ROM, as [`power_on`] does with a file.
+pub fn power_on_bundled_demo(region: Option<Region>, config: NesConfig) -> anyhow::Result<Nes> {
+    let cart = Cartridge::from_ines(DEMO_ROM).context("the bundled demo ROM")?;
     Ok(Nes::with_region(cart, config, region))
 }
 

@@ -12,14 +12,32 @@ use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
+use crate::bundled::DEMO_INPUT;
 use crate::input_file::read_input_with_region;
 use crate::rom::{RegionArg, Schedule};
 use crate::{limited_read, output, rom};
 
+/// `anes run --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Prints where the machine stopped: the last frame record (frame, CPU cycle, PPU scanline and dot, \
+blake3 state hash), the PC and whether the CPU jammed.
+
+Examples:
+  # The bundled demo ROM over the first 600 frames of its input stream
+  anes run
+  # Frame 300 of the demo with no button pressed, as a PNG (the picture in docs/EMBEDDING.md)
+  anes run roms/demo/demo.nes --frames 300 --screenshot frame-300.png
+  # Save the state after 600 frames, resume from it for 600 more and read 16 bytes at $0400, as JSON
+  anes run roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --save-state a.snap
+  anes run roms/demo/demo.nes --input roms/demo/demo.input --load-state a.snap --frames 600 --peek 0x0400:16 --json
+  # A PAL console
+  anes run roms/demo/demo.nes --region pal --frames 500";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
-    /// The iNES ROM file (at most 16 MiB).
-    rom: PathBuf,
+    /// The iNES ROM file, at most 16 MiB (default: the bundled demo ROM and its input stream).
+    rom: Option<PathBuf>,
     /// Frames to run.
     #[arg(long, default_value_t = 600)]
     frames: u64,
@@ -96,12 +114,18 @@ struct Stop {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    let (input, movie_region) = match &args.input {
-        Some(path) => read_input_with_region(path)?,
-        None => (InputStream::new(), None),
+    let (input, movie_region) = match (&args.input, &args.rom) {
+        (Some(path), _) => read_input_with_region(path)?,
+        (None, None) => (InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?, None),
+        (None, Some(_)) => (InputStream::new(), None),
     };
-    let mut nes =
-        rom::power_on(&args.rom, args.region.map(Into::into).or(movie_region), args.power_on.config())?;
+    let region = args.region.map(Into::into).or(movie_region);
+    let (mut nes, rom_name) = match &args.rom {
+        Some(path) => (rom::power_on(path, region, args.power_on.config())?, path.display().to_string()),
+        None => {
+            (rom::power_on_bundled_demo(region, args.power_on.config())?, "the bundled demo ROM".to_string())
+        }
+    };
     nes.set_ppu_catch_up(args.ppu.into());
     nes.set_apu_catch_up(args.apu.into());
     if let Some(path) = &args.load_state {
@@ -136,7 +160,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         peek.insert(format!("0x{addr:04x}"), bytes.into());
     }
     let stop = Stop {
-        rom: args.rom.display().to_string(),
+        rom: rom_name,
         region: nes.region().name(),
         power_on: if nes.config() == args.power_on.config() {
             args.power_on.to_string()

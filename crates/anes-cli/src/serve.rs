@@ -28,7 +28,22 @@ pub enum LogFormat {
     Json,
 }
 
+/// `anes serve --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Exit status: 0 after SIGTERM or SIGINT (intake stopped, final verified checkpoints taken); 2 a bad \
+configuration, or the service could not start.
+
+Examples:
+  # Pipeline demo on the bundled demo ROM: the status page on http://127.0.0.1:9650/, /metrics
+  anes serve
+  # The example configuration's pipelines, their journals and checkpoints in anes-data/, on a port
+  # of the system's choice (the log names it)
+  anes serve --config deploy/anes.toml --data-dir anes-data --listen 127.0.0.1:0
+  # With the token that mutating endpoints (the Alertmanager webhook, drills) require, logs as JSON
+  anes serve --config deploy/anes.toml --token-file /etc/anes/token --drill --log-format json";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// TOML configuration (documented in deploy/anes.toml). Without it: one pipeline `demo` on the
     /// bundled demo ROM, its input looping at real-time speed, on 127.0.0.1:9650.

@@ -40,13 +40,31 @@ const OUTPUT_FILES: [&str; 4] = ["repro.input", "repro.fm2", "report.json", "rep
 /// Machine A's state at the repro's start, written when the start is not power-on.
 const START_FILE: &str = "repro.snap";
 
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 1 the divergence was shrunk and the repro written (the machines \
-diverged, as with anes lockstep); 0 the machines agreed: nothing to shrink, nothing written; 2 bad \
-input, including an --evidence bundle whose divergence this run does not reproduce.\n\n\
+/// `anes shrink --help`'s closing lines.
+const AFTER_HELP: &str = "\
 The repro has the same kind of divergence at the end of the same frame, machine B with the same \
 faults. repro.input, repro.fm2, report.json and report.html are the same bytes on every run and \
-whatever --jobs; trials, frames emulated and time are printed only.")]
+whatever --jobs; trials, frames emulated and time are printed only.
+
+Exit status: 1 the divergence was shrunk and the repro written (the machines diverged, as with anes \
+lockstep); 0 the machines agreed: nothing to shrink, nothing written; 2 bad input, including an \
+--evidence bundle whose divergence this run does not reproduce.
+
+Examples:
+  # The bundled demo's 5,000 frames with bit 3 of RAM $0342 flipped in machine B at CPU cycle
+  # 1234567, shrunk to a few frames without a press (exit status 1)
+  anes shrink --inject flip:ram:0x0342:3@1234567 --out repro/
+  # Replay that repro from the snapshot its start moved to
+  anes shrink --start repro/repro.snap --input repro/repro.input --inject flip:ram:0x0342:3@1234567 --out again/
+  # Shrink the evidence bundle of an anes lockstep run, two trials at once
+  anes lockstep --inject flip:ram:0x0342:3@1234567 --report bundle/
+  anes shrink --evidence bundle/ --out bundle-repro/ --jobs 2
+  # Machine B on the eager PPU schedule: a divergence from the lazy one would be shrunk within 120 s
+  # (exit status 0: they agree, nothing is written)
+  anes shrink roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --ppu-b eager --out eager/ --budget 120";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,
@@ -328,13 +346,23 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             if s.frames_emulated > 0 { s.naive_frames as f64 / s.frames_emulated as f64 } else { 0.0 };
         writeln!(
             out,
-            "search            {} trials ({} in order, {} jobs), {} frames emulated per machine vs {} replaying each trial from power-on ({saved:.1}x less), {:.1} s",
-            s.trials, s.trials_in_order, s.jobs, s.frames_emulated, s.naive_frames, s.seconds
+            "search            {} ({} in order, {}), {} frames emulated per machine vs {} replaying each trial from power-on ({saved:.1}x less), {:.1} s",
+            counted(s.trials, "trial"),
+            s.trials_in_order,
+            counted(s.jobs as u64, "job"),
+            s.frames_emulated,
+            s.naive_frames,
+            s.seconds
         )?;
         writeln!(out, "repro written to  {}", args.out.join("report.html").display())?;
     }
     out.flush()?;
     Ok(ExitCode::from(EXIT_DIVERGED))
+}
+
+/// `1 job`, `2 jobs`.
+fn counted(count: u64, noun: &str) -> String {
+    format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
 }
 
 /// What is checked and loaded before a shrink: the start snapshot (`--start`, a serve bundle's

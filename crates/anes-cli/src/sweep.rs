@@ -36,15 +36,24 @@ const FIELDS_SHOWN: usize = 6;
 /// RAM addresses listed per outcome (the count is always given).
 const RAM_LISTED: usize = 16;
 
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  \
-anes sweep roms/poweron/one_vblank.nes                 the default against 12 other power-on states\n  \
-anes sweep game.nes --frames 1800 --input play.fm2     30 s of a recorded playthrough\n  \
-anes sweep game.nes --profiles quick-power-cycle,random:7 --json\n\n\
+/// `anes sweep --help`'s closing lines.
+const AFTER_HELP: &str = "\
 Profiles: default, vblank-set, warm-up, quick-power-cycle, console-palette, ram-ff, phase-1, phase-2, \
-phase-3, random:SEED (docs/USING-LOCKSTEP.md).\n\n\
+phase-3, random:SEED (docs/USING-LOCKSTEP.md).
+
 Exit status: 0 every state ends in the default's picture and RAM; 1 at least one does not (the program \
-depends on its power-on state); 2 bad input.")]
+depends on its power-on state); 2 bad input.
+
+Examples:
+  # A ROM that waits for one VBlank only: the default against 12 other power-on states (exit status 1)
+  anes sweep roms/poweron/one_vblank.nes
+  # The demo ROM over 30 seconds of its recorded input stream (an .input file or an FCEUX .fm2 movie)
+  anes sweep roms/demo/demo.nes --frames 1800 --input roms/demo/demo.input
+  # Two states only, as one JSON object
+  anes sweep roms/poweron/one_vblank.nes --profiles quick-power-cycle,random:7 --json";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The iNES ROM file (at most 16 MiB).
     rom: PathBuf,

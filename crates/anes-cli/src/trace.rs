@@ -6,7 +6,17 @@ use std::process::ExitCode;
 
 use crate::{output, rom};
 
+/// `anes trace --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Examples:
+  # The demo ROM's first 20 instructions from its reset vector
+  anes trace roms/demo/demo.nes --instructions 20
+  # nestest in its automation mode (from ../shared/conformance beside the repository): this is
+  # nestest.log, line for line
+  anes trace ../shared/conformance/roms/other/nestest.nes --start-pc C000 --instructions 8991";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The iNES ROM file (at most 16 MiB).
     rom: PathBuf,

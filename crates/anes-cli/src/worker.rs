@@ -21,7 +21,19 @@ pub enum Protocol {
     JsonLines,
 }
 
+/// `anes worker --help`'s closing lines.
+const AFTER_HELP: &str = "\
+Exit status: 0 the coordinator shut the worker down or closed its input; 2 a broken protocol, or bad \
+arguments.
+
+Examples:
+  # One console over stdin and stdout, one JSON object per line (it says hello and waits for commands)
+  anes worker --protocol json-lines
+  # A remote worker for a coordinator on another machine, over TLS ([pipeline.remote] in deploy/anes.toml)
+  anes worker --listen 0.0.0.0:9651 --token-file /etc/anes/worker-token --tls-cert cert.pem --tls-key key.pem";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// Encoding of commands (stdin) and replies (stdout).
     #[arg(long, value_enum, default_value_t = Protocol::Binary)]

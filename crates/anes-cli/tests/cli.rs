@@ -255,6 +255,44 @@ fn run_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 
+/// Without a ROM, `anes run` runs the bundled demo ROM over its input stream, as `lockstep`, `shrink`
+/// and `canary` do: the same machine as the files in roms/demo/.
+#[test]
+fn run_without_a_rom_runs_the_bundled_demo_and_its_input() {
+    let bundled = run_json(&["run", "--frames", "400", "--json"]);
+    assert_eq!(bundled["rom"], "the bundled demo ROM", "{bundled}");
+    let files = run_json(&[
+        "run",
+        demo_rom().to_str().unwrap(),
+        "--input",
+        demo_input().to_str().unwrap(),
+        "--frames",
+        "400",
+        "--json",
+    ]);
+    assert_eq!(bundled["state_hash"], files["state_hash"]);
+    let without_input = run_json(&["run", demo_rom().to_str().unwrap(), "--frames", "400", "--json"]);
+    assert_ne!(
+        bundled["state_hash"], without_input["state_hash"],
+        "the demo's input presses buttons by frame 400"
+    );
+}
+
+/// `anes canary` needs something to compare the candidate with, and its usage line says so.
+#[test]
+fn canary_says_it_needs_a_baseline_in_its_usage() {
+    let group = "<--baseline <BIN>|--baseline-log <FILE>|--corpus <MANIFEST>>";
+    let help = anes(&["canary", "--help"]);
+    assert!(
+        stdout(&help).contains(&format!("Usage: anes canary [OPTIONS] {group} [ROM]")),
+        "{}",
+        stdout(&help)
+    );
+    let bare = anes(&["canary"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(stderr(&bare).contains(group), "{}", stderr(&bare));
+}
+
 /// 1,200 frames in one go give the same record as 600, a snapshot, and 600 more from the snapshot
 /// (on the other PPU schedule).
 #[test]

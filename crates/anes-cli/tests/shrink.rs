@@ -202,6 +202,12 @@ fn a_trial_budget_keeps_the_best_repro_so_far_and_says_it_is_not_proven_minimal(
     let run = anes(&["shrink", "--inject", FLIP, "--max-trials", "1", "--out", dir.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(1), "{}", text(&run));
     assert!(String::from_utf8_lossy(&run.stdout).contains("stopped by the trials budget"), "{}", text(&run));
+    // Counts in the singular where they are one.
+    assert!(
+        String::from_utf8_lossy(&run.stdout).contains("search            1 trial (1 in order, 1 job), "),
+        "{}",
+        text(&run)
+    );
     let report = json_file(&dir.join("report.json"));
     assert_eq!(report["stopped_by"], "trials");
     assert_eq!(report["one_minimal"], false);

@@ -25,6 +25,9 @@ struct Worker {
     child: Guard,
     stdin: Option<ChildStdin>,
     replies: Receiver<Reply>,
+    /// What the worker writes to stderr, read on its own thread: a test that breaks the protocol
+    /// asserts on it instead of leaving the worker's `error:` line in the test log.
+    stderr: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Worker {
@@ -34,11 +37,18 @@ impl Worker {
                 .args(["worker", "--protocol", protocol])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
                 .spawn()
                 .expect("the anes binary runs"),
         );
         let stdin = child.0.stdin.take();
         let stdout = child.0.stdout.take().unwrap();
+        let mut stderr_pipe = child.0.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut text);
+            text
+        });
         let (tx, rx) = std::sync::mpsc::channel();
         // Replies are read on their own thread, so a worker that stops talking fails a timeout instead of
         // blocking the test.
@@ -72,7 +82,7 @@ impl Worker {
                 }
             }
         });
-        let worker = Worker { child, stdin, replies: rx };
+        let worker = Worker { child, stdin, replies: rx, stderr: Some(stderr) };
         assert!(matches!(worker.next(), Reply::Hello { .. }));
         worker
     }
@@ -115,6 +125,12 @@ impl Worker {
             std::thread::sleep(Duration::from_millis(20));
         }
         None
+    }
+
+    /// Everything the worker wrote to stderr, once it has exited.
+    fn stderr_after_exit(&mut self) -> String {
+        assert!(self.child.0.try_wait().unwrap().is_some(), "the worker still runs");
+        self.stderr.take().expect("read once").join().unwrap()
     }
 
     /// The worker's peak resident memory so far (`VmHWM`), in bytes.
@@ -213,4 +229,11 @@ fn a_damaged_binary_frame_ends_the_worker_with_the_reason() {
     assert!(message.contains("checksum mismatch"), "{message}");
     let status = worker.close_and_wait(Duration::from_secs(10)).expect("the worker ends");
     assert_eq!(status.code(), Some(2), "{status}");
+    // Its one stderr line names the reason (expected here, so read rather than left in the log).
+    let said = worker.stderr_after_exit();
+    assert!(
+        said.starts_with("error: worker protocol: frame of ") && said.contains("checksum mismatch"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
 }

@@ -104,7 +104,7 @@ pub enum Action {
         /// The oldest frame the store keeps.
         seq: u64,
     },
-    /// Answer the producer of the oldest push not answered yet ([`Pipeline::push_batch`]): what it
+    /// Answer the producer of the oldest push not answered yet ([`Pipeline::push_batch`](crate::Pipeline::push_batch)): what it
     /// counts as accepted is durable.
     Acknowledge(PushOutcome),
 }
@@ -124,7 +124,7 @@ pub enum StoreEvent {
         oldest_kept_seq: u64,
     },
     /// The store refused this writer's epoch (another writer took over, or the store lost its data;
-    /// [`Fence::classify`] tells which): stop taking records.
+    /// [`Fence::classify`](crate::Fence::classify) tells which): stop taking records.
     Fenced {
         /// This service's epoch.
         writer: u64,

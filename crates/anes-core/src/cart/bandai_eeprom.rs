@@ -26,7 +26,7 @@ crate::layout::state_struct! {
         pub scl: u8,
         /// SDA as last driven by the board (1 also when the board released it to read).
         pub sda: u8,
-        /// What the chip is doing: an [`EepromPhase`] as `u8`.
+        /// What the chip is doing: an `EepromPhase` as `u8`.
         pub phase: u8,
         /// Bits of the current byte moved (0-7), 8 at the acknowledge clock, 9 after it.
         pub bit: u8,

@@ -24,7 +24,7 @@
 crate::layout::state_struct! {
     /// The flash chip's command state machine.
     pub struct FlashState {
-        /// Writes of the current command sequence seen so far (a [`Step`] as `u8`; unknown values
+        /// Writes of the current command sequence seen so far (a `Step` as `u8`; unknown values
         /// read as the start).
         pub step: u8,
         /// 1 in software ID mode: reads return the chip's IDs, not its memory.

@@ -93,8 +93,8 @@ impl GoldenLog {
     }
 
     /// Reads the epoch from an `EPOCH` file beside `log` (the golden records' folder keeps one), if
-    /// there and a number. An `EPOCH` that is there but not a regular file, or larger than
-    /// [`MAX_EPOCH_FILE_LEN`], is refused.
+    /// there and a number. An `EPOCH` that is there but not a regular file, or larger than 64 bytes
+    /// (`MAX_EPOCH_FILE_LEN`), is refused.
     pub fn with_epoch_beside(mut self, log: &Path) -> Result<GoldenLog, LogError> {
         let Some(path) = log.parent().map(|dir| dir.join("EPOCH")) else { return Ok(self) };
         self.epoch = match anes_fs::read_text_capped(&path, MAX_EPOCH_FILE_LEN, "epoch") {

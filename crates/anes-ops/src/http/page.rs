@@ -168,8 +168,100 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::pipeline::{Incident, Pipeline, PipelineSettings};
+    use crate::pipeline::{CheckpointStatus, Incident, Pipeline, PipelineSettings, RollbackPolicy};
     use crate::worker::WorkerId;
+
+    /// The page docs/status-page.png shows: the two pipelines of `scripts/status-page-screenshot.sh`
+    /// with the figures a run of that setup showed (p1, alert policy, read-only after a drill flipped
+    /// a RAM bit in worker b, waiting for the alert; p2, immediate policy, normal). The build line
+    /// reads the crate's version, so the page changes only when its code does.
+    fn pictured_page() -> String {
+        let pipeline = |id: &str, policy, frames: u64, checkpoint_seq, age_seconds| {
+            let mut settings = PipelineSettings::new(id);
+            settings.policy = policy;
+            let mut status = Pipeline::new(settings).status();
+            status.frames_verified = frames;
+            status.checkpoint =
+                Some(CheckpointStatus { seq: checkpoint_seq, state_hash: "00".repeat(32), age_seconds });
+            for worker in &mut status.workers {
+                worker.phase = "running".into();
+                worker.incarnation = 1;
+                worker.processed = frames + u64::from(policy == RollbackPolicy::Alert);
+            }
+            status
+        };
+        let mut p1 = pipeline("p1", RollbackPolicy::Alert, 189, 180, 2.7);
+        p1.mode = Mode::ReadOnly;
+        p1.diverged = true;
+        p1.accounting.in_dlq = 152;
+        p1.incidents.push(Incident {
+            id: 1,
+            kind: "state".into(),
+            message: "state hashes differ at the end of frame 189 (CPU cycle 5655912): worker A \
+                      fc2fe76544e64fefda6fc5a94866e447a297157d890a8ea6c86b8e25fd1d1b24 vs worker B \
+                      eb8d094499364f7c5545261e0031f5122f6c1d7ec95456bec38ec244df63a155"
+                .into(),
+            seq: Some(189),
+            detected_at_seconds: 5.1,
+            suspects: Some(vec![WorkerId::B]),
+            evidence: Some("p1/incident-1/report.html".into()),
+            rollback: None,
+            healed_after_seconds: None,
+        });
+        let p2 = pipeline("p2", RollbackPolicy::Immediate, 343, 300, 0.7);
+        let html = render(&[(Arc::new(p1), None), (Arc::new(p2), None)], Path::new("anes-evidence"));
+        let build = anes_lockstep::BUILD.git_commit.unwrap_or(anes_lockstep::BUILD.crate_version);
+        html.replacen(
+            &format!("build {}", escape(build)),
+            &format!("build {}", anes_lockstep::BUILD.crate_version),
+            1,
+        )
+    }
+
+    /// A PNG's `tEXt` chunk with this keyword.
+    fn png_text(png: &[u8], keyword: &str) -> Option<String> {
+        let mut rest = png.strip_prefix(b"\x89PNG\r\n\x1a\n")?;
+        while rest.len() >= 12 {
+            let length = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+            let (kind, data) = (&rest[4..8], rest.get(8..8 + length)?);
+            if kind == b"tEXt"
+                && let Some((key, text)) = data.split_at_checked(keyword.len())
+                && key == keyword.as_bytes()
+                && let Some(text) = text.strip_prefix(b"\0")
+            {
+                return Some(String::from_utf8_lossy(text).into_owned());
+            }
+            rest = rest.get(12 + length..)?;
+        }
+        None
+    }
+
+    /// docs/status-page.png (README, OPERATIONS) is chromium's screenshot of [`pictured_page`]; its
+    /// `anes-page-blake3` text chunk is the hash of the HTML it shows. A change to what the page
+    /// renders fails here until `bash scripts/status-page-screenshot.sh` retakes the picture, which
+    /// runs this test with `ANES_STATUS_PAGE_HTML=FILE` to get the page to screenshot (and
+    /// `FILE.blake3`, its hash).
+    #[test]
+    fn docs_status_page_png_shows_todays_page() {
+        let html = pictured_page();
+        if let Some(out) = std::env::var_os("ANES_STATUS_PAGE_HTML") {
+            // The script writes the hash into the screenshot's text chunk.
+            let hash_file = format!("{}.blake3", Path::new(&out).display());
+            std::fs::write(&out, &html).unwrap();
+            std::fs::write(&hash_file, blake3::hash(html.as_bytes()).to_hex().as_str()).unwrap();
+            println!("wrote {} and {hash_file}", Path::new(&out).display());
+            return;
+        }
+        let picture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/status-page.png");
+        let png = std::fs::read(&picture).unwrap();
+        let pictured = png_text(&png, "anes-page-blake3");
+        assert_eq!(
+            pictured.as_deref(),
+            Some(blake3::hash(html.as_bytes()).to_hex().as_str()),
+            "docs/status-page.png no longer shows the page anes serve renders: \
+             bash scripts/status-page-screenshot.sh retakes it"
+        );
+    }
 
     /// Issue 30, item 5: the page shows the suspect worker, the dead-letter queue's size, the alert's
     /// state, a fenced or stalled pipeline, and lets a long unbroken hash wrap instead of widening the

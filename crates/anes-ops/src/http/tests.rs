@@ -45,7 +45,7 @@ fn fixture() -> &'static Fixture {
             metrics,
             token: Some(Arc::from(TOKEN)),
             drill: true,
-            evidence_dir: std::env::temp_dir().join(format!("anes-http-test-{}", std::process::id())),
+            evidence_dir: test_temp_root().join(format!("anes-http-test-{}", std::process::id())),
             dedup: Arc::new(Mutex::new(Deduplicator::new())),
             stopping: Arc::new(AtomicBool::new(false)),
         };
@@ -56,12 +56,12 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// A fresh data directory for this test binary's pipelines (never the source tree's `anes-data`). They
-/// run until the process exits, so the directory cannot be removed at the end; directories of earlier
-/// runs whose process is gone are removed here instead.
+/// A fresh data directory for this test binary's pipelines, under the workspace's `target/tmp` (never
+/// `/tmp`, nor the source tree's `anes-data`). They run until the process exits, so the directory
+/// cannot be removed at the end; directories of earlier runs whose process is gone are removed here.
 fn test_data_dir() -> std::path::PathBuf {
     const PREFIX: &str = "anes-http-test-data-";
-    let temp = std::env::temp_dir();
+    let temp = test_temp_root();
     if let Ok(entries) = std::fs::read_dir(&temp) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
@@ -76,6 +76,14 @@ fn test_data_dir() -> std::path::PathBuf {
     let dir = temp.join(format!("{PREFIX}{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// Cargo gives integration tests `CARGO_TARGET_TMPDIR`, not unit tests: the workspace's `target/tmp`
+/// (removed by `cargo clean`) is found from this crate's manifest.
+fn test_temp_root() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp");
+    std::fs::create_dir_all(&root).expect("the workspace's target/tmp can be created");
+    root
 }
 
 fn call(state: &AppState, request: Request<Body>) -> (StatusCode, String, String) {

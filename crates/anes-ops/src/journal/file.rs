@@ -2,7 +2,7 @@
 //! filesystem store. Rotating segments `seg-<first sequence number, 20 digits>.ajnl` of at most
 //! `segment_bytes` (a new one starts when the current one is full, and where the journal continues
 //! after a crash or a failed write; the names sort in order and say where each starts), and the
-//! acknowledged mark, `acknowledged` ([`super::mark`]). A segment is a framed file
+//! acknowledged mark, `acknowledged` (`journal/mark.rs`). A segment is a framed file
 //! ([`crate::framed`], magic `ANESJRNL`, version 2: the pipeline id and the journal's identity, which
 //! the mark holds) whose records each hold one committed batch ([`super::encode_batch`]).
 //!

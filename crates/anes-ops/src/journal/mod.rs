@@ -6,7 +6,7 @@
 //! out and replayed (`anes movie cut`).
 //!
 //! Where it lives follows the checkpoint store: with the filesystem store, segments in the data
-//! directory ([`file`]); with a store another coordinator can reach (Redis, PostgreSQL, S3), in that
+//! directory ([`file`](mod@file)); with a store another coordinator can reach (Redis, PostgreSQL, S3), in that
 //! store, appended under the same epoch fence as the checkpoints ([`shared`]), so a coordinator that
 //! takes the pipeline over continues from every record any earlier owner acknowledged, and a fenced
 //! coordinator can never acknowledge again.

@@ -38,7 +38,7 @@ pub fn read_frame(reader: &mut impl std::io::Read, buf: &mut Vec<u8>) -> Result<
 /// Reads a child's first frame, its hello, into `buf`. Every version's hello starts with its tag, the
 /// magic and the protocol version, and only a hello of this version is followed by this version's
 /// checksum: a child of another version is read far enough to name its version (and refused by the
-/// caller on [`decode_reply`]'s `Hello`), instead of being waited on for bytes it never sends.
+/// caller on [`decode_reply`](super::decode_reply)'s `Hello`), instead of being waited on for bytes it never sends.
 pub fn read_hello_frame(reader: &mut impl std::io::Read, buf: &mut Vec<u8>) -> Result<bool, ProtocolError> {
     let Some(len) = read_contents(reader, buf)? else { return Ok(false) };
     let this_version = buf.len() >= 7

@@ -560,6 +560,13 @@ fn check(mut server: Server) {
             std::panic::resume_unwind(e);
         }
         let _ = std::fs::remove_dir_all(&dir);
+        // A long run's progress, so one stopped early still says what it checked.
+        println!(
+            "history checker, {backend}: round {r} passed ({} rounds, {} records acknowledged, {:.0} s so far)",
+            totals.rounds,
+            totals.acknowledged,
+            started.elapsed().as_secs_f64()
+        );
     }
     println!(
         "history checker, {backend}: {} rounds in {:.0} s (seed {seed}), faults {:?}; {} records acknowledged, 0 lost, 0 duplicated, 0 out of order; damage: {} refusals naming exactly the damaged range, {} rounds whose damaged batch no recovery needed",

@@ -580,26 +580,23 @@ fn check(mut server: Server) {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn history_on_postgres() {
-    if !postgres_server::available("history on postgres") {
-        return;
-    }
+    postgres_server::require("history on postgres");
     check(Server::Postgres(postgres_server::PostgresServer::start("history")));
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn history_on_redis() {
-    if !redis_server::available("history on redis") {
-        return;
-    }
+    redis_server::require("history on redis");
     check(Server::Redis(redis_server::RedisServer::start("history")));
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn history_on_s3() {
-    if !s3_server::available("history on s3") {
-        return;
-    }
+    s3_server::require("history on s3");
     let server = s3_server::S3Server::start("history");
     server.create_bucket(BUCKET);
     check(Server::S3(server));

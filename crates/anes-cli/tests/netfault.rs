@@ -60,11 +60,8 @@ struct Cluster {
 }
 
 impl Cluster {
-    /// `None` (skipped) when namespaces cannot be made here outside CI.
-    fn start(test: &str, proxied: bool, extra: &str) -> Option<Cluster> {
-        if !netns::available(test) {
-            return None;
-        }
+    fn start(test: &str, proxied: bool, extra: &str) -> Cluster {
+        netns::require(test);
         let dir = temp_dir(&format!("netfault-{test}"));
         let token_file = dir.0.join("worker-token");
         std::fs::write(&token_file, "netfault-token\n").unwrap();
@@ -78,7 +75,7 @@ impl Cluster {
         let pipeline = remote_pipeline(&a_address, &b.address, &token_file, &extra);
         let mut cluster = Cluster { serve: None, proxy, a, b, ns_a, ns_b, token_file, pipeline, dir };
         cluster.start_serve("serve");
-        Some(cluster)
+        cluster
     }
 
     fn start_serve(&mut self, name: &str) {
@@ -270,7 +267,7 @@ fn assert_no_stale_writes(checkpoints: &[(u64, u64)], store_epoch: u64) {
 /// return. `require_isolation`: A must be seen down (`anes_worker_up` 0) within the step timeout and
 /// 5 s.
 fn partition(test: &str, span: Duration, rounds: usize, heal_limit: Duration, require_isolation: bool) {
-    let Some(mut c) = Cluster::start(test, false, "") else { return };
+    let mut c = Cluster::start(test, false, "");
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds {
@@ -308,6 +305,7 @@ fn partition(test: &str, span: Duration, rounds: usize, heal_limit: Duration, re
 }
 
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_worker_partitioned_for_5_s_heals_with_nothing_lost() {
     partition("partition_5s", Duration::from_secs(5), rounds(2, 20), Duration::from_secs(40), false);
 }
@@ -315,6 +313,7 @@ fn a_worker_partitioned_for_5_s_heals_with_nothing_lost() {
 /// The silent worker is isolated after the step timeout and reconnected once the link is back:
 /// healed within the issue's 40 s of the worker's return.
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_worker_partitioned_for_60_s_heals_with_nothing_lost() {
     partition("partition_60s", Duration::from_secs(60), rounds(1, 2), Duration::from_secs(40), false);
 }
@@ -322,6 +321,7 @@ fn a_worker_partitioned_for_60_s_heals_with_nothing_lost() {
 /// Issue 25: "a worker that stops answering within the step timeout is isolation". A partition is
 /// no connection error (nothing is reset), so only a timeout on the silence can notice it.
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_worker_partitioned_past_the_step_timeout_is_isolated() {
     partition(
         "partition_isolated",
@@ -333,9 +333,10 @@ fn a_worker_partitioned_past_the_step_timeout_is_isolated() {
 }
 
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_200_ms_delay_each_way_keeps_the_pipeline_verifying_in_real_time() {
     let test = "delay_200ms";
-    let Some(mut c) = Cluster::start(test, true, "") else { return };
+    let mut c = Cluster::start(test, true, "");
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds(2, 20) {
@@ -369,9 +370,10 @@ fn a_200_ms_delay_each_way_keeps_the_pipeline_verifying_in_real_time() {
 }
 
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_connection_cut_inside_a_snapshot_heals_with_nothing_lost() {
     let test = "cut_in_snapshot";
-    let Some(mut c) = Cluster::start(test, true, "") else { return };
+    let mut c = Cluster::start(test, true, "");
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds(2, 20) {
@@ -409,9 +411,10 @@ fn a_connection_cut_inside_a_snapshot_heals_with_nothing_lost() {
 }
 
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_worker_killed_during_a_rollback_is_replaced_and_the_pipeline_heals() {
     let test = "kill_in_rollback";
-    let Some(mut c) = Cluster::start(test, true, "") else { return };
+    let mut c = Cluster::start(test, true, "");
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds(2, 20) {
@@ -456,9 +459,10 @@ fn a_worker_killed_during_a_rollback_is_replaced_and_the_pipeline_heals() {
 /// FIN): it drops it after its idle timeout, and the new coordinator, which keeps reconnecting past
 /// `max_attempts` while the worker cannot be reached, takes it over.
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces)"]
 fn a_coordinator_restarted_while_a_worker_is_partitioned_heals_with_nothing_lost() {
     let test = "restart_in_partition";
-    let Some(mut c) = Cluster::start(test, false, "") else { return };
+    let mut c = Cluster::start(test, false, "");
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds(1, 10) {
@@ -493,18 +497,17 @@ fn a_coordinator_restarted_while_a_worker_is_partitioned_heals_with_nothing_lost
 }
 
 #[test]
+#[ignore = "needs root and iproute2 (network namespaces), and PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn postgres_stopped_during_a_persist_heals_with_no_stale_write() {
     let test = "postgres_stop";
-    if !postgres_server::available(test) {
-        return;
-    }
+    postgres_server::require(test);
     let mut pg = postgres_server::PostgresServer::start("netfault");
     let store = format!(
         "persist_every = 60\n\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"{}\"\n\
          retry_base_seconds = 0.5\nretry_cap_seconds = 2.0\nretry_attempts = 30\n",
         pg.url()
     );
-    let Some(mut c) = Cluster::start(test, false, &store) else { return };
+    let mut c = Cluster::start(test, false, &store);
     c.wait_normal(120, Duration::from_secs(60));
     let mut heal = Vec::new();
     for round in 0..rounds(2, 20) {

@@ -179,10 +179,9 @@ fn assert_fenced(old: &mut Service, current: u64, next_seq: u64) {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn an_old_primary_is_fenced_by_the_takeover_and_stops_writing() {
-    if !redis_server::available("split_brain") {
-        return;
-    }
+    redis_server::require("split_brain");
     let server = RedisServer::start("split-brain-cli");
     let dir = TempDir(std::env::temp_dir().join(format!("anes-split-brain-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);

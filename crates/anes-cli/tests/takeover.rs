@@ -111,10 +111,9 @@ fn takeover(dir: &Path, backend: &str, store: &str) -> String {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn a_takeover_on_redis_loses_no_acknowledged_record() {
-    if !redis_server::available("takeover on redis") {
-        return;
-    }
+    redis_server::require("takeover on redis");
     let server = redis_server::RedisServer::start("takeover");
     let dir = temp("redis");
     let line =
@@ -123,10 +122,9 @@ fn a_takeover_on_redis_loses_no_acknowledged_record() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn a_takeover_on_postgres_loses_no_acknowledged_record() {
-    if !postgres_server::available("takeover on postgres") {
-        return;
-    }
+    postgres_server::require("takeover on postgres");
     let server = postgres_server::PostgresServer::start("takeover");
     let dir = temp("postgres");
     let line = takeover(
@@ -138,10 +136,9 @@ fn a_takeover_on_postgres_loses_no_acknowledged_record() {
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn a_takeover_on_s3_loses_no_acknowledged_record() {
-    if !s3_server::available("takeover on s3") {
-        return;
-    }
+    s3_server::require("takeover on s3");
     let server = s3_server::S3Server::start("takeover");
     server.create_bucket("anes-takeover");
     let dir = temp("s3");

@@ -78,11 +78,11 @@ fn main() {
         return;
     }
     let rounds = support::push::interleaved_rounds(5).unwrap_or(5);
-    let redis = redis_server::available("journal bench, redis")
+    let redis = redis_server::installed_for("journal bench, redis")
         .then(|| redis_server::RedisServer::start("bench-journal"));
-    let postgres = postgres_server::available("journal bench, postgres")
+    let postgres = postgres_server::installed_for("journal bench, postgres")
         .then(|| postgres_server::PostgresServer::start_with("bench-journal", true));
-    let s3 = s3_server::available("journal bench, s3").then(|| {
+    let s3 = s3_server::installed_for("journal bench, s3").then(|| {
         let server = s3_server::S3Server::start("bench-journal");
         server.create_bucket("anes-bench");
         server

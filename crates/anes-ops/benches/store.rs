@@ -89,7 +89,7 @@ fn store_write(c: &mut Criterion) {
     bench_writes(&mut group, "filesystem_demo_checkpoint", &mut fs);
     drop(fs);
     let _ = std::fs::remove_dir_all(&dir);
-    if redis_server::available("store_write/redis_demo_checkpoint") {
+    if redis_server::installed_for("store_write/redis_demo_checkpoint") {
         let server = RedisServer::start("bench-write");
         let mut redis = RedisStore::new(&server.url(), "bench", 4).expect("a redis store");
         bench_writes(&mut group, "redis_demo_checkpoint", &mut redis);
@@ -158,7 +158,7 @@ impl Drop for Service {
 }
 
 fn pipeline_checkpoints(c: &mut Criterion) {
-    let redis = redis_server::available("pipeline_checkpoints/every_60_redis")
+    let redis = redis_server::installed_for("pipeline_checkpoints/every_60_redis")
         .then(|| RedisServer::start("bench-pipeline"));
     let mut services: Vec<(&str, Service)> = vec![
         ("none", Service::start("none", NO_CHECKPOINTS, "")),

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anes_ops::metrics::StoreMetrics;
 use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, WriterEvent};
 use anes_ops::store::{CheckpointStore, JournalStore, PostgresStore, StoreError};
-use support::postgres_server::{PostgresServer, available};
+use support::postgres_server::{PostgresServer, require};
 use support::{journal_suite, store_suite};
 
 fn open(server: &PostgresServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore> + '_ {
@@ -22,19 +22,17 @@ fn open(server: &PostgresServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointSt
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn suite_round_trip_and_retention() {
-    if !available("suite_round_trip_and_retention") {
-        return;
-    }
+    require("suite_round_trip_and_retention");
     let server = PostgresServer::start("rt");
     store_suite::round_trip_and_retention(&open(&server), "pg");
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn suite_damaged_checkpoints_are_skipped() {
-    if !available("suite_damaged_checkpoints_are_skipped") {
-        return;
-    }
+    require("suite_damaged_checkpoints_are_skipped");
     let server = PostgresServer::start("dmg");
     let damage = |pipeline: &str, name: &str| {
         let (frame, epoch) = name.split_once('-').unwrap();
@@ -53,19 +51,17 @@ fn suite_damaged_checkpoints_are_skipped() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn suite_a_stale_writer_is_refused_without_reading_its_payload() {
-    if !available("suite_a_stale_writer_is_refused_without_reading_its_payload") {
-        return;
-    }
+    require("suite_a_stale_writer_is_refused_without_reading_its_payload");
     let server = PostgresServer::start("stale");
     store_suite::a_stale_writer_is_refused_without_reading_its_payload(&open(&server), "pg");
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn suite_fencing_model() {
-    if !available("suite_fencing_model") {
-        return;
-    }
+    require("suite_fencing_model");
     let server = PostgresServer::start("model");
     let started = Instant::now();
     let (schedules, ..) = store_suite::fencing_model(&open(&server), "pg", "postgres", 300);
@@ -73,10 +69,9 @@ fn suite_fencing_model() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn the_schema_made_by_many_services_at_once_is_made_once() {
-    if !available("the_schema_made_by_many_services_at_once_is_made_once") {
-        return;
-    }
+    require("the_schema_made_by_many_services_at_once_is_made_once");
     let server = PostgresServer::start("schema");
     let url = server.url();
     let threads: Vec<_> = (0..6)
@@ -91,10 +86,9 @@ fn the_schema_made_by_many_services_at_once_is_made_once() {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn an_unreachable_server_is_unavailable_not_fenced() {
-    if !available("an_unreachable_server_is_unavailable_not_fenced") {
-        return;
-    }
+    require("an_unreachable_server_is_unavailable_not_fenced");
     let mut server = PostgresServer::start("down");
     let mut store = PostgresStore::new(&server.url(), "p", 4).unwrap();
     store.bump_epoch().unwrap();
@@ -134,10 +128,9 @@ fn wait_for(
 /// `FOR UPDATE`, so the put waits on its `FOR SHARE`), then the server is stopped: the put fails, the
 /// writer retries with backoff, and once the server is back the checkpoint is stored.
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn the_server_stopped_during_a_persist_the_writer_retries_and_succeeds_after_the_restart() {
-    if !available("the_server_stopped_during_a_persist") {
-        return;
-    }
+    require("the_server_stopped_during_a_persist");
     let mut server = PostgresServer::start("persist");
     let mut store = PostgresStore::new(&server.url(), "p", 4).unwrap();
     let epoch = store.bump_epoch().unwrap();
@@ -224,10 +217,9 @@ fn the_server_stopped_during_a_persist_the_writer_retries_and_succeeds_after_the
 
 /// `[pipeline.store] backend = "postgres"` opens this store (`recovery::open_store`, as `anes serve`).
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn a_configuration_naming_postgres_opens_it() {
-    if !available("a_configuration_naming_postgres_opens_it") {
-        return;
-    }
+    require("a_configuration_naming_postgres_opens_it");
     let server = PostgresServer::start("config");
     let text = format!(
         "[[pipeline]]\nid = \"cfg\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"{}\"\n",
@@ -256,10 +248,9 @@ fn open_both(
 }
 
 #[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn journal_suite_in_postgres() {
-    if !available("journal_suite_in_postgres") {
-        return;
-    }
+    require("journal_suite_in_postgres");
     let server = PostgresServer::start("journal");
     let open = open_both(&server);
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "pg");

@@ -18,7 +18,7 @@ use anes_ops::store::writer::{CheckpointWriter, PendingCheckpoint, RetryPolicy, 
 use anes_ops::store::{
     CheckpointHeader, CheckpointStore, JournalStore, RedisPersistence, RedisStore, StoreError,
 };
-use support::redis_server::{RedisServer, available};
+use support::redis_server::{RedisServer, require};
 use support::{journal_suite, store_suite};
 
 fn checkpoint(frame: u64) -> PendingCheckpoint {
@@ -31,10 +31,9 @@ fn checkpoint(frame: u64) -> PendingCheckpoint {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn the_live_state_key_holds_the_newest() {
-    if !available("the_live_state_key_holds_the_newest") {
-        return;
-    }
+    require("the_live_state_key_holds_the_newest");
     let server = RedisServer::start("state");
     let mut store = RedisStore::new(&server.url(), "p1", 3).unwrap();
     let epoch = store.bump_epoch().unwrap();
@@ -54,10 +53,9 @@ fn the_live_state_key_holds_the_newest() {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn a_server_that_would_forget_the_epoch_is_told_apart() {
-    if !available("a_server_that_would_forget_the_epoch_is_told_apart") {
-        return;
-    }
+    require("a_server_that_would_forget_the_epoch_is_told_apart");
     let server = RedisServer::start("persistence");
     let mut store = RedisStore::new(&server.url(), "p1", 4).unwrap();
     assert_eq!(store.persistence(), None, "read on the first connection");
@@ -82,10 +80,9 @@ fn a_server_that_would_forget_the_epoch_is_told_apart() {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn a_fenced_write_stores_nothing() {
-    if !available("fenced_write") {
-        return;
-    }
+    require("fenced_write");
     let server = RedisServer::start("fenced");
     let mut old = RedisStore::new(&server.url(), "p", 4).unwrap();
     let mut new = RedisStore::new(&server.url(), "p", 4).unwrap();
@@ -109,19 +106,17 @@ fn open(server: &RedisServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn suite_round_trip_and_retention() {
-    if !available("suite_round_trip_and_retention") {
-        return;
-    }
+    require("suite_round_trip_and_retention");
     let server = RedisServer::start("suite-rt");
     store_suite::round_trip_and_retention(&open(&server), "redis");
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn suite_damaged_checkpoints_are_skipped() {
-    if !available("suite_damaged_checkpoints_are_skipped") {
-        return;
-    }
+    require("suite_damaged_checkpoints_are_skipped");
     let server = RedisServer::start("suite-dmg");
     let damage = |pipeline: &str, member: &str| {
         let mut c = server.connection();
@@ -135,28 +130,25 @@ fn suite_damaged_checkpoints_are_skipped() {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn suite_a_stale_writer_is_refused_without_reading_its_payload() {
-    if !available("suite_a_stale_writer_is_refused_without_reading_its_payload") {
-        return;
-    }
+    require("suite_a_stale_writer_is_refused_without_reading_its_payload");
     let server = RedisServer::start("suite-stale");
     store_suite::a_stale_writer_is_refused_without_reading_its_payload(&open(&server), "redis");
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn suite_fencing_model() {
-    if !available("suite_fencing_model") {
-        return;
-    }
+    require("suite_fencing_model");
     let server = RedisServer::start("model");
     store_suite::fencing_model(&open(&server), "redis", "redis", 2000);
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn split_brain_drill_the_old_primary_is_fenced_and_stops() {
-    if !available("split_brain") {
-        return;
-    }
+    require("split_brain");
     let server = RedisServer::start("splitbrain");
     let events = Arc::new(Mutex::new(Vec::new()));
     let start = |name: &'static str| {
@@ -304,10 +296,9 @@ fn report(label: &str, offsets: &[Duration]) -> usize {
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn thundering_herd_all_reconnect_none_gives_up_and_jitter_spreads_the_first_retries() {
-    if !available("thundering_herd") {
-        return;
-    }
+    require("thundering_herd");
     let (jittered, give_ups) = herd(true);
     let busiest = report("full jitter", &jittered);
     assert_eq!(give_ups, 0, "a writer gave up");
@@ -337,10 +328,9 @@ fn open_both(
 }
 
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn journal_suite_in_redis() {
-    if !available("journal_suite_in_redis") {
-        return;
-    }
+    require("journal_suite_in_redis");
     let server = RedisServer::start("journal");
     let open = open_both(&server);
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "redis");
@@ -364,10 +354,9 @@ fn journal_suite_in_redis() {
 /// "store unavailable" while the pipeline stayed ready. It is damage: refused as such by every
 /// operation, a takeover included.
 #[test]
+#[ignore = "needs redis-server (scripts/install-ops-servers.sh --redis)"]
 fn an_epoch_that_is_not_a_number_is_damage_not_unavailability() {
-    if !available("an_epoch_that_is_not_a_number_is_damage_not_unavailability") {
-        return;
-    }
+    require("an_epoch_that_is_not_a_number_is_damage_not_unavailability");
     let server = RedisServer::start("garbage-epoch");
     let mut store = RedisStore::new(&server.url(), "g", 4).unwrap();
     let epoch = store.bump_epoch().unwrap();

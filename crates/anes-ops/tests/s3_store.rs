@@ -15,7 +15,7 @@ use anes_ops::store::{
     CheckpointHeader, CheckpointStore, JournalStore, S3Credentials, S3Location, S3Store, StoreError,
 };
 use support::redis_server::RedisServer;
-use support::s3_server::{S3Server, available};
+use support::s3_server::{S3Server, require};
 use support::{journal_suite, store_suite};
 
 const BUCKET: &str = "anes-checkpoints";
@@ -45,19 +45,17 @@ fn open(server: &S3Server) -> impl Fn(&str, usize) -> Box<dyn CheckpointStore> +
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn suite_round_trip_and_retention() {
-    if !available("suite_round_trip_and_retention") {
-        return;
-    }
+    require("suite_round_trip_and_retention");
     let server = start("rt");
     store_suite::round_trip_and_retention(&open(&server), "s3");
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn suite_damaged_checkpoints_are_skipped() {
-    if !available("suite_damaged_checkpoints_are_skipped") {
-        return;
-    }
+    require("suite_damaged_checkpoints_are_skipped");
     let server = start("dmg");
     let damage = |_: &str, key: &str| {
         let mut bytes = server.get(BUCKET, key).unwrap();
@@ -69,19 +67,17 @@ fn suite_damaged_checkpoints_are_skipped() {
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn suite_a_stale_writer_is_refused_without_reading_its_payload() {
-    if !available("suite_a_stale_writer_is_refused_without_reading_its_payload") {
-        return;
-    }
+    require("suite_a_stale_writer_is_refused_without_reading_its_payload");
     let server = start("stale");
     store_suite::a_stale_writer_is_refused_without_reading_its_payload(&open(&server), "s3");
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn suite_fencing_model() {
-    if !available("suite_fencing_model") {
-        return;
-    }
+    require("suite_fencing_model");
     let server = start("model");
     let started = Instant::now();
     let (schedules, ..) = store_suite::fencing_model(&open(&server), "s3", "s3", 100);
@@ -105,10 +101,9 @@ impl<F: FnMut()> Read for TakeoverMidWrite<'_, F> {
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn a_takeover_between_the_check_and_the_conditional_put_refuses_the_write() {
-    if !available("a_takeover_between_the_check_and_the_conditional_put_refuses_the_write") {
-        return;
-    }
+    require("a_takeover_between_the_check_and_the_conditional_put_refuses_the_write");
     let server = start("race");
     let open = open(&server);
     let mut old = open("p", 4);
@@ -148,12 +143,10 @@ fn set_hot(redis: &RedisServer, blob: &[u8]) {
 }
 
 #[test]
+#[ignore = "needs moto[server] and redis-server (scripts/install-ops-servers.sh --moto --redis)"]
 fn the_hot_copy_is_loaded_when_it_is_the_newest_in_s3() {
-    if !available("the_hot_copy_is_loaded_when_it_is_the_newest_in_s3")
-        || !support::redis_server::available("hot")
-    {
-        return;
-    }
+    require("the_hot_copy_is_loaded_when_it_is_the_newest_in_s3");
+    support::redis_server::require("hot");
     let (server, redis) = (start("hot"), RedisServer::start("s3-hot"));
     let mut store = hot_store(&server, &redis);
     let e = store.bump_epoch().unwrap();
@@ -172,12 +165,10 @@ fn the_hot_copy_is_loaded_when_it_is_the_newest_in_s3() {
 }
 
 #[test]
+#[ignore = "needs moto[server] and redis-server (scripts/install-ops-servers.sh --moto --redis)"]
 fn a_hot_copy_that_is_not_the_newest_in_s3_is_ignored() {
-    if !available("a_hot_copy_that_is_not_the_newest_in_s3_is_ignored")
-        || !support::redis_server::available("hot")
-    {
-        return;
-    }
+    require("a_hot_copy_that_is_not_the_newest_in_s3_is_ignored");
+    support::redis_server::require("hot");
     let (server, mut redis) = (start("cold"), RedisServer::start("s3-cold"));
     let mut store = hot_store(&server, &redis);
     let e = store.bump_epoch().unwrap();
@@ -223,10 +214,10 @@ fn a_hot_copy_that_is_not_the_newest_in_s3_is_ignored() {
 /// `[pipeline.store] backend = "s3"` with a credentials file opens this store (`recovery::open_store`,
 /// as `anes serve`), with its hot copy.
 #[test]
+#[ignore = "needs moto[server] and redis-server (scripts/install-ops-servers.sh --moto --redis)"]
 fn a_configuration_naming_s3_opens_it() {
-    if !available("a_configuration_naming_s3_opens_it") || !support::redis_server::available("s3 config") {
-        return;
-    }
+    require("a_configuration_naming_s3_opens_it");
+    support::redis_server::require("s3 config");
     let (server, redis) = (start("config"), RedisServer::start("s3-config"));
     let dir = std::env::temp_dir().join(format!("anes-s3-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -290,10 +281,9 @@ fn open_both(server: &S3Server) -> impl Fn(&str) -> (Box<dyn CheckpointStore>, B
 }
 
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn journal_suite_in_s3() {
-    if !available("journal_suite_in_s3") {
-        return;
-    }
+    require("journal_suite_in_s3");
     let server = start("journal");
     let open = open_both(&server);
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "s3");
@@ -313,10 +303,9 @@ fn journal_suite_in_s3() {
 /// A batch object an old owner uploaded after the takeover (its conditional PUT of the epoch object
 /// then failed) is of an older epoch: never read as part of the journal.
 #[test]
+#[ignore = "needs moto[server] (scripts/install-ops-servers.sh --moto)"]
 fn an_old_owner_s_batch_object_is_never_read() {
-    if !available("an_old_owner_s_batch_object_is_never_read") {
-        return;
-    }
+    require("an_old_owner_s_batch_object_is_never_read");
     let server = start("orphan");
     let open = open_both(&server);
     let (mut a, mut journal_a) = open("o");

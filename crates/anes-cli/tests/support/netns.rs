@@ -39,9 +39,9 @@ fn ip(args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Whether namespaces can be made here (root, `ip` installed); false with the reason printed, or a
-/// panic under `CI`, where these tests must run. Probed once per process.
-pub fn available(test: &str) -> bool {
+/// For a test marked `#[ignore = "needs root and iproute2 ..."]`, run by `--include-ignored`: fails
+/// saying why when namespaces cannot be made here (probed once per process).
+pub fn require(test: &str) {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     let probed = PROBE.get_or_init(|| {
         let probe = format!("{PREFIX}{}-probe", std::process::id());
@@ -51,13 +51,8 @@ pub fn available(test: &str) -> bool {
         }
         result
     });
-    match probed {
-        Ok(()) => true,
-        Err(e) if anes_fs::ci_is_set() => panic!("{test}: network namespaces are needed: {e}"),
-        Err(e) => {
-            println!("{test} skipped: network namespaces are not available (root and iproute2 needed): {e}");
-            false
-        }
+    if let Err(e) = probed {
+        panic!("{test}: network namespaces are needed (root and iproute2): {e}");
     }
 }
 

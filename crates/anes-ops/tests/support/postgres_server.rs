@@ -4,14 +4,13 @@
 //! a benchmark starts it with fsync on).
 //! PostgreSQL refuses to run as root: as root, `initdb` and `pg_ctl` run as user `postgres` through
 //! `runuser`, on a directory it owns. Stopped on drop (every exit path, panics included) by `pg_ctl
-//! stop`, then by the postmaster's PID if it is still there. Installed by
-//! `scripts/install-ops-servers.sh --postgres` when missing; without it a test skips (prints why), or
-//! fails when `CI` is set.
+//! stop`, then by the postmaster's PID if it is still there. The tests that need it are
+//! `#[ignore]`d; `.ci/run` installs it (`scripts/install-ops-servers.sh --postgres`) and runs them.
 
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,10 +25,6 @@ pub struct PostgresServer {
     durable: bool,
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The newest `/usr/lib/postgresql/<version>/bin` holding `initdb` and `pg_ctl`.
 fn bin_dir() -> Option<PathBuf> {
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
@@ -42,27 +37,30 @@ fn bin_dir() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
-/// Makes sure PostgreSQL is installed; false (with the reason printed) when it is not and `CI` is
-/// unset. Under `CI` a missing server is a failure.
-pub fn available(test: &str) -> bool {
-    let script = repo().join("scripts/install-ops-servers.sh");
-    let installed = Command::new("bash")
-        .arg(&script)
-        .arg("--postgres")
-        .stdout(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if installed && bin_dir().is_some() {
-        return true;
+/// Whether PostgreSQL's server programs are installed. Tests never install them: `.ci/run` does, as
+/// does `bash scripts/install-ops-servers.sh --postgres`.
+pub fn installed() -> bool {
+    bin_dir().is_some()
+}
+
+/// For a bench, which measures what is there: whether it is installed, saying so when it is not.
+pub fn installed_for(what: &str) -> bool {
+    let installed = installed();
+    if !installed {
+        println!(
+            "{what} skipped: PostgreSQL is not installed (bash scripts/install-ops-servers.sh --postgres)"
+        );
     }
-    if anes_fs::ci_is_set() {
-        panic!("{test}: PostgreSQL is needed and could not be installed ({})", script.display());
-    }
-    println!(
-        "{test} skipped: PostgreSQL is not installed and cannot be (scripts/install-ops-servers.sh --postgres)"
+    installed
+}
+
+/// For a test marked `#[ignore = "needs PostgreSQL"]`, run by `--include-ignored`: fails with the
+/// command that installs the server when it is missing.
+pub fn require(test: &str) {
+    assert!(
+        installed(),
+        "{test} needs PostgreSQL: bash scripts/install-ops-servers.sh --postgres installs it"
     );
-    false
 }
 
 fn free_port() -> u16 {
@@ -92,7 +90,7 @@ impl PostgresServer {
         let mut server = PostgresServer {
             port: free_port(),
             dir,
-            bin: bin_dir().expect("available() found it"),
+            bin: bin_dir().expect("PostgreSQL is installed (require checked)"),
             as_root,
             running: false,
             durable,

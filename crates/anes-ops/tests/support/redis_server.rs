@@ -1,12 +1,11 @@
 //! A real `redis-server` (Debian's package) for tests: on 127.0.0.1, a free port, a `mktemp -d`-style
-//! data directory, stopped by PID on drop (every exit path, panics included). Installed by
-//! `scripts/install-ops-servers.sh --redis` when missing; without it a test skips (prints why), or
-//! fails when `CI` is set.
+//! data directory, stopped by PID on drop (every exit path, panics included). The tests that need it are
+//! `#[ignore]`d; `.ci/run` installs it (`scripts/install-ops-servers.sh --redis`) and runs them.
 
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,30 +16,30 @@ pub struct RedisServer {
     child: Option<Child>,
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// Whether `redis-server` is on the PATH. Tests never install it: `.ci/run` does, as does
+/// `bash scripts/install-ops-servers.sh --redis`.
+pub fn installed() -> bool {
+    Command::new("redis-server").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
-/// Makes sure redis-server is installed; `Err` says why not. Under `CI` a missing server is a failure.
-pub fn available(test: &str) -> bool {
-    let script = repo().join("scripts/install-ops-servers.sh");
-    let ok = Command::new("bash")
-        .arg(&script)
-        .arg("--redis")
-        .stdout(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if ok {
-        return true;
+/// For a bench, which measures what is there: whether it is installed, saying so when it is not.
+pub fn installed_for(what: &str) -> bool {
+    let installed = installed();
+    if !installed {
+        println!(
+            "{what} skipped: redis-server is not installed (bash scripts/install-ops-servers.sh --redis)"
+        );
     }
-    if anes_fs::ci_is_set() {
-        panic!("{test}: redis-server is needed and could not be installed ({})", script.display());
-    }
-    println!(
-        "{test} skipped: redis-server is not installed and cannot be (scripts/install-ops-servers.sh --redis)"
+    installed
+}
+
+/// For a test marked `#[ignore = "needs redis-server"]`, run by `--include-ignored`: fails with the
+/// command that installs the server when it is missing.
+pub fn require(test: &str) {
+    assert!(
+        installed(),
+        "{test} needs redis-server: bash scripts/install-ops-servers.sh --redis installs it"
     );
-    false
 }
 
 fn free_port() -> u16 {

@@ -1,13 +1,13 @@
 //! An S3-compatible server for tests: moto's standalone server (PyPI `moto[server]`, run as
 //! `python3 -m moto.server`), on 127.0.0.1 and a free port, in memory, stopped by PID on drop (every
 //! exit path, panics included). It accepts any credentials and honours S3's conditional writes
-//! (`If-None-Match: *`, `If-Match`). Installed by `scripts/install-ops-servers.sh --moto` when missing;
-//! without it a test skips (prints why), or fails when `CI` is set.
+//! (`If-None-Match: *`, `If-Match`). The tests that need it are `#[ignore]`d;
+//! `.ci/run` installs it (`scripts/install-ops-servers.sh --moto`) and runs them.
 
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -16,10 +16,6 @@ pub struct S3Server {
     pub port: u16,
     child: Option<Child>,
     log: PathBuf,
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn moto_importable() -> bool {
@@ -31,26 +27,30 @@ fn moto_importable() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Makes sure moto's server is installed; false (with the reason printed) when it is not and `CI`
-/// is unset. Under `CI` a missing server is a failure.
-pub fn available(test: &str) -> bool {
-    let script = repo().join("scripts/install-ops-servers.sh");
-    let installed = Command::new("bash")
-        .arg(&script)
-        .arg("--moto")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if installed && moto_importable() {
-        return true;
+/// Whether moto's server can be imported. Tests never install it: `.ci/run` does, as does
+/// `bash scripts/install-ops-servers.sh --moto`.
+pub fn installed() -> bool {
+    moto_importable()
+}
+
+/// For a bench, which measures what is there: whether it is installed, saying so when it is not.
+pub fn installed_for(what: &str) -> bool {
+    let installed = installed();
+    if !installed {
+        println!(
+            "{what} skipped: moto's S3 server is not installed (bash scripts/install-ops-servers.sh --moto)"
+        );
     }
-    if anes_fs::ci_is_set() {
-        panic!("{test}: moto's S3 server is needed and could not be installed ({})", script.display());
-    }
-    println!(
-        "{test} skipped: moto[server] is not installed and cannot be (scripts/install-ops-servers.sh --moto)"
+    installed
+}
+
+/// For a test marked `#[ignore = "needs moto[server]"]`, run by `--include-ignored`: fails with the
+/// command that installs the server when it is missing.
+pub fn require(test: &str) {
+    assert!(
+        installed(),
+        "{test} needs moto's S3 server: bash scripts/install-ops-servers.sh --moto installs it"
     );
-    false
 }
 
 fn free_port() -> u16 {

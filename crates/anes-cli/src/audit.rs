@@ -46,6 +46,11 @@ pub struct Args {
     /// A core option, KEY=VALUE (repeatable).
     #[arg(long = "option", value_name = "KEY=VALUE", value_parser = crate::worker::core_option)]
     options: Vec<(String, String)>,
+    /// Compare frames without their audio (it is still diffed where something else differs): tells
+    /// a core whose emulation is deterministic but whose resampled sound is not (the number of
+    /// samples a frame hands over depends on a buffer no state holds) from one that loses state.
+    #[arg(long)]
+    ignore_audio: bool,
     /// The core's .info file (default: beside the core, else /usr/share/libretro/info/).
     #[arg(long, value_name = "FILE")]
     info: Option<PathBuf>,
@@ -60,6 +65,8 @@ struct JsonAudit<'a> {
     content: String,
     info: Option<String>,
     claims: Option<SavestateLevel>,
+    /// Frames were compared without their audio (`--ignore-audio`).
+    ignore_audio: bool,
     #[serde(flatten)]
     report: &'a AuditReport,
     overclaims: bool,
@@ -91,12 +98,12 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     // The first instance is made here, so a core or content the worker refuses is bad input (2).
     let mut first = Some(
-        crate::lockstep::spawn_retro(&args.core, &args.content, &args.options)
+        crate::lockstep::spawn_retro(&args.core, &args.content, &args.options, args.ignore_audio)
             .with_context(|| format!("{}", args.core.display()))?,
     );
     let mut make = || match first.take() {
         Some(machine) => Ok(machine),
-        None => crate::lockstep::spawn_retro(&args.core, &args.content, &args.options)
+        None => crate::lockstep::spawn_retro(&args.core, &args.content, &args.options, args.ignore_audio)
             .map_err(|e| format!("{e:#}")),
     };
     let bar = if args.json {
@@ -126,6 +133,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 content: args.content.display().to_string(),
                 info: info_path.as_ref().map(|p| p.display().to_string()),
                 claims: claim,
+                ignore_audio: args.ignore_audio,
                 report: &report,
                 overclaims,
             },
@@ -152,6 +160,9 @@ fn write_table(
         None => "no buttons".to_owned(),
     };
     writeln!(out, "frames    {} ({input}), run-ahead windows of {}", report.frames, args.runahead)?;
+    if args.ignore_audio {
+        writeln!(out, "compared  state, memory and picture (--ignore-audio)")?;
+    }
     writeln!(out, "state     {} bytes", report.state_len)?;
     match (claim, info) {
         (Some(claim), Some(info)) => writeln!(out, "claims    {claim} ({})", info.display())?,

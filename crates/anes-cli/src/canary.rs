@@ -265,9 +265,9 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(Some(content)),
     };
-    let a = crate::lockstep::spawn_retro(baseline, content, &args.options)
+    let a = crate::lockstep::spawn_retro(baseline, content, &args.options, false)
         .with_context(|| format!("the baseline {}", baseline.display()))?;
-    let b = crate::lockstep::spawn_retro(candidate, content, &args.options)
+    let b = crate::lockstep::spawn_retro(candidate, content, &args.options, false)
         .with_context(|| format!("the candidate {}", candidate.display()))?;
     let config = anes_lockstep::LockstepConfig {
         checkpoint_every: args.checkpoint_every,

@@ -259,6 +259,7 @@ pub(crate) fn spawn_retro(
     core: &Path,
     content: &Path,
     options: &[(String, String)],
+    ignore_audio: bool,
 ) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
     let spec = anes_ops::canary::RetroWorkerSpec {
         program: std::env::current_exe().context("the path of this executable (the worker program)")?,
@@ -266,6 +267,7 @@ pub(crate) fn spawn_retro(
         content: content.to_owned(),
         options: options.to_vec(),
         reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
+        ignore_audio,
     };
     Ok(anes_ops::canary::RetroWorkerMachine::spawn(&spec)?)
 }
@@ -281,8 +283,8 @@ fn libretro_main(args: &Args, core: &Path, content: &Path) -> anyhow::Result<Exi
     };
     let core_b = args.libretro_b.as_deref().unwrap_or(core);
     let options_b = if args.options_b.is_empty() { &args.options } else { &args.options_b };
-    let a = spawn_retro(core, content, &args.options)?;
-    let b = spawn_retro(core_b, content, options_b)?;
+    let a = spawn_retro(core, content, &args.options, false)?;
+    let b = spawn_retro(core_b, content, options_b, false)?;
     if args.granularity != Granularity::Frame {
         anyhow::bail!("--granularity {}: a libretro core runs whole frames only", args.granularity);
     }

@@ -61,6 +61,9 @@ pub struct Args {
     /// of the process's).
     #[arg(long, value_name = "DIR", requires = "libretro")]
     system_dir: Option<PathBuf>,
+    /// Leave the audio out of each frame's hash (it stays in snapshots and diffs).
+    #[arg(long, requires = "libretro")]
+    ignore_audio: bool,
 }
 
 /// `KEY=VALUE`.
@@ -103,6 +106,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                     system_dir: args.system_dir.clone(),
                     ..Default::default()
                 },
+                hash_audio: !args.ignore_audio,
             };
             let mut engine = anes_workers::retro_engine::RetroEngine::new(setup);
             anes_workers::stdio::serve_with(

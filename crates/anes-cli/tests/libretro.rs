@@ -167,7 +167,7 @@ fn a_bad_core_or_content_is_bad_input_not_a_panic() {
     let not_a_core = dir.join("content.bin");
     for (core, content_arg, expected) in [
         (dir.join("missing.so"), s(&content).to_owned(), "no such file"),
-        (dir.to_path_buf(), s(&content).to_owned(), "no such file"),
+        (dir.to_path_buf(), s(&content).to_owned(), "not a regular file"),
         (not_a_core.clone(), s(&content).to_owned(), "cannot load it as a shared library"),
         (PathBuf::from(TEST_CORE_A), s(&dir.join("missing.bin")).to_owned(), "missing.bin"),
         (PathBuf::from(TEST_CORE_A), s(dir).to_owned(), "not a regular file"),

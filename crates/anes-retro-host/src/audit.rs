@@ -259,6 +259,12 @@ pub fn audit<M: Machine<Input = FrameInput>>(
     let mut runahead: Option<Finding> = None;
     let mut size: Option<Finding> = None;
     let mut windows = 0u64;
+    // Windows whose replays differed, and in how many of them each region did: a core that differs
+    // only in the window from power-on, or only in its audio, reads differently from one that
+    // loses its state.
+    let mut runahead_failed = 0u64;
+    let mut runahead_regions: Vec<(String, u64)> = Vec::new();
+    let mut twice_failed = 0u64;
     let (mut s1, mut s2) = (Vec::new(), Vec::new());
     let mut first_run: Vec<Vec<u8>> = (0..k).map(|_| Vec::new()).collect();
     let mut first_records = Vec::with_capacity(k as usize);
@@ -267,6 +273,9 @@ pub fn audit<M: Machine<Input = FrameInput>>(
     while f < frames {
         a.save_state(&mut s1);
         a.save_state(&mut s2);
+        if state_of(&s1) != state_of(&s2) {
+            twice_failed += 1;
+        }
         if twice.is_none() && state_of(&s1) != state_of(&s2) {
             twice = Some(Finding {
                 frame: f,
@@ -288,6 +297,7 @@ pub fn audit<M: Machine<Input = FrameInput>>(
             first_records.push(a.run_frame(input_at(inputs, f + i)));
             a.save_state(&mut first_run[i as usize]);
         }
+        let mut window_regions: Vec<String> = Vec::new();
         for pass in ["second", "third"] {
             if let Err(e) = a.load_state(&s1) {
                 runahead.get_or_insert(Finding {
@@ -299,19 +309,35 @@ pub fn audit<M: Machine<Input = FrameInput>>(
             }
             for i in 0..window {
                 let record = a.run_frame(input_at(inputs, f + i));
-                if runahead.is_none() && record.state_hash != first_records[i as usize].state_hash {
-                    a.save_state(&mut again);
+                if record.state_hash == first_records[i as usize].state_hash {
+                    continue;
+                }
+                a.save_state(&mut again);
+                let regions =
+                    diff_sections(&snapshot_sections(&first_run[i as usize]), &snapshot_sections(&again));
+                for region in &regions {
+                    if !window_regions.contains(&region.region) {
+                        window_regions.push(region.region.clone());
+                    }
+                }
+                if runahead.is_none() {
                     runahead = Some(Finding {
                         frame: f + i + 1,
                         what: format!(
                             "the {pass} run of frames {f}-{} after unserializing the state of frame {f}, against the first",
                             f + window - 1
                         ),
-                        regions: diff_sections(
-                            &snapshot_sections(&first_run[i as usize]),
-                            &snapshot_sections(&again),
-                        ),
+                        regions,
                     });
+                }
+            }
+        }
+        if !window_regions.is_empty() {
+            runahead_failed += 1;
+            for region in window_regions {
+                match runahead_regions.iter_mut().find(|(name, _)| *name == region) {
+                    Some((_, count)) => *count += 1,
+                    None => runahead_regions.push((region, 1)),
                 }
             }
         }
@@ -398,9 +424,23 @@ pub fn audit<M: Machine<Input = FrameInput>>(
         finding,
     };
     let checks = vec![
-        outcome(Check::SerializeTwice, twice, format!("{windows} frames serialized twice")),
+        outcome(
+            Check::SerializeTwice,
+            twice,
+            match twice_failed {
+                0 => format!("{windows} frames serialized twice"),
+                n => format!("{windows} frames serialized twice, {n} gave different bytes"),
+            },
+        ),
         outcome(Check::TwoInstances, two, format!("{frames} frames, two instances")),
-        outcome(Check::RunAhead, runahead, format!("{windows} windows of {k} frames, each run three times")),
+        outcome(Check::RunAhead, runahead, {
+            let mut detail = format!("{windows} windows of {k} frames, each run three times");
+            if runahead_failed > 0 {
+                let regions: Vec<String> = runahead_regions.iter().map(|(r, n)| format!("{r} {n}")).collect();
+                detail.push_str(&format!("; {runahead_failed} differed ({})", regions.join(", ")));
+            }
+            detail
+        }),
         outcome(
             Check::FreshInstance,
             fresh,

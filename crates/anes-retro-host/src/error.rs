@@ -11,6 +11,12 @@ pub enum HostError {
         /// The path tried.
         path: PathBuf,
     },
+    /// Something is at the core's path, but not a regular file (a folder, a device).
+    #[error("libretro core {path}: not a regular file")]
+    CoreNotAFile {
+        /// The path tried.
+        path: PathBuf,
+    },
     /// The dynamic loader refused the file.
     #[error("libretro core {path}: cannot load it as a shared library: {message}")]
     Open {

@@ -291,7 +291,11 @@ impl RetroCore {
     /// `content_path` (its bytes, or its path for a core that asks for one).
     pub fn load(core_path: &Path, content_path: &Path, config: &HostConfig) -> Result<RetroCore, HostError> {
         if !core_path.is_file() {
-            return Err(HostError::CoreNotFound { path: core_path.to_owned() });
+            return Err(if core_path.exists() {
+                HostError::CoreNotAFile { path: core_path.to_owned() }
+            } else {
+                HostError::CoreNotFound { path: core_path.to_owned() }
+            });
         }
         install_log_sink();
         let content_c_path = c_path(content_path, "content path")?;

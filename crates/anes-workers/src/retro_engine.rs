@@ -28,6 +28,8 @@ pub struct RetroSetup {
     pub content: PathBuf,
     /// Options and folders.
     pub config: HostConfig,
+    /// Whether a frame's hash covers its audio ([`RetroMachine::with_audio_hashed`]).
+    pub hash_audio: bool,
 }
 
 /// A libretro core driven by protocol commands.
@@ -82,7 +84,7 @@ impl RetroEngine {
                 self.setup.content.display()
             )));
         }
-        let machine = RetroMachine::new(core);
+        let machine = RetroMachine::with_audio_hashed(core, self.setup.hash_audio);
         let record = machine.record().into();
         self.machine = Some(machine);
         self.checkpoint_every = checkpoint_every;

@@ -33,6 +33,8 @@ pub struct RetroWorkerSpec {
     pub options: Vec<(String, String)>,
     /// How long one reply may take.
     pub reply_timeout: Duration,
+    /// Leave the audio out of each frame's hash (`--ignore-audio` of the worker).
+    pub ignore_audio: bool,
 }
 
 impl RetroWorkerSpec {
@@ -47,6 +49,9 @@ impl RetroWorkerSpec {
         for (key, value) in &self.options {
             args.push("--option".into());
             args.push(format!("{key}={value}").into());
+        }
+        if self.ignore_audio {
+            args.push("--ignore-audio".into());
         }
         args
     }

@@ -137,11 +137,9 @@ impl RetroWorkerMachine {
         &self.core_name_hint
     }
 
-    /// Asks the worker to exit.
+    /// Asks the worker to exit (dropping the machine does the same).
     pub fn shutdown(self) {
-        if let Some(worker) = self.worker.into_inner() {
-            worker.shutdown();
-        }
+        drop(self);
     }
 
     fn fail(&self, error: WorkerError) {
@@ -203,6 +201,16 @@ impl RetroWorkerMachine {
                 self.unexpected("picture", &other);
                 None
             }
+        }
+    }
+}
+
+impl Drop for RetroWorkerMachine {
+    /// A worker that is told to exit unloads its core and removes the empty system folder it made;
+    /// one that is killed leaves the folder behind.
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.get_mut().take() {
+            worker.shutdown();
         }
     }
 }

@@ -122,12 +122,29 @@ pub struct Args {
     /// bundle's `repro/` folder, named in the report and the JUnit XML. Needs --baseline BIN.
     #[arg(long, requires = "baseline")]
     shrink: bool,
+    /// Libretro mode: the baseline is this build of a libretro core (a shared object) and ROM is its
+    /// content; both builds run in `anes worker --libretro` processes, compared frame by frame by
+    /// state, memory regions, picture and audio. Needs --libretro-candidate.
+    #[arg(long, value_name = "CORE.so", requires_all = ["libretro_candidate", "rom"],
+          conflicts_with_all = ["baseline", "baseline_log", "corpus", "shrink", "region"])]
+    libretro_baseline: Option<PathBuf>,
+    /// Libretro mode: the candidate build of the core.
+    #[arg(long, value_name = "CORE.so", requires = "libretro_baseline")]
+    libretro_candidate: Option<PathBuf>,
+    /// Libretro mode: a core option for both builds, KEY=VALUE (repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE", requires = "libretro_baseline", value_parser = crate::worker::core_option)]
+    options: Vec<(String, String)>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    if let (Some(baseline), Some(candidate), Some(content)) =
+        (&args.libretro_baseline, &args.libretro_candidate, &args.rom)
+    {
+        return libretro_main(args, baseline, candidate, content);
+    }
     let candidate = match &args.candidate {
         Some(path) => path.clone(),
         None => std::env::current_exe().context("the path of this executable (the default candidate)")?,
@@ -232,6 +249,108 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if report.agreed() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_DIVERGED) })
+}
+
+/// What `anes canary --libretro-baseline` reports.
+#[derive(Debug, Serialize)]
+struct LibretroSummary<'a> {
+    content: String,
+    baseline: String,
+    candidate: String,
+    /// `same` or `diverged`.
+    result: &'static str,
+    frames: u64,
+    frames_agreed: u64,
+    /// The first frame (counted from 0) whose state, memory, picture or audio differ.
+    first_differing_frame: Option<u64>,
+    final_state_hash: String,
+    fps_per_build: f64,
+    divergence: Option<&'a anes_lockstep::Report>,
+    evidence: Option<String>,
+}
+
+/// The canary of two builds of a libretro core: the lockstep runner over two worker processes, which
+/// stops at the first frame whose records differ and replays from the last agreed checkpoint to
+/// name the regions and bytes.
+fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path) -> anyhow::Result<ExitCode> {
+    let inputs = match &args.input {
+        Some(path) => input_file::read_input_with_region(path)?.0,
+        None => InputStream::new(),
+    };
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { 5_000 } else { inputs.len() as u64 });
+    if frames == 0 {
+        anyhow::bail!("--frames 0: an empty comparison proves nothing");
+    }
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(Some(content)),
+    };
+    let a = crate::lockstep::spawn_retro(baseline, content, &args.options, false)
+        .with_context(|| format!("the baseline {}", baseline.display()))?;
+    let b = crate::lockstep::spawn_retro(candidate, content, &args.options, false)
+        .with_context(|| format!("the candidate {}", candidate.display()))?;
+    let config = anes_lockstep::LockstepConfig {
+        checkpoint_every: args.checkpoint_every,
+        ..anes_lockstep::LockstepConfig::default()
+    };
+    let mut lockstep = anes_lockstep::Lockstep::new(a, b, config).context("lockstep configuration")?;
+    let stream: Vec<_> = (0..inputs.len()).map(|n| inputs.frame(n)).collect();
+    let bar = output::progress_bar(frames, args.json);
+    let started = Instant::now();
+    let outcome = lockstep.run_with(&stream, frames, &mut |p| {
+        if p.frames_verified % 16 == 0 {
+            bar.set_position(p.frames_verified);
+        }
+    });
+    let seconds = started.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let mut bundle = None;
+    let mut report = None;
+    if let anes_lockstep::RunOutcome::Diverged(_) = outcome {
+        let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
+        let dir = evidence_dir.prepare()?;
+        evidence.write_bundle(&dir)?;
+        report = Some(evidence.report());
+        bundle = Some(dir);
+    }
+    let summary = LibretroSummary {
+        content: content.display().to_string(),
+        baseline: baseline.display().to_string(),
+        candidate: candidate.display().to_string(),
+        result: if report.is_some() { "diverged" } else { "same" },
+        frames,
+        frames_agreed: lockstep.frames_verified(),
+        first_differing_frame: report.as_ref().map(|r| r.frame),
+        final_state_hash: lockstep.last_verified_record().state_hash.to_string(),
+        fps_per_build: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
+        divergence: report.as_ref(),
+        evidence: bundle.as_ref().map(|d| d.display().to_string()),
+    };
+    let mut out = output::stdout();
+    if args.json {
+        output::write_json(&mut out, &summary)?;
+    } else {
+        writeln!(out, "content           {}", summary.content)?;
+        writeln!(out, "baseline          {}", summary.baseline)?;
+        writeln!(out, "candidate         {}", summary.candidate)?;
+        writeln!(out, "frames agreed     {} of {}", summary.frames_agreed, frames)?;
+        match (&report, &bundle) {
+            (Some(report), Some(dir)) => {
+                writeln!(out, "DIFFERENT         from frame {}: {}", report.frame, report.message)?;
+                for field in report.fields.iter().take(16) {
+                    writeln!(out, "  {}: {} vs {}", field.name, field.a, field.b)?;
+                }
+                let more = report.fields.len().saturating_sub(16) + report.fields_omitted;
+                if more > 0 {
+                    writeln!(out, "  ... and {more} more")?;
+                }
+                writeln!(out, "evidence          {}", dir.display())?;
+            }
+            _ => writeln!(out, "same              the builds agree on every frame")?,
+        }
+    }
+    out.flush()?;
+    Ok(if report.is_some() { ExitCode::from(EXIT_DIVERGED) } else { ExitCode::SUCCESS })
 }
 
 /// `--shrink`: the smallest input on which the builds still differ as `report` says, written into

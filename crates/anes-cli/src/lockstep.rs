@@ -117,6 +117,23 @@ pub struct Args {
     /// which differ from power-on by design.
     #[arg(long, value_name = "PROFILE", conflicts_with = "inject")]
     power_on_b: Option<PowerOnProfile>,
+    /// Run a libretro core in two `anes worker --libretro` processes instead of two anes consoles:
+    /// ROM is the core's content. Frames are compared by the serialized state, every memory region
+    /// the core exposes, the picture and the audio; a difference is localized to the frame and the
+    /// region's bytes. Fault sections are the core's (`flip:system_ram:0x10:3@FRAME`, `map.ram.0`,
+    /// `state`, `picture`, `audio`; the cycle after `@` is the frame).
+    #[arg(long, value_name = "CORE.so", requires = "rom",
+          conflicts_with_all = ["ppu_b", "apu_b", "region", "power_on_b", "threads"])]
+    libretro: Option<PathBuf>,
+    /// Machine B's core (default: --libretro's): two builds of one core, or two cores of one system.
+    #[arg(long, value_name = "CORE.so", requires = "libretro")]
+    libretro_b: Option<PathBuf>,
+    /// A core option for both libretro machines, KEY=VALUE (repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE", requires = "libretro", value_parser = crate::worker::core_option)]
+    options: Vec<(String, String)>,
+    /// A core option for machine B only, KEY=VALUE (repeatable; replaces --option's for B).
+    #[arg(long = "option-b", value_name = "KEY=VALUE", requires = "libretro", value_parser = crate::worker::core_option)]
+    options_b: Vec<(String, String)>,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -127,8 +144,9 @@ pub struct Args {
 struct JsonSummary<'a> {
     #[serde(flatten)]
     summary: &'a Summary,
-    /// `ntsc`, `pal` or `dendy`.
-    region: &'static str,
+    /// `ntsc`, `pal` or `dendy` (absent for libretro cores).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<&'static str>,
     /// Machine A's CPU cycle at the end of the last verified frame.
     final_cpu_cycle: u64,
     /// Machine A's power-on profile.
@@ -215,6 +233,9 @@ pub(crate) fn machine_pair(rom: &[u8], rom_name: &str, spec: PairSpec) -> anyhow
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    if let (Some(core), Some(content)) = (&args.libretro, &args.rom) {
+        return libretro_main(args, core, content);
+    }
     let (rom, rom_name) = read_rom(args.rom.as_deref())?;
     let (inputs, movie_region) = read_inputs_with_region(args.input.as_deref(), args.rom.is_some())?;
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
@@ -243,11 +264,60 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         faults,
         ..LockstepConfig::default()
     };
-    let run = Run { args, rom_name: &rom_name, inputs: &inputs, frames, region, evidence_dir };
+    let run = Run { args, rom_name: &rom_name, inputs: &inputs, frames, region, evidence_dir, cores: None };
     match pair {
         Pair::Same(a, b) => run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?),
         Pair::Views(a, b) => run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?),
     }
+}
+
+/// Spawns a libretro worker (this executable, `worker --libretro`) for `core` and `content`.
+pub(crate) fn spawn_retro(
+    core: &Path,
+    content: &Path,
+    options: &[(String, String)],
+    ignore_audio: bool,
+) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
+    let spec = anes_ops::canary::RetroWorkerSpec {
+        program: std::env::current_exe().context("the path of this executable (the worker program)")?,
+        core: core.to_owned(),
+        content: content.to_owned(),
+        options: options.to_vec(),
+        reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
+        ignore_audio,
+    };
+    Ok(anes_ops::canary::RetroWorkerMachine::spawn(&spec)?)
+}
+
+/// `anes lockstep --libretro CORE CONTENT`: two workers, compared frame by frame.
+fn libretro_main(args: &Args, core: &Path, content: &Path) -> anyhow::Result<ExitCode> {
+    let (inputs, _) = read_inputs_with_region(args.input.as_deref(), true)?;
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
+    let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(Some(content)),
+    };
+    let core_b = args.libretro_b.as_deref().unwrap_or(core);
+    let options_b = if args.options_b.is_empty() { &args.options } else { &args.options_b };
+    let a = spawn_retro(core, content, &args.options, false)?;
+    let b = spawn_retro(core_b, content, options_b, false)?;
+    if args.granularity != Granularity::Frame {
+        anyhow::bail!("--granularity {}: a libretro core runs whole frames only", args.granularity);
+    }
+    let config =
+        LockstepConfig { checkpoint_every: args.checkpoint_every, faults, ..LockstepConfig::default() };
+    let content_name = content.display().to_string();
+    let run = Run {
+        args,
+        rom_name: &content_name,
+        inputs: &inputs,
+        frames,
+        region: Region::Ntsc,
+        evidence_dir,
+        cores: Some((core.display().to_string(), core_b.display().to_string())),
+    };
+    run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?)
 }
 
 /// A run once its machines are paired.
@@ -258,6 +328,8 @@ struct Run<'a> {
     frames: u64,
     region: Region,
     evidence_dir: EvidenceDir,
+    /// Libretro cores A and B, when the machines are libretro workers.
+    cores: Option<(String, String)>,
 }
 
 impl Run<'_> {
@@ -266,7 +338,7 @@ impl Run<'_> {
         A: Machine<Input = FrameInput> + Send,
         B: Machine<Input = FrameInput> + Send,
     {
-        let Run { args, rom_name, inputs, frames, region, evidence_dir } = self;
+        let Run { args, rom_name, inputs, frames, region, evidence_dir, cores } = self;
         let bar =
             if args.json { indicatif::ProgressBar::hidden() } else { indicatif::ProgressBar::new(frames) };
         bar.set_style(
@@ -311,17 +383,23 @@ impl Run<'_> {
                 &mut out,
                 &JsonSummary {
                     summary: &summary,
-                    region: region.name(),
+                    region: cores.is_none().then(|| region.name()),
                     final_cpu_cycle,
                     power_on: args.power_on.to_string(),
                     power_on_b: power_on_b.to_string(),
                 },
             )?;
         } else {
-            writeln!(out, "rom               {rom_name}")?;
-            writeln!(out, "region            {region}")?;
-            writeln!(out, "power-on          {} ({})", args.power_on, args.power_on.config())?;
-            if power_on_b.config() != args.power_on.config() {
+            if let Some((core_a, core_b)) = &cores {
+                writeln!(out, "content           {rom_name}")?;
+                writeln!(out, "core A            {core_a}")?;
+                writeln!(out, "core B            {core_b}")?;
+            } else {
+                writeln!(out, "rom               {rom_name}")?;
+                writeln!(out, "region            {region}")?;
+                writeln!(out, "power-on          {} ({})", args.power_on, args.power_on.config())?;
+            }
+            if cores.is_none() && power_on_b.config() != args.power_on.config() {
                 writeln!(
                     out,
                     "power-on B        {power_on_b} ({}); compared by what the program does",

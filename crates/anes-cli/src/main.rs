@@ -5,6 +5,7 @@
 //! (missing or malformed file, bad ROM, bad arguments), reported as one line `error: <file>:
 //! <problem>` on stderr.
 
+mod audit;
 mod bundled;
 mod canary;
 mod conformance;
@@ -74,6 +75,10 @@ enum AnesCommand {
     /// The canary gate: the baseline and the candidate build replay one input stream; the first
     /// differing frame stops the run and is localized to the instruction and the state field.
     Canary(canary::Args),
+    /// Measures which savestate level a libretro core reaches (serialize twice, two instances,
+    /// run-ahead, a fresh instance, constant size) against its .info claim (exit status 1 when it
+    /// claims more), each failure localized to the frame, region and bytes.
+    Audit(audit::Args),
 }
 
 /// Exit status for bad input.
@@ -106,6 +111,7 @@ fn main() -> ExitCode {
         AnesCommand::Journal(command) => journal::main(&command),
         AnesCommand::Dlq(command) => dlq::main(&command),
         AnesCommand::Canary(args) => canary::main(&args),
+        AnesCommand::Audit(args) => audit::main(&args),
     };
     match result {
         Ok(code) => code,

@@ -57,6 +57,33 @@ pub struct Args {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
     tls_key: Option<PathBuf>,
+    /// Run this libretro core (a shared object) instead of the anes console, with --content; the
+    /// parent's `load` must carry the content's bytes (or none). One core per process: cores keep
+    /// their state in globals.
+    #[arg(long, value_name = "CORE.so", requires = "content", conflicts_with = "listen")]
+    libretro: Option<PathBuf>,
+    /// The content file the libretro core loads (a ROM, a disc image).
+    #[arg(long, value_name = "FILE", requires = "libretro")]
+    content: Option<PathBuf>,
+    /// A core option of the libretro core, KEY=VALUE (repeatable): one the core declares, with a
+    /// value it lists; every other option keeps the core's default.
+    #[arg(long = "option", value_name = "KEY=VALUE", requires = "libretro", value_parser = core_option)]
+    options: Vec<(String, String)>,
+    /// The folder answered to the core's GET_SYSTEM_DIRECTORY (BIOS files; default: an empty folder
+    /// of the process's).
+    #[arg(long, value_name = "DIR", requires = "libretro")]
+    system_dir: Option<PathBuf>,
+    /// Leave the audio out of each frame's hash (it stays in snapshots and diffs).
+    #[arg(long, requires = "libretro")]
+    ignore_audio: bool,
+}
+
+/// `KEY=VALUE`.
+pub(crate) fn core_option(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("{text:?}: expected KEY=VALUE")),
+    }
 }
 
 /// 2 to 3600 s: below two heartbeats a delayed one would end a live session.
@@ -81,8 +108,30 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Protocol::Binary => Encoding::Binary,
         Protocol::JsonLines => Encoding::JsonLines,
     };
-    anes_workers::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
-        .context("worker protocol")?;
+    match (&args.libretro, &args.content) {
+        (Some(core), Some(content)) => {
+            let setup = anes_workers::retro_engine::RetroSetup {
+                core: core.clone(),
+                content: content.clone(),
+                config: anes_retro_host::HostConfig {
+                    options: args.options.clone(),
+                    system_dir: args.system_dir.clone(),
+                    ..Default::default()
+                },
+                hash_audio: !args.ignore_audio,
+            };
+            let mut engine = anes_workers::retro_engine::RetroEngine::new(setup);
+            anes_workers::stdio::serve_with(
+                encoding,
+                std::io::stdin(),
+                std::io::stdout().lock(),
+                &mut engine,
+            )
+            .context("worker protocol")?;
+        }
+        _ => anes_workers::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
+            .context("worker protocol")?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -23,6 +23,19 @@ pub enum Flow {
     Shutdown,
 }
 
+/// What answers a worker's commands: the anes console ([`Engine`]) or a libretro core
+/// ([`crate::retro_engine::RetroEngine`]).
+pub trait Handler {
+    /// Handles one command, passing every reply to `reply` in order.
+    fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow;
+}
+
+impl Handler for Engine {
+    fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow {
+        Engine::handle(self, command, reply)
+    }
+}
+
 /// A fault waiting for its moment, with the lockstep runner's timing: a state fault fires at the end
 /// of the instruction during which the CPU reaches its cycle; an input fault changes the input of one
 /// frame (indexed by frames completed since power-on, as the lockstep runner indexes its input stream).

@@ -21,6 +21,7 @@ mod launcher;
 mod process;
 pub mod protocol;
 pub mod remote;
+pub mod retro_engine;
 pub mod stdio;
 pub mod stream;
 mod thread;

@@ -36,9 +36,21 @@ impl WorkerChild {
     /// the child's complaints reach the caller's log). Its replies go to `sink`, and at the end why,
     /// with the process's exit (`its output ended; the process exit status: 0`). Threads are named
     /// `{name}-stdin` and `{name}-stdout`.
-    pub fn spawn(program: &Path, name: &str, mut sink: impl ReplySink) -> std::io::Result<WorkerChild> {
+    pub fn spawn(program: &Path, name: &str, sink: impl ReplySink) -> std::io::Result<WorkerChild> {
+        WorkerChild::spawn_with_args(program, &[], name, sink)
+    }
+
+    /// [`WorkerChild::spawn`] with more arguments after `worker --protocol binary` (a libretro
+    /// worker's `--libretro CORE --content FILE`).
+    pub fn spawn_with_args(
+        program: &Path,
+        extra: &[std::ffi::OsString],
+        name: &str,
+        mut sink: impl ReplySink,
+    ) -> std::io::Result<WorkerChild> {
         let mut child = ProcessCommand::new(program)
             .args(["worker", "--protocol", "binary"])
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use crate::engine::{Engine, Flow};
+use crate::engine::{Engine, Flow, Handler};
 use crate::protocol::{
     BuildInfo, Encoding, HEARTBEAT_FRAME, PROTOCOL_VERSION, ProtocolError, Reply, WorkerCommand,
     command_from_json, decode_command, encode_reply, read_frame, read_line,
@@ -40,11 +40,21 @@ pub fn serve(
     input: impl Read + Send + 'static,
     output: impl Write,
 ) -> Result<(), ProtocolError> {
+    serve_with(encoding, input, output, &mut Engine::new())
+}
+
+/// [`serve`] with another handler of the commands: a libretro core's
+/// ([`crate::retro_engine::RetroEngine`]) instead of the anes console's [`Engine`].
+pub fn serve_with(
+    encoding: Encoding,
+    input: impl Read + Send + 'static,
+    output: impl Write,
+    engine: &mut dyn Handler,
+) -> Result<(), ProtocolError> {
     let mut out = ReplyWriter { encoding, out: BufWriter::new(output), buf: Vec::new() };
     out.write(&Reply::Hello { protocol_version: PROTOCOL_VERSION, build: BuildInfo::current() })?;
     out.flush()?;
     let commands = spawn_reader(encoding, input)?;
-    let mut engine = Engine::new();
     let mut held = None;
     loop {
         let incoming = match held.take() {

@@ -102,8 +102,17 @@ impl WorkerProcess {
     /// longer than `reply_timeout` means the child hangs. The reader is a thread of its own, so a child
     /// that stops talking is noticed by a timeout instead of a read that never returns.
     pub fn spawn(program: &Path, reply_timeout: Duration) -> Result<WorkerProcess, WorkerError> {
+        WorkerProcess::spawn_with_args(program, &[], reply_timeout)
+    }
+
+    /// [`WorkerProcess::spawn`] with more arguments for the worker (`--libretro CORE --content FILE`).
+    pub fn spawn_with_args(
+        program: &Path,
+        extra: &[std::ffi::OsString],
+        reply_timeout: Duration,
+    ) -> Result<WorkerProcess, WorkerError> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let child = WorkerChild::spawn(program, "canary-worker", ToClient(tx))
+        let child = WorkerChild::spawn_with_args(program, extra, "canary-worker", ToClient(tx))
             .map_err(|e| WorkerError::Spawn { program: program.to_path_buf(), reason: e.to_string() })?;
         let mut worker = WorkerProcess {
             child,

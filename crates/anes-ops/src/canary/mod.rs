@@ -8,11 +8,15 @@
 //! workers ([`RemoteMachine`]): the first divergent instruction, the state fields it changed and the
 //! same evidence bundle `anes lockstep` writes. The emulation epochs the builds name in their hello
 //! tell a regression (same epoch) from an expected change (the candidate bumped it).
+//!
+//! A libretro core runs the same way, in `anes worker --libretro` children ([`RetroWorkerMachine`]):
+//! two builds of one core are the baseline and the candidate, compared frame by frame.
 
 mod client;
 mod export;
 mod log;
 mod remote;
+mod retro;
 mod run;
 mod status;
 
@@ -20,6 +24,7 @@ pub use client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
 pub use export::{MetricsServer, PushError, push};
 pub use log::{GoldenLog, LogError};
 pub use remote::{RemoteMachine, spawn_loaded};
+pub use retro::{RetroWorkerMachine, RetroWorkerSpec};
 pub use run::{
     Baseline, CanaryConfig, CanaryDivergence, CanaryError, CanaryOutcome, CanaryReport, EpochVerdict,
     run_canary,

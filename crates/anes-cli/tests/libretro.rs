@@ -1,0 +1,346 @@
+//! Libretro cores under the harness, as a user runs them: `anes lockstep --libretro` of two worker
+//! processes, a RAM byte flipped through the memory interfaces and localized, `anes audit` catching
+//! each fault of the test core at its check and byte, and `anes canary` of the test core's two builds.
+//!
+//! The test core is built with anes-retro-host. Debian's Nestopia (`libretro-nestopia`, installed by
+//! scripts/install-libretro-cores.sh) and the shared conformance ROMs are needed by the Nestopia
+//! tests, which skip with the reason printed when either is absent.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use anes_retro_host::{TEST_CORE_A, TEST_CORE_B};
+
+/// Debian's multiarch folder of libretro cores.
+const DEBIAN_CORES: &str = "/usr/lib/x86_64-linux-gnu/libretro";
+
+fn anes(args: &[&str]) -> Output {
+    // In a folder of the test's own, so a default evidence folder never lands in the source tree.
+    let cwd = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libretro-cwd");
+    std::fs::create_dir_all(&cwd).expect("a scratch folder");
+    Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(args)
+        .current_dir(&cwd)
+        .output()
+        .expect("the anes binary runs")
+}
+
+fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {} / {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("anes-cli-libretro-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// A content file for the test core (it hashes the bytes into its generator's seed).
+fn test_content(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("content.bin");
+    std::fs::write(&path, b"anes test core content\n").unwrap();
+    path
+}
+
+/// Debian's Nestopia and a conformance ROM, or why the test skips.
+fn nestopia_and_rom(test: &str) -> Option<(PathBuf, PathBuf)> {
+    let core = Path::new(DEBIAN_CORES).join("nestopia_libretro.so");
+    if !core.is_file() {
+        eprintln!(
+            "skipped {test}: {} not found (scripts/install-libretro-cores.sh installs it)",
+            core.display()
+        );
+        return None;
+    }
+    let conformance = std::env::var_os("ANES_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"));
+    let rom = conformance.join("roms/instr_test-v5/official_only.nes");
+    if !rom.is_file() {
+        eprintln!("skipped {test}: {} not found", rom.display());
+        return None;
+    }
+    Some((core, rom))
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+#[test]
+fn two_nestopia_workers_agree_for_5000_frames() {
+    let Some((core, rom)) = nestopia_and_rom("two_nestopia_workers_agree_for_5000_frames") else { return };
+    let report = scratch("nestopia-agree");
+    let output = anes(&[
+        "lockstep",
+        "--libretro",
+        s(&core),
+        s(&rom),
+        "--frames",
+        "5000",
+        "--report",
+        s(&report),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    assert_eq!(summary["frames_verified"], 5000, "{summary}");
+    assert!(summary["divergence"].is_null(), "{summary}");
+}
+
+#[test]
+fn a_nestopia_ram_byte_flipped_is_localized_to_its_region_and_offset() {
+    let Some((core, rom)) = nestopia_and_rom("a_nestopia_ram_byte_flipped_is_localized") else { return };
+    let report = scratch("nestopia-flip");
+    // Nestopia exposes its 2 KiB of CPU RAM through retro_get_memory_data (it sets no memory map).
+    let output = anes(&[
+        "lockstep",
+        "--libretro",
+        s(&core),
+        s(&rom),
+        "--frames",
+        "600",
+        "--inject",
+        "flip:system_ram:0x0123:3@400",
+        "--report",
+        s(&report),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    let divergence = &summary["divergence"];
+    assert_eq!(divergence["frame"], 399, "{summary}");
+    let fields = divergence["fields"].as_array().expect("fields");
+    let ram: Vec<_> = fields.iter().filter(|f| f["section"] == "system_ram").collect();
+    assert_eq!(ram.len(), 1, "one RAM byte differs: {fields:?}");
+    assert_eq!(ram[0]["name"], "system_ram[0x0123]");
+    // Bit 3 of the byte: whatever it held, A and B differ by 0x08 there.
+    let byte =
+        |v: &serde_json::Value| u8::from_str_radix(v.as_str().unwrap().trim_start_matches('$'), 16).unwrap();
+    assert_eq!(byte(&ram[0]["a"]) ^ byte(&ram[0]["b"]), 0x08);
+    assert!(report.join("report.html").is_file());
+}
+
+#[test]
+fn a_byte_flipped_through_the_memory_map_is_localized() {
+    let content = test_content("map-flip");
+    let report = scratch("map-flip-report");
+    let output = anes(&[
+        "lockstep",
+        "--libretro",
+        TEST_CORE_A,
+        s(&content),
+        "--frames",
+        "300",
+        "--inject",
+        "flip:map.ram.0:0x44:2@100",
+        "--report",
+        s(&report),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    assert_eq!(summary["divergence"]["frame"], 99, "{summary}");
+    let names: Vec<&str> = summary["divergence"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    // The map's block is the core's system RAM: both views name offset $44; the state holds RAM
+    // after its 12-byte header (magic, frame, generator).
+    assert_eq!(names, ["state[0x0050]", "system_ram[0x0044]", "map.ram.0[0x0044]"], "{summary}");
+}
+
+#[test]
+fn a_bad_core_or_content_is_bad_input_not_a_panic() {
+    let content = test_content("bad-input");
+    let dir = content.parent().unwrap();
+    let not_a_core = dir.join("content.bin");
+    for (core, content_arg, expected) in [
+        (dir.join("missing.so"), s(&content).to_owned(), "no such file"),
+        (dir.to_path_buf(), s(&content).to_owned(), "not a regular file"),
+        (not_a_core.clone(), s(&content).to_owned(), "cannot load it as a shared library"),
+        (PathBuf::from(TEST_CORE_A), s(&dir.join("missing.bin")).to_owned(), "missing.bin"),
+        (PathBuf::from(TEST_CORE_A), s(dir).to_owned(), "not a regular file"),
+    ] {
+        let output = anes(&["lockstep", "--libretro", s(&core), &content_arg, "--frames", "5"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{core:?} {content_arg}: {stderr}");
+        assert!(stderr.contains(expected), "{core:?} {content_arg}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    let output =
+        anes(&["lockstep", "--libretro", TEST_CORE_A, s(&content), "--option", "anestest_fault=often"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not one of the values it lists: none, timestamp, random, leak, forget, grow"),
+        "{stderr}"
+    );
+}
+
+/// `anes audit` of the test core with one fault: (the JSON report, the exit status).
+fn audit_with_fault(fault: &str) -> (serde_json::Value, Option<i32>) {
+    let content = test_content(&format!("audit-{fault}"));
+    let option = format!("anestest_fault={fault}");
+    let output = anes(&["audit", TEST_CORE_A, s(&content), "--frames", "240", "--option", &option, "--json"]);
+    (json(&output), output.status.code())
+}
+
+/// The check that failed first, its finding's frame, and (region, offset) of each byte it names.
+fn first_failure(report: &serde_json::Value) -> (u64, u64, Vec<(String, u64)>) {
+    let checks = report["checks"].as_array().unwrap();
+    let failed =
+        checks.iter().find(|c| c["passed"] == false).unwrap_or_else(|| panic!("nothing failed: {report}"));
+    let number = checks.iter().position(|c| c == failed).unwrap() as u64 + 1;
+    let finding = &failed["finding"];
+    let bytes = finding["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| {
+            let region = r["region"].as_str().unwrap().to_owned();
+            r["bytes"].as_array().unwrap().iter().map(move |b| (region.clone(), b[0].as_u64().unwrap()))
+        })
+        .collect();
+    (number, finding["frame"].as_u64().unwrap(), bytes)
+}
+
+#[test]
+fn the_audit_passes_the_well_behaved_test_core() {
+    let (report, status) = audit_with_fault("none");
+    assert_eq!(status, Some(0), "{report}");
+    assert_eq!(report["reached"], "deterministic", "{report}");
+    assert!(report["checks"].as_array().unwrap().iter().all(|c| c["passed"] == true), "{report}");
+}
+
+#[test]
+fn a_timestamp_in_the_state_fails_serialize_twice_at_its_bytes() {
+    let (report, _) = audit_with_fault("timestamp");
+    let (check, frame, bytes) = first_failure(&report);
+    assert_eq!((check, frame), (1, 0), "{report}");
+    // The test core writes 8 clock bytes right after its 332-byte machine: only those may differ.
+    assert!(
+        !bytes.is_empty() && bytes.iter().all(|(r, at)| r == "state" && (332..340).contains(at)),
+        "{bytes:?}"
+    );
+    assert_eq!(report["reached"], "basic");
+}
+
+#[test]
+fn a_random_power_on_fails_two_instances_at_power_on() {
+    let (report, _) = audit_with_fault("random");
+    let (check, frame, bytes) = first_failure(&report);
+    assert_eq!((check, frame), (2, 0), "{report}");
+    assert!(bytes.iter().any(|(r, at)| r == "system_ram" && *at == 0), "{bytes:?}");
+    assert_eq!(report["reached"], "serialized", "run-ahead in one instance is unaffected: {report}");
+}
+
+#[test]
+fn a_counter_leaking_into_ram_fails_run_ahead_at_its_byte() {
+    let (report, _) = audit_with_fault("leak");
+    let (check, frame, bytes) = first_failure(&report);
+    assert_eq!((check, frame), (3, 1), "{report}");
+    // The process-wide count of retro_run calls is written to RAM $10, and only there.
+    let ram: Vec<_> = bytes.iter().filter(|(r, _)| r == "system_ram").collect();
+    assert_eq!(ram, [&("system_ram".to_owned(), 0x10)], "{bytes:?}");
+}
+
+#[test]
+fn a_forgotten_value_fails_the_fresh_instance_at_its_byte() {
+    let (report, _) = audit_with_fault("forget");
+    let (check, frame, bytes) = first_failure(&report);
+    // The state of frame 120 (half of 240) loaded into a fresh instance: the unsaved mode decides
+    // RAM $20 from frame 60 on, so the first frame after the load differs there.
+    assert_eq!((check, frame), (4, 121), "{report}");
+    let ram: Vec<_> = bytes.iter().filter(|(r, _)| r == "system_ram").collect();
+    assert_eq!(ram, [&("system_ram".to_owned(), 0x20)], "{bytes:?}");
+    assert_eq!(report["reached"], "serialized");
+}
+
+#[test]
+fn a_growing_state_fails_constant_size_when_it_grows() {
+    let (report, _) = audit_with_fault("grow");
+    let (check, frame, _) = first_failure(&report);
+    // One byte more every 60 frames; windows of 2 frames start on even frames, so frame 60 is one.
+    assert_eq!((check, frame), (5, 60), "{report}");
+    assert_eq!(report["reached"], "basic");
+}
+
+#[test]
+fn the_audit_exits_1_when_the_info_file_claims_more() {
+    let content = test_content("audit-claim");
+    let info = content.with_file_name("anes_test_core_libretro.info");
+    std::fs::write(&info, "display_name = \"anes test core\"\nsavestate_features = \"deterministic\"\n")
+        .unwrap();
+    let audit = |fault: &str| {
+        let option = format!("anestest_fault={fault}");
+        anes(&["audit", TEST_CORE_A, s(&content), "--frames", "120", "--option", &option, "--info", s(&info)])
+    };
+    let forget = audit("forget");
+    let text = String::from_utf8_lossy(&forget.stdout);
+    assert_eq!(forget.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("the core claims deterministic and reaches serialized: check 4 (fresh instance) fails"),
+        "{text}"
+    );
+    let none = audit("none");
+    assert_eq!(none.status.code(), Some(0), "{}", String::from_utf8_lossy(&none.stdout));
+}
+
+#[test]
+fn the_canary_of_two_test_core_builds_stops_at_the_first_differing_frame() {
+    let content = test_content("canary");
+    let report = scratch("canary-report");
+    let output = anes(&[
+        "canary",
+        "--libretro-baseline",
+        TEST_CORE_A,
+        "--libretro-candidate",
+        TEST_CORE_B,
+        s(&content),
+        "--frames",
+        "1000",
+        "--report",
+        s(&report),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    // Build B flips RAM $30 bit 0 in its 200th frame (frame 199 counted from 0), and nothing before.
+    assert_eq!(summary["result"], "diverged", "{summary}");
+    assert_eq!(summary["first_differing_frame"], 199, "{summary}");
+    assert_eq!(summary["frames_agreed"], 199, "{summary}");
+    let fields: Vec<&str> = summary["divergence"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"system_ram[0x0030]"), "{fields:?}");
+    assert!(report.join("report.html").is_file());
+
+    // The same build on both sides agrees on every frame.
+    let same = anes(&[
+        "canary",
+        "--libretro-baseline",
+        TEST_CORE_A,
+        "--libretro-candidate",
+        TEST_CORE_A,
+        s(&content),
+        "--frames",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
+    assert_eq!(json(&same)["frames_agreed"], 1000);
+}

@@ -1,0 +1,462 @@
+//! The savestate audit: which `savestate_features` level a core really reaches, measured by five
+//! checks over a run of its content, each failure localized to the frame, the region and the bytes.
+//!
+//! 1. **serialize twice**: two `retro_serialize` calls in a row give the same bytes (every frame
+//!    the run-ahead windows start at);
+//! 2. **two instances**: two instances from power-on, fed the same input, agree in state, memory,
+//!    picture and audio after every frame;
+//! 3. **run-ahead**: serialize, run K frames, unserialize, run them again, and a third time: the
+//!    same records (state, memory, picture, audio) each time. The windows tile the run;
+//! 4. **fresh instance**: a state taken half way and loaded into a fresh instance continues as the
+//!    instance it came from;
+//! 5. **constant size**: the serialized size never changes.
+//!
+//! `basic` needs states that serialize and load; `serialized` adds checks 1, 3 and 5 (what rewind
+//! and run-ahead in one instance rely on); `deterministic` adds 2 and 4 (netplay, run-ahead's second
+//! instance). The audit is generic over [`Machine`]: `anes audit` runs each instance in a worker
+//! process of its own, as a core keeps its state in globals.
+
+use anes_core::movie::FrameInput;
+use anes_lockstep::Machine;
+use serde::Serialize;
+
+use crate::info::SavestateLevel;
+use crate::snapshot;
+
+/// How much of a region's difference a finding keeps.
+const MAX_OFFSETS: usize = 16;
+
+/// One of the five checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// 1: two serializations in a row are equal.
+    SerializeTwice,
+    /// 2: two instances from power-on agree.
+    TwoInstances,
+    /// 3: run-ahead: unserialize and run again, twice, alike.
+    RunAhead,
+    /// 4: a state loaded into a fresh instance continues alike.
+    FreshInstance,
+    /// 5: the serialized size stays the same.
+    ConstantSize,
+}
+
+impl Check {
+    /// All five, in their numbered order.
+    pub const ALL: [Check; 5] = [
+        Check::SerializeTwice,
+        Check::TwoInstances,
+        Check::RunAhead,
+        Check::FreshInstance,
+        Check::ConstantSize,
+    ];
+
+    /// The check's number (1-5).
+    pub fn number(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// A short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::SerializeTwice => "serialize twice",
+            Check::TwoInstances => "two instances",
+            Check::RunAhead => "run-ahead",
+            Check::FreshInstance => "fresh instance",
+            Check::ConstantSize => "constant size",
+        }
+    }
+
+    /// The weakest level that needs this check to pass.
+    pub fn needed_for(self) -> SavestateLevel {
+        match self {
+            Check::SerializeTwice | Check::RunAhead | Check::ConstantSize => SavestateLevel::Serialized,
+            Check::TwoInstances | Check::FreshInstance => SavestateLevel::Deterministic,
+        }
+    }
+}
+
+/// How one region differs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegionDiff {
+    /// The region (`state`, `system_ram`, `map.ram.0`, `picture`, `audio`).
+    pub region: String,
+    /// Byte lengths in A and B.
+    pub len: (usize, usize),
+    /// How many bytes differ (over the common length).
+    pub differing: usize,
+    /// The first differing offsets with A's and B's bytes there.
+    pub bytes: Vec<(usize, u8, u8)>,
+}
+
+/// Where a check first failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Frames run when the difference was seen (0: at power-on, or right after a load).
+    pub frame: u64,
+    /// What was compared with what.
+    pub what: String,
+    /// The regions that differ, in section order.
+    pub regions: Vec<RegionDiff>,
+}
+
+/// One check's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckOutcome {
+    /// Which check.
+    pub check: Check,
+    /// `Some(true)` passed, `Some(false)` failed, `None` not run (savestates do not work at all).
+    pub passed: Option<bool>,
+    /// What was measured.
+    pub detail: String,
+    /// Where it first failed.
+    pub finding: Option<Finding>,
+}
+
+/// What the audit runs.
+#[derive(Debug, Clone)]
+pub struct AuditConfig {
+    /// Frames per instance.
+    pub frames: u64,
+    /// Run-ahead window length K (at least 1).
+    pub runahead: u64,
+    /// The frame whose state check 4 loads into a fresh instance (`None`: half way).
+    pub fresh_at: Option<u64>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> AuditConfig {
+        AuditConfig { frames: 600, runahead: 2, fresh_at: None }
+    }
+}
+
+/// The audit's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditReport {
+    /// The five checks, in order.
+    pub checks: Vec<CheckOutcome>,
+    /// The level every check it needs passed for.
+    pub reached: SavestateLevel,
+    /// Why not even `basic`, when savestates do not work at all.
+    pub basic_failure: Option<String>,
+    /// Serialized size at power-on (bytes of `retro_serialize`).
+    pub state_len: usize,
+    /// Frames run per instance.
+    pub frames: u64,
+}
+
+impl AuditReport {
+    /// The first check (in number order) that failed.
+    pub fn first_failure(&self) -> Option<&CheckOutcome> {
+        self.checks.iter().find(|c| c.passed == Some(false))
+    }
+
+    /// The outcome of `check`.
+    pub fn outcome(&self, check: Check) -> &CheckOutcome {
+        &self.checks[check as usize]
+    }
+}
+
+/// Why the audit could not run: an instance could not be made, or a machine failed outright.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AuditError(pub String);
+
+/// Compares two lists of named sections; the regions that differ.
+pub fn diff_sections(a: &[(&str, &[u8])], b: &[(&str, &[u8])]) -> Vec<RegionDiff> {
+    let mut out = Vec::new();
+    for (name, a_bytes) in a {
+        let b_bytes = b.iter().find(|(n, _)| n == name).map_or(&[][..], |(_, bytes)| bytes);
+        if a_bytes == &b_bytes {
+            continue;
+        }
+        let mut differing = 0;
+        let mut bytes = Vec::new();
+        for (offset, (x, y)) in a_bytes.iter().zip(b_bytes).enumerate() {
+            if x != y {
+                differing += 1;
+                if bytes.len() < MAX_OFFSETS {
+                    bytes.push((offset, *x, *y));
+                }
+            }
+        }
+        out.push(RegionDiff {
+            region: (*name).to_owned(),
+            len: (a_bytes.len(), b_bytes.len()),
+            differing,
+            bytes,
+        });
+    }
+    out
+}
+
+fn machine_sections<M: Machine>(m: &M) -> Vec<(&'static str, &[u8])> {
+    (0..m.section_count()).map(|i| (m.section_name(i), m.section_bytes(i))).collect()
+}
+
+fn snapshot_sections(bytes: &[u8]) -> Vec<(&str, &[u8])> {
+    snapshot::parse(bytes).map(|s| s.sections).unwrap_or_default()
+}
+
+fn state_of(bytes: &[u8]) -> &[u8] {
+    snapshot::parse(bytes).ok().and_then(|s| s.section("state")).unwrap_or(&[])
+}
+
+fn input_at(inputs: &[FrameInput], frame: u64) -> FrameInput {
+    usize::try_from(frame).ok().and_then(|i| inputs.get(i)).copied().unwrap_or_default()
+}
+
+/// Runs the audit: `make` builds a fresh instance at power-on (four are made: one for checks 1, 3
+/// and 5, two for check 2 and one for check 4); `inputs` is the input of frames 0, 1, ... (the
+/// default input past its end); `progress` hears (check, frames done) now and then.
+pub fn audit<M: Machine<Input = FrameInput>>(
+    make: &mut dyn FnMut() -> Result<M, String>,
+    inputs: &[FrameInput],
+    config: &AuditConfig,
+    progress: &mut dyn FnMut(Check, u64),
+) -> Result<AuditReport, AuditError> {
+    let frames = config.frames;
+    let k = config.runahead.max(1);
+    let mut a = make().map_err(AuditError)?;
+
+    // Savestates at all: a state at power-on (or after the first frame, for cores that have none
+    // before it) that the core loads back.
+    let mut first = Vec::new();
+    a.save_state(&mut first);
+    let mut state_len = state_of(&first).len();
+    let mut basic_failure = None;
+    if state_len == 0 {
+        a.run_frame(input_at(inputs, 0));
+        a.save_state(&mut first);
+        state_len = state_of(&first).len();
+        if state_len == 0 {
+            basic_failure =
+                Some("retro_serialize gave no state at power-on nor after the first frame".to_owned());
+        }
+    }
+    if basic_failure.is_none()
+        && let Err(e) = a.load_state(&first)
+    {
+        basic_failure = Some(format!("the core refused its own state: {e}"));
+    }
+    if let Some(reason) = basic_failure {
+        let checks = Check::ALL
+            .iter()
+            .map(|&check| CheckOutcome { check, passed: None, detail: reason.clone(), finding: None })
+            .collect();
+        return Ok(AuditReport {
+            checks,
+            reached: SavestateLevel::None,
+            basic_failure: Some(reason),
+            state_len,
+            frames,
+        });
+    }
+
+    // Checks 1, 3 and 5 on instance A, window by window.
+    let mut twice: Option<Finding> = None;
+    let mut runahead: Option<Finding> = None;
+    let mut size: Option<Finding> = None;
+    let mut windows = 0u64;
+    // Windows whose replays differed, and in how many of them each region did: a core that differs
+    // only in the window from power-on, or only in its audio, reads differently from one that
+    // loses its state.
+    let mut runahead_failed = 0u64;
+    let mut runahead_regions: Vec<(String, u64)> = Vec::new();
+    let mut twice_failed = 0u64;
+    let (mut s1, mut s2) = (Vec::new(), Vec::new());
+    let mut first_run: Vec<Vec<u8>> = (0..k).map(|_| Vec::new()).collect();
+    let mut first_records = Vec::with_capacity(k as usize);
+    let mut again = Vec::new();
+    let mut f = a.record().frame;
+    while f < frames {
+        a.save_state(&mut s1);
+        a.save_state(&mut s2);
+        if state_of(&s1) != state_of(&s2) {
+            twice_failed += 1;
+        }
+        if twice.is_none() && state_of(&s1) != state_of(&s2) {
+            twice = Some(Finding {
+                frame: f,
+                what: "two serializations in a row".into(),
+                regions: diff_sections(&[("state", state_of(&s1))], &[("state", state_of(&s2))]),
+            });
+        }
+        let len = state_of(&s1).len();
+        if size.is_none() && len != state_len {
+            size = Some(Finding {
+                frame: f,
+                what: format!("serialized size {len} bytes, {state_len} at the start"),
+                regions: Vec::new(),
+            });
+        }
+        let window = k.min(frames - f);
+        first_records.clear();
+        for i in 0..window {
+            first_records.push(a.run_frame(input_at(inputs, f + i)));
+            a.save_state(&mut first_run[i as usize]);
+        }
+        let mut window_regions: Vec<String> = Vec::new();
+        for pass in ["second", "third"] {
+            if let Err(e) = a.load_state(&s1) {
+                runahead.get_or_insert(Finding {
+                    frame: f,
+                    what: format!("the {pass} run's unserialize was refused: {e}"),
+                    regions: Vec::new(),
+                });
+                break;
+            }
+            for i in 0..window {
+                let record = a.run_frame(input_at(inputs, f + i));
+                if record.state_hash == first_records[i as usize].state_hash {
+                    continue;
+                }
+                a.save_state(&mut again);
+                let regions =
+                    diff_sections(&snapshot_sections(&first_run[i as usize]), &snapshot_sections(&again));
+                for region in &regions {
+                    if !window_regions.contains(&region.region) {
+                        window_regions.push(region.region.clone());
+                    }
+                }
+                if runahead.is_none() {
+                    runahead = Some(Finding {
+                        frame: f + i + 1,
+                        what: format!(
+                            "the {pass} run of frames {f}-{} after unserializing the state of frame {f}, against the first",
+                            f + window - 1
+                        ),
+                        regions,
+                    });
+                }
+            }
+        }
+        if !window_regions.is_empty() {
+            runahead_failed += 1;
+            for region in window_regions {
+                match runahead_regions.iter_mut().find(|(name, _)| *name == region) {
+                    Some((_, count)) => *count += 1,
+                    None => runahead_regions.push((region, 1)),
+                }
+            }
+        }
+        f += window;
+        windows += 1;
+        progress(Check::RunAhead, f);
+    }
+
+    // Checks 2 and 4: instances B and C from power-on; D loads B's state at `fresh_at`.
+    let fresh_at = config.fresh_at.unwrap_or(frames / 2).min(frames);
+    let mut b = make().map_err(AuditError)?;
+    let mut c = make().map_err(AuditError)?;
+    let mut d: Option<M> = None;
+    let mut two: Option<Finding> = None;
+    let mut fresh: Option<Finding> = None;
+    let mut handover = Vec::new();
+    let compare = |x: &M, y: &M, frame: u64, what: &str| -> Option<Finding> {
+        (x.record().state_hash != y.record().state_hash).then(|| Finding {
+            frame,
+            what: what.to_owned(),
+            regions: diff_sections(&machine_sections(x), &machine_sections(y)),
+        })
+    };
+    two = two.or_else(|| compare(&b, &c, 0, "two instances at power-on"));
+    for frame in 0..=frames {
+        if frame == fresh_at {
+            b.save_state(&mut handover);
+            let mut fresh_machine = make().map_err(AuditError)?;
+            match fresh_machine.load_state(&handover) {
+                Ok(()) => {
+                    fresh = fresh.or_else(|| {
+                        compare(
+                            &b,
+                            &fresh_machine,
+                            frame,
+                            "the instance that saved the state and the fresh one that loaded it",
+                        )
+                    });
+                    d = Some(fresh_machine);
+                }
+                Err(e) => {
+                    fresh = Some(Finding {
+                        frame,
+                        what: format!("a fresh instance refused the state: {e}"),
+                        regions: Vec::new(),
+                    })
+                }
+            }
+        }
+        if frame == frames {
+            break;
+        }
+        let input = input_at(inputs, frame);
+        b.run_frame(input);
+        if two.is_none() {
+            c.run_frame(input);
+            two = compare(&b, &c, frame + 1, "two instances from power-on");
+        }
+        if let Some(d) = d.as_mut()
+            && fresh.is_none()
+        {
+            d.run_frame(input);
+            fresh = compare(
+                &b,
+                d,
+                frame + 1,
+                &format!(
+                    "the instance that saved the state of frame {fresh_at} and the fresh one that loaded it"
+                ),
+            );
+        }
+        if frame % 64 == 0 {
+            progress(Check::TwoInstances, frame + 1);
+        }
+        if two.is_some() && (fresh.is_some() || (d.is_none() && frame >= fresh_at)) {
+            break;
+        }
+    }
+
+    let outcome = |check: Check, finding: Option<Finding>, detail: String| CheckOutcome {
+        check,
+        passed: Some(finding.is_none()),
+        detail,
+        finding,
+    };
+    let checks = vec![
+        outcome(
+            Check::SerializeTwice,
+            twice,
+            match twice_failed {
+                0 => format!("{windows} frames serialized twice"),
+                n => format!("{windows} frames serialized twice, {n} gave different bytes"),
+            },
+        ),
+        outcome(Check::TwoInstances, two, format!("{frames} frames, two instances")),
+        outcome(Check::RunAhead, runahead, {
+            let mut detail = format!("{windows} windows of {k} frames, each run three times");
+            if runahead_failed > 0 {
+                let regions: Vec<String> = runahead_regions.iter().map(|(r, n)| format!("{r} {n}")).collect();
+                detail.push_str(&format!("; {runahead_failed} differed ({})", regions.join(", ")));
+            }
+            detail
+        }),
+        outcome(
+            Check::FreshInstance,
+            fresh,
+            format!("state of frame {fresh_at} into a fresh instance, run to {frames}"),
+        ),
+        outcome(Check::ConstantSize, size, format!("{state_len} bytes at the start")),
+    ];
+    let passed = |level: SavestateLevel| {
+        checks.iter().filter(|c| c.check.needed_for() <= level).all(|c| c.passed == Some(true))
+    };
+    let reached = if passed(SavestateLevel::Deterministic) {
+        SavestateLevel::Deterministic
+    } else if passed(SavestateLevel::Serialized) {
+        SavestateLevel::Serialized
+    } else {
+        SavestateLevel::Basic
+    };
+    Ok(AuditReport { checks, reached, basic_failure: None, state_len, frames })
+}

@@ -1,0 +1,358 @@
+//! [`RetroMachine`]: a loaded libretro core as a lockstep [`Machine`] that runs whole frames.
+//!
+//! A frame's hash is blake3 over the frame counter and one digest per section: the serialized state
+//! (`state`), each memory the core exposes (`system_ram`, `save_ram`, `video_ram`, `rtc`), each
+//! writable block of its memory map (`map.NAME.START`), the picture (`picture`, in the core's pixel
+//! format) and the frame's audio (`audio`, interleaved i16). So two machines whose serialized states
+//! agree but whose RAM, picture or sound do not are told apart, and the comparison names the section
+//! and byte where they differ. The core has no cycle counter the host can see: a record's
+//! `cpu_cycle` is the frame count, and its raster position 0.
+
+use std::ffi::c_uint;
+use std::sync::Mutex;
+
+use anes_core::movie::{ConsoleCommand, FrameInput};
+use anes_core::state::{FrameRecord, StateHash};
+use anes_lockstep::{Machine, MachineError, Probe};
+
+use crate::error::HostError;
+use crate::ffi;
+use crate::host::{MAX_PORTS, MapRegion, Picture, RetroCore};
+use crate::snapshot;
+
+/// Where a section's bytes come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    State,
+    Memory(c_uint),
+    Map(usize),
+    Picture,
+    Audio,
+}
+
+/// The memories `retro_get_memory_data` may expose, with their section names.
+const MEMORIES: [(c_uint, &str); 4] = [
+    (ffi::MEMORY_SYSTEM_RAM, "system_ram"),
+    (ffi::MEMORY_SAVE_RAM, "save_ram"),
+    (ffi::MEMORY_VIDEO_RAM, "video_ram"),
+    (ffi::MEMORY_RTC, "rtc"),
+];
+
+/// Section names live as long as the process (the trait hands out `&'static str`); each distinct
+/// name is stored once, so their memory is bounded by the names cores declare.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(found) = names.iter().find(|n| **n == name) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
+/// The RetroPad buttons of an NES-style pad byte (`anes_core::input::buttons`): A, B, Select,
+/// Start and the D-pad are the RetroPad's buttons of the same names.
+pub fn retropad_buttons(pad: u8) -> u16 {
+    const MAP: [(u8, c_uint); 8] = [
+        (0x01, ffi::joypad::A),
+        (0x02, ffi::joypad::B),
+        (0x04, ffi::joypad::SELECT),
+        (0x08, ffi::joypad::START),
+        (0x10, ffi::joypad::UP),
+        (0x20, ffi::joypad::DOWN),
+        (0x40, ffi::joypad::LEFT),
+        (0x80, ffi::joypad::RIGHT),
+    ];
+    MAP.iter().filter(|(bit, _)| pad & bit != 0).fold(0, |held, (_, id)| held | 1 << id)
+}
+
+/// A libretro core as a lockstep machine (frames only).
+#[derive(Debug)]
+pub struct RetroMachine {
+    core: RetroCore,
+    frame: u64,
+    names: Vec<&'static str>,
+    sources: Vec<Source>,
+    maps: Vec<MapRegion>,
+    state: Vec<u8>,
+    state_error: Option<String>,
+    picture: Picture,
+    audio: Vec<u8>,
+    digests: Vec<[u8; 32]>,
+    hash: StateHash,
+    hash_audio: bool,
+}
+
+impl RetroMachine {
+    /// Wraps a core with its content loaded, at power-on (frame 0).
+    pub fn new(core: RetroCore) -> RetroMachine {
+        RetroMachine::with_audio_hashed(core, true)
+    }
+
+    /// [`RetroMachine::new`]; with `hash_audio` false the frame's hash leaves the audio out (it
+    /// stays a section of snapshots and diffs). Many cores resample their sound into a buffer that
+    /// no state holds, so the number of samples a frame hands over can differ after a load while
+    /// the emulated machine does not: this tells the two apart.
+    pub fn with_audio_hashed(core: RetroCore, hash_audio: bool) -> RetroMachine {
+        let mut names = vec!["state"];
+        let mut sources = vec![Source::State];
+        for (id, name) in MEMORIES {
+            if core.memory(id).is_some() {
+                names.push(name);
+                sources.push(Source::Memory(id));
+            }
+        }
+        let maps = core.map_regions();
+        for (index, map) in maps.iter().enumerate() {
+            names.push(intern(&map.name));
+            sources.push(Source::Map(index));
+        }
+        names.extend(["picture", "audio"]);
+        sources.extend([Source::Picture, Source::Audio]);
+        let digests = vec![[0; 32]; names.len()];
+        let mut machine = RetroMachine {
+            core,
+            frame: 0,
+            names,
+            sources,
+            maps,
+            state: Vec::new(),
+            state_error: None,
+            picture: Picture::default(),
+            audio: Vec::new(),
+            digests,
+            hash: StateHash::default(),
+            hash_audio,
+        };
+        machine.refresh();
+        machine
+    }
+
+    /// The core.
+    pub fn core(&self) -> &RetroCore {
+        &self.core
+    }
+
+    /// The core, mutably (options, direct memory access).
+    pub fn core_mut(&mut self) -> &mut RetroCore {
+        &mut self.core
+    }
+
+    /// Frames run since power-on (or as the loaded snapshot says).
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The serialized state taken at the end of the last frame (empty when serializing failed).
+    pub fn state_bytes(&self) -> &[u8] {
+        &self.state
+    }
+
+    /// Why the last serialization failed, if it did (the hash then covers an empty state).
+    pub fn state_error(&self) -> Option<&str> {
+        self.state_error.as_deref()
+    }
+
+    /// The index of the section named `name`.
+    pub fn section_index(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| *n == name)
+    }
+
+    /// The last picture.
+    pub fn picture(&self) -> &Picture {
+        &self.picture
+    }
+
+    /// Serializes again, takes the picture and audio from the core and rehashes.
+    fn refresh(&mut self) {
+        self.state_error = match self.core.serialize(&mut self.state) {
+            Ok(()) => None,
+            Err(e) => Some(e.to_string()),
+        };
+        self.core.picture_into(&mut self.picture);
+        self.audio.clear();
+        self.core.audio_bytes_into(&mut self.audio);
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&self.frame.to_le_bytes());
+        for index in 0..self.names.len() {
+            let digest = *blake3::hash(self.section_bytes(index)).as_bytes();
+            self.digests[index] = digest;
+            if self.sources[index] == Source::Audio && !self.hash_audio {
+                continue;
+            }
+            hasher.update(self.names[index].as_bytes()).update(&digest);
+        }
+        if self.sources.contains(&Source::Picture) {
+            let (w, h, f) = (self.picture.width, self.picture.height, self.picture.format);
+            hasher.update(&w.to_le_bytes()).update(&h.to_le_bytes()).update(&f.to_le_bytes());
+        }
+        self.hash = StateHash(*hasher.finalize().as_bytes());
+    }
+
+    fn apply(&mut self, input: FrameInput) {
+        match input.command {
+            ConsoleCommand::None => {}
+            ConsoleCommand::SoftReset => self.core.reset(),
+            ConsoleCommand::PowerCycle => {
+                if let Err(e) = self.core.power_cycle() {
+                    self.state_error = Some(format!("power cycle: {e}"));
+                }
+            }
+        }
+        let mut pads = [0u16; MAX_PORTS];
+        for (held, pad) in pads.iter_mut().zip(input.pads) {
+            *held = retropad_buttons(pad);
+        }
+        self.core.set_joypads(pads);
+    }
+}
+
+impl Machine for RetroMachine {
+    type Input = FrameInput;
+
+    fn steps_instructions(&self) -> bool {
+        false
+    }
+
+    fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
+        self.apply(input);
+        self.core.run_frame();
+        self.frame += 1;
+        self.refresh();
+        self.record()
+    }
+
+    fn record(&self) -> FrameRecord {
+        FrameRecord {
+            frame: self.frame,
+            cpu_cycle: self.frame,
+            ppu_scanline: 0,
+            ppu_dot: 0,
+            state_hash: self.hash,
+        }
+    }
+
+    fn probe(&self) -> Probe {
+        Probe { cpu_cycle: self.frame, ..Probe::default() }
+    }
+
+    fn state_hash(&self) -> StateHash {
+        self.hash
+    }
+
+    fn section_count(&self) -> usize {
+        self.names.len()
+    }
+
+    fn section_name(&self, index: usize) -> &'static str {
+        self.names.get(index).copied().unwrap_or("none")
+    }
+
+    fn section_bytes(&self, index: usize) -> &[u8] {
+        match self.sources.get(index) {
+            Some(Source::State) => &self.state,
+            Some(Source::Memory(id)) => self.core.memory(*id).unwrap_or(&[]),
+            Some(Source::Map(i)) => self.core.map_bytes(&self.maps[*i]),
+            Some(Source::Picture) => &self.picture.bytes,
+            Some(Source::Audio) => &self.audio,
+            None => &[],
+        }
+    }
+
+    fn section_digest(&self, index: usize) -> StateHash {
+        StateHash(self.digests.get(index).copied().unwrap_or_default())
+    }
+
+    fn snapshot_len(&self) -> usize {
+        snapshot::HEADER_LEN
+            + (0..self.names.len())
+                .map(|i| 6 + self.names[i].len() + self.section_bytes(i).len())
+                .sum::<usize>()
+    }
+
+    /// Serializes the core anew (not the state taken at the end of the frame), so two snapshots in
+    /// a row show whether `retro_serialize` repeats itself.
+    fn save_state(&self, out: &mut Vec<u8>) {
+        let mut fresh = Vec::with_capacity(self.state.len());
+        let state: &[u8] = match self.core.serialize(&mut fresh) {
+            Ok(()) => &fresh,
+            Err(_) => &[],
+        };
+        let sections: Vec<(&str, &[u8])> = (0..self.names.len())
+            .map(|i| {
+                (self.names[i], if self.sources[i] == Source::State { state } else { self.section_bytes(i) })
+            })
+            .collect();
+        let picture = (self.picture.width, self.picture.height, self.picture.format);
+        snapshot::write(out, self.frame, picture, &sections);
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
+        let parsed = snapshot::parse(bytes).map_err(|e| MachineError::Snapshot(e.to_string()))?;
+        let state =
+            parsed.section("state").ok_or_else(|| MachineError::Snapshot("no state section".into()))?;
+        self.core.unserialize(state).map_err(|e| MachineError::Snapshot(e.to_string()))?;
+        let (width, height, format) = parsed.picture;
+        let picture_bytes = parsed.section("picture").unwrap_or(&[]);
+        self.core.set_picture(&Picture { width, height, format, bytes: picture_bytes.to_vec() });
+        self.core.set_audio_bytes(parsed.section("audio").unwrap_or(&[]));
+        self.frame = parsed.frame;
+        self.refresh();
+        Ok(())
+    }
+
+    fn picture_size(&self) -> Option<(u32, u32)> {
+        (self.picture.width > 0 && self.picture.height > 0)
+            .then_some((self.picture.width, self.picture.height))
+    }
+
+    fn picture_rgb(&self, out: &mut Vec<u8>) -> bool {
+        self.picture.to_rgb(out);
+        !out.is_empty()
+    }
+
+    fn flip_state_bit(&mut self, index: usize, offset: usize, bit: u8) -> Result<(), MachineError> {
+        let count = self.names.len();
+        let source = *self.sources.get(index).ok_or(MachineError::NoSuchSection { index, count })?;
+        if bit > 7 {
+            return Err(MachineError::Fault(format!("bit {bit} of a byte")));
+        }
+        let len = self.section_bytes(index).len();
+        if offset >= len {
+            return Err(MachineError::Fault(format!(
+                "offset {offset:#x} is outside section {} ({len} bytes)",
+                self.names[index]
+            )));
+        }
+        let mask = 1u8 << bit;
+        match source {
+            Source::State => {
+                let mut state = self.state.clone();
+                state[offset] ^= mask;
+                self.core.unserialize(&state).map_err(|e: HostError| MachineError::Fault(e.to_string()))?;
+            }
+            Source::Memory(id) => {
+                if let Some(memory) = self.core.memory_mut(id) {
+                    memory[offset] ^= mask;
+                }
+            }
+            Source::Map(i) => {
+                let region = self.maps[i].clone();
+                self.core.map_bytes_mut(&region)[offset] ^= mask;
+            }
+            Source::Picture => {
+                self.picture.bytes[offset] ^= mask;
+                let picture = self.picture.clone();
+                self.core.set_picture(&picture);
+            }
+            Source::Audio => {
+                self.audio[offset] ^= mask;
+                let audio = self.audio.clone();
+                self.core.set_audio_bytes(&audio);
+            }
+        }
+        self.refresh();
+        Ok(())
+    }
+}

@@ -1,0 +1,272 @@
+//! A libretro core driven by the worker protocol (`anes worker --libretro CORE --content FILE`): the
+//! same commands as the anes console's [`crate::engine::Engine`], for a machine that runs whole
+//! frames. The core is loaded at `Load`, whose `rom` must be the content file's bytes (or empty:
+//! the worker's own file is used), so a refusal reaches the parent as the answer to `Load`.
+//!
+//! Differences from the anes console: a record's CPU cycle is the frame count (a libretro core
+//! shows no cycle counter), the raster position is 0, snapshots are
+//! [`anes_retro_host::snapshot`]s, fault sections are the machine's (`state`, `system_ram`,
+//! `map:...`, `picture`, `audio`), a state fault fires at the end of the frame during which its
+//! cycle (frame) is reached, and one without `@` fires at once. Instruction stepping and
+//! disassembly are refused.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anes_lockstep::{Fault, Machine};
+use anes_retro_host::{HostConfig, RetroCore, RetroMachine};
+
+use crate::engine::{Flow, Handler};
+use crate::protocol::{Reply, WireInput, WorkerCommand};
+
+/// What the worker loads when the parent says `Load`.
+#[derive(Debug, Clone)]
+pub struct RetroSetup {
+    /// The core's shared object.
+    pub core: PathBuf,
+    /// The content file.
+    pub content: PathBuf,
+    /// Options and folders.
+    pub config: HostConfig,
+    /// Whether a frame's hash covers its audio ([`RetroMachine::with_audio_hashed`]).
+    pub hash_audio: bool,
+}
+
+/// A libretro core driven by protocol commands.
+#[derive(Debug)]
+pub struct RetroEngine {
+    setup: RetroSetup,
+    machine: Option<RetroMachine>,
+    checkpoint_every: u64,
+    next_seq: u64,
+    faults: Vec<(Fault, usize)>,
+    snapshot: Vec<u8>,
+}
+
+impl RetroEngine {
+    /// An engine that loads `setup` at the first `Load`.
+    pub fn new(setup: RetroSetup) -> RetroEngine {
+        RetroEngine {
+            setup,
+            machine: None,
+            checkpoint_every: 1,
+            next_seq: 0,
+            faults: Vec::new(),
+            snapshot: Vec::new(),
+        }
+    }
+
+    fn load(&mut self, rom: &[u8], checkpoint_every: u64, reply: &mut dyn FnMut(Reply)) {
+        if checkpoint_every == 0 {
+            return reply(error("load: checkpoint_every must be at least 1"));
+        }
+        // A core keeps its state in globals: the one this process holds is dropped first.
+        self.machine = None;
+        let core = match RetroCore::load(&self.setup.core, &self.setup.content, &self.setup.config) {
+            Ok(core) => core,
+            Err(e) => return reply(error(&format!("load: {e}"))),
+        };
+        let content_identity =
+            match anes_fs::read_capped(&self.setup.content, anes_retro_host::MAX_CONTENT_LEN, "content") {
+                Ok(bytes) => *blake3::hash(&bytes).as_bytes(),
+                Err(e) => {
+                    return reply(error(&format!(
+                        "load: content {}: {}",
+                        self.setup.content.display(),
+                        e.problem()
+                    )));
+                }
+            };
+        if !rom.is_empty() && *blake3::hash(rom).as_bytes() != content_identity {
+            return reply(error(&format!(
+                "load: the parent's content ({} bytes) is not this worker's {}",
+                rom.len(),
+                self.setup.content.display()
+            )));
+        }
+        let machine = RetroMachine::with_audio_hashed(core, self.setup.hash_audio);
+        let record = machine.record().into();
+        self.machine = Some(machine);
+        self.checkpoint_every = checkpoint_every;
+        self.next_seq = 0;
+        self.faults.clear();
+        reply(Reply::Loaded { rom_identity: content_identity, record, region: None });
+        self.send_snapshot(reply);
+    }
+
+    fn frames(&mut self, first_seq: u64, inputs: &[WireInput], reply: &mut dyn FnMut(Reply)) {
+        if self.machine.is_none() {
+            return reply(not_loaded());
+        }
+        if first_seq != self.next_seq {
+            return reply(error(&format!(
+                "frames: expected sequence number {}, got {first_seq}",
+                self.next_seq
+            )));
+        }
+        for (i, wire) in inputs.iter().enumerate() {
+            let Some(mut input) = wire.to_input() else {
+                return reply(error(&format!(
+                    "frames: input {i} (seq {}) has unknown command byte {:#04x}; the rest of the batch is dropped",
+                    first_seq + i as u64,
+                    wire.0[2]
+                )));
+            };
+            let seq = self.next_seq;
+            let machine = self.machine.as_mut().expect("checked above");
+            let frame = machine.frame();
+            let mut j = 0;
+            while j < self.faults.len() {
+                match self.faults[j].0 {
+                    Fault::CorruptInput { port, bit, frame: at } if at == frame => {
+                        input.pads[usize::from(port)] ^= 1 << bit;
+                        let (fault, _) = self.faults.remove(j);
+                        reply(Reply::FaultFired { seq, spec: fault.to_string(), refused: None });
+                    }
+                    _ => j += 1,
+                }
+            }
+            machine.run_frame(input);
+            self.fire_due(seq, reply);
+            self.next_seq += 1;
+            let record = self.machine.as_ref().expect("checked above").record();
+            reply(Reply::Record { seq, record: record.into() });
+            if self.next_seq % self.checkpoint_every == 0 {
+                self.send_snapshot(reply);
+            }
+        }
+    }
+
+    /// Fires the state faults whose frame has come.
+    fn fire_due(&mut self, seq: u64, reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_mut() else { return };
+        let now = machine.frame();
+        let mut j = 0;
+        while j < self.faults.len() {
+            let due = self.faults[j].0.cpu_cycle().is_some_and(|at| at <= now);
+            if !due {
+                j += 1;
+                continue;
+            }
+            let (fault, section) = self.faults.remove(j);
+            let result = match fault {
+                Fault::FlipBit { offset, bit, .. } => machine.flip_state_bit(section, offset, bit),
+                Fault::Stall { .. } => machine.stall_cycles(0),
+                Fault::CorruptInput { .. } => Ok(()),
+            };
+            reply(Reply::FaultFired {
+                seq,
+                spec: fault.to_string(),
+                refused: result.err().map(|e| e.to_string()),
+            });
+        }
+    }
+
+    fn inject(&mut self, spec: &str, reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_ref() else { return reply(not_loaded()) };
+        let now = machine.frame();
+        // Without `@`: a state fault at once (the end of the last frame), an input fault in the next
+        // frame.
+        let full = if spec.contains('@') { spec.to_owned() } else { format!("{spec}@{now}") };
+        let fault: Fault = match full.parse() {
+            Ok(fault) => fault,
+            Err(e) => return reply(error(&format!("inject: {e}"))),
+        };
+        let mut section = 0;
+        if let Fault::FlipBit { section: name, offset, .. } = &fault {
+            let Some(index) = machine.section_index(name) else {
+                let names: Vec<_> = (0..machine.section_count()).map(|i| machine.section_name(i)).collect();
+                return reply(error(&format!(
+                    "inject {full}: no section {name:?} (sections: {})",
+                    names.join(", ")
+                )));
+            };
+            let len = machine.section_bytes(index).len();
+            if *offset >= len {
+                return reply(error(&format!(
+                    "inject {full}: offset {offset:#x} is outside section {name} ({len} bytes)"
+                )));
+            }
+            section = index;
+        }
+        self.faults.push((fault, section));
+        if !spec.contains('@') && !spec.trim_start().starts_with("input") {
+            self.fire_due(self.next_seq, reply);
+        }
+    }
+
+    fn send_snapshot(&mut self, reply: &mut dyn FnMut(Reply)) {
+        let Some(machine) = self.machine.as_ref() else { return };
+        machine.save_state(&mut self.snapshot);
+        reply(Reply::Snapshot {
+            seq: self.next_seq,
+            state_hash: machine.state_hash().0,
+            bytes: self.snapshot.clone(),
+        });
+    }
+}
+
+impl Handler for RetroEngine {
+    fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow {
+        match command {
+            WorkerCommand::Load { rom, checkpoint_every, region, power_on } => {
+                if region.is_some() || power_on.is_some() {
+                    reply(error(
+                        "load: a region or power-on profile is the anes console's; a libretro core takes its own from its content and options",
+                    ));
+                } else {
+                    self.load(&rom, checkpoint_every, reply);
+                }
+            }
+            WorkerCommand::Frames { first_seq, inputs } => self.frames(first_seq, &inputs, reply),
+            WorkerCommand::Restore { seq, snapshot } => match self.machine.as_mut() {
+                None => reply(not_loaded()),
+                Some(machine) => match machine.load_state(&snapshot) {
+                    Ok(()) => {
+                        self.next_seq = seq;
+                        reply(Reply::Restored { seq, record: machine.record().into() });
+                    }
+                    Err(e) => reply(error(&format!("restore: {e}"))),
+                },
+            },
+            WorkerCommand::Snapshot => match self.machine {
+                Some(_) => self.send_snapshot(reply),
+                None => reply(not_loaded()),
+            },
+            WorkerCommand::Inject { spec } => self.inject(&spec, reply),
+            WorkerCommand::Stall { millis } => return Flow::Stall(Duration::from_millis(u64::from(millis))),
+            WorkerCommand::Shutdown => return Flow::Shutdown,
+            WorkerCommand::BeginFrame { .. }
+            | WorkerCommand::StepInstruction
+            | WorkerCommand::Disassemble => {
+                reply(error("a libretro core runs whole frames only: no instruction steps or disassembly"))
+            }
+            WorkerCommand::Probe => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Probe { probe: machine.probe().into() }),
+            },
+            WorkerCommand::Record => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => reply(Reply::Record { seq: self.next_seq, record: machine.record().into() }),
+            },
+            WorkerCommand::Picture => match &self.machine {
+                None => reply(not_loaded()),
+                Some(machine) => {
+                    let mut rgb = Vec::new();
+                    machine.picture_rgb(&mut rgb);
+                    let (width, height) = machine.picture_size().unwrap_or((0, 0));
+                    reply(Reply::Picture { width, height, rgb });
+                }
+            },
+        }
+        Flow::Continue
+    }
+}
+
+fn error(message: &str) -> Reply {
+    Reply::Error { message: message.to_owned() }
+}
+
+fn not_loaded() -> Reply {
+    error("no content loaded: send load first")
+}

@@ -22,9 +22,13 @@ const EXIT_OVERCLAIMS: u8 = 1;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 the core reaches the level its .info claims; 1 it claims more \
-than it reaches; 2 bad input.\n\nExample (from the repository root, with Debian's libretro-gambatte and \
-libretro-core-info installed):\n  anes audit /usr/lib/x86_64-linux-gnu/libretro/gambatte_libretro.so \
-../shared/libretro/gb/cpu_instrs.gb --frames 300")]
+than it reaches; 2 bad input.
+
+Examples:
+  # Debian's Gambatte on a Game Boy test program (libretro-gambatte and libretro-core-info installed)
+  anes audit /usr/lib/x86_64-linux-gnu/libretro/gambatte_libretro.so ../shared/libretro/gb/cpu_instrs/cpu_instrs.gb --frames 300
+  # Nestopia, its audio left out of the comparison, as JSON
+  anes audit /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so ../shared/conformance/roms/instr_test-v5/official_only.nes --ignore-audio --json")]
 pub struct Args {
     /// The libretro core (a shared object).
     core: PathBuf,

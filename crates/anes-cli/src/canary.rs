@@ -49,7 +49,7 @@ Examples:
 #[command(after_help = AFTER_HELP)]
 // What the candidate is compared with: a build, a golden log, or each case's in a corpus.
 #[command(group(
-    clap::ArgGroup::new("compared_with").args(["baseline", "baseline_log", "corpus"]).required(true).multiple(true)
+    clap::ArgGroup::new("compared_with").args(["baseline", "baseline_log", "corpus", "libretro_baseline"]).required(true).multiple(true)
 ))]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its 5,000-frame input stream).

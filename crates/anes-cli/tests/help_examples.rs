@@ -38,6 +38,10 @@ const PARSE_ONLY: &[(&str, &str)] = &[
     ),
     ("anes canary --baseline-log tests/golden/demo.records --pushgateway", "needs a Pushgateway"),
     ("anes dlq inspect anes-data/", "a queue file that only earlier versions of anes serve wrote"),
+    (
+        "anes audit /usr/lib/x86_64-linux-gnu/libretro/",
+        "needs a Debian libretro core (scripts/install-libretro-cores.sh); tests/libretro.rs audits cores",
+    ),
 ];
 
 /// `anes serve --help`'s example that this test runs as a server, before the others.

@@ -6,7 +6,7 @@
 mod machine;
 
 use anes_core::movie::InputStream;
-use anes_lockstep::testing::check_contract;
+use anes_lockstep::check_contract;
 use anes_lockstep::{
     FaultPlan, LockstepConfig, Machine, assert_deterministic, check_deterministic, check_deterministic_with,
 };

@@ -234,7 +234,7 @@ fn the_region_reaches_both_builds_and_is_compared_with_that_regions_golden_log()
 fn corpus_mode_runs_shards_in_parallel_and_writes_junit_xml() {
     let dir = scratch("corpus");
     let tiny = dir.join("tiny.nes");
-    std::fs::write(&tiny, anes_lockstep::testing::tiny_rom()).unwrap();
+    std::fs::write(&tiny, anes_fixtures::tiny_rom()).unwrap();
     let demo = repo().join("roms/demo/demo.nes");
     let input = repo().join("roms/demo/demo.input");
     let manifest = dir.join("corpus.toml");
@@ -373,7 +373,7 @@ fn a_baseline_that_hangs_after_its_handshake_is_a_failed_worker() {
     use anes_ops::worker::protocol::{BuildInfo, PROTOCOL_VERSION, Reply, encode_reply};
     let dir = scratch("hung");
     let rom = dir.join("tiny.nes");
-    std::fs::write(&rom, anes_lockstep::testing::tiny_rom()).unwrap();
+    std::fs::write(&rom, anes_fixtures::tiny_rom()).unwrap();
     let mut hello = Vec::new();
     encode_reply(
         &Reply::Hello { protocol_version: PROTOCOL_VERSION, build: BuildInfo::current() },
@@ -428,13 +428,13 @@ fn a_bit_flipped_anywhere_in_the_baselines_stream_is_detected() {
     use anes_ops::worker::protocol::{WireInput, WorkerCommand, encode_command};
     let dir = scratch("flips");
     let rom = dir.join("tiny.nes");
-    std::fs::write(&rom, anes_lockstep::testing::tiny_rom()).unwrap();
+    std::fs::write(&rom, anes_fixtures::tiny_rom()).unwrap();
     // The stream this build's worker sends for the run below (replies do not depend on how the canary
     // batches its frames).
     let mut commands = Vec::new();
     encode_command(
         &WorkerCommand::Load {
-            rom: anes_lockstep::testing::tiny_rom(),
+            rom: anes_fixtures::tiny_rom(),
             checkpoint_every: 4,
             region: None,
             power_on: None,
@@ -526,7 +526,7 @@ fn an_empty_comparison_is_bad_input() {
     let err = stderr(&output);
     assert!(err.contains("no frames to compare") && err.lines().count() == 1, "{err}");
     let tiny = dir.join("tiny.nes");
-    std::fs::write(&tiny, anes_lockstep::testing::tiny_rom()).unwrap();
+    std::fs::write(&tiny, anes_fixtures::tiny_rom()).unwrap();
     let manifest = dir.join("corpus.toml");
     std::fs::write(&manifest, "[[case]]\nrom = \"tiny.nes\"\nframes = 5\n").unwrap();
     let corpus = |shard: &str| {

@@ -167,10 +167,9 @@ fn tiny_rom_file(name: &str) -> (PathBuf, u64) {
     let dir = scratch(name);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("tiny.nes");
-    std::fs::write(&path, anes_lockstep::testing::tiny_rom()).unwrap();
+    std::fs::write(&path, anes_fixtures::tiny_rom()).unwrap();
     let mut machine =
-        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
-            .unwrap();
+        anes_lockstep::NesMachine::from_ines(&anes_fixtures::tiny_rom(), Default::default()).unwrap();
     machine.run_frame(Default::default());
     (path, machine.probe().cpu_cycle)
 }
@@ -211,10 +210,9 @@ fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
     // Refused: a flip the core refuses (an impossible state), found by trying where it will fire.
     use anes_lockstep::Machine;
     let machine =
-        anes_lockstep::NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), Default::default())
-            .unwrap();
+        anes_lockstep::NesMachine::from_ines(&anes_fixtures::tiny_rom(), Default::default()).unwrap();
     let (section, offset, bit) =
-        anes_lockstep::testing::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
+        anes_fixtures::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
     let spec = format!("flip:{}:{offset:#06x}:{bit}@5000", machine.section_name(section));
     let output = anes(&[rom, "--frames", "2", "--json", "--inject", &spec]);
     assert_eq!(output.status.code(), Some(2));

@@ -14,7 +14,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rom = match args.first().filter(|a| a.as_str() != "-") {
         Some(path) => std::fs::read(path).expect("read ROM"),
-        None => anes_lockstep::testing::tiny_rom(),
+        None => anes_fixtures::tiny_rom(),
     };
     let dir = PathBuf::from(args.get(1).map_or("anes-evidence/fault-demo", String::as_str));
     let specs: Vec<&str> = if args.len() > 2 {

@@ -32,7 +32,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rom = match args.get(1) {
         Some(path) => std::fs::read(path).expect("read ROM"),
-        None => anes_lockstep::testing::tiny_rom(),
+        None => anes_fixtures::tiny_rom(),
     };
     let frames: u64 = args.get(2).map_or(3000, |f| f.parse().expect("FRAMES"));
     let machine = NesMachine::from_ines(&rom, NesConfig::default()).expect("parse ROM");

@@ -91,7 +91,8 @@ impl fmt::Display for Report<'_> {
 /// localization on); [`check_deterministic_with`] takes another configuration.
 ///
 /// ```
-/// use anes_lockstep::{check_deterministic, testing::FakeMachine};
+/// use anes_lockstep::check_deterministic;
+/// # use anes_fixtures::FakeMachine; // stands in for your own Machine
 /// use anes_core::movie::FrameInput;
 ///
 /// let inputs = vec![FrameInput::default(); 100];
@@ -149,12 +150,13 @@ where
 /// ```
 /// use anes_lockstep::{assert_deterministic, NesMachine};
 /// use anes_core::{movie::InputStream, NesConfig};
-/// # let rom = anes_lockstep::testing::tiny_rom();
+/// # let rom = anes_fixtures::tiny_rom();
 /// assert_deterministic(|| NesMachine::from_ines(&rom, NesConfig::default()).unwrap(), &InputStream::new(), 120);
 /// ```
 ///
 /// ```should_panic
-/// use anes_lockstep::{assert_deterministic, testing::FakeMachine};
+/// use anes_lockstep::assert_deterministic;
+/// # use anes_fixtures::FakeMachine; // stands in for your own Machine
 /// use anes_core::movie::FrameInput;
 /// use std::sync::atomic::{AtomicU8, Ordering};
 ///

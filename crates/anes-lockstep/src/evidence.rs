@@ -23,18 +23,7 @@ use crate::outcome::{Divergence, DivergenceKind};
 use crate::record_json::RecordJson;
 use crate::schedule::FiredFault;
 
-/// What built this harness: the crate version and, when the build saw a git checkout, its commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct BuildIdentity {
-    /// `anes-lockstep` crate version.
-    pub crate_version: &'static str,
-    /// Git commit of the source tree at build time, if it was a git checkout.
-    pub git_commit: Option<&'static str>,
-}
-
-/// The build identity of this binary.
-pub const BUILD: BuildIdentity =
-    BuildIdentity { crate_version: env!("CARGO_PKG_VERSION"), git_commit: option_env!("ANES_GIT_COMMIT") };
+pub use anes_machine::{BUILD, BuildIdentity};
 
 /// Everything kept about one divergence. Rollback never discards it.
 #[derive(Debug, Clone)]

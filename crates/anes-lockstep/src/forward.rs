@@ -10,7 +10,7 @@
 /// ```
 /// use anes_core::movie::FrameInput;
 /// use anes_core::state::FrameRecord;
-/// use anes_lockstep::testing::FakeMachine;
+/// use anes_fixtures::FakeMachine;
 /// use anes_lockstep::{Machine, forward_machine};
 ///
 /// /// A machine that counts the frames it ran.

@@ -27,7 +27,7 @@
 //! ```
 //! use anes_lockstep::{Lockstep, LockstepConfig, NesMachine, RunOutcome};
 //! use anes_core::{movie::InputStream, NesConfig};
-//! # let rom = anes_lockstep::testing::tiny_rom();
+//! # let rom = anes_fixtures::tiny_rom();
 //! let a = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
 //! let b = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
 //! let mut lockstep = Lockstep::new(a, b, LockstepConfig::default()).unwrap();
@@ -35,24 +35,25 @@
 //! assert_eq!(lockstep.frames_verified(), 30);
 //! ```
 
+// The machine layer lives in `anes-machine`; these names keep the paths this crate always had.
+use anes_machine::{fault, input, machine};
+
 mod batch;
 mod bundle;
 mod checkpoint;
 mod collect;
 mod comparator;
 mod config;
+mod contract;
 mod determinism;
 mod diff;
 mod evidence;
 mod fate;
-mod fault;
 mod forward;
 mod html;
-mod input;
 mod localize;
 mod localize_frame;
 mod lockstep;
-mod machine;
 pub mod markup;
 mod outcome;
 mod program_view;
@@ -62,10 +63,10 @@ mod shrink;
 mod side;
 mod status;
 mod summary;
-pub mod testing;
 mod threaded;
 
 pub use config::{Granularity, GranularityError, LockstepConfig, Threading};
+pub use contract::{ContractViolation, check_contract};
 pub use determinism::{
     Deterministic, Nondeterminism, assert_deterministic, check_deterministic, check_deterministic_with,
 };

@@ -29,7 +29,7 @@ use crate::status::LockstepStatus;
 /// ```
 /// use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, NesMachine, RunOutcome};
 /// use anes_core::{movie::InputStream, NesConfig};
-/// # let rom = anes_lockstep::testing::tiny_rom();
+/// # let rom = anes_fixtures::tiny_rom();
 /// let a = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
 /// let b = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
 /// let inputs = InputStream::new();
@@ -376,9 +376,9 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{FakeMachine, tiny_rom};
     use crate::{Fault, FaultPlan, NesMachine};
     use anes_core::movie::InputStream;
+    use anes_fixtures::{FakeMachine, tiny_rom};
 
     fn pair() -> (NesMachine, NesMachine) {
         let a = NesMachine::from_ines(&tiny_rom(), anes_core::NesConfig::default()).unwrap();

@@ -44,7 +44,7 @@ const VIEW_LEN: usize = CPU_LEN + PPU_LEN + PICTURE_LEN;
 /// use anes_core::movie::FrameInput;
 /// use anes_core::PowerOnProfile;
 /// use anes_lockstep::{Lockstep, LockstepConfig, Machine, ProgramView, RunOutcome};
-/// # let rom = anes_lockstep::testing::tiny_rom();
+/// # let rom = anes_fixtures::tiny_rom();
 /// // tiny_rom turns rendering on at once: under the warm-up the write is lost.
 /// let a = ProgramView::from_ines(&rom, PowerOnProfile::Default.config(), None).unwrap();
 /// let b = ProgramView::from_ines(&rom, PowerOnProfile::Random(1).config(), None).unwrap();

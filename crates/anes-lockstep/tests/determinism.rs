@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use anes_core::movie::FrameInput;
 use anes_core::state::FrameRecord;
-use anes_lockstep::testing::{FakeMachine, check_contract};
+use anes_fixtures::FakeMachine;
+use anes_lockstep::check_contract;
 use anes_lockstep::{
     FaultPlan, Granularity, Lockstep, LockstepConfig, LockstepError, Machine, Nondeterminism, RunOutcome,
     assert_deterministic, check_deterministic, check_deterministic_with,

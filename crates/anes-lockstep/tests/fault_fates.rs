@@ -6,7 +6,7 @@ mod common;
 
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::{FakeMachine, tiny_rom};
+use anes_fixtures::{FakeMachine, tiny_rom};
 use anes_lockstep::{
     FaultFate, FaultOutcome, FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine,
     RunOutcome, Threading,
@@ -98,7 +98,7 @@ fn a_fault_masked_at_frame_ends_is_detected_at_instruction_granularity() {
 fn a_refused_fault_says_why() {
     let machine = tiny();
     let (section, offset, bit) =
-        anes_lockstep::testing::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
+        anes_fixtures::refused_flip(&machine, 5000).expect("some flip makes an impossible state");
     let spec = format!("flip:{}:{offset}:{bit}@5000", machine.section_name(section));
     let (outcome, fates) = run(&machine, &[spec], Threading::SameThread, 3);
     assert_eq!(outcome, RunOutcome::Agreed { frames: 3 }, "nothing was changed");

@@ -6,7 +6,7 @@
 
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::{FakeMachine, tiny_rom};
+use anes_fixtures::{FakeMachine, tiny_rom};
 use anes_lockstep::{Granularity, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading};
 
 #[global_allocator]

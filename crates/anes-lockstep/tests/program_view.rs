@@ -4,7 +4,7 @@
 
 use anes_core::PowerOnProfile;
 use anes_core::movie::FrameInput;
-use anes_lockstep::testing::check_contract;
+use anes_lockstep::check_contract;
 use anes_lockstep::{Lockstep, LockstepConfig, Machine, ProgramView, RunOutcome, ShrinkConfig, shrink};
 
 fn read_rom(path: &str) -> Vec<u8> {

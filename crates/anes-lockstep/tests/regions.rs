@@ -4,7 +4,7 @@
 
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::{NesConfig, Region};
-use anes_lockstep::testing::tiny_rom;
+use anes_fixtures::tiny_rom;
 use anes_lockstep::{Lockstep, LockstepConfig, Machine, MachineError, NesMachine, RunOutcome, Threading};
 
 fn machine(region: Region) -> NesMachine {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anes_core::NesConfig;
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::{BrokenRestore, FakeMachine, tiny_rom};
+use anes_fixtures::{BrokenRestore, FakeMachine, tiny_rom};
 use anes_lockstep::{
     DivergenceKind, Fault, FaultPlan, FaultPlanError, Granularity, Lockstep, LockstepConfig, LockstepError,
     Machine, NesMachine, Progress, RunOutcome, Threading,

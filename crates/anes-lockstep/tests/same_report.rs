@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anes_core::movie::{FrameInput, InputStream};
-use anes_lockstep::testing::FakeMachine;
+use anes_fixtures::FakeMachine;
 use anes_lockstep::{FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, RunOutcome, Threading};
 use common::nes_subject;
 

@@ -5,11 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anes_core::NesConfig;
 use anes_core::hex::to_hex;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::state::FrameRecord;
-use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome};
+use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, RunOutcome};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -17,20 +16,14 @@ use crate::pipeline::Investigation;
 use crate::worker::WorkerId;
 use crate::worker::protocol::WireRecord;
 
+pub use anes_pipeline::referee::{RefereeError, console, referee};
+
 /// Why an investigation could not run.
 #[derive(Debug, Error)]
 pub enum InvestigationError {
-    /// There is no verified checkpoint to replay from.
-    #[error("no verified checkpoint to replay from")]
-    NoCheckpoint,
-    /// The ROM or the checkpoint was refused by a fresh console.
-    #[error("the referee console refused {what}: {message}")]
-    Refused {
-        /// The ROM or the checkpoint.
-        what: &'static str,
-        /// The console's error.
-        message: String,
-    },
+    /// The referee could not replay the checkpoint.
+    #[error(transparent)]
+    Referee(#[from] RefereeError),
     /// The report's folder could not be made.
     #[error("writing {path}: {source}")]
     Io {
@@ -42,33 +35,6 @@ pub enum InvestigationError {
     /// Writing the report failed ([`anes_fs::write_output`]).
     #[error("writing the report: {0}")]
     Write(#[from] anes_fs::WriteError),
-}
-
-fn console(rom: &[u8], snapshot: &[u8]) -> Result<NesMachine, InvestigationError> {
-    let mut machine = NesMachine::from_ines(rom, NesConfig::default())
-        .map_err(|e| InvestigationError::Refused { what: "the ROM", message: e.to_string() })?;
-    machine
-        .load_state(snapshot)
-        .map_err(|e| InvestigationError::Refused { what: "the checkpoint", message: e.to_string() })?;
-    Ok(machine)
-}
-
-/// The referee: replays the checkpoint with the inputs on a third console and names the workers whose
-/// record of the divergent frame differs from its own. Empty when neither differs (the divergence does
-/// not reproduce from the checkpoint).
-pub fn referee(
-    rom: &[u8],
-    investigation: &Investigation,
-) -> Result<(Vec<WorkerId>, FrameRecord), InvestigationError> {
-    let checkpoint = investigation.checkpoint.as_ref().ok_or(InvestigationError::NoCheckpoint)?;
-    let mut machine = console(rom, &checkpoint.snapshot)?;
-    let mut record = machine.record();
-    for input in &investigation.inputs {
-        record = machine.run_frame(*input);
-    }
-    let suspects =
-        WorkerId::BOTH.into_iter().filter(|w| investigation.records[w.index()] != record).collect();
-    Ok((suspects, record))
 }
 
 #[derive(Debug, Serialize)]
@@ -99,7 +65,7 @@ pub fn write_evidence(
     referee_record: FrameRecord,
     dir: &Path,
 ) -> Result<PathBuf, InvestigationError> {
-    let checkpoint = investigation.checkpoint.as_ref().ok_or(InvestigationError::NoCheckpoint)?;
+    let checkpoint = investigation.checkpoint.as_ref().ok_or(RefereeError::NoCheckpoint)?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| InvestigationError::Io { path, source }

@@ -57,11 +57,13 @@ pub mod backoff;
 mod compare;
 mod counters;
 mod drain;
+pub mod engine;
 mod events;
 mod intake;
 mod log;
 mod notice;
 pub mod protocol;
+pub mod referee;
 mod rollback;
 mod settings;
 mod source;
@@ -76,7 +78,7 @@ use std::time::Duration;
 
 use anes_core::movie::FrameInput;
 use anes_core::state::FrameRecord;
-use anes_lockstep::DivergenceKind;
+use anes_machine::DivergenceKind;
 use serde::Serialize;
 
 pub use counters::Counters;

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use anes_lockstep::DivergenceKind;
+use anes_machine::DivergenceKind;
 
 use crate::events::Drill;
 use crate::protocol::BuildInfo;

@@ -46,8 +46,8 @@ impl BuildInfo {
     /// This build.
     pub fn current() -> BuildInfo {
         BuildInfo {
-            version: anes_lockstep::BUILD.crate_version.to_string(),
-            git_commit: anes_lockstep::BUILD.git_commit.map(str::to_string),
+            version: anes_machine::BUILD.crate_version.to_string(),
+            git_commit: anes_machine::BUILD.git_commit.map(str::to_string),
             emulation_epoch: EMULATION_EPOCH,
         }
     }
@@ -129,8 +129,8 @@ pub struct WireProbe {
 /// Workers run the anes core, whose scanline, dot and program counter fit the wire's 16 bits; the
 /// lockstep `Probe` is wider for other cores. A value that does not fit (never from the anes core)
 /// is sent as `u16::MAX`.
-impl From<anes_lockstep::Probe> for WireProbe {
-    fn from(p: anes_lockstep::Probe) -> WireProbe {
+impl From<anes_machine::Probe> for WireProbe {
+    fn from(p: anes_machine::Probe) -> WireProbe {
         let narrow = |value: u64| u16::try_from(value).unwrap_or(u16::MAX);
         WireProbe {
             cpu_cycle: p.cpu_cycle,
@@ -142,9 +142,9 @@ impl From<anes_lockstep::Probe> for WireProbe {
     }
 }
 
-impl From<WireProbe> for anes_lockstep::Probe {
-    fn from(p: WireProbe) -> anes_lockstep::Probe {
-        anes_lockstep::Probe {
+impl From<WireProbe> for anes_machine::Probe {
+    fn from(p: WireProbe) -> anes_machine::Probe {
+        anes_machine::Probe {
             cpu_cycle: p.cpu_cycle,
             scanline: u32::from(p.scanline),
             dot: u32::from(p.dot),

@@ -24,7 +24,7 @@ impl Pipeline {
             slot.queue.clear();
         }
         let message =
-            anes_lockstep::Divergence { kind, frame: seq, at_frame_end: true, sync_point: seq + 1, a, b }
+            anes_machine::Divergence { kind, frame: seq, at_frame_end: true, sync_point: seq + 1, a, b }
                 .to_string()
                 .replace(" A ", " worker A ")
                 .replace(" B ", " worker B ");

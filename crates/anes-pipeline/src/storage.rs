@@ -127,3 +127,60 @@ mod tests {
         assert_eq!(q.len(), 1);
     }
 }
+
+/// Why a journal commit failed, in the terms the pipeline acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitFailure {
+    /// The store refused this writer (fenced by a newer epoch, or its record of the pipeline
+    /// damaged): reported before the commit's answer, so the pipeline refuses those records as
+    /// fenced instead of retrying them.
+    pub store: Option<crate::StoreEvent>,
+    /// What failed, for the log and the producers' answers.
+    pub message: String,
+}
+
+/// Where a pipeline's journal actions are written: the service's journal (a data directory or a
+/// shared store, on a thread of its own) or a test's.
+pub trait JournalSink {
+    /// Adds a record, pending until the next commit.
+    fn append(&mut self, seq: u64, input: FrameInput);
+    /// Writes the pending records durably; on a failure they are dropped.
+    fn commit(&mut self) -> Result<(), CommitFailure>;
+    /// Records before `seq` are no longer needed for recovery.
+    fn release_before(&mut self, seq: u64);
+}
+
+/// True for the actions a [`JournalSink`] executes.
+pub fn is_journal_action(action: &crate::Action) -> bool {
+    matches!(
+        action,
+        crate::Action::AppendJournal { .. } | crate::Action::Commit | crate::Action::ReleaseJournal { .. }
+    )
+}
+
+/// Executes `action` on `sink` if it is a journal action (others are not the sink's) and returns the
+/// events that answer it, in order: a commit's answer, after the store's refusal when there is one.
+pub fn execute_journal_action(sink: &mut dyn JournalSink, action: &crate::Action) -> Vec<crate::Event> {
+    use crate::{Action, Event};
+    match action {
+        Action::AppendJournal { first_seq, inputs } => {
+            for (seq, &input) in (*first_seq..).zip(inputs) {
+                sink.append(seq, input);
+            }
+        }
+        Action::Commit => {
+            return match sink.commit() {
+                Ok(()) => vec![Event::Committed { journal_error: None }],
+                Err(failure) => failure
+                    .store
+                    .map(Event::Store)
+                    .into_iter()
+                    .chain([Event::Committed { journal_error: Some(failure.message) }])
+                    .collect(),
+            };
+        }
+        Action::ReleaseJournal { seq } => sink.release_before(*seq),
+        _ => {}
+    }
+    Vec::new()
+}

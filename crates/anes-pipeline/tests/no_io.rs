@@ -98,6 +98,60 @@ fn the_manifest_names_no_io_dependency() {
     assert!(bad.is_empty(), "anes-pipeline may not depend on {bad:?}");
 }
 
+/// The crates `anes-pipeline` reaches through `Cargo.lock` (its dependencies, their dependencies, and
+/// so on; the lock file lists dev-dependencies too, so the simulator's are included).
+fn reached_from(lock: &str, root: &str) -> Vec<String> {
+    let mut packages: Vec<(String, Vec<String>)> = Vec::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let name =
+            block.lines().find_map(|l| l.strip_prefix("name = ")).unwrap_or_default().trim_matches('"');
+        let deps = block
+            .split_once("dependencies = [")
+            .map(|(_, rest)| rest.split(']').next().unwrap_or_default())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                l.trim().trim_end_matches(',').trim_matches('"').split(' ').next().map(str::to_string)
+            })
+            .filter(|d| !d.is_empty())
+            .collect();
+        packages.push((name.to_string(), deps));
+    }
+    let mut reached = vec![root.to_string()];
+    let mut next = 0;
+    while next < reached.len() {
+        let name = reached[next].clone();
+        next += 1;
+        for (_, deps) in packages.iter().filter(|(n, _)| *n == name) {
+            for d in deps {
+                if !reached.contains(d) {
+                    reached.push(d.clone());
+                }
+            }
+        }
+    }
+    reached
+}
+
+/// Not only a direct dependency: nothing the crate links (nor its simulator) brings a runtime, a
+/// channel, a store client or the lockstep runner.
+#[test]
+fn nothing_reached_through_the_lock_file_does_io() {
+    let lock =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock")).unwrap();
+    let reached = reached_from(&lock, "anes-pipeline");
+    assert!(
+        reached.iter().any(|r| r == "anes-machine") && reached.iter().any(|r| r == "proptest"),
+        "{reached:?}"
+    );
+    let forbidden = ["anes-lockstep", "anes-workers", "redis", "postgres", "object_store", "rustls"];
+    let found: Vec<_> = reached
+        .iter()
+        .filter(|r| FORBIDDEN_DEPENDENCIES.contains(&r.as_str()) || forbidden.contains(&r.as_str()))
+        .collect();
+    assert!(found.is_empty(), "anes-pipeline reaches {found:?}");
+}
+
 #[test]
 fn the_source_does_no_io_and_reads_no_clock() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");

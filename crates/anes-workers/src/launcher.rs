@@ -157,7 +157,7 @@ mod tests {
     /// the machine the profile makes here.
     #[test]
     fn workers_start_with_the_launchers_power_on_profile() {
-        let rom = anes_lockstep::testing::tiny_rom();
+        let rom = anes_fixtures::tiny_rom();
         for power_on in [None, Some(PowerOnProfile::WarmUp), Some(PowerOnProfile::Random(21))] {
             let launcher = WorkerLauncher {
                 mode: WorkerMode::Thread,

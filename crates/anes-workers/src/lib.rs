@@ -16,7 +16,8 @@
 //!   over [`WorkerChild`], the one child-process transport, also the canary's; [`remote::RemoteWorker`]
 //!   over TCP).
 
-pub mod engine;
+/// The console behind the protocol lives with the protocol, in `anes-pipeline`.
+pub use anes_pipeline::engine;
 mod launcher;
 mod process;
 pub mod protocol;

@@ -194,7 +194,7 @@ mod tests {
         MAX_STALL_MILLIS, WireInput, decode_reply, encode_command, read_frame, read_hello_frame,
         reply_from_json,
     };
-    use anes_lockstep::testing::tiny_rom;
+    use anes_fixtures::tiny_rom;
 
     fn binary_replies(output: &[u8]) -> Vec<Reply> {
         let mut replies = Vec::new();

@@ -125,7 +125,7 @@ mod tests {
         let mut worker = ThreadWorker::spawn(WorkerId::B, 7, tx.clone()).unwrap();
         assert!(matches!(next(&rx), WorkerOutput::Replies(r) if matches!(r[0], Reply::Hello { .. })));
         worker.send(WorkerCommand::Load {
-            rom: anes_lockstep::testing::tiny_rom(),
+            rom: anes_fixtures::tiny_rom(),
             checkpoint_every: 60,
             region: None,
             power_on: None,

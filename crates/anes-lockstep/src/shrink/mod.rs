@@ -29,7 +29,7 @@
 //! ```
 //! use anes_core::{movie::FrameInput, NesConfig};
 //! use anes_lockstep::{FaultPlan, NesMachine, ShrinkConfig, shrink};
-//! # let rom = anes_lockstep::testing::tiny_rom();
+//! # let rom = anes_fixtures::tiny_rom();
 //! let a = NesMachine::from_ines(&rom, NesConfig::default()).unwrap();
 //! let stream = vec![FrameInput::buttons(0x10, 0); 40];
 //! let config = ShrinkConfig { faults: FaultPlan::parse(["flip:ram:0x0300:0@200000"]).unwrap(), ..ShrinkConfig::default() };
@@ -707,7 +707,7 @@ mod tests {
     const FLIP: &str = "flip:ram:0x0300:0@200000";
 
     fn powered_on() -> NesMachine {
-        NesMachine::from_ines(&crate::testing::tiny_rom(), NesConfig::default()).unwrap()
+        NesMachine::from_ines(&anes_fixtures::tiny_rom(), NesConfig::default()).unwrap()
     }
 
     fn config() -> ShrinkConfig {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anes_core::NesConfig;
-use anes_lockstep::testing::check_contract;
+use anes_lockstep::check_contract;
 use anes_lockstep::{Machine, NesMachine};
 
 /// nestest.nes from the shared conformance ROMs, if present (under CI it must be).
@@ -69,7 +69,7 @@ pub fn subject(test: &str) -> NesMachine {
             eprintln!(
                 "{test}: shared/conformance/roms/other/nestest.nes not present; using the synthetic test ROM"
             );
-            NesMachine::from_ines(&anes_lockstep::testing::tiny_rom(), NesConfig::default()).expect("parses")
+            NesMachine::from_ines(&anes_fixtures::tiny_rom(), NesConfig::default()).expect("parses")
         }
     }
 }

@@ -33,7 +33,7 @@ fn fixture() -> &'static Fixture {
         .unwrap();
         config.data_dir = test_data_dir();
         let options = ServiceOptions {
-            demo_rom: Arc::new(anes_lockstep::testing::tiny_rom()),
+            demo_rom: Arc::new(anes_fixtures::tiny_rom()),
             demo_input: vec![FrameInput::default(); 10].into(),
             worker_program: None,
             token: Some(TOKEN.into()),

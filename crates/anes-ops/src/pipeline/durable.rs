@@ -1,6 +1,8 @@
 //! The storage shell: executes a pipeline's journal actions and answers a commit with the events the
 //! pipeline waits for.
 
+use anes_core::movie::FrameInput;
+use anes_pipeline::storage::{CommitFailure, JournalSink, execute_journal_action, is_journal_action};
 use anes_pipeline::{Action, Event, StoreEvent};
 
 use crate::journal::Journal;
@@ -19,40 +21,34 @@ impl PipelineStorage {
 
     /// True for the actions this shell executes.
     pub fn executes(action: &Action) -> bool {
-        matches!(action, Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. })
+        is_journal_action(action)
     }
 
     /// Executes `action` if it is a storage action (others are not this shell's), and returns the
-    /// events that answer it, in order: a commit refused by the store's fence reports the fence first,
-    /// so the pipeline refuses those records as fenced.
+    /// events that answer it, in order ([`execute_journal_action`]).
     pub fn execute(&mut self, action: &Action) -> Vec<Event> {
-        match action {
-            Action::AppendJournal { first_seq, inputs } => {
-                for (seq, &input) in (*first_seq..).zip(inputs) {
-                    self.journal.append(seq, input);
-                }
-            }
-            Action::Commit => {
-                return match self.journal.commit() {
-                    Ok(()) => vec![Event::Committed { journal_error: None }],
-                    Err(e) => {
-                        let fence = match e.fence() {
-                            Some((writer, current)) => Some(StoreEvent::Fenced { writer, current }),
-                            None if e.store_damaged() => Some(StoreEvent::Damaged),
-                            None => None,
-                        };
-                        fence
-                            .map(Event::Store)
-                            .into_iter()
-                            .chain([Event::Committed { journal_error: Some(e.to_string()) }])
-                            .collect()
-                    }
-                };
-            }
-            Action::ReleaseJournal { seq } => self.journal.release_before(*seq),
-            _ => {}
-        }
-        Vec::new()
+        execute_journal_action(self, action)
+    }
+}
+
+impl JournalSink for PipelineStorage {
+    fn append(&mut self, seq: u64, input: FrameInput) {
+        self.journal.append(seq, input);
+    }
+
+    fn commit(&mut self) -> Result<(), CommitFailure> {
+        self.journal.commit().map_err(|e| {
+            let store = match e.fence() {
+                Some((writer, current)) => Some(StoreEvent::Fenced { writer, current }),
+                None if e.store_damaged() => Some(StoreEvent::Damaged),
+                None => None,
+            };
+            CommitFailure { store, message: e.to_string() }
+        })
+    }
+
+    fn release_before(&mut self, seq: u64) {
+        self.journal.release_before(seq);
     }
 }
 

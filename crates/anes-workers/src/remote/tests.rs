@@ -91,7 +91,7 @@ fn the_right_token_gets_a_hello_and_a_session() {
     encode_token(TOKEN, &mut bytes);
     encode_command(
         &WorkerCommand::Load {
-            rom: anes_lockstep::testing::tiny_rom(),
+            rom: anes_fixtures::tiny_rom(),
             checkpoint_every: 60,
             region: None,
             power_on: None,
@@ -115,7 +115,7 @@ fn a_wrong_token_is_refused_before_any_command_is_read() {
     // A command right behind the token: it must never be served.
     encode_command(
         &WorkerCommand::Load {
-            rom: anes_lockstep::testing::tiny_rom(),
+            rom: anes_fixtures::tiny_rom(),
             checkpoint_every: 60,
             region: None,
             power_on: None,
@@ -169,7 +169,7 @@ fn a_second_coordinator_is_refused_while_one_is_connected() {
     let mut bytes = Vec::new();
     encode_command(
         &WorkerCommand::Load {
-            rom: anes_lockstep::testing::tiny_rom(),
+            rom: anes_fixtures::tiny_rom(),
             checkpoint_every: 60,
             region: None,
             power_on: None,
@@ -228,7 +228,7 @@ fn a_remote_worker_reports_its_hello_its_records_and_the_lost_connection() {
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut remote = RemoteWorker::connect(&address, TOKEN, None, WorkerId::A, 1, tx.clone()).unwrap();
     remote.send(WorkerCommand::Load {
-        rom: anes_lockstep::testing::tiny_rom(),
+        rom: anes_fixtures::tiny_rom(),
         checkpoint_every: 60,
         region: None,
         power_on: None,
@@ -374,7 +374,7 @@ fn a_quiet_live_coordinator_keeps_its_session_by_heartbeats_and_a_second_one_is_
     assert!(closed);
     // The first session still answers.
     live.send(WorkerCommand::Load {
-        rom: anes_lockstep::testing::tiny_rom(),
+        rom: anes_fixtures::tiny_rom(),
         checkpoint_every: 60,
         region: None,
         power_on: None,

@@ -95,7 +95,7 @@ fn a_session_runs_inside_tls_with_hundreds_of_kib_of_snapshots_streaming_back() 
     // A checkpoint every 10 frames: snapshots (tens of KiB, several TLS records each) stream back
     // while the next batch of commands goes out.
     remote.send(WorkerCommand::Load {
-        rom: anes_lockstep::testing::tiny_rom(),
+        rom: anes_fixtures::tiny_rom(),
         checkpoint_every: 10,
         region: None,
         power_on: None,
@@ -141,7 +141,7 @@ fn commands_sent_with_the_token_in_one_write_are_all_served() {
     link.tcp().set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut bytes = Vec::new();
     encode_token(TOKEN, &mut bytes);
-    let rom = anes_lockstep::testing::tiny_rom();
+    let rom = anes_fixtures::tiny_rom();
     encode_command(
         &WorkerCommand::Load { rom: rom.clone(), checkpoint_every: 60, region: None, power_on: None },
         &mut bytes,

@@ -31,7 +31,7 @@ fn recovery_resumes_from_the_newest_verified_checkpoint_and_loses_no_journaled_r
     // written to the store as the writer would), then 27 journaled that no worker ran yet.
     let (journal, _) = FileJournal::open(&dir.join("journal"), "p1", config.journal).unwrap();
     let storage = PipelineStorage::new(Box::new(journal));
-    let mut sim = Sim::with_storage(Pipeline::new(config.settings.clone()), storage, 11);
+    let mut sim = Sim::with_storage(Pipeline::new(config.settings.clone()), Box::new(storage), 11);
     sim.offer(100);
     sim.settle(Duration::from_secs(10));
     assert_eq!(sim.pipeline.status().checkpoint.map(|c| c.seq), Some(96));

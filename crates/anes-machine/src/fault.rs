@@ -234,7 +234,7 @@ impl FromStr for Fault {
 /// history being explained); after a rollback they do not fire again, as a real transient would not.
 ///
 /// ```
-/// use anes_lockstep::{Fault, FaultPlan};
+/// use anes_machine::{Fault, FaultPlan};
 /// let plan = FaultPlan::parse(["flip:ram:0x0342:3@1234567", "stall:3@50000", "input:0:7@12"]).unwrap();
 /// assert_eq!(plan.faults().len(), 3);
 /// assert_eq!(plan.faults()[1], Fault::Stall { cycles: 3, cpu_cycle: 50_000 });

@@ -10,7 +10,7 @@ use anes_core::movie::{FrameInput, InputStream};
 /// One frame's input of a [`crate::Machine`], as the runner handles it.
 ///
 /// ```
-/// use anes_lockstep::EvidenceInput;
+/// use anes_machine::EvidenceInput;
 ///
 /// /// One byte of buttons.
 /// #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,7 +65,7 @@ impl EvidenceInput for FrameInput {
 /// Past the end of a recording, the input is the default one (nothing pressed).
 ///
 /// ```
-/// use anes_lockstep::InputSource;
+/// use anes_machine::InputSource;
 ///
 /// let inputs: &[u8] = &[1, 2, 3];
 /// assert_eq!(inputs.input(1), 2);

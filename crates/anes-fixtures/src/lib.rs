@@ -1,184 +1,17 @@
-//! Small deterministic test subjects, for this crate's tests, doc examples and frontends' tests: a
-//! synthetic NES ROM that needs no files, and [`FakeMachine`], a minimal [`Machine`] that shows what a
-//! frontend implements for another core.
+//! Deterministic test subjects for the workspace's tests, benches and doc examples; not published
+//! and not part of any crate's API: a synthetic NES ROM that needs no files ([`tiny_rom`]),
+//! [`FakeMachine`] (a minimal [`Machine`] that shows what a frontend implements for another core),
+//! [`BrokenRestore`] (one that breaks the contract on purpose), [`refused_flip`], and the pipeline's
+//! simulator ([`sim`]).
+
+// Test subjects, read beside the tests that use them: not an API, so no doc on every field.
+#![allow(missing_docs, missing_debug_implementations)]
 
 use anes_core::movie::FrameInput;
 use anes_core::state::{FrameRecord, StateHash};
+use anes_machine::{Machine, MachineError, Probe};
 
-use crate::machine::{Machine, MachineError, Probe};
-
-/// A way a machine breaks the [`Machine`] contract the lockstep runner relies on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ContractViolation {
-    /// Stepping a frame instruction by instruction ends elsewhere than `run_frame`.
-    #[error("stepping frame {frame} instruction by instruction ends at {stepped:?}, run_frame at {whole:?}")]
-    SteppedFrameDiffers {
-        /// Frame index.
-        frame: u64,
-        /// Record after stepping.
-        stepped: FrameRecord,
-        /// Record after `run_frame`.
-        whole: FrameRecord,
-    },
-    /// A machine that lags ([`Machine::lag_signature`]): its lagging steps end a frame elsewhere than
-    /// `run_frame`, or settled mid-frame it is elsewhere than stepped there instruction by instruction.
-    #[error("lagging steps reach {lagging:?} where stepping instruction by instruction reaches {stepped:?}")]
-    LaggingDiffers {
-        /// Record (state hash included) after the lagging steps, settled.
-        lagging: FrameRecord,
-        /// Record after as many instructions stepped one by one.
-        stepped: FrameRecord,
-    },
-    /// A snapshot does not bring the machine back to where it was.
-    #[error("a snapshot taken at {saved:?} restores to {restored:?}: some state is outside the snapshot")]
-    SnapshotIncomplete {
-        /// Probe when saved.
-        saved: Probe,
-        /// Probe after restoring.
-        restored: Probe,
-    },
-    /// Replaying from a snapshot gives another result than the first time.
-    #[error("replaying a frame from a snapshot ends at {replayed:?}, the first run at {first:?}")]
-    ReplayDiffers {
-        /// First run's record.
-        first: FrameRecord,
-        /// Replay's record.
-        replayed: FrameRecord,
-    },
-    /// The snapshot was refused.
-    #[error("the machine refused its own snapshot: {0}")]
-    Refused(#[from] MachineError),
-}
-
-/// Checks, on clones, that `machine` keeps the contract the runner relies on for `frames` frames from
-/// a mid-frame point: stepped frames equal whole frames, and a snapshot taken mid-frame restores the
-/// exact position and replays identically. Frontends implementing [`Machine`] for another core can run
-/// it in their tests. For a machine that does not step instructions, the snapshot is taken after a
-/// frame instead.
-pub fn check_contract<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), ContractViolation> {
-    let idle = M::Input::default();
-    let steps = machine.steps_instructions();
-    let mut whole = machine.clone();
-    let mut stepped = machine.clone();
-    for frame in 0..frames {
-        if !steps {
-            break;
-        }
-        let record = whole.run_frame(idle);
-        let other = stepped.run_frame_stepwise(idle);
-        if record != other {
-            return Err(ContractViolation::SteppedFrameDiffers { frame, stepped: other, whole: record });
-        }
-    }
-    if steps && machine.lag_signature().is_some() {
-        check_lagging(machine, frames)?;
-    }
-    // Mid-frame snapshot: step part of a frame, save, run on, restore, replay.
-    let mut m = machine.clone();
-    if steps {
-        m.begin_frame(idle);
-        for _ in 0..1000 {
-            if m.step_instruction() {
-                m.begin_frame(idle);
-            }
-        }
-    } else {
-        m.run_frame(idle);
-    }
-    let mut snapshot = Vec::new();
-    m.save_state(&mut snapshot);
-    let saved = (m.probe(), m.state_hash());
-    let first = m.clone().finish_frame_then_run(frames);
-    m.run_frame(idle);
-    m.load_state(&snapshot)?;
-    if (m.probe(), m.state_hash()) != saved {
-        return Err(ContractViolation::SnapshotIncomplete { saved: saved.0, restored: m.probe() });
-    }
-    let replayed = m.finish_frame_then_run(frames);
-    if first != replayed {
-        return Err(ContractViolation::ReplayDiffers { first, replayed });
-    }
-    Ok(())
-}
-
-/// A lagging machine's steps: whole frames of them (instructions or lines) end where `run_frame`
-/// does, and settling after
-/// any number of them (here: after 1, 2, 4, 8, ... instructions of the frame) shows the machine that
-/// stepping instruction by instruction shows.
-fn check_lagging<M: Machine + Clone>(machine: &M, frames: u64) -> Result<(), ContractViolation> {
-    let idle = M::Input::default();
-    let mut whole = machine.clone();
-    let mut lagging = machine.clone();
-    for _ in 0..frames {
-        let record = whole.run_frame(idle);
-        lagging.begin_frame(idle);
-        lagging.settle();
-        while !lagging.step_instruction_lagging() {}
-        let other = lagging.record();
-        if record != other {
-            return Err(ContractViolation::LaggingDiffers { lagging: other, stepped: record });
-        }
-    }
-    // A frame a line at a time.
-    let mut whole = machine.clone();
-    let mut lines = machine.clone();
-    let record = whole.run_frame(idle);
-    lines.begin_frame(idle);
-    lines.settle();
-    while !lines.step_to_next_line_lagging() {}
-    let other = lines.record();
-    if record != other {
-        return Err(ContractViolation::LaggingDiffers { lagging: other, stepped: record });
-    }
-    let mut count = 1u32;
-    loop {
-        let (mut lagging, mut stepped) = (machine.clone(), machine.clone());
-        lagging.begin_frame(idle);
-        lagging.settle();
-        stepped.begin_frame(idle);
-        let mut done = false;
-        for _ in 0..count {
-            let ends = (lagging.step_instruction_lagging(), stepped.step_instruction());
-            if ends.0 || ends.1 {
-                // Both end the frame on the same instruction, or the records differ below.
-                done = ends.0 && ends.1;
-                break;
-            }
-        }
-        lagging.settle();
-        let (lagging, stepped) = (lagging.record(), stepped.record());
-        if lagging != stepped {
-            return Err(ContractViolation::LaggingDiffers { lagging, stepped });
-        }
-        if done {
-            return Ok(());
-        }
-        count *= 2;
-    }
-}
-
-trait ContractSteps: Machine {
-    fn run_frame_stepwise(&mut self, input: Self::Input) -> FrameRecord {
-        self.begin_frame(input);
-        while !self.step_instruction() {}
-        self.record()
-    }
-
-    /// Finishes the frame in progress (a machine that does not step instructions is between frames),
-    /// then runs `frames` more.
-    fn finish_frame_then_run(&mut self, frames: u64) -> FrameRecord {
-        if self.steps_instructions() {
-            while !self.step_instruction() {}
-        }
-        let mut record = self.record();
-        for _ in 0..frames {
-            record = self.run_frame(Self::Input::default());
-        }
-        record
-    }
-}
-
-impl<M: Machine + ?Sized> ContractSteps for M {}
+pub mod sim;
 
 /// A 16 KiB NROM program that counts, stores, sums and reads controller 1 in an endless loop, so every
 /// frame changes RAM and the input matters. Vectors all point at the reset code.
@@ -229,7 +62,7 @@ pub struct FakeMachine {
     /// `cpu` section: cycle (8), frame (8), pc (2), a (1), step within frame (1), and a latch every
     /// instruction overwrites (like a data bus), so a fault there is masked by the next instruction,
     /// and the buttons held on port 1.
-    cpu: [u8; FAKE_CPU],
+    pub cpu: [u8; FAKE_CPU],
     ram: [u8; FAKE_RAM],
 }
 
@@ -420,7 +253,7 @@ pub fn refused_flip<M: Machine + Clone>(machine: &M, cpu_cycle: u64) -> Option<(
 }
 
 /// A [`FakeMachine`] whose snapshot restore is broken in a chosen way, to show that
-/// [`check_contract`] (and the tests built on it) catch a machine that breaks the contract: a test
+/// `anes_lockstep::check_contract` (and the tests built on it) catch a machine that breaks the contract: a test
 /// that passes on such a machine proves nothing.
 #[derive(Debug, Clone)]
 pub struct BrokenRestore {
@@ -474,26 +307,5 @@ impl Machine for BrokenRestore {
     }
     fn opcode(&self) -> u8 {
         self.inner.opcode()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fake_machine_keeps_the_contract() {
-        check_contract(&FakeMachine::new(1), 3).unwrap();
-    }
-
-    #[test]
-    fn an_incomplete_snapshot_breaks_the_contract() {
-        // The restore keeps the accumulator the machine had before: the snapshot "forgets" it.
-        let forgetful = BrokenRestore {
-            inner: FakeMachine::new(1),
-            after_restore: |before, restored| restored.cpu[18] = before.cpu[18],
-        };
-        let err = check_contract(&forgetful, 2).unwrap_err();
-        assert!(matches!(err, ContractViolation::SnapshotIncomplete { .. }), "{err}");
     }
 }

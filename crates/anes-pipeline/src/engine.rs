@@ -1,10 +1,11 @@
-//! One worker's console and what it does with each [`WorkerCommand`]: the same code runs on a worker thread
-//! and inside an `anes worker` child process.
+//! One worker's console and what it does with each [`WorkerCommand`], the other side of the protocol the
+//! pipeline speaks: the same code runs on a worker thread and inside an `anes worker` child process
+//! (`anes-workers` hosts it), and in this crate's simulator.
 
 use std::time::Duration;
 
 use anes_core::{NesConfig, Region};
-use anes_lockstep::{Fault, Machine, NesMachine};
+use anes_machine::{Fault, Machine, NesMachine};
 
 use crate::protocol::{Reply, WireInput, WorkerCommand};
 
@@ -24,7 +25,7 @@ pub enum Flow {
 }
 
 /// What answers a worker's commands: the anes console ([`Engine`]) or a libretro core
-/// ([`crate::retro_engine::RetroEngine`]).
+/// (`anes_workers::retro_engine::RetroEngine`).
 pub trait Handler {
     /// Handles one command, passing every reply to `reply` in order.
     fn handle(&mut self, command: WorkerCommand, reply: &mut dyn FnMut(Reply)) -> Flow;
@@ -48,11 +49,11 @@ struct PendingFault {
 /// A console driven by protocol commands.
 ///
 /// ```
-/// use anes_workers::engine::{Engine, Flow};
-/// use anes_workers::protocol::{WorkerCommand, Reply, WireInput};
+/// use anes_pipeline::engine::{Engine, Flow};
+/// use anes_pipeline::protocol::{WorkerCommand, Reply, WireInput};
 /// let mut engine = Engine::new();
 /// let mut replies = Vec::new();
-/// let rom = anes_lockstep::testing::tiny_rom();
+/// let rom = anes_fixtures::tiny_rom();
 /// engine.handle(WorkerCommand::Load { rom, checkpoint_every: 60, region: None, power_on: None }, &mut |r| replies.push(r));
 /// let flow = engine.handle(WorkerCommand::Frames { first_seq: 0, inputs: vec![WireInput([0, 0, 0])] }, &mut |r| replies.push(r));
 /// assert_eq!(flow, Flow::Continue);
@@ -327,7 +328,7 @@ fn not_loaded() -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anes_lockstep::testing::tiny_rom;
+    use anes_fixtures::tiny_rom;
 
     fn run(engine: &mut Engine, command: WorkerCommand) -> (Vec<Reply>, Flow) {
         let mut replies = Vec::new();

@@ -1,6 +1,8 @@
 //! Regression tests of issue 30's findings: received and refused counts under a full disk, fencing,
 //! stalls, drift incidents and the drift gauge during a replay.
 
+use anes_pipeline::storage::{CommitFailure, JournalSink};
+
 use super::*;
 
 /// The journal of a full disk: every commit fails while `failing` is set.
@@ -9,11 +11,11 @@ struct FailingJournal {
     failing: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl Journal for FailingJournal {
+impl JournalSink for FailingJournal {
     fn append(&mut self, _seq: u64, _input: FrameInput) {}
-    fn commit(&mut self) -> Result<(), crate::journal::JournalError> {
+    fn commit(&mut self) -> Result<(), CommitFailure> {
         if self.failing.load(std::sync::atomic::Ordering::Relaxed) {
-            Err(crate::journal::JournalError::Io("seg-0.ajnl: No space left on device".into()))
+            Err(CommitFailure { store: None, message: "seg-0.ajnl: No space left on device".into() })
         } else {
             Ok(())
         }
@@ -27,7 +29,7 @@ impl Journal for FailingJournal {
 #[test]
 fn received_counts_what_was_stored_and_a_record_offered_again_is_refused_once() {
     let failing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let storage = PipelineStorage::new(Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) }));
+    let storage = Box::new(FailingJournal { failing: std::sync::Arc::clone(&failing) });
     let mut sim = Sim::with_storage(Pipeline::new(settings(RollbackPolicy::Alert)), storage, 21);
     sim.settle(Duration::from_secs(1));
     // A replay offers records 0..10, the commit fails, it takes them back and offers them again.

@@ -11,8 +11,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use anes_pipeline::storage::{CommitFailure, JournalSink};
+
 use super::*;
-use crate::journal::JournalError;
 
 /// What the simulated disk holds; `journal_pending` is written but not yet committed (a crash loses
 /// it).
@@ -25,19 +26,22 @@ struct Disk {
 #[derive(Debug)]
 struct DiskJournal(Arc<Mutex<Disk>>);
 
-impl Journal for DiskJournal {
+impl JournalSink for DiskJournal {
     fn append(&mut self, seq: u64, input: FrameInput) {
         self.0.lock().unwrap().journal_pending.push((seq, input));
     }
 
-    fn commit(&mut self) -> Result<(), JournalError> {
+    fn commit(&mut self) -> Result<(), CommitFailure> {
         let mut disk = self.0.lock().unwrap();
         for (seq, input) in std::mem::take(&mut disk.journal_pending) {
             if seq > disk.journal.len() as u64 {
-                return Err(JournalError::Io(format!(
-                    "record {seq} would leave a gap after the journal's end at {}",
-                    disk.journal.len()
-                )));
+                return Err(CommitFailure {
+                    store: None,
+                    message: format!(
+                        "record {seq} would leave a gap after the journal's end at {}",
+                        disk.journal.len()
+                    ),
+                });
             }
             // Below the end: the records of a commit whose answer was lost, replaced.
             disk.journal.truncate(seq as usize);
@@ -49,8 +53,8 @@ impl Journal for DiskJournal {
     fn release_before(&mut self, _seq: u64) {}
 }
 
-fn storage(disk: &Arc<Mutex<Disk>>) -> PipelineStorage {
-    PipelineStorage::new(Box::new(DiskJournal(Arc::clone(disk))))
+fn storage(disk: &Arc<Mutex<Disk>>) -> Box<dyn JournalSink> {
+    Box::new(DiskJournal(Arc::clone(disk)))
 }
 
 /// What a restart finds and the pipeline it builds from it (the steps of `recovery::open`).

@@ -71,12 +71,12 @@ pub struct Probe {
 /// [`Machine::run_frame`] (and not `begin_frame`/`step_instruction`) and returns `false` from
 /// [`Machine::steps_instructions`]: the runner then compares it at frame granularity only and
 /// localizes a divergence to the first frame whose end state differs
-/// ([`crate::FrameLocalization`]) instead of the instruction.
+/// (`anes_lockstep::FrameLocalization`) instead of the instruction.
 ///
 /// ```
-/// use anes_lockstep::{Machine, NesMachine};
+/// use anes_machine::{Machine, NesMachine};
 /// use anes_core::movie::FrameInput;
-/// # let rom = anes_lockstep::testing::tiny_rom();
+/// # let rom = anes_fixtures::tiny_rom();
 /// let mut a = NesMachine::from_ines(&rom, anes_core::NesConfig::default()).unwrap();
 /// let record = a.run_frame(FrameInput::default());
 /// assert_eq!(record.frame, 1);
@@ -200,7 +200,7 @@ pub trait Machine {
 
     /// For a machine whose [`Machine::state_hash`] covers only part of its state (a view that
     /// compares two machines powered on differently by what their programs do, such as
-    /// [`crate::ProgramView`]): the hash of everything its future depends on. The shrinker
+    /// `anes_lockstep::ProgramView`): the hash of everything its future depends on. The shrinker
     /// recognizes a trial whose run rejoined the reference's by these hashes of both machines.
     /// `None` (the default): the state hash is whole, and the two machines' are equal wherever they
     /// agree.

@@ -120,6 +120,8 @@ struct Slot {
     pending: Option<PendingCheckpoint>,
     bump: bool,
     closing: bool,
+    /// No one waits for the writer any more (dropped, or `finish` timed out): a write retrying stops.
+    abandoned: bool,
     /// Set by the thread when it has nothing left to do after `closing`.
     done: bool,
     fenced: bool,
@@ -224,6 +226,8 @@ impl CheckpointWriter {
             while !slot.done {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
+                    slot.abandoned = true;
+                    self.shared.1.notify_all();
                     return false;
                 }
                 slot = self.shared.1.wait_timeout(slot, left).unwrap_or_else(|p| p.into_inner()).0;
@@ -240,6 +244,7 @@ impl Drop for CheckpointWriter {
     fn drop(&mut self) {
         let mut slot = self.slot();
         slot.closing = true;
+        slot.abandoned = true;
         slot.pending = None;
         self.shared.1.notify_all();
     }
@@ -298,12 +303,14 @@ impl Thread {
         self.shared.1.notify_all();
     }
 
-    /// Sleeps `delay` unless the writer is closing; false when it is.
+    /// Sleeps `delay`; false when the writer was abandoned meanwhile. A writer that is only closing
+    /// keeps retrying: its last write is the final checkpoint, which `finish` waits for (a store that
+    /// restarts during a shutdown still gets it).
     fn sleep(&self, delay: Duration) -> bool {
         let deadline = Instant::now() + delay;
         let mut slot = self.slot();
         loop {
-            if slot.closing && slot.pending.is_none() {
+            if slot.abandoned {
                 return false;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -437,8 +444,10 @@ impl Thread {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
+
     use super::*;
-    use crate::store::FsStore;
+    use crate::store::{FsStore, Loaded};
 
     fn temp_dir(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!(
@@ -508,6 +517,74 @@ mod tests {
         let payload = vec![7u8; 64];
         let header = CheckpointHeader::for_payload("p", e_new, 180, 0, [0; 32], &payload);
         successor.put(&header, &mut payload.as_slice()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A store that refuses the first `failures` writes as unavailable (a server restarting).
+    #[derive(Debug)]
+    struct Restarting {
+        inner: FsStore,
+        failures: u32,
+    }
+
+    impl CheckpointStore for Restarting {
+        fn backend(&self) -> &'static str {
+            "restarting"
+        }
+        fn bump_epoch(&mut self) -> Result<u64, StoreError> {
+            self.inner.bump_epoch()
+        }
+        fn advance_epoch(&mut self, held: u64) -> Result<u64, StoreError> {
+            self.inner.advance_epoch(held)
+        }
+        fn current_epoch(&mut self) -> Result<u64, StoreError> {
+            self.inner.current_epoch()
+        }
+        fn put(
+            &mut self,
+            header: &CheckpointHeader,
+            payload: &mut dyn Read,
+        ) -> Result<Persisted, StoreError> {
+            if self.failures > 0 {
+                self.failures -= 1;
+                return Err(StoreError::Unavailable {
+                    backend: "restarting",
+                    reason: "the database system is starting up".into(),
+                });
+            }
+            self.inner.put(header, payload)
+        }
+        fn load(&mut self) -> Result<Loaded, StoreError> {
+            self.inner.load()
+        }
+    }
+
+    /// The history checker's PostgreSQL round 254: the store restarted just before a shutdown, the
+    /// final checkpoint's first write failed, and the closing writer gave it up at once (stored:
+    /// false) though the server was back within a second. A closing writer retries it for as long as
+    /// `finish` waits.
+    #[test]
+    fn the_final_checkpoint_is_retried_while_finish_waits() {
+        let dir = temp_dir("final-retry");
+        let mut inner = FsStore::open(&dir, "p", 4).unwrap();
+        let epoch = inner.bump_epoch().unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&events);
+        let writer = CheckpointWriter::start(
+            "p",
+            Box::new(Restarting { inner, failures: 2 }),
+            HeldEpoch::new(epoch),
+            RetryPolicy::default(),
+            StoreMetrics::detached(),
+            Box::new(move |e| seen.lock().unwrap().push(e)),
+        );
+        writer.submit(checkpoint(118));
+        assert!(writer.finish(Duration::from_secs(10)));
+        let events = events.lock().unwrap();
+        assert!(
+            events.iter().any(|e| matches!(e, WriterEvent::Persisted(p) if p.frame == 118)),
+            "{events:?}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -19,6 +19,7 @@ pub mod bus;
 pub mod cart;
 pub mod clock;
 pub mod cpu;
+pub mod harness;
 pub mod hex;
 mod host;
 pub mod input;

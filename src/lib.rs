@@ -41,13 +41,15 @@ pub use anes_core::{Cartridge, CpuState, FrameRecord, Nes, NesConfig, RomError, 
 pub use anes_frontend as frontend;
 pub use anes_lockstep as lockstep;
 
-/// The embedder's names, for `use anes::prelude::*;` (see `docs/EMBEDDING.md`).
-///
-/// [`Console`] is the console as a program running games drives it: ROM bytes in, frames run with
-/// [`FrameInput`], the picture through a [`Palette`] in a [`PixelFormat`], stereo audio, snapshots in
-/// fixed-size buffers, the [`StateHash`]. [`Nes`] is the bare machine under it, and [`Lockstep`]
-/// runs two machines ([`NesMachine`]) over one [`InputStream`] and stops at the first difference.
 pub mod prelude {
+    //! The embedder's names, for `use anes::prelude::*;` (see `docs/EMBEDDING.md`).
+    //!
+    //! [`Console`] is the console as a program running games drives it: ROM bytes in, frames run
+    //! with [`FrameInput`], the picture through a [`Palette`] in a [`PixelFormat`], stereo audio,
+    //! snapshots in fixed-size buffers, the [`StateHash`]. [`Nes`] is the bare machine under it, and
+    //! [`Lockstep`] runs two machines ([`NesMachine`]) over one [`InputStream`] and stops at the
+    //! first difference.
+
     pub use anes_core::input::{NoSuchPort, buttons};
     pub use anes_core::movie::{ConsoleCommand, FrameInput, InputStream};
     pub use anes_core::ppu::{PICTURE_HEIGHT, PICTURE_WIDTH};

@@ -1068,7 +1068,8 @@ impl Cartridge {
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
     /// last write cycle, MMC2/MMC4 latches) as Pod bytes; empty for NROM. The layout is the board's
-    /// `*State` struct (e.g. [`TxromState`]).
+    /// state struct (`TxromState` on the MMC3), private to the core; [`crate::state::mapper_layout`]
+    /// names its fields.
     pub fn mapper_state_bytes(&self) -> &[u8] {
         self.board.state_bytes()
     }

@@ -4,8 +4,6 @@ use crate::apu::{Apu, ApuCatchUp};
 use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
-#[cfg(doc)]
-use crate::harness::Harness;
 use crate::input::ControllerState;
 use crate::movie::{ConsoleCommand, FrameInput};
 use crate::power_on::{
@@ -352,7 +350,7 @@ impl Nes {
         done
     }
 
-    /// The body of [`Harness::step_in_frame_lagging`].
+    /// The body of `Harness::step_in_frame_lagging` (`harness.rs`).
     pub(crate) fn step_in_frame_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         self.sync.line_events = false;
@@ -367,7 +365,7 @@ impl Nes {
         done
     }
 
-    /// The body of [`Harness::settle`].
+    /// The body of `Harness::settle` (`harness.rs`).
     pub(crate) fn settle(&mut self) {
         self.sync.line_events = false;
         self.sync.invalidate();
@@ -375,7 +373,7 @@ impl Nes {
         self.catch_up();
     }
 
-    /// The body of [`Harness::lag_signature`].
+    /// The body of `Harness::lag_signature` (`harness.rs`).
     pub(crate) fn lag_signature(&self) -> u64 {
         let ppu = match self.sync.mode {
             PpuCatchUp::Lazy => 0,
@@ -404,7 +402,7 @@ impl Nes {
         done
     }
 
-    /// The body of [`Harness::step_to_next_line_lagging`].
+    /// The body of `Harness::step_to_next_line_lagging` (`harness.rs`).
     pub(crate) fn step_to_next_line_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         let line = self.ppu.scanline();

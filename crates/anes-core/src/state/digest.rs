@@ -182,7 +182,7 @@ impl Nes {
         self.finish_digest(self.memory_sums())
     }
 
-    /// The body of [`crate::harness::Harness::lagging_digest`].
+    /// The body of `Harness::lagging_digest` (`harness.rs`).
     pub(crate) fn lagging_digest(&self) -> u64 {
         // Keys apart from every section's and the ROM identity's (bit 39).
         let lag = key(Section::Machine, 1 << 39)

@@ -40,7 +40,7 @@ pub enum FaultError {
 }
 
 impl Nes {
-    /// The body of [`crate::harness::Harness::flip_state_bit`].
+    /// The body of `Harness::flip_state_bit` (`harness.rs`).
     pub(crate) fn flip_state_bit(
         &mut self,
         section: Section,
@@ -64,7 +64,7 @@ impl Nes {
         Ok(())
     }
 
-    /// The body of [`crate::harness::Harness::stall_cycles`].
+    /// The body of `Harness::stall_cycles` (`harness.rs`).
     pub(crate) fn stall_cycles(&mut self, cycles: u32) {
         for _ in 0..cycles {
             crate::region::with_region_model!(self.region(), R => self.read::<R>(self.cpu.pc));

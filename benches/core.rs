@@ -5,8 +5,8 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use anes::core::movie::{FrameInput, InputStream};
-use anes::core::{Cartridge, Nes, NesConfig};
+use anes::nes::movie::{FrameInput, InputStream};
+use anes::nes::{Cartridge, Nes, NesConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn repo() -> PathBuf {

@@ -9,11 +9,11 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use anes::core::movie::InputStream;
-use anes::core::{Cartridge, Nes, NesConfig};
 use anes::lockstep::{
     FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, RunOutcome, Threading,
 };
+use anes::nes::movie::InputStream;
+use anes::nes::{Cartridge, Nes, NesConfig};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 
 const FRAMES: u64 = 60;

@@ -10,10 +10,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anes::core::NesConfig;
-use anes::core::input::buttons;
-use anes::core::movie::FrameInput;
 use anes::lockstep::{FaultPlan, NesMachine, ShrinkConfig, shrink};
+use anes::nes::NesConfig;
+use anes::nes::input::buttons;
+use anes::nes::movie::FrameInput;
 
 const STREAM_FRAMES: usize = 10_000;
 const SEED: u64 = 0x5EC2E7;

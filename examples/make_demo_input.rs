@@ -4,8 +4,8 @@
 //! so review the diff of both together. The script plays like a person: it holds directions for a
 //! while, taps buttons, switches songs, uses the second controller, and presses reset once.
 
-use anes::core::input::buttons;
-use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
+use anes::nes::input::buttons;
+use anes::nes::movie::{ConsoleCommand, FrameInput, InputStream};
 
 const FRAMES: usize = 5_000;
 

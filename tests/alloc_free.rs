@@ -44,7 +44,7 @@ fn frames_hashes_and_snapshots_allocate_nothing() {
 /// samples drained every frame into a buffer made beforehand).
 #[test]
 fn frames_allocate_nothing_in_every_region_with_audio_on() {
-    use anes::core::{Cartridge, Nes, NesConfig, Region};
+    use anes::nes::{Cartridge, Nes, NesConfig, Region};
     for region in Region::ALL {
         for_each_rom_in_parallel(&determinism_roms(), |seed, name, rom| {
             let input = random_input(seed as u64, 30);

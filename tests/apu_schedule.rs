@@ -7,8 +7,8 @@
 
 mod support;
 
-use anes::core::movie::{ConsoleCommand, FrameInput};
-use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig, Region};
+use anes::nes::movie::{ConsoleCommand, FrameInput};
+use anes::nes::{ApuCatchUp, Cartridge, Nes, NesConfig, Region};
 use support::{boot, conformance_roms, for_each_rom_in_parallel, random_input, repo_root};
 
 /// The APU-heavy ROMs: ours (the demo plays all five channels with DMC samples; the stress ROMs

@@ -33,8 +33,9 @@ mod taito;
 
 use std::path::PathBuf;
 
-use anes::core::movie::FrameInput;
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{
     CHECK_CODE as CODE, CHECK_COUNT as COUNT, CHECK_STATUS as STATUS, boot, describe_checks, failed_checks,
     random_input, repo_root, run_checks,
@@ -401,13 +402,13 @@ fn every_byte_of_the_vrc4_state_feeds_the_hash() {
     for frame in random_input(3, 30).frames() {
         nes.run_frame(frame);
     }
-    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
     assert_eq!(mapper.len(), 28, "VrcState");
     let original = nes.state_hash();
     for byte in 0..mapper.len() {
         for bit in 0..8 {
             let mut forged = nes.clone();
-            if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+            if let Err(err) = forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit) {
                 // Only the reserved byte (the last) may be refused: it must stay zero.
                 assert_eq!(byte, mapper.len() - 1, "mapper byte {byte} bit {bit}: {err}");
                 continue;
@@ -431,13 +432,13 @@ fn every_byte_of_the_new_boards_states_feeds_the_hash() {
     for (name, len, reserved) in layouts {
         let mut nes = boot(&mmc3_family_rom(name));
         run_checks(&mut nes);
-        let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+        let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
         assert_eq!(mapper.len(), len, "{name}");
         let original = nes.state_hash();
         for byte in 0..len {
             for bit in 0..8 {
                 let mut forged = nes.clone();
-                if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+                if let Err(err) = forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit) {
                     assert!(byte >= reserved, "{name}: mapper byte {byte} bit {bit}: {err}");
                     continue;
                 }
@@ -594,14 +595,14 @@ fn every_byte_of_the_vrc6_state_feeds_the_hash() {
     for _ in 0..80 {
         nes.run_frame(FrameInput::default());
     }
-    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
     assert_eq!(mapper.len(), 40, "Vrc6State");
     let original = nes.state_hash();
     let mut refused = Vec::new();
     for byte in 0..mapper.len() {
         for bit in 0..8 {
             let mut forged = nes.clone();
-            if forged.flip_state_bit(anes::core::Section::Mapper, byte, bit).is_err() {
+            if forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit).is_err() {
                 refused.push(byte);
                 continue;
             }
@@ -652,7 +653,7 @@ fn the_public_mmc5_chr_test_reads_through_the_set_written_last() {
     let Some(rom) = public_mmc5_rom("the_public_mmc5_chr_test", "mmc5test_v2/mmc5test.nes") else {
         return;
     };
-    use anes::core::input::buttons::RIGHT;
+    use anes::nes::input::buttons::RIGHT;
     let mut nes = boot(&rom);
     for _ in 0..10 {
         nes.run_frame(FrameInput::default());
@@ -698,7 +699,7 @@ fn the_public_mmc5_test_fill_mode_fills_every_nametable() {
     let Some(rom) = public_mmc5_rom("the_public_mmc5_fill_test", "mmc5test_v2/mmc5test.nes") else {
         return;
     };
-    use anes::core::input::buttons::UP;
+    use anes::nes::input::buttons::UP;
     let mut nes = boot(&rom);
     for _ in 0..10 {
         nes.run_frame(FrameInput::default());
@@ -721,7 +722,7 @@ fn the_public_mmc5_test_extended_attributes_colour_each_tile() {
     let Some(rom) = public_mmc5_rom("the_public_mmc5_exattr_test", "mmc5test_v2/mmc5test.nes") else {
         return;
     };
-    use anes::core::input::buttons::SELECT;
+    use anes::nes::input::buttons::SELECT;
     let mut nes = boot(&rom);
     for _ in 0..10 {
         nes.run_frame(FrameInput::default());
@@ -839,14 +840,14 @@ fn every_byte_of_the_mmc5_state_feeds_the_hash() {
     for _ in 0..3000 {
         nes.step_in_frame();
     }
-    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
     assert_eq!(mapper.len(), 98, "Mmc5State");
-    assert_eq!(nes.section_bytes(anes::core::Section::ChrRam).len(), 0x400, "ExRAM");
+    assert_eq!(nes.section_bytes(anes::nes::Section::ChrRam).len(), 0x400, "ExRAM");
     let original = nes.state_hash();
     for byte in 0..mapper.len() {
         for bit in 0..8 {
             let mut forged = nes.clone();
-            if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+            if let Err(err) = forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit) {
                 // Only the reserved bytes may be refused: they must stay zero (each envelope's two
                 // and the sound's last, `tests/boards/mmc5.rs`; the state's last).
                 assert!([40, 41, 56, 57, 65, 97].contains(&byte), "mapper byte {byte} bit {bit}: {err}");
@@ -857,7 +858,7 @@ fn every_byte_of_the_mmc5_state_feeds_the_hash() {
     }
     for byte in [0, 0x10, 0x3FF] {
         let mut forged = nes.clone();
-        forged.flip_state_bit(anes::core::Section::ChrRam, byte, 0).expect("ExRAM takes any value");
+        forged.flip_state_bit(anes::nes::Section::ChrRam, byte, 0).expect("ExRAM takes any value");
         assert_ne!(forged.state_hash(), original, "ExRAM byte {byte} escapes the hash");
     }
 }

@@ -2,8 +2,8 @@
 
 mod support;
 
-use anes::core::StateHash;
-use anes::core::movie::{FrameInput, InputStream};
+use anes::nes::StateHash;
+use anes::nes::movie::{FrameInput, InputStream};
 use support::{boot, random_input, repo_root};
 
 fn bundled() -> Vec<(String, Vec<u8>)> {

@@ -3,8 +3,8 @@
 
 mod support;
 
-use anes::core::movie::InputStream;
-use anes::core::{FrameRecord, Nes, Section};
+use anes::nes::movie::InputStream;
+use anes::nes::{FrameRecord, Nes, Section};
 use proptest::prelude::*;
 use support::{boot, determinism_roms, next_random, random_input};
 
@@ -144,16 +144,20 @@ fn restore_at_random_points_is_bit_identical() {
             }
             if probe_steps == 0 {
                 let pending = input.frame(frame);
-                probe.set_buttons(0, pending.pads[0]);
-                probe.set_buttons(1, pending.pads[1]);
+                probe.set_buttons(0, pending.pads[0]).expect("port 0");
+                probe.set_buttons(1, pending.pads[1]).expect("port 1");
             }
-            let pictures_before = probe.frames_completed();
-            while probe_steps < instructions && probe.frames_completed() == pictures_before {
+            let pictures_before = probe.ppu().frames_completed();
+            while probe_steps < instructions && probe.ppu().frames_completed() == pictures_before {
                 probe.step_instruction();
                 probe_steps += 1;
             }
             // 4,000 instructions of at most 7 cycles plus one sprite DMA stay inside a 29,780-cycle frame.
-            assert_eq!(probe.frames_completed(), pictures_before, "{name}: the probe left frame {frame}");
+            assert_eq!(
+                probe.ppu().frames_completed(),
+                pictures_before,
+                "{name}: the probe left frame {frame}"
+            );
             probe.save_state(&mut snapshot);
             restored.load_state(&snapshot).unwrap();
             // Finish the interrupted frame with its input already latched, then run on.

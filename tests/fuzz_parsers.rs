@@ -14,10 +14,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use anes::conformance::Manifest;
-use anes::core::cart::{HeaderRegion, SUPPORTED_MAPPERS};
-use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
-use anes::core::state::SNAPSHOT_HEADER_LEN;
-use anes::core::{Cartridge, Nes, NesConfig, Region};
+use anes::nes::cart::{HeaderRegion, SUPPORTED_MAPPERS};
+use anes::nes::movie::{ConsoleCommand, FrameInput, InputStream};
+use anes::nes::state::SNAPSHOT_HEADER_LEN;
+use anes::nes::{Cartridge, Nes, NesConfig, Region};
 use fuzz::mutate::{BINARY, Mutation, Shape, TEXT, mutated, mutations, reseal_input_stream, reseal_snapshot};
 use fuzz::{measured, measured_for, within};
 use proptest::prelude::*;

@@ -2,10 +2,10 @@
 //! machines agree only if they run the same codes, and a code that changes no read at all is still
 //! reported (its machines are not the same machine).
 
-use anes::core::cart::GameGenieCode;
-use anes::core::movie::InputStream;
-use anes::core::{Cartridge, Nes, NesConfig};
 use anes::lockstep::{Lockstep, LockstepConfig, NesMachine, RunOutcome};
+use anes::nes::cart::GameGenieCode;
+use anes::nes::movie::InputStream;
+use anes::nes::{Cartridge, Nes, NesConfig};
 
 fn demo_with(codes: &[GameGenieCode]) -> NesMachine {
     let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/roms/demo/demo.nes")).unwrap();

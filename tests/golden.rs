@@ -20,8 +20,8 @@ mod support;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anes::core::movie::InputStream;
-use anes::core::{Cartridge, FrameRecord, Nes, NesConfig, Region};
+use anes::nes::movie::InputStream;
+use anes::nes::{Cartridge, FrameRecord, Nes, NesConfig, Region};
 use support::repo_root;
 
 const FRAMES: usize = 5_000;
@@ -167,14 +167,14 @@ fn bundled_roms_match_golden_records() {
             .map(|(rom, _)| rom.name())
             .collect();
         assert!(
-            changed.is_empty() || anes::core::EMULATION_EPOCH > blessed_epoch,
+            changed.is_empty() || anes::nes::EMULATION_EPOCH > blessed_epoch,
             "blessing changes the records of {changed:?}: bump anes_core::EMULATION_EPOCH (now {}) in the same commit",
-            anes::core::EMULATION_EPOCH
+            anes::nes::EMULATION_EPOCH
         );
-        std::fs::write(&epoch_path, format!("{}\n", anes::core::EMULATION_EPOCH)).expect("write EPOCH");
+        std::fs::write(&epoch_path, format!("{}\n", anes::nes::EMULATION_EPOCH)).expect("write EPOCH");
     } else {
         assert_eq!(
-            anes::core::EMULATION_EPOCH,
+            anes::nes::EMULATION_EPOCH,
             blessed_epoch,
             "the emulation epoch changed but the golden records were not re-blessed under it (ANES_BLESS=1)"
         );

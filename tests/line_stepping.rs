@@ -5,8 +5,8 @@
 
 mod support;
 
-use anes::core::movie::ConsoleCommand;
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp};
+use anes::nes::movie::ConsoleCommand;
+use anes::nes::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{determinism_roms, for_each_rom_in_parallel, random_input};
 
 #[test]

@@ -10,8 +10,8 @@
 
 mod support;
 
-use anes::core::movie::{ConsoleCommand, FrameInput};
-use anes::core::{BatteryRamError, Mmc3Revision, Nes, Section};
+use anes::nes::movie::{ConsoleCommand, FrameInput};
+use anes::nes::{BatteryRamError, Mmc3Revision, Nes, Section};
 use support::{
     CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, random_input, repo_root, run_checks,
 };

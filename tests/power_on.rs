@@ -5,10 +5,10 @@
 
 mod support;
 
-use anes::core::movie::FrameInput;
-use anes::core::power_on::CONSOLE_PALETTE;
-use anes::core::state::section_layout;
-use anes::core::{Cartridge, Nes, NesConfig, PowerOnProfile, Section};
+use anes::nes::movie::FrameInput;
+use anes::nes::power_on::CONSOLE_PALETTE;
+use anes::nes::state::section_layout;
+use anes::nes::{Cartridge, Nes, NesConfig, PowerOnProfile, Section};
 use support::repo_root;
 
 fn one_vblank_rom() -> Vec<u8> {
@@ -85,8 +85,8 @@ fn each_choice_lands_in_its_part_of_the_state() {
     // A seeded OAM is its own pattern, not a copy of work RAM's first bytes.
     let seeded = NesConfig {
         seed: 5,
-        ram_init: anes::core::RamInit::Seeded,
-        oam_init: anes::core::RamInit::Seeded,
+        ram_init: anes::nes::RamInit::Seeded,
+        oam_init: anes::nes::RamInit::Seeded,
         ..NesConfig::default()
     };
     let seeded = Nes::new(Cartridge::from_ines(&rom).unwrap(), seeded);
@@ -106,7 +106,7 @@ fn the_same_profile_gives_the_same_machine_everywhere() {
         restored.load_state(&snapshot).unwrap();
         assert_eq!(restored.state_hash(), direct.state_hash(), "{profile}");
         assert_eq!(restored.config(), profile.config(), "{profile}");
-        let cycle = FrameInput { pads: [0, 0], command: anes::core::movie::ConsoleCommand::PowerCycle };
+        let cycle = FrameInput { pads: [0, 0], command: anes::nes::movie::ConsoleCommand::PowerCycle };
         direct.run_frame(FrameInput::default());
         restored.run_frame(FrameInput::default());
         assert_eq!(restored.run_frame(cycle), direct.run_frame(cycle), "{profile} after a power cycle");

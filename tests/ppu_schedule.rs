@@ -9,8 +9,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use anes::core::movie::{ConsoleCommand, InputStream};
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Region, Section};
+use anes::nes::movie::{ConsoleCommand, InputStream};
+use anes::nes::{Cartridge, Nes, NesConfig, PpuCatchUp, Region, Section};
 use support::{determinism_roms, for_each_rom_in_parallel, is_board_check_rom, random_input, shared_roms};
 
 fn pair(rom: &[u8], alignment: u8) -> (Nes, Nes) {

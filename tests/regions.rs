@@ -4,9 +4,10 @@
 
 mod support;
 
-use anes::core::movie::FrameInput;
-use anes::core::state::SnapshotError;
-use anes::core::{Cartridge, Nes, NesConfig, Region};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::state::SnapshotError;
+use anes::nes::{Cartridge, Nes, NesConfig, Region};
 use support::{CHECK_SEEN, describe_checks, failed_checks, random_input, repo_root, run_checks};
 
 fn demo() -> Vec<u8> {
@@ -202,8 +203,8 @@ fn a_flipped_machine_section_bit_never_changes_the_region_nor_panics() {
     // The fault campaign flips random state bits; one in the region byte used to make the console
     // read an invalid region out of its own state and panic. The region is fixed at power-on: a
     // flip of it is refused as impossible, every other flip leaves it as it was.
-    use anes::core::Section;
-    use anes::core::state::FaultError;
+    use anes::nes::Section;
+    use anes::nes::state::FaultError;
     let rom = demo();
     for region in [Region::Ntsc, Region::Pal, Region::Dendy] {
         let mut nes = console(&rom, Some(region));

@@ -8,8 +8,8 @@
 
 mod support;
 
-use anes::core::movie::InputStream;
-use anes::core::{Cartridge, Nes, NesConfig, PpuCatchUp, Region};
+use anes::nes::movie::InputStream;
+use anes::nes::{Cartridge, Nes, NesConfig, PpuCatchUp, Region};
 
 /// Where the NMI handler counts ($10) and the IRQ handler counts ($11).
 const NMI_COUNT: u8 = 0x10;

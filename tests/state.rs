@@ -2,9 +2,9 @@
 
 mod support;
 
-use anes::core::movie::{ConsoleCommand, FrameInput, InputStream};
-use anes::core::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
-use anes::core::{
+use anes::nes::movie::{ConsoleCommand, FrameInput, InputStream};
+use anes::nes::state::{SNAPSHOT_HEADER_LEN, SnapshotError, section_layout};
+use anes::nes::{
     Cartridge, Nes, NesConfig, PaletteInit, PowerOnProfile, PpuWarmUp, RamInit, Section, VblankAtPowerOn,
 };
 use proptest::prelude::*;
@@ -212,7 +212,7 @@ fn save_load_midway_matches_uninterrupted() {
 /// nested structs included (the mapper layouts of every supported board too).
 #[test]
 fn no_floating_point_in_state_layouts() {
-    fn walk(path: &str, layout: &[anes::core::state::FieldLayout], seen: &mut usize) {
+    fn walk(path: &str, layout: &[anes::nes::state::FieldLayout], seen: &mut usize) {
         for field in layout {
             let ty = field.type_name();
             assert!(!ty.contains("f32") && !ty.contains("f64"), "{path}.{} is {ty}", field.name);
@@ -229,7 +229,7 @@ fn no_floating_point_in_state_layouts() {
         }
     }
     for mapper in [1, 2, 3, 4, 7, 9, 10, 11, 66, 71] {
-        walk("mapper", anes::core::state::mapper_layout(mapper).unwrap(), &mut seen);
+        walk("mapper", anes::nes::state::mapper_layout(mapper).unwrap(), &mut seen);
     }
     assert!(seen > 50, "only {seen} fields checked");
 }
@@ -240,7 +240,7 @@ fn power_on_follows_the_seed() {
     let seeded = |seed| {
         let config = NesConfig {
             seed,
-            ram_init: anes::core::RamInit::Seeded,
+            ram_init: anes::nes::RamInit::Seeded,
             cpu_ppu_alignment: None,
             ..NesConfig::default()
         };
@@ -251,7 +251,7 @@ fn power_on_follows_the_seed() {
     let mut nes = seeded(7);
     let powered = nes.state_hash();
     nes.run_frame(FrameInput::default());
-    nes.run_frame(FrameInput { pads: [0, 0], command: anes::core::movie::ConsoleCommand::PowerCycle });
+    nes.run_frame(FrameInput { pads: [0, 0], command: anes::nes::movie::ConsoleCommand::PowerCycle });
     let mut fresh = seeded(7);
     fresh.run_frame(FrameInput::default());
     assert_eq!(nes.section_bytes(Section::Cpu), fresh.section_bytes(Section::Cpu));
@@ -399,7 +399,7 @@ fn impossible_clocks_and_counters_are_refused_by_name() {
 
     // The largest clock a machine may start from loads and runs on.
     let mut far = good.clone();
-    let cpu_cycle = anes::core::clock::MAX_MASTER_CLOCK / 12;
+    let cpu_cycle = anes::nes::clock::MAX_MASTER_CLOCK / 12;
     for (field, value) in
         [("cpu_cycle", cpu_cycle), ("master_clock", cpu_cycle * 12), ("ppu_clock", cpu_cycle * 12)]
     {
@@ -440,7 +440,7 @@ fn non_zero_reserved_bytes_are_refused() {
     assert!(err.to_string().contains("bus.reserved"), "{err}");
     let mut nested = good.clone();
     // Reserved bytes inside nested structs count too (the APU's channels).
-    let apu = anes::core::state::section_layout(Section::Apu).unwrap();
+    let apu = anes::nes::state::section_layout(Section::Apu).unwrap();
     let pulses = apu.iter().find(|f| f.name == "pulse").unwrap();
     let length = pulses.inner.unwrap().iter().find(|f| f.name == "length").unwrap();
     let reserved = length.inner.unwrap().iter().find(|f| f.name == "reserved").unwrap();
@@ -460,12 +460,12 @@ fn cartridge_operations_keep_the_machine_exact() {
     let input = random_input(11, 160);
     let mut lazy = boot(&rom);
     let mut eager = boot(&rom);
-    eager.set_ppu_catch_up(anes::core::PpuCatchUp::Eager);
+    eager.set_ppu_catch_up(anes::nes::PpuCatchUp::Eager);
     let mut untouched = boot(&rom);
     for i in 0..160 {
         if i == 50 {
-            assert!(lazy.set_mmc3_revision(anes::core::Mmc3Revision::A));
-            assert!(eager.set_mmc3_revision(anes::core::Mmc3Revision::A));
+            assert!(lazy.set_mmc3_revision(anes::nes::Mmc3Revision::A));
+            assert!(eager.set_mmc3_revision(anes::nes::Mmc3Revision::A));
             assert_ne!(lazy.state_hash(), untouched.state_hash(), "the revision is state");
         }
         let record = lazy.run_frame(input.frame(i));
@@ -473,7 +473,7 @@ fn cartridge_operations_keep_the_machine_exact() {
         untouched.run_frame(input.frame(i));
     }
     let mut nrom = boot(&synthetic_rom());
-    assert!(!nrom.set_mmc3_revision(anes::core::Mmc3Revision::A), "not an MMC3");
+    assert!(!nrom.set_mmc3_revision(anes::nes::Mmc3Revision::A), "not an MMC3");
 
     // Header flag 6 bit 1: battery-backed PRG RAM.
     let mut battery_rom = synthetic_rom();

@@ -1,8 +1,9 @@
 //! The Bandai boards through our ROMs (`roms/bandai/`): the FCG-1/2 and LZ93D50 (mappers 16, 159)
 //! with their CPU-cycle IRQ and serial EEPROMs, and the discrete boards 70 and 152.
 
-use anes::core::movie::FrameInput;
-use anes::core::{PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{PpuCatchUp, Section};
 
 use super::support::{CHECK_STATUS as STATUS, boot, random_input, repo_root, run_checks};
 use super::{as_ines1, assert_restore_mid_frame_continues, discrete_failures, with_mapper};

@@ -4,6 +4,8 @@
 //! `tests/ppu_schedule.rs` (lazy == eager), `tests/determinism.rs` and `tests/alloc_free.rs`, which
 //! take every ROM under `roms/`.)
 
+use anes::harness::Harness;
+
 use super::{as_ines1, boot, discrete_failures, discrete_rom, run_checks, with_mapper};
 
 /// Our ROMs and their numbers of checks.
@@ -86,13 +88,13 @@ fn every_byte_of_the_irem_jaleco_states_feeds_the_hash() {
     for (name, len, reserved) in layouts {
         let mut nes = boot(&discrete_rom(name));
         run_checks(&mut nes);
-        let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+        let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
         assert_eq!(mapper.len(), len, "{name}");
         let original = nes.state_hash();
         for byte in 0..len {
             for bit in 0..8 {
                 let mut forged = nes.clone();
-                if let Err(err) = forged.flip_state_bit(anes::core::Section::Mapper, byte, bit) {
+                if let Err(err) = forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit) {
                     assert!(byte >= reserved, "{name}: mapper byte {byte} bit {bit}: {err}");
                     continue;
                 }
@@ -122,7 +124,7 @@ fn the_unrom_512_roms_pass_their_checks_and_fail_on_each_others_wiring() {
     no_battery[6] &= !0x02;
     assert_eq!(discrete_failures("30.1 without battery", &no_battery, 9), [4, 5, 6, 7, 8]);
     // Submapper 3 switches H/V by a register bit this board does not model: refused, not guessed.
-    assert!(anes::core::Cartridge::from_ines(&with_mapper(&discrete_rom("m030_unrom512"), 30, 3)).is_err());
+    assert!(anes::nes::Cartridge::from_ines(&with_mapper(&discrete_rom("m030_unrom512"), 30, 3)).is_err());
 }
 
 #[test]

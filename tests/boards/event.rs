@@ -3,8 +3,9 @@
 //! continues exactly after a restore while the timer is owed, and every byte of the board's state
 //! feeds the state hash.
 
-use anes::core::movie::FrameInput;
-use anes::core::{Cartridge, Nes, PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{Cartridge, Nes, PpuCatchUp, Section};
 
 use super::assert_restore_mid_frame_continues;
 use super::support::{

@@ -4,8 +4,8 @@
 //! (a save survives a save/load cycle and a power cycle), in snapshots, and the chip erase and ID
 //! reads through the cartridge's bus methods.
 
-use anes::core::movie::{ConsoleCommand, FrameInput};
-use anes::core::{Cartridge, Section};
+use anes::nes::movie::{ConsoleCommand, FrameInput};
+use anes::nes::{Cartridge, Section};
 
 use super::support::{boot, describe_checks, failed_checks, repo_root, run_checks};
 

@@ -1,8 +1,9 @@
 //! The MMC5's sound (`roms/mmc5/mmc5_audio.s`): its register checks, the pulse's frequency measured
 //! from the audio output, the output's golden hash, lazy == eager, and its state in the hash.
 
-use anes::core::movie::FrameInput;
-use anes::core::{ApuCatchUp, Nes, PpuCatchUp};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{ApuCatchUp, Nes, PpuCatchUp};
 
 use super::{
     STATUS, boot, describe_checks, failed_checks, mean_rising_period, output_hash, record_audio, repo_root,
@@ -104,14 +105,14 @@ fn every_byte_of_the_mmc5_sound_state_feeds_the_hash() {
     for _ in 0..70 {
         nes.run_frame(FrameInput::default());
     }
-    let mapper = nes.section_bytes(anes::core::Section::Mapper).to_vec();
+    let mapper = nes.section_bytes(anes::nes::Section::Mapper).to_vec();
     assert_eq!(mapper.len(), 98, "Mmc5State");
     let original = nes.state_hash();
     let mut refused = Vec::new();
     for byte in 26..66 {
         for bit in 0..8 {
             let mut forged = nes.clone();
-            if forged.flip_state_bit(anes::core::Section::Mapper, byte, bit).is_err() {
+            if forged.flip_state_bit(anes::nes::Section::Mapper, byte, bit).is_err() {
                 refused.push(byte);
                 continue;
             }

@@ -2,8 +2,9 @@
 //! `roms/namco/`: the checks they report, their runs under other boards' rules, lazy == eager, a
 //! restore mid-frame, the state hash, and the 163's wavetable sound against the wiki's formula.
 
-use anes::core::movie::FrameInput;
-use anes::core::{Cartridge, Nes, PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{Cartridge, Nes, PpuCatchUp, Section};
 
 use super::support::{CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, repo_root, run_checks};
 use super::{assert_restore_mid_frame_continues, mean_rising_period, output_hash, record_audio, with_mapper};

@@ -1,8 +1,9 @@
 //! The Sunsoft boards through our ROMs (`roms/sunsoft/`): mapper 69 (FME-7 / 5B) with its IRQ to the
 //! cycle and the 5B's sound measured from the audio output.
 
-use anes::core::movie::FrameInput;
-use anes::core::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{ApuCatchUp, Cartridge, Nes, NesConfig, PpuCatchUp, Section};
 
 use super::support::{boot, describe_checks, failed_checks, repo_root, run_checks};
 use super::{assert_restore_mid_frame_continues, mean_rising_period, output_hash, record_audio};

@@ -3,8 +3,9 @@
 //! lazy and eager PPU schedules, continue exactly after a restore inside a frame, and every byte of
 //! the board's state (the X1-005's internal RAM included) feeds the state hash.
 
-use anes::core::movie::FrameInput;
-use anes::core::{Cartridge, PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{Cartridge, PpuCatchUp, Section};
 
 use super::support::{boot, describe_checks, failed_checks, random_input, repo_root, run_checks};
 use super::{assert_restore_mid_frame_continues, with_mapper};

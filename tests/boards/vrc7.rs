@@ -2,8 +2,9 @@
 //! (`vrc7_test.inc`): banking, mirroring, PRG RAM and the IRQ checked by the ROM against the nesdev
 //! wiki, then its FM sound measured from the audio output.
 
-use anes::core::movie::FrameInput;
-use anes::core::{Cartridge, Nes, PpuCatchUp, Section};
+use anes::harness::Harness;
+use anes::nes::movie::FrameInput;
+use anes::nes::{Cartridge, Nes, PpuCatchUp, Section};
 
 use super::support::{CHECK_STATUS as STATUS, boot, describe_checks, failed_checks, repo_root, run_checks};
 use super::{

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anes::core::movie::{FrameInput, InputStream};
-use anes::core::{Cartridge, Nes, NesConfig};
+use anes::nes::movie::{FrameInput, InputStream};
+use anes::nes::{Cartridge, Nes, NesConfig};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

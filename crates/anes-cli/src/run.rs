@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anes_core::PowerOnProfile;
 use anes_core::movie::InputStream;
 use anes_core::ppu::rgb::frame_to_rgb;
-use anes_core::ppu::{FRAME_HEIGHT, FRAME_WIDTH};
+use anes_core::ppu::{PICTURE_HEIGHT, PICTURE_WIDTH};
 use anyhow::{Context, bail};
 use serde::Serialize;
 
@@ -200,14 +200,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// Writes a frame buffer (palette indices + emphasis) as an RGB PNG.
 pub fn write_png(path: &std::path::Path, frame: &[u16]) -> anyhow::Result<()> {
-    if frame.len() != FRAME_WIDTH * FRAME_HEIGHT {
+    if frame.len() != PICTURE_WIDTH * PICTURE_HEIGHT {
         bail!("internal: frame buffer has {} pixels", frame.len());
     }
     let mut rgb = vec![0u8; frame.len() * 3];
     frame_to_rgb(frame, &mut rgb);
     let mut encoded = Vec::new();
     {
-        let mut encoder = png::Encoder::new(&mut encoded, FRAME_WIDTH as u32, FRAME_HEIGHT as u32);
+        let mut encoder = png::Encoder::new(&mut encoded, PICTURE_WIDTH as u32, PICTURE_HEIGHT as u32);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         let mut writer = encoder.write_header().context("PNG encoder")?;

@@ -4,6 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anes_core::harness::Harness;
+
 use crate::{output, rom};
 
 /// `anes trace --help`'s closing lines.

@@ -61,7 +61,7 @@ pub trait Console {
 impl Console for Nes {
     fn run_frame(&mut self) -> u64 {
         self.run_until_frame_end();
-        self.frames_completed()
+        self.ppu().frames_completed()
     }
 
     fn peek(&self, addr: u16) -> u8 {
@@ -81,8 +81,7 @@ impl Console for Nes {
     }
 
     fn set_buttons(&mut self, port: usize, buttons: u8) -> bool {
-        Nes::set_buttons(self, port, buttons);
-        true
+        Nes::set_buttons(self, port, buttons).is_ok()
     }
 
     fn as_nes(&mut self) -> Option<&mut Nes> {

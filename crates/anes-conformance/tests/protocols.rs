@@ -128,7 +128,7 @@ fn nestest_log_passes_on_a_matching_log_and_names_the_first_differing_line() {
     // The golden lines come from the core itself: this tests the comparison, not the CPU.
     let mut nes =
         anes_core::Nes::new(anes_core::Cartridge::from_ines(&rom).unwrap(), anes_core::NesConfig::default());
-    nes.set_pc(0xC000);
+    anes_core::harness::Harness::set_pc(&mut nes, 0xC000);
     let mut lines = Vec::new();
     for _ in 0..3 {
         let mut line = String::new();

@@ -20,6 +20,14 @@ pub mod buttons {
     pub const RIGHT: u8 = 0x80;
 }
 
+/// A controller port the console does not have (it has 0 and 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("controller port {port} does not exist; the console has ports 0 and 1")]
+pub struct NoSuchPort {
+    /// The port asked for.
+    pub port: usize,
+}
+
 crate::layout::state_struct! {
     /// One standard controller (a 4021 shift register behind a strobe latch).
     pub struct ControllerState {

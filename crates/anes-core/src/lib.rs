@@ -5,20 +5,47 @@
 //! up to the master clock (paid lazily, where the CPU could notice: [`PpuCatchUp`]) and the APU and the
 //! cartridge see the cycle. See `docs/ARCHITECTURE.md`.
 //!
-//! ```no_run
-//! use anes_core::{Cartridge, Nes, NesConfig};
-//! let bytes = std::fs::read("game.nes").unwrap();
-//! let cart = Cartridge::from_ines(&bytes).unwrap();
-//! let mut nes = Nes::new(cart, NesConfig::default());
-//! nes.run_until_frame_end();
-//! println!("stopped at PC ${:04X}", nes.cpu().pc);
 //! ```
+//! use anes_core::input::buttons;
+//! use anes_core::movie::FrameInput;
+//! use anes_core::{Cartridge, Nes, NesConfig};
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes");
+//! let bytes = std::fs::read(path)?;
+//! let mut nes = Nes::new(Cartridge::from_ines(&bytes)?, NesConfig::default());
+//! nes.set_audio_sample_rate(Some(48_000));
+//! let mut audio = vec![0.0f32; 4096];
+//! let mut state = Vec::new();
+//! for frame in 0..60 {
+//!     let start = if frame == 30 { buttons::START } else { 0 };
+//!     let record = nes.run_frame(FrameInput::buttons(start, 0));
+//!     let samples = nes.drain_audio(&mut audio); // mono f32 at 48 kHz
+//!     assert!(samples < audio.len());
+//!     if frame == 40 {
+//!         nes.save_state(&mut state);
+//!     }
+//!     assert_eq!(record.frame, frame + 1);
+//! }
+//! let at_60 = nes.state_hash();
+//! nes.load_state(&state)?;
+//! for _ in 41..60 {
+//!     nes.run_frame(FrameInput::default());
+//! }
+//! assert_eq!(nes.state_hash(), at_60, "the same frames from the same state");
+//! let picture: &[u16] = nes.ppu().frame_buffer(); // 256x240: palette index and emphasis bits
+//! assert_eq!(picture.len(), anes_core::ppu::PICTURE_WIDTH * anes_core::ppu::PICTURE_HEIGHT);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! An embedder's program needs `use anes::prelude::*;` of the facade crate `anes` (pictures in
+//! RGBA, stereo audio at any rate: `docs/EMBEDDING.md`); the hooks of test and lockstep harnesses
+//! are in [`harness`].
 
 pub mod apu;
 pub mod bus;
 pub mod cart;
 pub mod clock;
 pub mod cpu;
+pub mod harness;
 pub mod hex;
 mod host;
 pub mod input;

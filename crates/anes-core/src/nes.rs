@@ -350,34 +350,8 @@ impl Nes {
         done
     }
 
-    /// [`Nes::step_in_frame`] without the catch-up inside a frame: the PPU, the APU and a board's
-    /// cycle counter stay where the lazy schedule left them (the frame path's state between its
-    /// instructions). Until [`Nes::settle`], only another lagging step, [`Nes::lagging_digest`],
-    /// [`Nes::cpu_cycle`] and [`Nes::frame`] are meaningful: a snapshot, hash or fault of a lagging
-    /// machine would take the lagging chips as they stand. A frame's end is settled, as in
-    /// [`Nes::step_in_frame`]. Lockstep at instruction granularity compares lagging digests.
-    ///
-    /// ```
-    /// use anes_core::{Cartridge, Nes, NesConfig};
-    /// // A 16 KiB NROM program that turns rendering on and loops (reset vector $8000).
-    /// let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    /// let mut prg = vec![0xEA; 0x4000];
-    /// prg[..8].copy_from_slice(&[0xA9, 0x1E, 0x8D, 0x01, 0x20, 0x4C, 0x05, 0x80]);
-    /// prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
-    /// rom.extend(prg);
-    /// rom.extend(vec![0x55; 0x2000]);
-    /// let mut stepped = Nes::new(Cartridge::from_ines(&rom)?, NesConfig::default());
-    /// let mut lagging = stepped.clone();
-    /// lagging.settle();
-    /// for _ in 0..5_000 {
-    ///     stepped.step_in_frame();
-    ///     lagging.step_in_frame_lagging();
-    /// }
-    /// lagging.settle();
-    /// assert_eq!(lagging.frame_record(), stepped.frame_record());
-    /// # Ok::<(), anes_core::RomError>(())
-    /// ```
-    pub fn step_in_frame_lagging(&mut self) -> bool {
+    /// The body of `Harness::step_in_frame_lagging` (`harness.rs`).
+    pub(crate) fn step_in_frame_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         self.sync.line_events = false;
         let pictures = self.ppu.frames_completed();
@@ -391,22 +365,16 @@ impl Nes {
         done
     }
 
-    /// Brings the chips a lagging step ([`Nes::step_in_frame_lagging`]) left behind up to the CPU
-    /// (the machine every other entry point shows) and predicts their schedule afresh from the
-    /// state: a prediction kept from earlier is valid but depends on the machine's history (a
-    /// restored machine predicts anew where one that ran kept its own), so two machines in equal
-    /// states lag alike only from a fresh one.
-    pub fn settle(&mut self) {
+    /// The body of `Harness::settle` (`harness.rs`).
+    pub(crate) fn settle(&mut self) {
         self.sync.line_events = false;
         self.sync.invalidate();
         self.apu.forget_history();
         self.catch_up();
     }
 
-    /// How this machine lags in [`Nes::step_in_frame_lagging`]: the PPU's and the APU's schedules
-    /// and whether audio is produced (the APU and a board's sound chip then run every cycle). Two
-    /// machines lag alike from equal settled states only when these are equal.
-    pub fn lag_signature(&self) -> u64 {
+    /// The body of `Harness::lag_signature` (`harness.rs`).
+    pub(crate) fn lag_signature(&self) -> u64 {
         let ppu = match self.sync.mode {
             PpuCatchUp::Lazy => 0,
             PpuCatchUp::Eager => 1,
@@ -434,12 +402,8 @@ impl Nes {
         done
     }
 
-    /// [`Nes::step_to_next_line`] without the catch-up inside a frame, as
-    /// [`Nes::step_in_frame_lagging`] is to [`Nes::step_in_frame`]: the PPU stays where the end of
-    /// the line caught it up, the APU and a board's counters where they were, until
-    /// [`Nes::settle`]. A frame's end is settled. Lockstep at scanline granularity compares lagging
-    /// digests.
-    pub fn step_to_next_line_lagging(&mut self) -> bool {
+    /// The body of `Harness::step_to_next_line_lagging` (`harness.rs`).
+    pub(crate) fn step_to_next_line_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         let line = self.ppu.scanline();
         let pictures = self.ppu.frames_completed();
@@ -477,7 +441,11 @@ impl Nes {
         done
     }
 
-    /// Frames completed since power-on (the number in [`FrameRecord::frame`]).
+    /// Frames completed since power-on: the state's frame counter, the number in
+    /// [`FrameRecord::frame`]. The frame path advances it ([`Nes::run_frame`],
+    /// [`Nes::step_in_frame`], [`Nes::step_to_next_line`]) and a power cycle restarts it; the PPU's
+    /// own count of pictures ([`Ppu::frames_completed`], through [`Nes::ppu`]) also counts pictures
+    /// finished during [`Nes::step_instruction`].
     pub fn frame(&self) -> u64 {
         self.machine.frame
     }
@@ -503,11 +471,6 @@ impl Nes {
     /// CPU registers and interrupt latches.
     pub fn cpu(&self) -> &CpuState {
         &self.cpu
-    }
-
-    /// Sets the program counter (test harnesses: nestest's automation mode starts at $C000).
-    pub fn set_pc(&mut self, pc: u16) {
-        self.cpu.pc = pc;
     }
 
     /// True once the CPU executed a JAM opcode; only reset recovers it.
@@ -538,11 +501,6 @@ impl Nes {
         (self.ppu.scanline(), self.ppu.dot())
     }
 
-    /// Pictures the PPU has completed since power-on.
-    pub fn frames_completed(&self) -> u64 {
-        self.ppu.frames_completed()
-    }
-
     /// The PPU.
     pub fn ppu(&self) -> &Ppu {
         &self.ppu
@@ -565,13 +523,20 @@ impl Nes {
     }
 
     /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
-    /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state.
+    /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state: the rate is no part
+    /// of the hash or of a snapshot, and [`Nes::load_state`] keeps the rate this machine has.
     pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
         self.apu.set_output_sample_rate(sample_rate, self.region());
         self.apu.set_expansion_chip(self.cart.expansion_chip());
         self.cart.set_audio_output(sample_rate.is_some());
         // The APU's deadline moved: the bus's fast path, bounded by it, is recomputed.
         self.sync.invalidate();
+    }
+
+    /// The audio output rate in Hz set by [`Nes::set_audio_sample_rate`]; `None` (the default) when
+    /// audio is off.
+    pub fn audio_sample_rate(&self) -> Option<u32> {
+        self.apu.output_sample_rate()
     }
 
     /// Moves buffered mono f32 audio samples into `out`; returns how many (see [`Apu::drain_samples`]).
@@ -600,9 +565,25 @@ impl Nes {
         Ok(())
     }
 
-    /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`].
-    pub fn set_buttons(&mut self, port: usize, buttons: u8) {
-        self.pads[port & 1].buttons = buttons;
+    /// Sets the buttons held on controller `port` (0 or 1); see [`crate::input::buttons`]. Another
+    /// port is refused and changes nothing.
+    ///
+    /// ```
+    /// use anes_core::input::{NoSuchPort, buttons};
+    /// # let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    /// # let mut prg = vec![0xEA; 0x4000];
+    /// # prg[0x3FFC..].copy_from_slice(&[0x00, 0x80, 0x00, 0x80]);
+    /// # rom.extend(prg);
+    /// # rom.extend(vec![0x55; 0x2000]);
+    /// let mut nes = anes_core::Nes::new(anes_core::Cartridge::from_ines(&rom)?, Default::default());
+    /// nes.set_buttons(1, buttons::A | buttons::LEFT).expect("port 1 is the second controller");
+    /// assert_eq!(nes.set_buttons(2, buttons::A), Err(NoSuchPort { port: 2 }));
+    /// # Ok::<(), anes_core::RomError>(())
+    /// ```
+    pub fn set_buttons(&mut self, port: usize, buttons: u8) -> Result<(), crate::input::NoSuchPort> {
+        let pad = self.pads.get_mut(port).ok_or(crate::input::NoSuchPort { port })?;
+        pad.buttons = buttons;
+        Ok(())
     }
 }
 

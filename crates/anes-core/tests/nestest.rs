@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use anes_core::harness::Harness;
 use anes_core::{Cartridge, Nes, NesConfig};
 
 /// `../shared/conformance` beside the repository (the workspace root is two levels above this crate);

@@ -3,7 +3,7 @@
 
 use anes_core::cart::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 use anes_core::movie::FrameInput;
-use anes_core::state::{SnapshotError, StateHash};
+use anes_core::state::{SNAPSHOT_MAGIC, SnapshotError, StateHash};
 use anes_core::{BatteryRamError, Cartridge, Nes, NesConfig, Region, RomError};
 use thiserror::Error;
 
@@ -73,6 +73,58 @@ pub enum ConsoleStateError {
     /// The machine snapshot inside was refused.
     #[error("machine snapshot at offset {CONSOLE_STATE_HEADER_LEN}: {0}")]
     Machine(#[from] SnapshotError),
+    /// A bare machine snapshot (`ANESSNAP`, from [`Nes::save_state`]) was refused.
+    #[error("machine snapshot: {0}")]
+    Bare(SnapshotError),
+}
+
+/// The machine snapshot inside a console snapshot (the bytes after the header): what
+/// [`Nes::load_state`] restores. The header is checked as [`Console::load_state`] checks it. A
+/// machine snapshot taken with Game Genie codes plugged in carries them in its ROM identity, so a
+/// [`Nes`] takes it only with the same codes plugged in ([`Nes::set_game_genie_codes`]).
+///
+/// The other way needs no conversion: [`Console::load_state`] also takes a bare machine snapshot,
+/// and a console's machine snapshot is `console.nes().save_state_into(..)`.
+///
+/// ```
+/// use anes_frontend::{Console, machine_snapshot};
+/// # let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+/// let mut console = Console::new(&rom)?;
+/// console.run_frame(Default::default());
+/// let mut state = vec![0u8; console.snapshot_len()];
+/// console.save_state_into(&mut state)?;
+///
+/// let mut nes = Console::new(&rom)?.nes().clone();
+/// nes.load_state(machine_snapshot(&state)?)?;
+/// assert_eq!(nes.state_hash(), console.state_hash());
+///
+/// let mut bare = vec![0u8; console.nes().snapshot_len()];
+/// console.run_frame(Default::default());
+/// console.nes().save_state_into(&mut bare)?;
+/// let mut other = Console::new(&rom)?;
+/// other.load_state(&bare)?;
+/// assert_eq!(other.state_hash(), console.state_hash());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn machine_snapshot(console_snapshot: &[u8]) -> Result<&[u8], ConsoleStateError> {
+    check_header(console_snapshot)?;
+    Ok(&console_snapshot[CONSOLE_STATE_HEADER_LEN..])
+}
+
+/// The magic and version of a console snapshot, then its Game Genie table: the codes and how many.
+fn check_header(bytes: &[u8]) -> Result<([GameGenieCode; MAX_GAME_GENIE_CODES], usize), ConsoleStateError> {
+    let Some(header) = bytes.get(..CONSOLE_STATE_HEADER_LEN) else {
+        return Err(ConsoleStateError::Size { len: bytes.len(), expected: CONSOLE_STATE_HEADER_LEN });
+    };
+    let magic: [u8; 8] = header[..8].try_into().expect("8 bytes");
+    if magic != CONSOLE_STATE_MAGIC {
+        return Err(ConsoleStateError::BadMagic { found: magic });
+    }
+    let version = u16::from_le_bytes([header[8], header[9]]);
+    if version != CONSOLE_STATE_VERSION {
+        return Err(ConsoleStateError::UnsupportedVersion { found: version });
+    }
+    decode_codes(header)
 }
 
 /// A console as a frontend drives it.
@@ -297,22 +349,19 @@ impl Console {
 
     /// Restores a snapshot written by [`Console::save_state_into`] on a console running the same
     /// ROM, Game Genie codes included (a snapshot is the whole machine: the codes it ran with come
-    /// back with it). Everything is checked before anything changes; on error the console is as it
-    /// was. Allocation-free.
+    /// back with it). A bare machine snapshot ([`Nes::save_state`], `ANESSNAP`) is taken too, with
+    /// the codes plugged in now (see [`machine_snapshot`]). The audio rate and the palette are this
+    /// console's, kept whatever the snapshot: they are output, not state. Everything is checked
+    /// before anything changes; on error the console is as it was. Allocation-free.
     pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), ConsoleStateError> {
+        if bytes.starts_with(&SNAPSHOT_MAGIC) {
+            return self.nes.load_state(bytes).map_err(ConsoleStateError::Bare);
+        }
         let expected = self.snapshot_len();
         if bytes.len() != expected {
             return Err(ConsoleStateError::Size { len: bytes.len(), expected });
         }
-        let magic: [u8; 8] = bytes[..8].try_into().expect("8 bytes");
-        if magic != CONSOLE_STATE_MAGIC {
-            return Err(ConsoleStateError::BadMagic { found: magic });
-        }
-        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if version != CONSOLE_STATE_VERSION {
-            return Err(ConsoleStateError::UnsupportedVersion { found: version });
-        }
-        let (codes, count) = decode_codes(&bytes[..CONSOLE_STATE_HEADER_LEN])?;
+        let (codes, count) = check_header(bytes)?;
         let codes = &codes[..count];
         let machine = &bytes[CONSOLE_STATE_HEADER_LEN..];
         if self.nes.game_genie_codes().eq(codes.iter()) {

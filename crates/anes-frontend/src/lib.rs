@@ -37,7 +37,7 @@ pub use anes_core::cart::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 pub use audio::{AudioRateError, StereoResampler};
 pub use console::{
     CONSOLE_STATE_HEADER_LEN, CONSOLE_STATE_MAGIC, CONSOLE_STATE_VERSION, Console, ConsoleError,
-    ConsoleStateError, DEFAULT_AUDIO_RATE,
+    ConsoleStateError, DEFAULT_AUDIO_RATE, machine_snapshot,
 };
 pub use palette::{Palette, PaletteError, PictureError, PixelFormat};
 pub use timing::{

@@ -263,8 +263,8 @@ fn check(
     crop: Overscan,
     out_pixels: usize,
 ) -> Result<(impl Iterator<Item = &[u16]>, usize, usize), PictureError> {
-    let full_width = PICTURE_WIDTH as usize;
-    if frame.len() != full_width * PICTURE_HEIGHT as usize {
+    let full_width = PICTURE_WIDTH;
+    if frame.len() != full_width * PICTURE_HEIGHT {
         return Err(PictureError::FrameSize { len: frame.len() });
     }
     let (width, height) = crop.visible_size();

@@ -55,10 +55,7 @@ pub fn frames_per_second_of(region: Region) -> f64 {
     n as f64 / d as f64
 }
 
-/// Width of the picture in pixels.
-pub const PICTURE_WIDTH: u32 = anes_core::ppu::FRAME_WIDTH as u32;
-/// Height of the picture in pixels (all 240 lines the 2C02 renders).
-pub const PICTURE_HEIGHT: u32 = anes_core::ppu::FRAME_HEIGHT as u32;
+pub use anes_core::ppu::{PICTURE_HEIGHT, PICTURE_WIDTH};
 
 /// Shape of an NTSC NES pixel: 8 wide for 7 tall (the 2C02's dot clock against NTSC's square-pixel
 /// rate, 12.27 MHz / 10.74 MHz).
@@ -96,8 +93,8 @@ impl Overscan {
 
     /// Width and height left after the crop (0 when the crop covers everything).
     pub const fn visible_size(&self) -> (u32, u32) {
-        let width = PICTURE_WIDTH.saturating_sub(self.left as u32 + self.right as u32);
-        let height = PICTURE_HEIGHT.saturating_sub(self.top as u32 + self.bottom as u32);
+        let width = (PICTURE_WIDTH as u32).saturating_sub(self.left as u32 + self.right as u32);
+        let height = (PICTURE_HEIGHT as u32).saturating_sub(self.top as u32 + self.bottom as u32);
         (width, height)
     }
 

@@ -3,7 +3,7 @@
 
 use anes_frontend::anes_core::movie::FrameInput;
 use anes_frontend::anes_core::{NesConfig, Region};
-use anes_frontend::{CONSOLE_STATE_HEADER_LEN, Console, ConsoleStateError, GameGenieCode};
+use anes_frontend::{CONSOLE_STATE_HEADER_LEN, Console, ConsoleStateError, GameGenieCode, machine_snapshot};
 
 fn demo() -> Console {
     let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
@@ -92,6 +92,59 @@ fn bad_states_are_refused_and_change_nothing() {
     assert_eq!(console.nes().game_genie_codes().copied().collect::<Vec<_>>(), vec![code]);
     assert!(CONSOLE_STATE_HEADER_LEN < good.len());
     console.load_state(&good).unwrap();
+}
+
+#[test]
+fn console_and_machine_snapshots_convert_both_ways() {
+    let mut console = demo();
+    console.run_frame(Default::default());
+    let code = a_code(&console);
+    let mut console_state = vec![0; console.snapshot_len()];
+    console.save_state_into(&mut console_state).unwrap();
+    let mut machine_state = Vec::new();
+    console.nes().save_state(&mut machine_state);
+    assert_eq!(
+        machine_snapshot(&console_state).unwrap(),
+        &machine_state[..],
+        "the header, then the machine's"
+    );
+    assert!(matches!(machine_snapshot(&machine_state), Err(ConsoleStateError::BadMagic { .. })));
+
+    let mut other = demo();
+    other.load_state(&machine_state).unwrap();
+    assert_eq!(other.state_hash(), console.state_hash());
+    // A bare snapshot has no codes to bring: taken without codes, it does not fit a console with one.
+    other.set_game_genie_codes(&[code]).unwrap();
+    let before = other.state_hash();
+    assert!(matches!(other.load_state(&machine_state), Err(ConsoleStateError::Bare(_))));
+    assert_eq!(other.state_hash(), before, "refused and unchanged");
+    let mut truncated = machine_state.clone();
+    truncated.pop();
+    other.set_game_genie_codes(&[]).unwrap();
+    assert!(matches!(other.load_state(&truncated), Err(ConsoleStateError::Bare(_))));
+}
+
+#[test]
+fn a_console_keeps_its_audio_rate_through_a_load() {
+    let rom = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/demo/demo.nes")).unwrap();
+    let mut silent = Console::with_config(&rom, Default::default(), None).unwrap();
+    silent.run_frame(Default::default());
+    let mut state = vec![0; silent.snapshot_len()];
+    silent.save_state_into(&mut state).unwrap();
+
+    let mut loud = Console::with_config(&rom, Default::default(), Some(44_100.0)).unwrap();
+    loud.load_state(&state).unwrap();
+    assert_eq!(loud.state_hash(), silent.state_hash(), "the rate is no part of the state");
+    assert_eq!(loud.audio_rate(), Some(44_100.0));
+    assert_eq!(loud.nes().audio_sample_rate(), Some(44_100));
+    loud.run_frame(Default::default());
+    silent.run_frame(Default::default());
+    assert!(loud.audio().len() > 2 * 700, "44.1 kHz / 60.1 frames, two channels: {}", loud.audio().len());
+    assert!(silent.audio().is_empty());
+    assert_eq!(loud.state_hash(), silent.state_hash());
+
+    silent.load_state(&state).unwrap();
+    assert_eq!(silent.audio_rate(), None, "a load turns no audio on");
 }
 
 #[test]

@@ -48,7 +48,7 @@ impl LoadedGame {
         power_on: PowerOnProfile,
     ) -> Result<LoadedGame, ConsoleError> {
         let console = Console::with_region(rom, power_on.config(), region, Some(SAMPLE_RATE))?;
-        let video = vec![0; (PICTURE_WIDTH * PICTURE_HEIGHT) as usize * pixel_format.bytes_per_pixel()];
+        let video = vec![0; PICTURE_WIDTH * PICTURE_HEIGHT * pixel_format.bytes_per_pixel()];
         Ok(LoadedGame { console, pixel_format, video, cheats: CheatTable::default() })
     }
 
@@ -77,7 +77,7 @@ impl LoadedGame {
 
     /// Bytes per picture row.
     pub fn pitch(&self) -> usize {
-        PICTURE_WIDTH as usize * self.pixel_format.bytes_per_pixel()
+        PICTURE_WIDTH * self.pixel_format.bytes_per_pixel()
     }
 
     /// Applies the cheat list to the console; the error says why it was not applied.

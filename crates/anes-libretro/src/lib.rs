@@ -130,10 +130,10 @@ pub unsafe extern "C" fn retro_get_system_av_info(info: *mut SystemAvInfo) {
     }
     let value = SystemAvInfo {
         geometry: GameGeometry {
-            base_width: PICTURE_WIDTH,
-            base_height: PICTURE_HEIGHT,
-            max_width: PICTURE_WIDTH,
-            max_height: PICTURE_HEIGHT,
+            base_width: PICTURE_WIDTH as u32,
+            base_height: PICTURE_HEIGHT as u32,
+            max_width: PICTURE_WIDTH as u32,
+            max_height: PICTURE_HEIGHT as u32,
             aspect_ratio: Overscan::NONE.display_aspect_ratio() as f32,
         },
         timing: SystemTiming { fps: frames_per_second_of(loaded_region()), sample_rate: SAMPLE_RATE },
@@ -413,7 +413,9 @@ pub extern "C" fn retro_run() {
     if let Some(video) = frontend.video_refresh {
         // SAFETY: the picture buffer holds 240 rows of `pitch` bytes and outlives the call; the
         // frontend only reads it.
-        unsafe { video(game.video.as_ptr().cast(), PICTURE_WIDTH, PICTURE_HEIGHT, game.pitch()) };
+        unsafe {
+            video(game.video.as_ptr().cast(), PICTURE_WIDTH as u32, PICTURE_HEIGHT as u32, game.pitch())
+        };
     }
     if let Some(batch) = frontend.audio_sample_batch {
         let samples = game.console.audio();

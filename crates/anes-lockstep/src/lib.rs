@@ -85,7 +85,7 @@ pub use lockstep::Lockstep;
 pub mod __forward {
     pub use anes_core::state::{FrameRecord, StateHash};
 }
-pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
+pub use machine::{Machine, MachineError, NesMachine, Probe};
 pub use outcome::{Divergence, DivergenceKind, LockstepError, Progress, Rollback, RollbackError, RunOutcome};
 pub use program_view::ProgramView;
 pub use record_json::RecordJson;

@@ -14,4 +14,4 @@ pub use build::{BUILD, BuildIdentity};
 pub use divergence::{Divergence, DivergenceKind};
 pub use fault::{Fault, FaultPlan, FaultSpecError, MAX_STALL_CYCLES};
 pub use input::{EvidenceInput, InputSource};
-pub use machine::{Machine, MachineError, NES_PICTURE_HEIGHT, NES_PICTURE_WIDTH, NesMachine, Probe};
+pub use machine::{Machine, MachineError, NesMachine, Probe};

@@ -7,17 +7,14 @@
 //! hash, the state as named byte sections, snapshots through caller-owned buffers, and optionally the
 //! last picture and fault hooks.
 
+use anes_core::harness::Harness;
 use anes_core::movie::FrameInput;
+use anes_core::ppu::{PICTURE_HEIGHT, PICTURE_WIDTH};
 use anes_core::state::{FrameRecord, Section, StateHash};
 use anes_core::{Cartridge, Nes, NesConfig, Region};
 use thiserror::Error;
 
 use crate::input::EvidenceInput;
-
-/// Width of an NES picture in pixels.
-pub const NES_PICTURE_WIDTH: u32 = 256;
-/// Height of an NES picture in pixels.
-pub const NES_PICTURE_HEIGHT: u32 = 240;
 
 /// Why a machine refused an operation. The machine is left as it was.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -446,12 +443,12 @@ impl Machine for NesMachine {
     }
 
     fn picture_size(&self) -> Option<(u32, u32)> {
-        Some((NES_PICTURE_WIDTH, NES_PICTURE_HEIGHT))
+        Some((PICTURE_WIDTH as u32, PICTURE_HEIGHT as u32))
     }
 
     fn picture_rgb(&self, out: &mut Vec<u8>) -> bool {
         out.clear();
-        out.resize((NES_PICTURE_WIDTH * NES_PICTURE_HEIGHT * 3) as usize, 0);
+        out.resize(PICTURE_WIDTH * PICTURE_HEIGHT * 3, 0);
         anes_core::ppu::rgb::frame_to_rgb(self.nes.ppu().frame_buffer(), out);
         true
     }

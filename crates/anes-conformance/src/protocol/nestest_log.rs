@@ -2,6 +2,7 @@
 //! `nestest.log` beside the ROM (address, bytes, disassembly, registers, PPU position, CPU cycle).
 
 use anes_core::Nes;
+use anes_core::harness::Harness;
 
 use super::{Outcome, Progress};
 use crate::limits::MAX_LOG_LEN;
@@ -23,7 +24,7 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
         actual.clear();
         anes_core::cpu::trace_line(nes, &mut actual);
         if actual != expected.trim_end() {
-            progress.frames = nes.frames_completed();
+            progress.frames = nes.ppu().frames_completed();
             return Outcome::new(
                 Status::Fail,
                 None,
@@ -33,7 +34,7 @@ pub(super) fn run(nes: &mut Nes, rom: &RomEntry, progress: &mut Progress) -> Out
         nes.step_instruction();
         lines = index + 1;
     }
-    progress.frames = nes.frames_completed();
+    progress.frames = nes.ppu().frames_completed();
     if lines == 0 {
         return Outcome::error(format!("{}: the golden log is empty", log_file.display()));
     }

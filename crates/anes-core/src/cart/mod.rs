@@ -105,70 +105,64 @@ use sst39sf_flash::{FLASH_SECTOR, FlashOp, flash_id_byte};
 
 use crate::state::Section;
 use crate::state::digest::memory_delta;
-pub use bandai_eeprom::EepromState;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub use expansion_audio::{ExpansionChip, Namco163Mix};
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
 pub use header::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
-pub use latch_chr::LatchChrState;
-pub use m001_sxrom::SxromState;
-pub use m002_uxrom::UxromState;
-pub use m003_cnrom::CnromState;
-pub use m004_txrom::{Mmc3Revision, TxromState};
-pub use m005_mmc5::{Mmc5Audio, Mmc5Pulse, Mmc5State};
-pub use m007_axrom::AxromState;
-pub use m011_color_dreams::ColorDreamsState;
-pub use m013_cprom::CpromState;
-pub use m016_bandai_fcg::BandaiFcgState;
-pub use m018_jaleco_ss88006::Ss88006State;
-pub use m019_namco163::Namco163State;
-pub use m019_namco163_audio::Namco163Audio;
-pub use m021_vrc2_vrc4::VrcState;
-pub use m024_vrc6::Vrc6State;
-pub use m024_vrc6_audio::{Vrc6Audio, Vrc6Pulse, Vrc6Saw};
-pub use m028_action53::Action53State;
-pub use m030_unrom512::Unrom512State;
-pub use m032_irem_g101::G101State;
-pub use m033_taito_tc0190::Tc0190State;
-pub use m034_bnrom_nina001::Mapper34State;
-pub use m048_taito_tc0690::Tc0690State;
-pub use m064_rambo1::Rambo1State;
-pub use m065_irem_h3001::H3001State;
-pub use m066_gxrom::GxromState;
-pub use m067_sunsoft3::Sunsoft3State;
-pub use m068_sunsoft4::Sunsoft4State;
-pub use m069_fme7::Fme7State;
-pub use m069_sunsoft5b_audio::Sunsoft5bAudio;
-pub use m070_bandai::Bandai70State;
-pub use m071_camerica::CamericaState;
-pub use m073_vrc3::Vrc3State;
-pub use m075_vrc1::Vrc1State;
-pub use m078_irem_74hc161::Mapper78State;
-pub use m079_nina03_06::Nina03State;
-pub use m080_taito_x1005::X1005State;
-pub use m082_taito_x1017::X1017State;
-pub use m085_vrc7::Vrc7State;
-pub use m085_vrc7_audio::{Vrc7Audio, Vrc7Channel, Vrc7Operator};
-pub use m086_jaleco_jf13::Jf13State;
-pub use m087_jaleco_jf05::Mapper87State;
-pub use m089_sunsoft2::Sunsoft2State;
-pub use m092_jaleco_jf19::Jf19State;
-pub use m093_sunsoft2_3r::Sunsoft2_3rState;
-pub use m094_un1rom::Un1romState;
-pub use m097_irem_tam_s1::TamS1State;
-pub use m105_nes_event::NesEventState;
-pub use m111_gtrom::GtromState;
-pub use m140_jaleco_jf11::Jf11State;
-pub use m152_bandai::Bandai152State;
-pub use m180_unrom_fixed_first::Unrom180State;
-pub use m184_sunsoft1::Sunsoft1State;
-pub use m185_cnrom_protected::Cnrom185State;
-pub use m206_namco108::Namco108State;
-pub use m210_namco175_340::Namco175State;
-pub use m232_quattro::QuattroState;
-pub use sst39sf_flash::FlashState;
-pub use vrc_irq::VrcIrq;
+pub(crate) use latch_chr::LatchChrState;
+pub(crate) use m001_sxrom::SxromState;
+pub(crate) use m002_uxrom::UxromState;
+pub(crate) use m003_cnrom::CnromState;
+pub use m004_txrom::Mmc3Revision;
+pub(crate) use m004_txrom::TxromState;
+pub(crate) use m005_mmc5::Mmc5State;
+pub(crate) use m007_axrom::AxromState;
+pub(crate) use m011_color_dreams::ColorDreamsState;
+pub(crate) use m013_cprom::CpromState;
+pub(crate) use m016_bandai_fcg::BandaiFcgState;
+pub(crate) use m018_jaleco_ss88006::Ss88006State;
+pub(crate) use m019_namco163::Namco163State;
+pub(crate) use m021_vrc2_vrc4::VrcState;
+pub(crate) use m024_vrc6::Vrc6State;
+pub(crate) use m028_action53::Action53State;
+pub(crate) use m030_unrom512::Unrom512State;
+pub(crate) use m032_irem_g101::G101State;
+pub(crate) use m033_taito_tc0190::Tc0190State;
+pub(crate) use m034_bnrom_nina001::Mapper34State;
+pub(crate) use m048_taito_tc0690::Tc0690State;
+pub(crate) use m064_rambo1::Rambo1State;
+pub(crate) use m065_irem_h3001::H3001State;
+pub(crate) use m066_gxrom::GxromState;
+pub(crate) use m067_sunsoft3::Sunsoft3State;
+pub(crate) use m068_sunsoft4::Sunsoft4State;
+pub(crate) use m069_fme7::Fme7State;
+pub(crate) use m070_bandai::Bandai70State;
+pub(crate) use m071_camerica::CamericaState;
+pub(crate) use m073_vrc3::Vrc3State;
+pub(crate) use m075_vrc1::Vrc1State;
+pub(crate) use m078_irem_74hc161::Mapper78State;
+pub(crate) use m079_nina03_06::Nina03State;
+pub(crate) use m080_taito_x1005::X1005State;
+pub(crate) use m082_taito_x1017::X1017State;
+pub(crate) use m085_vrc7::Vrc7State;
+pub(crate) use m086_jaleco_jf13::Jf13State;
+pub(crate) use m087_jaleco_jf05::Mapper87State;
+pub(crate) use m089_sunsoft2::Sunsoft2State;
+pub(crate) use m092_jaleco_jf19::Jf19State;
+pub(crate) use m093_sunsoft2_3r::Sunsoft2_3rState;
+pub(crate) use m094_un1rom::Un1romState;
+pub(crate) use m097_irem_tam_s1::TamS1State;
+pub(crate) use m105_nes_event::NesEventState;
+pub(crate) use m111_gtrom::GtromState;
+pub(crate) use m140_jaleco_jf11::Jf11State;
+pub(crate) use m152_bandai::Bandai152State;
+pub(crate) use m180_unrom_fixed_first::Unrom180State;
+pub(crate) use m184_sunsoft1::Sunsoft1State;
+pub(crate) use m185_cnrom_protected::Cnrom185State;
+pub(crate) use m206_namco108::Namco108State;
+pub(crate) use m210_namco175_340::Namco175State;
+pub(crate) use m232_quattro::QuattroState;
 
 /// Size of the cartridge VRAM of a four-screen board.
 const FOUR_SCREEN_VRAM: usize = 0x800;
@@ -1074,7 +1068,8 @@ impl Cartridge {
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
     /// last write cycle, MMC2/MMC4 latches) as Pod bytes; empty for NROM. The layout is the board's
-    /// `*State` struct (e.g. [`TxromState`]).
+    /// state struct (`TxromState` on the MMC3), private to the core; [`crate::state::mapper_layout`]
+    /// names its fields.
     pub fn mapper_state_bytes(&self) -> &[u8] {
         self.board.state_bytes()
     }

@@ -116,9 +116,9 @@ pub trait PpuBus: PpuBusPeek {
 /// Dots per scanline.
 pub const DOTS_PER_SCANLINE: u16 = 341;
 /// Width of the picture in pixels.
-pub const FRAME_WIDTH: usize = 256;
+pub const PICTURE_WIDTH: usize = 256;
 /// Height of the picture in pixels.
-pub const FRAME_HEIGHT: usize = 240;
+pub const PICTURE_HEIGHT: usize = 240;
 
 /// The line after the picture's post-render line: reaching its dot 0 completes a picture (and ages
 /// the I/O latch), in every region. The line whose dot 1 sets the VBlank flag is per region
@@ -414,7 +414,7 @@ pub struct Ppu {
     secondary_oam: [u8; 32],
     palette: [u8; 32],
     /// 256x240 palette indices with emphasis (output only; see [`Ppu::frame_buffer`]).
-    frame: Box<[u16; FRAME_WIDTH * FRAME_HEIGHT]>,
+    frame: Box<[u16; PICTURE_WIDTH * PICTURE_HEIGHT]>,
     /// The region's line counts and flags, chosen at power-on. Not state: the machine state's region
     /// decides it.
     timing: PpuTiming,
@@ -458,10 +458,10 @@ impl Ppu {
             oam: [0; 256],
             secondary_oam: [0; 32],
             palette: [0; 32],
-            frame: vec![0; FRAME_WIDTH * FRAME_HEIGHT]
+            frame: vec![0; PICTURE_WIDTH * PICTURE_HEIGHT]
                 .into_boxed_slice()
                 .try_into()
-                .expect("the frame buffer has exactly FRAME_WIDTH * FRAME_HEIGHT pixels"),
+                .expect("the frame buffer has exactly PICTURE_WIDTH * PICTURE_HEIGHT pixels"),
             background_pairs: BackgroundPairs::EMPTY,
             in_range: sprites::InRangeSprites::default(),
         }

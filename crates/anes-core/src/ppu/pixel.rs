@@ -2,7 +2,7 @@
 //! palette lookup (nesdev "PPU rendering", "PPU sprite priority", "PPU palettes").
 
 use super::sprites::sprite_pixel;
-use super::{FRAME_WIDTH, Ppu, mask, status};
+use super::{PICTURE_WIDTH, Ppu, mask, status};
 
 /// Index into the 32-byte palette RAM for a PPU address in $3F00-$3FFF: 32 bytes mirrored every 32,
 /// with $3F10/$3F14/$3F18/$3F1C mirroring $3F00/$3F04/$3F08/$3F0C.
@@ -118,7 +118,7 @@ impl Ppu {
     /// Writes `color` as the pixel at `x` of the current scanline.
     #[inline(always)]
     fn store_color(&mut self, x: u16, color: u16) {
-        let offset = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(x);
+        let offset = usize::from(self.regs.scanline) * PICTURE_WIDTH + usize::from(x);
         if let Some(pixel) = self.frame.get_mut(offset) {
             *pixel = color;
         }

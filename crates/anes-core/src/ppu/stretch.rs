@@ -5,7 +5,7 @@
 //! constant (no CPU access falls inside a stretch).
 
 use super::background::{attribute_address, copy_horizontal, increment_y, nametable_address};
-use super::{DOTS_PER_SCANLINE, FRAME_WIDTH, Ppu, PpuBus};
+use super::{DOTS_PER_SCANLINE, PICTURE_WIDTH, Ppu, PpuBus};
 use crate::region::{RegionModel, with_region_model};
 
 /// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
@@ -192,7 +192,7 @@ impl Ppu {
         self.fetch_tile(bus);
         // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
         let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
-        let start = usize::from(self.regs.scanline) * FRAME_WIDTH + usize::from(first - 1);
+        let start = usize::from(self.regs.scanline) * PICTURE_WIDTH + usize::from(first - 1);
         if show_sprites {
             let mut entries = background.to_le_bytes();
             for (p, entry) in entries.iter_mut().enumerate() {
@@ -346,12 +346,12 @@ impl Ppu {
     /// Blank pixels for dots `dot..dot + run` of the current visible line (pixel x = dot - 1).
     fn fill_blank_pixels(&mut self, dot: u16, run: u32) {
         let first = usize::from(dot.max(1) - 1);
-        let end = (usize::from(dot) + run as usize).saturating_sub(1).min(FRAME_WIDTH);
+        let end = (usize::from(dot) + run as usize).saturating_sub(1).min(PICTURE_WIDTH);
         if first >= end {
             return;
         }
         let color = self.blank_pixel_color();
-        let row = usize::from(self.regs.scanline) * FRAME_WIDTH;
+        let row = usize::from(self.regs.scanline) * PICTURE_WIDTH;
         if let Some(pixels) = self.frame.get_mut(row + first..row + end) {
             pixels.fill(color);
         }

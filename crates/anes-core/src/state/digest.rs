@@ -182,12 +182,8 @@ impl Nes {
         self.finish_digest(self.memory_sums())
     }
 
-    /// [`Nes::state_digest`] of the machine as a lagging step ([`Nes::step_in_frame_lagging`]) left
-    /// it, with where the lagging chips stand: the PPU's master clock is state (the bus section),
-    /// the APU's and the board's ticked cycles are added here. Equal lagging digests of two machines
-    /// of one build at one CPU cycle mean equal settled machines (what is left to run is a function
-    /// of what is digested); unequal ones only mean their chips may stand at different places.
-    pub fn lagging_digest(&self) -> u64 {
+    /// The body of `Harness::lagging_digest` (`harness.rs`).
+    pub(crate) fn lagging_digest(&self) -> u64 {
         // Keys apart from every section's and the ROM identity's (bit 39).
         let lag = key(Section::Machine, 1 << 39)
             .wrapping_mul(self.apu.ticked())

@@ -40,8 +40,13 @@ pub enum FaultError {
 }
 
 impl Nes {
-    /// Flips bit `bit` of byte `offset` of `section`, in place.
-    pub fn flip_state_bit(&mut self, section: Section, offset: usize, bit: u8) -> Result<(), FaultError> {
+    /// The body of `Harness::flip_state_bit` (`harness.rs`).
+    pub(crate) fn flip_state_bit(
+        &mut self,
+        section: Section,
+        offset: usize,
+        bit: u8,
+    ) -> Result<(), FaultError> {
         if bit > 7 {
             return Err(FaultError::BadBit { bit });
         }
@@ -59,9 +64,8 @@ impl Nes {
         Ok(())
     }
 
-    /// Stalls the CPU for `cycles` bus cycles (it re-reads PC, as when a DMA halts it): the machine
-    /// falls that many CPU cycles behind an unstalled twin.
-    pub fn stall_cycles(&mut self, cycles: u32) {
+    /// The body of `Harness::stall_cycles` (`harness.rs`).
+    pub(crate) fn stall_cycles(&mut self, cycles: u32) {
         for _ in 0..cycles {
             crate::region::with_region_model!(self.region(), R => self.read::<R>(self.cpu.pc));
         }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use anes_core::NesConfig;
+use anes_core::harness::Harness;
 use anes_lockstep::check_contract;
 use anes_lockstep::{Machine, NesMachine};
 

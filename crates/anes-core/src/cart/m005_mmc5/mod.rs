@@ -23,7 +23,7 @@ mod ppu;
 
 use super::board::{BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT, PrgSlot};
 
-pub use audio::{Mmc5Audio, Mmc5Pulse};
+pub use audio::Mmc5Audio;
 pub(super) use ppu::Fetch;
 
 /// Bytes of ExRAM.

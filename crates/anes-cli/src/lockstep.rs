@@ -15,8 +15,8 @@ use std::time::Instant;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::{PowerOnProfile, Region};
 use anes_lockstep::{
-    FaultPlan, Granularity, Lockstep, LockstepConfig, Machine, NesMachine, ProgramView, Progress, RunOutcome,
-    Summary, Threading,
+    FaultPlan, Granularity, InputSource, Lockstep, LockstepConfig, Machine, NesMachine, ProgramView,
+    Progress, RunOutcome, Summary, Threading,
 };
 use anyhow::Context;
 
@@ -59,7 +59,9 @@ Examples:
   # Check anes itself: machine B runs the eager reference PPU schedule, A the fast lazy one
   anes lockstep roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --ppu-b eager
   # A button flipped on port 1 at frame 300, one JSON summary object (exit status 1)
-  anes lockstep --inject input:1:0@300 --json";
+  anes lockstep --inject input:1:0@300 --json
+  # anes against Debian's Nestopia frame by frame: system RAM and the picture through each palette
+  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -134,9 +136,36 @@ pub struct Args {
     /// A core option for machine B only, KEY=VALUE (repeatable; replaces --option's for B).
     #[arg(long = "option-b", value_name = "KEY=VALUE", requires = "libretro", value_parser = crate::worker::core_option)]
     options_b: Vec<(String, String)>,
+    /// anes against another NES emulator: machine A is the anes console, B this libretro NES core
+    /// (in an `anes worker --libretro --nes-view` process), compared frame by frame by the 2 KiB of
+    /// system RAM and the picture through each one's palette (the colour map between the two
+    /// pictures must be one-to-one over the frame), after aligning the power-on phase (--phase).
+    /// B's picture must be 256x240 in a palette that keeps the NES colours apart: for Nestopia,
+    /// `--option nestopia_overscan_v=disabled --option nestopia_palette=raw`.
+    #[arg(long, value_name = "CORE.so", requires = "rom",
+          conflicts_with_all = ["libretro", "ppu_b", "apu_b", "region", "power_on_b", "threads"])]
+    versus: Option<PathBuf>,
+    /// With --versus: anes's CPU/PPU power-on phase (0-3), or `auto`: the phase whose first frames
+    /// agree longest with the other emulator's (ties: the lowest).
+    #[arg(long, value_name = "PHASE", default_value = "auto", requires = "versus", value_parser = phase_arg)]
+    phase: PhaseChoice,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// `--phase`: `auto` (`None`) or a phase from 0 to 3.
+#[derive(Debug, Clone, Copy)]
+struct PhaseChoice(Option<u8>);
+
+fn phase_arg(text: &str) -> Result<PhaseChoice, String> {
+    match text {
+        "auto" => Ok(PhaseChoice(None)),
+        _ => match text.parse::<u8>() {
+            Ok(phase) if phase <= 3 => Ok(PhaseChoice(Some(phase))),
+            _ => Err(format!("{text:?}: expected auto or a phase from 0 to 3")),
+        },
+    }
 }
 
 /// The JSON summary: the library's, and the run's region and where it ended.
@@ -236,6 +265,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if let (Some(core), Some(content)) = (&args.libretro, &args.rom) {
         return libretro_main(args, core, content);
     }
+    if let (Some(core), Some(rom)) = (&args.versus, &args.rom) {
+        return versus_main(args, core, rom);
+    }
     let (rom, rom_name) = read_rom(args.rom.as_deref())?;
     let (inputs, movie_region) = read_inputs_with_region(args.input.as_deref(), args.rom.is_some())?;
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
@@ -285,8 +317,137 @@ pub(crate) fn spawn_retro(
         options: options.to_vec(),
         reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
         ignore_audio,
+        nes_view: false,
     };
     Ok(anes_ops::canary::RetroWorkerMachine::spawn(&spec)?)
+}
+
+/// Frames the power-on phase is chosen over (at most): enough for programs to set up and draw.
+const ALIGN_FRAMES: u64 = 300;
+
+/// The anes console under the NES view, powered on in `phase`.
+fn anes_view(rom: &[u8], rom_name: &str, phase: u8) -> anyhow::Result<anes_retro_host::nes_view::NesView> {
+    // Profile `default` is phase 0; the others are the same power-on in phases 1-3.
+    let profile = if phase == 0 { PowerOnProfile::default() } else { PowerOnProfile::Phase(phase) };
+    let machine = NesMachine::from_ines_with_region(rom, profile.config(), None)
+        .with_context(|| rom_name.to_string())?;
+    Ok(anes_retro_host::nes_view::NesView::new(machine))
+}
+
+/// The NES core `core` in a worker under the NES view.
+fn spawn_view(
+    core: &Path,
+    content: &Path,
+    options: &[(String, String)],
+) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
+    let spec = anes_ops::canary::RetroWorkerSpec {
+        program: std::env::current_exe().context("the path of this executable (the worker program)")?,
+        core: core.to_owned(),
+        content: content.to_owned(),
+        options: options.to_vec(),
+        reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
+        ignore_audio: true,
+        nes_view: true,
+    };
+    Ok(anes_ops::canary::RetroWorkerMachine::spawn(&spec)?)
+}
+
+/// For each phase 0-3, how many of the first `frames` frames agree with the other emulator's
+/// before the first that does not: the power-on phase is the one that agrees longest.
+fn phase_agreement(
+    rom: &[u8],
+    rom_name: &str,
+    core: &Path,
+    content: &Path,
+    options: &[(String, String)],
+    inputs: &InputStream,
+    frames: u64,
+) -> anyhow::Result<[u64; 4]> {
+    let mut other = spawn_view(core, content, options)?;
+    let mut records = vec![other.record()];
+    for frame in 0..frames {
+        records.push(other.run_frame(inputs.input(frame)));
+    }
+    if let Some(failure) = other.failure() {
+        anyhow::bail!("{}: {failure}", core.display());
+    }
+    let mut agreed = [0; 4];
+    for (phase, agreed) in (0u8..4).zip(agreed.iter_mut()) {
+        let mut anes = anes_view(rom, rom_name, phase)?;
+        if anes.record() != records[0] {
+            continue;
+        }
+        for frame in 0..frames {
+            if anes.run_frame(inputs.input(frame)) != records[frame as usize + 1] {
+                break;
+            }
+            *agreed += 1;
+        }
+    }
+    Ok(agreed)
+}
+
+/// `anes lockstep ROM --versus CORE`: the anes console against a libretro NES core.
+fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<ExitCode> {
+    let (rom, rom_name) = read_rom(Some(rom_path))?;
+    let (inputs, _) = read_inputs_with_region(args.input.as_deref(), true)?;
+    let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
+    if args.granularity != Granularity::Frame {
+        anyhow::bail!("--granularity {}: a libretro core runs whole frames only", args.granularity);
+    }
+    let faults = FaultPlan::parse(&args.inject).context("--inject")?;
+    let evidence_dir = match &args.report {
+        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        None => EvidenceDir::new_for(Some(rom_path)),
+    };
+    let (phase, agreed) = match args.phase.0 {
+        Some(phase) => (phase, None),
+        None => {
+            let agreed = phase_agreement(
+                &rom,
+                &rom_name,
+                core,
+                rom_path,
+                &args.options,
+                &inputs,
+                frames.min(ALIGN_FRAMES),
+            )?;
+            // The first of the longest: ties go to the lowest phase.
+            let best = (0..4).fold(0, |best, p| if agreed[p] > agreed[best] { p } else { best });
+            (best as u8, Some(agreed))
+        }
+    };
+    if !args.json {
+        match agreed {
+            Some(agreed) => println!(
+                "phase             {phase} (frames agreeing from power-on, phases 0-3: {})",
+                agreed.map(|n| n.to_string()).join(", ")
+            ),
+            None => println!("phase             {phase} (--phase)"),
+        }
+    }
+    let mut a = anes_view(&rom, &rom_name, phase)?;
+    let mut b = spawn_view(core, rom_path, &args.options)?;
+    // The machines are paired after their first frame: a replay from a checkpoint must not start
+    // at power-on, where Nestopia, loaded from the state it serialized before its first
+    // `retro_run`, draws another first frame (docs/LIBRETRO.md, its audit); a difference in frame
+    // 0 is then reported as one at the pairing.
+    if frames > 0 {
+        a.run_frame(inputs.input(0));
+        b.run_frame(inputs.input(0));
+    }
+    let config =
+        LockstepConfig { checkpoint_every: args.checkpoint_every, faults, ..LockstepConfig::default() };
+    let run = Run {
+        args,
+        rom_name: &rom_name,
+        inputs: &inputs,
+        frames: frames.saturating_sub(1),
+        region: Region::Ntsc,
+        evidence_dir,
+        cores: Some((format!("anes (power-on phase {phase})"), core.display().to_string())),
+    };
+    run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?)
 }
 
 /// `anes lockstep --libretro CORE CONTENT`: two workers, compared frame by frame.

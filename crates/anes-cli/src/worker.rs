@@ -76,6 +76,10 @@ pub struct Args {
     /// Leave the audio out of each frame's hash (it stays in snapshots and diffs).
     #[arg(long, requires = "libretro")]
     ignore_audio: bool,
+    /// Compare a NES core's frames by its 2 KiB of system RAM and its picture's colour classes
+    /// only (the NES view of `anes lockstep --versus`), not by its whole state.
+    #[arg(long, requires = "libretro")]
+    nes_view: bool,
 }
 
 /// `KEY=VALUE`.
@@ -119,6 +123,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                     ..Default::default()
                 },
                 hash_audio: !args.ignore_audio,
+                nes_view: args.nes_view,
             };
             let mut engine = anes_workers::retro_engine::RetroEngine::new(setup);
             anes_workers::stdio::serve_with(

@@ -39,6 +39,10 @@ const PARSE_ONLY: &[(&str, &str)] = &[
     ("anes canary --baseline-log tests/golden/demo.records --pushgateway", "needs a Pushgateway"),
     ("anes dlq inspect anes-data/", "a queue file that only earlier versions of anes serve wrote"),
     (
+        "anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus",
+        "needs Debian's Nestopia (scripts/install-libretro-cores.sh); tests/libretro.rs runs anes against it",
+    ),
+    (
         "anes audit /usr/lib/x86_64-linux-gnu/libretro/",
         "needs a Debian libretro core (scripts/install-libretro-cores.sh); tests/libretro.rs audits cores",
     ),

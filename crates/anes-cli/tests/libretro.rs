@@ -53,6 +53,11 @@ fn test_content(name: &str) -> PathBuf {
 
 /// Debian's Nestopia and a conformance ROM; fails naming what is missing (tests never install).
 fn nestopia_and_rom(test: &str) -> (PathBuf, PathBuf) {
+    nestopia_and(test, "roms/instr_test-v5/official_only.nes")
+}
+
+/// Debian's Nestopia and the conformance ROM at `rom` (relative to the conformance folder).
+fn nestopia_and(test: &str, rom: &str) -> (PathBuf, PathBuf) {
     let core = Path::new(DEBIAN_CORES).join("nestopia_libretro.so");
     assert!(
         core.is_file(),
@@ -62,7 +67,7 @@ fn nestopia_and_rom(test: &str) -> (PathBuf, PathBuf) {
     let conformance = std::env::var_os("ANES_CONFORMANCE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"));
-    let rom = conformance.join("roms/instr_test-v5/official_only.nes");
+    let rom = conformance.join(rom);
     assert!(rom.is_file(), "{test} needs {} (ANES_CONFORMANCE_DIR names another folder)", rom.display());
     (core, rom)
 }
@@ -341,4 +346,93 @@ fn the_canary_of_two_test_core_builds_stops_at_the_first_differing_frame() {
     ]);
     assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
     assert_eq!(json(&same)["frames_agreed"], 1000);
+}
+
+/// Nestopia's options that make its picture comparable with anes's: 256x240, a palette that keeps
+/// the NES colours apart.
+const NESTOPIA_VIEW: [&str; 4] =
+    ["--option", "nestopia_overscan_v=disabled", "--option", "nestopia_palette=raw"];
+
+fn versus(core: &Path, rom: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["lockstep", s(rom), "--versus", s(core)];
+    args.extend(NESTOPIA_VIEW);
+    args.extend(extra);
+    anes(&args)
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn anes_and_nestopia_agree_frame_by_frame_on_a_conformance_rom() {
+    let (core, rom) = nestopia_and("anes_and_nestopia_agree", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let report = scratch("versus-agree");
+    let output = versus(&core, &rom, &["--frames", "600", "--report", s(&report), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    // The first frame runs before the pairing (see `anes lockstep --versus`), the rest are verified.
+    assert_eq!(json(&output)["frames_verified"], 599);
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn a_ram_byte_flipped_in_nestopia_is_localized_against_anes() {
+    let (core, rom) =
+        nestopia_and("a_ram_byte_flipped_in_nestopia", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let report = scratch("versus-flip");
+    let output = versus(
+        &core,
+        &rom,
+        &[
+            "--frames",
+            "600",
+            "--phase",
+            "0",
+            "--inject",
+            "flip:system_ram:0x0300:1@300",
+            "--report",
+            s(&report),
+            "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+    let summary = json(&output);
+    let divergence = &summary["divergence"];
+    assert_eq!(divergence["frame"], 299, "{summary}");
+    let fields = divergence["fields"].as_array().expect("fields");
+    assert_eq!(fields.len(), 1, "one RAM byte and no pixel differs: {fields:?}");
+    assert_eq!(fields[0]["section"], "system_ram");
+    assert_eq!(fields[0]["name"], "ram[$0300]");
+    assert!(report.join("a.png").is_file() && report.join("b.png").is_file());
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn the_pictures_are_compared_too() {
+    let (core, rom) =
+        nestopia_and("the_pictures_are_compared_too", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let report = scratch("versus-picture");
+    // Nestopia's default crops 8 rows top and bottom: its picture is 256x224, anes's 256x240, so the
+    // colour classes differ from the first frame on.
+    let output = anes(&[
+        "lockstep",
+        s(&rom),
+        "--versus",
+        s(&core),
+        "--option",
+        "nestopia_palette=raw",
+        "--frames",
+        "60",
+        "--phase",
+        "0",
+        "--report",
+        s(&report),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
+    let summary = json(&output);
+    let fields = summary["divergence"]["fields"].as_array().expect("fields");
+    assert!(
+        fields
+            .iter()
+            .any(|f| f["name"] == "picture_classes length" && f["a"] == "122880" && f["b"] == "114688"),
+        "{fields:?}"
+    );
 }

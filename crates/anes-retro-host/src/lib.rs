@@ -18,6 +18,7 @@ pub mod ffi;
 mod host;
 pub mod info;
 mod machine;
+pub mod nes_view;
 pub mod snapshot;
 
 pub use error::HostError;

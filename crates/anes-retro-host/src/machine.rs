@@ -28,6 +28,8 @@ enum Source {
     Map(usize),
     Picture,
     Audio,
+    /// The picture's colour classes ([`crate::nes_view`]), in the NES view only.
+    Classes,
 }
 
 /// The memories `retro_get_memory_data` may expose, with their section names.
@@ -82,6 +84,9 @@ pub struct RetroMachine {
     digests: Vec<[u8; 32]>,
     hash: StateHash,
     hash_audio: bool,
+    /// The NES view: the hash covers `system_ram` and the colour classes only.
+    nes_view: bool,
+    classes: Vec<u8>,
 }
 
 impl RetroMachine {
@@ -124,7 +129,23 @@ impl RetroMachine {
             digests,
             hash: StateHash::default(),
             hash_audio,
+            nes_view: false,
+            classes: Vec::new(),
         };
+        machine.refresh();
+        machine
+    }
+
+    /// A NES core under the NES view ([`crate::nes_view`]): a frame's hash covers the 2 KiB of
+    /// `system_ram` and the picture's colour classes (section `picture_classes`), so the core
+    /// compares with another NES emulator ([`crate::nes_view::NesView`]) whatever its palette and
+    /// state layout. The other sections stay in snapshots for restores and evidence.
+    pub fn nes_view(core: RetroCore) -> RetroMachine {
+        let mut machine = RetroMachine::with_audio_hashed(core, false);
+        machine.nes_view = true;
+        machine.names.push(crate::nes_view::PICTURE_CLASSES);
+        machine.sources.push(Source::Classes);
+        machine.digests.push([0; 32]);
         machine.refresh();
         machine
     }
@@ -173,6 +194,10 @@ impl RetroMachine {
         self.core.picture_into(&mut self.picture);
         self.audio.clear();
         self.core.audio_bytes_into(&mut self.audio);
+        if self.nes_view {
+            self.refresh_view();
+            return;
+        }
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.frame.to_le_bytes());
         for index in 0..self.names.len() {
@@ -188,6 +213,26 @@ impl RetroMachine {
             hasher.update(&w.to_le_bytes()).update(&h.to_le_bytes()).update(&f.to_le_bytes());
         }
         self.hash = StateHash(*hasher.finalize().as_bytes());
+    }
+
+    /// The NES view's hash: `system_ram` and the colour classes (none before the first frame, as
+    /// [`crate::nes_view::NesView`] has none).
+    fn refresh_view(&mut self) {
+        let bpp = Picture::bytes_per_pixel(self.picture.format);
+        if self.frame == 0 {
+            self.classes.clear();
+        } else {
+            let pixels = self.picture.bytes.chunks_exact(bpp).map(|p| match p {
+                [b, g, r, _] => u32::from_le_bytes([*b, *g, *r, 0]),
+                _ => u32::from(u16::from_le_bytes([p[0], p[1]])),
+            });
+            crate::nes_view::colour_classes(pixels, &mut self.classes);
+        }
+        let ram = self.core.memory(ffi::MEMORY_SYSTEM_RAM).unwrap_or(&[]);
+        self.hash = crate::nes_view::view_hash(ram, &self.classes);
+        for index in 0..self.names.len() {
+            self.digests[index] = *blake3::hash(self.section_bytes(index)).as_bytes();
+        }
     }
 
     fn apply(&mut self, input: FrameInput) {
@@ -256,6 +301,7 @@ impl Machine for RetroMachine {
             Some(Source::Map(i)) => self.core.map_bytes(&self.maps[*i]),
             Some(Source::Picture) => &self.picture.bytes,
             Some(Source::Audio) => &self.audio,
+            Some(Source::Classes) => &self.classes,
             None => &[],
         }
     }
@@ -345,6 +391,11 @@ impl Machine for RetroMachine {
                 self.picture.bytes[offset] ^= mask;
                 let picture = self.picture.clone();
                 self.core.set_picture(&picture);
+            }
+            Source::Classes => {
+                return Err(MachineError::Fault(
+                    "picture_classes is derived from the picture, not state".into(),
+                ));
             }
             Source::Audio => {
                 self.audio[offset] ^= mask;

@@ -30,6 +30,9 @@ pub struct RetroSetup {
     pub config: HostConfig,
     /// Whether a frame's hash covers its audio ([`RetroMachine::with_audio_hashed`]).
     pub hash_audio: bool,
+    /// Run the core under the NES view ([`RetroMachine::nes_view`]): frames compared by system RAM
+    /// and colour classes, against another NES emulator.
+    pub nes_view: bool,
 }
 
 /// A libretro core driven by protocol commands.
@@ -84,7 +87,11 @@ impl RetroEngine {
                 self.setup.content.display()
             )));
         }
-        let machine = RetroMachine::with_audio_hashed(core, self.setup.hash_audio);
+        let machine = if self.setup.nes_view {
+            RetroMachine::nes_view(core)
+        } else {
+            RetroMachine::with_audio_hashed(core, self.setup.hash_audio)
+        };
         let record = machine.record().into();
         self.machine = Some(machine);
         self.checkpoint_every = checkpoint_every;

@@ -35,6 +35,10 @@ pub struct RetroWorkerSpec {
     pub reply_timeout: Duration,
     /// Leave the audio out of each frame's hash (`--ignore-audio` of the worker).
     pub ignore_audio: bool,
+    /// Run the core under the NES view (`--nes-view` of the worker): the machine then shows only
+    /// the view's sections (`system_ram`, `picture_classes`), the rest of its snapshots being
+    /// another emulator's layout that nothing compares with.
+    pub nes_view: bool,
 }
 
 impl RetroWorkerSpec {
@@ -53,6 +57,9 @@ impl RetroWorkerSpec {
         if self.ignore_audio {
             args.push("--ignore-audio".into());
         }
+        if self.nes_view {
+            args.push("--nes-view".into());
+        }
         args
     }
 }
@@ -65,12 +72,14 @@ struct Held {
 }
 
 impl Held {
-    fn parse(bytes: Vec<u8>) -> Held {
+    /// The snapshot's sections; only `shown` ones (all when `None`), in the snapshot's order.
+    fn parse(bytes: Vec<u8>, shown: Option<&[&str]>) -> Held {
         let sections = match snapshot::parse(&bytes) {
             Ok(s) => {
                 let base = bytes.as_ptr() as usize;
                 s.sections
                     .iter()
+                    .filter(|(name, _)| shown.is_none_or(|shown| shown.contains(name)))
                     .map(|(name, body)| {
                         let start = body.as_ptr() as usize - base;
                         (anes_retro_host::intern(name), start..start + body.len())
@@ -94,6 +103,8 @@ pub struct RetroWorkerMachine {
     picture: OnceCell<(u32, u32, Vec<u8>)>,
     failure: RefCell<Option<WorkerError>>,
     core_name_hint: String,
+    /// The sections shown, when not all ([`RetroWorkerSpec::nes_view`]).
+    shown: Option<&'static [&'static str]>,
 }
 
 impl RetroWorkerMachine {
@@ -124,6 +135,7 @@ impl RetroWorkerMachine {
             picture: OnceCell::new(),
             failure: RefCell::new(None),
             core_name_hint: spec.core.display().to_string(),
+            shown: spec.nes_view.then_some(anes_retro_host::nes_view::SECTIONS.as_slice()),
         })
     }
 
@@ -183,7 +195,7 @@ impl RetroWorkerMachine {
             return Some(held);
         }
         match self.request(&WorkerCommand::Snapshot, "snapshot")? {
-            Reply::Snapshot { bytes, .. } => Some(self.held.get_or_init(|| Held::parse(bytes))),
+            Reply::Snapshot { bytes, .. } => Some(self.held.get_or_init(|| Held::parse(bytes, self.shown))),
             other => {
                 self.unexpected("snapshot", &other);
                 None

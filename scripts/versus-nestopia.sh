@@ -8,14 +8,14 @@
 #
 # Environment: ANES (default target/debug/anes), SHARED (default ../shared), CAP (frames per
 # conformance ROM at most, default 3600), HOMEBREW_FRAMES (default 3600), EVIDENCE (default
-# versus-evidence/).
+# target/versus-evidence/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ANES=${ANES:-target/debug/anes}
 SHARED=${SHARED:-../shared}
 CAP=${CAP:-3600}
 HOMEBREW_FRAMES=${HOMEBREW_FRAMES:-3600}
-EVIDENCE=${EVIDENCE:-versus-evidence}
+EVIDENCE=${EVIDENCE:-target/versus-evidence}
 OUT=${1:-/dev/stdout}
 CORE=/usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so
 [ -f "$CORE" ] || { echo "needs $CORE: sudo scripts/install-libretro-cores.sh" >&2; exit 2; }

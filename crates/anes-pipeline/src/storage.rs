@@ -134,7 +134,7 @@ pub struct CommitFailure {
     /// The store refused this writer (fenced by a newer epoch, or its record of the pipeline
     /// damaged): reported before the commit's answer, so the pipeline refuses those records as
     /// fenced instead of retrying them.
-    pub store: Option<crate::StoreEvent>,
+    pub store: Option<crate::events::StoreEvent>,
     /// What failed, for the log and the producers' answers.
     pub message: String,
 }
@@ -151,17 +151,18 @@ pub trait JournalSink {
 }
 
 /// True for the actions a [`JournalSink`] executes.
-pub fn is_journal_action(action: &crate::Action) -> bool {
-    matches!(
-        action,
-        crate::Action::AppendJournal { .. } | crate::Action::Commit | crate::Action::ReleaseJournal { .. }
-    )
+pub fn is_journal_action(action: &crate::events::Action) -> bool {
+    use crate::events::Action;
+    matches!(action, Action::AppendJournal { .. } | Action::Commit | Action::ReleaseJournal { .. })
 }
 
 /// Executes `action` on `sink` if it is a journal action (others are not the sink's) and returns the
 /// events that answer it, in order: a commit's answer, after the store's refusal when there is one.
-pub fn execute_journal_action(sink: &mut dyn JournalSink, action: &crate::Action) -> Vec<crate::Event> {
-    use crate::{Action, Event};
+pub fn execute_journal_action(
+    sink: &mut dyn JournalSink,
+    action: &crate::events::Action,
+) -> Vec<crate::events::Event> {
+    use crate::events::{Action, Event};
     match action {
         Action::AppendJournal { first_seq, inputs } => {
             for (seq, &input) in (*first_seq..).zip(inputs) {

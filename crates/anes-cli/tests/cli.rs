@@ -281,7 +281,7 @@ fn run_without_a_rom_runs_the_bundled_demo_and_its_input() {
 /// `anes canary` needs something to compare the candidate with, and its usage line says so.
 #[test]
 fn canary_says_it_needs_a_baseline_in_its_usage() {
-    let group = "<--baseline <BIN>|--baseline-log <FILE>|--corpus <MANIFEST>>";
+    let group = "<--baseline <BIN>|--baseline-log <FILE>|--corpus <MANIFEST>|--libretro-baseline <CORE.so>>";
     let help = anes(&["canary", "--help"]);
     assert!(
         stdout(&help).contains(&format!("Usage: anes canary [OPTIONS] {group} [ROM]")),

@@ -150,7 +150,10 @@ fn a_worker_back_after_2_10_or_60_s_is_normal_within_2_s_of_listening() {
     let rollbacks =
         settled["rollbacks_succeeded"].as_u64().unwrap() - first["rollbacks_succeeded"].as_u64().unwrap();
     println!("store epoch +{epoch_moved} over {rollbacks} rollbacks");
-    assert!(rollbacks >= 3 && epoch_moved <= rollbacks, "store epoch +{epoch_moved} over {rollbacks} rollbacks");
+    assert!(
+        rollbacks >= 3 && epoch_moved <= rollbacks,
+        "store epoch +{epoch_moved} over {rollbacks} rollbacks"
+    );
     serve.stop();
 }
 

@@ -103,8 +103,8 @@ use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
 use m119_tqrom::TQROM_CHR_RAM_LEN;
 use sst39sf_flash::{FLASH_SECTOR, FlashOp, flash_id_byte};
 
-use crate::state::Section;
-use crate::state::digest::memory_delta;
+use crate::state::digest_keys::memory_delta;
+use crate::state::section::Section;
 pub use bandai_eeprom::EepromState;
 pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
 pub use expansion_audio::{ExpansionChip, Namco163Mix};
@@ -395,6 +395,23 @@ impl Cartridge {
         };
         cart.power_on();
         Ok(cart)
+    }
+
+    /// The machine's identity: blake3 of the PRG and CHR ROM, and of the Game Genie codes when any are
+    /// plugged in (a Game Genie changes what the CPU reads, so a machine with codes is another machine).
+    /// Without codes it is the ROM's identity alone, as it always was.
+    pub(crate) fn machine_identity(&self) -> [u8; 32] {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"anes rom identity v1\0").update(self.prg_rom()).update(self.chr_rom());
+        let mut codes = self.game_genie_codes().peekable();
+        if codes.peek().is_some() {
+            hasher.update(b"game genie v1\0");
+            for code in codes {
+                hasher.update(&code.address.to_le_bytes());
+                hasher.update(&[code.value, u8::from(code.compare.is_some()), code.compare.unwrap_or(0)]);
+            }
+        }
+        *hasher.finalize().as_bytes()
     }
 
     /// What the header says about this cartridge.

@@ -7,8 +7,8 @@
 //! are R0 (slots 0 and 1) and R1 (slots 2 and 3); with it set, R2-R5 one slot each. $A000 has no
 //! effect. Everything else, IRQ included, is the MMC3's ([`Txrom`]).
 
-use super::board::MemoryMap;
 use super::m004_txrom::Txrom;
+use super::map::MemoryMap;
 
 /// The CHR banks and nametables of `mmc3` on TxSROM: CHR A17 dropped from the pattern banks and
 /// routed to CIRAM A10. (The board is a [`Txrom`] with this wiring: one `Board` variant for the
@@ -25,9 +25,9 @@ pub(super) fn map_chr_and_nametables(mmc3: &Txrom, map: &mut MemoryMap) {
 
 #[cfg(test)]
 mod tests {
-    use crate::cart::board::{BoardConfig, MemoryMap};
-    use crate::cart::header::Mirroring;
     use crate::cart::m004_txrom::Txrom;
+    use crate::cart::map::{BoardConfig, MemoryMap};
+    use crate::cart::rom_info::Mirroring;
 
     fn board() -> (Txrom, MemoryMap) {
         // 128 KiB of CHR ROM (TKSROM's most): 1 KiB banks 0-127.

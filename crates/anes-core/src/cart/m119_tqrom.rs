@@ -5,8 +5,8 @@
 //! CHR RAM (bits 0-2). The cartridge's CHR holds the ROM followed by the RAM, so a RAM bank is the
 //! ROM's bank count plus its number. Everything else, IRQ included, is the MMC3's ([`Txrom`]).
 
-use super::board::MemoryMap;
 use super::m004_txrom::Txrom;
+use super::map::MemoryMap;
 
 /// CHR RAM on TQROM: one 6264, 8 KiB.
 pub(super) const TQROM_CHR_RAM_LEN: usize = 0x2000;
@@ -28,8 +28,8 @@ pub(super) fn map_chr(mmc3: &Txrom, map: &mut MemoryMap, rom_banks: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::{BoardConfig, CHR_SLOT};
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::{BoardConfig, CHR_SLOT};
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn bit_6_selects_the_chr_ram_after_the_rom() {

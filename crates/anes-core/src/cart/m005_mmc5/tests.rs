@@ -1,8 +1,8 @@
 //! The MMC5's registers and fetch handling against the nesdev "MMC5" page.
 
 use super::*;
-use crate::cart::board::PrgSlot;
-use crate::cart::header::Mirroring;
+use crate::cart::map::PrgSlot;
+use crate::cart::rom_info::Mirroring;
 
 /// 256 KiB PRG, 256 KiB CHR, `ram` bytes of PRG RAM.
 fn board(ram: usize) -> (Mmc5, MemoryMap) {

@@ -301,7 +301,7 @@ mod tests {
         for start in [0x7FF0u16, 0x7FFE, 0x0000, 0x7FFF, 0x1234] {
             let mut stepped = board();
             stepped.write_low(0x5000, start as u8, 0);
-            stepped.write_low(0x5800, (start >> 8) as u8 | 0x80);
+            stepped.write_low(0x5800, (start >> 8) as u8 | 0x80, 0);
             let mut lazy = stepped.clone();
             let due = lazy.irq_due_cycle();
             let mut first = None;
@@ -337,8 +337,8 @@ mod tests {
         assert_eq!(m.state.ram_address, 0x81, "wrapped past $7F");
         assert_eq!((m.ram()[0x7E], m.ram()[0x7F], m.ram()[0]), (1, 2, 3));
         m.write_register(0xF800, 0x7E, 0);
-        assert_eq!(m.read_low(0x4800, 0), 1);
-        assert_eq!(m.read_low(0x4FFF, 0), 1, "no increment");
+        assert_eq!(m.read_low(0x4800, 0, &[]), 1);
+        assert_eq!(m.read_low(0x4FFF, 0, &[]), 1, "no increment");
     }
 
     #[test]

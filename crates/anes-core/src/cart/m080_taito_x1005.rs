@@ -154,11 +154,11 @@ mod tests {
         assert_eq!(map.chr[7], 0xC1 * 0x400);
         assert_eq!(map.nametables, [0, 1, 0, 1]);
         x.write_low(0x7F05, 9, 0);
-        assert_eq!(x.peek_ram(0x7F05, 0), 0, "disabled: the write is lost");
+        assert_eq!(x.peek_board_ram(0x7F05, 0), 0, "disabled: the write is lost");
         x.write_low(0x7EF9, RAM_ENABLE, 0);
         x.write_low(0x7F85, 9, 0);
-        assert_eq!(x.peek_ram(0x7F05, 0x40), 9, "$7F80 mirrors $7F00");
-        assert_eq!(x.peek_ram(0x7EF5, 0x40), 0x40);
+        assert_eq!(x.peek_board_ram(0x7F05, 0x40), 9, "$7F80 mirrors $7F00");
+        assert_eq!(x.peek_board_ram(0x7EF5, 0x40), 0x40);
     }
 
     #[test]

@@ -48,8 +48,8 @@ mod tests {
         for (r0, r1, pages) in [(0x20, 0x00, [1, 1, 0, 0]), (0x02, 0x22, [0, 0, 1, 1]), (0x3E, 0x3F, [1; 4])]
         {
             for (register, value) in [(0, r0), (1, r1)] {
-                board.chip_mut().write_register(0x8000, register, 0);
-                board.chip_mut().write_register(0x8001, value, 0);
+                board.board.chip.write_register(0x8000, register);
+                board.board.chip.write_register(0x8001, value);
             }
             board.update_map(&mut map);
             assert_eq!(map.nametables, pages, "R0 ${r0:02X}, R1 ${r1:02X}");

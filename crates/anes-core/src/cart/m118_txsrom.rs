@@ -27,6 +27,7 @@ pub(super) fn map_chr_and_nametables(mmc3: &Txrom, map: &mut MemoryMap) {
 mod tests {
     use crate::cart::m004_txrom::Txrom;
     use crate::cart::map::{BoardConfig, MemoryMap};
+    use crate::cart::mapper::Mapper;
     use crate::cart::rom_info::Mirroring;
 
     fn board() -> (Txrom, MemoryMap) {
@@ -39,7 +40,7 @@ mod tests {
     }
 
     fn write(board: &mut Txrom, map: &mut MemoryMap, addr: u16, value: u8) {
-        if board.write_register(addr, value) {
+        if board.write_register(addr, value, 0) {
             board.update_map(map);
         }
     }

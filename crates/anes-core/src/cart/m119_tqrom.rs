@@ -29,6 +29,7 @@ pub(super) fn map_chr(mmc3: &Txrom, map: &mut MemoryMap, rom_banks: usize) {
 mod tests {
     use super::*;
     use crate::cart::map::{BoardConfig, CHR_SLOT};
+    use crate::cart::mapper::Mapper;
     use crate::cart::rom_info::Mirroring;
 
     #[test]
@@ -40,8 +41,8 @@ mod tests {
         for (register, value) in
             [(0, 0x40 | 2), (1, 0x3E), (2, 0x40 | 7), (3, 0x40 | 0x0F), (4, 63), (5, 0x41)]
         {
-            board.write_register(0x8000, register);
-            board.write_register(0x8001, value);
+            board.write_register(0x8000, register, 0);
+            board.write_register(0x8001, value, 0);
         }
         board.update_map(&mut map);
         let banks: Vec<usize> = map.chr.iter().map(|offset| offset / CHR_SLOT).collect();

@@ -426,8 +426,14 @@ impl Mapper for Txrom {
         // After the mirroring: TxSROM's CHR outputs override it.
         match self.wiring {
             ChrWiring::Txrom => self.map_chr(map, usize::from),
-            ChrWiring::Txsrom => super::m118_txsrom::map_chr_and_nametables(self, map),
-            ChrWiring::Tqrom { rom_banks } => super::m119_tqrom::map_chr(self, map, rom_banks),
+            ChrWiring::Txsrom => {
+                map.nametables = super::m118_txsrom::nametables(self.registers(), self.chr_a12_inverted());
+                self.map_chr(map, |bank| usize::from(bank & 0x7F));
+            }
+            ChrWiring::Tqrom { rom_banks } => {
+                let ram_banks = map.chr_banks.saturating_sub(rom_banks).max(1);
+                self.map_chr(map, |bank| super::m119_tqrom::chr_bank(bank, rom_banks, ram_banks));
+            }
         }
         match Chip::from_state(s.chip) {
             Chip::Mmc3 => {

@@ -3,31 +3,28 @@
 //!
 //! Bit 6 of a CHR bank (CHR A16) selects the chip: clear, CHR ROM (bits 0-5: up to 64 KiB); set, the
 //! CHR RAM (bits 0-2). The cartridge's CHR holds the ROM followed by the RAM, so a RAM bank is the
-//! ROM's bank count plus its number. Everything else, IRQ included, is the MMC3's ([`Txrom`]).
-
-use super::m004_txrom::Txrom;
-use super::map::MemoryMap;
+//! ROM's bank count plus its number. Everything else, IRQ included, is the MMC3's (`Txrom`).
 
 /// CHR RAM on TQROM: one 6264, 8 KiB.
 pub(super) const TQROM_CHR_RAM_LEN: usize = 0x2000;
 
-/// The CHR banks of `mmc3` on TQROM, whose CHR ROM has `rom_banks` 1 KiB banks (the RAM's start in
-/// the cartridge's CHR). (The board is a [`Txrom`] with this wiring, like TxSROM.)
-pub(super) fn map_chr(mmc3: &Txrom, map: &mut MemoryMap, rom_banks: usize) {
-    let ram_banks = map.chr_banks.saturating_sub(rom_banks).max(1);
-    mmc3.map_chr(map, |bank| {
-        // A header without CHR ROM leaves only the RAM.
-        if bank & 0x40 == 0 && rom_banks != 0 {
-            usize::from(bank & 0x3F) % rom_banks
-        } else {
-            rom_banks + usize::from(bank & 7) % ram_banks
-        }
-    });
+/// The 1 KiB bank of the cartridge's CHR that MMC3 bank number `bank` selects on TQROM, whose CHR
+/// ROM has `rom_banks` 1 KiB banks (the RAM's start in the cartridge's CHR) and its RAM `ram_banks`.
+/// (The board is a `Txrom` with this wiring, like TxSROM.)
+pub(super) fn chr_bank(bank: u8, rom_banks: usize, ram_banks: usize) -> usize {
+    // A header without CHR ROM leaves only the RAM.
+    if bank & 0x40 == 0 && rom_banks != 0 {
+        usize::from(bank & 0x3F) % rom_banks
+    } else {
+        rom_banks + usize::from(bank & 7) % ram_banks
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cart::m004_txrom::Txrom;
+    use crate::cart::map::MemoryMap;
     use crate::cart::map::{BoardConfig, CHR_SLOT};
     use crate::cart::mapper::Mapper;
     use crate::cart::rom_info::Mirroring;

@@ -23,6 +23,7 @@
 //! the interrupt lines (`PpuSync::fast_before`, set at the end of every other cycle).
 
 use crate::cart::Cartridge;
+pub use crate::clock::is_get_cycle;
 use crate::nes::Nes;
 use crate::ppu::{PpuBus, PpuBusPeek};
 use crate::region::{NtscModel, RegionModel, RegionTiming, with_region_model};
@@ -54,12 +55,6 @@ impl BusClocks {
             write_access: t.write_access_offset,
         }
     }
-}
-
-/// DMA "get" (read) cycles are the odd-numbered CPU cycles, counted from 1 at power-on; "put" (write)
-/// cycles the even ones. The APU's frame counter uses the same phase.
-pub const fn is_get_cycle(cpu_cycle: u64) -> bool {
-    cpu_cycle & 1 == 1
 }
 
 crate::layout::state_struct! {

@@ -14,3 +14,9 @@ pub const MASTER_PER_DOT: u64 = 4;
 /// 2^60 master clocks are about 1,700 years of emulated time, and from there the clock would need
 /// over 25,000 more years to wrap, so no clock, cycle or frame counter ever does.
 pub const MAX_MASTER_CLOCK: u64 = 1 << 60;
+
+/// DMA "get" (read) cycles are the odd-numbered CPU cycles, counted from 1 at power-on; "put" (write)
+/// cycles the even ones. The APU's frame counter uses the same phase.
+pub const fn is_get_cycle(cpu_cycle: u64) -> bool {
+    cpu_cycle & 1 == 1
+}

@@ -3,25 +3,8 @@
 //! codes. Everything changed here is machine state or machine identity, so the state hash and
 //! snapshots see it.
 
-use crate::cart::{Cartridge, GameGenieCode, GameGenieError};
+use crate::cart::{GameGenieCode, GameGenieError};
 use crate::nes::Nes;
-
-/// The machine's identity: blake3 of the PRG and CHR ROM, and of the Game Genie codes when any are
-/// plugged in (a Game Genie changes what the CPU reads, so a machine with codes is another machine).
-/// Without codes it is the ROM's identity alone, as it always was.
-pub(crate) fn machine_identity(cart: &Cartridge) -> [u8; 32] {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(b"anes rom identity v1\0").update(cart.prg_rom()).update(cart.chr_rom());
-    let mut codes = cart.game_genie_codes().peekable();
-    if codes.peek().is_some() {
-        hasher.update(b"game genie v1\0");
-        for code in codes {
-            hasher.update(&code.address.to_le_bytes());
-            hasher.update(&[code.value, u8::from(code.compare.is_some()), code.compare.unwrap_or(0)]);
-        }
-    }
-    *hasher.finalize().as_bytes()
-}
 
 impl Nes {
     /// The console's 2 KiB of work RAM ($0000-$07FF, mirrored to $1FFF).
@@ -86,7 +69,7 @@ impl Nes {
     /// ```
     pub fn set_game_genie_codes(&mut self, codes: &[GameGenieCode]) -> Result<(), GameGenieError> {
         self.cart.set_game_genie_codes(codes)?;
-        self.rom_identity = machine_identity(&self.cart);
+        self.rom_identity = self.cart.machine_identity();
         Ok(())
     }
 

@@ -112,7 +112,7 @@ impl Nes {
     /// from the header (NTSC when the header does not say).
     pub fn with_region(cart: Cartridge, config: NesConfig, region: Option<Region>) -> Nes {
         let region = region.unwrap_or_else(|| Nes::region_for(&cart));
-        let rom_identity = crate::host::machine_identity(&cart);
+        let rom_identity = cart.machine_identity();
         let timing = region.timing();
         let mut nes = Nes {
             cpu: CpuState::default(),

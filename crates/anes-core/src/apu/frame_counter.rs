@@ -201,10 +201,10 @@ mod tests {
 
     fn events_with(value: u8, cycles: u64, steps: &FrameSteps) -> Vec<(u64, FrameClocks, u8)> {
         let mut fc = FrameCounter::default();
-        fc.write(value, crate::bus::is_get_cycle(1));
+        fc.write(value, crate::clock::is_get_cycle(1));
         let mut out = Vec::new();
         for n in 2..2 + cycles {
-            let clocks = fc.tick(crate::bus::is_get_cycle(n), steps);
+            let clocks = fc.tick(crate::clock::is_get_cycle(n), steps);
             if clocks != FrameClocks::default() || fc.irq_flag != 0 {
                 out.push((n - 1, clocks, fc.irq_flag));
                 fc.acknowledge_read();

@@ -39,7 +39,7 @@ pub mod pulse;
 pub(crate) mod timer;
 pub mod triangle;
 
-use crate::bus::is_get_cycle;
+use crate::clock::is_get_cycle;
 use crate::region::ApuTiming;
 use dmc::Dmc;
 use frame_counter::FrameCounter;

@@ -29,19 +29,12 @@ impl core::fmt::Display for RomPart {
 /// `/dev/zero`) reaches it. Readers cap their reads here.
 pub const MAX_ROM_FILE_LEN: usize = 16 << 20;
 
-/// Mapper numbers this core implements, in the order shown to users.
-pub const SUPPORTED_MAPPERS: [u16; 69] = [
-    0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 13, 16, 18, 19, 21, 22, 23, 24, 25, 26, 28, 30, 32, 33, 34, 48, 64, 65,
-    66, 67, 68, 69, 70, 71, 73, 75, 76, 78, 79, 80, 82, 85, 86, 87, 88, 89, 92, 93, 94, 95, 97, 105, 111,
-    113, 118, 119, 140, 152, 153, 154, 155, 159, 180, 184, 185, 206, 207, 210, 232,
-];
-
-/// Comma-separated [`SUPPORTED_MAPPERS`], for messages.
+/// Comma-separated [`super::SUPPORTED_MAPPERS`], for messages.
 pub(super) struct SupportedList;
 
 impl core::fmt::Display for SupportedList {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for (i, mapper) in SUPPORTED_MAPPERS.iter().enumerate() {
+        for (i, mapper) in super::board::SUPPORTED_MAPPERS.iter().enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }

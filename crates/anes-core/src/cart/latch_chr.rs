@@ -10,8 +10,9 @@
 
 use core::marker::PhantomData;
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// MMC2/MMC4 registers and latches.
@@ -53,16 +54,18 @@ pub(super) struct LatchChrBoard<Chip> {
     chip: PhantomData<Chip>,
 }
 
-impl<Chip: LatchChip> LatchChrBoard<Chip> {
+impl<Chip: LatchChip> Mapper for LatchChrBoard<Chip> {
+    state_in!(state: LatchChrState);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         LatchChrBoard { state: LatchChrState::default(), chip: PhantomData }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed. Both chips
     /// keep four PRG bank bits.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let state = &mut self.state;
         match addr & 0xF000 {
             0xA000 => state.prg_bank = value & 0x0F,
@@ -78,7 +81,10 @@ impl<Chip: LatchChip> LatchChrBoard<Chip> {
 
     /// A PPU read of `addr`; returns true when a latch flipped.
     #[inline]
-    pub fn observe_ppu_read(&mut self, addr: u16) -> bool {
+    fn observe_ppu(&mut self, addr: u16, read: bool) -> bool {
+        if !read {
+            return false;
+        }
         let addr = addr & 0x3FFF;
         // Cheap filter: only the rows of tiles $FD and $FE in either pattern table matter.
         if addr >= 0x2000 || !matches!(addr & 0x0FF0, 0x0FD0 | 0x0FE0) || addr & 0x0F < 8 {
@@ -98,7 +104,7 @@ impl<Chip: LatchChip> LatchChrBoard<Chip> {
     }
 
     /// Points every window of `map` at the banks the registers and latches select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let state = &self.state;
         Chip::map_prg(state.prg_bank, map);
         let low = if state.latch0 == 0 { state.chr_fd0 } else { state.chr_fe0 };
@@ -109,13 +115,8 @@ impl<Chip: LatchChip> LatchChrBoard<Chip> {
         map.watches_ppu = true;
     }
 
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
     /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+    fn state_bytes_mut(&mut self) -> &mut [u8] {
         bytemuck::bytes_of_mut(&mut self.state)
     }
 }

@@ -12,8 +12,9 @@
 //! follow whichever CHR register PPU A12 selects in 4 KiB mode; like other emulators this model always
 //! uses CHR bank 0, which is what games write to both registers.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// MMC1 registers, shift register and write-timing memory.
@@ -42,83 +43,13 @@ const _: () = assert!(core::mem::size_of::<SxromState>() == 16);
 /// MMC1 board.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Sxrom {
-    state: SxromState,
+    pub(super) state: SxromState,
 }
 
 impl Sxrom {
-    /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
-        // Power-on: PRG mode 3 (last bank fixed at $C000), so the reset vector is in the last bank.
-        Sxrom { state: SxromState { control: 0x0C, ..SxromState::default() } }
-    }
-
     /// An MMC1 with registers `state` (a board keeping them inside its own state: NES-EVENT).
     pub(super) fn from_state(state: SxromState) -> Self {
         Sxrom { state }
-    }
-
-    /// The registers.
-    pub(super) fn state(&self) -> &SxromState {
-        &self.state
-    }
-
-    /// A write to $8000-$FFFF on CPU cycle `cpu_cycle`.
-    #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
-        let s = &mut self.state;
-        let back_to_back = s.last_write_cycle != 0 && cpu_cycle == s.last_write_cycle.wrapping_add(1);
-        s.last_write_cycle = cpu_cycle;
-        if back_to_back {
-            return false;
-        }
-        if value & 0x80 != 0 {
-            s.shift = 0;
-            s.shift_count = 0;
-            s.control |= 0x0C;
-            return true;
-        }
-        s.shift |= (value & 1) << (s.shift_count & 7);
-        s.shift_count = s.shift_count.wrapping_add(1);
-        if s.shift_count < 5 {
-            return false;
-        }
-        let data = s.shift & 0x1F;
-        s.shift = 0;
-        s.shift_count = 0;
-        match (addr >> 13) & 3 {
-            0 => s.control = data,
-            1 => s.chr_bank0 = data,
-            2 => s.chr_bank1 = data,
-            _ => s.prg_bank = data,
-        }
-        true
-    }
-
-    /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
-        let s = &self.state;
-        map.set_mirroring(match s.control & 3 {
-            0 => Mirroring::SingleScreenA,
-            1 => Mirroring::SingleScreenB,
-            2 => Mirroring::Vertical,
-            _ => Mirroring::Horizontal,
-        });
-
-        let (low, high) = self.prg_16k_banks(map);
-        map.set_prg_16k(0, low);
-        map.set_prg_16k(1, high);
-
-        if s.control & 0x10 == 0 {
-            let bank = usize::from(s.chr_bank0 & 0x1E);
-            map.set_chr_4k(0, bank);
-            map.set_chr_4k(1, bank | 1);
-        } else {
-            map.set_chr_4k(0, usize::from(s.chr_bank0 & 0x1F));
-            map.set_chr_4k(1, usize::from(s.chr_bank1 & 0x1F));
-        }
-
-        let enabled = s.prg_bank & 0x10 == 0;
-        map.set_prg_ram(self.prg_ram_bank(map), enabled, enabled);
     }
 
     /// The 16 KiB PRG banks at $8000 and $C000 the registers select.
@@ -149,14 +80,73 @@ impl Sxrom {
     pub(super) fn prg_bank(&self) -> u8 {
         self.state.prg_bank
     }
+}
 
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
+impl Mapper for Sxrom {
+    state_in!(state: SxromState);
+
+    /// The board in its power-on state.
+    fn new(_config: BoardConfig) -> Self {
+        // Power-on: PRG mode 3 (last bank fixed at $C000), so the reset vector is in the last bank.
+        Sxrom { state: SxromState { control: 0x0C, ..SxromState::default() } }
     }
 
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
+    /// A write to $8000-$FFFF on CPU cycle `cpu_cycle`.
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        let s = &mut self.state;
+        let back_to_back = s.last_write_cycle != 0 && cpu_cycle == s.last_write_cycle.wrapping_add(1);
+        s.last_write_cycle = cpu_cycle;
+        if back_to_back {
+            return false;
+        }
+        if value & 0x80 != 0 {
+            s.shift = 0;
+            s.shift_count = 0;
+            s.control |= 0x0C;
+            return true;
+        }
+        s.shift |= (value & 1) << (s.shift_count & 7);
+        s.shift_count = s.shift_count.wrapping_add(1);
+        if s.shift_count < 5 {
+            return false;
+        }
+        let data = s.shift & 0x1F;
+        s.shift = 0;
+        s.shift_count = 0;
+        match (addr >> 13) & 3 {
+            0 => s.control = data,
+            1 => s.chr_bank0 = data,
+            2 => s.chr_bank1 = data,
+            _ => s.prg_bank = data,
+        }
+        true
+    }
+
+    /// Points every window of `map` at the banks the registers select.
+    fn update_map(&self, map: &mut MemoryMap) {
+        let s = &self.state;
+        map.set_mirroring(match s.control & 3 {
+            0 => Mirroring::SingleScreenA,
+            1 => Mirroring::SingleScreenB,
+            2 => Mirroring::Vertical,
+            _ => Mirroring::Horizontal,
+        });
+
+        let (low, high) = self.prg_16k_banks(map);
+        map.set_prg_16k(0, low);
+        map.set_prg_16k(1, high);
+
+        if s.control & 0x10 == 0 {
+            let bank = usize::from(s.chr_bank0 & 0x1E);
+            map.set_chr_4k(0, bank);
+            map.set_chr_4k(1, bank | 1);
+        } else {
+            map.set_chr_4k(0, usize::from(s.chr_bank0 & 0x1F));
+            map.set_chr_4k(1, usize::from(s.chr_bank1 & 0x1F));
+        }
+
+        let enabled = s.prg_bank & 0x10 == 0;
+        map.set_prg_ram(self.prg_ram_bank(map), enabled, enabled);
     }
 }

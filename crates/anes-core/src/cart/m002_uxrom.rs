@@ -1,7 +1,8 @@
 //! Mapper 2: UxROM (nesdev "UxROM"). A 16 KiB PRG bank at $8000 selected by any write to
 //! $8000-$FFFF, the last 16 KiB fixed at $C000, 8 KiB of CHR RAM, wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// UxROM registers.
@@ -20,36 +21,28 @@ pub(crate) struct Uxrom {
     bus_conflicts: bool,
 }
 
-impl Uxrom {
+impl Mapper for Uxrom {
+    state_in!(state: UxromState);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         // NES 2.0 submapper 2 declares bus conflicts (AND); 0 (unspecified) and 1 are modelled without.
         Uxrom { state: UxromState::default(), bus_conflicts: config.submapper == 2 }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.prg_bank = value;
         true
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
         map.set_prg_8k(3, map.prg_bank_from_end(1));
         map.set_chr_8k(0);
         map.bus_conflicts = self.bus_conflicts;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

@@ -29,8 +29,9 @@
 //! at every PPU fetch, a single test (as variants of their own they cost the MMC3 demo 4.6% more
 //! host instructions).
 
-use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// Which MMC3 IRQ behaviour a board has (`mmc3_test_2` 5-MMC3 passes on B, 6-MMC3_alt on A).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,40 +142,6 @@ pub(crate) struct Txrom {
 }
 
 impl Txrom {
-    /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
-        // The submappers are mapper 4's; the boards built around an MMC3 (118, 119) have none.
-        let submapper = if config.mapper == 4 { config.submapper } else { 0 };
-        let chip = if submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
-        // The MMC6's counter has the old behaviour, revision A here (the NEC MMC3 of nesdev "MMC3",
-        // "IRQ Specifics"): with a latch of 0 it raises the IRQ once, after a $C001 reload, where a
-        // Sharp MMC3 raises it at every clock. blargg's mmc3_test ROM 6-MMC6 was written for the
-        // MMC6's counter and expects exactly that (it notes that some MMC3s behave the same), and
-        // kevtris's MMC6 notes name a latch of 0 as where its IRQ differs from the MMC3's. The nesdev
-        // "MMC6" page likens the chip to an MMC3C apart from the RAM, which would mean the Sharp
-        // behaviour; the hardware tests win.
-        let revision = if submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
-        // Power-on values are unspecified; these give distinct banks. On the MMC3, RAM enabled so
-        // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
-        // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
-        let prg_ram_protect = if chip == Chip::Mmc3 { 0x80 } else { 0 };
-        let wiring = match config.mapper {
-            118 => ChrWiring::Txsrom,
-            119 => ChrWiring::Tqrom { rom_banks: config.chr_rom_size.div_ceil(super::board::CHR_SLOT) },
-            _ => ChrWiring::Txrom,
-        };
-        Txrom {
-            wiring,
-            state: TxromState {
-                registers: [0, 2, 4, 5, 6, 7, 0, 1],
-                prg_ram_protect,
-                revision: revision.to_state(),
-                chip: chip.to_state(),
-                ..TxromState::default()
-            },
-        }
-    }
-
     /// The IRQ behaviour modelled.
     pub fn revision(&self) -> Mmc3Revision {
         Mmc3Revision::from_state(self.state.revision)
@@ -195,47 +162,6 @@ impl Txrom {
         self.state.revision = revision.to_state();
     }
 
-    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
-        let s = &mut self.state;
-        let mmc6 = Chip::from_state(s.chip) == Chip::Mmc6;
-        match addr & 0xE001 {
-            0x8000 => {
-                s.bank_select = value;
-                if mmc6 && value & MMC6_RAM_ENABLE == 0 {
-                    s.prg_ram_protect = 0;
-                }
-            }
-            0x8001 => s.registers[usize::from(s.bank_select & 7)] = value,
-            0xA000 => s.mirroring = value & 1,
-            0xA001 => {
-                if !mmc6 || s.bank_select & MMC6_RAM_ENABLE != 0 {
-                    s.prg_ram_protect = value;
-                }
-            }
-            0xC000 => {
-                s.irq_latch = value;
-                return false;
-            }
-            0xC001 => {
-                s.irq_counter = 0;
-                s.irq_reload = 1;
-                return false;
-            }
-            0xE000 => {
-                s.irq_enabled = 0;
-                s.irq_pending = 0;
-                return false;
-            }
-            _ => {
-                s.irq_enabled = 1;
-                return false;
-            }
-        }
-        true
-    }
-
     /// One M2 cycle: counts how long A12 has been low. The one-edge definition that
     /// [`Txrom::cpu_cycles`] is tested against (the console delivers edges through that).
     #[cfg(test)]
@@ -243,16 +169,6 @@ impl Txrom {
         let s = &mut self.state;
         if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
             s.a12_low_m2_edges += 1;
-        }
-    }
-
-    /// `edges` M2 cycles with no PPU access between them: each counts how long A12 has been low.
-    #[inline(always)]
-    pub fn cpu_cycles(&mut self, edges: u64) {
-        let s = &mut self.state;
-        if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
-            let counted = u64::from(s.a12_low_m2_edges).saturating_add(edges);
-            s.a12_low_m2_edges = counted.min(u64::from(A12_LOW_M2_EDGES)) as u8;
         }
     }
 
@@ -292,68 +208,6 @@ impl Txrom {
         if fire && s.irq_enabled != 0 {
             s.irq_pending = 1;
         }
-    }
-
-    /// Counter clocks (filtered A12 rises) that must happen before /IRQ can be asserted; `u32::MAX`
-    /// when it cannot be (disabled, or already asserted: only a CPU write changes it then).
-    pub fn a12_clocks_before_irq(&self) -> u32 {
-        let s = &self.state;
-        if s.irq_enabled == 0 || s.irq_pending != 0 {
-            u32::MAX
-        } else if s.irq_reload != 0 || s.irq_counter == 0 {
-            1
-        } else {
-            u32::from(s.irq_counter)
-        }
-    }
-
-    /// M2 edges counted since PPU A12 fell (up to the filter's three), `None` while A12 is high.
-    pub fn a12_low_m2_edges(&self) -> Option<u8> {
-        (self.state.a12_level == 0).then_some(self.state.a12_low_m2_edges)
-    }
-
-    /// The level of PPU A12 seen last (true = high).
-    #[inline(always)]
-    pub fn a12_high(&self) -> bool {
-        self.state.a12_level != 0
-    }
-
-    /// The /IRQ output (true = asserted).
-    #[inline]
-    pub fn irq_line(&self) -> bool {
-        self.state.irq_pending != 0
-    }
-
-    /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
-        let s = &self.state;
-        let r = |i: usize| usize::from(s.registers[i]);
-        let second_last = map.prg_bank_from_end(2);
-        // The MMC3 has six PRG bank outputs (512 KiB). A larger ROM, which only an NES 2.0 header
-        // can declare, is the wiki's "MMC3 with more PRG" extension: all 8 bits of R6 and R7 count.
-        let prg_mask = if map.prg_banks > 64 { 0xFF } else { 0x3F };
-        let r6 = r(6) & prg_mask;
-        let (slot0, slot2) = if s.bank_select & 0x40 == 0 { (r6, second_last) } else { (second_last, r6) };
-        map.set_prg_8k(0, slot0);
-        map.set_prg_8k(1, r(7) & prg_mask);
-        map.set_prg_8k(2, slot2);
-        map.set_prg_8k(3, map.prg_bank_from_end(1));
-
-        map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
-        // After the mirroring: TxSROM's CHR outputs override it.
-        match self.wiring {
-            ChrWiring::Txrom => self.map_chr(map, usize::from),
-            ChrWiring::Txsrom => super::m118_txsrom::map_chr_and_nametables(self, map),
-            ChrWiring::Tqrom { rom_banks } => super::m119_tqrom::map_chr(self, map, rom_banks),
-        }
-        match Chip::from_state(s.chip) {
-            Chip::Mmc3 => {
-                let enabled = s.prg_ram_protect & 0x80 != 0;
-                map.set_prg_ram(0, enabled, enabled && s.prg_ram_protect & 0x40 == 0);
-            }
-            Chip::Mmc6 => self.update_mmc6_ram(map),
-        }
-        map.watches_ppu = true;
     }
 
     /// Maps the eight CHR windows from R0-R5, `chr_bank` turning each 1 KiB bank number the chip
@@ -412,22 +266,190 @@ impl Txrom {
             map.set_prg_ram_window(window, (window & 1) * PRG_RAM_WINDOW, read, writable);
         }
     }
+}
 
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
+impl Mapper for Txrom {
+    state_in!(state: TxromState);
+
+    /// The Acclaim MC-ACC (submapper 3) clocks its counter from a prescaler on falling A12 edges,
+    /// unlike the MMC3 and MMC6 modelled here (nesdev "MMC3", "IRQ Specifics").
+    fn supports(mapper: u16, submapper: u8) -> bool {
+        mapper != 4 || submapper != 3
     }
 
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
+    fn observe_ppu(&mut self, addr: u16, _read: bool) -> bool {
+        self.observe_ppu_address(addr);
+        false
+    }
+
+    /// TQROM's 8 KiB of CHR RAM beside its ROM.
+    fn chr_ram_beside_rom(&self) -> Option<usize> {
+        self.is_tqrom().then_some(super::m119_tqrom::TQROM_CHR_RAM_LEN)
+    }
+
+    /// The MMC6's 1 KiB starts at $7000.
+    fn prg_ram_cpu_address(&self) -> u16 {
+        if self.is_mmc6() { 0x7000 } else { 0x6000 }
+    }
+
+    /// The board in its power-on state.
+    fn new(config: BoardConfig) -> Self {
+        // The submappers are mapper 4's; the boards built around an MMC3 (118, 119) have none.
+        let submapper = if config.mapper == 4 { config.submapper } else { 0 };
+        let chip = if submapper == 1 { Chip::Mmc6 } else { Chip::Mmc3 };
+        // The MMC6's counter has the old behaviour, revision A here (the NEC MMC3 of nesdev "MMC3",
+        // "IRQ Specifics"): with a latch of 0 it raises the IRQ once, after a $C001 reload, where a
+        // Sharp MMC3 raises it at every clock. blargg's mmc3_test ROM 6-MMC6 was written for the
+        // MMC6's counter and expects exactly that (it notes that some MMC3s behave the same), and
+        // kevtris's MMC6 notes name a latch of 0 as where its IRQ differs from the MMC3's. The nesdev
+        // "MMC6" page likens the chip to an MMC3C apart from the RAM, which would mean the Sharp
+        // behaviour; the hardware tests win.
+        let revision = if submapper == 4 || chip == Chip::Mmc6 { Mmc3Revision::A } else { Mmc3Revision::B };
+        // Power-on values are unspecified; these give distinct banks. On the MMC3, RAM enabled so
+        // programs that never write $A001 (older dumps, test ROMs) still have it; on the MMC6, $8000
+        // bit 5 clear and so $A001 at 0: its games enable the RAM themselves.
+        let prg_ram_protect = if chip == Chip::Mmc3 { 0x80 } else { 0 };
+        let wiring = match config.mapper {
+            118 => ChrWiring::Txsrom,
+            119 => ChrWiring::Tqrom { rom_banks: config.chr_rom_size.div_ceil(super::map::CHR_SLOT) },
+            _ => ChrWiring::Txrom,
+        };
+        Txrom {
+            wiring,
+            state: TxromState {
+                registers: [0, 2, 4, 5, 6, 7, 0, 1],
+                prg_ram_protect,
+                revision: revision.to_state(),
+                chip: chip.to_state(),
+                ..TxromState::default()
+            },
+        }
+    }
+
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        let s = &mut self.state;
+        let mmc6 = Chip::from_state(s.chip) == Chip::Mmc6;
+        match addr & 0xE001 {
+            0x8000 => {
+                s.bank_select = value;
+                if mmc6 && value & MMC6_RAM_ENABLE == 0 {
+                    s.prg_ram_protect = 0;
+                }
+            }
+            0x8001 => s.registers[usize::from(s.bank_select & 7)] = value,
+            0xA000 => s.mirroring = value & 1,
+            0xA001 => {
+                if !mmc6 || s.bank_select & MMC6_RAM_ENABLE != 0 {
+                    s.prg_ram_protect = value;
+                }
+            }
+            0xC000 => {
+                s.irq_latch = value;
+                return false;
+            }
+            0xC001 => {
+                s.irq_counter = 0;
+                s.irq_reload = 1;
+                return false;
+            }
+            0xE000 => {
+                s.irq_enabled = 0;
+                s.irq_pending = 0;
+                return false;
+            }
+            _ => {
+                s.irq_enabled = 1;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `edges` M2 cycles with no PPU access between them: each counts how long A12 has been low.
+    #[inline(always)]
+    fn cpu_cycles(&mut self, edges: u64) {
+        let s = &mut self.state;
+        if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
+            let counted = u64::from(s.a12_low_m2_edges).saturating_add(edges);
+            s.a12_low_m2_edges = counted.min(u64::from(A12_LOW_M2_EDGES)) as u8;
+        }
+    }
+
+    /// Counter clocks (filtered A12 rises) that must happen before /IRQ can be asserted; `u32::MAX`
+    /// when it cannot be (disabled, or already asserted: only a CPU write changes it then).
+    fn a12_clocks_before_irq(&self) -> u32 {
+        let s = &self.state;
+        if s.irq_enabled == 0 || s.irq_pending != 0 {
+            u32::MAX
+        } else if s.irq_reload != 0 || s.irq_counter == 0 {
+            1
+        } else {
+            u32::from(s.irq_counter)
+        }
+    }
+
+    /// M2 edges counted since PPU A12 fell (up to the filter's three), `None` while A12 is high.
+    fn a12_low_m2_edges(&self) -> Option<u8> {
+        (self.state.a12_level == 0).then_some(self.state.a12_low_m2_edges)
+    }
+
+    /// The level of PPU A12 seen last (true = high).
+    #[inline(always)]
+    fn a12_high(&self) -> bool {
+        self.state.a12_level != 0
+    }
+
+    /// The /IRQ output (true = asserted).
+    #[inline]
+    fn irq_line(&self) -> bool {
+        self.state.irq_pending != 0
+    }
+
+    /// Points every window of `map` at the banks the registers select.
+    fn update_map(&self, map: &mut MemoryMap) {
+        let s = &self.state;
+        let r = |i: usize| usize::from(s.registers[i]);
+        let second_last = map.prg_bank_from_end(2);
+        // The MMC3 has six PRG bank outputs (512 KiB). A larger ROM, which only an NES 2.0 header
+        // can declare, is the wiki's "MMC3 with more PRG" extension: all 8 bits of R6 and R7 count.
+        let prg_mask = if map.prg_banks > 64 { 0xFF } else { 0x3F };
+        let r6 = r(6) & prg_mask;
+        let (slot0, slot2) = if s.bank_select & 0x40 == 0 { (r6, second_last) } else { (second_last, r6) };
+        map.set_prg_8k(0, slot0);
+        map.set_prg_8k(1, r(7) & prg_mask);
+        map.set_prg_8k(2, slot2);
+        map.set_prg_8k(3, map.prg_bank_from_end(1));
+
+        map.set_mirroring(if s.mirroring & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
+        // After the mirroring: TxSROM's CHR outputs override it.
+        match self.wiring {
+            ChrWiring::Txrom => self.map_chr(map, usize::from),
+            ChrWiring::Txsrom => {
+                map.nametables = super::m118_txsrom::nametables(self.registers(), self.chr_a12_inverted());
+                self.map_chr(map, |bank| usize::from(bank & 0x7F));
+            }
+            ChrWiring::Tqrom { rom_banks } => {
+                let ram_banks = map.chr_banks.saturating_sub(rom_banks).max(1);
+                self.map_chr(map, |bank| super::m119_tqrom::chr_bank(bank, rom_banks, ram_banks));
+            }
+        }
+        match Chip::from_state(s.chip) {
+            Chip::Mmc3 => {
+                let enabled = s.prg_ram_protect & 0x80 != 0;
+                map.set_prg_ram(0, enabled, enabled && s.prg_ram_protect & 0x40 == 0);
+            }
+            Chip::Mmc6 => self.update_mmc6_ram(map),
+        }
+        map.watches_ppu = true;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
+    use crate::cart::map::PRG_SLOT;
 
     /// A board (MMC6 for submapper 1) and its bank map over 32 KiB PRG, 8 KiB CHR and `ram` bytes of
     /// PRG RAM.
@@ -439,7 +461,7 @@ mod tests {
     }
 
     fn write(board: &mut Txrom, map: &mut MemoryMap, addr: u16, value: u8) {
-        if board.write_register(addr, value) {
+        if board.write_register(addr, value, 0) {
             board.update_map(map);
         }
     }
@@ -634,15 +656,15 @@ mod tests {
 
     /// IRQs raised by `clocks` clocks after latch `latch` and a $C001 reload, each acknowledged.
     fn irqs(board: &mut Txrom, latch: u8, clocks: usize) -> usize {
-        board.write_register(0xC000, latch);
-        board.write_register(0xC001, 0);
-        board.write_register(0xE001, 0);
+        board.write_register(0xC000, latch, 0);
+        board.write_register(0xC001, 0, 0);
+        board.write_register(0xE001, 0, 0);
         (0..clocks)
             .filter(|_| {
                 clock(board);
                 let fired = board.irq_line();
-                board.write_register(0xE000, 0);
-                board.write_register(0xE001, 0);
+                board.write_register(0xE000, 0, 0);
+                board.write_register(0xE001, 0, 0);
                 fired
             })
             .count()

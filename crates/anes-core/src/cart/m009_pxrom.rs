@@ -2,8 +2,8 @@
 //! three 8 KiB banks are fixed at $A000-$FFFF. Latch 0 flips on reads of $0FD8 and $0FE8 only. The CHR
 //! latches, registers and state are shared with the MMC4 (`latch_chr`).
 
-use super::board::MemoryMap;
 use super::latch_chr::{LatchChip, LatchChrBoard};
+use super::map::MemoryMap;
 
 /// The MMC2's own behaviour.
 #[derive(Debug, Clone, PartialEq, Eq)]

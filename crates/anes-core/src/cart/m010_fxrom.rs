@@ -3,8 +3,8 @@
 //! $0FD8-$0FDF / $0FE8-$0FEF. The CHR latches, registers and state are shared with the MMC2
 //! (`latch_chr`).
 
-use super::board::MemoryMap;
 use super::latch_chr::{LatchChip, LatchChrBoard};
+use super::map::MemoryMap;
 
 /// The MMC4's own behaviour.
 #[derive(Debug, Clone, PartialEq, Eq)]

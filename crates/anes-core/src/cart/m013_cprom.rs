@@ -2,7 +2,8 @@
 //! first 4 KiB, $1000-$1FFF the 4 KiB bank that bits 0-1 of a write to $8000-$FFFF select. Bus
 //! conflicts; wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// CPROM registers.
@@ -23,49 +24,41 @@ pub(crate) struct Cprom {
     state: CpromState,
 }
 
-impl Cprom {
+impl Mapper for Cprom {
+    state_in!(state: CpromState);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Cprom { state: CpromState::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.chr_bank = value & 3;
         true
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_32k(0);
         map.set_chr_4k(0, 0);
         map.set_chr_4k(1, usize::from(self.state.chr_bank & 3));
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn the_upper_pattern_table_follows_bits_0_1() {
         let mut board = Cprom::new(BoardConfig { mapper: 13, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x8000, CPROM_CHR_RAM_LEN, 0, Mirroring::Vertical);
         for (value, bank) in [(0u8, 0usize), (1, 1), (2, 2), (3, 3), (0xFE, 2)] {
-            board.write_register(value);
+            board.write_register(0x8000, value, 0);
             board.update_map(&mut map);
             assert_eq!(map.chr[..4], [0, 0x400, 0x800, 0xC00], "$0000 stays on the first 4 KiB");
             assert_eq!(map.chr[4], bank * 0x1000, "value {value:#X}");

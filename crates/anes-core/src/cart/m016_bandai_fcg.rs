@@ -25,8 +25,10 @@
 //! names the cycle that asserts /IRQ.
 
 use super::bandai_eeprom::{EepromChip, EepromState};
-use super::board::{BoardConfig, MemoryMap, PrgRamRead};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
+use super::rom_info::RomInfo;
 
 crate::layout::state_struct! {
     /// Bandai FCG / LZ93D50 registers, IRQ counter and serial EEPROM.
@@ -80,23 +82,6 @@ pub(crate) struct BandaiFcg {
 }
 
 impl BandaiFcg {
-    /// The board in its power-on state (the EEPROM blank; see [`BandaiFcg::eeprom_mut`]).
-    pub fn new(config: BoardConfig) -> Self {
-        let (fcg_low, lz93d50_high) = match (config.mapper, config.submapper) {
-            (16, 4) => (true, false),
-            (16, 5) | (153 | 159, _) => (false, true),
-            _ => (true, true),
-        };
-        let eeprom = match config.mapper {
-            159 => Some(EepromChip::X24c01),
-            // Mapper 16's LZ93D50 boards carry a 24C02 where the header says there is a battery.
-            16 if lz93d50_high && config.battery => Some(EepromChip::C24c02),
-            _ => None,
-        };
-        let state = BandaiFcgState { eeprom: EepromState::new(), ..BandaiFcgState::default() };
-        BandaiFcg { state, fcg_low, lz93d50_high, eeprom, sram_board: config.mapper == 153, ticked: 0 }
-    }
-
     /// The EEPROM's memory (its size: 128 or 256 bytes), if the board has one: the battery-backed
     /// save.
     pub fn eeprom(&self) -> Option<&[u8]> {
@@ -106,26 +91,6 @@ impl BandaiFcg {
     /// The EEPROM's memory, mutable (loading a save, keeping it over a power cycle).
     pub fn eeprom_mut(&mut self) -> Option<&mut [u8]> {
         self.eeprom.map(|chip| &mut self.state.eeprom.memory_mut()[..chip.len()])
-    }
-
-    /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
-    /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
-        if !self.lz93d50_high {
-            return false;
-        }
-        self.catch_up(cpu_cycle);
-        self.write(addr, value, true)
-    }
-
-    /// A CPU write to $6000-$7FFF on CPU cycle `cpu_cycle` (the FCG-1/2's registers); returns true
-    /// when the bank map must be recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
-        if !self.fcg_low {
-            return false;
-        }
-        self.catch_up(cpu_cycle);
-        self.write(addr, value, false)
     }
 
     /// One register write; `latched`: the LZ93D50's IRQ rules, else the FCG-1/2's.
@@ -162,33 +127,9 @@ impl BandaiFcg {
         true
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
     /// Clocks from a counter value to the clock that takes it to $0000 (from $0000: a full turn).
     fn clocks_to_zero(counter: u16) -> u64 {
         if counter == 0 { 0x1_0000 } else { u64::from(counter) }
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
-        let s = &mut self.state;
-        if cycles == 0 || s.irq_enabled == 0 {
-            return;
-        }
-        if cycles >= Self::clocks_to_zero(s.irq_counter) {
-            s.irq_pending = 1;
-        }
-        s.irq_counter = s.irq_counter.wrapping_sub(cycles as u16);
     }
 
     /// One CPU cycle of the IRQ counter: the definition [`BandaiFcg::catch_up`] must equal.
@@ -202,24 +143,100 @@ impl BandaiFcg {
             }
         }
     }
+}
 
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+impl Mapper for BandaiFcg {
+    state_in!(state: BandaiFcgState, ticked: ticked);
+
+    /// Submappers 1-3 of mapper 16 are deprecated for mappers 159, 157 and 153 (nesdev "INES
+    /// Mapper 016").
+    fn supports(mapper: u16, submapper: u8) -> bool {
+        mapper != 16 || matches!(submapper, 0 | 4 | 5)
+    }
+
+    /// A board with an EEPROM keeps its saves there, not in PRG RAM.
+    fn no_prg_ram(&self) -> bool {
+        self.eeprom().is_some()
+    }
+
+    fn eeprom_mut(&mut self) -> Option<&mut [u8]> {
+        BandaiFcg::eeprom_mut(self)
+    }
+
+    fn battery_memory(&self, _info: &RomInfo) -> Option<&[u8]> {
+        self.eeprom()
+    }
+
+    fn battery_memory_mut(&mut self, _info: &RomInfo) -> Option<&mut [u8]> {
+        BandaiFcg::eeprom_mut(self)
+    }
+
+    /// The board in its power-on state (the EEPROM blank; see [`BandaiFcg::eeprom_mut`]).
+    fn new(config: BoardConfig) -> Self {
+        let (fcg_low, lz93d50_high) = match (config.mapper, config.submapper) {
+            (16, 4) => (true, false),
+            (16, 5) | (153 | 159, _) => (false, true),
+            _ => (true, true),
+        };
+        let eeprom = match config.mapper {
+            159 => Some(EepromChip::X24c01),
+            // Mapper 16's LZ93D50 boards carry a 24C02 where the header says there is a battery.
+            16 if lz93d50_high && config.battery => Some(EepromChip::C24c02),
+            _ => None,
+        };
+        let state = BandaiFcgState { eeprom: EepromState::new(), ..BandaiFcgState::default() };
+        BandaiFcg { state, fcg_low, lz93d50_high, eeprom, sram_board: config.mapper == 153, ticked: 0 }
+    }
+
+    /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
+    /// recomputed. The IRQ counter is first run through this cycle.
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        if !self.lz93d50_high {
+            return false;
+        }
+        self.catch_up(cpu_cycle);
+        self.write(addr, value, true)
+    }
+
+    /// A CPU write to $6000-$7FFF on CPU cycle `cpu_cycle` (the FCG-1/2's registers); returns true
+    /// when the bank map must be recomputed. The IRQ counter is first run through this cycle.
+    fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        if !self.fcg_low {
+            return false;
+        }
+        self.catch_up(cpu_cycle);
+        self.write(addr, value, false)
+    }
+
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
+        let s = &mut self.state;
+        if cycles == 0 || s.irq_enabled == 0 {
+            return;
+        }
+        if cycles >= Self::clocks_to_zero(s.irq_counter) {
+            s.irq_pending = 1;
+        }
+        s.irq_counter = s.irq_counter.wrapping_sub(cycles as u16);
+    }
+
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_enabled == 0 || s.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(Self::clocks_to_zero(s.irq_counter))
+        Some(Self::clocks_to_zero(s.irq_counter))
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         if self.sram_board {
             let outer = usize::from(s.chr[..4].iter().fold(0, |a, &b| a | b) & 1) << 4;
@@ -235,7 +252,7 @@ impl BandaiFcg {
                 map.set_chr_1k(window, usize::from(bank));
             }
             let read = if self.eeprom.is_some() { PrgRamRead::SerialData } else { PrgRamRead::OpenBus };
-            for window in 0..super::board::PRG_RAM_WINDOWS {
+            for window in 0..super::map::PRG_RAM_WINDOWS {
                 map.set_prg_ram_window(window, 0, read, false);
             }
             map.prg_latch = s.eeprom.line();
@@ -247,16 +264,6 @@ impl BandaiFcg {
             _ => Mirroring::SingleScreenB,
         });
         map.low_registers = self.fcg_low;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -19,8 +19,9 @@
 //! the VRC3's (`m073_vrc3.rs`): [`Ss88006::catch_up`] in closed form, equal to single cycles
 //! (compared in the tests), and [`Ss88006::irq_due_cycle`] names the cycle that asserts /IRQ.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// SS 88006 registers and IRQ counter.
@@ -61,14 +62,48 @@ pub(crate) struct Ss88006 {
 }
 
 impl Ss88006 {
+    /// The bits of the counter that count (the others hold).
+    fn counting_mask(&self) -> u16 {
+        let control = self.state.irq_control;
+        if control & 0x08 != 0 {
+            0x000F
+        } else if control & 0x04 != 0 {
+            0x00FF
+        } else if control & 0x02 != 0 {
+            0x0FFF
+        } else {
+            0xFFFF
+        }
+    }
+
+    /// One CPU cycle of the IRQ counter: the definition [`Ss88006::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        if self.state.irq_control & IRQ_ENABLE == 0 {
+            return;
+        }
+        let mask = self.counting_mask();
+        let s = &mut self.state;
+        if s.irq_counter & mask == 0 {
+            s.irq_counter |= mask;
+            s.irq_pending = 1;
+        } else {
+            s.irq_counter -= 1;
+        }
+    }
+}
+
+impl Mapper for Ss88006 {
+    state_in!(state: Ss88006State, ticked: ticked);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Ss88006 { state: Ss88006State::default(), ticked: 0 }
     }
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         let nibble = value & 0x0F;
@@ -104,34 +139,8 @@ impl Ss88006 {
         true
     }
 
-    /// The bits of the counter that count (the others hold).
-    fn counting_mask(&self) -> u16 {
-        let control = self.state.irq_control;
-        if control & 0x08 != 0 {
-            0x000F
-        } else if control & 0x04 != 0 {
-            0x00FF
-        } else if control & 0x02 != 0 {
-            0x0FFF
-        } else {
-            0xFFFF
-        }
-    }
-
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         if cycles == 0 || self.state.irq_control & IRQ_ENABLE == 0 {
             return;
         }
@@ -148,40 +157,24 @@ impl Ss88006 {
         s.irq_counter = (s.irq_counter & !mask) | counting as u16;
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`Ss88006::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        if self.state.irq_control & IRQ_ENABLE == 0 {
-            return;
-        }
-        let mask = self.counting_mask();
-        let s = &mut self.state;
-        if s.irq_counter & mask == 0 {
-            s.irq_counter |= mask;
-            s.irq_pending = 1;
-        } else {
-            s.irq_counter -= 1;
-        }
-    }
-
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_control & IRQ_ENABLE == 0 || s.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
         let clocks = u64::from(s.irq_counter & self.counting_mask()) + 1;
-        self.ticked.saturating_add(clocks)
+        Some(clocks)
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank & 0x3F));
@@ -199,22 +192,12 @@ impl Ss88006 {
         let enabled = s.prg_ram_control & RAM_ENABLE != 0;
         map.set_prg_ram(0, enabled, enabled && s.prg_ram_control & RAM_WRITE != 0);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PrgRamRead;
+    use crate::cart::map::PrgRamRead;
 
     fn board() -> Ss88006 {
         Ss88006::new(BoardConfig { mapper: 18, submapper: 0, chr_rom_size: 0x40000, battery: false })

@@ -28,9 +28,14 @@
 //! RAM shows the phases). With the battery flag and no PRG-NVRAM in a NES 2.0 header, the internal
 //! RAM is the battery-backed memory (`Cartridge::battery_ram`).
 
-use super::board::{BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOWS, PrgRamRead};
 use super::expansion_audio::{ExpansionChip, Namco163Mix};
 use super::m019_namco163_audio::Namco163Audio;
+use super::map::{BoardConfig, CHR_SLOT, MemoryMap, PRG_RAM_WINDOWS, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::RomInfo;
+
+/// The console's 2 KiB of nametable RAM, which the board keeps after CHR.
+pub(super) const NAMCO163_NAMETABLE_RAM_LEN: usize = 0x800;
 
 crate::layout::state_struct! {
     /// Namco 163 registers, its IRQ counter, internal RAM and sound.
@@ -77,21 +82,6 @@ pub(crate) struct Namco163 {
 }
 
 impl Namco163 {
-    /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
-        let mix = match config.submapper {
-            1 | 2 => None,
-            4 => Some(Namco163Mix::Db16_5),
-            5 => Some(Namco163Mix::Db18_75),
-            _ => Some(Namco163Mix::Db12),
-        };
-        Namco163 {
-            state: Namco163State { audio: Namco163Audio::new(), ..Default::default() },
-            mix,
-            ticked: 0,
-        }
-    }
-
     fn ram(&self) -> &[u8; 128] {
         bytemuck::cast_ref(&self.state.ram)
     }
@@ -106,9 +96,58 @@ impl Namco163 {
         bytemuck::cast_slice_mut(&mut self.state.ram)
     }
 
+    /// The internal RAM's data port moved on by one access.
+    fn port_accessed(&mut self) {
+        let address = self.state.ram_address;
+        if address & AUTO_INCREMENT != 0 {
+            self.state.ram_address = AUTO_INCREMENT | (address.wrapping_add(1) & 0x7F);
+        }
+    }
+
+    /// One CPU cycle of the IRQ counter: the definition `catch_up` must equal.
+    #[cfg(test)]
+    fn step_irq(&mut self) {
+        let s = &mut self.state;
+        if s.irq_counter & IRQ_COUNTING != 0 && s.irq_counter & IRQ_TOP != IRQ_TOP {
+            s.irq_counter += 1;
+            if s.irq_counter & IRQ_TOP == IRQ_TOP {
+                s.irq_pending = 1;
+            }
+        }
+    }
+}
+
+impl Mapper for Namco163 {
+    state_in!(state: Namco163State, ticked: ticked);
+
+    /// The chip's 128 bytes are the battery memory when the header declares a battery but no
+    /// PRG-NVRAM (nesdev "INES Mapper 019": NES 2.0 counts them in neither field).
+    fn battery_memory(&self, info: &RomInfo) -> Option<&[u8]> {
+        (info.battery && info.prg_nvram_size == 0).then(|| self.internal_ram())
+    }
+
+    fn battery_memory_mut(&mut self, info: &RomInfo) -> Option<&mut [u8]> {
+        (info.battery && info.prg_nvram_size == 0).then(|| self.internal_ram_mut())
+    }
+
+    /// The board in its power-on state.
+    fn new(config: BoardConfig) -> Self {
+        let mix = match config.submapper {
+            1 | 2 => None,
+            4 => Some(Namco163Mix::Db16_5),
+            5 => Some(Namco163Mix::Db18_75),
+            _ => Some(Namco163Mix::Db12),
+        };
+        Namco163 {
+            state: Namco163State { audio: Namco163Audio::new(), ..Default::default() },
+            mix,
+            ticked: 0,
+        }
+    }
+
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         let register = usize::from((addr >> 11) & 3);
@@ -124,16 +163,8 @@ impl Namco163 {
         true
     }
 
-    /// The internal RAM's data port moved on by one access.
-    fn port_accessed(&mut self) {
-        let address = self.state.ram_address;
-        if address & AUTO_INCREMENT != 0 {
-            self.state.ram_address = AUTO_INCREMENT | (address.wrapping_add(1) & 0x7F);
-        }
-    }
-
     /// A CPU write to $4020-$7FFF, the board run through the write's cycle (`catch_up`).
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr & 0xF800 {
             0x4800 => {
@@ -155,7 +186,7 @@ impl Namco163 {
     }
 
     /// What a read of $4020-$5FFF returns, without its side effect.
-    pub fn peek_low(&self, addr: u16, open_bus: u8) -> u8 {
+    fn peek_low(&self, addr: u16, open_bus: u8, _extra_ram: &[u8]) -> u8 {
         let s = &self.state;
         match addr & 0xF800 {
             0x4800 => self.ram()[usize::from(s.ram_address & 0x7F)],
@@ -166,28 +197,16 @@ impl Namco163 {
     }
 
     /// A read of $4020-$5FFF, the board run through the read's cycle: the data port moves on.
-    pub fn read_low(&mut self, addr: u16, open_bus: u8) -> u8 {
-        let value = self.peek_low(addr, open_bus);
+    fn read_low(&mut self, addr: u16, open_bus: u8, extra_ram: &[u8]) -> u8 {
+        let value = self.peek_low(addr, open_bus, extra_ram);
         if addr & 0xF800 == 0x4800 {
             self.port_accessed();
         }
         value
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter and the sound through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter and the sound over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         if cycles == 0 {
             return;
         }
@@ -207,47 +226,35 @@ impl Namco163 {
         }
     }
 
-    /// One CPU cycle of the IRQ counter: the definition `catch_up` must equal.
-    #[cfg(test)]
-    fn step_irq(&mut self) {
-        let s = &mut self.state;
-        if s.irq_counter & IRQ_COUNTING != 0 && s.irq_counter & IRQ_TOP != IRQ_TOP {
-            s.irq_counter += 1;
-            if s.irq_counter & IRQ_TOP == IRQ_TOP {
-                s.irq_pending = 1;
-            }
-        }
-    }
-
-    /// The CPU cycle whose count asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// The CPU cycle whose count asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         let count = s.irq_counter & IRQ_TOP;
         if s.irq_counter & IRQ_COUNTING == 0 || count == IRQ_TOP {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(u64::from(IRQ_TOP - count))
+        Some(u64::from(IRQ_TOP - count))
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// The sound's mixing level, where the board's sound reaches the console.
-    pub fn expansion_chip(&self) -> Option<ExpansionChip> {
+    fn expansion_chip(&self) -> Option<ExpansionChip> {
         self.mix.map(ExpansionChip::Namco163)
     }
 
     /// The DAC's level as of the cycle the board was run through (0 with the sound off).
-    pub fn expansion_level(&self) -> i32 {
+    fn expansion_level(&self) -> i32 {
         if self.state.prg[0] & SOUND_OFF != 0 { 0 } else { self.state.audio.level() }
     }
 
     /// Points every window of `map` at the banks the registers select. The nametable RAM is the
     /// 2 KiB after CHR (nametable pages 2 and 3).
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank & 0x3F));
@@ -274,25 +281,15 @@ impl Namco163 {
         for window in 0..PRG_RAM_WINDOWS {
             let quarter = window / (PRG_RAM_WINDOWS / 4);
             let writable = writes && s.write_protect & (1 << quarter) == 0;
-            map.set_prg_ram_window(window, window * super::board::PRG_RAM_WINDOW, PrgRamRead::Ram, writable);
+            map.set_prg_ram_window(window, window * super::map::PRG_RAM_WINDOW, PrgRamRead::Ram, writable);
         }
         map.low_registers = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::header::Mirroring;
+    use super::super::rom_info::Mirroring;
     use super::*;
 
     fn board() -> Namco163 {
@@ -303,8 +300,8 @@ mod tests {
     fn the_irq_counter_stops_at_7fff_and_closed_form_equals_single_cycles() {
         for start in [0x7FF0u16, 0x7FFE, 0x0000, 0x7FFF, 0x1234] {
             let mut stepped = board();
-            stepped.write_low(0x5000, start as u8);
-            stepped.write_low(0x5800, (start >> 8) as u8 | 0x80);
+            stepped.write_low(0x5000, start as u8, 0);
+            stepped.write_low(0x5800, (start >> 8) as u8 | 0x80, 0);
             let mut lazy = stepped.clone();
             let due = lazy.irq_due_cycle();
             let mut first = None;
@@ -335,13 +332,13 @@ mod tests {
         let mut m = board();
         m.write_register(0xF800, 0x80 | 0x7E, 0);
         for value in [1, 2, 3] {
-            m.write_low(0x4800, value);
+            m.write_low(0x4800, value, 0);
         }
         assert_eq!(m.state.ram_address, 0x81, "wrapped past $7F");
         assert_eq!((m.ram()[0x7E], m.ram()[0x7F], m.ram()[0]), (1, 2, 3));
         m.write_register(0xF800, 0x7E, 0);
-        assert_eq!(m.read_low(0x4800, 0), 1);
-        assert_eq!(m.read_low(0x4FFF, 0), 1, "no increment");
+        assert_eq!(m.read_low(0x4800, 0, &[]), 1);
+        assert_eq!(m.read_low(0x4FFF, 0, &[]), 1, "no increment");
     }
 
     #[test]
@@ -368,8 +365,8 @@ mod tests {
         }
         m.update_map(&mut map);
         map.resolve_nametables();
-        assert_eq!(map.nametables, [3, super::super::board::PAGE_CHR, super::super::board::PAGE_CHR, 2]);
-        let at = |bank: usize| super::super::board::NAMETABLE_IN_CART + bank * 0x400;
+        assert_eq!(map.nametables, [3, super::super::map::PAGE_CHR, super::super::map::PAGE_CHR, 2]);
+        let at = |bank: usize| super::super::map::NAMETABLE_IN_CART + bank * 0x400;
         assert_eq!(map.nametable_at, [at(0x101), at(0xDF), at(0), at(0x100)], "RAM after the 256 KiB of CHR");
     }
 }

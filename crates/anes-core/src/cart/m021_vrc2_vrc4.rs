@@ -41,8 +41,9 @@
 //! returns it in bit 0 with open bus above, and $7000-$7FFF is open bus ("VRC2 and VRC4",
 //! "Microwire interface"; Contra (J) and Ganbare Goemon 2 check it at start).
 
-use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 use super::vrc_irq::VrcIrq;
 
 crate::layout::state_struct! {
@@ -105,8 +106,18 @@ const A6: u16 = 1 << 6;
 const A7: u16 = 1 << 7;
 
 impl Vrc {
+    /// The chip's register select (0-3) for CPU address `addr`.
+    #[inline]
+    fn select(&self, addr: u16) -> u8 {
+        u8::from(addr & self.wiring.a0 != 0) | u8::from(addr & self.wiring.a1 != 0) << 1
+    }
+}
+
+impl Mapper for Vrc {
+    state_in!(state: VrcState, ticked: irq_ticked);
+
     /// The board in its power-on state. `Board::new` calls this only for mappers 21, 22, 23, 25.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         let (chip, wiring, chr_shift) = match (config.mapper, config.submapper) {
             (21, 1) => (Chip::Vrc4, Wiring { a0: A1, a1: A2 }, 0),
             (21, 2) => (Chip::Vrc4, Wiring { a0: A6, a1: A7 }, 0),
@@ -130,15 +141,9 @@ impl Vrc {
         }
     }
 
-    /// The chip's register select (0-3) for CPU address `addr`.
-    #[inline]
-    fn select(&self, addr: u16) -> u8 {
-        u8::from(addr & self.wiring.a0 != 0) | u8::from(addr & self.wiring.a1 != 0) << 1
-    }
-
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let select = self.select(addr);
         let vrc4 = self.chip == Chip::Vrc4;
@@ -177,7 +182,7 @@ impl Vrc {
 
     /// A CPU write to $4020-$7FFF, which reaches the board only where `update_map` set
     /// `low_registers`: a VRC2 without PRG RAM, whose latch answers at $6000-$6FFF.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if !(0x6000..0x7000).contains(&addr) {
             return false;
         }
@@ -185,37 +190,25 @@ impl Vrc {
         true
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.irq_ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.irq_ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.irq_ticked);
-        self.irq_ticked = self.irq_ticked.max(cpu_cycle);
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         self.state.irq.run(cycles);
     }
 
-    /// The CPU cycle whose counter clock asserts /IRQ, counted from the cycle run through last;
-    /// `u64::MAX` when no cycle can (disabled, or already asserted: only a write changes it then).
-    pub fn irq_due_cycle(&self) -> u64 {
-        self.state.irq.cycles_to_irq().map_or(u64::MAX, |cycles| self.irq_ticked.saturating_add(cycles))
+    /// CPU cycles to the one whose counter clock asserts /IRQ, counted from the cycle run through last;
+    /// `None` when no cycle can (disabled, or already asserted: only a write changes it then).
+    fn cycles_to_irq(&self) -> Option<u64> {
+        self.state.irq.cycles_to_irq()
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq.line()
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         let second_last = map.prg_bank_from_end(2);
         let selected = usize::from(s.prg[0]);
@@ -247,16 +240,6 @@ impl Vrc {
             let enabled = self.chip == Chip::Vrc2 || s.prg_mode & 0x01 != 0;
             map.set_prg_ram(0, enabled, enabled);
         }
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -21,9 +21,11 @@
 //! CHR ROM bank the (substituted) register selects; writes there go nowhere (nesdev "VRC6",
 //! confirmed by the register dumps on its talk page).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::expansion_audio::ExpansionChip;
 use super::m024_vrc6_audio::Vrc6Audio;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 use super::vrc_irq::VrcIrq;
 
 crate::layout::state_struct! {
@@ -62,8 +64,23 @@ pub(crate) struct Vrc6 {
 }
 
 impl Vrc6 {
+    /// The chip's register select (0-3) for CPU address `addr`.
+    #[inline]
+    fn select(&self, addr: u16) -> u8 {
+        let select = (addr & 3) as u8;
+        if self.swapped_selects { (select >> 1) | (select & 1) << 1 } else { select }
+    }
+}
+
+impl Mapper for Vrc6 {
+    state_in!(state: Vrc6State, ticked: ticked);
+
+    fn expansion_chip(&self) -> Option<ExpansionChip> {
+        Some(ExpansionChip::Vrc6)
+    }
+
     /// The board in its power-on state. `Board::new` calls this only for mappers 24 and 26.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Vrc6 {
             state: Vrc6State { irq: VrcIrq::new(), ..Vrc6State::default() },
             swapped_selects: config.mapper == 26,
@@ -71,16 +88,9 @@ impl Vrc6 {
         }
     }
 
-    /// The chip's register select (0-3) for CPU address `addr`.
-    #[inline]
-    fn select(&self, addr: u16) -> u8 {
-        let select = (addr & 3) as u8;
-        if self.swapped_selects { (select >> 1) | (select & 1) << 1 } else { select }
-    }
-
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter and the sound are first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let select = self.select(addr);
         let s = &mut self.state;
@@ -101,42 +111,30 @@ impl Vrc6 {
         matches!(addr & 0xF000, 0x8000 | 0xB000 | 0xC000 | 0xD000 | 0xE000)
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter and the sound through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter and the sound over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         self.state.irq.run(cycles);
         self.state.audio.run(cycles);
     }
 
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
-        self.state.irq.cycles_to_irq().map_or(u64::MAX, |cycles| self.ticked.saturating_add(cycles))
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
+        self.state.irq.cycles_to_irq()
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq.line()
     }
 
     /// The sound DAC's level (0-61) as of the cycle run through last.
-    pub fn expansion_level(&self) -> i32 {
+    fn expansion_level(&self) -> i32 {
         i32::from(self.state.audio.level())
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_prg_16k(0, usize::from(s.prg[0]));
         map.set_prg_8k(2, usize::from(s.prg[1]));
@@ -191,16 +189,6 @@ impl Vrc6 {
         }
         let ram = s.ppu_banking & PRG_RAM_ENABLE != 0;
         map.set_prg_ram(0, ram, ram);
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -280,7 +268,7 @@ mod tests {
         }
         let shown = |vrc6: &Vrc6, map: &mut MemoryMap| {
             vrc6.update_map(map);
-            assert_eq!(map.nametables, [super::super::board::PAGE_CHR; 4]);
+            assert_eq!(map.nametables, [super::super::map::PAGE_CHR; 4]);
             map.nametable_chr.map(|offset| offset / 0x400)
         };
         for (b003, banks) in [

@@ -12,8 +12,9 @@
 //! Power-on: unspecified on the hardware; here the outer bank is $FF and the mode 0, so the last
 //! 32 KiB are mapped (where a multicart's menu sits).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// Action 53's CHR RAM where an iNES 1.0 header cannot say: 32 KiB, as its bank bits can reach.
 pub(super) const ACTION53_CHR_RAM_LEN: usize = 0x8000;
@@ -43,37 +44,6 @@ pub(crate) struct Action53 {
 }
 
 impl Action53 {
-    /// The board in its power-on state (see the module's note).
-    pub fn new(_config: BoardConfig) -> Self {
-        Action53 { state: Action53State { outer_bank: 0xFF, ..Action53State::default() } }
-    }
-
-    /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
-        if addr & 0xF000 == 0x5000 {
-            self.state.select = value;
-        }
-        false
-    }
-
-    /// A CPU write to $8000-$FFFF: the selected register; returns true when the map must be
-    /// recomputed.
-    #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
-        let s = &mut self.state;
-        match s.select & 0x81 {
-            0x00 => s.chr_bank = value,
-            0x01 => s.inner_bank = value,
-            0x80 => s.mode = value,
-            _ => s.outer_bank = value,
-        }
-        // In the one-screen modes, writes to $00 and $01 set the page from D4 (as on AxROM).
-        if s.select & 0x80 == 0 && s.mode & 2 == 0 {
-            s.mode = (s.mode & !1) | ((value >> 4) & 1);
-        }
-        true
-    }
-
     /// The 16 KiB PRG bank at $8000 (`a14` 0) or $C000 (`a14` 1).
     fn prg_bank_16k(&self, a14: usize) -> usize {
         let s = &self.state;
@@ -89,9 +59,44 @@ impl Action53 {
             _ => switched(inner),
         }
     }
+}
+
+impl Mapper for Action53 {
+    state_in!(state: Action53State);
+
+    /// The board in its power-on state (see the module's note).
+    fn new(_config: BoardConfig) -> Self {
+        Action53 { state: Action53State { outer_bank: 0xFF, ..Action53State::default() } }
+    }
+
+    /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        if addr & 0xF000 == 0x5000 {
+            self.state.select = value;
+        }
+        false
+    }
+
+    /// A CPU write to $8000-$FFFF: the selected register; returns true when the map must be
+    /// recomputed.
+    #[inline]
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        let s = &mut self.state;
+        match s.select & 0x81 {
+            0x00 => s.chr_bank = value,
+            0x01 => s.inner_bank = value,
+            0x80 => s.mode = value,
+            _ => s.outer_bank = value,
+        }
+        // In the one-screen modes, writes to $00 and $01 set the page from D4 (as on AxROM).
+        if s.select & 0x80 == 0 && s.mode & 2 == 0 {
+            s.mode = (s.mode & !1) | ((value >> 4) & 1);
+        }
+        true
+    }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, self.prg_bank_16k(0));
         map.set_prg_16k(1, self.prg_bank_16k(1));
         map.set_chr_8k(usize::from(self.state.chr_bank & 3));
@@ -103,22 +108,12 @@ impl Action53 {
         });
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
+    use crate::cart::map::PRG_SLOT;
 
     fn banks(board: &Action53) -> [usize; 4] {
         let mut map = MemoryMap::new(0x80000, 0x8000, 0, Mirroring::Vertical);
@@ -127,8 +122,8 @@ mod tests {
     }
 
     fn write(board: &mut Action53, register: u8, value: u8) {
-        board.write_low(0x5000, register);
-        board.write_register(value);
+        board.write_low(0x5000, register, 0);
+        board.write_register(0x8000, value, 0);
     }
 
     #[test]

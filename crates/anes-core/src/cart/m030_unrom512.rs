@@ -15,8 +15,9 @@
 //! Not modelled (FIXME): submapper 3 (mapper-controlled horizontal or vertical arrangement) is
 //! refused by the parser.
 
-use super::board::{BoardConfig, MemoryMap, PrgSlot};
-use super::header::{Mirroring, RomInfo};
+use super::map::{BoardConfig, MemoryMap, PrgSlot};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::{Mirroring, RomInfo};
 use super::sst39sf_flash::FlashState;
 
 /// UNROM 512's CHR RAM where an iNES 1.0 header cannot say (its boards carry 8, 16 or 32 KiB).
@@ -56,10 +57,18 @@ pub(crate) struct Unrom512 {
     bus_conflicts: bool,
 }
 
-impl Unrom512 {
+impl Mapper for Unrom512 {
+    state_in!(state: Unrom512State);
+
+    /// Submapper 3 (Mega Man II, 30th Anniversary Edition) switches between horizontal and
+    /// vertical by a register bit this board does not model.
+    fn supports(_mapper: u16, submapper: u8) -> bool {
+        submapper != 3
+    }
+
     /// The board in its power-on state, wired from the submapper; [`Unrom512::configure`] applies
     /// the header's nametable and battery bits.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Unrom512 {
             state: Unrom512State::default(),
             nametables: Nametables::Wired(Mirroring::Horizontal),
@@ -70,7 +79,7 @@ impl Unrom512 {
 
     /// Wires the board as the header says: its nametable bits and its battery bit (the
     /// self-flashable board).
-    pub fn configure(&mut self, info: &RomInfo) {
+    fn configure(&mut self, info: &RomInfo) {
         self.nametables = match (info.mirroring, info.mirroring_bit) {
             (Mirroring::FourScreen, false) => Nametables::OneScreen,
             (Mirroring::FourScreen, true) => Nametables::FourScreen,
@@ -87,7 +96,7 @@ impl Unrom512 {
     /// A CPU write to $8000-$FFFF (after any bus conflict); returns true when the map must be
     /// recomputed.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if self.flash_port(addr) {
             // The flash chip's (`Cartridge` hands it these writes first).
             return false;
@@ -97,22 +106,22 @@ impl Unrom512 {
     }
 
     /// True when the board's PRG is a flash chip the game can write.
-    pub fn has_flash(&self) -> bool {
+    fn has_flash(&self) -> bool {
         self.flashable
     }
 
     /// True when a CPU write to `addr` ($8000-$FFFF) reaches the flash chip.
-    pub fn flash_port(&self, addr: u16) -> bool {
+    fn flash_port(&self, addr: u16) -> bool {
         self.flashable && addr < 0xC000
     }
 
     /// The flash chip's command state.
-    pub fn flash_mut(&mut self) -> &mut FlashState {
-        &mut self.state.flash
+    fn flash_mut(&mut self) -> Option<&mut FlashState> {
+        self.flashable.then_some(&mut self.state.flash)
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
         map.set_prg_16k(0, usize::from(r & 0x1F));
         map.set_prg_16k(1, map.prg_bank_from_end(2) / 2);
@@ -131,13 +140,13 @@ impl Unrom512 {
     /// The register state as bytes: the register alone on a board without a writable flash (its
     /// state as before the flash was modelled), the flash chip's command state too on the
     /// self-flashable one.
-    pub fn state_bytes(&self) -> &[u8] {
+    fn state_bytes(&self) -> &[u8] {
         let bytes = bytemuck::bytes_of(&self.state);
         if self.flashable { bytes } else { &bytes[..1] }
     }
 
     /// The register state as mutable bytes (snapshot restore), as [`Unrom512::state_bytes`].
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+    fn state_bytes_mut(&mut self) -> &mut [u8] {
         let flashable = self.flashable;
         let bytes = bytemuck::bytes_of_mut(&mut self.state);
         if flashable { bytes } else { &mut bytes[..1] }
@@ -147,7 +156,7 @@ impl Unrom512 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
+    use crate::cart::map::PRG_SLOT;
 
     #[test]
     fn the_register_selects_prg_chr_and_the_one_screen_page() {
@@ -155,13 +164,13 @@ mod tests {
             Unrom512::new(BoardConfig { mapper: 30, submapper: 1, chr_rom_size: 0, battery: false });
         board.nametables = Nametables::OneScreen;
         let mut map = MemoryMap::new(0x80000, 0x8000, 0, Mirroring::FourScreen);
-        assert!(board.write_register(0x8000, 0xDD));
+        assert!(board.write_register(0x8000, 0xDD, 0));
         board.update_map(&mut map);
         assert_eq!(map.prg.map(|o| o / PRG_SLOT), [58, 59, 62, 63]);
         assert_eq!((map.chr[0], map.nametables), (2 * 0x2000, [1; 4]));
         assert!(!map.bus_conflicts, "submapper 1");
         board.flashable = true;
-        assert!(!board.write_register(0xBFFF, 0x00), "the flash chip's port");
-        assert!(board.write_register(0xC000, 0x01));
+        assert!(!board.write_register(0xBFFF, 0x00, 0), "the flash chip's port");
+        assert!(board.write_register(0xC000, 0x01, 0));
     }
 }

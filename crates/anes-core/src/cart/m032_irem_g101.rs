@@ -10,8 +10,9 @@
 //! every nametable is CIRAM page 1, and the PRG mode is fixed at 0 (nesdev "NES 2.0 submappers",
 //! 032): the board has no $9000 register.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// G-101 registers.
@@ -37,15 +38,17 @@ pub(crate) struct G101 {
     major_league: bool,
 }
 
-impl G101 {
+impl Mapper for G101 {
+    state_in!(state: G101State);
+
     /// The board in its power-on state (the registers' is unspecified; 0 here).
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         G101 { state: G101State::default(), major_league: config.submapper == 1 }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         match addr & 0xF000 {
             0x8000 => self.state.prg_banks[0] = value & 0x1F,
             0x9000 => self.state.control = value & 0x03,
@@ -57,7 +60,7 @@ impl G101 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let control = if self.major_league { 0 } else { self.state.control };
         let [r0, r1] = self.state.prg_banks.map(usize::from);
         let second_last = map.prg_bank_from_end(2);
@@ -77,35 +80,25 @@ impl G101 {
             Mirroring::Horizontal
         });
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
+    use crate::cart::map::PRG_SLOT;
 
     #[test]
     fn prg_mode_1_swaps_8000_and_c000() {
         let mut board =
             G101::new(BoardConfig { mapper: 32, submapper: 0, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
-        board.write_register(0x8FFF, 0x25);
-        board.write_register(0xA123, 7);
-        board.write_register(0xB00F, 0xC3);
+        board.write_register(0x8FFF, 0x25, 0);
+        board.write_register(0xA123, 7, 0);
+        board.write_register(0xB00F, 0xC3, 0);
         board.update_map(&mut map);
         assert_eq!(map.prg.map(|o| o / PRG_SLOT), [5, 7, 30, 31]);
         assert_eq!(map.chr[7] / 0x400, 0xC3, "$B00F decodes as $B007");
-        board.write_register(0x9000, 0x03);
+        board.write_register(0x9000, 0x03, 0);
         board.update_map(&mut map);
         assert_eq!(map.prg.map(|o| o / PRG_SLOT), [30, 7, 5, 31]);
         assert_eq!(map.nametables, [0, 0, 1, 1], "horizontal");
@@ -116,8 +109,8 @@ mod tests {
         let mut board =
             G101::new(BoardConfig { mapper: 32, submapper: 1, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
-        board.write_register(0x8000, 4);
-        board.write_register(0x9000, 0x02);
+        board.write_register(0x8000, 4, 0);
+        board.write_register(0x9000, 0x02, 0);
         board.update_map(&mut map);
         assert_eq!(map.prg.map(|o| o / PRG_SLOT), [4, 0, 30, 31]);
         assert_eq!(map.nametables, [1; 4]);

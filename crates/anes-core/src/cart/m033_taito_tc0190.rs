@@ -7,8 +7,9 @@
 //!
 //! No IRQ and no PRG RAM (the TC0690 of mapper 48 adds the IRQ).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// TC0190 registers.
@@ -28,14 +29,16 @@ pub(crate) struct Tc0190 {
     state: Tc0190State,
 }
 
-impl Tc0190 {
+impl Mapper for Tc0190 {
+    state_in!(state: Tc0190State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Tc0190 { state: Tc0190State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let n = usize::from(addr & 3);
         match addr & 0xA003 {
             0x8000 | 0x8001 => self.state.prg[n] = value,
@@ -46,7 +49,7 @@ impl Tc0190 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_prg_8k(0, usize::from(s.prg[0] & 0x3F));
         map.set_prg_8k(1, usize::from(s.prg[1] & 0x3F));
@@ -54,16 +57,6 @@ impl Tc0190 {
         map.set_prg_8k(3, map.prg_bank_from_end(1));
         set_taito_chr(map, &s.chr);
         map.set_mirroring(if s.prg[0] & 0x40 != 0 { Mirroring::Horizontal } else { Mirroring::Vertical });
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -89,10 +82,10 @@ mod tests {
         let mut board =
             Tc0190::new(BoardConfig { mapper: 33, submapper: 0, chr_rom_size: 0x40000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x40000, 0, Mirroring::Vertical);
-        board.write_register(0x9FFC, 0x45); // $8000: bank 5, horizontal
-        board.write_register(0x8001, 0x07);
-        board.write_register(0x8002, 0x81); // 2 KiB bank $81: 1 KiB banks $102, $103 (mod 256)
-        board.write_register(0xBFFF, 0x33); // $A003
+        board.write_register(0x9FFC, 0x45, 0); // $8000: bank 5, horizontal
+        board.write_register(0x8001, 0x07, 0);
+        board.write_register(0x8002, 0x81, 0); // 2 KiB bank $81: 1 KiB banks $102, $103 (mod 256)
+        board.write_register(0xBFFF, 0x33, 0); // $A003
         board.update_map(&mut map);
         assert_eq!(map.prg, [5 * 0x2000, 7 * 0x2000, 30 * 0x2000, 31 * 0x2000]);
         assert_eq!(map.chr[0..2], [2 * 0x400, 3 * 0x400]);

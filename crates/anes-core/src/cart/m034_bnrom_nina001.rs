@@ -5,7 +5,8 @@
 //! - NINA-001: $7FFD bit 0 selects the 32 KiB PRG bank, $7FFE the 4 KiB CHR bank at $0000, $7FFF the
 //!   one at $1000 (bits 0-3); the writes also reach the 8 KiB of PRG RAM at $6000-$7FFF.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// BNROM / NINA-001 registers.
@@ -28,9 +29,11 @@ pub(crate) struct Mapper34 {
     nina001: bool,
 }
 
-impl Mapper34 {
+impl Mapper for Mapper34 {
+    state_in!(state: Mapper34State);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         let nina001 = match config.submapper {
             1 => true,
             2 => false,
@@ -41,7 +44,7 @@ impl Mapper34 {
 
     /// A CPU write to $8000-$FFFF; returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if self.nina001 {
             return false;
         }
@@ -50,7 +53,7 @@ impl Mapper34 {
     }
 
     /// A CPU write to $4020-$7FFF (NINA-001's registers); returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if !self.nina001 {
             return false;
         }
@@ -64,7 +67,7 @@ impl Mapper34 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_32k(usize::from(self.state.prg_bank));
         if self.nina001 {
             map.set_chr_4k(0, usize::from(self.state.chr_banks[0]));
@@ -76,22 +79,12 @@ impl Mapper34 {
         }
         map.low_registers = self.nina001;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn submapper_or_chr_size_picks_the_board() {
@@ -109,11 +102,11 @@ mod tests {
         let mut board =
             Mapper34::new(BoardConfig { mapper: 34, submapper: 1, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x10000, 0x10000, 0x2000, Mirroring::Horizontal);
-        assert!(!board.write_register(1), "$8000-$FFFF is not a register on NINA-001");
-        board.write_low(0x7FFD, 0xFF);
-        board.write_low(0x7FFE, 0x13);
-        board.write_low(0x7FFF, 0x0E);
-        assert!(!board.write_low(0x7FFC, 0x55));
+        assert!(!board.write_register(0x8000, 1, 0), "$8000-$FFFF is not a register on NINA-001");
+        board.write_low(0x7FFD, 0xFF, 0);
+        board.write_low(0x7FFE, 0x13, 0);
+        board.write_low(0x7FFF, 0x0E, 0);
+        assert!(!board.write_low(0x7FFC, 0x55, 0));
         board.update_map(&mut map);
         assert_eq!(map.prg[0], 0x8000);
         assert_eq!(map.chr[0], 3 * 0x1000);

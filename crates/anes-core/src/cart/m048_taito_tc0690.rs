@@ -17,10 +17,11 @@
 //! for the eager schedule (`Board::needs_eager_ppu`): every
 //! CPU cycle runs the PPU and delivers its M2 edge, so lazy and eager machines are the same machine.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
 use super::m004_txrom::A12_LOW_M2_EDGES;
 use super::m033_taito_tc0190::set_taito_chr;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// M2 edges from the counter clock that raises the IRQ to /IRQ rising.
 pub(super) const IRQ_DELAY_M2_EDGES: u8 = 4;
@@ -62,13 +63,48 @@ pub(crate) struct Tc0690 {
 }
 
 impl Tc0690 {
+    /// The PPU drove `addr`: a filtered rising edge of A12 clocks the counter.
+    pub fn observe_ppu_address(&mut self, addr: u16) {
+        let a12 = u8::from(addr & 0x1000 != 0);
+        let s = &mut self.state;
+        if a12 == s.a12_level {
+            return;
+        }
+        s.a12_level = a12;
+        if a12 == 0 {
+            s.a12_low_m2_edges = 0;
+            return;
+        }
+        if s.a12_low_m2_edges < A12_LOW_M2_EDGES {
+            return;
+        }
+        if s.irq_counter == 0 || s.irq_reload != 0 {
+            s.irq_counter = s.irq_latch;
+        } else {
+            s.irq_counter -= 1;
+        }
+        s.irq_reload = 0;
+        if s.irq_counter == 0 && s.irq_enabled != 0 && s.irq_pending == 0 && s.irq_delay == 0 {
+            s.irq_delay = IRQ_DELAY_M2_EDGES;
+        }
+    }
+}
+
+impl Mapper for Tc0690 {
+    state_in!(state: Tc0690State);
+
+    fn observe_ppu(&mut self, addr: u16, _read: bool) -> bool {
+        self.observe_ppu_address(addr);
+        false
+    }
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Tc0690 { state: Tc0690State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         let n = usize::from(addr & 3);
         match addr & 0xE003 {
@@ -95,7 +131,7 @@ impl Tc0690 {
     /// `edges` M2 cycles with no PPU access between them: the A12 filter counts them, and a delayed
     /// IRQ comes nearer.
     #[inline]
-    pub fn cpu_cycles(&mut self, edges: u64) {
+    fn cpu_cycles(&mut self, edges: u64) {
         let s = &mut self.state;
         if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
             let counted = u64::from(s.a12_low_m2_edges).saturating_add(edges);
@@ -111,40 +147,14 @@ impl Tc0690 {
         }
     }
 
-    /// The PPU drove `addr`: a filtered rising edge of A12 clocks the counter.
-    pub fn observe_ppu_address(&mut self, addr: u16) {
-        let a12 = u8::from(addr & 0x1000 != 0);
-        let s = &mut self.state;
-        if a12 == s.a12_level {
-            return;
-        }
-        s.a12_level = a12;
-        if a12 == 0 {
-            s.a12_low_m2_edges = 0;
-            return;
-        }
-        if s.a12_low_m2_edges < A12_LOW_M2_EDGES {
-            return;
-        }
-        if s.irq_counter == 0 || s.irq_reload != 0 {
-            s.irq_counter = s.irq_latch;
-        } else {
-            s.irq_counter -= 1;
-        }
-        s.irq_reload = 0;
-        if s.irq_counter == 0 && s.irq_enabled != 0 && s.irq_pending == 0 && s.irq_delay == 0 {
-            s.irq_delay = IRQ_DELAY_M2_EDGES;
-        }
-    }
-
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_prg_8k(0, usize::from(s.prg[0] & 0x3F));
         map.set_prg_8k(1, usize::from(s.prg[1] & 0x3F));
@@ -153,16 +163,6 @@ impl Tc0690 {
         set_taito_chr(map, &s.chr);
         map.set_mirroring(if s.mirroring != 0 { Mirroring::Horizontal } else { Mirroring::Vertical });
         map.watches_ppu = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -181,9 +181,9 @@ mod tests {
     fn the_inverted_latch_counts_like_the_mmc3_and_irq_rises_four_m2_edges_later() {
         let mut board =
             Tc0690::new(BoardConfig { mapper: 48, submapper: 0, chr_rom_size: 0x20000, battery: false });
-        board.write_register(0xC000, 0xFD); // latch 2
-        board.write_register(0xC001, 0);
-        board.write_register(0xC002, 0);
+        board.write_register(0xC000, 0xFD, 0); // latch 2
+        board.write_register(0xC001, 0, 0);
+        board.write_register(0xC002, 0, 0);
         clock(&mut board); // reload: 2
         clock(&mut board); // 1
         assert_eq!(board.state.irq_delay, 0);
@@ -193,9 +193,9 @@ mod tests {
         assert!(!board.irq_line(), "three edges after the clock");
         board.cpu_cycles(1);
         assert!(board.irq_line(), "the fourth");
-        board.write_register(0xE003, 0);
+        board.write_register(0xE003, 0, 0);
         assert!(board.irq_line(), "$E003 is no register (mask $E003)");
-        board.write_register(0xC003, 0);
+        board.write_register(0xC003, 0, 0);
         assert!(!board.irq_line());
         // A rise without three low edges before it does not clock.
         let counter = board.state.irq_counter;

@@ -23,9 +23,10 @@
 //! delivers its M2 edge, so lazy and eager machines are the same machine, and the cycle mode's
 //! prescaler counts those same edges.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
 use super::m004_txrom::A12_LOW_M2_EDGES;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// M2 edges from an A12-mode clock that leaves the counter at 0 to /IRQ rising.
 const A12_IRQ_DELAY_M2_EDGES: u8 = 2;
@@ -82,60 +83,6 @@ pub(crate) struct Rambo1 {
 }
 
 impl Rambo1 {
-    /// The board in its power-on state (the wiki: the registers are unspecified; here 0).
-    pub fn new(_config: BoardConfig) -> Self {
-        Rambo1 { state: Rambo1State::default() }
-    }
-
-    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
-        let s = &mut self.state;
-        match addr & 0xE001 {
-            0x8000 => s.bank_select = value,
-            0x8001 => s.registers[usize::from(s.bank_select & 0x0F)] = value,
-            0xA000 => s.mirroring = value & 1,
-            0xC000 => s.irq_latch = value,
-            0xC001 => {
-                s.irq_cycle_mode = value & 1;
-                s.irq_reload = 1;
-                s.irq_prescaler = 0;
-            }
-            0xE000 => {
-                s.irq_enabled = 0;
-                s.irq_pending = 0;
-                s.irq_delay = 0;
-            }
-            0xE001 => s.irq_enabled = 1,
-            _ => {}
-        }
-        matches!(addr & 0xE001, 0x8000 | 0x8001 | 0xA000)
-    }
-
-    /// `edges` M2 cycles with no PPU access between them (one per call on the eager schedule this
-    /// board runs on): a delayed /IRQ comes nearer, the A12 filter counts, and in cycle mode every
-    /// fourth edge clocks the counter.
-    pub fn cpu_cycles(&mut self, edges: u64) {
-        for _ in 0..edges {
-            let s = &mut self.state;
-            if s.irq_delay != 0 {
-                s.irq_delay -= 1;
-                if s.irq_delay == 0 {
-                    s.irq_pending = 1;
-                }
-            }
-            if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
-                s.a12_low_m2_edges += 1;
-            }
-            if s.irq_cycle_mode != 0 {
-                s.irq_prescaler += 1;
-                if s.irq_prescaler == CYCLE_MODE_PRESCALE {
-                    s.irq_prescaler = 0;
-                    self.clock_counter(CYCLE_IRQ_DELAY_M2_EDGES);
-                }
-            }
-        }
-    }
-
     /// The PPU drove `addr`: in A12 mode a filtered rising edge of A12 clocks the counter.
     pub fn observe_ppu_address(&mut self, addr: u16) {
         let a12 = u8::from(addr & 0x1000 != 0);
@@ -166,15 +113,78 @@ impl Rambo1 {
             s.irq_delay = delay;
         }
     }
+}
+
+impl Mapper for Rambo1 {
+    state_in!(state: Rambo1State);
+
+    fn observe_ppu(&mut self, addr: u16, _read: bool) -> bool {
+        self.observe_ppu_address(addr);
+        false
+    }
+
+    /// The board in its power-on state (the wiki: the registers are unspecified; here 0).
+    fn new(_config: BoardConfig) -> Self {
+        Rambo1 { state: Rambo1State::default() }
+    }
+
+    /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        let s = &mut self.state;
+        match addr & 0xE001 {
+            0x8000 => s.bank_select = value,
+            0x8001 => s.registers[usize::from(s.bank_select & 0x0F)] = value,
+            0xA000 => s.mirroring = value & 1,
+            0xC000 => s.irq_latch = value,
+            0xC001 => {
+                s.irq_cycle_mode = value & 1;
+                s.irq_reload = 1;
+                s.irq_prescaler = 0;
+            }
+            0xE000 => {
+                s.irq_enabled = 0;
+                s.irq_pending = 0;
+                s.irq_delay = 0;
+            }
+            0xE001 => s.irq_enabled = 1,
+            _ => {}
+        }
+        matches!(addr & 0xE001, 0x8000 | 0x8001 | 0xA000)
+    }
+
+    /// `edges` M2 cycles with no PPU access between them (one per call on the eager schedule this
+    /// board runs on): a delayed /IRQ comes nearer, the A12 filter counts, and in cycle mode every
+    /// fourth edge clocks the counter.
+    fn cpu_cycles(&mut self, edges: u64) {
+        for _ in 0..edges {
+            let s = &mut self.state;
+            if s.irq_delay != 0 {
+                s.irq_delay -= 1;
+                if s.irq_delay == 0 {
+                    s.irq_pending = 1;
+                }
+            }
+            if s.a12_level == 0 && s.a12_low_m2_edges < A12_LOW_M2_EDGES {
+                s.a12_low_m2_edges += 1;
+            }
+            if s.irq_cycle_mode != 0 {
+                s.irq_prescaler += 1;
+                if s.irq_prescaler == CYCLE_MODE_PRESCALE {
+                    s.irq_prescaler = 0;
+                    self.clock_counter(CYCLE_IRQ_DELAY_M2_EDGES);
+                }
+            }
+        }
+    }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         let r = |i: usize| usize::from(s.registers[i]);
         let (at_8000, at_c000) = if s.bank_select & PRG_SWAP != 0 { (r(15), r(6)) } else { (r(6), r(15)) };
@@ -197,16 +207,6 @@ impl Rambo1 {
         map.set_mirroring(if s.mirroring != 0 { Mirroring::Horizontal } else { Mirroring::Vertical });
         map.watches_ppu = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -227,9 +227,9 @@ mod tests {
     #[test]
     fn a12_mode_reloads_the_latch_ored_with_1_and_asserts_on_the_second_m2_edge() {
         let mut board = board();
-        board.write_register(0xC000, 2); // reloaded as 3 after $C001
-        board.write_register(0xC001, 0);
-        board.write_register(0xE001, 0);
+        board.write_register(0xC000, 2, 0); // reloaded as 3 after $C001
+        board.write_register(0xC001, 0, 0);
+        board.write_register(0xE001, 0, 0);
         clock_a12(&mut board); // 3
         for _ in 0..2 {
             clock_a12(&mut board); // 2, 1
@@ -240,12 +240,12 @@ mod tests {
         assert!(!board.irq_line(), "one M2 edge after the rise");
         board.cpu_cycles(1);
         assert!(board.irq_line(), "the second");
-        board.write_register(0xE001, 0);
+        board.write_register(0xE001, 0, 0);
         assert!(board.irq_line(), "$E001 does not acknowledge");
-        board.write_register(0xE000, 0);
+        board.write_register(0xE000, 0, 0);
         assert!(!board.irq_line());
         // Steady state: 0 reloads the latch (2, not ORed), then two more clocks reach 0.
-        board.write_register(0xE001, 0);
+        board.write_register(0xE001, 0, 0);
         clock_a12(&mut board);
         assert_eq!(board.state.irq_counter, 2);
     }
@@ -253,9 +253,9 @@ mod tests {
     #[test]
     fn cycle_mode_clocks_every_fourth_edge_from_the_c001_write_and_asserts_one_edge_later() {
         let mut board = board();
-        board.write_register(0xC000, 4); // reloaded as 5
-        board.write_register(0xE001, 0);
-        board.write_register(0xC001, 1);
+        board.write_register(0xC000, 4, 0); // reloaded as 5
+        board.write_register(0xE001, 0, 0);
+        board.write_register(0xC001, 1, 0);
         // Clocks at edges 4 (reload), 8, 12, 16, 20, 24 (0): /IRQ on edge 25.
         board.cpu_cycles(24);
         assert_eq!(board.state.irq_counter, 0);
@@ -263,7 +263,7 @@ mod tests {
         board.cpu_cycles(1);
         assert!(board.irq_line());
         // A12 rises do not clock it in cycle mode (the prescaler at 3 of 4 edges here).
-        board.write_register(0xE000, 0);
+        board.write_register(0xE000, 0, 0);
         board.observe_ppu_address(0x0000);
         board.cpu_cycles(2);
         board.observe_ppu_address(0x1000);

@@ -16,8 +16,9 @@
 //! counter of 0 neither counts nor asserts). Run lazily like the VRC3's (`m073_vrc3.rs`):
 //! [`H3001::catch_up`] in closed form, [`H3001::irq_due_cycle`] names the cycle that asserts /IRQ.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// H3001 registers and IRQ counter.
@@ -54,14 +55,30 @@ pub(crate) struct H3001 {
 }
 
 impl H3001 {
+    /// One CPU cycle of the IRQ counter: the definition [`H3001::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        let s = &mut self.state;
+        if s.irq_control & IRQ_ENABLE != 0 && s.irq_counter != 0 {
+            s.irq_counter -= 1;
+            if s.irq_counter == 0 {
+                s.irq_pending = 1;
+            }
+        }
+    }
+}
+
+impl Mapper for H3001 {
+    state_in!(state: H3001State, ticked: ticked);
+
     /// The board in its power-on state (PRG registers 0 and 1 at banks 0 and 1).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         H3001 { state: H3001State { prg: [0, 1], ..H3001State::default() }, ticked: 0 }
     }
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         match (addr & 0xF000, addr & 7) {
@@ -93,20 +110,8 @@ impl H3001 {
         true
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         let s = &mut self.state;
         if cycles == 0 || s.irq_control & IRQ_ENABLE == 0 || s.irq_counter == 0 {
             return;
@@ -119,35 +124,23 @@ impl H3001 {
         }
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`H3001::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        let s = &mut self.state;
-        if s.irq_control & IRQ_ENABLE != 0 && s.irq_counter != 0 {
-            s.irq_counter -= 1;
-            if s.irq_counter == 0 {
-                s.irq_pending = 1;
-            }
-        }
-    }
-
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_control & IRQ_ENABLE == 0 || s.irq_counter == 0 {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(u64::from(s.irq_counter))
+        Some(u64::from(s.irq_counter))
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         let (at_8000, at_c000) = if s.prg_layout != 0 { (0x3E, s.prg[0]) } else { (s.prg[0], 0x3E) };
         map.set_prg_8k(0, usize::from(at_8000));
@@ -162,16 +155,6 @@ impl H3001 {
             0x80 => Mirroring::Horizontal,
             _ => Mirroring::SingleScreenA,
         });
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -13,8 +13,9 @@
 //! (compared in the tests), [`Sunsoft3::irq_due_cycle`] the cycle that asserts /IRQ. PRG RAM at
 //! $6000 where the header declares it.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Sunsoft-3 registers and IRQ counter.
@@ -49,14 +50,32 @@ pub(crate) struct Sunsoft3 {
 }
 
 impl Sunsoft3 {
+    /// One CPU cycle of the IRQ counter: the definition [`Sunsoft3::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        let s = &mut self.state;
+        if s.irq_enable == 0 {
+            return;
+        }
+        if s.irq_counter == 0 {
+            (s.irq_counter, s.irq_pending, s.irq_enable) = (0xFFFF, 1, 0);
+        } else {
+            s.irq_counter -= 1;
+        }
+    }
+}
+
+impl Mapper for Sunsoft3 {
+    state_in!(state: Sunsoft3State, ticked: ticked);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Sunsoft3 { state: Sunsoft3State::default(), ticked: 0 }
     }
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         if addr & 0x0800 == 0 {
@@ -87,20 +106,8 @@ impl Sunsoft3 {
         true
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         let s = &mut self.state;
         if cycles == 0 || s.irq_enable == 0 {
             return;
@@ -112,37 +119,23 @@ impl Sunsoft3 {
         }
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`Sunsoft3::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        let s = &mut self.state;
-        if s.irq_enable == 0 {
-            return;
-        }
-        if s.irq_counter == 0 {
-            (s.irq_counter, s.irq_pending, s.irq_enable) = (0xFFFF, 1, 0);
-        } else {
-            s.irq_counter -= 1;
-        }
-    }
-
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_enable == 0 || s.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(u64::from(s.irq_counter) + 1)
+        Some(u64::from(s.irq_counter) + 1)
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_prg_16k(0, usize::from(s.prg));
         let last_16k = map.prg_bank_from_end(2) / 2;
@@ -157,16 +150,6 @@ impl Sunsoft3 {
             2 => Mirroring::SingleScreenA,
             _ => Mirroring::SingleScreenB,
         });
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -12,8 +12,9 @@
 //! ($6000-$7FFF writes with E clear; 107520 M2 cycles) gates it: the wiki leaves how the external
 //! ROM is banked in and where it sits in the image open.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Sunsoft-4 registers.
@@ -42,14 +43,16 @@ pub(crate) struct Sunsoft4 {
     state: Sunsoft4State,
 }
 
-impl Sunsoft4 {
+impl Mapper for Sunsoft4 {
+    state_in!(state: Sunsoft4State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Sunsoft4 { state: Sunsoft4State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true (every register changes the map).
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr & 0xF000 {
             0x8000..=0xB000 => s.chr[usize::from((addr >> 12) - 8)] = value,
@@ -62,7 +65,7 @@ impl Sunsoft4 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         map.set_prg_16k(0, usize::from(s.prg & 0x0F));
         let last_16k = map.prg_bank_from_end(2) / 2;
@@ -88,21 +91,11 @@ impl Sunsoft4 {
         let ram = s.prg & PRG_RAM_ENABLE != 0;
         map.set_prg_ram(0, ram, ram);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::board::PAGE_CHR;
+    use super::super::map::PAGE_CHR;
     use super::*;
 
     fn board() -> Sunsoft4 {
@@ -113,20 +106,20 @@ mod tests {
     fn rom_nametables_take_the_place_of_the_ciram_pages() {
         let mut map = MemoryMap::new(0x20000, 0x40000, 0x2000, Mirroring::Vertical);
         let mut m = board();
-        m.write_register(0xC000, 0x05);
-        m.write_register(0xD000, 0x8A); // D7 is 1 either way
+        m.write_register(0xC000, 0x05, 0);
+        m.write_register(0xD000, 0x8A, 0); // D7 is 1 either way
         for (control, banks) in [
             (0x10, [0x85, 0x8A, 0x85, 0x8A]),
             (0x11, [0x85, 0x85, 0x8A, 0x8A]),
             (0x12, [0x85; 4]),
             (0x13, [0x8A; 4]),
         ] {
-            m.write_register(0xE000, control);
+            m.write_register(0xE000, control, 0);
             m.update_map(&mut map);
             assert_eq!(map.nametables, [PAGE_CHR; 4], "$E000 = {control:#04X}");
             assert_eq!(map.nametable_chr.map(|offset| offset / 0x400), banks, "$E000 = {control:#04X}");
         }
-        m.write_register(0xE000, 0x01);
+        m.write_register(0xE000, 0x01, 0);
         m.update_map(&mut map);
         assert_eq!(map.nametables, [0, 0, 1, 1], "CIRAM, horizontal");
     }
@@ -135,11 +128,11 @@ mod tests {
     fn f000_selects_prg_and_enables_ram() {
         let mut map = MemoryMap::new(0x20000, 0x40000, 0x2000, Mirroring::Vertical);
         let mut m = board();
-        m.write_register(0xF000, 0x13);
+        m.write_register(0xF000, 0x13, 0);
         m.update_map(&mut map);
         assert_eq!(map.prg, [6 * 0x2000, 7 * 0x2000, 14 * 0x2000, 15 * 0x2000]);
         assert!(map.prg_ram_window(0x6000).writable);
-        m.write_register(0xF000, 0x03);
+        m.write_register(0xF000, 0x03, 0);
         m.update_map(&mut map);
         assert!(!map.prg_ram_window(0x7FFF).writable);
     }

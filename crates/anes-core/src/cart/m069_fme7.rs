@@ -18,9 +18,11 @@
 //! it; boards without the sound chip (FME-7, 5A) ignore $C000-$FFFF the same way, so one board
 //! serves all three: its level stays 0 unless a program writes the sound registers.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::expansion_audio::ExpansionChip;
 use super::m069_sunsoft5b_audio::Sunsoft5bAudio;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// FME-7 registers, its IRQ counter and the 5B's sound.
@@ -63,14 +65,35 @@ pub(crate) struct Fme7 {
 }
 
 impl Fme7 {
+    /// One CPU cycle of the IRQ counter: the definition [`Fme7::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        let s = &mut self.state;
+        if s.irq_control & COUNTER_ENABLE == 0 {
+            return;
+        }
+        if s.irq_counter == 0 && s.irq_control & IRQ_ENABLE != 0 {
+            s.irq_pending = 1;
+        }
+        s.irq_counter = s.irq_counter.wrapping_sub(1);
+    }
+}
+
+impl Mapper for Fme7 {
+    state_in!(state: Fme7State, ticked: ticked);
+
+    fn expansion_chip(&self) -> Option<ExpansionChip> {
+        Some(ExpansionChip::Sunsoft5B)
+    }
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Fme7 { state: Fme7State { audio: Sunsoft5bAudio::new(), ..Fme7State::default() }, ticked: 0 }
     }
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter and the sound are first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         match addr & 0xE000 {
@@ -101,20 +124,8 @@ impl Fme7 {
         false
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter and the sound through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter and the sound over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         if cycles == 0 {
             return;
         }
@@ -130,41 +141,28 @@ impl Fme7 {
         s.irq_counter = s.irq_counter.wrapping_sub(cycles as u16);
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`Fme7::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        let s = &mut self.state;
-        if s.irq_control & COUNTER_ENABLE == 0 {
-            return;
-        }
-        if s.irq_counter == 0 && s.irq_control & IRQ_ENABLE != 0 {
-            s.irq_pending = 1;
-        }
-        s.irq_counter = s.irq_counter.wrapping_sub(1);
-    }
-
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_control != COUNTER_ENABLE | IRQ_ENABLE || s.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(u64::from(s.irq_counter) + 1)
+        Some(u64::from(s.irq_counter) + 1)
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// The sound DAC's level (0-24573) as of the cycle run through last.
-    pub fn expansion_level(&self) -> i32 {
+    fn expansion_level(&self) -> i32 {
         i32::from(self.state.audio.level())
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (window, &bank) in s.chr.iter().enumerate() {
             map.set_chr_1k(window, usize::from(bank));
@@ -186,21 +184,11 @@ impl Fme7 {
             _ => Mirroring::SingleScreenB,
         });
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::board::PrgRamRead;
+    use super::super::map::PrgRamRead;
     use super::*;
     use crate::nes::splitmix64_next as next;
 

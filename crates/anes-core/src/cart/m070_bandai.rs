@@ -2,7 +2,8 @@
 //! `PPPP CCCC`, selects the 16 KiB PRG bank at $8000 (P) and the 8 KiB CHR bank (C); the last 16 KiB
 //! is fixed at $C000; mirroring is wired. The ROM drives the data bus too: bus conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Mapper 70 register.
@@ -20,34 +21,26 @@ pub(crate) struct Bandai70 {
     state: Bandai70State,
 }
 
-impl Bandai70 {
+impl Mapper for Bandai70 {
+    state_in!(state: Bandai70State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Bandai70 { state: Bandai70State::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true: the map changes.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.register = value;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.register >> 4));
         map.set_prg_16k(1, map.prg_bank_from_end(2) / 2);
         map.set_chr_8k(usize::from(self.state.register & 0x0F));
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

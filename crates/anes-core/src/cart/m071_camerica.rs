@@ -3,8 +3,9 @@
 //! RAM. On the BF9097 (NES 2.0 submapper 1, Fire Hawk), bit 4 of a write to $8000-$9FFF selects the
 //! single-screen nametable page; other boards have wired mirroring and ignore those writes.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Camerica registers.
@@ -25,15 +26,17 @@ pub(crate) struct Camerica {
     mirroring_control: bool,
 }
 
-impl Camerica {
+impl Mapper for Camerica {
+    state_in!(state: CamericaState);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Camerica { state: CamericaState::default(), mirroring_control: config.submapper == 1 }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         match addr {
             0xC000..=0xFFFF => self.state.prg_bank = value,
             0x8000..=0x9FFF if self.mirroring_control => {
@@ -45,7 +48,7 @@ impl Camerica {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
         map.set_prg_8k(3, map.prg_bank_from_end(1));
@@ -55,15 +58,5 @@ impl Camerica {
             2 => map.set_mirroring(Mirroring::SingleScreenB),
             _ => map.set_mirroring(map.wired_mirroring),
         }
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

@@ -13,7 +13,8 @@
 //! Run lazily like the VRC IRQ (`vrc_irq.rs`): [`Vrc3::catch_up`] in closed form, equal to single
 //! cycles (compared in the tests), and [`Vrc3::irq_due_cycle`] names the cycle that asserts /IRQ.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// VRC3 registers and IRQ counter.
@@ -48,14 +49,39 @@ pub(crate) struct Vrc3 {
 }
 
 impl Vrc3 {
+    /// The bits of the counter that count: all 16, or the low 8 in 8-bit mode.
+    fn counting_mask(&self) -> u16 {
+        if self.state.irq_control & EIGHT_BIT != 0 { 0x00FF } else { 0xFFFF }
+    }
+
+    /// One CPU cycle of the IRQ counter: the definition [`Vrc3::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        if self.state.irq_control & ENABLE == 0 {
+            return;
+        }
+        let mask = self.counting_mask();
+        let s = &mut self.state;
+        if s.irq_counter & mask == mask {
+            s.irq_counter = (s.irq_counter & !mask) | (s.irq_latch & mask);
+            s.irq_pending = 1;
+        } else {
+            s.irq_counter += 1;
+        }
+    }
+}
+
+impl Mapper for Vrc3 {
+    state_in!(state: Vrc3State, ticked: ticked);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Vrc3 { state: Vrc3State::default(), ticked: 0 }
     }
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let s = &mut self.state;
         match addr & 0xF000 {
@@ -84,25 +110,8 @@ impl Vrc3 {
         false
     }
 
-    /// The bits of the counter that count: all 16, or the low 8 in 8-bit mode.
-    fn counting_mask(&self) -> u16 {
-        if self.state.irq_control & EIGHT_BIT != 0 { 0x00FF } else { 0xFFFF }
-    }
-
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         if cycles == 0 || self.state.irq_control & ENABLE == 0 {
             return;
         }
@@ -121,55 +130,29 @@ impl Vrc3 {
         s.irq_counter = (s.irq_counter & !mask) | counting as u16;
     }
 
-    /// One CPU cycle of the IRQ counter: the definition [`Vrc3::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        if self.state.irq_control & ENABLE == 0 {
-            return;
-        }
-        let mask = self.counting_mask();
-        let s = &mut self.state;
-        if s.irq_counter & mask == mask {
-            s.irq_counter = (s.irq_counter & !mask) | (s.irq_latch & mask);
-            s.irq_pending = 1;
-        } else {
-            s.irq_counter += 1;
-        }
-    }
-
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
         let s = &self.state;
         if s.irq_control & ENABLE == 0 || s.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
         let mask = self.counting_mask();
         let clocks = u64::from(mask) + 1 - u64::from(s.irq_counter & mask);
-        self.ticked.saturating_add(clocks)
+        Some(clocks)
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg));
         let last_16k = map.prg_bank_from_end(2) / 2;
         map.set_prg_16k(1, last_16k);
         map.set_chr_8k(0);
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -191,7 +174,7 @@ mod tests {
     #[test]
     fn prg_bank_and_fixed_last_bank() {
         let mut vrc3 = board();
-        let mut map = MemoryMap::new(0x20000, 0x2000, 0x2000, super::super::header::Mirroring::Vertical);
+        let mut map = MemoryMap::new(0x20000, 0x2000, 0x2000, super::super::rom_info::Mirroring::Vertical);
         vrc3.write_register(0xF000, 0x0B, 1);
         vrc3.update_map(&mut map);
         assert_eq!(map.prg, [6 * 0x2000, 7 * 0x2000, 14 * 0x2000, 15 * 0x2000], "3 bits: bank 3");

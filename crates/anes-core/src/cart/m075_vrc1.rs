@@ -7,8 +7,9 @@
 //!
 //! The chip decodes A12-A15 only: every address of a register's $1000 page writes it.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// VRC1 registers.
@@ -30,14 +31,16 @@ pub(crate) struct Vrc1 {
     state: Vrc1State,
 }
 
-impl Vrc1 {
+impl Mapper for Vrc1 {
+    state_in!(state: Vrc1State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Vrc1 { state: Vrc1State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr & 0xF000 {
             0x8000 => s.prg[0] = value & 0x0F,
@@ -52,7 +55,7 @@ impl Vrc1 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(*bank));
@@ -63,16 +66,6 @@ impl Vrc1 {
             map.set_chr_4k(half, usize::from(high << 4 | s.chr_low[half]));
         }
         map.set_mirroring(if s.control & 1 == 0 { Mirroring::Vertical } else { Mirroring::Horizontal });
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -85,18 +78,18 @@ mod tests {
         let mut vrc1 =
             Vrc1::new(BoardConfig { mapper: 75, submapper: 0, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, Mirroring::Vertical);
-        vrc1.write_register(0x8FFF, 3);
-        vrc1.write_register(0xA000, 4);
-        vrc1.write_register(0xC123, 0x15);
-        vrc1.write_register(0xE000, 0x0A);
-        vrc1.write_register(0xF000, 0x05);
-        vrc1.write_register(0x9000, 0x05);
+        vrc1.write_register(0x8FFF, 3, 0);
+        vrc1.write_register(0xA000, 4, 0);
+        vrc1.write_register(0xC123, 0x15, 0);
+        vrc1.write_register(0xE000, 0x0A, 0);
+        vrc1.write_register(0xF000, 0x05, 0);
+        vrc1.write_register(0x9000, 0x05, 0);
         vrc1.update_map(&mut map);
         assert_eq!(map.prg, [3 * 0x2000, 4 * 0x2000, 5 * 0x2000, 15 * 0x2000]);
         assert_eq!(map.chr[0], 0x0A * 0x1000, "bit 1 clear: bank $0A");
         assert_eq!(map.chr[4], 0x15 * 0x1000, "bit 2 set: bank $15");
         assert_eq!(map.nametables, [0, 0, 1, 1], "horizontal");
-        vrc1.write_register(0x9000, 0x02);
+        vrc1.write_register(0x9000, 0x02, 0);
         vrc1.update_map(&mut map);
         assert_eq!(map.chr[0], 0x1A * 0x1000);
         assert_eq!(map.nametables, [0, 1, 0, 1], "vertical");

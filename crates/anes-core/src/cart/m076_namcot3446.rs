@@ -2,8 +2,9 @@
 //! 2 KiB CHR banks at $0000, $0800, $1000 and $1800 (the board shifts the chip's CHR outputs up one
 //! line, for 128 KiB); R0 and R1 have no effect. PRG as on mapper 206.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::m206_namco108::Namco108;
+use super::m206_namco108::{Namco108, Namco108State};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 /// Namco 108 with 2 KiB CHR banks from R2-R5.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,14 +12,21 @@ pub(crate) struct Namcot3446 {
     pub chip: Namco108,
 }
 
-impl Namcot3446 {
+impl Mapper for Namcot3446 {
+    state_in!(chip.state: Namco108State);
+
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        self.chip.write_register(addr, value)
+    }
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Namcot3446 { chip: Namco108::new(config) }
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         self.chip.map_prg(map);
         let r = self.chip.registers();
         for pair in 0..4 {
@@ -28,23 +36,13 @@ impl Namcot3446 {
         }
         map.set_prg_ram(0, false, false);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        self.chip.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.chip.state_bytes_mut()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::CHR_SLOT;
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::CHR_SLOT;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn r2_to_r5_are_2_kib_banks_and_r0_r1_do_nothing() {

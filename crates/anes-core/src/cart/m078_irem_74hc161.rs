@@ -8,8 +8,9 @@
 //! Without a submapper, the board goes by the iNES 1.0 header's four-screen flag, which dumps
 //! set for Holy Diver and clear for Cosmo Carrier (the wiki's note); Holy Diver then ignores it.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Mapper 78 latch.
@@ -29,22 +30,24 @@ pub(crate) struct Mapper78 {
     submapper: u8,
 }
 
-impl Mapper78 {
+impl Mapper for Mapper78 {
+    state_in!(state: Mapper78State);
+
     /// The board in its power-on state (the latch's is unspecified; 0 here).
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Mapper78 { state: Mapper78State::default(), submapper: config.submapper }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be
     /// recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.register = value;
         true
     }
 
     /// Points every window of `map` at the banks the latch selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
         map.set_prg_16k(0, usize::from(r & 7));
         map.set_prg_16k(1, map.prg_bank_from_end(2) / 2);
@@ -64,16 +67,6 @@ impl Mapper78 {
         };
         map.bus_conflicts = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -84,7 +77,7 @@ mod tests {
         let mut board =
             Mapper78::new(BoardConfig { mapper: 78, submapper, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0, wired);
-        board.write_register(value);
+        board.write_register(0x8000, value, 0);
         board.update_map(&mut map);
         map.nametables
     }

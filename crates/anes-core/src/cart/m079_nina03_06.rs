@@ -4,8 +4,9 @@
 //! - mapper 113 (the HES boards' wiring of the same chips): bits 3-5 the 32 KiB PRG bank, bits 0-2
 //!   and bit 6 (as bit 3) the 8 KiB CHR bank, bit 7 the mirroring (0 horizontal, 1 vertical).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// NINA-03/06 register.
@@ -27,14 +28,16 @@ pub(crate) struct Nina03 {
     hes: bool,
 }
 
-impl Nina03 {
+impl Mapper for Nina03 {
+    state_in!(state: Nina03State);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Nina03 { state: Nina03State::default(), hes: config.mapper == 113 }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr & 0xE100 != 0x4100 {
             return false;
         }
@@ -44,7 +47,7 @@ impl Nina03 {
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = usize::from(self.state.register);
         if self.hes {
             map.set_prg_32k((r >> 3) & 7);
@@ -58,16 +61,6 @@ impl Nina03 {
         }
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -80,10 +73,10 @@ mod tests {
             let mut board =
                 Nina03::new(BoardConfig { mapper, submapper: 0, chr_rom_size: 0x10000, battery: false });
             for addr in [0x4020u16, 0x4000 | 0x00FF, 0x4200, 0x6100, 0x7100, 0x5E00] {
-                assert!(!board.write_low(addr, 0xFF), "{mapper}: {addr:#06X}");
+                assert!(!board.write_low(addr, 0xFF, 0), "{mapper}: {addr:#06X}");
             }
             for addr in [0x4100u16, 0x41FF, 0x4300, 0x5100, 0x5FFF] {
-                assert!(board.write_low(addr, 0), "{mapper}: {addr:#06X}");
+                assert!(board.write_low(addr, 0, 0), "{mapper}: {addr:#06X}");
             }
         }
     }
@@ -93,14 +86,14 @@ mod tests {
         let mut map = MemoryMap::new(0x40000, 0x20000, 0, Mirroring::Horizontal);
         let mut nina =
             Nina03::new(BoardConfig { mapper: 79, submapper: 0, chr_rom_size: 0x10000, battery: false });
-        nina.write_low(0x4100, 0x0D);
+        nina.write_low(0x4100, 0x0D, 0);
         nina.update_map(&mut map);
         assert_eq!((map.prg[0], map.chr[0]), (0x8000, 5 * 0x2000));
         let mut hes =
             Nina03::new(BoardConfig { mapper: 113, submapper: 0, chr_rom_size: 0x20000, battery: false });
         hes.update_map(&mut map);
         assert_eq!(map.nametables, [0, 0, 1, 1], "the header's mirroring until the first write");
-        hes.write_low(0x4100, 0b1110_1101);
+        hes.write_low(0x4100, 0b1110_1101, 0);
         hes.update_map(&mut map);
         assert_eq!((map.prg[0], map.chr[0]), (5 * 0x8000, 13 * 0x2000));
         assert_eq!(map.nametables, [0, 1, 0, 1]);

@@ -15,8 +15,9 @@
 //! selects the CIRAM page of $2000-$27FF, bit 7 of $7EF1 that of $2800-$2FFF (nametable fetches see
 //! those two registers), CHR banks have 7 bits, and $7EF6 does nothing.
 
-use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOWS, PrgRamRead};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap, PRG_RAM_WINDOWS, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// The X1-005's internal RAM.
 pub(super) const X1005_RAM_LEN: usize = 0x80;
@@ -50,13 +51,35 @@ pub(crate) struct X1005 {
 }
 
 impl X1005 {
+    /// A CPU read of $7E00-$7FFF (the window that holds the RAM, mapped only while it is enabled).
+    fn peek_board_ram_inner(&self, addr: u16, open_bus: u8) -> u8 {
+        if addr >= 0x7F00 {
+            bytemuck::cast_slice::<_, u8>(&self.state.ram)[usize::from(addr) % X1005_RAM_LEN]
+        } else {
+            open_bus
+        }
+    }
+}
+
+impl Mapper for X1005 {
+    state_in!(state: X1005State);
+
+    /// Its only RAM is the chip's 128 bytes, in the registers' state.
+    fn no_prg_ram(&self) -> bool {
+        true
+    }
+
+    fn peek_board_ram(&self, addr: u16, open_bus: u8) -> u8 {
+        self.peek_board_ram_inner(addr, open_bus)
+    }
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         X1005 { state: X1005State::default(), nametables_from_chr: config.mapper == 207 }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr {
             0x7EF0..=0x7EF5 => s.chr[usize::from(addr - 0x7EF0)] = value,
@@ -74,17 +97,8 @@ impl X1005 {
         true
     }
 
-    /// A CPU read of $7E00-$7FFF (the window that holds the RAM, mapped only while it is enabled).
-    pub fn peek_ram(&self, addr: u16, open_bus: u8) -> u8 {
-        if addr >= 0x7F00 {
-            bytemuck::cast_slice::<_, u8>(&self.state.ram)[usize::from(addr) % X1005_RAM_LEN]
-        } else {
-            open_bus
-        }
-    }
-
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank));
@@ -114,16 +128,6 @@ impl X1005 {
         }
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -138,32 +142,32 @@ mod tests {
     #[test]
     fn registers_pair_from_7ef6_and_the_ram_needs_a3() {
         let (mut x, mut map) = board(80);
-        x.write_low(0x7EFB, 5);
-        x.write_low(0x7EFC, 6);
-        x.write_low(0x7EFF, 7);
-        x.write_low(0x7EF0, 0x83);
-        x.write_low(0x7EF5, 0xC1);
-        x.write_low(0x7EF7, 1);
+        x.write_low(0x7EFB, 5, 0);
+        x.write_low(0x7EFC, 6, 0);
+        x.write_low(0x7EFF, 7, 0);
+        x.write_low(0x7EF0, 0x83, 0);
+        x.write_low(0x7EF5, 0xC1, 0);
+        x.write_low(0x7EF7, 1, 0);
         x.update_map(&mut map);
         assert_eq!(map.prg, [5 * 0x2000, 6 * 0x2000, 7 * 0x2000, 15 * 0x2000]);
         assert_eq!(map.chr[0..2], [0x82 * 0x400, 0x83 * 0x400]);
         assert_eq!(map.chr[7], 0xC1 * 0x400);
         assert_eq!(map.nametables, [0, 1, 0, 1]);
-        x.write_low(0x7F05, 9);
-        assert_eq!(x.peek_ram(0x7F05, 0), 0, "disabled: the write is lost");
-        x.write_low(0x7EF9, RAM_ENABLE);
-        x.write_low(0x7F85, 9);
-        assert_eq!(x.peek_ram(0x7F05, 0x40), 9, "$7F80 mirrors $7F00");
-        assert_eq!(x.peek_ram(0x7EF5, 0x40), 0x40);
+        x.write_low(0x7F05, 9, 0);
+        assert_eq!(x.peek_board_ram(0x7F05, 0), 0, "disabled: the write is lost");
+        x.write_low(0x7EF9, RAM_ENABLE, 0);
+        x.write_low(0x7F85, 9, 0);
+        assert_eq!(x.peek_board_ram(0x7F05, 0x40), 9, "$7F80 mirrors $7F00");
+        assert_eq!(x.peek_board_ram(0x7EF5, 0x40), 0x40);
     }
 
     #[test]
     fn mapper_207_takes_nametables_from_chr_bit_7() {
         let (mut x, mut map) = board(207);
-        x.write_low(0x7EF0, 0x85);
-        x.write_low(0x7EF1, 0x06);
-        x.write_low(0x7EF2, 0x90);
-        x.write_low(0x7EF6, 1);
+        x.write_low(0x7EF0, 0x85, 0);
+        x.write_low(0x7EF1, 0x06, 0);
+        x.write_low(0x7EF2, 0x90, 0);
+        x.write_low(0x7EF6, 1, 0);
         x.update_map(&mut map);
         assert_eq!(map.nametables, [1, 1, 0, 0]);
         assert_eq!(map.chr[0..4], [4 * 0x400, 5 * 0x400, 6 * 0x400, 7 * 0x400]);

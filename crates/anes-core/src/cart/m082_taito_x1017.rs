@@ -15,8 +15,9 @@
 //! Not modelled: the IRQ counter at $7EFD-$7EFF (no game uses it), and the pull-downs' effect on
 //! reads outside $6000-$7FFF (the wiki: 2A03 registers read 0 too).
 
-use super::board::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap, PRG_RAM_WINDOW, PRG_RAM_WINDOWS, PrgRamRead};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// The RAM regions: first 512-byte window, windows, and the value that enables the region.
 const RAM_REGIONS: [(usize, usize, u8); 3] = [(0, 4, 0xCA), (4, 4, 0x69), (8, 2, 0x84)];
@@ -43,14 +44,16 @@ pub(crate) struct X1017 {
     state: X1017State,
 }
 
-impl X1017 {
+impl Mapper for X1017 {
+    state_in!(state: X1017State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         X1017 { state: X1017State::default() }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr {
             0x7EF0..=0x7EF5 => s.chr[usize::from(addr - 0x7EF0)] = value,
@@ -63,7 +66,7 @@ impl X1017 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank >> 2) & 0x0F);
@@ -92,16 +95,6 @@ impl X1017 {
         }
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -113,12 +106,12 @@ mod tests {
         let mut x =
             X1017::new(BoardConfig { mapper: 82, submapper: 0, chr_rom_size: 0x40000, battery: true });
         let mut map = MemoryMap::new(0x20000, 0x40000, 0x2000, Mirroring::Vertical);
-        x.write_low(0x7EFA, 5 << 2);
-        x.write_low(0x7EF0, 0x21);
-        x.write_low(0x7EF2, 0x33);
-        x.write_low(0x7EF6, 2);
-        x.write_low(0x7EF8, 0x69);
-        x.write_low(0x7EF9, 0x69);
+        x.write_low(0x7EFA, 5 << 2, 0);
+        x.write_low(0x7EF0, 0x21, 0);
+        x.write_low(0x7EF2, 0x33, 0);
+        x.write_low(0x7EF6, 2, 0);
+        x.write_low(0x7EF8, 0x69, 0);
+        x.write_low(0x7EF9, 0x69, 0);
         x.update_map(&mut map);
         assert_eq!(map.prg[0], 5 * 0x2000);
         assert_eq!(map.chr[4..6], [0x20 * 0x400, 0x21 * 0x400]);

@@ -18,9 +18,11 @@
 //! The IRQ counter and the sound run lazily, caught up in closed form at register writes and at
 //! the console's catch-up points, like the VRC6's.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::expansion_audio::ExpansionChip;
 use super::m085_vrc7_audio::Vrc7Audio;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 use super::vrc_irq::VrcIrq;
 
 crate::layout::state_struct! {
@@ -57,9 +59,15 @@ pub(crate) struct Vrc7 {
     ticked: u64,
 }
 
-impl Vrc7 {
+impl Mapper for Vrc7 {
+    state_in!(state: Vrc7State, ticked: ticked);
+
+    fn expansion_chip(&self) -> Option<ExpansionChip> {
+        Some(ExpansionChip::Vrc7)
+    }
+
     /// The board in its power-on state. `Board::new` calls this only for mapper 85.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         let select_lines = match config.submapper {
             1 => 0x0008,
             2 => 0x0010,
@@ -74,7 +82,7 @@ impl Vrc7 {
 
     /// A CPU write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The IRQ counter and the sound are first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let second = addr & self.select_lines != 0;
         let s = &mut self.state;
@@ -117,44 +125,32 @@ impl Vrc7 {
         true
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the IRQ counter and the sound current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the IRQ counter and the sound through CPU cycle `cpu_cycle`.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the IRQ counter and the sound over `cycles` CPU cycles.
+    fn run_cycles(&mut self, cycles: u64) {
         self.state.irq.run(cycles);
         if self.state.control & SOUND_RESET == 0 {
             self.state.audio.run(cycles);
         }
     }
 
-    /// The CPU cycle whose counter clock asserts /IRQ; `u64::MAX` when none can.
-    pub fn irq_due_cycle(&self) -> u64 {
-        self.state.irq.cycles_to_irq().map_or(u64::MAX, |cycles| self.ticked.saturating_add(cycles))
+    /// CPU cycles to the one whose counter clock asserts /IRQ; `None` when none can.
+    fn cycles_to_irq(&self) -> Option<u64> {
+        self.state.irq.cycles_to_irq()
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq.line()
     }
 
     /// The sound's output level as of the cycle run through last (+/-24,576).
-    pub fn expansion_level(&self) -> i32 {
+    fn expansion_level(&self) -> i32 {
         self.state.audio.level()
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank));
@@ -171,16 +167,6 @@ impl Vrc7 {
         });
         let ram = s.control & PRG_RAM_ENABLE != 0;
         map.set_prg_ram(0, ram, ram);
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -4,7 +4,8 @@
 //! are not in the ROM image): not modelled, those writes change nothing here. No PRG RAM (the
 //! registers sit where it would); wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// JF-13 register.
@@ -22,14 +23,16 @@ pub(crate) struct Jf13 {
     state: Jf13State,
 }
 
-impl Jf13 {
+impl Mapper for Jf13 {
+    state_in!(state: Jf13State);
+
     /// The board in its power-on state (the register's is unspecified; 0 here).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Jf13 { state: Jf13State::default() }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr & 0xF000 != 0x6000 {
             return false;
         }
@@ -38,37 +41,27 @@ impl Jf13 {
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = usize::from(self.state.register);
         map.set_prg_32k((r >> 4) & 3);
         map.set_chr_8k((r & 3) | ((r >> 4) & 4));
         map.set_prg_ram(0, false, false);
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn bit_6_is_the_third_chr_bit_and_7000_is_not_a_bank_register() {
         let mut board =
             Jf13::new(BoardConfig { mapper: 86, submapper: 0, chr_rom_size: 0x10000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x10000, 0, Mirroring::Vertical);
-        assert!(!board.write_low(0x7000, 0x7F));
-        assert!(board.write_low(0x6FFF, 0x62));
+        assert!(!board.write_low(0x7000, 0x7F, 0));
+        assert!(board.write_low(0x6FFF, 0x62, 0));
         board.update_map(&mut map);
         assert_eq!((map.prg[0], map.chr[0]), (2 * 0x8000, 6 * 0x2000));
     }

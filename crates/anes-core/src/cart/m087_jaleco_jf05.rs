@@ -3,7 +3,8 @@
 //! is the bank's high bit, bit 1 its low bit). PRG is fixed (NROM); no PRG RAM (the register sits
 //! where it would); wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Mapper 87 latch.
@@ -21,14 +22,16 @@ pub(crate) struct Mapper87 {
     state: Mapper87State,
 }
 
-impl Mapper87 {
+impl Mapper for Mapper87 {
+    state_in!(state: Mapper87State);
+
     /// The board in its power-on state (the latch's is unspecified; 0 here).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Mapper87 { state: Mapper87State::default() }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr < 0x6000 {
             return false;
         }
@@ -37,29 +40,19 @@ impl Mapper87 {
     }
 
     /// Points every window of `map` at the banks the latch selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = usize::from(self.state.register);
         map.set_prg_32k(0);
         map.set_chr_8k(((r & 1) << 1) | ((r >> 1) & 1));
         map.set_prg_ram(0, false, false);
         map.low_registers = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn the_two_bank_bits_are_swapped() {
@@ -67,7 +60,7 @@ mod tests {
             Mapper87::new(BoardConfig { mapper: 87, submapper: 0, chr_rom_size: 0x8000, battery: false });
         let mut map = MemoryMap::new(0x8000, 0x8000, 0, Mirroring::Vertical);
         for (value, bank) in [(0u8, 0usize), (1, 2), (2, 1), (3, 3)] {
-            board.write_low(0x7FFF, value);
+            board.write_low(0x7FFF, value, 0);
             board.update_map(&mut map);
             assert_eq!(map.chr[0], bank * 0x2000, "{value}");
         }

@@ -3,8 +3,9 @@
 //! (R2-R5) within the second. PRG as on mapper 206. Mapper 154 adds a mirroring bit
 //! (`m154_namcot3453.rs`).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::m206_namco108::Namco108;
+use super::m206_namco108::{Namco108, Namco108State};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 /// Namco 108 with CHR A16 from PPU A12.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,14 +13,21 @@ pub(crate) struct Namcot3443 {
     pub chip: Namco108,
 }
 
-impl Namcot3443 {
+impl Mapper for Namcot3443 {
+    state_in!(chip.state: Namco108State);
+
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        self.chip.write_register(addr, value)
+    }
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Namcot3443 { chip: Namco108::new(config) }
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         self.chip.map_prg(map);
         for (window, bank) in self.chip.chr_banks().into_iter().enumerate() {
             let a16 = if window >= 4 { 0x40 } else { 0 };
@@ -27,23 +35,13 @@ impl Namcot3443 {
         }
         map.set_prg_ram(0, false, false);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        self.chip.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.chip.state_bytes_mut()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::CHR_SLOT;
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::CHR_SLOT;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn the_right_pattern_table_banks_in_the_second_64_kib() {

@@ -3,8 +3,9 @@
 //! bank), bit 7 and bits 0-2 the 8 KiB CHR bank (bit 7 its high bit), M the single-screen page;
 //! bus conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Sunsoft-2 (Sunsoft-3 board) register.
@@ -22,20 +23,22 @@ pub(crate) struct Sunsoft2 {
     state: Sunsoft2State,
 }
 
-impl Sunsoft2 {
+impl Mapper for Sunsoft2 {
+    state_in!(state: Sunsoft2State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Sunsoft2 { state: Sunsoft2State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true (the map must be recomputed).
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.register = value;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = usize::from(self.state.register);
         map.set_prg_16k(0, (r >> 4) & 7);
         let last_16k = map.prg_bank_from_end(2) / 2;
@@ -43,15 +46,5 @@ impl Sunsoft2 {
         map.set_chr_8k((r >> 7) << 3 | (r & 7));
         map.set_mirroring(if r & 0x08 != 0 { Mirroring::SingleScreenB } else { Mirroring::SingleScreenA });
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

@@ -5,7 +5,8 @@
 //! 8 KiB CHR latch. A write with the bit already high changes nothing, so games write the bank with
 //! the bit set, then clear it. Bits 4-5 drive the speech chip (a uPD7756C; not modelled).
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// JF-19 latches.
@@ -27,16 +28,18 @@ pub(crate) struct Jf19 {
     state: Jf19State,
 }
 
-impl Jf19 {
+impl Mapper for Jf19 {
+    state_in!(state: Jf19State);
+
     /// The board in its power-on state (the latches' is unspecified; 0 here).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Jf19 { state: Jf19State::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be
     /// recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let rising = value & !self.state.last_write;
         self.state.last_write = value;
         if rising & 0x80 != 0 {
@@ -49,21 +52,11 @@ impl Jf19 {
     }
 
     /// Points every window of `map` at the banks the latches hold.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, 0);
         map.set_prg_16k(1, usize::from(self.state.prg_bank));
         map.set_chr_8k(usize::from(self.state.chr_bank));
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -75,12 +68,12 @@ mod tests {
     fn only_a_rising_edge_clocks_a_latch() {
         let mut board =
             Jf19::new(BoardConfig { mapper: 92, submapper: 0, chr_rom_size: 0x20000, battery: false });
-        assert!(board.write_register(0x85), "0 -> 1: PRG latched");
-        assert!(!board.write_register(0x87), "bit 7 still high: nothing");
-        assert!(board.write_register(0xC3), "bit 6 rises: CHR latched, PRG not");
+        assert!(board.write_register(0x8000, 0x85, 0), "0 -> 1: PRG latched");
+        assert!(!board.write_register(0x8000, 0x87, 0), "bit 7 still high: nothing");
+        assert!(board.write_register(0x8000, 0xC3, 0), "bit 6 rises: CHR latched, PRG not");
         assert_eq!((board.state.prg_bank, board.state.chr_bank), (5, 3));
-        assert!(!board.write_register(0x02));
-        assert!(board.write_register(0x89));
+        assert!(!board.write_register(0x8000, 0x02, 0));
+        assert!(board.write_register(0x8000, 0x89, 0));
         assert_eq!((board.state.prg_bank, board.state.chr_bank), (9, 3));
     }
 }

@@ -4,7 +4,8 @@
 //! the address's low byte, as on mapper 185: [`MemoryMap::chr_open_bus`]); wired mirroring; bus
 //! conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Sunsoft-2 (3R board) register.
@@ -22,20 +23,27 @@ pub(crate) struct Sunsoft2_3r {
     state: Sunsoft2_3rState,
 }
 
-impl Sunsoft2_3r {
+impl Mapper for Sunsoft2_3r {
+    state_in!(state: Sunsoft2_3rState);
+
+    /// Its CHR RAM can be disabled: reads then see open bus.
+    fn chr_open_bus_page(&self, _chr_is_ram: bool) -> bool {
+        true
+    }
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Sunsoft2_3r { state: Sunsoft2_3rState::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true (the map must be recomputed).
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.register = value;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.register >> 4) & 7);
         let last_16k = map.prg_bank_from_end(2) / 2;
         map.set_prg_16k(1, last_16k);
@@ -44,15 +52,5 @@ impl Sunsoft2_3r {
             map.set_chr_open_bus();
         }
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

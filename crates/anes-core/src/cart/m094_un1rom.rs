@@ -2,7 +2,8 @@
 //! shifted: bits 2-4 of a write to $8000-$FFFF select the 16 KiB PRG bank at $8000, the last 16 KiB
 //! is fixed at $C000. 8 KiB CHR RAM, wired mirroring, bus conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// UN1ROM register.
@@ -20,43 +21,35 @@ pub(crate) struct Un1rom {
     state: Un1romState,
 }
 
-impl Un1rom {
+impl Mapper for Un1rom {
+    state_in!(state: Un1romState);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Un1rom { state: Un1romState::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.prg_bank = (value >> 2) & 7;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, usize::from(self.state.prg_bank));
         map.set_prg_8k(2, map.prg_bank_from_end(2));
         map.set_prg_8k(3, map.prg_bank_from_end(1));
         map.set_chr_8k(0);
         map.bus_conflicts = true;
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn bits_2_to_4_select_the_bank_at_8000() {
@@ -64,7 +57,7 @@ mod tests {
             Un1rom::new(BoardConfig { mapper: 94, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x2000, 0, Mirroring::Vertical);
         for (value, bank) in [(0x00u8, 0usize), (0x04, 1), (0x03, 0), (0x1C, 7), (0xFF, 7), (0x08, 2)] {
-            board.write_register(value);
+            board.write_register(0x8000, value, 0);
             board.update_map(&mut map);
             assert_eq!(map.prg, [bank * 0x4000, bank * 0x4000 + 0x2000, 0x1C000, 0x1E000], "{value:#X}");
         }

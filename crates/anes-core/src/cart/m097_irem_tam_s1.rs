@@ -3,8 +3,9 @@
 //! bits 6-7 the nametables: 0 one-screen page 0, 1 horizontal (CIRAM A10 = PPU A11), 2 vertical
 //! (PPU A10), 3 one-screen page 1. CHR is fixed; the chip drives the data bus, so no bus conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// TAM-S1 register.
@@ -22,15 +23,17 @@ pub(crate) struct TamS1 {
     state: TamS1State,
 }
 
-impl TamS1 {
+impl Mapper for TamS1 {
+    state_in!(state: TamS1State);
+
     /// The board in its power-on state (the register's is unspecified; 0 here).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         TamS1 { state: TamS1State::default() }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr >= 0xC000 {
             return false;
         }
@@ -39,7 +42,7 @@ impl TamS1 {
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
         map.set_prg_16k(0, map.prg_bank_from_end(2) / 2);
         map.set_prg_16k(1, usize::from(r & 0x0F));
@@ -51,30 +54,20 @@ impl TamS1 {
             _ => Mirroring::SingleScreenB,
         });
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
+    use crate::cart::map::PRG_SLOT;
 
     #[test]
     fn the_last_bank_sits_at_8000_and_the_register_picks_c000() {
         let mut board =
             TamS1::new(BoardConfig { mapper: 97, submapper: 0, chr_rom_size: 0x2000, battery: false });
         let mut map = MemoryMap::new(0x40000, 0x2000, 0, Mirroring::Vertical);
-        assert!(!board.write_register(0xC000, 0x45), "$C000-$FFFF is not the register");
-        assert!(board.write_register(0xBFFF, 0x85));
+        assert!(!board.write_register(0xC000, 0x45, 0), "$C000-$FFFF is not the register");
+        assert!(board.write_register(0xBFFF, 0x85, 0));
         board.update_map(&mut map);
         assert_eq!(map.prg.map(|o| o / PRG_SLOT), [30, 31, 10, 11]);
         assert_eq!(map.nametables, [0, 1, 0, 1], "mode 2: vertical");

@@ -22,8 +22,9 @@
 //! this board always follows $A000. The console's reset button does not relock it (the cartridge has
 //! no reset line; `Cartridge::reset`).
 
-use super::board::{BoardConfig, MemoryMap};
 use super::m001_sxrom::{Sxrom, SxromState};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 /// The four DIP switches D-C-B-A as bits 3-0 (1 = closed): C, the tournament's setting.
 const DIP_SWITCHES: u32 = 0b0100;
@@ -71,17 +72,45 @@ pub(crate) struct NesEvent {
 }
 
 impl NesEvent {
+    /// True while `I` lets the timer count.
+    fn timer_running(&self) -> bool {
+        self.state.mmc1.chr_bank0 & TIMER_RESET == 0
+    }
+
+    /// Cycles from the timer's current value to the target (1 to 2^30).
+    fn cycles_to_target(&self) -> u64 {
+        match TIMER_TARGET.wrapping_sub(self.state.timer) & TIMER_MASK {
+            0 => 1 << 30,
+            cycles => u64::from(cycles),
+        }
+    }
+
+    /// One CPU cycle of the timer: the definition [`NesEvent::catch_up`] must equal.
+    #[cfg(test)]
+    fn step_cycle(&mut self) {
+        if self.timer_running() {
+            self.state.timer = (self.state.timer + 1) & TIMER_MASK;
+            if self.state.timer == TIMER_TARGET {
+                self.state.irq_pending = 1;
+            }
+        }
+    }
+}
+
+impl Mapper for NesEvent {
+    state_in!(state: NesEventState, ticked: ticked);
+
     /// The board at power-on: the MMC1 in PRG mode 3 as [`Sxrom`] powers on, and `I` set (the
     /// registers' power-on values are not documented; this holds the timer until the program starts
     /// it).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         let mmc1 = SxromState { control: 0x0C, chr_bank0: TIMER_RESET, ..SxromState::default() };
         NesEvent { state: NesEventState { mmc1, ..NesEventState::default() }, ticked: 0 }
     }
 
     /// A write to $8000-$FFFF on CPU cycle `cpu_cycle`; returns true when the bank map must be
     /// recomputed. The timer is first run through this cycle.
-    pub fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         self.catch_up(cpu_cycle);
         let mut mmc1 = Sxrom::from_state(self.state.mmc1);
         let changed = mmc1.write_register(addr, value, cpu_cycle);
@@ -102,33 +131,8 @@ impl NesEvent {
         changed
     }
 
-    /// True while `I` lets the timer count.
-    fn timer_running(&self) -> bool {
-        self.state.mmc1.chr_bank0 & TIMER_RESET == 0
-    }
-
-    /// Cycles from the timer's current value to the target (1 to 2^30).
-    fn cycles_to_target(&self) -> u64 {
-        match TIMER_TARGET.wrapping_sub(self.state.timer) & TIMER_MASK {
-            0 => 1 << 30,
-            cycles => u64::from(cycles),
-        }
-    }
-
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the timer current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
     /// Runs the timer through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    fn run_cycles(&mut self, cycles: u64) {
         if cycles == 0 || !self.timer_running() {
             return;
         }
@@ -139,33 +143,22 @@ impl NesEvent {
         self.state.timer = timer as u32;
     }
 
-    /// One CPU cycle of the timer: the definition [`NesEvent::catch_up`] must equal.
-    #[cfg(test)]
-    fn step_cycle(&mut self) {
-        if self.timer_running() {
-            self.state.timer = (self.state.timer + 1) & TIMER_MASK;
-            if self.state.timer == TIMER_TARGET {
-                self.state.irq_pending = 1;
-            }
-        }
-    }
-
     /// The CPU cycle on which the timer asserts /IRQ; `u64::MAX` when it cannot (held, or asserted).
-    pub fn irq_due_cycle(&self) -> u64 {
+    fn cycles_to_irq(&self) -> Option<u64> {
         if !self.timer_running() || self.state.irq_pending != 0 {
-            return u64::MAX;
+            return None;
         }
-        self.ticked.saturating_add(self.cycles_to_target())
+        Some(self.cycles_to_target())
     }
 
     /// The /IRQ output (true = asserted).
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let mmc1 = Sxrom::from_state(self.state.mmc1);
         mmc1.update_map(map);
         // The MMC1's 16 KiB banks: bit 0 is PRG A14 on either chip.
@@ -182,23 +175,13 @@ impl NesEvent {
         map.set_prg_16k(1, high);
         map.set_chr_8k(0);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::PRG_SLOT;
+    use crate::cart::rom_info::Mirroring;
 
     fn board() -> (NesEvent, MemoryMap) {
         let board = NesEvent::new(BoardConfig { mapper: 105, submapper: 0, chr_rom_size: 0, battery: false });

@@ -13,7 +13,8 @@
 //! board) mirrors $2000-$2EFF here, as the PPU hands the cartridge nametable addresses modulo 4 KiB;
 //! a CPU read of the register's addresses latches open bus into it.
 
-use super::board::{BoardConfig, MemoryMap, PrgSlot};
+use super::map::{BoardConfig, MemoryMap, PrgSlot};
+use super::mapper::{Mapper, state_in};
 use super::sst39sf_flash::FlashState;
 
 /// The board's nametable RAM: two pages of 8 KiB.
@@ -39,14 +40,16 @@ pub(crate) struct Gtrom {
     state: GtromState,
 }
 
-impl Gtrom {
+impl Mapper for Gtrom {
+    state_in!(state: GtromState);
+
     /// The board in its power-on state (the register's is unspecified; 0 here).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Gtrom { state: GtromState::default() }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr & 0xD000 != 0x5000 {
             return false;
         }
@@ -55,12 +58,21 @@ impl Gtrom {
     }
 
     /// The flash chip's command state.
-    pub fn flash_mut(&mut self) -> &mut FlashState {
-        &mut self.state.flash
+    fn flash_mut(&mut self) -> Option<&mut FlashState> {
+        Some(&mut self.state.flash)
+    }
+
+    /// Its PRG is the flash chip, and every write to $8000-$FFFF reaches it.
+    fn has_flash(&self) -> bool {
+        true
+    }
+
+    fn flash_port(&self, _addr: u16) -> bool {
+        true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
         map.set_prg_32k(usize::from(r & 0x0F));
         map.set_chr_8k(usize::from(r >> 4) & 1);
@@ -72,37 +84,27 @@ impl Gtrom {
         // In software ID mode every read of the chip returns its IDs.
         map.prg_slots = [if self.state.flash.id_mode() { PrgSlot::FlashId } else { PrgSlot::Rom }; 4];
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::{CHR_SLOT, PRG_SLOT};
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::{CHR_SLOT, PRG_SLOT};
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn one_register_at_5000_and_7000_selects_everything() {
         let mut board =
             Gtrom::new(BoardConfig { mapper: 111, submapper: 0, chr_rom_size: 0, battery: false });
         let mut map = MemoryMap::new(0x80000, GTROM_CHR_RAM_LEN, 0, Mirroring::FourScreen);
-        assert!(!board.write_low(0x6000, 0xFF), "$6000 is not decoded");
-        assert!(!board.write_low(0x4100, 0xFF));
-        assert!(board.write_low(0x7FFF, 0x3A));
+        assert!(!board.write_low(0x6000, 0xFF, 0), "$6000 is not decoded");
+        assert!(!board.write_low(0x4100, 0xFF, 0));
+        assert!(board.write_low(0x7FFF, 0x3A, 0));
         board.update_map(&mut map);
         assert_eq!(map.prg[0] / PRG_SLOT, 40, "32 KiB bank 10");
         assert_eq!(map.chr[0] / CHR_SLOT, 8, "8 KiB bank 1");
         assert_eq!(map.nametables, [10, 11, 12, 13], "nametable page 1");
-        assert!(board.write_low(0x5000, 0xC0));
+        assert!(board.write_low(0x5000, 0xC0, 0));
         board.update_map(&mut map);
         assert_eq!((map.prg[3] / PRG_SLOT, map.chr[7] / CHR_SLOT, map.nametables), (3, 7, [2, 3, 4, 5]));
     }

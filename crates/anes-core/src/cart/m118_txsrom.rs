@@ -5,29 +5,24 @@
 //! of that bank, to CIRAM A10 instead of the MMC3's mirroring output: each nametable slot takes the
 //! CIRAM page of the bank register behind $0000, $0400, $0800 or $0C00. With $8000 bit 7 clear those
 //! are R0 (slots 0 and 1) and R1 (slots 2 and 3); with it set, R2-R5 one slot each. $A000 has no
-//! effect. Everything else, IRQ included, is the MMC3's ([`Txrom`]).
+//! effect. Everything else, IRQ included, is the MMC3's (`Txrom`).
 
-use super::board::MemoryMap;
-use super::m004_txrom::Txrom;
-
-/// The CHR banks and nametables of `mmc3` on TxSROM: CHR A17 dropped from the pattern banks and
-/// routed to CIRAM A10. (The board is a [`Txrom`] with this wiring: one `Board` variant for the
-/// MMC3 family keeps the A12 counter's paths, run at every PPU fetch, a single test.)
-pub(super) fn map_chr_and_nametables(mmc3: &Txrom, map: &mut MemoryMap) {
-    let registers = mmc3.registers();
+/// The CIRAM page of each nametable slot on TxSROM, from the MMC3's bank registers and its CHR A12
+/// inversion: CHR A17 routed to CIRAM A10 (the pattern banks drop it: `bank & 0x7F`). (The board is
+/// a `Txrom` with this wiring: one `Board` variant for the MMC3 family keeps the A12 counter's
+/// paths, run at every PPU fetch, a single test.)
+pub(super) fn nametables(registers: [u8; 8], chr_a12_inverted: bool) -> [u8; 4] {
     // The register behind each of $0000-$0FFF's four windows.
-    let behind = if mmc3.chr_a12_inverted() { [2, 3, 4, 5] } else { [0, 0, 1, 1] };
-    for (slot, register) in behind.into_iter().enumerate() {
-        map.nametables[slot] = registers[register] >> 7;
-    }
-    mmc3.map_chr(map, |bank| usize::from(bank & 0x7F));
+    let behind = if chr_a12_inverted { [2, 3, 4, 5] } else { [0, 0, 1, 1] };
+    behind.map(|register| registers[register] >> 7)
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::cart::board::{BoardConfig, MemoryMap};
-    use crate::cart::header::Mirroring;
     use crate::cart::m004_txrom::Txrom;
+    use crate::cart::map::{BoardConfig, MemoryMap};
+    use crate::cart::mapper::Mapper;
+    use crate::cart::rom_info::Mirroring;
 
     fn board() -> (Txrom, MemoryMap) {
         // 128 KiB of CHR ROM (TKSROM's most): 1 KiB banks 0-127.
@@ -39,7 +34,7 @@ mod tests {
     }
 
     fn write(board: &mut Txrom, map: &mut MemoryMap, addr: u16, value: u8) {
-        if board.write_register(addr, value) {
+        if board.write_register(addr, value, 0) {
             board.update_map(map);
         }
     }

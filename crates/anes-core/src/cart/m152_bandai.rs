@@ -3,8 +3,9 @@
 //! CHR bank (C) and the CIRAM page of one-screen mirroring (M); the last 16 KiB is fixed at $C000.
 //! The ROM drives the data bus too: bus conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Mapper 152 register.
@@ -23,36 +24,28 @@ pub(crate) struct Bandai152 {
     state: Bandai152State,
 }
 
-impl Bandai152 {
+impl Mapper for Bandai152 {
+    state_in!(state: Bandai152State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Bandai152 { state: Bandai152State::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true: the map changes.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.register = value;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = self.state.register;
         map.set_prg_16k(0, usize::from((r >> 4) & 0x07));
         map.set_prg_16k(1, map.prg_bank_from_end(2) / 2);
         map.set_chr_8k(usize::from(r & 0x0F));
         map.set_mirroring(if r & 0x80 != 0 { Mirroring::SingleScreenB } else { Mirroring::SingleScreenA });
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

@@ -1,9 +1,11 @@
 //! Mapper 154: NAMCOT-3453 (nesdev "INES Mapper 154"): mapper 88 ([`Namcot3443`]) plus one-screen
 //! mirroring from bit 6 of every write to $8000-$FFFF, even or odd address (0: page 0, 1: page 1).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
 use super::m088_namcot3443::Namcot3443;
+use super::m206_namco108::Namco108State;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 /// Mapper 88 with a single-screen latch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -11,34 +13,26 @@ pub(crate) struct Namcot3453 {
     pub board: Namcot3443,
 }
 
-impl Namcot3453 {
+impl Mapper for Namcot3453 {
+    state_in!(board.chip.state: Namco108State);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Namcot3453 { board: Namcot3443::new(config) }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.board.chip.state.one_screen = (value >> 6) & 1;
         self.board.chip.write_register(addr, value);
         true
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         self.board.update_map(map);
         let page_1 = self.board.chip.state.one_screen & 1 != 0;
         map.set_mirroring(if page_1 { Mirroring::SingleScreenB } else { Mirroring::SingleScreenA });
-    }
-
-    /// The register state as bytes (the chip's, with the latch).
-    pub fn state_bytes(&self) -> &[u8] {
-        self.board.chip.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.board.chip.state_bytes_mut()
     }
 }
 
@@ -54,7 +48,7 @@ mod tests {
         for (addr, value, page) in
             [(0xE000u16, 0x40u8, 1u8), (0x8000, 0x02, 0), (0xC001, 0x7F, 1), (0x8001, 0x05, 0)]
         {
-            board.write_register(addr, value);
+            board.write_register(addr, value, 0);
             board.update_map(&mut map);
             assert_eq!(map.nametables, [page; 4], "${addr:04X} = ${value:02X}");
         }

@@ -4,8 +4,9 @@
 //! Instead, while bit 4 is set, bit 3 bypasses the fixed-bank logic and drives PRG A17 directly, for
 //! the fixed 16 KiB bank as well as the switched one (in 32 KiB mode bit 3 reaches A17 anyway).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::m001_sxrom::Sxrom;
+use super::m001_sxrom::{Sxrom, SxromState};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 /// MMC1A board.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,14 +14,21 @@ pub(crate) struct Mmc1a {
     pub mmc1: Sxrom,
 }
 
-impl Mmc1a {
+impl Mapper for Mmc1a {
+    state_in!(mmc1.state: SxromState);
+
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+        self.mmc1.write_register(addr, value, cpu_cycle)
+    }
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Mmc1a { mmc1: Sxrom::new(config) }
     }
 
     /// The MMC1's map with the MMC1A's PRG bank bits 3 and 4.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         self.mmc1.update_map(map);
         let prg_bank = self.mmc1.prg_bank();
         if prg_bank & 0x10 != 0 {
@@ -32,23 +40,13 @@ impl Mmc1a {
         let ram_bank = self.mmc1.prg_ram_bank(map);
         map.set_prg_ram(ram_bank, true, true);
     }
-
-    /// The register state as bytes: the MMC1's.
-    pub fn state_bytes(&self) -> &[u8] {
-        self.mmc1.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.mmc1.state_bytes_mut()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::PRG_SLOT;
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::PRG_SLOT;
+    use crate::cart::rom_info::Mirroring;
 
     /// Writes `value` to the MMC1 register at `addr` through the serial port.
     fn write(board: &mut Mmc1a, map: &mut MemoryMap, cycle: &mut u64, addr: u16, value: u8) {

@@ -3,7 +3,8 @@
 //! a write to $8000-$FFFF select the 16 KiB bank at $C000. 8 KiB CHR RAM, wired mirroring, bus
 //! conflicts.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Mapper 180 register.
@@ -21,42 +22,34 @@ pub(crate) struct Unrom180 {
     state: Unrom180State,
 }
 
-impl Unrom180 {
+impl Mapper for Unrom180 {
+    state_in!(state: Unrom180State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Unrom180 { state: Unrom180State::default() }
     }
 
     /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         self.state.prg_bank = value & 7;
         true
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_16k(0, 0);
         map.set_prg_16k(1, usize::from(self.state.prg_bank));
         map.set_chr_8k(0);
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn the_first_bank_stays_and_the_write_selects_c000() {
@@ -66,7 +59,7 @@ mod tests {
         board.update_map(&mut map);
         assert_eq!(map.prg, [0, 0x2000, 0, 0x2000], "power-on: bank 0 at both halves");
         for (value, bank) in [(5u8, 5usize), (0xFF, 7), (0x08, 0)] {
-            board.write_register(value);
+            board.write_register(0x8000, value, 0);
             board.update_map(&mut map);
             assert_eq!(map.prg, [0, 0x2000, bank * 0x4000, bank * 0x4000 + 0x2000], "{value:#X}");
         }

@@ -2,7 +2,8 @@
 //! selects the 4 KiB CHR bank at $0000, H the one at $1000. PRG is 32 KiB, unbanked; no PRG RAM
 //! (reads of $6000-$7FFF are open bus); wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Sunsoft-1 register.
@@ -20,14 +21,16 @@ pub(crate) struct Sunsoft1 {
     state: Sunsoft1State,
 }
 
-impl Sunsoft1 {
+impl Mapper for Sunsoft1 {
+    state_in!(state: Sunsoft1State);
+
     /// The board in its power-on state.
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Sunsoft1 { state: Sunsoft1State::default() }
     }
 
     /// A CPU write to $4020-$7FFF; returns true when the map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr < 0x6000 {
             return false;
         }
@@ -36,7 +39,7 @@ impl Sunsoft1 {
     }
 
     /// Points every window of `map` at the banks the register selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let r = usize::from(self.state.register);
         map.set_prg_32k(0);
         map.set_chr_4k(0, r & 7);
@@ -44,15 +47,5 @@ impl Sunsoft1 {
         // The register decodes $6000-$7FFF: no RAM answers there, whatever an iNES 1.0 header implies.
         map.set_prg_ram(0, false, false);
         map.low_registers = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }

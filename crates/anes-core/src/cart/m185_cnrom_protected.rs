@@ -6,7 +6,8 @@
 //! the wiki's first heuristic: CHR is enabled when the latch's low nibble is non-zero and the latch
 //! is not $13 (every game but Seicross v2).
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Mapper 185 latch.
@@ -27,19 +28,6 @@ pub(crate) struct Cnrom185 {
 }
 
 impl Cnrom185 {
-    /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
-        let enabling_select = matches!(config.submapper, 4..=7).then(|| config.submapper - 4);
-        Cnrom185 { state: Cnrom185State::default(), enabling_select }
-    }
-
-    /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be recomputed.
-    #[inline]
-    pub fn write_register(&mut self, value: u8) -> bool {
-        self.state.latch = value;
-        true
-    }
-
     /// True when the latch enables the CHR ROM.
     fn chr_enabled(&self) -> bool {
         let latch = self.state.latch;
@@ -48,9 +36,31 @@ impl Cnrom185 {
             None => latch & 0x0F != 0 && latch != 0x13,
         }
     }
+}
+
+impl Mapper for Cnrom185 {
+    state_in!(state: Cnrom185State);
+
+    /// Its CHR ROM can be disabled: reads then see open bus.
+    fn chr_open_bus_page(&self, chr_is_ram: bool) -> bool {
+        !chr_is_ram
+    }
+
+    /// The board in its power-on state.
+    fn new(config: BoardConfig) -> Self {
+        let enabling_select = matches!(config.submapper, 4..=7).then(|| config.submapper - 4);
+        Cnrom185 { state: Cnrom185State::default(), enabling_select }
+    }
+
+    /// A CPU write to $8000-$FFFF (after the bus conflict); returns true when the map must be recomputed.
+    #[inline]
+    fn write_register(&mut self, _addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        self.state.latch = value;
+        true
+    }
 
     /// Points every window of `map` at the banks the latch selects.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         map.set_prg_32k(0);
         if self.chr_enabled() {
             map.set_chr_8k(0);
@@ -58,16 +68,6 @@ impl Cnrom185 {
             map.set_chr_open_bus();
         }
         map.bus_conflicts = true;
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
@@ -84,16 +84,16 @@ mod tests {
         };
         for (wrong, right) in games {
             let mut b = board(0);
-            b.write_register(wrong);
+            b.write_register(0x8000, wrong, 0);
             assert!(!b.chr_enabled(), "{wrong:#X}");
-            b.write_register(right);
+            b.write_register(0x8000, right, 0);
             assert!(b.chr_enabled(), "{right:#X}");
         }
         // Seicross v2 needs its submapper: $20 (select 0) enables, $21 disables.
         let mut seicross = board(4);
-        seicross.write_register(0x21);
+        seicross.write_register(0x8000, 0x21, 0);
         assert!(!seicross.chr_enabled());
-        seicross.write_register(0x20);
+        seicross.write_register(0x8000, 0x20, 0);
         assert!(seicross.chr_enabled());
     }
 }

@@ -8,7 +8,8 @@
 //! header's), no IRQ, no PRG RAM. The other boards with this chip (76, 88, 95, 154) compose
 //! [`Namco108`] and wire its CHR outputs differently.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// Namco 108 registers, and mapper 154's mirroring latch.
@@ -79,16 +80,6 @@ impl Namco108 {
         let r = self.registers();
         [r[0], r[0] | 1, r[1], r[1] | 1, r[2], r[3], r[4], r[5]]
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 /// Mapper 206: the chip's outputs wired straight to the ROMs.
@@ -97,14 +88,21 @@ pub(crate) struct Dxrom {
     pub chip: Namco108,
 }
 
-impl Dxrom {
+impl Mapper for Dxrom {
+    state_in!(chip.state: Namco108State);
+
+    #[inline]
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
+        self.chip.write_register(addr, value)
+    }
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Dxrom { chip: Namco108::new(config) }
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         self.chip.map_prg(map);
         for (window, bank) in self.chip.chr_banks().into_iter().enumerate() {
             map.set_chr_1k(window, usize::from(bank));
@@ -112,23 +110,13 @@ impl Dxrom {
         // No RAM at $6000-$7FFF: open bus.
         map.set_prg_ram(0, false, false);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        self.chip.state_bytes()
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        self.chip.state_bytes_mut()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::board::{CHR_SLOT, PRG_SLOT};
-    use crate::cart::header::Mirroring;
+    use crate::cart::map::{CHR_SLOT, PRG_SLOT};
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn registers_bank_as_the_wiki_says_and_only_at_8000_to_9fff() {

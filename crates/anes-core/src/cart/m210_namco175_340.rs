@@ -14,8 +14,9 @@
 //! $E000 sets bit 6 or 7 the board is taken for a 340 and those bits select the mirroring (the
 //! choice is part of the state).
 
-use super::board::{BoardConfig, MemoryMap};
-use super::header::Mirroring;
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
+use super::rom_info::Mirroring;
 
 crate::layout::state_struct! {
     /// Namco 175/340 registers.
@@ -51,9 +52,11 @@ pub(crate) struct Namco175 {
     chip: Chip,
 }
 
-impl Namco175 {
+impl Mapper for Namco175 {
+    state_in!(state: Namco175State);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         let chip = match config.submapper {
             1 => Chip::Namco175,
             2 => Chip::Namco340,
@@ -63,7 +66,7 @@ impl Namco175 {
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the bank map must be recomputed.
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         let register = usize::from((addr >> 11) & 3);
         match addr & 0xE000 {
@@ -81,7 +84,7 @@ impl Namco175 {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         for (slot, &bank) in s.prg.iter().enumerate() {
             map.set_prg_8k(slot, usize::from(bank & 0x3F));
@@ -110,16 +113,6 @@ impl Namco175 {
         };
         map.set_mirroring(mirroring);
     }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
-    }
 }
 
 #[cfg(test)]
@@ -131,7 +124,7 @@ mod tests {
             Namco175::new(BoardConfig { mapper: 210, submapper, chr_rom_size: 0x20000, battery: false });
         let mut map = MemoryMap::new(0x20000, 0x20000, 0x2000, Mirroring::Horizontal);
         for &(addr, value) in writes {
-            m.write_register(addr, value);
+            m.write_register(addr, value, 0);
         }
         m.update_map(&mut map);
         map
@@ -150,7 +143,7 @@ mod tests {
 
     #[test]
     fn prg_ram_answers_only_when_the_175_enables_it() {
-        use super::super::board::PrgRamRead;
+        use super::super::map::PrgRamRead;
         assert_eq!(map_after(1, &[]).prg_ram[0].read, PrgRamRead::OpenBus);
         assert_eq!(map_after(1, &[(0xC000, 1)]).prg_ram[15].read, PrgRamRead::Ram);
         assert_eq!(map_after(2, &[(0xC000, 1)]).prg_ram[0].read, PrgRamRead::OpenBus, "the 340 has none");

@@ -3,7 +3,8 @@
 //! submapper 1, bits 4 and 3 swapped), a write to $C000-$FFFF the 16 KiB bank within it (bits 0-1)
 //! at $8000; $C000 holds the block's last bank. 8 KiB CHR RAM, wired mirroring.
 
-use super::board::{BoardConfig, MemoryMap};
+use super::map::{BoardConfig, MemoryMap};
+use super::mapper::{Mapper, state_in};
 
 crate::layout::state_struct! {
     /// BF9096 registers.
@@ -25,15 +26,17 @@ pub(crate) struct Quattro {
     aladdin: bool,
 }
 
-impl Quattro {
+impl Mapper for Quattro {
+    state_in!(state: QuattroState);
+
     /// The board in its power-on state.
-    pub fn new(config: BoardConfig) -> Self {
+    fn new(config: BoardConfig) -> Self {
         Quattro { state: QuattroState::default(), aladdin: config.submapper == 1 }
     }
 
     /// A CPU write to $8000-$FFFF; returns true when the map must be recomputed.
     #[inline]
-    pub fn write_register(&mut self, addr: u16, value: u8) -> bool {
+    fn write_register(&mut self, addr: u16, value: u8, _cpu_cycle: u64) -> bool {
         if addr < 0xC000 {
             self.state.block =
                 if self.aladdin { (value >> 4) & 1 | (value >> 2) & 2 } else { (value >> 3) & 3 };
@@ -44,28 +47,18 @@ impl Quattro {
     }
 
     /// Points every window of `map` at the banks the registers select.
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let block = usize::from(self.state.block & 3) * 4;
         map.set_prg_16k(0, block | usize::from(self.state.bank & 3));
         map.set_prg_16k(1, block | 3);
         map.set_chr_8k(0);
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cart::header::Mirroring;
+    use crate::cart::rom_info::Mirroring;
 
     #[test]
     fn block_and_bank_select_16k_banks() {
@@ -75,8 +68,8 @@ mod tests {
         {
             let mut board =
                 Quattro::new(BoardConfig { mapper: 232, submapper, chr_rom_size: 0, battery: false });
-            board.write_register(0x8000, block_value);
-            board.write_register(0xC000, 0xFE);
+            board.write_register(0x8000, block_value, 0);
+            board.write_register(0xC000, 0xFE, 0);
             board.update_map(&mut map);
             let bank = (block * 4 + 2) * 0x4000;
             let last = (block * 4 + 3) * 0x4000;

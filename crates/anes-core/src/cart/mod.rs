@@ -88,28 +88,27 @@ mod m185_cnrom_protected;
 mod m206_namco108;
 mod m210_namco175_340;
 mod m232_quattro;
+mod map;
+mod mapper;
+mod rom_info;
 mod sst39sf_flash;
 mod vrc_irq;
 
-use board::{
-    Board, BoardConfig, CHR_SLOT, MemoryMap, NAMETABLE_IN_CART, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead,
-    PrgRamWindow, PrgSlot,
+use board::Board;
+use map::{
+    BoardConfig, CHR_SLOT, MemoryMap, NAMETABLE_IN_CART, PRG_RAM_WINDOW, PRG_SLOT, PrgRamRead, PrgRamWindow,
+    PrgSlot,
 };
-use m005_mmc5::{EXRAM_LEN, Fetch, PAGE_FILL};
-use m013_cprom::CPROM_CHR_RAM_LEN;
-use m028_action53::ACTION53_CHR_RAM_LEN;
-use m030_unrom512::UNROM512_CHR_RAM_LEN;
-use m111_gtrom::{GTROM_CHR_RAM_LEN, GTROM_NAMETABLE_RAM_LEN};
-use m119_tqrom::TQROM_CHR_RAM_LEN;
+use mapper::Fetch;
 use sst39sf_flash::{FLASH_SECTOR, FlashOp, flash_id_byte};
 
-use crate::state::Section;
-use crate::state::digest::memory_delta;
-pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart, SUPPORTED_MAPPERS};
+use crate::state::digest_keys::memory_delta;
+use crate::state::section::Section;
+pub use board::SUPPORTED_MAPPERS;
+pub use error::{BatteryRamError, MAX_ROM_FILE_LEN, RomError, RomPart};
 pub use expansion_audio::{ExpansionChip, Namco163Mix};
 pub(crate) use game_genie::GameGenie;
 pub use game_genie::{GameGenieCode, GameGenieError, MAX_GAME_GENIE_CODES};
-pub use header::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
 pub(crate) use latch_chr::LatchChrState;
 pub(crate) use m001_sxrom::SxromState;
 pub(crate) use m002_uxrom::UxromState;
@@ -163,11 +162,10 @@ pub(crate) use m185_cnrom_protected::Cnrom185State;
 pub(crate) use m206_namco108::Namco108State;
 pub(crate) use m210_namco175_340::Namco175State;
 pub(crate) use m232_quattro::QuattroState;
+pub use rom_info::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
 
 /// Size of the cartridge VRAM of a four-screen board.
 const FOUR_SCREEN_VRAM: usize = 0x800;
-/// The console's 2 KiB of nametable RAM, which the Namco 163 keeps after CHR (see `m019_namco163.rs`).
-const NAMCO163_NAMETABLE_RAM_LEN: usize = 0x800;
 /// CPU address of the trainer.
 const TRAINER_ADDR: usize = 0x7000;
 
@@ -268,21 +266,15 @@ impl Cartridge {
             board: header::board_name(info.mapper, info.submapper),
         })?;
         board.configure(&info);
+        let abilities = board.declared();
         let prg_rom = repeat_to_multiple(parsed.prg_rom, PRG_SLOT);
         let (chr, chr_is_ram) = if parsed.chr_rom.is_empty() {
             let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
             let size = if declared == 0 { 0x2000 } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
-            // CPROM has 16 KiB, where an iNES 1.0 header can only imply 8.
-            let size = if info.mapper == 13 && info.format != HeaderFormat::Nes20 {
-                size.max(CPROM_CHR_RAM_LEN)
-            } else if info.mapper == 30 && info.format != HeaderFormat::Nes20 {
-                // UNROM 512: the 32 KiB board, as its bank bits can reach.
-                size.max(UNROM512_CHR_RAM_LEN)
-            } else if info.mapper == 28 && info.format != HeaderFormat::Nes20 {
-                size.max(ACTION53_CHR_RAM_LEN)
-            } else if matches!(board, Board::Gtrom(_)) {
-                // GTROM's 32 KiB of RAM: its pattern half here, the nametable half after (below).
-                GTROM_CHR_RAM_LEN
+            let size = if abilities.fixed_chr_ram != 0 {
+                abilities.fixed_chr_ram
+            } else if info.format != HeaderFormat::Nes20 {
+                size.max(abilities.ines1_chr_ram)
             } else {
                 size
             };
@@ -291,10 +283,10 @@ impl Cartridge {
             (repeat_to_multiple(parsed.chr_rom, CHR_SLOT), false)
         };
         let chr_rom_len = if chr_is_ram { 0 } else { chr.len() };
-        let chr = if matches!(&board, Board::Txrom(m) if m.is_tqrom()) && !chr_is_ram {
-            // TQROM's CHR RAM after its ROM: the header's CHR-RAM size (NES 2.0), else the board's 8 KiB.
-            let declared = info.chr_ram_size.saturating_add(info.chr_nvram_size);
-            let ram = if declared == 0 { TQROM_CHR_RAM_LEN } else { declared.div_ceil(CHR_SLOT) * CHR_SLOT };
+        let chr = if let (Some(beside), false) = (board.chr_ram_beside_rom(), chr_is_ram) {
+            // CHR RAM after the ROM (TQROM's): the header's CHR-RAM size (NES 2.0), else the board's.
+            let in_header = info.chr_ram_size.saturating_add(info.chr_nvram_size);
+            let ram = if in_header == 0 { beside } else { in_header.div_ceil(CHR_SLOT) * CHR_SLOT };
             let mut with_ram = chr.into_vec();
             // Exactly: a plain resize grows by doubling, and a header may declare megabytes.
             with_ram.reserve_exact(ram);
@@ -304,37 +296,27 @@ impl Cartridge {
             chr
         };
         let chr_len = chr.len();
-        let mmc5 = matches!(board, Board::Mmc5(_));
-        let namco163 = matches!(board, Board::Namco163(_));
         let chr_ram_start = if chr_is_ram { 0 } else { chr_rom_len };
-        let chr_end = if mmc5 {
-            chr_len + EXRAM_LEN
-        } else if matches!(board, Board::Gtrom(_)) {
-            chr_len + GTROM_NAMETABLE_RAM_LEN
-        } else if namco163 {
-            // The console's nametable RAM, kept by the board (`m019_namco163.rs`).
-            chr_len + NAMCO163_NAMETABLE_RAM_LEN
+        let chr_end = if abilities.nametable_ram != 0 {
+            chr_len + abilities.nametable_ram
         } else if info.mirroring == Mirroring::FourScreen {
             chr_len + FOUR_SCREEN_VRAM
         } else {
             chr_len
         };
-        let open_bus_page =
-            (matches!(board, Board::Cnrom185(_)) && !chr_is_ram) || matches!(board, Board::Sunsoft2_3r(_));
+        let open_bus_page = board.chr_open_bus_page(chr_is_ram);
         let chr = if chr_end != chr_len || open_bus_page {
             let mut with_vram = chr.into_vec();
             // Exactly the final length: a plain resize grows by doubling, and a header may declare
             // megabytes of CHR RAM (a 3 MiB one held three copies' worth of heap while growing).
-            let pages = usize::from(open_bus_page) + if mmc5 { 2 } else { 0 };
+            let pages = usize::from(open_bus_page) + abilities.derived_pages;
             with_vram.reserve_exact(chr_end - chr_len + pages * CHR_SLOT);
             with_vram.resize(chr_end, 0);
             if open_bus_page {
                 with_vram.extend((0..CHR_SLOT).map(|i| i as u8));
             }
-            if mmc5 {
-                // The fill page (rewritten from the registers) and the page of zeros.
-                with_vram.resize(chr_end + 2 * CHR_SLOT, 0);
-            }
+            // Pages rewritten from the registers (`Mapper::refresh_pages`).
+            with_vram.resize(with_vram.len() + abilities.derived_pages * CHR_SLOT, 0);
             with_vram.into_boxed_slice()
         } else {
             chr
@@ -342,19 +324,17 @@ impl Cartridge {
         let has_flash = board.has_flash();
         let mut prg_ram_size = info.prg_nvram_size.saturating_add(info.prg_ram_size);
         // The MMC6's own 1 KiB (the only size its header may declare) already holds $7000-$71FF.
-        let mmc6 = matches!(&board, Board::Txrom(m) if m.is_mmc6());
+        let ram_holds_trainer = board.prg_ram_cpu_address() == 0x7000;
         // Boards with no PRG RAM whatever the header says: the X1-005 (its only RAM is the chip's 128
         // bytes, in the board's state), the Bandai boards whose PRG-NVRAM is the serial EEPROM the
         // board holds, and the flash boards (nesdev "UNROM 512", "GTROM": the PRG RAM section and the
         // battery save are the flash). A trainer has nowhere to go on them and is dropped.
-        let no_prg_ram = has_flash
-            || matches!(board, Board::X1005(_))
-            || matches!(&board, Board::BandaiFcg(m) if m.eeprom().is_some());
-        if parsed.trainer.is_some() && !mmc6 {
+        let no_prg_ram = has_flash || board.no_prg_ram();
+        if parsed.trainer.is_some() && !ram_holds_trainer {
             prg_ram_size = prg_ram_size.max(PRG_SLOT);
         }
-        if mmc5 && info.format != HeaderFormat::Nes20 {
-            prg_ram_size = prg_ram_size.max(m005_mmc5::INES1_PRG_RAM_LEN);
+        if info.format != HeaderFormat::Nes20 {
+            prg_ram_size = prg_ram_size.max(abilities.ines1_prg_ram);
         }
         if no_prg_ram {
             prg_ram_size = 0;
@@ -375,7 +355,7 @@ impl Cartridge {
             chr_ram_start,
             chr_end,
             chr_is_ram,
-            chr_writable: chr_is_ram || chr_ram_start < chr_len || namco163,
+            chr_writable: chr_is_ram || chr_ram_start < chr_len || abilities.chr_maps_nametable_ram,
             prg_ram,
             trainer,
             board,
@@ -389,6 +369,23 @@ impl Cartridge {
         };
         cart.power_on();
         Ok(cart)
+    }
+
+    /// The machine's identity: blake3 of the PRG and CHR ROM, and of the Game Genie codes when any are
+    /// plugged in (a Game Genie changes what the CPU reads, so a machine with codes is another machine).
+    /// Without codes it is the ROM's identity alone, as it always was.
+    pub(crate) fn machine_identity(&self) -> [u8; 32] {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"anes rom identity v1\0").update(self.prg_rom()).update(self.chr_rom());
+        let mut codes = self.game_genie_codes().peekable();
+        if codes.peek().is_some() {
+            hasher.update(b"game genie v1\0");
+            for code in codes {
+                hasher.update(&code.address.to_le_bytes());
+                hasher.update(&[code.value, u8::from(code.compare.is_some()), code.compare.unwrap_or(0)]);
+            }
+        }
+        *hasher.finalize().as_bytes()
     }
 
     /// What the header says about this cartridge.
@@ -413,15 +410,13 @@ impl Cartridge {
     #[inline(never)]
     fn prg_read_mapped(&mut self, addr: u16, open_bus: u8) -> u8 {
         let value = self.prg_peek_mapped(addr, open_bus);
-        if let Board::Mmc5(m) = &mut self.board {
-            m.prg_read(addr, value);
-        }
+        self.board.prg_read(addr, value);
         value
     }
 
     /// True when a CPU read of $8000-$FFFF may change the board (the MMC5's PCM in read mode).
     pub(crate) fn prg_reads_have_effects(&self) -> bool {
-        !self.prg_plain && matches!(self.board, Board::Mmc5(_))
+        !self.prg_plain && self.board.declared().prg_reads
     }
 
     /// The value a CPU read would return, without side effects.
@@ -453,18 +448,14 @@ impl Cartridge {
     /// counter, open bus elsewhere.
     #[inline(never)]
     fn read_low_register(&mut self, addr: u16, open_bus: u8) -> u8 {
-        match &mut self.board {
-            Board::Mmc5(m) => m.read_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
-            Board::Namco163(m) => m.read_low(addr, open_bus),
-            _ => open_bus,
-        }
+        self.board.read_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end])
     }
 
     /// A CPU read of $4020-$7FFF on CPU cycle `cpu_cycle`: [`Cartridge::cpu_read`], after running a
     /// board whose counters the read shows (the Namco 163's IRQ counter and sound RAM) through it.
     #[inline]
     pub fn cpu_read_low(&mut self, addr: u16, open_bus: u8, cpu_cycle: u64) -> u8 {
-        if addr < 0x6000 && matches!(self.board, Board::Namco163(_)) {
+        if addr < 0x6000 && self.board.declared().low_access_runs_counter {
             self.catch_up(cpu_cycle);
         }
         self.cpu_read(addr, open_bus)
@@ -472,11 +463,7 @@ impl Cartridge {
 
     #[inline(never)]
     fn peek_low_register(&self, addr: u16, open_bus: u8) -> u8 {
-        match &self.board {
-            Board::Mmc5(m) => m.peek_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end]),
-            Board::Namco163(m) => m.peek_low(addr, open_bus),
-            _ => open_bus,
-        }
+        self.board.peek_low(addr, open_bus, &self.chr[self.chr_len..self.chr_end])
     }
 
     /// A read of $6000-$7FFF through its PRG RAM window. Out of line: the CPU's read of ROM, inlined
@@ -491,10 +478,7 @@ impl Cartridge {
             PrgRamRead::Latch => (open_bus & 0xFE) | self.map.prg_latch,
             PrgRamRead::Rom => self.prg_rom[window.offset + usize::from(addr) % PRG_RAM_WINDOW],
             PrgRamRead::SerialData => (open_bus & !0x10) | self.map.prg_latch << 4,
-            PrgRamRead::BoardRam => match &self.board {
-                Board::X1005(m) => m.peek_ram(addr, open_bus),
-                _ => open_bus,
-            },
+            PrgRamRead::BoardRam => self.board.peek_board_ram(addr, open_bus),
         }
     }
 
@@ -536,16 +520,16 @@ impl Cartridge {
     /// A write to a register of the board at $4020-$7FFF ([`board::MemoryMap::low_registers`]).
     #[inline(never)]
     fn write_low_register(&mut self, addr: u16, value: u8, cpu_cycle: u64) {
-        if let (Board::Mmc5(m), 0x5C00..=0x5FFF) = (&self.board, addr) {
-            if let Some(stored) = m.exram_write(value) {
-                let index = self.chr_len + (usize::from(addr) & (EXRAM_LEN - 1));
+        if let Some(store) = self.board.extra_ram_write(addr, value) {
+            if let Some(stored) = store {
+                let index = self.chr_len + usize::from(addr) % (self.chr_end - self.chr_len);
                 let in_section = if self.chr_is_ram { index } else { index - self.chr_len };
                 self.track(Section::ChrRam, in_section, self.chr[index], stored);
                 self.chr[index] = stored;
             }
             return;
         }
-        if matches!(self.board, Board::Namco163(_)) {
+        if self.board.declared().low_access_runs_counter {
             // Its IRQ counter and sound RAM: run through this cycle before the write, and the
             // counter's due cycle may move.
             self.catch_up(cpu_cycle);
@@ -632,37 +616,33 @@ impl Cartridge {
     fn remap(&mut self) {
         self.board.update_map(&mut self.map);
         self.map.resolve_nametables();
-        let pcm_reads = matches!(&self.board, Board::Mmc5(m) if m.pcm_reads());
-        self.prg_plain = self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4] && !pcm_reads;
-        if let Board::Mmc5(m) = &self.board {
-            let (tile, attribute) = m.fill_bytes();
-            let start = self.chr_end + usize::from(PAGE_FILL - 3) * CHR_SLOT;
-            let page = &mut self.chr[start..start + CHR_SLOT];
-            if page[0] != tile || page[0x3C0] != attribute {
-                page[..0x3C0].fill(tile);
-                page[0x3C0..].fill(attribute);
-            }
+        let prg_reads_seen = self.board.prg_reads_seen();
+        self.prg_plain =
+            self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4] && !prg_reads_seen;
+        let pages = self.board.declared().derived_pages * CHR_SLOT;
+        if pages != 0 {
+            self.board.refresh_pages(&mut self.chr[self.chr_end..self.chr_end + pages]);
         }
+        #[cfg(debug_assertions)]
+        self.board.check_declared(&self.map);
     }
 
     /// The CPU wrote PPU register `addr` ($2000-$3FFF): the MMC5 listens to PPUCTRL and PPUMASK.
     #[inline]
     pub fn ppu_register_written(&mut self, addr: u16, value: u8) {
-        if let Board::Mmc5(m) = &mut self.board {
-            m.ppu_register_written(addr, value);
-        }
+        self.board.ppu_register_written(addr, value);
     }
 
     /// True when CPU reads of $5000-$5FFF show the PPU's progress (the MMC5's status and ExRAM):
     /// the PPU must catch up to them.
     pub fn low_reads_see_ppu(&self) -> bool {
-        matches!(self.board, Board::Mmc5(_))
+        self.board.low_reads_see_ppu()
     }
 
     /// True when the board's /IRQ may rise or fall at the start of a PPU line (the MMC5's scanline
     /// IRQ, enabled): the lazy schedule runs the PPU to each line's dot 2.
     pub fn irq_at_line_starts(&self) -> bool {
-        matches!(&self.board, Board::Mmc5(m) if m.irq_enabled())
+        self.board.irq_at_line_starts()
     }
 
     /// The bus is running CPU cycle `cpu_cycle`: runs the board's CPU-cycle counter through it when
@@ -760,8 +740,7 @@ impl Cartridge {
     /// data itself (`m005_mmc5/ppu.rs`).
     #[inline(always)]
     fn ppu_read_watched(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
-        if let Board::Txrom(m) = &mut self.board {
-            m.observe_ppu_address(addr);
+        if self.board.observe_mmc3_read(addr) {
             return self.ppu_peek(addr, ciram);
         }
         self.ppu_read_other(addr, ciram)
@@ -772,15 +751,15 @@ impl Cartridge {
     /// stretch loops, shared by every board, compiled differently), and the demo may not grow.
     #[inline(never)]
     fn ppu_read_other(&mut self, addr: u16, ciram: &mut [u8; 0x800]) -> u8 {
-        if let Board::Mmc5(m) = &mut self.board {
-            return match m.ppu_fetch(addr, &self.chr[self.chr_len..self.chr_end]) {
-                Fetch::Map => self.ppu_peek(addr, ciram),
-                Fetch::Chr(offset) => self.chr[offset % self.chr_len],
-                Fetch::Value(value) => value,
-            };
+        let (fetch, remap) = self.board.ppu_read_fetch(addr, &self.chr[self.chr_len..self.chr_end]);
+        let value = match fetch {
+            Fetch::Map => self.ppu_peek(addr, ciram),
+            Fetch::Chr(offset) => self.chr[offset % self.chr_len],
+            Fetch::Value(value) => value,
+        };
+        if remap {
+            self.remap();
         }
-        let value = self.ppu_peek(addr, ciram);
-        self.observe_ppu_other(addr, true);
         value
     }
 
@@ -883,16 +862,14 @@ impl Cartridge {
     /// [`PpuBus::only_reads_observed`](crate::ppu::PpuBus::only_reads_observed)).
     #[inline(always)]
     pub fn hears_only_read_addresses(&self) -> bool {
-        matches!(&self.board, Board::Mmc5(m) if m.supplies_no_data())
+        self.board.hears_only_read_addresses()
     }
 
     /// PPU reads of `addrs` whose data the board does not supply (see
     /// [`Cartridge::hears_only_read_addresses`]).
     #[inline(always)]
     pub fn hear_ppu_reads<const N: usize>(&mut self, addrs: [u16; N]) {
-        if let Board::Mmc5(m) = &mut self.board {
-            m.hear_reads(addrs);
-        }
+        self.board.hear_ppu_reads(addrs);
     }
 
     /// True when the board sees of the PPU's accesses only the changes of A12, and counts M2 edges
@@ -922,11 +899,7 @@ impl Cartridge {
     /// instructions per frame).
     #[inline(always)]
     pub(crate) fn replay_m2_edges(&mut self, edges: u64) {
-        match &mut self.board {
-            Board::Txrom(m) => m.cpu_cycles(edges),
-            Board::Mmc5(m) => m.cpu_cycles(edges),
-            _ => debug_assert!(!self.board.counts_m2_edges() || self.board.needs_eager_ppu()),
-        }
+        self.board.replay_m2_edges(edges);
     }
 
     /// True when the board counts CPU cycles (M2 edges) against PPU A12, so the order of PPU dots and
@@ -956,8 +929,8 @@ impl Cartridge {
     /// MMC3's is a field test inline; the other boards' go through the board's dispatch.
     #[inline(always)]
     pub fn irq_line(&self) -> bool {
-        if let Board::Txrom(m) = &self.board {
-            return m.irq_line();
+        if let Some(line) = self.board.mmc3_irq_line() {
+            return line;
         }
         self.has_irq_output && self.irq_line_other()
     }
@@ -980,13 +953,8 @@ impl Cartridge {
         if self.has_flash {
             return Some(&self.prg_rom);
         }
-        if let Some(Board::Namco163(m)) = self.namco163_battery() {
-            return Some(m.internal_ram());
-        }
-        if let Board::BandaiFcg(m) = &self.board {
-            if let Some(eeprom) = m.eeprom() {
-                return Some(eeprom);
-            }
+        if let Some(memory) = self.board.battery_memory(&self.info) {
+            return Some(memory);
         }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get(..size) }
@@ -998,12 +966,8 @@ impl Cartridge {
             self.flash_digest = None;
             return Some(&mut self.prg_rom);
         }
-        if self.namco163_battery().is_some() {
-            let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
-            return Some(m.internal_ram_mut());
-        }
-        if matches!(&self.board, Board::BandaiFcg(m) if m.eeprom().is_some()) {
-            return self.eeprom_mut();
+        if self.board.battery_memory(&self.info).is_some() {
+            return self.board.battery_memory_mut(&self.info);
         }
         let size = self.info.prg_nvram_size;
         if size == 0 { None } else { self.prg_ram.get_mut(..size) }
@@ -1023,20 +987,11 @@ impl Cartridge {
             self.flash_digest = None;
             return Ok(());
         }
-        if self.namco163_battery().is_some() {
-            let Board::Namco163(m) = &mut self.board else { unreachable!("checked above") };
-            let ram = m.internal_ram_mut();
-            if data.len() != ram.len() {
-                return Err(BatteryRamError::SizeMismatch { expected: ram.len(), actual: data.len() });
+        if let Some(memory) = self.board.battery_memory_mut(&self.info) {
+            if data.len() != memory.len() {
+                return Err(BatteryRamError::SizeMismatch { expected: memory.len(), actual: data.len() });
             }
-            ram.copy_from_slice(data);
-            return Ok(());
-        }
-        if let Some(eeprom) = self.eeprom_mut() {
-            if data.len() != eeprom.len() {
-                return Err(BatteryRamError::SizeMismatch { expected: eeprom.len(), actual: data.len() });
-            }
-            eeprom.copy_from_slice(data);
+            memory.copy_from_slice(data);
             return Ok(());
         }
         let size = self.info.prg_nvram_size;
@@ -1050,20 +1005,9 @@ impl Cartridge {
         Ok(())
     }
 
-    /// The Namco 163 board when its internal RAM is the battery-backed memory: the battery flag
-    /// with no PRG-NVRAM declared (nesdev "INES Mapper 019": NES 2.0 counts the 128 bytes in
-    /// neither field).
-    fn namco163_battery(&self) -> Option<&Board> {
-        let battery = self.info.battery && self.info.prg_nvram_size == 0;
-        (battery && matches!(self.board, Board::Namco163(_))).then_some(&self.board)
-    }
-
     /// The board's serial EEPROM, where it has one (see [`Cartridge::battery_ram`]).
     fn eeprom_mut(&mut self) -> Option<&mut [u8]> {
-        match &mut self.board {
-            Board::BandaiFcg(m) => m.eeprom_mut(),
-            _ => None,
-        }
+        self.board.eeprom_mut()
     }
 
     /// The board's register state (mapper registers, IRQ counter, A12 filter, MMC1 shift register and
@@ -1090,10 +1034,7 @@ impl Cartridge {
     /// The CPU address where PRG RAM's first byte appears (naming bytes in diffs): $6000, or $7000
     /// on the MMC6.
     pub fn prg_ram_cpu_address(&self) -> u16 {
-        match &self.board {
-            Board::Txrom(m) if m.is_mmc6() => 0x7000,
-            _ => 0x6000,
-        }
+        self.board.prg_ram_cpu_address()
     }
 
     /// PRG RAM, mutable (snapshot restore); the flash on the flash boards, like [`Cartridge::prg_ram`].
@@ -1180,7 +1121,7 @@ impl Cartridge {
     /// [`Cartridge::mapper_state_bytes_mut`] restored a snapshot.
     pub fn rebuild_caches(&mut self) {
         self.map = MemoryMap::new(self.prg_rom.len(), self.chr_len, self.prg_ram.len(), self.info.mirroring);
-        self.map.chr_open_bus = (matches!(self.board, Board::Cnrom185(_) | Board::Sunsoft2_3r(_))
+        self.map.chr_open_bus = (self.board.chr_open_bus_page(self.chr_is_ram)
             && self.chr.len() > self.chr_end)
             .then_some(self.chr_end);
         self.remap();
@@ -1201,10 +1142,7 @@ impl Cartridge {
 
     /// The MMC3's (or MMC6's) IRQ behaviour; `None` for other boards.
     pub fn mmc3_revision(&self) -> Option<Mmc3Revision> {
-        match &self.board {
-            Board::Txrom(m) => Some(m.revision()),
-            _ => None,
-        }
+        self.board.mmc3_revision()
     }
 
     /// Selects the MMC3's IRQ behaviour (default: from the NES 2.0 submapper, 4 = MMC3A and
@@ -1212,13 +1150,7 @@ impl Cartridge {
     /// when the board is not an MMC3 or MMC6. The choice is part of the mapper state, so snapshots
     /// keep it.
     pub fn set_mmc3_revision(&mut self, revision: Mmc3Revision) -> bool {
-        match &mut self.board {
-            Board::Txrom(m) => {
-                m.set_revision(revision);
-                true
-            }
-            _ => false,
-        }
+        self.board.set_mmc3_revision(revision)
     }
 
     #[inline]
@@ -1238,12 +1170,10 @@ impl Cartridge {
     /// the PPU) stays inline; other boards' observers are called out of line.
     #[inline(always)]
     fn observe_ppu(&mut self, addr: u16, read: bool) {
-        match &mut self.board {
-            // Exactly `Board::observe_ppu` for this board: it never changes the memory map.
-            Board::Txrom(m) => m.observe_ppu_address(addr),
-            // The MMC5 sees reads only (`ppu_read_other`); address-only dots and writes pass it by.
-            Board::Mmc5(_) => {}
-            _ => self.observe_ppu_other(addr, read),
+        // The MMC3's inline (it never changes the memory map); the MMC5 sees reads only
+        // (`ppu_read_other`), address-only dots and writes pass it by.
+        if self.board.observe_ppu_inline(addr).is_none() {
+            self.observe_ppu_other(addr, read);
         }
     }
 

@@ -6,15 +6,18 @@
 //! format are documented in `docs/state-format.md`.
 
 pub(crate) mod digest;
+pub(crate) mod digest_keys;
 mod fault;
 mod fields;
+pub(crate) mod section;
 mod sections;
 mod snapshot;
 
 pub use crate::layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use fault::FaultError;
 pub use fields::{field_name, mapper_layout, section_layout};
-pub use sections::{ALIGNMENT_FROM_SEED, MachineState, Section};
+pub use section::Section;
+pub use sections::{ALIGNMENT_FROM_SEED, MachineState};
 pub use snapshot::{
     SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotBufferError, SnapshotError,
 };

@@ -21,10 +21,11 @@
 mod audio;
 mod ppu;
 
-use super::board::{BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT, PrgSlot};
+use super::expansion_audio::ExpansionChip;
+use super::map::{BoardConfig, CHR_SLOT, MemoryMap, PRG_SLOT, PrgSlot};
+use super::mapper::{Mapper, state_in};
 
 pub use audio::Mmc5Audio;
-pub(super) use ppu::Fetch;
 
 /// Bytes of ExRAM.
 pub(crate) const EXRAM_LEN: usize = 0x400;
@@ -119,9 +120,121 @@ pub(crate) struct Mmc5 {
 }
 
 impl Mmc5 {
+    fn product(&self) -> u16 {
+        u16::from(self.state.multiplicand) * u16::from(self.state.multiplier)
+    }
+
+    /// The byte a CPU write of `value` to ExRAM stores, or `None` when it is ignored: mode 2 writes
+    /// it, mode 3 is read-only, and in modes 0 and 1 a write lands only while the PPU renders, and
+    /// stores 0 otherwise (nesdev "MMC5", $5C00-$5FFF).
+    pub fn exram_write(&self, value: u8) -> Option<u8> {
+        match self.state.exram_mode {
+            2 => Some(value),
+            3 => None,
+            _ => Some(if self.state.in_frame != 0 { value } else { 0 }),
+        }
+    }
+
+    /// $5204 bit 7 was written set: a pending IRQ reaches /IRQ.
+    pub fn irq_enabled(&self) -> bool {
+        self.state.irq_enabled != 0
+    }
+
+    /// True in PCM read mode: CPU reads of $8000-$BFFF reach the chip ([`Mmc5::prg_read`]).
+    pub fn pcm_reads(&self) -> bool {
+        self.state.audio.pcm_reads()
+    }
+
+    /// The CPU read `value` from PRG at `addr` ($8000-$FFFF).
+    pub fn prg_read(&mut self, addr: u16, value: u8) {
+        self.state.audio.cpu_read(addr, value);
+    }
+
+    /// The fill page's tile and attribute byte (attributes repeat the palette in every quadrant).
+    pub fn fill_bytes(&self) -> (u8, u8) {
+        (self.state.fill_tile, (self.state.fill_attribute & 3) * 0x55)
+    }
+
+    /// RAM writes are enabled: $5102 = 2 and $5103 = 1 in their low bits.
+    fn ram_writable(&self) -> bool {
+        self.state.prg_ram_protect == [2, 1]
+    }
+
+    /// Offset in PRG RAM of the 8 KiB bank that bank number `bank` selects among `ram_len` bytes.
+    fn ram_offset(bank: u8, ram_len: usize) -> usize {
+        let bank = usize::from(bank & 0x0F);
+        // 16 KiB is two 8 KiB chips (ETROM), one per value of bit 2 (nesdev "MMC5", PRG RAM).
+        let bank = if ram_len == 2 * PRG_SLOT { (bank >> 2) & 1 } else { bank };
+        (bank * PRG_SLOT) % ram_len.max(1)
+    }
+
+    /// The 1 KiB CHR bank that set `set` (0: $5120-$5127, 1: $5128-$512B) maps at pattern address
+    /// `addr`, in the CHR mode (nesdev "MMC5", CHR mode): set 0 covers $0000-$1FFF, set 1 covers
+    /// $0000-$0FFF and repeats at $1000-$1FFF (but for the one 8 KiB bank of mode 0).
+    fn chr_bank(&self, set: u8, addr: u16) -> usize {
+        let s = &self.state;
+        let window = usize::from(addr >> 10) & 7;
+        let bank = |register: usize| usize::from(s.chr_banks[register]);
+        if set == 0 {
+            match s.chr_mode {
+                0 => bank(7) * 8 + window,
+                1 => bank(3 + (window & 4)) * 4 + (window & 3),
+                2 => bank(1 + (window & 6)) * 2 + (window & 1),
+                _ => bank(window),
+            }
+        } else {
+            match s.chr_mode {
+                0 => bank(11) * 8 + window,
+                1 => bank(11) * 4 + (window & 3),
+                2 => bank(9 + (window & 2)) * 2 + (window & 1),
+                _ => bank(8 + (window & 3)),
+            }
+        }
+    }
+}
+
+impl Mapper for Mmc5 {
+    state_in!(state: Mmc5State, ticked: ticked);
+
+    fn expansion_chip(&self) -> Option<ExpansionChip> {
+        Some(ExpansionChip::Mmc5)
+    }
+
+    fn prg_reads_seen(&self) -> bool {
+        self.pcm_reads()
+    }
+
+    fn prg_read(&mut self, addr: u16, value: u8) {
+        Mmc5::prg_read(self, addr, value);
+    }
+
+    /// The fill page (nametable page 3) from the fill registers; the page of zeros stays.
+    fn refresh_pages(&self, pages: &mut [u8]) {
+        let (tile, attribute) = self.fill_bytes();
+        let start = usize::from(PAGE_FILL - 3) * CHR_SLOT;
+        let page = &mut pages[start..start + CHR_SLOT];
+        if page[0] != tile || page[0x3C0] != attribute {
+            page[..0x3C0].fill(tile);
+            page[0x3C0..].fill(attribute);
+        }
+    }
+
+    /// $5C00-$5FFF is ExRAM.
+    fn extra_ram_write(&self, addr: u16, value: u8) -> Option<Option<u8>> {
+        (0x5C00..=0x5FFF).contains(&addr).then(|| self.exram_write(value))
+    }
+
+    fn low_reads_see_ppu(&self) -> bool {
+        true
+    }
+
+    fn irq_at_line_starts(&self) -> bool {
+        self.irq_enabled()
+    }
+
     /// The board in its power-on state: PRG mode 3 with $5117 = $FF, so the last bank is at $E000
     /// where the reset vector is read (nesdev "MMC5", PRG mode).
-    pub fn new(_config: BoardConfig) -> Self {
+    fn new(_config: BoardConfig) -> Self {
         Mmc5 {
             state: Mmc5State {
                 prg_mode: 3,
@@ -137,7 +250,7 @@ impl Mmc5 {
 
     /// A CPU write to $5000-$5BFF (registers) on CPU cycle `cpu_cycle`; returns true when the bank
     /// map must be recomputed.
-    pub fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
+    fn write_low(&mut self, addr: u16, value: u8, cpu_cycle: u64) -> bool {
         let s = &mut self.state;
         match addr {
             0x5000..=0x5015 => {
@@ -173,7 +286,7 @@ impl Mmc5 {
     }
 
     /// What a CPU read of $5000-$5FFF returns, without side effects; `exram` is the chip's RAM.
-    pub fn peek_low(&self, addr: u16, open_bus: u8, exram: &[u8]) -> u8 {
+    fn peek_low(&self, addr: u16, open_bus: u8, exram: &[u8]) -> u8 {
         let s = &self.state;
         match addr {
             // Bits 0-5 are not driven.
@@ -188,7 +301,7 @@ impl Mmc5 {
     }
 
     /// A CPU read of $5000-$5FFF: reading $5204 acknowledges the IRQ.
-    pub fn read_low(&mut self, addr: u16, open_bus: u8, exram: &[u8]) -> u8 {
+    fn read_low(&mut self, addr: u16, open_bus: u8, exram: &[u8]) -> u8 {
         let value = self.peek_low(addr, open_bus, exram);
         if addr == 0x5204 {
             self.state.irq_pending = 0;
@@ -197,24 +310,9 @@ impl Mmc5 {
         value
     }
 
-    fn product(&self) -> u16 {
-        u16::from(self.state.multiplicand) * u16::from(self.state.multiplier)
-    }
-
-    /// The byte a CPU write of `value` to ExRAM stores, or `None` when it is ignored: mode 2 writes
-    /// it, mode 3 is read-only, and in modes 0 and 1 a write lands only while the PPU renders, and
-    /// stores 0 otherwise (nesdev "MMC5", $5C00-$5FFF).
-    pub fn exram_write(&self, value: u8) -> Option<u8> {
-        match self.state.exram_mode {
-            2 => Some(value),
-            3 => None,
-            _ => Some(if self.state.in_frame != 0 { value } else { 0 }),
-        }
-    }
-
     /// The CPU wrote a PPU register (`addr` in $2000-$3FFF): the chip keeps PPUCTRL and PPUMASK.
     /// Turning rendering off clears the in-frame flag at once.
-    pub fn ppu_register_written(&mut self, addr: u16, value: u8) {
+    fn ppu_register_written(&mut self, addr: u16, value: u8) {
         let s = &mut self.state;
         match addr & 7 {
             0 => s.ppu_ctrl = value,
@@ -230,7 +328,7 @@ impl Mmc5 {
 
     /// `edges` CPU cycles (M2) with no PPU read: after three the PPU is idle and the frame over.
     #[inline]
-    pub fn cpu_cycles(&mut self, edges: u64) {
+    fn cpu_cycles(&mut self, edges: u64) {
         let s = &mut self.state;
         if s.idle_m2_edges >= IDLE_M2_EDGES {
             return;
@@ -243,31 +341,14 @@ impl Mmc5 {
         }
     }
 
-    /// $5204 bit 7 was written set: a pending IRQ reaches /IRQ.
-    pub fn irq_enabled(&self) -> bool {
-        self.state.irq_enabled != 0
-    }
-
     /// The /IRQ output: the scanline IRQ or the PCM's.
     #[inline]
-    pub fn irq_line(&self) -> bool {
+    fn irq_line(&self) -> bool {
         self.state.irq_pending != 0 && self.state.irq_enabled != 0 || self.state.audio.irq_line()
     }
 
-    /// The CPU cycle the board's counters have run through (lags the CPU between catch-ups).
-    pub fn ticked(&self) -> u64 {
-        self.ticked
-    }
-
-    /// Declares the sound current at CPU cycle `cpu_cycle` (power-on, restore).
-    pub fn resync(&mut self, cpu_cycle: u64) {
-        self.ticked = cpu_cycle;
-    }
-
-    /// Runs the sound through CPU cycle `cpu_cycle`, in closed form.
-    pub fn catch_up(&mut self, cpu_cycle: u64) {
-        let cycles = cpu_cycle.saturating_sub(self.ticked);
-        self.ticked = self.ticked.max(cpu_cycle);
+    /// Runs the sound over `cycles` CPU cycles, in closed form.
+    fn run_cycles(&mut self, cycles: u64) {
         self.state.audio.run(cycles);
     }
 
@@ -275,7 +356,7 @@ impl Mmc5 {
     /// read mode (a PRG read may trip the PCM IRQ, which fast cycles would not see), else the cycle
     /// of the next 240 Hz clock while a length counter runs (it changes what $5015 reads);
     /// `u64::MAX` when nothing can change without a CPU access.
-    pub fn irq_due_cycle(&self) -> u64 {
+    fn irq_due_cycle(&self) -> u64 {
         let audio = &self.state.audio;
         if audio.pcm_reads() {
             return 0;
@@ -283,45 +364,17 @@ impl Mmc5 {
         audio.cycles_to_status_change().map_or(u64::MAX, |cycles| self.ticked.saturating_add(cycles))
     }
 
-    /// True in PCM read mode: CPU reads of $8000-$BFFF reach the chip ([`Mmc5::prg_read`]).
-    pub fn pcm_reads(&self) -> bool {
-        self.state.audio.pcm_reads()
-    }
-
-    /// The CPU read `value` from PRG at `addr` ($8000-$FFFF).
-    pub fn prg_read(&mut self, addr: u16, value: u8) {
-        self.state.audio.cpu_read(addr, value);
-    }
-
     /// The sound's level in units of a quarter PCM step: a pulse step is 9 of them (see
     /// `apu::mixer::expansion_gain`), a PCM step 4.
-    pub fn expansion_level(&self) -> i32 {
+    fn expansion_level(&self) -> i32 {
         let (pulses, pcm) = self.state.audio.levels();
         9 * i32::from(pulses) + 4 * i32::from(pcm)
-    }
-
-    /// The fill page's tile and attribute byte (attributes repeat the palette in every quadrant).
-    pub fn fill_bytes(&self) -> (u8, u8) {
-        (self.state.fill_tile, (self.state.fill_attribute & 3) * 0x55)
-    }
-
-    /// RAM writes are enabled: $5102 = 2 and $5103 = 1 in their low bits.
-    fn ram_writable(&self) -> bool {
-        self.state.prg_ram_protect == [2, 1]
-    }
-
-    /// Offset in PRG RAM of the 8 KiB bank that bank number `bank` selects among `ram_len` bytes.
-    fn ram_offset(bank: u8, ram_len: usize) -> usize {
-        let bank = usize::from(bank & 0x0F);
-        // 16 KiB is two 8 KiB chips (ETROM), one per value of bit 2 (nesdev "MMC5", PRG RAM).
-        let bank = if ram_len == 2 * PRG_SLOT { (bank >> 2) & 1 } else { bank };
-        (bank * PRG_SLOT) % ram_len.max(1)
     }
 
     /// Points every window of `map` at the banks the registers select. The pattern tables show the
     /// CHR set written last (what CPU accesses through $2007 use); rendering picks its set per
     /// fetch (`ppu.rs`).
-    pub fn update_map(&self, map: &mut MemoryMap) {
+    fn update_map(&self, map: &mut MemoryMap) {
         let s = &self.state;
         let writable = self.ram_writable();
         map.set_prg_ram(Self::ram_offset(s.prg_banks[0], map.prg_ram_len) / PRG_SLOT, true, writable);
@@ -364,40 +417,6 @@ impl Mmc5 {
         }
         map.low_registers = true;
         map.watches_ppu = true;
-    }
-
-    /// The 1 KiB CHR bank that set `set` (0: $5120-$5127, 1: $5128-$512B) maps at pattern address
-    /// `addr`, in the CHR mode (nesdev "MMC5", CHR mode): set 0 covers $0000-$1FFF, set 1 covers
-    /// $0000-$0FFF and repeats at $1000-$1FFF (but for the one 8 KiB bank of mode 0).
-    fn chr_bank(&self, set: u8, addr: u16) -> usize {
-        let s = &self.state;
-        let window = usize::from(addr >> 10) & 7;
-        let bank = |register: usize| usize::from(s.chr_banks[register]);
-        if set == 0 {
-            match s.chr_mode {
-                0 => bank(7) * 8 + window,
-                1 => bank(3 + (window & 4)) * 4 + (window & 3),
-                2 => bank(1 + (window & 6)) * 2 + (window & 1),
-                _ => bank(window),
-            }
-        } else {
-            match s.chr_mode {
-                0 => bank(11) * 8 + window,
-                1 => bank(11) * 4 + (window & 3),
-                2 => bank(9 + (window & 2)) * 2 + (window & 1),
-                _ => bank(8 + (window & 3)),
-            }
-        }
-    }
-
-    /// The register state as bytes.
-    pub fn state_bytes(&self) -> &[u8] {
-        bytemuck::bytes_of(&self.state)
-    }
-
-    /// The register state as mutable bytes (snapshot restore).
-    pub fn state_bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::bytes_of_mut(&mut self.state)
     }
 }
 

@@ -9,6 +9,7 @@
 //! not rendering (a CPU access through $2007, or the first fetch after the PPU was idle).
 
 use super::{IDLE_M2_EDGES, Mmc5};
+use crate::cart::mapper::Fetch;
 
 /// Reads in a rendered scanline.
 const READS_PER_LINE: u8 = 170;
@@ -21,17 +22,6 @@ const FIRST_DUMMY_READ: u8 = 168;
 /// Lines of the split region's 30-row nametable.
 const SPLIT_LINES: u16 = 240;
 
-/// Where the data of a PPU read comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::cart) enum Fetch {
-    /// The bank map, as for any board (nametables, ExRAM and fill pages).
-    Map,
-    /// Byte `offset` of CHR (taken modulo its size).
-    Chr(usize),
-    /// A byte the chip drives itself (extended or split attributes, split tiles).
-    Value(u8),
-}
-
 impl Mmc5 {
     /// The PPU reads `addr`: advances the scanline detector and says where the data comes from.
     /// `exram` is the chip's 1 KiB of RAM.
@@ -42,7 +32,7 @@ impl Mmc5 {
     /// the other cases (`rendered_fetch`). Reads outside rendering come from the map too: the
     /// map's pattern tables are the set written last.
     #[inline(always)]
-    pub fn ppu_fetch(&mut self, addr: u16, exram: &[u8]) -> Fetch {
+    pub fn fetch(&mut self, addr: u16, exram: &[u8]) -> Fetch {
         let addr = addr & 0x3FFF;
         if !self.detect_line(addr) || self.fetches_from_map() {
             return Fetch::Map;
@@ -58,7 +48,7 @@ impl Mmc5 {
     }
 
     /// PPU reads of `addrs`, in order, while [`Mmc5::supplies_no_data`]: the scanline detector
-    /// hears them, as [`Mmc5::ppu_fetch`] would.
+    /// hears them, as [`Mmc5::fetch`] would.
     #[inline(always)]
     pub fn hear_reads<const N: usize>(&mut self, addrs: [u16; N]) {
         for addr in addrs {

@@ -1,8 +1,9 @@
 //! The MMC5's registers and fetch handling against the nesdev "MMC5" page.
 
 use super::*;
-use crate::cart::board::PrgSlot;
-use crate::cart::header::Mirroring;
+use crate::cart::map::PrgSlot;
+use crate::cart::mapper::{Fetch, Mapper};
+use crate::cart::rom_info::Mirroring;
 
 /// 256 KiB PRG, 256 KiB CHR, `ram` bytes of PRG RAM.
 fn board(ram: usize) -> (Mmc5, MemoryMap) {
@@ -224,26 +225,26 @@ fn line_rest(b: &mut Mmc5, exram: &[u8]) -> Vec<Fetch> {
     let mut out = Vec::new();
     for column in 2..34u16 {
         if column != 2 {
-            out.push(b.ppu_fetch(0x2000 + column, exram));
+            out.push(b.fetch(0x2000 + column, exram));
         }
-        out.push(b.ppu_fetch(0x23C0 + column / 4, exram));
-        out.push(b.ppu_fetch(0x1070, exram));
-        out.push(b.ppu_fetch(0x1078, exram));
+        out.push(b.fetch(0x23C0 + column / 4, exram));
+        out.push(b.fetch(0x1070, exram));
+        out.push(b.fetch(0x1078, exram));
     }
     for _ in 0..8 {
-        out.push(b.ppu_fetch(0x2022, exram));
-        out.push(b.ppu_fetch(0x2022, exram));
-        out.push(b.ppu_fetch(0x0FF0, exram));
-        out.push(b.ppu_fetch(0x0FF8, exram));
+        out.push(b.fetch(0x2022, exram));
+        out.push(b.fetch(0x2022, exram));
+        out.push(b.fetch(0x0FF0, exram));
+        out.push(b.fetch(0x0FF8, exram));
     }
     for column in 0..2u16 {
-        out.push(b.ppu_fetch(0x2000 + column, exram));
-        out.push(b.ppu_fetch(0x23C0, exram));
-        out.push(b.ppu_fetch(0x1070, exram));
-        out.push(b.ppu_fetch(0x1078, exram));
+        out.push(b.fetch(0x2000 + column, exram));
+        out.push(b.fetch(0x23C0, exram));
+        out.push(b.fetch(0x1070, exram));
+        out.push(b.fetch(0x1078, exram));
     }
-    out.push(b.ppu_fetch(0x2002, exram));
-    out.push(b.ppu_fetch(0x2002, exram));
+    out.push(b.fetch(0x2002, exram));
+    out.push(b.fetch(0x2002, exram));
     assert_eq!(out.len(), 169);
     out
 }
@@ -251,10 +252,10 @@ fn line_rest(b: &mut Mmc5, exram: &[u8]) -> Vec<Fetch> {
 /// The pre-render line after an idle PPU (which starts no line), then line 0's first read.
 fn to_line_0(b: &mut Mmc5, exram: &[u8]) {
     b.cpu_cycles(3);
-    b.ppu_fetch(0x2002, exram);
+    b.fetch(0x2002, exram);
     line_rest(b, exram);
     assert_eq!(b.state.in_frame, 0, "the pre-render line starts no frame");
-    b.ppu_fetch(0x2002, exram);
+    b.fetch(0x2002, exram);
     assert_eq!((b.state.in_frame, b.state.scanline, b.state.fetch_index), (1, 0, 0));
 }
 
@@ -275,7 +276,7 @@ fn the_irq_fires_at_the_start_of_the_compared_line() {
         for number in 0..240u16 {
             if number > 0 {
                 // The line starts with its first read, the third of $2002 in a row.
-                b.ppu_fetch(0x2002, &exram);
+                b.fetch(0x2002, &exram);
             }
             assert_eq!(b.state.in_frame, 1, "line {number}");
             assert_eq!(u16::from(b.state.scanline), number);

@@ -1,6 +1,7 @@
 //! The README and docs/ against the repository and the binary: the emulation epoch the README states
 //! is `anes_core::EMULATION_EPOCH`; every path in code style that names a file of the repository
-//! exists; every picture of the emulator in them is what today's `anes run` draws.
+//! exists; every picture of the emulator in them is what today's `anes run` draws; docs/ARCHITECTURE.md
+//! stays at most 300 lines.
 //!
 //! `ANES_BLESS=1 cargo test -p anes-cli --test docs` rewrites the pictures from the binary (what
 //! `scripts/pictures.sh` runs, with RetroArch's and the status page's); review them in the commit.
@@ -302,4 +303,13 @@ fn the_quick_start_shows_what_the_main_job_prints() {
         without_speed(&printed),
         "the README's Quick start against `anes lockstep`"
     );
+}
+
+/// docs/ARCHITECTURE.md stays a map a newcomer reads in ten minutes: at most 300 lines (issue 47).
+/// Detail belongs in the module docs it would otherwise restate.
+#[test]
+fn the_architecture_map_stays_short() {
+    let text = std::fs::read_to_string(repository_root().join("docs/ARCHITECTURE.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(lines <= 300, "docs/ARCHITECTURE.md has {lines} lines; keep it at most 300");
 }

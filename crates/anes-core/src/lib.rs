@@ -1,5 +1,6 @@
-//! anes-core: a cycle-accurate, deterministic NES (NTSC Ricoh 2A03 + 2C02) with no I/O, no clock and no
-//! globals, so any number of consoles can run side by side in one process and agree bit for bit.
+//! anes-core: a cycle-accurate, deterministic NES (the NTSC 2A03 + 2C02, the PAL 2A07 + 2C07 and the
+//! Dendy) with no I/O, no clock and no globals, so any number of consoles can run side by side in one
+//! process and agree bit for bit.
 //!
 //! The CPU drives time: every bus access is one CPU cycle, by the end of which the PPU is owed the dots
 //! up to the master clock (paid lazily, where the CPU could notice: [`PpuCatchUp`]) and the APU and the

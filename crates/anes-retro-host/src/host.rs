@@ -679,7 +679,7 @@ impl RetroCore {
         Ok(())
     }
 
-    /// Log lines the core wrote (the newest [`MAX_LOG_LINES`]) and how many older ones were dropped.
+    /// Log lines the core wrote (the newest `MAX_LOG_LINES`) and how many older ones were dropped.
     pub fn log(&self) -> (Vec<LogLine>, u64) {
         shared().as_ref().map_or((Vec::new(), 0), |s| (s.log.clone(), s.log_dropped))
     }

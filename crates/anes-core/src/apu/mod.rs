@@ -1,4 +1,4 @@
-//! The 2A03's APU (NTSC): two pulse channels, triangle, noise, DMC and the frame counter.
+//! The APU (the 2A03's, with the PAL and Dendy tables of `ApuTiming`): two pulse channels, triangle, noise, DMC and the frame counter.
 //!
 //! Interface contract with the console:
 //! - the APU sees every CPU cycle, before that cycle's bus access: the bus calls [`Apu::sync_to`] with

@@ -1,4 +1,4 @@
-//! The 2C02 PPU (NTSC), ticked one dot at a time.
+//! The PPU (the 2C02, and the PAL 2C07 and Dendy timings through `RegionModel`), ticked one dot at a time.
 //!
 //! Interface contract with the console:
 //! - [`Ppu::tick_dot`] advances exactly one dot (341 dots x 262 scanlines, odd frames one dot shorter

@@ -5,7 +5,7 @@
 /// order of [`Section::ALL`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Section {
-    /// Frame counter and power-on parameters ([`MachineState`]).
+    /// Frame counter and power-on parameters ([`MachineState`](crate::state::MachineState)).
     Machine,
     /// CPU registers and interrupt latches ([`crate::CpuState`]).
     Cpu,

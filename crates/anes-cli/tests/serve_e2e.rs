@@ -316,7 +316,7 @@ fn alert_webhook_rollback_end_to_end() {
     // ---- (b) a stalled worker drifts past 50: alert, rollback, recovery ----------------------------
     let before = status("p1")["rollbacks_succeeded"].as_u64().unwrap();
     drill("p1", r#"{"worker": "a", "stall_seconds": 120}"#);
-    let drift_seen = wait_until("p1's drift to pass 50", Duration::from_secs(10), || {
+    let drift_seen = wait_until("p1's drift to pass 50", Duration::from_secs(30), || {
         let s = status("p1");
         (s["drift_records"].as_u64() > Some(50)).then(|| s["now_seconds"].as_f64().unwrap())
     });

@@ -20,6 +20,7 @@ pub mod info;
 mod machine;
 pub mod nes_view;
 pub mod snapshot;
+mod whole_frames;
 
 pub use error::HostError;
 pub use host::{

@@ -19,6 +19,7 @@ use crate::error::HostError;
 use crate::ffi;
 use crate::host::{MAX_PORTS, MapRegion, Picture, RetroCore};
 use crate::snapshot;
+use crate::whole_frames::{frame_probe, frame_record};
 
 /// Where a section's bytes come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,17 +270,11 @@ impl Machine for RetroMachine {
     }
 
     fn record(&self) -> FrameRecord {
-        FrameRecord {
-            frame: self.frame,
-            cpu_cycle: self.frame,
-            ppu_scanline: 0,
-            ppu_dot: 0,
-            state_hash: self.hash,
-        }
+        frame_record(self.frame, self.hash)
     }
 
     fn probe(&self) -> Probe {
-        Probe { cpu_cycle: self.frame, ..Probe::default() }
+        frame_probe(self.frame)
     }
 
     fn state_hash(&self) -> StateHash {

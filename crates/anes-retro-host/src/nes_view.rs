@@ -17,6 +17,8 @@ use anes_core::movie::FrameInput;
 use anes_core::state::{FrameRecord, StateHash};
 use anes_lockstep::{Machine, MachineError, NesMachine, Probe};
 
+use crate::whole_frames::{frame_probe, frame_record};
+
 /// The view's RAM section (the name libretro cores' `RETRO_MEMORY_SYSTEM_RAM` has in [`crate::RetroMachine`]).
 pub const SYSTEM_RAM: &str = "system_ram";
 /// The view's picture section: one little-endian `u16` colour class per pixel, row by row.
@@ -125,17 +127,11 @@ impl Machine for NesView {
     }
 
     fn record(&self) -> FrameRecord {
-        FrameRecord {
-            frame: self.frame,
-            cpu_cycle: self.frame,
-            ppu_scanline: 0,
-            ppu_dot: 0,
-            state_hash: self.hash,
-        }
+        frame_record(self.frame, self.hash)
     }
 
     fn probe(&self) -> Probe {
-        Probe { cpu_cycle: self.frame, ..Probe::default() }
+        frame_probe(self.frame)
     }
 
     fn state_hash(&self) -> StateHash {

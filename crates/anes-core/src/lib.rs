@@ -102,5 +102,10 @@ pub use state::{FrameRecord, Section, StateHash};
 /// a former reserved byte): no golden record moved. 11, power-on as a choice (issue 49): the
 /// default powers on with PPUSTATUS clear and without the PPU's warm-up (writes taken at once), and
 /// the machine section holds the palette, OAM, VBlank and warm-up choices in four former reserved
-/// bytes: every record's state hash changed from frame 0.
-pub const EMULATION_EPOCH: u32 = 11;
+/// bytes: every record's state hash changed from frame 0. 12, a PPUDATA read outside rendering
+/// fills the read buffer a few dots late as one while rendering does (a read on the next cycle
+/// returns the old buffer: blargg's double_2007_read), the byte held in the PPU's data pins (PPU
+/// section version 5): every record's state hash changed from frame 1 (the version is hashed); the
+/// records of the ROMs that read PPUDATA with rendering off (most board ROMs, dma_collide) would
+/// have changed without it, their cycles and positions did not.
+pub const EMULATION_EPOCH: u32 = 12;

@@ -16,10 +16,15 @@
 //!
 //! `tick_dot` takes the plain path unless one of these is owed (`PpuRegs::data_read_fill`,
 //! `PpuRegs::latch_held`, `PpuRegs::v_copy_delay`), stretches run those dots one at a time and the
-//! lazy schedule catches up at every cycle meanwhile (`Ppu::dots_before_event`). Not modelled: a
-//! second PPUDATA read before the first one's fill restarts the state machine (one fill, one
-//! increment), and a board watching the address bus sees the fetch's own address where the latch
-//! makes the read land elsewhere (the high byte, A12 included, is the same).
+//! lazy schedule catches up at every cycle meanwhile (`Ppu::dots_before_event`). Outside rendering
+//! the fill is late too: the read's byte waits on the pins and lands on the fill's dot, so a second
+//! read on the next CPU cycle returns the old buffer (blargg's double_2007_read). A second read
+//! before the first one's fill restarts the state machine: one fill, from the second read (while
+//! rendering also one increment; outside it each read moved `v` as it was made). Not modelled: the
+//! other outputs real consoles give for a double read, which depend on the CPU-PPU alignment
+//! (double_2007_read: "22 33 44 55 66", "02 ..", "32 .."), and a board watching the address bus
+//! sees the fetch's own address where the latch makes the read land elsewhere (the high byte, A12
+//! included, is the same).
 
 use super::background::{attribute_address, attribute_bits, nametable_address};
 use super::{Ppu, PpuBus, PpuRegs, RENDERING_DELAY_DOTS};
@@ -30,6 +35,10 @@ use crate::region::RegionModel;
 /// reads two dots after that (AccuracyCoin "$2007 Stress Test": the buffer is set about four dots
 /// after the read ends; its answer key pins the dot).
 pub(super) const DATA_READ_FILL_DOTS: u8 = 6;
+
+/// `PpuRegs::data_read_fill`'s flag for a read made outside rendering: `v` moved at the read and the
+/// byte read waits on the pins (`PpuRegs::data_pins`) for the fill.
+pub(super) const DATA_READ_HELD: u8 = 0x80;
 
 /// Dots from a $2006 second write (the PPU caught up to the access) to the copy of `t` into `v`,
 /// which happens before the dot this many dots on: the write ends about a dot after the access and
@@ -131,6 +140,17 @@ impl Ppu {
             if self.regs.v_copy_delay == 0 {
                 self.copy_t_to_v(bus);
             }
+        }
+        if self.regs.data_read_fill & DATA_READ_HELD != 0 {
+            // A read made outside rendering: its byte lands, before this dot's own access can
+            // change the pins.
+            let left = (self.regs.data_read_fill & !DATA_READ_HELD).saturating_sub(1);
+            self.regs.data_read_fill = if left == 0 { 0 } else { left | DATA_READ_HELD };
+            if left == 0 {
+                self.regs.read_buffer = self.regs.data_pins;
+            }
+            self.collide_dot::<R>(bus, false);
+            return;
         }
         let fill_now = self.regs.data_read_fill == 1;
         self.regs.data_read_fill = self.regs.data_read_fill.saturating_sub(1);
@@ -321,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn data_read_outside_rendering_fills_at_once() {
+    fn data_read_outside_rendering_moves_v_at_once_and_fills_late() {
         let mut bus = FlatBus::new();
         numbered_nametable(&mut bus);
         let mut ppu = rendering_at(&mut bus, 10, 100);
@@ -330,8 +350,40 @@ mod tests {
             ppu.tick_dot(&mut bus);
         }
         let v = ppu.regs.v;
+        let before = ppu.regs.read_buffer;
         ppu.read_register(0x2007, &mut bus);
-        assert_eq!(ppu.regs.read_buffer, bus.0[usize::from(v & 0x3FFF)]);
         assert_eq!(ppu.regs.v, v + 1);
+        for _ in 1..DATA_READ_FILL_DOTS {
+            ppu.tick_dot(&mut bus);
+            assert_eq!(ppu.regs.read_buffer, before);
+        }
+        ppu.tick_dot(&mut bus);
+        assert_eq!(ppu.regs.read_buffer, bus.0[usize::from(v & 0x3FFF)]);
+        assert_eq!((ppu.regs.v, ppu.regs.data_read_fill), (v + 1, 0));
+    }
+
+    #[test]
+    fn a_second_read_outside_rendering_before_the_fill_replaces_its_byte() {
+        // blargg's double_2007_read: the second read, 3 dots on, returns the old buffer; both move
+        // `v`; the buffer ends with the second read's byte.
+        let mut bus = FlatBus::new();
+        numbered_nametable(&mut bus);
+        let mut ppu = rendering_at(&mut bus, 10, 100);
+        ppu.write_register(0x2001, 0x00, &mut bus);
+        while ppu.scanline() != 241 {
+            ppu.tick_dot(&mut bus);
+        }
+        let v = ppu.regs.v;
+        let before = ppu.regs.read_buffer;
+        assert_eq!(ppu.read_register(0x2007, &mut bus), before);
+        for _ in 0..3 {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.read_register(0x2007, &mut bus), before);
+        for _ in 0..DATA_READ_FILL_DOTS {
+            ppu.tick_dot(&mut bus);
+        }
+        assert_eq!(ppu.regs.v, v + 2);
+        assert_eq!(ppu.regs.read_buffer, bus.0[usize::from((v + 1) & 0x3FFF)]);
     }
 }

@@ -274,8 +274,9 @@ crate::layout::state_struct! {
         pub sprite_first_lo: u8,
         /// The same for the high bit plane.
         pub sprite_first_hi: u8,
-        /// Dots until a PPUDATA read made while rendering fills the read buffer (1 = on the next dot;
-        /// 0 = none owed; see `address_bus.rs`).
+        /// Dots until a PPUDATA read fills the read buffer (1 = on the next dot; 0 = none owed; see
+        /// `address_bus.rs`), with bit 7 set for a read made outside rendering, whose byte waits in
+        /// `data_pins`.
         pub data_read_fill: u8,
         /// The octal latch outside the PPU: the low address byte of the last ALE dot, as far as a
         /// collision with a CPU access needs it (see `address_bus.rs`).
@@ -501,6 +502,10 @@ impl Ppu {
         r.t = 0;
         r.x = 0;
         r.read_buffer = 0;
+        if r.data_read_fill & address_bus::DATA_READ_HELD != 0 {
+            // The cleared buffer stays clear.
+            r.data_read_fill = 0;
+        }
         r.odd_frame = 0;
         r.reset_warmup = 1;
     }

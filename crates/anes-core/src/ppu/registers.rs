@@ -1,7 +1,7 @@
 //! The CPU-visible registers $2000-$2007 and the I/O latch behind them (nesdev "PPU registers",
 //! "PPU scrolling", "Open bus behavior").
 
-use super::address_bus::{DATA_READ_FILL_DOTS, V_COPY_DOTS};
+use super::address_bus::{DATA_READ_FILL_DOTS, DATA_READ_HELD, V_COPY_DOTS};
 use super::pixel::palette_index;
 use super::{DOTS_PER_SCANLINE, Ppu, PpuBus, PpuBusPeek, PpuRegs, background, ctrl, mask, status};
 
@@ -92,9 +92,14 @@ impl Ppu {
             }
             7 => {
                 let v = self.regs.v & 0x3FFF;
-                // While rendering, the buffer is filled a few dots later from whatever the PPU reads
-                // then (`address_bus.rs`); otherwise nothing else drives the bus in between, and
-                // the byte at `v` is filled at once.
+                // The buffer is filled a few dots after the read (`address_bus.rs`). While rendering
+                // the fill takes whatever the PPU reads then, and `v` moves with it; otherwise the
+                // byte at `v` goes out on the bus now, `v` moves at once (so a write on the next
+                // cycle lands at the new address: blargg's read_write_2007), and the byte reaches
+                // the buffer on the fill's dot. A read on the next CPU cycle, 3 dots on, still
+                // returns the old buffer and its own byte replaces the first one's: two reads, two
+                // increments, one fill (blargg's double_2007_read, "22 44 55 66 77"; the halted
+                // reads of a DMC DMA: nesdev "DMA", DMC DMA can corrupt PPUDATA reads).
                 let deferred = self.regs.is_rendering(self.timing.pre_render_scanline);
                 if deferred {
                     self.regs.data_read_fill = DATA_READ_FILL_DOTS;
@@ -103,20 +108,19 @@ impl Ppu {
                     // Palette reads bypass the buffer; the buffer gets the nametable byte "under" the
                     // palette ($2F00-$2FFF). Bits 6-7 are the latch's (nesdev "PPU registers").
                     let value = self.palette_value(v) | (self.regs.io_latch & 0xC0);
-                    if !deferred {
-                        self.regs.read_buffer = bus.read(v & 0x2FFF);
-                    }
                     self.regs.refresh_io_latch(value, 0x3F);
                     value
                 } else {
                     let value = self.regs.read_buffer;
-                    if !deferred {
-                        self.regs.read_buffer = bus.read(v);
-                    }
                     self.regs.refresh_io_latch(value, 0xFF);
                     value
                 };
                 if !deferred {
+                    let under = if v >= 0x3F00 { v & 0x2FFF } else { v };
+                    // The byte crosses the PPU's shared address/data pins, which hold it until the
+                    // fill.
+                    self.regs.data_pins = bus.read(under);
+                    self.regs.data_read_fill = DATA_READ_FILL_DOTS | DATA_READ_HELD;
                     self.finish_data_access(bus);
                 }
                 value
@@ -278,7 +282,7 @@ impl Ppu {
 #[cfg(test)]
 mod tests {
     use super::super::Ppu;
-    use super::super::address_bus::V_COPY_DOTS;
+    use super::super::address_bus::{DATA_READ_FILL_DOTS, V_COPY_DOTS};
     use super::super::test_bus::{FlatBus, random_below};
 
     fn warm_ppu() -> (Ppu, FlatBus) {
@@ -395,6 +399,13 @@ mod tests {
         bus.0[0x2F10] = 0x33;
         set_address(&mut ppu, &mut bus, 0x2105);
         ppu.read_register(0x2007, &mut bus);
+        // `v` moves at once, the byte reaches the buffer on the fill's dot.
+        assert_eq!(ppu.regs.v, 0x2106);
+        for _ in 1..DATA_READ_FILL_DOTS {
+            ppu.tick_dot(&mut bus);
+            assert_eq!(ppu.regs.read_buffer, 0);
+        }
+        ppu.tick_dot(&mut bus);
         assert_eq!(ppu.read_register(0x2007, &mut bus), 0x11);
         assert_eq!(ppu.regs.v, 0x2107);
         // Palette: immediate, and the buffer gets the nametable byte underneath.
@@ -403,6 +414,9 @@ mod tests {
         set_address(&mut ppu, &mut bus, 0x3F10);
         // Bits 6-7 of a palette read come from the latch, which holds the last write ($10).
         assert_eq!(ppu.read_register(0x2007, &mut bus), 0x2A);
+        for _ in 0..DATA_READ_FILL_DOTS {
+            ppu.tick_dot(&mut bus);
+        }
         assert_eq!(ppu.regs.read_buffer, 0x33);
         // Increment 32.
         ppu.write_register(0x2000, 0x04, &mut bus);

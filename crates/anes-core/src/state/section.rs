@@ -113,8 +113,9 @@ impl Section {
             // PPU 2: the sprite flags' one-dot delay; 3: the owed OAM corruption, the sprite units'
             // first pixels after the odd-frame skip and 5 reserved bytes; 4: those 5 bytes hold the
             // address bus collisions (the PPUDATA read's buffer fill, the octal latch, the data
-            // pins, the $2006 copy delay).
-            Section::Ppu => 4,
+            // pins, the $2006 copy delay); 5: a PPUDATA read outside rendering fills the buffer late
+            // too (bit 7 of the pending fill, its byte in the data pins).
+            Section::Ppu => 5,
             // APU 2: the frame counter's deferred interrupt flag clear; 3: the DMC's delayed enable
             // and implicit abort.
             Section::Apu => 3,

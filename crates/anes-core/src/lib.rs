@@ -107,5 +107,7 @@ pub use state::{FrameRecord, Section, StateHash};
 /// returns the old buffer: blargg's double_2007_read), the byte held in the PPU's data pins (PPU
 /// section version 5): every record's state hash changed from frame 1 (the version is hashed); the
 /// records of the ROMs that read PPUDATA with rendering off (most board ROMs, dma_collide) would
-/// have changed without it, their cycles and positions did not.
+/// have changed without it, their cycles and positions did not. Also in 12: the reset button
+/// resets the frame counter's sequence, so the old sequence no longer runs on (to its interrupt
+/// flag) until the rewrite of $4017 restarts it: no record moved (no golden run presses reset).
 pub const EMULATION_EPOCH: u32 = 12;

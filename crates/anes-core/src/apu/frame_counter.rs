@@ -70,12 +70,16 @@ impl FrameCounter {
 
     /// The reset button: the interrupt flag clears and the frame counter behaves as after a write of
     /// its last value, timed as at power-on (apu_reset irq_flag_cleared, 4017_written, 4017_timing).
+    /// Unlike after a CPU write, the old sequence does not run on until the restart: the reset line
+    /// resets the 2A03G's frame counter (nesdev "CPU power up state"), so no step of it, the
+    /// interrupt flag's included, comes between the reset and the restart.
     pub fn reset(&mut self) {
         self.irq_inhibit = (self.last_write >> 6) & 1;
         self.irq_flag = 0;
         self.clear_pending = 0;
         self.write_delay = 0;
         self.restart_on_next_cycle = 1;
+        self.cycle = 0;
     }
 
     /// Reading $4015 clears the interrupt flag, but only on the next get cycle: a read on a put cycle
@@ -308,6 +312,20 @@ mod tests {
         assert_eq!(fc.tick(true, &NTSC.apu.frame_steps), FrameClocks::default());
         assert_eq!(fc.tick(false, &NTSC.apu.frame_steps), FrameClocks::default());
         assert_eq!(fc.tick(true, &NTSC.apu.frame_steps), FrameClocks { quarter: true, half: true });
+    }
+
+    #[test]
+    fn a_reset_lets_no_step_of_the_old_sequence_through() {
+        // The restart comes on the first get cycle after the reset: a put cycle before it, which
+        // would reach the interrupt step of the sequence that was running, changes nothing.
+        for cycle in [NTSC.apu.frame_steps.irq_first - 1, NTSC.apu.frame_steps.half_2_four_step - 1] {
+            let mut fc = FrameCounter { cycle, ..FrameCounter::default() };
+            fc.reset();
+            assert_eq!(fc.tick(false, &NTSC.apu.frame_steps), FrameClocks::default());
+            assert_eq!(fc.irq_flag, 0);
+            assert_eq!(fc.tick(true, &NTSC.apu.frame_steps), FrameClocks::default());
+            assert_eq!((fc.cycle, fc.irq_flag, fc.is_settled()), (0, 0, true));
+        }
     }
 
     /// A frame counter whose next tick (a get cycle) reaches the first interrupt step.

@@ -65,6 +65,15 @@ impl PpuRegs {
         self.data_read_fill | self.latch_held | self.v_copy_delay != 0
     }
 
+    /// True when a pending collision may move `v` or drive the address bus: any but a PPUDATA read's
+    /// held byte outside rendering, which only waits to land in the buffer, where nothing but a
+    /// PPUDATA read (which catches the PPU up first) or a full catch-up looks.
+    #[inline(always)]
+    pub(super) fn bus_collision_visible(&self) -> bool {
+        let fill_visible = self.data_read_fill != 0 && self.data_read_fill & DATA_READ_HELD == 0;
+        fill_visible || self.latch_held | self.v_copy_delay != 0
+    }
+
     /// True when the pipeline renders on the next dot (the enable as it sees it, `RENDERING_DELAY_DOTS`
     /// late, on a rendering line).
     #[inline(always)]

@@ -701,8 +701,9 @@ impl Ppu {
         let events: [(u16, u16); 3] = [(240, 340), (t.vblank_scanline, 1), (t.pre_render_scanline, 1)];
         let (scanline, dot) = (self.regs.scanline, self.regs.dot);
         // A pending collision (`address_bus.rs`) may move `v` and drive the address bus: the
-        // lazy schedule catches up dot by dot until it is over (a few dots).
-        if scanline >= t.scanlines_per_frame || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_pending()
+        // lazy schedule catches up dot by dot until it is over (a few dots). A PPUDATA read's held
+        // byte does neither: its dots run with the next catch-up.
+        if scanline >= t.scanlines_per_frame || dot >= DOTS_PER_SCANLINE || self.regs.bus_collision_visible()
         {
             return 0;
         }

@@ -7,7 +7,7 @@ use core::ops::Range;
 
 use super::{MachineState, Section};
 use crate::apu::ApuState;
-use crate::bus::BusState;
+use crate::bus::sync::BusState;
 use crate::cart::{
     Action53State, AxromState, Bandai70State, Bandai152State, BandaiFcgState, CamericaState, Cnrom185State,
     CnromState, ColorDreamsState, CpromState, Fme7State, G101State, GtromState, GxromState, H3001State,

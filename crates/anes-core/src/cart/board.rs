@@ -275,6 +275,8 @@ boards! { $;
     Namcot3453(Namcot3453) = [154] NONE;
     /// MMC1A
     Mmc1a(Mmc1a) = [155] NONE;
+    /// Tengen 800037: RAMBO-1, nametables from CHR A17
+    Tengen800037(super::m158_tengen_800037::Tengen800037) = [158] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
     /// UNROM, first bank fixed
     Unrom180(Unrom180) = [180] NONE;
     /// Sunsoft-1

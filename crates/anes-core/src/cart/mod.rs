@@ -82,6 +82,7 @@ mod m140_jaleco_jf11;
 mod m152_bandai;
 mod m154_namcot3453;
 mod m155_mmc1a;
+mod m158_tengen_800037;
 mod m180_unrom_fixed_first;
 mod m184_sunsoft1;
 mod m185_cnrom_protected;

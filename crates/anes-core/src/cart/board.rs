@@ -88,6 +88,9 @@ macro_rules! boards {
             $($(#[$doc])* $variant($ty),)+
         }
 
+        // A board counts M2 edges against PPU accesses it watches (at compile time).
+        $(const _: () = assert!(!($abilities).counts_m2_edges || ($abilities).watches_ppu);)+
+
         // Every row's field names tile its state exactly (at compile time).
         $(const _: () = crate::layout::assert_covers(
             <$ty as Mapper>::FIELDS,

@@ -326,8 +326,9 @@ fn shrink_failure(
         budget: args
             .budget
             .map(|seconds| {
-                std::time::Duration::try_from_secs_f64(seconds)
-                    .map_err(|_| anyhow::anyhow!("--budget {seconds}: expected a number of seconds, 0 or more"))
+                std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+                    anyhow::anyhow!("--budget {seconds}: expected a number of seconds, 0 or more")
+                })
             })
             .transpose()?,
     };
@@ -431,7 +432,13 @@ fn write_shrunk(out: &mut impl Write, shrunk: &AuditShrink) -> anyhow::Result<()
         writeln!(out, "          it needs no input: it fails with no button pressed")?;
     }
     for press in &shrunk.presses {
-        writeln!(out, "            frame {:>7}  pad {}  {}", press.frame, press.port + 1, press.buttons.join(" + "))?;
+        writeln!(
+            out,
+            "            frame {:>7}  pad {}  {}",
+            press.frame,
+            press.port + 1,
+            press.buttons.join(" + ")
+        )?;
     }
     writeln!(out, "          repro written to {} (replay: {})", shrunk.out, shrunk.replay)?;
     Ok(())

@@ -396,8 +396,7 @@ pub(crate) fn shrink_into(
     let shrunk = result.map_err(|e| e.to_string())?;
     let out = bundle.join("repro");
     let ran = crate::shrink::Ran::Nes { region, power_on: (Default::default(), Default::default()) };
-    crate::shrink::write_repro(&out, &shrunk, &ran, rom_file, None)
-    .map_err(|e| format!("{e:#}"))?;
+    crate::shrink::write_repro(&out, &shrunk, &ran, rom_file, None).map_err(|e| format!("{e:#}"))?;
     Ok(out)
 }
 

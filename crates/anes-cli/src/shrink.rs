@@ -321,6 +321,9 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
+        Err(e @ ShrinkError::ReproLost { .. }) if args.libretro.is_some() => bail!(
+            "{rom_name}: {e}: a core that keeps state outside its snapshots (anes audit finds it) is shrunk from power-on by `anes audit CORE CONTENT --input FILE --shrink DIR`"
+        ),
         Err(e) => return Err(e).context(rom_name),
     };
     let rom_file =

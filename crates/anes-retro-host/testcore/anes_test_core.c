@@ -13,7 +13,8 @@
  *              frame count every frame: a fault only input reaches (check 4 fails only when Select
  *              was pressed before the state changed hands; the audit's --shrink finds that press).
  * Built twice by build.rs; build B (ANES_TEST_CORE_BUILD_B) also flips bit 0 of RAM $30 from frame
- * 200 on, a "regression" for the canary.
+ * 200 on, a "regression" for the canary, and bit 0 of RAM $31 on every frame Select is held, one
+ * only input reaches (for the shrinker).
  * Licence: MIT OR Apache-2.0, as the rest of anes. The libretro declarations below are written from
  * the API's documented layouts (libretro.h), only those this core uses. */
 #include <stdbool.h>
@@ -297,6 +298,8 @@ EXPORT void retro_run(void) {
 #ifdef ANES_TEST_CORE_BUILD_B
     if (machine.frame >= 200)
         machine.ram[0x30] ^= 1;
+    if (buttons & (1u << 2)) /* RETRO_DEVICE_ID_JOYPAD_SELECT */
+        machine.ram[0x31] ^= 1;
 #endif
     for (y = 0; y < HEIGHT; y++)
         for (x = 0; x < WIDTH; x++)

@@ -652,3 +652,40 @@ fn the_audit_says_when_a_failure_needs_no_input() {
     assert_eq!(shrunk["repro"]["presses"], 0, "{shrunk}");
     assert_eq!(shrunk["given"]["presses"], 22, "{shrunk}");
 }
+
+#[test]
+#[ignore = "needs libretro-nestopia (bash scripts/install-libretro-cores.sh)"]
+fn a_nestopia_flip_shrinks_to_no_press_over_the_demos_input() {
+    let core = Path::new(DEBIAN_CORES).join("nestopia_libretro.so");
+    assert!(core.is_file(), "needs {}: bash scripts/install-libretro-cores.sh installs it", core.display());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = scratch("shrink-nestopia");
+    let output = anes(&[
+        "shrink",
+        s(&root.join("roms/demo/demo.nes")),
+        "--libretro",
+        s(&core),
+        "--input",
+        s(&root.join("roms/demo/demo.input")),
+        "--frames",
+        "600",
+        "--inject",
+        "flip:system_ram:0x123:3@400",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = &json(&output)["report"];
+    // The flip fires after 400 frames (frame 399 counted from 0); the demo's presses do not matter.
+    assert_eq!(report["target"]["frame"], 399);
+    assert_eq!(report["shrunk"]["presses"], 0);
+    assert!(report["original"]["presses"].as_u64().unwrap() > 100);
+    let fields: Vec<&str> = report["divergence"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"system_ram[0x0123]"), "{fields:?}");
+}

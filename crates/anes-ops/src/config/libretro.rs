@@ -102,7 +102,7 @@ mod tests {
         )
         .unwrap();
         let spec = config.pipelines[0].libretro.clone().unwrap();
-        assert_eq!(spec.cores, ["a.so".into(), "b.so".into()]);
+        assert_eq!(spec.cores, [std::path::PathBuf::from("a.so"), std::path::PathBuf::from("b.so")]);
         assert_eq!(spec.options[1], [("anestest_step".to_owned(), "3".to_owned())]);
         let args = spec.worker_args(1, std::path::Path::new("content.bin"));
         assert_eq!(args, ["--libretro", "b.so", "--content", "content.bin", "--option", "anestest_step=3"]);

@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn a_libretro_pipeline_names_its_cores_and_needs_process_workers_and_content() {
         let config = Config::parse(
-            "[[pipeline]]\nid = \"p\"\nrom = \"content.bin\"\nworkers = \"process\"\n[pipeline.libretro]\ncore = \"a.so\"\ncore_b = \"b.so\"\noptions = { anestest_step = \"3\" }\n",
+            "[[pipeline]]\nid = \"p\"\nrom = \"content.bin\"\nworkers = \"process\"\n[pipeline.input]\nsource = \"push\"\n[pipeline.libretro]\ncore = \"a.so\"\ncore_b = \"b.so\"\noptions = { anestest_step = \"3\" }\n",
             "anes.toml",
         )
         .unwrap();
@@ -108,19 +108,20 @@ mod tests {
         assert_eq!(args, ["--libretro", "b.so", "--content", "content.bin", "--option", "anestest_step=3"]);
 
         let mistake = |text: &str| Config::parse(text, "anes.toml").unwrap_err().to_string();
-        let threads =
-            mistake("[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\n[pipeline.libretro]\ncore = \"a.so\"\n");
+        let threads = mistake(
+            "[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\n[pipeline.input]\nsource = \"push\"\n[pipeline.libretro]\ncore = \"a.so\"\n",
+        );
         assert!(threads.starts_with("anes.toml: pipeline[0].workers: a libretro core"), "{threads}");
         let no_rom = mistake(
-            "[[pipeline]]\nid = \"p\"\nworkers = \"process\"\n[pipeline.libretro]\ncore = \"a.so\"\n",
+            "[[pipeline]]\nid = \"p\"\nworkers = \"process\"\n[pipeline.input]\nsource = \"push\"\n[pipeline.libretro]\ncore = \"a.so\"\n",
         );
         assert!(no_rom.starts_with("anes.toml: pipeline[0].rom: missing"), "{no_rom}");
         let no_core = mistake(
-            "[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\nworkers = \"process\"\n[pipeline.libretro]\n",
+            "[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\nworkers = \"process\"\n[pipeline.input]\nsource = \"push\"\n[pipeline.libretro]\n",
         );
         assert!(no_core.starts_with("anes.toml: pipeline[0].libretro.core: missing"), "{no_core}");
         let unknown = mistake(
-            "[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\nworkers = \"process\"\n[pipeline.libretro]\ncore = \"a.so\"\ncontent = \"x\"\n",
+            "[[pipeline]]\nid = \"p\"\nrom = \"c.bin\"\nworkers = \"process\"\n[pipeline.input]\nsource = \"push\"\n[pipeline.libretro]\ncore = \"a.so\"\ncontent = \"x\"\n",
         );
         assert!(unknown.contains("content"), "{unknown}");
     }

@@ -1,7 +1,9 @@
 //! `anes audit CORE CONTENT`: measures which `savestate_features` level a libretro core reaches on a
 //! content over a run (`anes_retro_host::audit`: five checks, each instance in an `anes worker
 //! --libretro` process of its own), prints one row per check with the first failure localized, and
-//! compares the level reached with the core's `.info` claim.
+//! compares the level reached with the core's `.info` claim. `--shrink DIR` cuts the input of the
+//! first failing check to the presses it needs (`anes_lockstep::minimize_stream`, each trial an
+//! audit of that check alone from power-on) and writes the repro into DIR.
 //!
 //! Exit status: 0 the core reaches what its `.info` claims (or more); 1 it claims more than it
 //! reaches; 2 bad input (no core, no content, the core refuses it, a bad option).

@@ -4,7 +4,10 @@
 //! `--ppu-b`, `--apu-b`), or as an evidence bundle recorded (`--evidence`): one of `anes lockstep`
 //! replays from power-on; one of a `serve` incident from its checkpoint (the service keeps no
 //! inputs before it), and the repro then starts there too: `repro.snap` beside it. `--start SNAP`
-//! starts any shrink, or the replay of such a repro, from a snapshot.
+//! starts any shrink, or the replay of such a repro, from a snapshot. `--baseline`/`--candidate`
+//! shrinks two builds' worker processes, `--libretro CORE` two `anes worker --libretro` processes of a
+//! core (the ROM is then its content): the same search through `anes_lockstep::shrink_pairs`, the
+//! same files.
 //!
 //! The four files are the same bytes for the same ROM, stream, faults and schedules, whatever
 //! `--jobs`; what the search cost (trials, frames emulated, time) is printed, not written, because

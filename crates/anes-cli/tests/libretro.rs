@@ -536,6 +536,22 @@ fn a_shrink_of_two_test_core_builds_keeps_the_one_press_their_difference_needs()
     ]);
     assert_eq!(replay.status.code(), Some(1), "{}", String::from_utf8_lossy(&replay.stderr));
     assert_eq!(json(&replay)["divergence"]["detected"]["frame"], 37);
+    // That lockstep's evidence bundle shrinks too (its divergence is the one the repro must keep).
+    let again = anes(&[
+        "shrink",
+        s(&content),
+        "--libretro",
+        TEST_CORE_A,
+        "--libretro-b",
+        TEST_CORE_B,
+        "--evidence",
+        s(&out.join("replay")),
+        "--out",
+        s(&out.join("again")),
+        "--json",
+    ]);
+    assert_eq!(again.status.code(), Some(1), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(presses_of(&json(&again)["report"]), [(37, vec!["Select".to_owned()])]);
 
     // The same stream without Select: the builds part only at frame 199, where no press is needed.
     let no_select = movie("shrink-builds-no-select", 400, &[(37, 'T'), (12, 'D')]);
@@ -688,4 +704,20 @@ fn a_nestopia_flip_shrinks_to_no_press_over_the_demos_input() {
         .map(|f| f["name"].as_str().unwrap())
         .collect();
     assert!(fields.contains(&"system_ram[0x0123]"), "{fields:?}");
+}
+
+#[test]
+fn the_audit_shrinks_a_fresh_instance_failure_to_the_press_before_the_hand_over() {
+    // Select on frames 36 and 90, first frames of run-ahead windows: the replays of a window run
+    // after the press set the mode in the first run, alike, so check 3 passes; the state of frame 60
+    // handed to a fresh instance lacks the mode set at 36 (check 4 fails at frame 61). The press at
+    // 90 comes after the hand-over, where both instances see it.
+    let input = movie("audit-shrink-fresh-movie", 120, &[(36, 'S'), (90, 'S'), (36, 'T'), (50, 'D')]);
+    let out = scratch("audit-shrink-fresh-out");
+    let (audit, _) = audit_shrink("button", &input, &out);
+    assert_eq!(audit["checks"][2]["passed"], true, "{audit}");
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
+    assert_eq!(presses_of(shrunk), [(36, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(shrunk["repro"]["frames"], 61, "{shrunk}");
 }

@@ -70,6 +70,9 @@ pub struct Args {
     /// repro.fm2 and report.json into DIR (created if missing; those files replaced).
     #[arg(long, value_name = "DIR", requires = "input")]
     shrink: Option<PathBuf>,
+    /// With --shrink: the check (1-5) whose failure to shrink, instead of the first that failed.
+    #[arg(long, value_name = "N", requires = "shrink", value_parser = clap::value_parser!(u8).range(1..=5))]
+    shrink_check: Option<u8>,
     /// With --shrink: stop after this many seconds with the smallest input found so far.
     #[arg(long, value_name = "SECONDS", requires = "shrink")]
     budget: Option<f64>,
@@ -196,7 +199,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         write_table(&mut out, args, info_path.as_deref(), claim, &report, inputs.len())?;
         match (&args.shrink, &shrunk) {
             (Some(_), Some(shrunk)) => write_shrunk(&mut out, shrunk)?,
-            (Some(_), None) => writeln!(out, "shrink    no check failed: nothing to shrink")?,
+            (Some(_), None) => match args.shrink_check {
+                Some(n) => writeln!(out, "shrink    check {n} did not fail: nothing to shrink")?,
+                None => writeln!(out, "shrink    no check failed: nothing to shrink")?,
+            },
             (None, _) => {}
         }
     }
@@ -302,7 +308,11 @@ fn shrink_failure(
     inputs: &[FrameInput],
     report: &AuditReport,
 ) -> anyhow::Result<Option<AuditShrink>> {
-    let Some(failed) = report.first_failure() else { return Ok(None) };
+    let chosen = match args.shrink_check {
+        Some(n) => Some(&report.checks[usize::from(n) - 1]).filter(|c| c.passed == Some(false)),
+        None => report.first_failure(),
+    };
+    let Some(failed) = chosen else { return Ok(None) };
     let Some(finding) = &failed.finding else { return Ok(None) };
     let (check, target) = (failed.check, finding.frame);
     let fresh_at = args.fresh_at.unwrap_or(args.frames / 2).min(args.frames);

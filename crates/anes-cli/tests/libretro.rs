@@ -603,9 +603,19 @@ fn a_shrink_of_a_core_with_state_outside_its_snapshots_is_refused_naming_the_aud
 
 /// `anes audit` of the test core with `fault`, over `input`, its first failure shrunk into `out`.
 fn audit_shrink(fault: &str, input: &Path, out: &Path) -> (serde_json::Value, serde_json::Value) {
+    audit_shrink_with(fault, input, out, &[])
+}
+
+/// [`audit_shrink`] with more arguments.
+fn audit_shrink_with(
+    fault: &str,
+    input: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (serde_json::Value, serde_json::Value) {
     let content = test_content(&format!("audit-shrink-{fault}"));
     let option = format!("anestest_fault={fault}");
-    let output = anes(&[
+    let mut args = vec![
         "audit",
         TEST_CORE_A,
         s(&content),
@@ -618,7 +628,9 @@ fn audit_shrink(fault: &str, input: &Path, out: &Path) -> (serde_json::Value, se
         "--shrink",
         s(out),
         "--json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let output = anes(&args);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let audit = json(&output);
     let written = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
@@ -720,4 +732,37 @@ fn the_audit_shrinks_a_fresh_instance_failure_to_the_press_before_the_hand_over(
     assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
     assert_eq!(presses_of(shrunk), [(36, vec!["Select".to_owned()])], "{shrunk}");
     assert_eq!(shrunk["repro"]["frames"], 61, "{shrunk}");
+}
+
+#[test]
+fn the_audit_shrinks_the_check_it_is_asked_for() {
+    // Select on frame 37 fails check 3 first (at 37) and check 4 too (at 61): asked for check 4,
+    // the shrink keeps the same press, now as the one before the hand-over.
+    let input = movie("audit-shrink-check-movie", 120, &[(37, 'S'), (50, 'D')]);
+    let out = scratch("audit-shrink-check-out");
+    let (audit, _) = audit_shrink_with("button", &input, &out, &["--shrink-check", "4"]);
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
+    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
+    // Check 1 passes: nothing to shrink, no repro written.
+    let out = scratch("audit-shrink-check-passed");
+    let content = test_content("audit-shrink-check-passed");
+    let text = anes(&[
+        "audit",
+        TEST_CORE_A,
+        s(&content),
+        "--frames",
+        "120",
+        "--option",
+        "anestest_fault=button",
+        "--input",
+        s(&input),
+        "--shrink",
+        s(&out),
+        "--shrink-check",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("shrink    check 1 did not fail: nothing to shrink"), "{stdout}");
+    assert!(!out.join("repro.input").exists());
 }

@@ -61,7 +61,9 @@ Examples:
   # A button flipped on port 1 at frame 300, one JSON summary object (exit status 1)
   anes lockstep --inject input:1:0@300 --json
   # anes against Debian's Nestopia frame by frame: system RAM and the picture through each palette
-  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw";
+  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw
+  # The same, compared only at the last frame (the test's verdict on screen, RAM outside the free stack)
+  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/2-len_table.nes --frames 600 --at-end --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -149,6 +151,13 @@ pub struct Args {
     /// agree longest with the other emulator's (ties: the lowest).
     #[arg(long, value_name = "PHASE", default_value = "auto", requires = "versus", value_parser = phase_arg)]
     phase: PhaseChoice,
+    /// With --versus: compare only the last of --frames frames, by the picture (a test ROM's verdict
+    /// on screen) and the RAM outside anes's free stack (the stack page below its stack pointer,
+    /// where earlier pushes lie: reported, not compared), instead of at every frame boundary, where
+    /// two emulators ending their frames a few CPU cycles apart sample a running program at
+    /// different instructions. Exit status 0 when they agree, 1 when not (both pictures kept).
+    #[arg(long, requires = "versus", conflicts_with = "inject")]
+    at_end: bool,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -435,6 +444,14 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
     if frames > 0 {
         a.run_frame(inputs.input(0));
         b.run_frame(inputs.input(0));
+    }
+    if args.at_end {
+        let evidence = || evidence_dir.prepare();
+        let report = crate::versus_end::run(&mut a, &mut b, &inputs, frames, evidence, args.json)?;
+        if let Some(failure) = b.failure() {
+            anyhow::bail!("{}: {failure}", core.display());
+        }
+        return Ok(if report.agrees() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_DIVERGED) });
     }
     let config =
         LockstepConfig { checkpoint_every: args.checkpoint_every, faults, ..LockstepConfig::default() };

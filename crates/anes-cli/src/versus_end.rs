@@ -1,0 +1,255 @@
+//! `anes lockstep ROM --versus CORE --at-end`: anes and another NES emulator compared once, at the
+//! last frame, by what the program leaves behind (a test ROM's verdict on screen, its RAM), not at
+//! every frame boundary, where two emulators that end their frames a few CPU cycles apart sample a
+//! program in the middle of different instructions (docs/LIBRETRO.md, "anes against Nestopia").
+//!
+//! The stack page below anes's stack pointer is reported but not compared: it holds what earlier
+//! pushes left there (return addresses and flags of interrupts that landed on different
+//! instructions), which no later instruction reads before writing it again.
+
+use std::io::Write;
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+use anes_core::movie::InputStream;
+use anes_lockstep::{InputSource, Machine};
+use anes_retro_host::nes_view::NesView;
+
+use crate::output;
+
+/// What the last frame's comparison found.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct EndReport {
+    /// Frames each machine ran.
+    pub frames: u64,
+    /// anes's blargg `$6000` status and text, when the ROM speaks that protocol.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anes_status: Option<String>,
+    /// Pixels whose colour classes differ (0: the pictures agree under a one-to-one colour map);
+    /// `None` when the pictures' sizes differ.
+    pub picture_pixels_differing: Option<usize>,
+    /// The first differing pixel (x, y).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_pixel: Option<(usize, usize)>,
+    /// RAM bytes outside anes's free stack that differ: (address, anes, other).
+    pub ram: Vec<(u16, u8, u8)>,
+    /// anes's stack pointer at the end.
+    pub anes_sp: u8,
+    /// Bytes of the free stack ($0100 up to $0100 + S) that differ: reported, not compared.
+    pub free_stack_differing: usize,
+}
+
+impl EndReport {
+    /// The machines agree: the same picture and the same RAM outside anes's free stack.
+    pub fn agrees(&self) -> bool {
+        self.picture_pixels_differing == Some(0) && self.ram.is_empty()
+    }
+}
+
+/// The stack bytes below anes's stack pointer `sp`: pushed before and popped since.
+pub(crate) fn free_stack(sp: u8) -> RangeInclusive<u16> {
+    0x0100..=0x0100 + u16::from(sp)
+}
+
+/// Compares two last frames' RAM and colour classes (a [`anes_retro_host::nes_view`] picture).
+pub(crate) fn compare(
+    frames: u64,
+    anes_status: Option<String>,
+    anes_sp: u8,
+    ram: (&[u8], &[u8]),
+    classes: (&[u8], &[u8]),
+) -> EndReport {
+    let free = free_stack(anes_sp);
+    let mut differing = Vec::new();
+    let mut free_stack_differing = 0;
+    for (address, (&a, &b)) in ram.0.iter().zip(ram.1).enumerate() {
+        let address = address as u16;
+        if a == b {
+            continue;
+        }
+        if free.contains(&address) {
+            free_stack_differing += 1;
+        } else {
+            differing.push((address, a, b));
+        }
+    }
+    let (picture_pixels_differing, first_pixel) = if classes.0.len() == classes.1.len() {
+        let pixels = classes.0.chunks_exact(2).zip(classes.1.chunks_exact(2));
+        let mut first = None;
+        let mut count = 0;
+        for (pixel, (a, b)) in pixels.enumerate() {
+            if a != b {
+                count += 1;
+                first.get_or_insert((pixel % anes_retro_host::nes_view::WIDTH, pixel / anes_retro_host::nes_view::WIDTH));
+            }
+        }
+        (Some(count), first)
+    } else {
+        (None, None)
+    };
+    EndReport { frames, anes_status, picture_pixels_differing, first_pixel, ram: differing, anes_sp, free_stack_differing }
+}
+
+/// blargg's `$6000` protocol as anes's console holds it at the end: `$00 "text"`, or `None`
+/// without the `DE B0 61` signature.
+fn blargg_status(view: &NesView) -> Option<String> {
+    let nes = view.machine().nes();
+    if [nes.peek(0x6001), nes.peek(0x6002), nes.peek(0x6003)] != [0xDE, 0xB0, 0x61] {
+        return None;
+    }
+    let text: String = (0x6004..=0x7FFFu16)
+        .map(|addr| nes.peek(addr))
+        .take_while(|&b| b != 0)
+        .filter(|&b| b == b'\n' || (0x20..0x7F).contains(&b))
+        .map(char::from)
+        .collect();
+    // One line: the ROMs' text has newlines and ANSI colour codes ("[0m" once ESC is dropped).
+    let text = text.replace("[0m", "").replace("[31m", "").replace("[32m", "").replace("[33m", "");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    Some(format!("${:02X} {text:?}", nes.peek(0x6000)))
+}
+
+/// Runs both machines `frames` frames (after the one the caller ran), compares the last, prints the
+/// report and writes both pictures into `evidence` when they differ. Returns the report.
+pub(crate) fn run(
+    anes: &mut NesView,
+    other: &mut impl Machine<Input = anes_core::movie::FrameInput>,
+    inputs: &InputStream,
+    frames: u64,
+    evidence: impl FnOnce() -> anyhow::Result<std::path::PathBuf>,
+    json: bool,
+) -> anyhow::Result<EndReport> {
+    // Frame 0 was run by the caller (the pairing); the rest here.
+    for frame in 1..frames {
+        anes.run_frame(inputs.input(frame));
+        other.run_frame(inputs.input(frame));
+    }
+    let section = |m: &dyn SectionsOf, name: &str| m.named(name).to_vec();
+    let ram_a = section(&*anes, anes_retro_host::nes_view::SYSTEM_RAM);
+    let ram_b = section(&*other, anes_retro_host::nes_view::SYSTEM_RAM);
+    if ram_b.len() != ram_a.len() {
+        anyhow::bail!("the other core's system RAM is {} bytes, not {}", ram_b.len(), ram_a.len());
+    }
+    let classes_a = section(&*anes, anes_retro_host::nes_view::PICTURE_CLASSES);
+    let classes_b = section(&*other, anes_retro_host::nes_view::PICTURE_CLASSES);
+    let report = compare(
+        frames,
+        blargg_status(anes),
+        anes.machine().nes().cpu().sp,
+        (&ram_a, &ram_b),
+        (&classes_a, &classes_b),
+    );
+    let mut pictures_written = None;
+    if !report.agrees() {
+        let dir = evidence()?;
+        for (name, machine) in [("anes.png", &*anes as &dyn SectionsOf), ("other.png", &*other as &dyn SectionsOf)] {
+            if let Some(png) = machine.png() {
+                let path = dir.join(name);
+                std::fs::write(&path, png).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            }
+        }
+        pictures_written = Some(dir);
+    }
+    let mut out = output::stdout();
+    if json {
+        output::write_json(&mut out, &report)?;
+    } else {
+        print_report(&mut out, &report, pictures_written.as_deref())?;
+    }
+    out.flush()?;
+    Ok(report)
+}
+
+fn print_report(out: &mut impl Write, report: &EndReport, pictures: Option<&Path>) -> anyhow::Result<()> {
+    writeln!(out, "frames run        {} (compared at the last only: --at-end)", report.frames)?;
+    if let Some(status) = &report.anes_status {
+        writeln!(out, "anes $6000        {status}")?;
+    }
+    match (report.picture_pixels_differing, report.first_pixel) {
+        (Some(0), _) => writeln!(out, "picture           agree (one-to-one colour map)")?,
+        (Some(n), Some((x, y))) => writeln!(out, "picture           {n} pixels differ, the first pixel({x}, {y})")?,
+        _ => writeln!(out, "picture           sizes differ")?,
+    }
+    let free = free_stack(report.anes_sp);
+    if report.ram.is_empty() {
+        writeln!(out, "ram               agree outside the free stack")?;
+    } else {
+        let shown: Vec<String> =
+            report.ram.iter().take(8).map(|(addr, a, b)| format!("ram[${addr:04X}]: ${a:02X} vs ${b:02X}")).collect();
+        let more = report.ram.len().saturating_sub(shown.len());
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        writeln!(out, "ram               {} bytes differ: {}{more}", report.ram.len(), shown.join(", "))?;
+    }
+    writeln!(
+        out,
+        "free stack        ${:04X}-${:04X} (below anes's S=${:02X}): {} bytes differ, not compared",
+        free.start(),
+        free.end(),
+        report.anes_sp,
+        report.free_stack_differing
+    )?;
+    if let Some(dir) = pictures {
+        writeln!(out, "evidence          {} (anes.png, other.png)", dir.display())?;
+    }
+    writeln!(out, "{}", if report.agrees() { "AGREE" } else { "DIFFER" })?;
+    Ok(())
+}
+
+/// A machine's sections by name and its picture as PNG (both the view and a worker have them).
+trait SectionsOf {
+    fn named(&self, name: &str) -> &[u8];
+    fn png(&self) -> Option<Vec<u8>>;
+}
+
+impl<M: Machine + ?Sized> SectionsOf for M {
+    fn named(&self, name: &str) -> &[u8] {
+        (0..self.section_count()).find(|&i| self.section_name(i) == name).map_or(&[], |i| self.section_bytes(i))
+    }
+
+    fn png(&self) -> Option<Vec<u8>> {
+        let (width, height) = self.picture_size()?;
+        let mut rgb = Vec::new();
+        if !self.picture_rgb(&mut rgb) {
+            return None;
+        }
+        anes_lockstep::encode_png(width, height, &rgb).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_free_stack_is_reported_and_the_rest_compared() {
+        let mut a = vec![0u8; 0x800];
+        let mut b = a.clone();
+        // S = $F0: $0100-$01F0 is free, $01F1-$01FF live.
+        b[0x1A0] = 1; // free: not compared
+        b[0x1F0] = 1; // free (the next push goes here)
+        b[0x1F1] = 1; // live stack: compared
+        b[0x0E] = 1; // zero page: compared
+        a[0x700] = 2;
+        let classes = [0u8, 0, 1, 0];
+        let report = compare(10, None, 0xF0, (&a, &b), (&classes, &classes));
+        assert_eq!(report.free_stack_differing, 2);
+        assert_eq!(report.ram, vec![(0x000E, 0, 1), (0x01F1, 0, 1), (0x0700, 2, 0)]);
+        assert!(!report.agrees());
+    }
+
+    #[test]
+    fn pictures_are_compared_by_class() {
+        let ram = vec![0u8; 0x800];
+        let a = [0u8, 0, 1, 0, 0, 0];
+        let b = [0u8, 0, 0, 0, 0, 0];
+        let report = compare(10, None, 0xFF, (&ram, &ram), (&a, &b));
+        assert_eq!(report.picture_pixels_differing, Some(1));
+        assert_eq!(report.first_pixel, Some((1, 0)));
+        assert!(!report.agrees());
+        let same = compare(10, None, 0xFF, (&ram, &ram), (&a, &a));
+        assert!(same.agrees());
+        let sizes = compare(10, None, 0xFF, (&ram, &ram), (&a, &a[..4]));
+        assert_eq!(sizes.picture_pixels_differing, None);
+        assert!(!sizes.agrees());
+    }
+}

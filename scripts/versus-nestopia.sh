@@ -2,7 +2,8 @@
 # anes against Nestopia, frame by frame, over the shared conformance ROMs and homebrew programs
 # (issue 46): one `anes lockstep ROM --versus nestopia_libretro.so` per program, a tab-separated line
 # each: program, frames run, the phase chosen (frames agreeing from power-on in phases 0-3), the first
-# frame that differs when compared at every frame, and the comparison at the last frame only
+# frame that differs when compared at every frame (and where anes's run holds the other's RAM of
+# that frame: the sampling offset), and the comparison at the last frame only
 # (`--at-end`: anes's $6000 status when the ROM has one, the picture, the RAM outside anes's free
 # stack, the free stack's differing bytes, AGREE or DIFFER).
 # The table in docs/LIBRETRO.md comes from this output.
@@ -59,7 +60,7 @@ run() { # NAME ROM FRAMES [--input FILE]
   first=$(sed -n 's/^DIVERGENCE *.*first divergent frame: \([0-9]*\).*/\1/p' "$log")
   case $status in
     0) first=agree ;;
-    1) first="frame $first: $(grep '^  ' "$log" | head -2 | sed 's/^ *//; s/ colour class//' | paste -sd';' - || true)" ;;
+    1) first="frame $first: $(grep '^  ' "$log" | head -2 | sed 's/^ *//; s/ colour class//' | paste -sd';' - || true); $(sed -n 's/^sampling offset *//p' "$log")" ;;
     *) first="error: $(tail -1 "$log")" ;;
   esac
   case $end_status in

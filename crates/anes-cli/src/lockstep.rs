@@ -464,7 +464,25 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
         evidence_dir,
         cores: Some((format!("anes (power-on phase {phase})"), core.display().to_string())),
     };
-    run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?)
+    let (code, diverged_at) = run.finish_at(Lockstep::new(a, b, config).context("lockstep configuration")?)?;
+    if let (Some(frame), false) = (diverged_at, args.json) {
+        // Is the difference only where each emulator's frame ends? Look for the other's RAM of that
+        // frame among anes's instruction boundaries around it.
+        let mut other = spawn_view(core, rom_path, &args.options)?;
+        for c in 1..=frame {
+            other.run_frame(inputs.input(c - 1));
+        }
+        let other_ram = other.section_bytes(0).to_vec();
+        if let Some(failure) = other.failure() {
+            anyhow::bail!("{}: {failure}", core.display());
+        }
+        let profile = if phase == 0 { PowerOnProfile::default() } else { PowerOnProfile::Phase(phase) };
+        let mut anes = NesMachine::from_ines_with_region(&rom, profile.config(), None)
+            .with_context(|| rom_name.to_string())?;
+        let found = crate::versus_end::sampling_offset(&mut anes, |f| inputs.input(f), frame, &other_ram);
+        println!("sampling offset   {found}");
+    }
+    Ok(code)
 }
 
 /// `anes lockstep --libretro CORE CONTENT`: two workers, compared frame by frame.
@@ -511,7 +529,16 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn finish<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
+    fn finish<A, B>(self, lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
+    where
+        A: Machine<Input = FrameInput> + Send,
+        B: Machine<Input = FrameInput> + Send,
+    {
+        self.finish_at(lockstep).map(|(code, _)| code)
+    }
+
+    /// [`Run::finish`], and machine A's frame count at the divergence, if any.
+    fn finish_at<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<(ExitCode, Option<u64>)>
     where
         A: Machine<Input = FrameInput> + Send,
         B: Machine<Input = FrameInput> + Send,
@@ -537,6 +564,10 @@ impl Run<'_> {
         bar.finish_and_clear();
 
         let mut bundle = None;
+        let diverged_at = match &outcome {
+            RunOutcome::Diverged(divergence) => Some(divergence.a.frame),
+            _ => None,
+        };
         if let RunOutcome::Diverged(_) = outcome {
             let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
             let dir = evidence_dir.prepare()?;
@@ -607,13 +638,14 @@ impl Run<'_> {
         }
         out.flush()?;
         if bundle.is_some() {
-            return Ok(ExitCode::from(EXIT_DIVERGED));
+            return Ok((ExitCode::from(EXIT_DIVERGED), diverged_at));
         }
         // Without a divergence, a fault that was not applied leaves the run short of what was asked.
         let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
         for fault in &unapplied {
             eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
         }
-        Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
+        let code = if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) };
+        Ok((code, None))
     }
 }

@@ -216,6 +216,83 @@ impl<M: Machine + ?Sized> SectionsOf for M {
     }
 }
 
+/// Where in anes's run the other emulator's RAM of one frame is found: the instruction boundaries of
+/// anes whose 2 KiB of RAM equal it, as CPU cycles from the end of anes's own frame (negative:
+/// before it), searched over the frame before and the frame after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SamplingOffset {
+    /// The frame count (from power-on) whose end is offset 0.
+    pub frame: u64,
+    /// Offsets whose RAM matches, nearest to 0 first (at most a few kept).
+    pub matches: Vec<i64>,
+    /// Instruction boundaries searched.
+    pub searched: u64,
+}
+
+/// Runs `anes` (at power-on, `frames` frames to go) to the end of frame `frame - 1`, then steps it
+/// instruction by instruction through frames `frame` and `frame + 1`, comparing its RAM with
+/// `other_ram` (the other emulator's at the end of frame `frame`) after each instruction. Frame `c`
+/// (counted from 1) runs with `input(c - 1)`.
+pub(crate) fn sampling_offset(
+    anes: &mut anes_lockstep::NesMachine,
+    input: impl Fn(u64) -> anes_core::movie::FrameInput,
+    frame: u64,
+    other_ram: &[u8],
+) -> SamplingOffset {
+    for c in 1..frame {
+        anes.run_frame(input(c - 1));
+    }
+    let mut hits = Vec::new();
+    let mut searched = 0;
+    let mut end_cycle = None;
+    for c in frame..=frame + 1 {
+        anes.begin_frame(input(c - 1));
+        loop {
+            let done = anes.step_instruction();
+            searched += 1;
+            if anes.nes().ram() == other_ram {
+                hits.push(anes.nes().cpu_cycle());
+            }
+            if done {
+                break;
+            }
+        }
+        if c == frame {
+            end_cycle = Some(anes.nes().cpu_cycle());
+        }
+    }
+    let end = end_cycle.unwrap_or_default() as i64;
+    let mut matches: Vec<i64> = hits.into_iter().map(|cycle| cycle as i64 - end).collect();
+    matches.sort_by_key(|offset| offset.abs());
+    matches.truncate(4);
+    SamplingOffset { frame, matches, searched }
+}
+
+/// Frames counted from 0, as the lockstep's report counts them.
+impl std::fmt::Display for SamplingOffset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.matches.first() {
+            Some(nearest) => {
+                let others: Vec<String> = self.matches[1..].iter().map(|o| format!("{o:+}")).collect();
+                let others = if others.is_empty() { String::new() } else { format!(" (also {})", others.join(", ")) };
+                write!(
+                    f,
+                    "anes's RAM equals the other's at the end of frame {} at {nearest:+} CPU cycles from anes's end of it{others}",
+                    self.frame - 1
+                )
+            }
+            None => write!(
+                f,
+                "anes's RAM equals the other's at the end of frame {} at none of {} instruction boundaries over frames {}-{}",
+                self.frame - 1,
+                self.searched,
+                self.frame - 1,
+                self.frame
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@
 #
 # Environment: ANES (default target/release/anes), SHARED (default ../shared), CAP (frames per
 # conformance ROM at most, default 3600), HOMEBREW_FRAMES (default 3600), EVIDENCE (default
-# target/versus-evidence/).
+# target/versus-evidence/), ONLY (a regular expression: only the programs whose names match).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ANES=${ANES:-target/release/anes}
@@ -44,6 +44,7 @@ movie="$WORK/start.fm2"
 
 run() { # NAME ROM FRAMES [--input FILE]
   local name=$1 rom=$2 frames=$3; shift 3
+  [[ $name =~ ${ONLY:-.} ]] || return 0
   local log="$WORK/log" end="$WORK/end"
   local status=0 end_status=0
   # Every frame: the first frame whose RAM or picture differs.

@@ -97,16 +97,26 @@ fn blargg_status(view: &NesView) -> Option<String> {
     if [nes.peek(0x6001), nes.peek(0x6002), nes.peek(0x6003)] != [0xDE, 0xB0, 0x61] {
         return None;
     }
-    let text: String = (0x6004..=0x7FFFu16)
-        .map(|addr| nes.peek(addr))
-        .take_while(|&b| b != 0)
-        .filter(|&b| b == b'\n' || (0x20..0x7F).contains(&b))
-        .map(char::from)
-        .collect();
-    // One line: the ROMs' text has newlines and ANSI colour codes ("[0m" once ESC is dropped).
-    let text = text.replace("[0m", "").replace("[31m", "").replace("[32m", "").replace("[33m", "");
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    Some(format!("${:02X} {text:?}", nes.peek(0x6000)))
+    let bytes: Vec<u8> = (0x6004..=0x7FFFu16).map(|addr| nes.peek(addr)).take_while(|&b| b != 0).collect();
+    Some(format!("${:02X} {:?}", nes.peek(0x6000), one_line(&bytes)))
+}
+
+/// The ROM's text on one line: ANSI colour sequences (`ESC [ ... m`) and other control bytes
+/// dropped, runs of white space made one space.
+fn one_line(bytes: &[u8]) -> String {
+    let mut text = String::new();
+    let mut in_escape = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == 0x1B && bytes.get(i + 1) == Some(&b'[') {
+            in_escape = true;
+        } else if in_escape {
+            // The sequence ends at its final byte ($40-$7E), after `[` and the parameters.
+            in_escape = !((0x40..=0x7E).contains(&b) && b != b'[');
+        } else if b.is_ascii_graphic() || b == b' ' || b == b'\n' {
+            text.push(char::from(b));
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Runs both machines `frames` frames (after the one the caller ran), compares the last, prints the
@@ -142,6 +152,7 @@ pub(crate) fn run(
     let mut pictures_written = None;
     if !report.agrees() {
         let dir = evidence()?;
+        std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
         for (name, machine) in [("anes.png", &*anes as &dyn SectionsOf), ("other.png", &*other as &dyn SectionsOf)] {
             if let Some(png) = machine.png() {
                 let path = dir.join(name);
@@ -218,7 +229,7 @@ impl<M: Machine + ?Sized> SectionsOf for M {
 
 /// Where in anes's run the other emulator's RAM of one frame is found: the instruction boundaries of
 /// anes whose 2 KiB of RAM equal it, as CPU cycles from the end of anes's own frame (negative:
-/// before it), searched over the frame before and the frame after.
+/// before it), searched over the [`SEARCH_FRAMES`] frames before and after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SamplingOffset {
     /// The frame count (from power-on) whose end is offset 0.
@@ -229,23 +240,28 @@ pub(crate) struct SamplingOffset {
     pub searched: u64,
 }
 
-/// Runs `anes` (at power-on, `frames` frames to go) to the end of frame `frame - 1`, then steps it
-/// instruction by instruction through frames `frame` and `frame + 1`, comparing its RAM with
-/// `other_ram` (the other emulator's at the end of frame `frame`) after each instruction. Frame `c`
-/// (counted from 1) runs with `input(c - 1)`.
+/// Frames searched on each side of the frame end that differs: a program that missed a VBlank flag
+/// in one emulator runs a frame behind there.
+pub(crate) const SEARCH_FRAMES: u64 = 2;
+
+/// Runs `anes` (at power-on) to the end of frame `frame - SEARCH_FRAMES` (frames counted from 1
+/// here), then steps it instruction by instruction up to the end of frame `frame + SEARCH_FRAMES`,
+/// comparing its RAM with `other_ram` (the other emulator's at the end of frame `frame`) after each
+/// instruction. Frame `c` runs with `input(c - 1)`.
 pub(crate) fn sampling_offset(
     anes: &mut anes_lockstep::NesMachine,
     input: impl Fn(u64) -> anes_core::movie::FrameInput,
     frame: u64,
     other_ram: &[u8],
 ) -> SamplingOffset {
-    for c in 1..frame {
+    let first = frame.saturating_sub(SEARCH_FRAMES - 1).max(1);
+    for c in 1..first {
         anes.run_frame(input(c - 1));
     }
     let mut hits = Vec::new();
     let mut searched = 0;
     let mut end_cycle = None;
-    for c in frame..=frame + 1 {
+    for c in first..=frame + SEARCH_FRAMES {
         anes.begin_frame(input(c - 1));
         loop {
             let done = anes.step_instruction();
@@ -283,11 +299,9 @@ impl std::fmt::Display for SamplingOffset {
             }
             None => write!(
                 f,
-                "anes's RAM equals the other's at the end of frame {} at none of {} instruction boundaries over frames {}-{}",
+                "anes's RAM equals the other's at the end of frame {} at none of {} instruction boundaries within {SEARCH_FRAMES} frames of it",
                 self.frame - 1,
                 self.searched,
-                self.frame - 1,
-                self.frame
             ),
         }
     }
@@ -312,6 +326,12 @@ mod tests {
         assert_eq!(report.free_stack_differing, 2);
         assert_eq!(report.ram, vec![(0x000E, 0, 1), (0x01F1, 0, 1), (0x0700, 2, 0)]);
         assert!(!report.agrees());
+    }
+
+    #[test]
+    fn the_roms_text_loses_its_colour_codes_and_line_breaks() {
+        assert_eq!(one_line(b"\x1b[0;37mTEST: x\n\x1b[0;33mPassed\x1b[0m\n"), "TEST: x Passed");
+        assert_eq!(one_line(b"NMI BRK\n00 27\n"), "NMI BRK 00 27");
     }
 
     #[test]

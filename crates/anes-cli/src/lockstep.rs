@@ -464,7 +464,8 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
         evidence_dir,
         cores: Some((format!("anes (power-on phase {phase})"), core.display().to_string())),
     };
-    let (code, diverged_at) = run.finish_at(Lockstep::new(a, b, config).context("lockstep configuration")?)?;
+    let (code, diverged_at) =
+        run.finish_at(Lockstep::new(a, b, config).context("lockstep configuration")?)?;
     if let (Some(frame), false) = (diverged_at, args.json) {
         // Is the difference only where each emulator's frame ends? Look for the other's RAM of that
         // frame among anes's instruction boundaries around it.
@@ -645,7 +646,8 @@ impl Run<'_> {
         for fault in &unapplied {
             eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
         }
-        let code = if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) };
+        let code =
+            if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) };
         Ok((code, None))
     }
 }

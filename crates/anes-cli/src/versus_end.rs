@@ -80,14 +80,25 @@ pub(crate) fn compare(
         for (pixel, (a, b)) in pixels.enumerate() {
             if a != b {
                 count += 1;
-                first.get_or_insert((pixel % anes_retro_host::nes_view::WIDTH, pixel / anes_retro_host::nes_view::WIDTH));
+                first.get_or_insert((
+                    pixel % anes_retro_host::nes_view::WIDTH,
+                    pixel / anes_retro_host::nes_view::WIDTH,
+                ));
             }
         }
         (Some(count), first)
     } else {
         (None, None)
     };
-    EndReport { frames, anes_status, picture_pixels_differing, first_pixel, ram: differing, anes_sp, free_stack_differing }
+    EndReport {
+        frames,
+        anes_status,
+        picture_pixels_differing,
+        first_pixel,
+        ram: differing,
+        anes_sp,
+        free_stack_differing,
+    }
 }
 
 /// blargg's `$6000` protocol as anes's console holds it at the end: `$00 "text"`, or `None`
@@ -153,7 +164,9 @@ pub(crate) fn run(
     if !report.agrees() {
         let dir = evidence()?;
         std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-        for (name, machine) in [("anes.png", &*anes as &dyn SectionsOf), ("other.png", &*other as &dyn SectionsOf)] {
+        for (name, machine) in
+            [("anes.png", &*anes as &dyn SectionsOf), ("other.png", &*other as &dyn SectionsOf)]
+        {
             if let Some(png) = machine.png() {
                 let path = dir.join(name);
                 std::fs::write(&path, png).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -178,15 +191,21 @@ fn print_report(out: &mut impl Write, report: &EndReport, pictures: Option<&Path
     }
     match (report.picture_pixels_differing, report.first_pixel) {
         (Some(0), _) => writeln!(out, "picture           agree (one-to-one colour map)")?,
-        (Some(n), Some((x, y))) => writeln!(out, "picture           {n} pixels differ, the first pixel({x}, {y})")?,
+        (Some(n), Some((x, y))) => {
+            writeln!(out, "picture           {n} pixels differ, the first pixel({x}, {y})")?
+        }
         _ => writeln!(out, "picture           sizes differ")?,
     }
     let free = free_stack(report.anes_sp);
     if report.ram.is_empty() {
         writeln!(out, "ram               agree outside the free stack")?;
     } else {
-        let shown: Vec<String> =
-            report.ram.iter().take(8).map(|(addr, a, b)| format!("ram[${addr:04X}]: ${a:02X} vs ${b:02X}")).collect();
+        let shown: Vec<String> = report
+            .ram
+            .iter()
+            .take(8)
+            .map(|(addr, a, b)| format!("ram[${addr:04X}]: ${a:02X} vs ${b:02X}"))
+            .collect();
         let more = report.ram.len().saturating_sub(shown.len());
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         writeln!(out, "ram               {} bytes differ: {}{more}", report.ram.len(), shown.join(", "))?;
@@ -214,7 +233,9 @@ trait SectionsOf {
 
 impl<M: Machine + ?Sized> SectionsOf for M {
     fn named(&self, name: &str) -> &[u8] {
-        (0..self.section_count()).find(|&i| self.section_name(i) == name).map_or(&[], |i| self.section_bytes(i))
+        (0..self.section_count())
+            .find(|&i| self.section_name(i) == name)
+            .map_or(&[], |i| self.section_bytes(i))
     }
 
     fn png(&self) -> Option<Vec<u8>> {
@@ -234,10 +255,13 @@ impl<M: Machine + ?Sized> SectionsOf for M {
 pub(crate) struct SamplingOffset {
     /// The frame count (from power-on) whose end is offset 0.
     pub frame: u64,
-    /// Offsets whose RAM matches, nearest to 0 first (at most a few kept).
+    /// Offsets whose RAM matches, nearest to 0 first.
     pub matches: Vec<i64>,
     /// Instruction boundaries searched.
     pub searched: u64,
+    /// Without a match: the boundary with the fewest differing bytes (the first such, nearest to
+    /// 0) and those bytes (address, anes, other).
+    pub closest: Option<(i64, Vec<(u16, u8, u8)>)>,
 }
 
 /// Frames searched on each side of the frame end that differs: a program that missed a VBlank flag
@@ -261,13 +285,29 @@ pub(crate) fn sampling_offset(
     let mut hits = Vec::new();
     let mut searched = 0;
     let mut end_cycle = None;
+    // (differing bytes, cycle, those bytes)
+    let mut closest: Option<(usize, u64, Vec<(u16, u8, u8)>)> = None;
     for c in first..=frame + SEARCH_FRAMES {
         anes.begin_frame(input(c - 1));
         loop {
             let done = anes.step_instruction();
             searched += 1;
-            if anes.nes().ram() == other_ram {
-                hits.push(anes.nes().cpu_cycle());
+            let ram = anes.nes().ram();
+            let cycle = anes.nes().cpu_cycle();
+            if ram == other_ram {
+                hits.push(cycle);
+            } else if hits.is_empty() {
+                let differing = ram.iter().zip(other_ram).filter(|(a, b)| a != b).count();
+                if closest.as_ref().is_none_or(|(best, ..)| differing < *best) {
+                    let bytes = ram
+                        .iter()
+                        .zip(other_ram)
+                        .enumerate()
+                        .filter(|(_, (a, b))| a != b)
+                        .map(|(addr, (&a, &b))| (addr as u16, a, b))
+                        .collect();
+                    closest = Some((differing, cycle, bytes));
+                }
             }
             if done {
                 break;
@@ -280,8 +320,9 @@ pub(crate) fn sampling_offset(
     let end = end_cycle.unwrap_or_default() as i64;
     let mut matches: Vec<i64> = hits.into_iter().map(|cycle| cycle as i64 - end).collect();
     matches.sort_by_key(|offset| offset.abs());
-    matches.truncate(4);
-    SamplingOffset { frame, matches, searched }
+    let closest =
+        if matches.is_empty() { closest.map(|(_, cycle, bytes)| (cycle as i64 - end, bytes)) } else { None };
+    SamplingOffset { frame, matches, searched, closest }
 }
 
 /// Frames counted from 0, as the lockstep's report counts them.
@@ -289,20 +330,38 @@ impl std::fmt::Display for SamplingOffset {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.matches.first() {
             Some(nearest) => {
-                let others: Vec<String> = self.matches[1..].iter().map(|o| format!("{o:+}")).collect();
-                let others = if others.is_empty() { String::new() } else { format!(" (also {})", others.join(", ")) };
+                let others: Vec<String> =
+                    self.matches.iter().skip(1).take(3).map(|o| format!("{o:+}")).collect();
+                let others =
+                    if others.is_empty() { String::new() } else { format!(" (also {})", others.join(", ")) };
                 write!(
                     f,
                     "anes's RAM equals the other's at the end of frame {} at {nearest:+} CPU cycles from anes's end of it{others}",
                     self.frame - 1
                 )
             }
-            None => write!(
-                f,
-                "anes's RAM equals the other's at the end of frame {} at none of {} instruction boundaries within {SEARCH_FRAMES} frames of it",
-                self.frame - 1,
-                self.searched,
-            ),
+            None => {
+                write!(
+                    f,
+                    "anes's RAM equals the other's at the end of frame {} at none of {} instruction boundaries within {SEARCH_FRAMES} frames of it",
+                    self.frame - 1,
+                    self.searched,
+                )?;
+                if let Some((offset, bytes)) = &self.closest {
+                    let shown: Vec<String> = bytes
+                        .iter()
+                        .take(4)
+                        .map(|(addr, a, b)| format!("ram[${addr:04X}]: ${a:02X} vs ${b:02X}"))
+                        .collect();
+                    write!(
+                        f,
+                        "; the closest, at {offset:+} cycles, differs in {} bytes: {}",
+                        bytes.len(),
+                        shown.join(", ")
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -326,6 +385,49 @@ mod tests {
         assert_eq!(report.free_stack_differing, 2);
         assert_eq!(report.ram, vec![(0x000E, 0, 1), (0x01F1, 0, 1), (0x0700, 2, 0)]);
         assert!(!report.agrees());
+    }
+
+    /// The bundled demo's console at power-on.
+    fn demo() -> anes_lockstep::NesMachine {
+        let config = anes_core::PowerOnProfile::default().config();
+        anes_lockstep::NesMachine::from_ines_with_region(crate::bundled::DEMO_ROM, config, None).unwrap()
+    }
+
+    #[test]
+    fn the_sampling_offset_finds_the_instant_that_holds_the_other_ram() {
+        let input = |_| anes_core::movie::FrameInput::default();
+        // The "other" emulator is anes itself, sampled 40 instructions after the end of frame 30.
+        let mut other = demo();
+        for _ in 0..30 {
+            other.run_frame(input(0));
+        }
+        let frame_end = other.nes().cpu_cycle() as i64;
+        other.begin_frame(input(0));
+        for _ in 0..40 {
+            other.step_instruction();
+        }
+        let ram = other.nes().ram().to_vec();
+        let offset = other.nes().cpu_cycle() as i64 - frame_end;
+        let found = sampling_offset(&mut demo(), input, 30, &ram);
+        assert!(found.matches.contains(&offset), "{offset} in {:?}", found.matches);
+        // At the frame end itself: 0.
+        let mut at_end = demo();
+        for _ in 0..30 {
+            at_end.run_frame(input(0));
+        }
+        let found = sampling_offset(&mut demo(), input, 30, at_end.nes().ram());
+        assert_eq!(found.matches.first(), Some(&0));
+        // RAM the demo never holds: no match, and the search covered the frames around.
+        let mut near = at_end.nes().ram().to_vec();
+        near[0x7FF] ^= 0xA5;
+        let found = sampling_offset(&mut demo(), input, 30, &near);
+        assert!(found.matches.is_empty());
+        let (offset, bytes) = found.closest.expect("the closest instant");
+        assert_eq!(bytes.len(), 1, "at {offset}: {bytes:?}");
+        assert_eq!(bytes[0].0, 0x7FF);
+        let found = sampling_offset(&mut demo(), input, 30, &[0x5A; 0x800]);
+        assert!(found.matches.is_empty());
+        assert!(found.searched > 4 * 1000, "{}", found.searched);
     }
 
     #[test]

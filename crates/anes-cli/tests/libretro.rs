@@ -475,7 +475,8 @@ fn compared_at_the_end_anes_and_nestopia_show_the_same_verdict() {
 #[test]
 #[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
 fn compared_at_the_end_a_cropped_picture_still_differs() {
-    let (core, rom) = nestopia_and("a_cropped_picture_still_differs", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let (core, rom) =
+        nestopia_and("a_cropped_picture_still_differs", "roms/apu_test/rom_singles/1-len_ctr.nes");
     let report = scratch("versus-end-cropped");
     // Nestopia's default crops 8 rows top and bottom (256x224).
     let output = anes(&[

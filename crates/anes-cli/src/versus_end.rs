@@ -350,7 +350,7 @@ impl std::fmt::Display for SamplingOffset {
                 if let Some((offset, bytes)) = &self.closest {
                     let shown: Vec<String> = bytes
                         .iter()
-                        .take(4)
+                        .take(8)
                         .map(|(addr, a, b)| format!("ram[${addr:04X}]: ${a:02X} vs ${b:02X}"))
                         .collect();
                     write!(

@@ -17,6 +17,9 @@ use anes_retro_host::nes_view::NesView;
 
 use crate::output;
 
+/// RAM bytes that differ: (address, anes's value, the other's).
+pub(crate) type ByteDiffs = Vec<(u16, u8, u8)>;
+
 /// What the last frame's comparison found.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct EndReport {
@@ -32,7 +35,7 @@ pub(crate) struct EndReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_pixel: Option<(usize, usize)>,
     /// RAM bytes outside anes's free stack that differ: (address, anes, other).
-    pub ram: Vec<(u16, u8, u8)>,
+    pub ram: ByteDiffs,
     /// anes's stack pointer at the end.
     pub anes_sp: u8,
     /// Bytes of the free stack ($0100 up to $0100 + S) that differ: reported, not compared.
@@ -259,9 +262,8 @@ pub(crate) struct SamplingOffset {
     pub matches: Vec<i64>,
     /// Instruction boundaries searched.
     pub searched: u64,
-    /// Without a match: the boundary with the fewest differing bytes (the first such, nearest to
-    /// 0) and those bytes (address, anes, other).
-    pub closest: Option<(i64, Vec<(u16, u8, u8)>)>,
+    /// Without a match: the earliest boundary with the fewest differing bytes, and those bytes.
+    pub closest: Option<(i64, ByteDiffs)>,
 }
 
 /// Frames searched on each side of the frame end that differs: a program that missed a VBlank flag
@@ -286,7 +288,7 @@ pub(crate) fn sampling_offset(
     let mut searched = 0;
     let mut end_cycle = None;
     // (differing bytes, cycle, those bytes)
-    let mut closest: Option<(usize, u64, Vec<(u16, u8, u8)>)> = None;
+    let mut closest: Option<(usize, u64, ByteDiffs)> = None;
     for c in first..=frame + SEARCH_FRAMES {
         anes.begin_frame(input(c - 1));
         loop {

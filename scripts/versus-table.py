@@ -27,17 +27,17 @@ NOTES = {
         "MMC3 revision: anes is rev B and fails #2 as expected (manifest: fail-ok); Nestopia "
         "passes 5 and 6 (iNES 1.0 header, no submapper)",
     "instr_test-v5_all_instrs":
-        "same verdict; $0200 = Y OR $2002 after a VBlank wait: bit 3 is PPU open bus (wiki PPU "
-        "registers), kept with decay by anes, 0 in Nestopia",
+        "same verdict; $0200 = Y OR $2002, read 23,112 cycles after $FF went to $2007 (only $2002 "
+        "reads between): bit 3, PPU open bus, is clear in **Nestopia** (wiki PPU registers)",
     "instr_test-v5_official_only": "as all_instrs",
     "instr_timing_instr_timing":
         "same verdict; $000A is a count that also changes with anes's own power-on phase (2-3 match)",
     "instr_timing_rom_singles_1-instr_timing":
-        "same verdict; $0400 is the operand target of the timed instructions (not traced)",
+        "same verdict; $0400 counts the timed ISB/DCP repetitions: one more in Nestopia (timing loop)",
     "AccuracyCoin_AccuracyCoin":
         "power-on VRAM and palette copied to $0320-$035F (unspecified: Nestopia $FF and blargg's "
         "palette, anes zeros); $0012=2: **Nestopia fails** the DMC-DMA open-bus pre-test (wiki "
-        "Open bus behavior); $0020-21 not traced",
+        "Open bus behavior); $0020-21: code bytes where the NMI landed",
     "cpu_reset_ram_after_reset": "both wait for the reset press (none in this comparison)",
     "cpu_reset_registers": "both wait for the reset press (none in this comparison)",
 }

@@ -115,7 +115,7 @@ def main():
             first, _ = first_difference(every)
             off, why = offset(every)
             if first.split(": ", 1)[-1].startswith("pixel") and off == "+0":
-                why = "picture only: palette written in forced blanking, another dot (wiki PPU palettes)"
+                why = "picture only: a write in the frame lands on another dot (e.g. palette in forced blanking, wiki PPU palettes)"
             if why is None:
                 why = "unexplained"
             if end_agree:

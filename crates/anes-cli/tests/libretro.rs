@@ -766,3 +766,64 @@ fn the_audit_shrinks_the_check_it_is_asked_for() {
     assert!(stdout.contains("shrink    check 1 did not fail: nothing to shrink"), "{stdout}");
     assert!(!out.join("repro.input").exists());
 }
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn a_stack_byte_that_differs_at_a_frame_end_is_where_the_frame_is_sampled() {
+    let (core, rom) = nestopia_and("a_stack_byte_that_differs", "roms/apu_test/rom_singles/2-len_table.nes");
+    let report = scratch("versus-sampling");
+    let output = versus(&core, &rom, &["--frames", "600", "--phase", "0", "--report", s(&report)]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    // Compared at every frame end, the two differ in a stack byte of a wait loop...
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("ram[$01F5]"), "{text}");
+    // ...which Nestopia's RAM of that frame holds a few CPU cycles after anes's frame end.
+    let line = text.lines().find(|l| l.starts_with("sampling offset")).expect("a sampling offset line");
+    let offset: i64 = line
+        .split(" at ")
+        .nth(2)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("an offset in {line:?}"));
+    assert!(offset.abs() < 100, "{line}");
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn compared_at_the_end_anes_and_nestopia_show_the_same_verdict() {
+    let (core, rom) = nestopia_and("compared_at_the_end", "roms/apu_test/rom_singles/2-len_table.nes");
+    let report = scratch("versus-end");
+    let output = versus(&core, &rom, &["--frames", "600", "--at-end", "--report", s(&report), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    let summary = json(&output);
+    // blargg's protocol: $00 is a pass; the ROM's own text names it.
+    assert_eq!(summary["anes_status"], "$00 \"2-len_table Passed\"", "{summary}");
+    assert_eq!(summary["picture_pixels_differing"], 0, "{summary}");
+    assert_eq!(summary["ram"].as_array().map(Vec::len), Some(0), "{summary}");
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn compared_at_the_end_a_cropped_picture_still_differs() {
+    let (core, rom) =
+        nestopia_and("a_cropped_picture_still_differs", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let report = scratch("versus-end-cropped");
+    // Nestopia's default crops 8 rows top and bottom (256x224).
+    let output = anes(&[
+        "lockstep",
+        s(&rom),
+        "--versus",
+        s(&core),
+        "--option",
+        "nestopia_palette=raw",
+        "--frames",
+        "60",
+        "--at-end",
+        "--report",
+        s(&report),
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("picture           sizes differ") && text.contains("DIFFER"), "{text}");
+    assert!(report.join("anes.png").is_file() && report.join("other.png").is_file());
+}

@@ -1,7 +1,8 @@
 //! No module circles: within each crate of `crates/`, the modules (one per source file) that name each
-//! other through `use` and `crate::`/`super::`/`self::` paths must form no cycle, except the known
-//! circles listed below with the reason each remains. A new circle fails, and so does a listed one
-//! that changed or is gone (then shrink the list).
+//! other through `use` and `crate::`/`super::`/`self::` paths must form no cycle: none is allowed.
+//! Where a console-wide type is stepped by the file that defines a chip's behaviour (the bus, the
+//! spin watch, the state sections), the type lives in a leaf module of that folder (`bus/sync.rs`,
+//! `spin/watch.rs`, `state/machine.rs`, ...) and `nes.rs` names only the leaves.
 //!
 //! The graph is read from the sources, not the compiler's name resolution: a file depends on the
 //! deepest module file a path names (`crate::state::state_struct!` depends on `state/mod.rs`, which
@@ -13,19 +14,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Circles that remain, per crate, as the module paths of their files (a file's path below `src/`
-/// without `.rs`, `mod.rs` as its folder, `lib.rs` as `lib`), each with why. A path ending in `*`
-/// stands for every file it prefixes (a new mapper joins the board's circle for the same reason); the
-/// others must all be in the circle.
-const KNOWN_CIRCLES: &[(&str, &[&str], &str)] = &[(
-    "anes-core",
-    &["bus", "nes", "spin", "state", "state/digest"],
-    "nes.rs holds the bus's, the spin watch's, the machine section's and the digest's state types, \
-     and those files write `impl Nes` beside them: the types' move to leaf modules is still to do",
-)];
-
+/// Each circle is reported as the module paths of its files (a file's path below `src/` without
+/// `.rs`, `mod.rs` as its folder, `lib.rs` as `lib`).
 #[test]
-fn no_module_circles_beyond_the_known_ones() {
+fn no_module_circles() {
     let crates = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates");
     let mut found: BTreeSet<(String, Vec<String>)> = BTreeSet::new();
     for entry in std::fs::read_dir(&crates).expect("crates/ lists") {
@@ -39,40 +31,7 @@ fn no_module_circles_beyond_the_known_ones() {
             found.insert((name.clone(), circle));
         }
     }
-    let new: Vec<_> = found
-        .iter()
-        .filter(|(krate, files)| !KNOWN_CIRCLES.iter().any(|known| matches_known(known, krate, files)))
-        .collect();
-    let gone: Vec<_> = KNOWN_CIRCLES
-        .iter()
-        .filter(|known| !found.iter().any(|(krate, files)| matches_known(known, krate, files)))
-        .map(|(krate, files, _)| (krate, files))
-        .collect();
-    assert!(
-        new.is_empty() && gone.is_empty(),
-        "module circles not in KNOWN_CIRCLES: {new:#?}\nKNOWN_CIRCLES entries no longer found (remove them): {gone:#?}"
-    );
-}
-
-/// Whether the circle `files` found in `krate` is the known circle `known`.
-fn matches_known((known_crate, patterns, _): &(&str, &[&str], &str), krate: &str, files: &[String]) -> bool {
-    let matches = |pattern: &str, file: &str| match pattern.strip_suffix('*') {
-        Some(prefix) => file.starts_with(prefix),
-        None => file == pattern,
-    };
-    *known_crate == krate
-        && files.iter().all(|file| patterns.iter().any(|p| matches(p, file)))
-        && patterns.iter().filter(|p| !p.ends_with('*')).all(|p| files.iter().any(|file| file == p))
-}
-
-#[test]
-fn known_circles_match_by_file_and_by_prefix() {
-    let known: (&str, &[&str], &str) = ("c", &["cart/board", "cart/m*"], "");
-    let files = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    assert!(matches_known(&known, "c", &files(&["cart/board", "cart/m000_nrom", "cart/m999_new"])));
-    assert!(!matches_known(&known, "d", &files(&["cart/board", "cart/m000_nrom"])), "another crate");
-    assert!(!matches_known(&known, "c", &files(&["cart/m000_nrom", "cart/m001_sxrom"])), "board missing");
-    assert!(!matches_known(&known, "c", &files(&["cart/board", "cart/m000_nrom", "nes"])), "a file beyond");
+    assert!(found.is_empty(), "module circles (crate, files): {found:#?}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The frame path skips the turns of spin loops (`crates/anes-core/src/spin.rs`): waits that change
+//! The frame path skips the turns of spin loops (`crates/anes-core/src/spin/mod.rs`): waits that change
 //! nothing but the clock and delay loops that count a register. Skipped or run, the machine must be
 //! the same: random programs made of such loops (in ROM and in work RAM, across page boundaries,
 //! with the NMI, the APU's frame IRQ and DMC DMA going on, a main loop that ends in `jmp *`) run in

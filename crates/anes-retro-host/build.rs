@@ -1,5 +1,5 @@
 //! Builds the log interface's C shim into the library, and the test core (`testcore/`) as two
-//! shared objects, build A and build B (B differs from frame 200 on, for the canary's tests), whose
+//! shared objects, build A and build B (B differs from frame 200 on, for the canary's tests, and where Select is held), whose
 //! paths the crate names as `ANES_TEST_CORE_A` and `ANES_TEST_CORE_B`.
 
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! The Tengen RAMBO-1 (mapper 64) through our ROM (`roms/tengen/m064_rambo1.s`, on `asic.inc`): its
-//! checks pass, fail on the MMC3's rules, run the same on the lazy and eager PPU schedules (the board
+//! checks pass, fail on the MMC3's rules, pass on Tengen 800037 (mapper 158) but for mirroring, run the same on the lazy and eager PPU schedules (the board
 //! asks for the eager one), continue exactly after a restore inside the checks, and every byte of the
 //! board's state feeds the state hash.
 
@@ -53,6 +53,16 @@ fn the_rambo1_checks_fail_on_the_mmc3s_rules() {
     // mode (3, 4); the reload takes the latch as it is (6); /IRQ rises with the clock (8); no cycle
     // mode (9). Mirroring, the $E001 write and the $E000 acknowledge behave alike (5, 7, 10).
     assert_eq!(failures(&with_mapper(&rambo1_rom(), 4, 0)), [0, 1, 2, 3, 4, 6, 8, 9]);
+}
+
+#[test]
+fn the_rambo1_checks_pass_on_the_tengen_800037_but_for_mirroring() {
+    // Mapper 158 is the same chip with CHR A17 as CIRAM A10: $A000 reaches nothing, so the mirroring
+    // probe (5) sees each nametable's page from bit 7 of the bank behind it. Everything else,
+    // the IRQ to the cycle included, is the RAMBO-1's.
+    let rom = with_mapper(&rambo1_rom(), 158, 0);
+    assert_eq!(Cartridge::from_ines(&rom).expect("loads").info().mapper, 158);
+    assert_eq!(failures(&rom), [5]);
 }
 
 #[test]

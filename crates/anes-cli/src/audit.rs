@@ -1,7 +1,9 @@
 //! `anes audit CORE CONTENT`: measures which `savestate_features` level a libretro core reaches on a
 //! content over a run (`anes_retro_host::audit`: five checks, each instance in an `anes worker
 //! --libretro` process of its own), prints one row per check with the first failure localized, and
-//! compares the level reached with the core's `.info` claim.
+//! compares the level reached with the core's `.info` claim. `--shrink DIR` cuts the input of the
+//! first failing check to the presses it needs (`anes_lockstep::minimize_stream`, each trial an
+//! audit of that check alone from power-on) and writes the repro into DIR.
 //!
 //! Exit status: 0 the core reaches what its `.info` claims (or more); 1 it claims more than it
 //! reaches; 2 bad input (no core, no content, the core refuses it, a bad option).
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anes_core::movie::FrameInput;
+use anes_lockstep::ShrinkInput;
 use anes_retro_host::audit::{AuditConfig, AuditReport, Check, CheckOutcome, audit};
 use anes_retro_host::{CoreInfo, SavestateLevel};
 use anyhow::Context;
@@ -22,13 +25,16 @@ const EXIT_OVERCLAIMS: u8 = 1;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 the core reaches the level its .info claims; 1 it claims more \
-than it reaches; 2 bad input.
+than it reaches; 2 bad input. With --shrink, the repro of the first failing check is written too \
+(its input shrunk as anes shrink does, every trial from power-on in fresh workers).
 
 Examples:
   # Debian's Gambatte on a Game Boy test program (libretro-gambatte and libretro-core-info installed)
   anes audit /usr/lib/x86_64-linux-gnu/libretro/gambatte_libretro.so ../shared/libretro/gb/cpu_instrs/cpu_instrs.gb --frames 300
   # Nestopia, its audio left out of the comparison, as JSON
-  anes audit /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so ../shared/conformance/roms/instr_test-v5/official_only.nes --ignore-audio --json")]
+  anes audit /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so ../shared/conformance/roms/instr_test-v5/official_only.nes --ignore-audio --json
+  # Nestopia over the demo's input; the input of its first failing check shrunk into nestopia-audit/
+  anes audit /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so roms/demo/demo.nes --input roms/demo/demo.input --frames 120 --shrink nestopia-audit/")]
 pub struct Args {
     /// The libretro core (a shared object).
     core: PathBuf,
@@ -58,6 +64,18 @@ pub struct Args {
     /// The core's .info file (default: beside the core, else /usr/share/libretro/info/).
     #[arg(long, value_name = "FILE")]
     info: Option<PathBuf>,
+    /// Shrink --input to the fewest presses and buttons on which the first failing check still
+    /// fails at the same frame (`anes shrink`'s passes; every trial replays from power-on in fresh
+    /// worker processes, so a fault hidden outside the state counts), and write repro.input,
+    /// repro.fm2 and report.json into DIR (created if missing; those files replaced).
+    #[arg(long, value_name = "DIR", requires = "input")]
+    shrink: Option<PathBuf>,
+    /// With --shrink: the check (1-5) whose failure to shrink, instead of the first that failed.
+    #[arg(long, value_name = "N", requires = "shrink", value_parser = clap::value_parser!(u8).range(1..=5))]
+    shrink_check: Option<u8>,
+    /// With --shrink: stop after this many seconds with the smallest input found so far.
+    #[arg(long, value_name = "SECONDS", requires = "shrink")]
+    budget: Option<f64>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -74,6 +92,35 @@ struct JsonAudit<'a> {
     #[serde(flatten)]
     report: &'a AuditReport,
     overclaims: bool,
+    /// What `--shrink` found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shrink: Option<&'a AuditShrink>,
+}
+
+/// A failing check's input, shrunk (`--shrink`): written as `report.json`.
+#[derive(Debug, serde::Serialize)]
+struct AuditShrink {
+    /// The check (1-5) and its name.
+    check: u8,
+    check_name: &'static str,
+    /// The frame it fails at, with the input given and with the repro.
+    frame: u64,
+    /// What that check compared.
+    what: String,
+    given: anes_lockstep::StreamJson,
+    repro: anes_lockstep::StreamJson,
+    /// The presses left, frame by frame.
+    presses: Vec<anes_lockstep::PressJson>,
+    /// No press, button or command left can go without the check passing (not stopped early).
+    one_minimal: bool,
+    /// `time` when --budget stopped the search first.
+    stopped_by: Option<&'static str>,
+    /// Audits run after the first (each from power-on).
+    trials: u64,
+    /// The command that shows the failure on the repro.
+    replay: String,
+    /// Where repro.input, repro.fm2 and report.json are.
+    out: String,
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
@@ -118,7 +165,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {msg} {elapsed}").expect("valid template"),
     );
-    let config = AuditConfig { frames: args.frames, runahead: args.runahead, fresh_at: args.fresh_at };
+    let config =
+        AuditConfig { frames: args.frames, runahead: args.runahead, fresh_at: args.fresh_at, only: None };
     let report = audit(&mut make, &inputs, &config, &mut |check, frame| {
         let done = if check == Check::RunAhead { frame } else { args.frames + frame };
         bar.set_position(done);
@@ -127,6 +175,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     .map_err(|e| anyhow::anyhow!("{}: {e}", args.core.display()))?;
     bar.finish_and_clear();
 
+    let shrunk = match &args.shrink {
+        Some(dir) => shrink_failure(args, dir, &inputs, &report)?,
+        None => None,
+    };
     let overclaims = claim.is_some_and(|claim| claim > report.reached);
     let mut out = output::stdout();
     if args.json {
@@ -140,10 +192,19 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 ignore_audio: args.ignore_audio,
                 report: &report,
                 overclaims,
+                shrink: shrunk.as_ref(),
             },
         )?;
     } else {
         write_table(&mut out, args, info_path.as_deref(), claim, &report, inputs.len())?;
+        match (&args.shrink, &shrunk) {
+            (Some(_), Some(shrunk)) => write_shrunk(&mut out, shrunk)?,
+            (Some(_), None) => match args.shrink_check {
+                Some(n) => writeln!(out, "shrink    check {n} did not fail: nothing to shrink")?,
+                None => writeln!(out, "shrink    no check failed: nothing to shrink")?,
+            },
+            (None, _) => {}
+        }
     }
     out.flush()?;
     Ok(if overclaims { ExitCode::from(EXIT_OVERCLAIMS) } else { ExitCode::SUCCESS })
@@ -235,5 +296,162 @@ fn write_row(out: &mut impl Write, outcome: &CheckOutcome) -> anyhow::Result<()>
             )?;
         }
     }
+    Ok(())
+}
+
+/// `--shrink DIR`: the input of the first failing check shrunk to the fewest presses and buttons on
+/// which that check still fails at the same frame, every trial an audit of that check alone from
+/// power-on in fresh workers; the repro written into `dir`. `None` when no check failed.
+fn shrink_failure(
+    args: &Args,
+    dir: &Path,
+    inputs: &[FrameInput],
+    report: &AuditReport,
+) -> anyhow::Result<Option<AuditShrink>> {
+    let chosen = match args.shrink_check {
+        Some(n) => Some(&report.checks[usize::from(n) - 1]).filter(|c| c.passed == Some(false)),
+        None => report.first_failure(),
+    };
+    let Some(failed) = chosen else { return Ok(None) };
+    let Some(finding) = &failed.finding else { return Ok(None) };
+    let (check, target) = (failed.check, finding.frame);
+    let fresh_at = args.fresh_at.unwrap_or(args.frames / 2).min(args.frames);
+    // The failure is seen after the inputs of the frames before it, except in a run-ahead window,
+    // whose first run takes all its frames' inputs before the replays: later ones cannot matter,
+    // and no trial runs past them.
+    let k = args.runahead.max(1);
+    let cut = match check {
+        Check::RunAhead => target.saturating_sub(1) / k * k + k,
+        _ => target,
+    }
+    .min(args.frames);
+    let stream: Vec<FrameInput> =
+        (0..cut).map(|n| inputs.get(n as usize).copied().unwrap_or_default()).collect();
+    let config = AuditConfig {
+        frames: args.frames.min(cut.max(target) + 1),
+        runahead: args.runahead,
+        fresh_at: Some(fresh_at),
+        only: Some(check),
+    };
+    let limits = anes_lockstep::StreamLimits {
+        max_trials: None,
+        budget: args
+            .budget
+            .map(|seconds| {
+                std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+                    anyhow::anyhow!("--budget {seconds}: expected a number of seconds, 0 or more")
+                })
+            })
+            .transpose()?,
+    };
+    let bar = output::progress_bar(0, args.json);
+    let mut trials = 0u64;
+    let mut fails_alike = |candidate: &[FrameInput]| -> Result<bool, String> {
+        trials += 1;
+        bar.set_message(format!("shrinking the input of check {}: trial {trials}", check.number()));
+        let mut make = || {
+            crate::lockstep::spawn_retro(&args.core, &args.content, &args.options, args.ignore_audio)
+                .map_err(|e| format!("{e:#}"))
+        };
+        let found = audit(&mut make, candidate, &config, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        Ok(found.outcome(check).finding.as_ref().is_some_and(|f| f.frame == target))
+    };
+    let found = anes_lockstep::minimize_stream(&stream, limits, &mut fails_alike);
+    bar.finish_and_clear();
+    let found = match found {
+        Ok(found) => found,
+        Err(anes_lockstep::StreamHalt::NotReproduced) => anyhow::bail!(
+            "{}: check {} ({}) failed at frame {target} in the audit but not when run alone from power-on: the core is not deterministic enough to shrink its input",
+            args.core.display(),
+            check.number(),
+            check.name()
+        ),
+        Err(anes_lockstep::StreamHalt::Failed(e)) => anyhow::bail!("{}: {e}", args.core.display()),
+    };
+    let mut presses = Vec::new();
+    for (frame, input) in (0u64..).zip(&found.repro) {
+        for port in 0..2u8 {
+            let buttons: Vec<String> = input
+                .held_buttons()
+                .into_iter()
+                .filter(|(p, _)| *p == port)
+                .map(|(p, bit)| FrameInput::button_name(p, bit))
+                .collect();
+            if !buttons.is_empty() {
+                presses.push(anes_lockstep::PressJson { frame, port, buttons });
+            }
+        }
+    }
+    let mut replay = format!(
+        "anes audit {} {} --input {} --frames {} --runahead {} --fresh-at {fresh_at}",
+        args.core.display(),
+        args.content.display(),
+        dir.join("repro.input").display(),
+        args.frames,
+        args.runahead
+    );
+    for (key, value) in &args.options {
+        replay.push_str(&format!(" --option {key}={value}"));
+    }
+    if args.ignore_audio {
+        replay.push_str(" --ignore-audio");
+    }
+    let shrunk = AuditShrink {
+        check: check.number(),
+        check_name: check.name(),
+        frame: target,
+        what: finding.what.clone(),
+        given: anes_lockstep::StreamJson { frames: stream.len() as u64, presses: found.original_presses },
+        repro: anes_lockstep::StreamJson { frames: found.repro.len() as u64, presses: found.presses },
+        presses,
+        one_minimal: found.stopped_by.is_none(),
+        stopped_by: found.stopped_by.map(anes_lockstep::Budget::name),
+        trials: found.trials,
+        replay,
+        out: dir.display().to_string(),
+    };
+    std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+    let repro = anes_core::movie::InputStream::from_frames(found.repro);
+    let content_file = args.content.file_name().map_or("content".into(), |n| n.to_string_lossy());
+    let json = serde_json::to_string_pretty(&shrunk).context("report.json")? + "\n";
+    for (name, bytes) in [
+        ("repro.input", repro.to_bytes()),
+        ("repro.fm2", repro.to_fm2_of_region(&content_file, anes_core::Region::Ntsc).into_bytes()),
+        ("report.json", json.into_bytes()),
+    ] {
+        anes_fs::write_output(&dir.join(name), &bytes)?;
+    }
+    Ok(Some(shrunk))
+}
+
+/// The `--shrink` lines under the table.
+fn write_shrunk(out: &mut impl Write, shrunk: &AuditShrink) -> anyhow::Result<()> {
+    let minimal = match shrunk.stopped_by {
+        None => "1-minimal".to_owned(),
+        Some(budget) => format!("stopped by the {budget} budget, not proven minimal"),
+    };
+    writeln!(
+        out,
+        "shrink    check {} ({}) still fails at frame {} with {} of the {} presses given ({minimal}, {} trials)",
+        shrunk.check,
+        shrunk.check_name,
+        shrunk.frame,
+        shrunk.repro.presses,
+        shrunk.given.presses,
+        shrunk.trials
+    )?;
+    if shrunk.repro.presses == 0 {
+        writeln!(out, "          it needs no input: it fails with no button pressed")?;
+    }
+    for press in &shrunk.presses {
+        writeln!(
+            out,
+            "            frame {:>7}  pad {}  {}",
+            press.frame,
+            press.port + 1,
+            press.buttons.join(" + ")
+        )?;
+    }
+    writeln!(out, "          repro written to {} (replay: {})", shrunk.out, shrunk.replay)?;
     Ok(())
 }

@@ -395,15 +395,8 @@ pub(crate) fn shrink_into(
     let (result, region) = result.map_err(|e| format!("{e:#}"))?;
     let shrunk = result.map_err(|e| e.to_string())?;
     let out = bundle.join("repro");
-    crate::shrink::write_repro(
-        &out,
-        &shrunk,
-        region,
-        (Default::default(), Default::default()),
-        rom_file,
-        None,
-    )
-    .map_err(|e| format!("{e:#}"))?;
+    let ran = crate::shrink::Ran::Nes { region, power_on: (Default::default(), Default::default()) };
+    crate::shrink::write_repro(&out, &shrunk, &ran, rom_file, None).map_err(|e| format!("{e:#}"))?;
     Ok(out)
 }
 

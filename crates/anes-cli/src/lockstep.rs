@@ -61,7 +61,9 @@ Examples:
   # A button flipped on port 1 at frame 300, one JSON summary object (exit status 1)
   anes lockstep --inject input:1:0@300 --json
   # anes against Debian's Nestopia frame by frame: system RAM and the picture through each palette
-  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw";
+  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/1-len_ctr.nes --frames 600 --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw
+  # The same, compared only at the last frame (the test's verdict on screen, RAM outside the free stack)
+  anes lockstep ../shared/conformance/roms/apu_test/rom_singles/2-len_table.nes --frames 600 --at-end --versus /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --option nestopia_overscan_v=disabled --option nestopia_palette=raw";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -149,6 +151,13 @@ pub struct Args {
     /// agree longest with the other emulator's (ties: the lowest).
     #[arg(long, value_name = "PHASE", default_value = "auto", requires = "versus", value_parser = phase_arg)]
     phase: PhaseChoice,
+    /// With --versus: compare only the last of --frames frames, by the picture (a test ROM's verdict
+    /// on screen) and the RAM outside anes's free stack (the stack page below its stack pointer,
+    /// where earlier pushes lie: reported, not compared), instead of at every frame boundary, where
+    /// two emulators ending their frames a few CPU cycles apart sample a running program at
+    /// different instructions. Exit status 0 when they agree, 1 when not (both pictures kept).
+    #[arg(long, requires = "versus", conflicts_with = "inject")]
+    at_end: bool,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -436,6 +445,14 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
         a.run_frame(inputs.input(0));
         b.run_frame(inputs.input(0));
     }
+    if args.at_end {
+        let evidence = || evidence_dir.prepare();
+        let report = crate::versus_end::run(&mut a, &mut b, &inputs, frames, evidence, args.json)?;
+        if let Some(failure) = b.failure() {
+            anyhow::bail!("{}: {failure}", core.display());
+        }
+        return Ok(if report.agrees() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_DIVERGED) });
+    }
     let config =
         LockstepConfig { checkpoint_every: args.checkpoint_every, faults, ..LockstepConfig::default() };
     let run = Run {
@@ -447,7 +464,26 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
         evidence_dir,
         cores: Some((format!("anes (power-on phase {phase})"), core.display().to_string())),
     };
-    run.finish(Lockstep::new(a, b, config).context("lockstep configuration")?)
+    let (code, diverged_at) =
+        run.finish_at(Lockstep::new(a, b, config).context("lockstep configuration")?)?;
+    if let (Some(frame), false) = (diverged_at, args.json) {
+        // Is the difference only where each emulator's frame ends? Look for the other's RAM of that
+        // frame among anes's instruction boundaries around it.
+        let mut other = spawn_view(core, rom_path, &args.options)?;
+        for c in 1..=frame {
+            other.run_frame(inputs.input(c - 1));
+        }
+        let other_ram = other.section_bytes(0).to_vec();
+        if let Some(failure) = other.failure() {
+            anyhow::bail!("{}: {failure}", core.display());
+        }
+        let profile = if phase == 0 { PowerOnProfile::default() } else { PowerOnProfile::Phase(phase) };
+        let mut anes = NesMachine::from_ines_with_region(&rom, profile.config(), None)
+            .with_context(|| rom_name.to_string())?;
+        let found = crate::versus_end::sampling_offset(&mut anes, |f| inputs.input(f), frame, &other_ram);
+        println!("sampling offset   {found}");
+    }
+    Ok(code)
 }
 
 /// `anes lockstep --libretro CORE CONTENT`: two workers, compared frame by frame.
@@ -494,7 +530,16 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn finish<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
+    fn finish<A, B>(self, lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
+    where
+        A: Machine<Input = FrameInput> + Send,
+        B: Machine<Input = FrameInput> + Send,
+    {
+        self.finish_at(lockstep).map(|(code, _)| code)
+    }
+
+    /// [`Run::finish`], and machine A's frame count at the divergence, if any.
+    fn finish_at<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<(ExitCode, Option<u64>)>
     where
         A: Machine<Input = FrameInput> + Send,
         B: Machine<Input = FrameInput> + Send,
@@ -520,6 +565,10 @@ impl Run<'_> {
         bar.finish_and_clear();
 
         let mut bundle = None;
+        let diverged_at = match &outcome {
+            RunOutcome::Diverged(divergence) => Some(divergence.a.frame),
+            _ => None,
+        };
         if let RunOutcome::Diverged(_) = outcome {
             let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
             let dir = evidence_dir.prepare()?;
@@ -590,13 +639,15 @@ impl Run<'_> {
         }
         out.flush()?;
         if bundle.is_some() {
-            return Ok(ExitCode::from(EXIT_DIVERGED));
+            return Ok((ExitCode::from(EXIT_DIVERGED), diverged_at));
         }
         // Without a divergence, a fault that was not applied leaves the run short of what was asked.
         let unapplied: Vec<_> = summary.faults.iter().filter(|f| !f.fate.was_applied()).collect();
         for fault in &unapplied {
             eprintln!("error: --inject {}: {}", fault.spec, fault.fate);
         }
-        Ok(if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) })
+        let code =
+            if unapplied.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(EXIT_FAULT_NOT_APPLIED) };
+        Ok((code, None))
     }
 }

@@ -23,6 +23,7 @@ mod serve;
 mod shrink;
 mod sweep;
 mod trace;
+mod versus_end;
 mod worker;
 
 use std::process::ExitCode;

@@ -4,7 +4,10 @@
 //! `--ppu-b`, `--apu-b`), or as an evidence bundle recorded (`--evidence`): one of `anes lockstep`
 //! replays from power-on; one of a `serve` incident from its checkpoint (the service keeps no
 //! inputs before it), and the repro then starts there too: `repro.snap` beside it. `--start SNAP`
-//! starts any shrink, or the replay of such a repro, from a snapshot.
+//! starts any shrink, or the replay of such a repro, from a snapshot. `--baseline`/`--candidate`
+//! shrinks two builds' worker processes, `--libretro CORE` two `anes worker --libretro` processes of a
+//! core (the ROM is then its content): the same search through `anes_lockstep::shrink_pairs`, the
+//! same files.
 //!
 //! The four files are the same bytes for the same ROM, stream, faults and schedules, whatever
 //! `--jobs`; what the search cost (trials, frames emulated, time) is printed, not written, because
@@ -61,7 +64,10 @@ Examples:
   anes shrink --evidence bundle/ --out bundle-repro/ --jobs 2
   # Machine B on the eager PPU schedule: a divergence from the lazy one would be shrunk within 120 s
   # (exit status 0: they agree, nothing is written)
-  anes shrink roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --ppu-b eager --out eager/ --budget 120";
+  anes shrink roms/demo/demo.nes --input roms/demo/demo.input --frames 600 --ppu-b eager --out eager/ --budget 120
+  # Two workers of Debian's Nestopia (libretro-nestopia), a RAM byte flipped in machine B at frame
+  # 400, over the demo's input: shrunk to no press (exit status 1)
+  anes shrink roms/demo/demo.nes --libretro /usr/lib/x86_64-linux-gnu/libretro/nestopia_libretro.so --input roms/demo/demo.input --frames 600 --inject flip:system_ram:0x123:3@400 --out nestopia-repro/";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -100,6 +106,24 @@ pub struct Args {
     /// With --baseline: machine B's `anes` build (default: this one).
     #[arg(long, value_name = "BIN", requires = "baseline")]
     candidate: Option<PathBuf>,
+    /// Shrink over a libretro core instead of anes consoles: ROM is the core's content, each machine
+    /// an `anes worker --libretro` process (one pair per --jobs, reused by every trial and restored
+    /// from the snapshots the core serializes, so state a core keeps outside them is not restored:
+    /// `anes audit --shrink` asks every trial from power-on). The machines differ by --libretro-b,
+    /// --option-b or --inject (sections as `anes lockstep --libretro`'s, the number after `@` a
+    /// frame).
+    #[arg(long, value_name = "CORE.so", requires = "rom",
+          conflicts_with_all = ["baseline", "ppu_b", "apu_b", "region", "power_on_b"])]
+    libretro: Option<PathBuf>,
+    /// Machine B's core (default: --libretro's): two builds of one core.
+    #[arg(long, value_name = "CORE.so", requires = "libretro")]
+    libretro_b: Option<PathBuf>,
+    /// A core option for both libretro machines, KEY=VALUE (repeatable).
+    #[arg(long = "option", value_name = "KEY=VALUE", requires = "libretro", value_parser = crate::worker::core_option)]
+    options: Vec<(String, String)>,
+    /// A core option for machine B only, KEY=VALUE (repeatable; replaces --option's for B).
+    #[arg(long = "option-b", value_name = "KEY=VALUE", requires = "libretro", value_parser = crate::worker::core_option)]
+    options_b: Vec<(String, String)>,
     /// Keep the repro's start where the run started (power-on, --start or the bundle's checkpoint)
     /// instead of moving it to the latest checkpoint from which it still reproduces.
     #[arg(long)]
@@ -233,8 +257,22 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             _ => None,
         },
     };
-    let (result, region) = match &args.baseline {
-        Some(baseline) => {
+    let (result, ran) = match (&args.libretro, &args.baseline) {
+        (Some(core), _) => {
+            let content = args.rom.as_deref().context("--libretro needs the core's content")?;
+            let cores = Cores {
+                core_a: core,
+                core_b: args.libretro_b.as_deref().unwrap_or(core),
+                content,
+                options_a: &args.options,
+                options_b: if args.options_b.is_empty() { &args.options } else { &args.options_b },
+                jobs: usize::from(args.jobs),
+            };
+            let result = shrink_cores(&cores, &rom, &checks, &stream, &config, &mut on_progress)?;
+            let ran = Ran::Libretro { core_a: cores.core_a, core_b: cores.core_b, content };
+            (result, ran)
+        }
+        (None, Some(baseline)) => {
             let candidate = match &args.candidate {
                 Some(path) => path.clone(),
                 None => {
@@ -242,9 +280,11 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 }
             };
             let builds = Builds { baseline, candidate: &candidate, jobs: usize::from(args.jobs) };
-            shrink_builds(&rom, region, &builds, &checks, &stream, &config, &mut on_progress)?
+            let (result, region) =
+                shrink_builds(&rom, region, &builds, &checks, &stream, &config, &mut on_progress)?;
+            (result, Ran::Nes { region, power_on: (args.power_on, args.power_on) })
         }
-        None => {
+        (None, None) => {
             let spec = PairSpec {
                 ppu_b: args.ppu_b,
                 apu_b: args.apu_b,
@@ -264,7 +304,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                     anes_lockstep::shrink(a, b, &stream, &config, &mut on_progress)
                 }
             };
-            (result, region)
+            (result, Ran::Nes { region, power_on: (args.power_on, args.power_on_b.unwrap_or(args.power_on)) })
         }
     };
     bar.finish_and_clear();
@@ -284,13 +324,15 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
+        Err(e @ ShrinkError::ReproLost { .. }) if args.libretro.is_some() => bail!(
+            "{rom_name}: {e}: a core that keeps state outside its snapshots (anes audit finds it) is shrunk from power-on by `anes audit CORE CONTENT --input FILE --shrink DIR`"
+        ),
         Err(e) => return Err(e).context(rom_name),
     };
     let rom_file =
         args.rom.as_deref().and_then(Path::file_name).map_or("demo.nes".into(), |n| n.to_string_lossy());
     let given_start = start.as_ref().map(|(_, snapshot)| snapshot.as_slice());
-    let power_on = (args.power_on, args.power_on_b.unwrap_or(args.power_on));
-    let written = write_repro(&args.out, &shrunk, region, power_on, &rom_file, given_start)?;
+    let written = write_repro(&args.out, &shrunk, &ran, &rom_file, given_start)?;
     let report = shrunk.report();
     let mut out = output::stdout();
     if args.json {
@@ -303,8 +345,17 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         output::write_json(&mut out, &summary)?;
     } else {
         let s = &shrunk.stats;
-        writeln!(out, "rom               {rom_name}")?;
-        writeln!(out, "region            {}", region.name())?;
+        match &ran {
+            Ran::Nes { region, .. } => {
+                writeln!(out, "rom               {rom_name}")?;
+                writeln!(out, "region            {}", region.name())?;
+            }
+            Ran::Libretro { core_a, core_b, .. } => {
+                writeln!(out, "content           {rom_name}")?;
+                writeln!(out, "core A            {}", core_a.display())?;
+                writeln!(out, "core B            {}", core_b.display())?;
+            }
+        }
         if shrunk.start_frame > 0 {
             let moved = match report.start.search {
                 "moved" => format!(
@@ -480,14 +531,58 @@ pub(crate) fn shrink_builds(
     Ok((anes_lockstep::shrink_pairs(pairs, stream, config, progress), region))
 }
 
+/// The two libretro machines of a `--libretro` shrink.
+pub(crate) struct Cores<'a> {
+    pub core_a: &'a Path,
+    pub core_b: &'a Path,
+    pub content: &'a Path,
+    pub options_a: &'a [(String, String)],
+    pub options_b: &'a [(String, String)],
+    /// Worker pairs: trials run at once.
+    pub jobs: usize,
+}
+
+/// Shrinks with machine A a worker of `cores.core_a` and B one of `cores.core_b` (`anes worker
+/// --libretro`), `jobs` pairs, each reused by every trial (restored from the core's snapshots).
+pub(crate) fn shrink_cores(
+    cores: &Cores<'_>,
+    content: &[u8],
+    checks: &Checks<'_>,
+    stream: &[FrameInput],
+    config: &ShrinkConfig,
+    progress: &mut dyn FnMut(ShrinkProgress),
+) -> anyhow::Result<Result<Shrunk<FrameInput>, ShrinkError>> {
+    let mut pairs = Vec::new();
+    for _ in 0..cores.jobs.max(1) {
+        let a = crate::lockstep::spawn_retro(cores.core_a, cores.content, cores.options_a, false)
+            .with_context(|| format!("machine A: {}", cores.core_a.display()))?;
+        let b = crate::lockstep::spawn_retro(cores.core_b, cores.content, cores.options_b, false)
+            .with_context(|| format!("machine B: {}", cores.core_b.display()))?;
+        pairs.push((a, b));
+    }
+    let (a, b) = &mut pairs[0];
+    // The region only names what a refused snapshot was taken with; a core's content has none.
+    checks.apply(a, b, content, Region::Ntsc)?;
+    let result = anes_lockstep::shrink_pairs(pairs, stream, config, progress);
+    Ok(result)
+}
+
+/// What the two machines of a shrink were, for its report.
+pub(crate) enum Ran<'a> {
+    /// anes consoles (in process or as builds' workers) of this region, with these power-on
+    /// profiles (A's, B's).
+    Nes { region: Region, power_on: (PowerOnProfile, PowerOnProfile) },
+    /// Workers of a libretro core (two builds when the cores differ) on this content.
+    Libretro { core_a: &'a Path, core_b: &'a Path, content: &'a Path },
+}
+
 /// Writes the repro files of `shrunk` into `out` (see [`OUTPUT_FILES`]), `repro.snap` when the
 /// repro starts from a snapshot (`given_start`, or the one the start moved to), and removes a
 /// `repro.snap` of an earlier shrink otherwise. Returns the files written.
 pub(crate) fn write_repro(
     out: &Path,
     shrunk: &Shrunk<FrameInput>,
-    region: Region,
-    power_on: (PowerOnProfile, PowerOnProfile),
+    ran: &Ran<'_>,
     rom_file: &str,
     given_start: Option<&[u8]>,
 ) -> anyhow::Result<Vec<&'static str>> {
@@ -495,9 +590,23 @@ pub(crate) fn write_repro(
     let report = shrunk.report();
     let repro = InputStream::from_frames(shrunk.repro.clone());
     let mut json = serde_json::to_value(&report).context("report.json")?;
-    json["region"] = region.name().into();
-    json["power_on"] = power_on.0.to_string().into();
-    json["power_on_b"] = power_on.1.to_string().into();
+    // A libretro core's repro.fm2 says NTSC (palFlag 0): the movie holds only its pads.
+    let region = match ran {
+        Ran::Nes { region, power_on } => {
+            json["region"] = region.name().into();
+            json["power_on"] = power_on.0.to_string().into();
+            json["power_on_b"] = power_on.1.to_string().into();
+            *region
+        }
+        Ran::Libretro { core_a, core_b, content } => {
+            json["libretro"] = serde_json::json!({
+                "core": core_a.display().to_string(),
+                "core_b": core_b.display().to_string(),
+                "content": content.display().to_string(),
+            });
+            Region::Ntsc
+        }
+    };
     json["start_frame"] = shrunk.start_frame.into();
     let json = serde_json::to_string_pretty(&json).context("report.json")? + "\n";
     std::fs::create_dir_all(out).with_context(|| out.display().to_string())?;

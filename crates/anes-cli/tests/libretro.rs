@@ -436,3 +436,394 @@ fn the_pictures_are_compared_too() {
         "{fields:?}"
     );
 }
+
+/// An FCEUX movie of `frames` frames, pad 1 holding `buttons` (in `RLDUTSBA` order, e.g. `"S"` for
+/// Select) on the frames listed, and A on every third frame besides.
+fn movie(name: &str, frames: usize, presses: &[(usize, char)]) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::from(
+        "version 3\nemuVersion 20604\npalFlag 0\nromFilename content.bin\nport0 1\nport1 1\nport2 0\n",
+    );
+    for frame in 0..frames {
+        let mut pad: Vec<char> = "........".chars().collect();
+        if frame % 3 == 0 {
+            pad[7] = 'A';
+        }
+        for &(at, button) in presses {
+            if at == frame {
+                let slot = "RLDUTSBA".find(button).expect("a button of RLDUTSBA");
+                pad[slot] = button;
+            }
+        }
+        text.push_str(&format!("|0|{}|........||\n", pad.iter().collect::<String>()));
+    }
+    let path = dir.join("movie.fm2");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The presses of a repro.input: (frame, pad 1's buttons), through `anes movie info`'s reading, the
+/// same stream `anes lockstep --input` replays.
+fn presses_of(report: &serde_json::Value) -> Vec<(u64, Vec<String>)> {
+    report["presses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let buttons = p["buttons"].as_array().unwrap().iter().map(|b| b.as_str().unwrap().to_owned());
+            (p["frame"].as_u64().unwrap(), buttons.collect())
+        })
+        .collect()
+}
+
+#[test]
+fn a_shrink_of_two_test_core_builds_keeps_the_one_press_their_difference_needs() {
+    // Build B flips RAM $31 on every frame Select is held: Select on frames 37 and 90 among 51 other
+    // presses; the first Select is where they part, and the only press that divergence needs.
+    let content = test_content("shrink-builds");
+    let input = movie("shrink-builds-movie", 150, &[(37, 'S'), (90, 'S'), (37, 'T'), (12, 'D')]);
+    let out = scratch("shrink-builds-out");
+    let args = [
+        "shrink",
+        s(&content),
+        "--libretro",
+        TEST_CORE_A,
+        "--libretro-b",
+        TEST_CORE_B,
+        "--input",
+        s(&input),
+        "--out",
+        s(&out),
+        "--json",
+    ];
+    let output = anes(&args);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = json(&output);
+    let report = &summary["report"];
+    // A on every third frame (50 of 150), and frame 37.
+    assert_eq!(report["target"]["frame"], 37, "{}", report["divergence"]["message"]);
+    assert_eq!(report["original"]["presses"], 51);
+    assert_eq!(presses_of(report), [(37, vec!["Select".to_owned()])], "{}", report["presses"]);
+    assert_eq!(report["one_minimal"], true);
+    let fields: Vec<&str> = report["divergence"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"system_ram[0x0031]"), "{fields:?}");
+    for file in ["repro.input", "repro.fm2", "report.json", "report.html"] {
+        assert!(out.join(file).is_file(), "{file} written");
+    }
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(written["libretro"]["core_b"], TEST_CORE_B, "{written}");
+
+    // The repro replays from power-on: lockstep of the two builds over repro.input parts at frame 37.
+    let replay = anes(&[
+        "lockstep",
+        "--libretro",
+        TEST_CORE_A,
+        "--libretro-b",
+        TEST_CORE_B,
+        s(&content),
+        "--input",
+        s(&out.join("repro.input")),
+        "--report",
+        s(&out.join("replay")),
+        "--json",
+    ]);
+    assert_eq!(replay.status.code(), Some(1), "{}", String::from_utf8_lossy(&replay.stderr));
+    assert_eq!(json(&replay)["divergence"]["detected"]["frame"], 37);
+    // That lockstep's evidence bundle shrinks too (its divergence is the one the repro must keep).
+    let again = anes(&[
+        "shrink",
+        s(&content),
+        "--libretro",
+        TEST_CORE_A,
+        "--libretro-b",
+        TEST_CORE_B,
+        "--evidence",
+        s(&out.join("replay")),
+        "--out",
+        s(&out.join("again")),
+        "--json",
+    ]);
+    assert_eq!(again.status.code(), Some(1), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(presses_of(&json(&again)["report"]), [(37, vec!["Select".to_owned()])]);
+
+    // The same stream without Select: the builds part only at frame 199, where no press is needed.
+    let no_select = movie("shrink-builds-no-select", 400, &[(37, 'T'), (12, 'D')]);
+    let output = anes(&[
+        "shrink",
+        s(&content),
+        "--libretro",
+        TEST_CORE_A,
+        "--libretro-b",
+        TEST_CORE_B,
+        "--input",
+        s(&no_select),
+        "--out",
+        s(&scratch("shrink-builds-out-2")),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = &json(&output)["report"];
+    assert_eq!(
+        (report["target"]["frame"].as_u64(), report["shrunk"]["presses"].as_u64()),
+        (Some(199), Some(0))
+    );
+}
+
+#[test]
+fn a_shrink_of_a_core_with_state_outside_its_snapshots_is_refused_naming_the_audit() {
+    // B's button fault keeps its mode outside the snapshot: trials restored from checkpoints cannot
+    // replay it, and the shrink says so instead of writing a repro that does not reproduce.
+    let content = test_content("shrink-hidden");
+    let input = movie("shrink-hidden-movie", 120, &[(37, 'S')]);
+    let out = scratch("shrink-hidden-out");
+    let output = anes(&[
+        "shrink",
+        s(&content),
+        "--libretro",
+        TEST_CORE_A,
+        "--option-b",
+        "anestest_fault=button",
+        "--input",
+        s(&input),
+        "--out",
+        s(&out),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--shrink DIR"), "{stderr}");
+    assert!(!out.join("report.json").exists());
+}
+
+/// `anes audit` of the test core with `fault`, over `input`, its first failure shrunk into `out`.
+fn audit_shrink(fault: &str, input: &Path, out: &Path) -> (serde_json::Value, serde_json::Value) {
+    audit_shrink_with(fault, input, out, &[])
+}
+
+/// [`audit_shrink`] with more arguments.
+fn audit_shrink_with(
+    fault: &str,
+    input: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (serde_json::Value, serde_json::Value) {
+    let content = test_content(&format!("audit-shrink-{fault}"));
+    let option = format!("anestest_fault={fault}");
+    let mut args = vec![
+        "audit",
+        TEST_CORE_A,
+        s(&content),
+        "--frames",
+        "120",
+        "--option",
+        &option,
+        "--input",
+        s(input),
+        "--shrink",
+        s(out),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let output = anes(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let audit = json(&output);
+    let written = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    (audit, written)
+}
+
+#[test]
+fn the_audit_shrinks_the_input_a_failure_needs_to_its_one_press() {
+    // The button fault: Select sets a mode outside the state. Held on frame 37 (the second frame of
+    // the run-ahead window 36-37), it leaks into the replays of that window: check 3 fails at 37.
+    let input = movie("audit-shrink-movie", 120, &[(37, 'S'), (90, 'S'), (37, 'T'), (50, 'D')]);
+    let out = scratch("audit-shrink-out");
+    let (audit, written) = audit_shrink("button", &input, &out);
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(3), Some(37)), "{audit}");
+    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(shrunk["one_minimal"], true);
+    assert!(shrunk["given"]["presses"].as_u64().unwrap() > 10, "{shrunk}");
+    assert_eq!(&written, shrunk);
+    assert!(out.join("repro.fm2").is_file());
+
+    // The repro shows the failure on its own, and the audit without any input passes that check.
+    let content = test_content("audit-shrink-replay");
+    let replay = |input: Option<&Path>| {
+        let mut args = vec!["audit", TEST_CORE_A, s(&content), "--frames", "120", "--fresh-at", "60"];
+        args.extend(["--option", "anestest_fault=button", "--json"]);
+        if let Some(input) = input {
+            args.extend(["--input", s(input)]);
+        }
+        let report = json(&anes(&args));
+        let check = report["checks"][2].clone();
+        (check["passed"].as_bool(), check["finding"]["frame"].as_u64())
+    };
+    assert_eq!(replay(Some(&out.join("repro.input"))), (Some(false), Some(37)));
+    assert_eq!(replay(None), (Some(true), None));
+}
+
+#[test]
+fn the_audit_says_when_a_failure_needs_no_input() {
+    // The forget fault needs no button: its input (A on every third frame and Select on frame 5,
+    // 22 presses in the 61 frames before the failure) shrinks to nothing.
+    let input = movie("audit-shrink-forget-movie", 120, &[(5, 'S')]);
+    let out = scratch("audit-shrink-forget-out");
+    let (audit, _) = audit_shrink("forget", &input, &out);
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
+    assert_eq!(shrunk["repro"]["presses"], 0, "{shrunk}");
+    assert_eq!(shrunk["given"]["presses"], 22, "{shrunk}");
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (bash scripts/install-libretro-cores.sh)"]
+fn a_nestopia_flip_shrinks_to_no_press_over_the_demos_input() {
+    let core = Path::new(DEBIAN_CORES).join("nestopia_libretro.so");
+    assert!(core.is_file(), "needs {}: bash scripts/install-libretro-cores.sh installs it", core.display());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = scratch("shrink-nestopia");
+    let output = anes(&[
+        "shrink",
+        s(&root.join("roms/demo/demo.nes")),
+        "--libretro",
+        s(&core),
+        "--input",
+        s(&root.join("roms/demo/demo.input")),
+        "--frames",
+        "600",
+        "--inject",
+        "flip:system_ram:0x123:3@400",
+        "--out",
+        s(&out),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = &json(&output)["report"];
+    // The flip fires after 400 frames (frame 399 counted from 0); the demo's presses do not matter.
+    assert_eq!(report["target"]["frame"], 399);
+    assert_eq!(report["shrunk"]["presses"], 0);
+    assert!(report["original"]["presses"].as_u64().unwrap() > 100);
+    let fields: Vec<&str> = report["divergence"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"system_ram[0x0123]"), "{fields:?}");
+}
+
+#[test]
+fn the_audit_shrinks_a_fresh_instance_failure_to_the_press_before_the_hand_over() {
+    // Select on frames 36 and 90, first frames of run-ahead windows: the replays of a window run
+    // after the press set the mode in the first run, alike, so check 3 passes; the state of frame 60
+    // handed to a fresh instance lacks the mode set at 36 (check 4 fails at frame 61). The press at
+    // 90 comes after the hand-over, where both instances see it.
+    let input = movie("audit-shrink-fresh-movie", 120, &[(36, 'S'), (90, 'S'), (36, 'T'), (50, 'D')]);
+    let out = scratch("audit-shrink-fresh-out");
+    let (audit, _) = audit_shrink("button", &input, &out);
+    assert_eq!(audit["checks"][2]["passed"], true, "{audit}");
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
+    assert_eq!(presses_of(shrunk), [(36, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(shrunk["repro"]["frames"], 61, "{shrunk}");
+}
+
+#[test]
+fn the_audit_shrinks_the_check_it_is_asked_for() {
+    // Select on frame 37 fails check 3 first (at 37) and check 4 too (at 61): asked for check 4,
+    // the shrink keeps the same press, now as the one before the hand-over.
+    let input = movie("audit-shrink-check-movie", 120, &[(37, 'S'), (50, 'D')]);
+    let out = scratch("audit-shrink-check-out");
+    let (audit, _) = audit_shrink_with("button", &input, &out, &["--shrink-check", "4"]);
+    let shrunk = &audit["shrink"];
+    assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
+    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
+    // Check 1 passes: nothing to shrink, no repro written.
+    let out = scratch("audit-shrink-check-passed");
+    let content = test_content("audit-shrink-check-passed");
+    let text = anes(&[
+        "audit",
+        TEST_CORE_A,
+        s(&content),
+        "--frames",
+        "120",
+        "--option",
+        "anestest_fault=button",
+        "--input",
+        s(&input),
+        "--shrink",
+        s(&out),
+        "--shrink-check",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("shrink    check 1 did not fail: nothing to shrink"), "{stdout}");
+    assert!(!out.join("repro.input").exists());
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn a_stack_byte_that_differs_at_a_frame_end_is_where_the_frame_is_sampled() {
+    let (core, rom) = nestopia_and("a_stack_byte_that_differs", "roms/apu_test/rom_singles/2-len_table.nes");
+    let report = scratch("versus-sampling");
+    let output = versus(&core, &rom, &["--frames", "600", "--phase", "0", "--report", s(&report)]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    // Compared at every frame end, the two differ in a stack byte of a wait loop...
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("ram[$01F5]"), "{text}");
+    // ...which Nestopia's RAM of that frame holds a few CPU cycles after anes's frame end.
+    let line = text.lines().find(|l| l.starts_with("sampling offset")).expect("a sampling offset line");
+    let offset: i64 = line
+        .split(" at ")
+        .nth(2)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("an offset in {line:?}"));
+    assert!(offset.abs() < 100, "{line}");
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn compared_at_the_end_anes_and_nestopia_show_the_same_verdict() {
+    let (core, rom) = nestopia_and("compared_at_the_end", "roms/apu_test/rom_singles/2-len_table.nes");
+    let report = scratch("versus-end");
+    let output = versus(&core, &rom, &["--frames", "600", "--at-end", "--report", s(&report), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    let summary = json(&output);
+    // blargg's protocol: $00 is a pass; the ROM's own text names it.
+    assert_eq!(summary["anes_status"], "$00 \"2-len_table Passed\"", "{summary}");
+    assert_eq!(summary["picture_pixels_differing"], 0, "{summary}");
+    assert_eq!(summary["ram"].as_array().map(Vec::len), Some(0), "{summary}");
+}
+
+#[test]
+#[ignore = "needs libretro-nestopia (scripts/install-libretro-cores.sh) and the conformance ROMs"]
+fn compared_at_the_end_a_cropped_picture_still_differs() {
+    let (core, rom) =
+        nestopia_and("a_cropped_picture_still_differs", "roms/apu_test/rom_singles/1-len_ctr.nes");
+    let report = scratch("versus-end-cropped");
+    // Nestopia's default crops 8 rows top and bottom (256x224).
+    let output = anes(&[
+        "lockstep",
+        s(&rom),
+        "--versus",
+        s(&core),
+        "--option",
+        "nestopia_palette=raw",
+        "--frames",
+        "60",
+        "--at-end",
+        "--report",
+        s(&report),
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("picture           sizes differ") && text.contains("DIFFER"), "{text}");
+    assert!(report.join("anes.png").is_file() && report.join("other.png").is_file());
+}

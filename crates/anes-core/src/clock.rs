@@ -1,7 +1,7 @@
 //! Units of time. One monotonic `u64` master clock drives everything; it is never rebased, so a stored
 //! value never depends on when it was stored. The clocks are plain `u64` fields of the bus state
 //! (`BusState::master_clock`, `cpu_cycle`, `ppu_clock`) named by their unit; their arithmetic stays in
-//! `bus.rs` and these ratios.
+//! `bus/mod.rs` and these ratios.
 //!
 //! NTSC: one CPU cycle is 12 master clocks, one PPU dot is 4 master clocks (3 dots per CPU cycle).
 

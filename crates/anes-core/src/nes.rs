@@ -1,7 +1,8 @@
 //! The console: owns every chip and the memory between them.
 
 use crate::apu::{Apu, ApuCatchUp};
-use crate::bus::{BusState, PpuCatchUp, PpuMemoryView, PpuSync};
+use crate::bus::ppu_memory::PpuMemoryView;
+use crate::bus::sync::{BusState, PpuCatchUp, PpuSync};
 use crate::cart::Cartridge;
 use crate::cpu::CpuState;
 use crate::input::ControllerState;
@@ -11,9 +12,10 @@ use crate::power_on::{
 };
 use crate::ppu::{Ppu, PpuBusPeek};
 use crate::region::{Region, RegionModel, with_region_model};
-use crate::spin::SpinWatch;
-use crate::state::digest::MemoryDigest;
-use crate::state::{ALIGNMENT_FROM_SEED, FrameRecord, MachineState};
+use crate::spin::watch::SpinWatch;
+use crate::state::machine::{ALIGNMENT_FROM_SEED, MachineState};
+use crate::state::memory_digest::MemoryDigest;
+use crate::state::record::FrameRecord;
 
 /// The generator's stream for the unit tests' random programs (see `power_on.rs`).
 #[cfg(test)]
@@ -88,11 +90,11 @@ pub struct Nes {
     /// blake3 of PRG + CHR ROM (and of the Game Genie codes, when any): covered by the hash and the
     /// snapshot header.
     pub(crate) rom_identity: [u8; 32],
-    /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus.rs`).
+    /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus/mod.rs`).
     pub(crate) sync: PpuSync,
     /// The sync digest's work RAM sum (see `state/digest.rs`). Not state (derived from it).
     pub(crate) digest: MemoryDigest,
-    /// The frame path's watch for loops it may skip (see `spin.rs`). Not state.
+    /// The frame path's watch for loops it may skip (see `spin/mod.rs`). Not state.
     pub(crate) spin: SpinWatch,
     /// The console's region, fixed at power-on. `machine.region` is its copy in the state, which every
     /// restore and fault injection must leave equal to it (checked, so a damaged byte is refused

@@ -91,9 +91,10 @@ pub use program_view::ProgramView;
 pub use record_json::RecordJson;
 pub use schedule::{FaultPlanError, FiredFault};
 pub use shrink::{
-    Budget, CommandJson, Halt, Minimized, PhaseFrames, PressJson, RemovalOracle, ShrinkConfig, ShrinkError,
-    ShrinkInput, ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StartJson, StartSearch, StreamJson,
-    TargetJson, ddmin, shrink, shrink_pairs,
+    Budget, CommandJson, Halt, Minimized, MinimizedStream, PhaseFrames, PressJson, RemovalOracle,
+    ShrinkConfig, ShrinkError, ShrinkInput, ShrinkProgress, ShrinkReport, ShrinkStats, Shrunk, StartJson,
+    StartSearch, StreamHalt, StreamJson, StreamLimits, TargetJson, ddmin, minimize_stream, shrink,
+    shrink_pairs,
 };
 pub use status::LockstepStatus;
 pub use summary::Summary;

@@ -44,7 +44,8 @@ struct PipelineReport<'a> {
     seq: u64,
     worker_a: WireRecord,
     worker_b: WireRecord,
-    referee: WireRecord,
+    /// The referee console's record (`null` for a libretro pipeline, which has none).
+    referee: Option<WireRecord>,
     suspects: &'a [WorkerId],
     checkpoint_seq: u64,
     checkpoint_state_hash: String,
@@ -92,7 +93,7 @@ pub fn write_evidence(
         seq: investigation.seq,
         worker_a: investigation.records[0].into(),
         worker_b: investigation.records[1].into(),
-        referee: referee_record.into(),
+        referee: Some(referee_record.into()),
         suspects,
         checkpoint_seq: checkpoint.seq,
         checkpoint_state_hash: to_hex(&checkpoint.state_hash),
@@ -107,17 +108,100 @@ pub fn write_evidence(
     Ok(if bundle.is_some() { dir.join("report.html") } else { path })
 }
 
-fn lockstep_bundle(
-    rom: &[u8],
+/// What a libretro pipeline's investigation runs: its workers' program, cores and content.
+#[derive(Debug, Clone)]
+pub struct RetroPipeline {
+    /// The `anes` executable (its `worker --libretro`).
+    pub program: PathBuf,
+    /// The cores and options of workers A and B.
+    pub spec: crate::config::LibretroSpec,
+    /// The content both load.
+    pub content: PathBuf,
+}
+
+/// [`write_evidence`] for a libretro pipeline: there is no referee (a third instance of either core
+/// would not say which build is right), so the lockstep runner replays the stretch from the
+/// checkpoint with a worker of each core (`anes worker --libretro`, worker B's faults fired again)
+/// and localizes the first differing frame to its regions and byte offsets. Returns the file to
+/// link, as [`write_evidence`].
+pub fn write_retro_evidence(
+    retro: &RetroPipeline,
+    pipeline_id: &str,
+    investigation: &Investigation,
+    dir: &Path,
+) -> Result<PathBuf, InvestigationError> {
+    let checkpoint = investigation.checkpoint.as_ref().ok_or(RefereeError::NoCheckpoint)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|source| InvestigationError::Io { path: dir.to_path_buf(), source })?;
+    let specs = &investigation.faults[WorkerId::B.index()];
+    let (bundle, note) =
+        match retro_lockstep_bundle(retro, &checkpoint.snapshot, &investigation.inputs, specs, dir) {
+            Ok(Some(path)) => (
+                Some(path.display().to_string()),
+                "reproduced by the lockstep runner with a worker of each core (no referee: libretro)"
+                    .to_string(),
+            ),
+            Ok(None) => (None, "the lockstep runner did not reproduce it from the checkpoint".to_string()),
+            Err(e) => (None, format!("the lockstep runner could not run: {e}")),
+        };
+    let report = PipelineReport {
+        pipeline_id,
+        incident: investigation.incident,
+        seq: investigation.seq,
+        worker_a: investigation.records[0].into(),
+        worker_b: investigation.records[1].into(),
+        referee: None,
+        suspects: &[],
+        checkpoint_seq: checkpoint.seq,
+        checkpoint_state_hash: to_hex(&checkpoint.state_hash),
+        faults_a: &investigation.faults[0],
+        faults_b: &investigation.faults[1],
+        lockstep_bundle: bundle.clone(),
+        lockstep_note: note,
+    };
+    let path = dir.join("pipeline-report.json");
+    let json = serde_json::to_vec_pretty(&report).expect("reports serialize");
+    anes_fs::write_output(&path, &json)?;
+    Ok(if bundle.is_some() { dir.join("report.html") } else { path })
+}
+
+fn retro_lockstep_bundle(
+    retro: &RetroPipeline,
     snapshot: &[u8],
     inputs: &[FrameInput],
     fault_specs: &[String],
     dir: &Path,
 ) -> Result<Option<PathBuf>, String> {
-    let a = console(rom, snapshot).map_err(|e| e.to_string())?;
-    let b = a.clone();
+    let machine = |worker: usize| {
+        let spec = crate::canary::RetroWorkerSpec {
+            program: retro.program.clone(),
+            core: retro.spec.cores[worker].clone(),
+            content: retro.content.clone(),
+            options: retro.spec.options[worker].clone(),
+            reply_timeout: crate::canary::DEFAULT_REPLY_TIMEOUT,
+            ignore_audio: false,
+            nes_view: false,
+        };
+        let mut machine = crate::canary::RetroWorkerMachine::spawn(&spec).map_err(|e| e.to_string())?;
+        anes_lockstep::Machine::load_state(&mut machine, snapshot).map_err(|e| e.to_string())?;
+        Ok::<_, String>(machine)
+    };
+    let (a, b) = (machine(0)?, machine(1)?);
+    let start = anes_lockstep::Machine::record(&a).frame;
+    run_bundle(a, b, start, inputs, fault_specs, dir)
+}
+
+/// Runs `a` and `b` (both at frame `start`) in lockstep over `inputs` with `fault_specs` in B, and
+/// writes the bundle of a divergence into `dir`.
+fn run_bundle<M: anes_lockstep::Machine<Input = FrameInput>>(
+    a: M,
+    b: M,
+    start: u64,
+    inputs: &[FrameInput],
+    fault_specs: &[String],
+    dir: &Path,
+) -> Result<Option<PathBuf>, String> {
     // The lockstep runner reads input-stream frame n when a machine has completed n frames.
-    let start = a.nes().frame();
     let offset = usize::try_from(start).map_err(|_| "frame counter out of range".to_string())?;
     let mut frames = vec![FrameInput::default(); offset];
     frames.extend_from_slice(inputs);
@@ -132,6 +216,19 @@ fn lockstep_bundle(
             evidence.write_bundle(dir).map(Some).map_err(|e| e.to_string())
         }
     }
+}
+
+fn lockstep_bundle(
+    rom: &[u8],
+    snapshot: &[u8],
+    inputs: &[FrameInput],
+    fault_specs: &[String],
+    dir: &Path,
+) -> Result<Option<PathBuf>, String> {
+    let a = console(rom, snapshot).map_err(|e| e.to_string())?;
+    let b = a.clone();
+    let start = a.nes().frame();
+    run_bundle(a, b, start, inputs, fault_specs, dir)
 }
 
 /// Largest evidence file the HTTP API serves. A bundle's files are tens of KiB (snapshots, PNGs, a

@@ -158,6 +158,15 @@ pub fn verify_snapshot(rom: &[u8], stored: &StoredCheckpoint) -> Result<(), Stri
     Ok(())
 }
 
+/// Checks a libretro pipeline's stored snapshot: a worker's snapshot, whole (its sections framed as
+/// `anes_retro_host::snapshot` writes them). Its state hash is the worker's to compute (it depends
+/// on what the worker compares, e.g. its audio), so the core that loads it is the last check.
+pub fn verify_retro_snapshot(stored: &StoredCheckpoint) -> Result<(), String> {
+    anes_retro_host::snapshot::parse(&stored.payload)
+        .map(|_| ())
+        .map_err(|e| format!("not a libretro worker's snapshot: {e}"))
+}
+
 /// A pipeline taken over: its data directory's lock held, its store's epoch bumped (every writer
 /// holding an older one is fenced from now on), and the newest checkpoint that verifies.
 struct TakenOver {
@@ -186,7 +195,11 @@ fn take_over(config: &PipelineConfig, data_dir: &Path, rom: &[u8]) -> Result<Tak
     let mut skipped = loaded.damaged.len();
     let mut checkpoint = None;
     for stored in loaded.verified {
-        match verify_snapshot(rom, &stored) {
+        let verified = match config.libretro {
+            None => verify_snapshot(rom, &stored),
+            Some(_) => verify_retro_snapshot(&stored),
+        };
+        match verified {
             Ok(()) => {
                 checkpoint = Some(stored);
                 break;

@@ -123,11 +123,14 @@ pub struct AuditConfig {
     pub runahead: u64,
     /// The frame whose state check 4 loads into a fresh instance (`None`: half way).
     pub fresh_at: Option<u64>,
+    /// Run only this check, and only to its first failure (the others are reported not run): the
+    /// question a shrink of the audit's input asks of every candidate stream.
+    pub only: Option<Check>,
 }
 
 impl Default for AuditConfig {
     fn default() -> AuditConfig {
-        AuditConfig { frames: 600, runahead: 2, fresh_at: None }
+        AuditConfig { frames: 600, runahead: 2, fresh_at: None, only: None }
     }
 }
 
@@ -269,8 +272,19 @@ pub fn audit<M: Machine<Input = FrameInput>>(
     let mut first_run: Vec<Vec<u8>> = (0..k).map(|_| Vec::new()).collect();
     let mut first_records = Vec::with_capacity(k as usize);
     let mut again = Vec::new();
+    let runs = |check: Check| config.only.is_none_or(|only| only == check);
+    let window_checks = runs(Check::SerializeTwice) || runs(Check::RunAhead) || runs(Check::ConstantSize);
     let mut f = a.record().frame;
-    while f < frames {
+    while window_checks && f < frames {
+        let only_found = match config.only {
+            Some(Check::SerializeTwice) => twice.is_some(),
+            Some(Check::RunAhead) => runahead.is_some(),
+            Some(Check::ConstantSize) => size.is_some(),
+            _ => false,
+        };
+        if only_found {
+            break;
+        }
         a.save_state(&mut s1);
         a.save_state(&mut s2);
         if state_of(&s1) != state_of(&s2) {
@@ -348,80 +362,16 @@ pub fn audit<M: Machine<Input = FrameInput>>(
 
     // Checks 2 and 4: instances B and C from power-on; D loads B's state at `fresh_at`.
     let fresh_at = config.fresh_at.unwrap_or(frames / 2).min(frames);
-    let mut b = make().map_err(AuditError)?;
-    let mut c = make().map_err(AuditError)?;
-    let mut d: Option<M> = None;
-    let mut two: Option<Finding> = None;
-    let mut fresh: Option<Finding> = None;
-    let mut handover = Vec::new();
-    let compare = |x: &M, y: &M, frame: u64, what: &str| -> Option<Finding> {
-        (x.record().state_hash != y.record().state_hash).then(|| Finding {
-            frame,
-            what: what.to_owned(),
-            regions: diff_sections(&machine_sections(x), &machine_sections(y)),
-        })
-    };
-    two = two.or_else(|| compare(&b, &c, 0, "two instances at power-on"));
-    for frame in 0..=frames {
-        if frame == fresh_at {
-            b.save_state(&mut handover);
-            let mut fresh_machine = make().map_err(AuditError)?;
-            match fresh_machine.load_state(&handover) {
-                Ok(()) => {
-                    fresh = fresh.or_else(|| {
-                        compare(
-                            &b,
-                            &fresh_machine,
-                            frame,
-                            "the instance that saved the state and the fresh one that loaded it",
-                        )
-                    });
-                    d = Some(fresh_machine);
-                }
-                Err(e) => {
-                    fresh = Some(Finding {
-                        frame,
-                        what: format!("a fresh instance refused the state: {e}"),
-                        regions: Vec::new(),
-                    })
-                }
-            }
-        }
-        if frame == frames {
-            break;
-        }
-        let input = input_at(inputs, frame);
-        b.run_frame(input);
-        if two.is_none() {
-            c.run_frame(input);
-            two = compare(&b, &c, frame + 1, "two instances from power-on");
-        }
-        if let Some(d) = d.as_mut()
-            && fresh.is_none()
-        {
-            d.run_frame(input);
-            fresh = compare(
-                &b,
-                d,
-                frame + 1,
-                &format!(
-                    "the instance that saved the state of frame {fresh_at} and the fresh one that loaded it"
-                ),
-            );
-        }
-        if frame % 64 == 0 {
-            progress(Check::TwoInstances, frame + 1);
-        }
-        if two.is_some() && (fresh.is_some() || (d.is_none() && frame >= fresh_at)) {
-            break;
-        }
-    }
-
     let outcome = |check: Check, finding: Option<Finding>, detail: String| CheckOutcome {
         check,
-        passed: Some(finding.is_none()),
-        detail,
+        passed: if runs(check) { Some(finding.is_none()) } else { None },
+        detail: if runs(check) { detail } else { "not run".to_owned() },
         finding,
+    };
+    let (two, fresh) = if runs(Check::TwoInstances) || runs(Check::FreshInstance) {
+        two_and_fresh(make, inputs, frames, fresh_at, config.only, progress)?
+    } else {
+        (None, None)
     };
     let checks = vec![
         outcome(
@@ -459,4 +409,93 @@ pub fn audit<M: Machine<Input = FrameInput>>(
         SavestateLevel::Basic
     };
     Ok(AuditReport { checks, reached, basic_failure: None, state_len, frames })
+}
+
+/// Checks 2 and 4 (those of them `only` leaves): instances B and C from power-on; D loads B's state
+/// at `fresh_at`. Their first findings.
+fn two_and_fresh<M: Machine<Input = FrameInput>>(
+    make: &mut dyn FnMut() -> Result<M, String>,
+    inputs: &[FrameInput],
+    frames: u64,
+    fresh_at: u64,
+    only: Option<Check>,
+    progress: &mut dyn FnMut(Check, u64),
+) -> Result<(Option<Finding>, Option<Finding>), AuditError> {
+    let with_two = only.is_none_or(|only| only == Check::TwoInstances);
+    let with_fresh = only.is_none_or(|only| only == Check::FreshInstance);
+    let mut b = make().map_err(AuditError)?;
+    let mut c = if with_two { Some(make().map_err(AuditError)?) } else { None };
+    let mut d: Option<M> = None;
+    let mut two: Option<Finding> = None;
+    let mut fresh: Option<Finding> = None;
+    let mut handover = Vec::new();
+    let compare = |x: &M, y: &M, frame: u64, what: &str| -> Option<Finding> {
+        (x.record().state_hash != y.record().state_hash).then(|| Finding {
+            frame,
+            what: what.to_owned(),
+            regions: diff_sections(&machine_sections(x), &machine_sections(y)),
+        })
+    };
+    if let Some(c) = &c {
+        two = compare(&b, c, 0, "two instances at power-on");
+    }
+    for frame in 0..=frames {
+        if with_fresh && frame == fresh_at {
+            b.save_state(&mut handover);
+            let mut fresh_machine = make().map_err(AuditError)?;
+            match fresh_machine.load_state(&handover) {
+                Ok(()) => {
+                    fresh = fresh.or_else(|| {
+                        compare(
+                            &b,
+                            &fresh_machine,
+                            frame,
+                            "the instance that saved the state and the fresh one that loaded it",
+                        )
+                    });
+                    d = Some(fresh_machine);
+                }
+                Err(e) => {
+                    fresh = Some(Finding {
+                        frame,
+                        what: format!("a fresh instance refused the state: {e}"),
+                        regions: Vec::new(),
+                    })
+                }
+            }
+        }
+        if frame == frames {
+            break;
+        }
+        let input = input_at(inputs, frame);
+        b.run_frame(input);
+        if let Some(c) = c.as_mut()
+            && two.is_none()
+        {
+            c.run_frame(input);
+            two = compare(&b, c, frame + 1, "two instances from power-on");
+        }
+        if let Some(d) = d.as_mut()
+            && fresh.is_none()
+        {
+            d.run_frame(input);
+            fresh = compare(
+                &b,
+                d,
+                frame + 1,
+                &format!(
+                    "the instance that saved the state of frame {fresh_at} and the fresh one that loaded it"
+                ),
+            );
+        }
+        if frame % 64 == 0 {
+            progress(Check::TwoInstances, frame + 1);
+        }
+        let two_done = !with_two || two.is_some();
+        let fresh_done = !with_fresh || fresh.is_some() || (d.is_none() && frame >= fresh_at);
+        if two_done && fresh_done {
+            break;
+        }
+    }
+    Ok((two, fresh))
 }

@@ -31,5 +31,6 @@ pub use machine::{RetroMachine, intern, retropad_buttons};
 
 /// The test core's build A (a shared object built with this crate).
 pub const TEST_CORE_A: &str = env!("ANES_TEST_CORE_A");
-/// The test core's build B: build A, but RAM $30 bit 0 flips every frame from frame 200 on.
+/// The test core's build B: build A, but RAM $30 bit 0 flips every frame from frame 200 on, and RAM
+/// $31 bit 0 on every frame Select is held.
 pub const TEST_CORE_B: &str = env!("ANES_TEST_CORE_B");

@@ -8,9 +8,13 @@
  *              every frame: a rewind does not rewind it (check 3);
  *   forget     a mode set at frame 10 is not serialized, and from frame 60 on decides RAM $20: a
  *              state loaded into a fresh instance continues with the power-on mode (check 4);
- *   grow       the serialized size grows by one byte every 60 frames (check 5).
+ *   grow       the serialized size grows by one byte every 60 frames (check 5);
+ *   button     Select held sets a mode that is not serialized; while it is set, RAM $20 takes the
+ *              frame count every frame: a fault only input reaches (check 4 fails only when Select
+ *              was pressed before the state changed hands; the audit's --shrink finds that press).
  * Built twice by build.rs; build B (ANES_TEST_CORE_BUILD_B) also flips bit 0 of RAM $30 from frame
- * 200 on, a "regression" for the canary.
+ * 200 on, a "regression" for the canary, and bit 0 of RAM $31 on every frame Select is held, one
+ * only input reaches (for the shrinker).
  * Licence: MIT OR Apache-2.0, as the rest of anes. The libretro declarations below are written from
  * the API's documented layouts (libretro.h), only those this core uses. */
 #include <stdbool.h>
@@ -99,7 +103,7 @@ typedef int16_t (*retro_input_state_t)(unsigned port, unsigned device, unsigned 
 #define AUDIO_FRAMES 100
 #define STATE_MAGIC 0x54534541u /* "AEST" */
 
-enum fault { FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW };
+enum fault { FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW, FAULT_BUTTON };
 
 /* The serialized state, in this order: magic, frame, generator, RAM, save RAM. */
 struct machine {
@@ -130,14 +134,14 @@ static retro_input_state_t input_state;
 static retro_log_printf_t log_line;
 
 static const struct retro_variable variables[] = {
-    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow"},
+    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow|button"},
     {"anestest_step", "Generator step; 1|3"},
     {NULL, NULL},
 };
 static const struct retro_core_option_definition options[] = {
     {"anestest_fault", "Fault", "Which misbehaviour to show",
      {{"none", NULL}, {"timestamp", NULL}, {"random", NULL}, {"leak", NULL}, {"forget", NULL},
-      {"grow", NULL}, {NULL, NULL}},
+      {"grow", NULL}, {"button", NULL}, {NULL, NULL}},
      "none"},
     {"anestest_step", "Generator step", "Added to the generator each frame",
      {{"1", NULL}, {"3", NULL}, {NULL, NULL}},
@@ -238,6 +242,8 @@ EXPORT bool retro_load_game(const struct retro_game_info *game) {
         fault = FAULT_FORGET;
     else if (value && !strcmp(value, "grow"))
         fault = FAULT_GROW;
+    else if (value && !strcmp(value, "button"))
+        fault = FAULT_BUTTON;
     value = option("anestest_step");
     step = value && !strcmp(value, "3") ? 3 : 1;
     if (log_line)
@@ -283,9 +289,17 @@ EXPORT void retro_run(void) {
         if (machine.frame >= 60)
             machine.ram[0x20] = forgotten_mode ? 0xAA : 0x55;
     }
+    if (fault == FAULT_BUTTON) {
+        if (buttons & (1u << 2)) /* RETRO_DEVICE_ID_JOYPAD_SELECT */
+            forgotten_mode = 1;
+        if (forgotten_mode)
+            machine.ram[0x20] = (uint8_t)machine.frame;
+    }
 #ifdef ANES_TEST_CORE_BUILD_B
     if (machine.frame >= 200)
         machine.ram[0x30] ^= 1;
+    if (buttons & (1u << 2)) /* RETRO_DEVICE_ID_JOYPAD_SELECT */
+        machine.ram[0x31] ^= 1;
 #endif
     for (y = 0; y < HEIGHT; y++)
         for (x = 0; x < WIDTH; x++)

@@ -40,6 +40,9 @@ pub struct WorkerLauncher {
     /// The consoles' power-on profile, sent in `Load`; `None`: the default (left out of the
     /// message, so workers of builds older than profiles take it).
     pub power_on: Option<anes_core::PowerOnProfile>,
+    /// Arguments after `worker --protocol binary` for process workers A and B: a libretro
+    /// pipeline's `--libretro CORE --content FILE` (empty for anes consoles).
+    pub process_args: [Vec<std::ffi::OsString>; 2],
 }
 
 /// A running worker, whichever kind.
@@ -73,7 +76,8 @@ impl WorkerLauncher {
                         "process workers need the path of the anes executable",
                     )
                 })?;
-                Box::new(ProcessWorker::spawn(&program, worker, incarnation, events)?)
+                let extra = &self.process_args[worker.index()];
+                Box::new(ProcessWorker::spawn_with_args(&program, extra, worker, incarnation, events)?)
             }
             WorkerMode::Remote => {
                 let remote = self.remote.as_ref().ok_or_else(|| {
@@ -165,6 +169,7 @@ mod tests {
                 remote: None,
                 region: None,
                 power_on,
+                process_args: Default::default(),
             };
             let (tx, rx) = crossbeam_channel::unbounded();
             let mut handle = launcher.start(WorkerId::A, 1, &rom, 60, tx).unwrap();

@@ -167,8 +167,25 @@ impl ProcessWorker {
         incarnation: u64,
         events: Sender<WorkerMessage>,
     ) -> Result<ProcessWorker, std::io::Error> {
+        ProcessWorker::spawn_with_args(program, &[], worker, incarnation, events)
+    }
+
+    /// [`ProcessWorker::spawn`] with more arguments after `worker --protocol binary` (a libretro
+    /// worker's `--libretro CORE --content FILE`).
+    pub fn spawn_with_args(
+        program: &Path,
+        extra: &[std::ffi::OsString],
+        worker: WorkerId,
+        incarnation: u64,
+        events: Sender<WorkerMessage>,
+    ) -> Result<ProcessWorker, std::io::Error> {
         let name = format!("worker-{worker}-{incarnation}");
-        let child = WorkerChild::spawn(program, &name, ReplyBatcher::new(worker, incarnation, events))?;
+        let child = WorkerChild::spawn_with_args(
+            program,
+            extra,
+            &name,
+            ReplyBatcher::new(worker, incarnation, events),
+        )?;
         Ok(ProcessWorker { child })
     }
 }

@@ -88,6 +88,25 @@ macro_rules! boards {
             $($(#[$doc])* $variant($ty),)+
         }
 
+        // A board counts M2 edges against PPU accesses it watches (at compile time).
+        $(const _: () = assert!(!($abilities).counts_m2_edges || ($abilities).watches_ppu);)+
+
+        // Every row's field names tile its state exactly (at compile time).
+        $(const _: () = crate::layout::assert_covers(
+            <$ty as Mapper>::FIELDS,
+            core::mem::size_of::<<$ty as Mapper>::State>(),
+        );)+
+
+        /// The names of the register bytes of the board serving `mapper`; `None` for a mapper no
+        /// row lists or a board without registers.
+        pub fn mapper_fields(mapper: u16) -> Option<&'static [crate::layout::FieldLayout]> {
+            let fields = match mapper {
+                $($($mapper)|+ => <$ty as Mapper>::FIELDS,)+
+                _ => return None,
+            };
+            (!fields.is_empty()).then_some(fields)
+        }
+
         /// Mapper numbers this core implements, ascending (the order shown to users).
         pub const SUPPORTED_MAPPERS: [u16; [$($($mapper),+),+].len()] = ascending([$($($mapper),+),+]);
 
@@ -162,9 +181,9 @@ boards! { $;
     /// CNROM
     Cnrom(Cnrom) = [3] NONE;
     /// MMC3, or MMC6 with submapper 1
-    Txrom(Txrom) = [4, 118, 119] Abilities { irq: true, watches_ppu: true, ..NONE };
+    Txrom(Txrom) = [4, 118, 119] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, ..NONE };
     /// MMC5
-    Mmc5(Mmc5) = [5] Abilities { cpu_counter: true, irq: true, audio: true, watches_ppu: true, low_registers: true, low_reads: true, prg_reads: true, nametable_ram: EXRAM_LEN, derived_pages: 2, ines1_prg_ram: INES1_PRG_RAM_LEN, ..NONE };
+    Mmc5(Mmc5) = [5] Abilities { cpu_counter: true, irq: true, audio: true, watches_ppu: true, counts_m2_edges: true, low_registers: true, low_reads: true, prg_reads: true, nametable_ram: EXRAM_LEN, derived_pages: 2, ines1_prg_ram: INES1_PRG_RAM_LEN, ..NONE };
     /// AxROM
     Axrom(Axrom) = [7] NONE;
     /// MMC2
@@ -196,9 +215,9 @@ boards! { $;
     /// BNROM, NINA-001
     Mapper34(Mapper34) = [34] Abilities { low_registers: true, ..NONE };
     /// Taito TC0690
-    Tc0690(Tc0690) = [48] Abilities { irq: true, watches_ppu: true, ..NONE };
+    Tc0690(Tc0690) = [48] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
     /// Tengen RAMBO-1
-    Rambo1(Rambo1) = [64] Abilities { irq: true, watches_ppu: true, ..NONE };
+    Rambo1(Rambo1) = [64] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
     /// Irem H3001
     H3001(H3001) = [65] Abilities { cpu_counter: true, irq: true, ..NONE };
     /// GxROM
@@ -259,6 +278,8 @@ boards! { $;
     Namcot3453(Namcot3453) = [154] NONE;
     /// MMC1A
     Mmc1a(Mmc1a) = [155] NONE;
+    /// Tengen 800037: RAMBO-1, nametables from CHR A17
+    Tengen800037(super::m158_tengen_800037::Tengen800037) = [158] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
     /// UNROM, first bank fixed
     Unrom180(Unrom180) = [180] NONE;
     /// Sunsoft-1
@@ -564,17 +585,18 @@ impl Board {
         }
     }
 
-    /// True when the board counts M2 edges against the PPU's accesses (the MMC3's A12 filter, the
-    /// MMC5's idle detection, the TC0690's and RAMBO-1's filters and IRQ delays).
+    /// True when the board's row declares that it counts M2 edges against the PPU's accesses (the
+    /// MMC3's A12 filter, the MMC5's idle detection, the TC0690's and RAMBO-1's filters and IRQ
+    /// delays).
     pub fn counts_m2_edges(&self) -> bool {
-        matches!(self, Board::Txrom(_) | Board::Mmc5(_) | Board::Tc0690(_) | Board::Rambo1(_))
+        self.declared().counts_m2_edges
     }
 
-    /// True when the lazy PPU schedule cannot predict the board's /IRQ, so the console runs the eager
-    /// one: the TC0690's and RAMBO-1's IRQs rise M2 edges after the A12 clock that the prediction
-    /// covers.
+    /// True when the board's row declares that the lazy PPU schedule cannot predict its /IRQ, so the
+    /// console runs the eager one: the TC0690's and RAMBO-1's IRQs rise M2 edges after the A12 clock
+    /// that the prediction covers.
     pub fn needs_eager_ppu(&self) -> bool {
-        matches!(self, Board::Tc0690(_) | Board::Rambo1(_))
+        self.declared().eager_ppu
     }
 
     /// The MMC3's (or MMC6's) IRQ behaviour; `None` for other boards.

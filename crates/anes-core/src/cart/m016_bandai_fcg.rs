@@ -257,12 +257,7 @@ impl Mapper for BandaiFcg {
             }
             map.prg_latch = s.eeprom.line();
         }
-        map.set_mirroring(match s.mirroring {
-            0 => Mirroring::Vertical,
-            1 => Mirroring::Horizontal,
-            2 => Mirroring::SingleScreenA,
-            _ => Mirroring::SingleScreenB,
-        });
+        map.set_mirroring(Mirroring::from_two_bits(s.mirroring));
         map.low_registers = self.fcg_low;
     }
 }

@@ -222,11 +222,11 @@ impl Mapper for Vrc {
             let register = usize::from(s.chr_high[window]) << 4 | usize::from(s.chr_low[window]);
             map.set_chr_1k(window, register >> self.chr_shift);
         }
-        map.set_mirroring(match (self.chip, s.mirroring & 3) {
-            (_, 0) | (Chip::Vrc2, 2) => Mirroring::Vertical,
-            (_, 1) | (Chip::Vrc2, _) => Mirroring::Horizontal,
-            (Chip::Vrc4, 2) => Mirroring::SingleScreenA,
-            (Chip::Vrc4, _) => Mirroring::SingleScreenB,
+        map.set_mirroring(match self.chip {
+            // The VRC2 has one bit.
+            Chip::Vrc2 if s.mirroring & 1 == 0 => Mirroring::Vertical,
+            Chip::Vrc2 => Mirroring::Horizontal,
+            Chip::Vrc4 => Mirroring::from_two_bits(s.mirroring),
         });
         if self.chip == Chip::Vrc2 && map.prg_ram_len == 0 {
             // $6000-$6FFF: the latch; $7000-$7FFF: open bus.

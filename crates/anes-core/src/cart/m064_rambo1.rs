@@ -113,6 +113,21 @@ impl Rambo1 {
             s.irq_delay = delay;
         }
     }
+
+    /// The 1 KiB CHR bank numbers of the eight windows at $0000-$1FFF, all eight bits as written
+    /// (the half of R0, R8, R1, R9 first, then R2-R5's; C swaps the halves).
+    pub(super) fn chr_banks(&self) -> [u8; 8] {
+        let s = &self.state;
+        let r = |i: usize| s.registers[i];
+        let paired = if s.bank_select & CHR_1K_MODE != 0 {
+            [r(0), r(8), r(1), r(9)]
+        } else {
+            [r(0) & !1, r(0) | 1, r(1) & !1, r(1) | 1]
+        };
+        let single = [r(2), r(3), r(4), r(5)];
+        let (low, high) = if s.bank_select & CHR_INVERT != 0 { (single, paired) } else { (paired, single) };
+        [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]]
+    }
 }
 
 impl Mapper for Rambo1 {
@@ -193,16 +208,8 @@ impl Mapper for Rambo1 {
         map.set_prg_8k(2, at_c000);
         map.set_prg_8k(3, map.prg_bank_from_end(1));
 
-        // The half of R0, R8, R1, R9 first, then R2-R5's; C swaps them.
-        let paired = if s.bank_select & CHR_1K_MODE != 0 {
-            [r(0), r(8), r(1), r(9)]
-        } else {
-            [r(0) & !1, r(0) | 1, r(1) & !1, r(1) | 1]
-        };
-        let single = [r(2), r(3), r(4), r(5)];
-        let (low, high) = if s.bank_select & CHR_INVERT != 0 { (single, paired) } else { (paired, single) };
-        for (window, bank) in low.into_iter().chain(high).enumerate() {
-            map.set_chr_1k(window, bank);
+        for (window, bank) in self.chr_banks().into_iter().enumerate() {
+            map.set_chr_1k(window, usize::from(bank));
         }
         map.set_mirroring(if s.mirroring != 0 { Mirroring::Horizontal } else { Mirroring::Vertical });
         map.watches_ppu = true;

@@ -144,12 +144,7 @@ impl Mapper for Sunsoft3 {
             map.set_chr_1k(region * 2, usize::from(bank) * 2);
             map.set_chr_1k(region * 2 + 1, usize::from(bank) * 2 + 1);
         }
-        map.set_mirroring(match s.mirroring & 3 {
-            0 => Mirroring::Vertical,
-            1 => Mirroring::Horizontal,
-            2 => Mirroring::SingleScreenA,
-            _ => Mirroring::SingleScreenB,
-        });
+        map.set_mirroring(Mirroring::from_two_bits(s.mirroring));
     }
 }
 

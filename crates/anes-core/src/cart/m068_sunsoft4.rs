@@ -74,12 +74,7 @@ impl Mapper for Sunsoft4 {
             map.set_chr_1k(region * 2, usize::from(bank) * 2);
             map.set_chr_1k(region * 2 + 1, usize::from(bank) * 2 + 1);
         }
-        let mirroring = match s.control & 3 {
-            0 => Mirroring::Vertical,
-            1 => Mirroring::Horizontal,
-            2 => Mirroring::SingleScreenA,
-            _ => Mirroring::SingleScreenB,
-        };
+        let mirroring = Mirroring::from_two_bits(s.control);
         map.set_mirroring(mirroring);
         if s.control & ROM_NAMETABLES != 0 {
             let pages = map.nametables;

@@ -177,12 +177,7 @@ impl Mapper for Fme7 {
             (false, _) => map.set_prg_rom_at_6000(bank),
             (true, enabled) => map.set_prg_ram(bank, enabled, enabled),
         }
-        map.set_mirroring(match s.mirroring & 3 {
-            0 => Mirroring::Vertical,
-            1 => Mirroring::Horizontal,
-            2 => Mirroring::SingleScreenA,
-            _ => Mirroring::SingleScreenB,
-        });
+        map.set_mirroring(Mirroring::from_two_bits(s.mirroring));
     }
 }
 

@@ -159,12 +159,7 @@ impl Mapper for Vrc7 {
         for (window, &bank) in s.chr.iter().enumerate() {
             map.set_chr_1k(window, usize::from(bank));
         }
-        map.set_mirroring(match s.control & 3 {
-            0 => Mirroring::Vertical,
-            1 => Mirroring::Horizontal,
-            2 => Mirroring::SingleScreenA,
-            _ => Mirroring::SingleScreenB,
-        });
+        map.set_mirroring(Mirroring::from_two_bits(s.control));
         let ram = s.control & PRG_RAM_ENABLE != 0;
         map.set_prg_ram(0, ram, ram);
     }

@@ -10,6 +10,7 @@ use super::expansion_audio::ExpansionChip;
 use super::map::{BoardConfig, MemoryMap};
 use super::rom_info::RomInfo;
 use super::sst39sf_flash::FlashState;
+use crate::layout::FieldLayout;
 
 /// What a board has, as its row of the table declares it (Mesen2 declares its boards' sizes the same
 /// way). Debug builds check that the board does no more than it declares (`Board::check_declared`).
@@ -23,6 +24,13 @@ pub(super) struct Abilities {
     pub audio: bool,
     /// Watches the PPU's address bus ([`MemoryMap::watches_ppu`]).
     pub watches_ppu: bool,
+    /// Counts M2 edges against the PPU's accesses (an A12 filter, an idle detector, an IRQ delay),
+    /// so whoever runs the PPU must deliver each CPU cycle's edge in its place among the dots.
+    pub counts_m2_edges: bool,
+    /// Its /IRQ rises M2 edges after the PPU event that causes it, which the lazy schedule's
+    /// prediction (built for the MMC3's immediate IRQ) does not cover: the console runs the PPU
+    /// eagerly, every CPU cycle.
+    pub eager_ppu: bool,
     /// Registers at $4020-$7FFF ([`MemoryMap::low_registers`]).
     pub low_registers: bool,
     /// Reads of $4020-$5FFF answered by the board ([`Mapper::read_low`]).
@@ -58,6 +66,8 @@ impl Abilities {
         irq: false,
         audio: false,
         watches_ppu: false,
+        counts_m2_edges: false,
+        eager_ppu: false,
         low_registers: false,
         low_reads: false,
         low_access_runs_counter: false,
@@ -107,6 +117,10 @@ pub(super) trait Mapper {
 
     /// The registers, to restore (call [`Mapper::update_map`] after).
     fn state_mut(&mut self) -> &mut Self::State;
+
+    /// The names of the state's bytes, for field-level diffs (`mapper.irq_counter`); empty for a
+    /// board without registers. Checked against the state's size for every row of the table.
+    const FIELDS: &'static [FieldLayout] = &[];
 
     /// The registers as bytes.
     fn state_bytes(&self) -> &[u8] {
@@ -339,6 +353,8 @@ macro_rules! state_in {
     };
     ($($field:ident).+: $state:ty) => {
         type State = $state;
+        const FIELDS: &'static [$crate::layout::FieldLayout] =
+            <$state as $crate::layout::StateLayout>::FIELDS;
         fn state(&self) -> &$state {
             &self.$($field).+
         }

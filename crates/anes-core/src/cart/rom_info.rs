@@ -15,6 +15,20 @@ pub enum Mirroring {
     FourScreen,
 }
 
+impl Mirroring {
+    /// The decode most two-bit mirroring registers share (the VRC4's and VRC7's, the FME-7's, the
+    /// Sunsoft-3's and -4's, Bandai's FCG): 0 vertical, 1 horizontal, 2 page 0, 3 page 1; bits
+    /// above the low two ignored.
+    pub(crate) const fn from_two_bits(bits: u8) -> Mirroring {
+        match bits & 3 {
+            0 => Mirroring::Vertical,
+            1 => Mirroring::Horizontal,
+            2 => Mirroring::SingleScreenA,
+            _ => Mirroring::SingleScreenB,
+        }
+    }
+}
+
 /// The TV system a ROM declares (NES 2.0 byte 12 bits 0-1, in this order). iNES 1.0 has no reliable
 /// field for it, so those ROMs read as [`HeaderRegion::Ntsc`]. The console that runs it is a
 /// [`crate::Region`] ([`HeaderRegion::console`]).

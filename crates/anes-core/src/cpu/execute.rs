@@ -13,7 +13,7 @@ impl Nes {
 
     /// Runs one instruction, or the interrupt sequence if an interrupt was latched by the end of the
     /// previous instruction. A jammed CPU spends one cycle per call. The PPU may lag behind (see
-    /// `bus.rs`); [`Nes::step_instruction`] is this plus the catch-up.
+    /// `bus/mod.rs`); [`Nes::step_instruction`] is this plus the catch-up.
     #[inline]
     pub(crate) fn run_instruction_as<R: RegionModel>(&mut self) {
         if self.cpu.jammed != 0 {

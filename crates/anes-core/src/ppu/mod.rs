@@ -824,7 +824,7 @@ impl Ppu {
     }
 
     /// The /NMI output: true while VBlank is flagged and NMI output is enabled. The CPU samples it one
-    /// dot before the end of its cycle (see `bus.rs`), which is why a $2002 read on the dot the flag is
+    /// dot before the end of its cycle (see `bus/mod.rs`), which is why a $2002 read on the dot the flag is
     /// set or the dot after still suppresses the NMI (nesdev "NMI"; ppu_vbl_nmi 05-nmi_timing,
     /// 06-suppression).
     #[inline]

@@ -144,14 +144,6 @@ const fn is_tracked(section: Section) -> bool {
     matches!(section, Section::Ram | Section::Vram | Section::PrgRam | Section::ChrRam)
 }
 
-/// The incremental part of the digest kept by [`Nes`]: work RAM's sum, and whether the memory sums
-/// (this one and the cartridge's) must be recomputed before they can be trusted. Not state.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct MemoryDigest {
-    pub ram: u64,
-    pub stale: bool,
-}
-
 impl Nes {
     /// A 64-bit digest of the whole machine state: any change of any byte the state hash covers
     /// changes it. Costs a few hundred nanoseconds whatever the machine's memory size, so the
@@ -190,7 +182,7 @@ impl Nes {
                 bytemuck::bytes_of(&self.machine),
             ),
             fixed_words_sum::<{ size_of::<crate::CpuState>() }>(Section::Cpu, bytemuck::bytes_of(&self.cpu)),
-            fixed_words_sum::<{ size_of::<crate::bus::BusState>() }>(
+            fixed_words_sum::<{ size_of::<crate::bus::sync::BusState>() }>(
                 Section::Bus,
                 bytemuck::bytes_of(&self.bus),
             ),

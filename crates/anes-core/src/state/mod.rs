@@ -9,6 +9,9 @@ pub(crate) mod digest;
 pub(crate) mod digest_keys;
 mod fault;
 mod fields;
+pub(crate) mod machine;
+pub(crate) mod memory_digest;
+pub(crate) mod record;
 pub(crate) mod section;
 mod sections;
 mod snapshot;
@@ -16,8 +19,9 @@ mod snapshot;
 pub use crate::layout::{FieldLayout, StateField, StateLayout, assert_covers};
 pub use fault::FaultError;
 pub use fields::{field_name, mapper_layout, section_layout};
+pub use machine::{ALIGNMENT_FROM_SEED, MachineState};
+pub use record::{FrameRecord, StateHash};
 pub use section::Section;
-pub use sections::{ALIGNMENT_FROM_SEED, MachineState};
 pub use snapshot::{
     SNAPSHOT_HEADER_LEN, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotBufferError, SnapshotError,
 };
@@ -26,53 +30,6 @@ use crate::nes::Nes;
 
 /// Domain separation for the state hash; changes whenever the hashed layout changes.
 const STATE_HASH_DOMAIN: &[u8] = b"anes state hash v2\0";
-
-/// A 32-byte blake3 digest of machine state.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct StateHash(pub [u8; 32]);
-
-impl StateHash {
-    /// The digest bytes.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-
-    /// Lowercase hex, 64 characters, without allocating (for logs and `--json`).
-    pub fn to_hex(&self) -> [u8; 64] {
-        let mut out = [0u8; 64];
-        crate::hex::encode_into(&self.0, &mut out);
-        out
-    }
-}
-
-impl core::fmt::Display for StateHash {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let hex = self.to_hex();
-        f.write_str(core::str::from_utf8(&hex).expect("hex is ASCII"))
-    }
-}
-
-impl core::fmt::Debug for StateHash {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "StateHash({self})")
-    }
-}
-
-/// One frame's outcome: where the machine stopped and the hash of its whole state there. Plain data,
-/// cheap to copy and compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FrameRecord {
-    /// Frames completed since power-on.
-    pub frame: u64,
-    /// CPU cycles since power-on.
-    pub cpu_cycle: u64,
-    /// PPU scanline where the frame ended.
-    pub ppu_scanline: u16,
-    /// PPU dot where the frame ended.
-    pub ppu_dot: u16,
-    /// [`Nes::state_hash`] at the end of the frame.
-    pub state_hash: StateHash,
-}
 
 impl Nes {
     /// blake3 of all mutable state: the domain string, the ROM identity, and for every [`Section`] in

@@ -9,7 +9,7 @@
 use thiserror::Error;
 
 use super::{MachineState, Section};
-use crate::bus::BusState;
+use crate::bus::sync::BusState;
 use crate::clock::MAX_MASTER_CLOCK;
 use crate::hex::to_hex;
 use crate::nes::Nes;

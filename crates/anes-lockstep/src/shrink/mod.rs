@@ -43,6 +43,7 @@ mod ddmin;
 mod error;
 mod input;
 mod report;
+mod stream;
 mod trial;
 
 use std::collections::HashSet;
@@ -56,6 +57,7 @@ pub use ddmin::{Budget, Halt, Minimized, RemovalOracle, ddmin};
 pub use error::ShrinkError;
 pub use input::ShrinkInput;
 pub use report::{CommandJson, PressJson, ShrinkReport, StartJson, StreamJson, TargetJson};
+pub use stream::{MinimizedStream, StreamHalt, StreamLimits, minimize_stream};
 
 use crate::config::LockstepConfig;
 use crate::evidence::Evidence;

@@ -16,11 +16,14 @@ use crate::worker::WorkerMode;
 use crate::worker::remote::RemoteWorkers;
 
 mod input;
+mod libretro;
 mod remote;
 mod store;
 
 pub use input::{InputSection, InputSpec, JournalSection};
 use input::{parse_input, parse_journal};
+use libretro::parse_libretro;
+pub use libretro::{LibretroSection, LibretroSpec};
 pub use remote::RemoteSection;
 use remote::parse_remote;
 use store::parse_store;
@@ -141,6 +144,8 @@ pub struct PipelineSection {
     pub region: Option<String>,
     /// Both workers' power-on profile (default `default`): a name or `random:SEED`.
     pub power_on: Option<String>,
+    /// `[pipeline.libretro]`: the workers run this libretro core on `rom` (its content).
+    pub libretro: Option<LibretroSection>,
 }
 
 /// One pipeline, validated.
@@ -162,6 +167,8 @@ pub struct PipelineConfig {
     pub journal: JournalSettings,
     /// The power-on profile both workers' consoles start with.
     pub power_on: anes_core::PowerOnProfile,
+    /// The libretro core the workers run instead of anes consoles (`[pipeline.libretro]`).
+    pub libretro: Option<LibretroSpec>,
 }
 
 /// The whole configuration, validated.
@@ -222,6 +229,9 @@ impl Config {
         resolve(&mut config.evidence_dir);
         for p in &mut config.pipelines {
             p.rom.as_mut().map(resolve);
+            if let Some(spec) = &mut p.libretro {
+                spec.cores.iter_mut().for_each(resolve);
+            }
             if let InputSpec::Replay { file: Some(f), .. } = &mut p.input {
                 resolve(f);
             }
@@ -388,6 +398,14 @@ impl Config {
             let workers = p.workers.unwrap_or_default();
             let remote = parse_remote(workers, p.remote.as_ref())
                 .map_err(|(field, problem)| err(key(field), problem))?;
+            let libretro = parse_libretro(p.libretro.as_ref(), workers, p.rom.is_some(), p.region.is_some())
+                .map_err(|(field, problem)| err(key(field), problem))?;
+            if libretro.is_some() && p.power_on.is_some() {
+                return Err(err(
+                    key("power_on"),
+                    "a power-on profile is the anes console's; a libretro core takes its own from its content and options".into(),
+                ));
+            }
             pipelines.push(PipelineConfig {
                 settings,
                 rom: p.rom,
@@ -397,6 +415,7 @@ impl Config {
                 store,
                 journal,
                 power_on,
+                libretro,
             });
         }
         Ok(Config {

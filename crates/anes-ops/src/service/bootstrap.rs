@@ -120,16 +120,22 @@ pub fn start_pipelines(
             ),
             None => Arc::clone(&options.demo_rom),
         };
-        // Refuse a ROM the core refuses now, not in a worker later.
-        let cart = anes_core::Cartridge::from_ines(&rom).map_err(|e| StartError::File {
-            path: p.rom.as_ref().map_or("the bundled demo ROM".into(), |r| r.display().to_string()),
-            problem: e.to_string(),
-        })?;
-        // The region made explicit, so the workers are told it and a worker of another is refused.
-        let region = p.settings.region.unwrap_or_else(|| anes_core::Nes::region_for(&cart));
-        let console = anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region));
-        let state_sections: Arc<[(&'static str, usize)]> =
-            anes_core::Section::ALL.map(|s| (s.name(), console.section_bytes(s).len())).into();
+        // A libretro pipeline's content is the core's to refuse: its workers' `Load` answers.
+        let (region, state_sections): (_, Arc<[(&'static str, usize)]>) = if p.libretro.is_some() {
+            // Replayed at the NTSC rate; a drill's flip names a core's section, which only its
+            // workers know (none is accepted here).
+            (None, Arc::new([]))
+        } else {
+            // Refuse a ROM the core refuses now, not in a worker later.
+            let cart = anes_core::Cartridge::from_ines(&rom).map_err(|e| StartError::File {
+                path: p.rom.as_ref().map_or("the bundled demo ROM".into(), |r| r.display().to_string()),
+                problem: e.to_string(),
+            })?;
+            // The region made explicit, so the workers are told it and a worker of another is refused.
+            let region = p.settings.region.unwrap_or_else(|| anes_core::Nes::region_for(&cart));
+            let console = anes_core::Nes::with_region(cart, anes_core::NesConfig::default(), Some(region));
+            (Some(region), anes_core::Section::ALL.map(|s| (s.name(), console.section_bytes(s).len())).into())
+        };
         let source = match &p.input {
             InputSpec::Push => None,
             InputSpec::Replay { file, looping, pace } => {
@@ -137,18 +143,21 @@ pub fn start_pipelines(
                     Some(path) => crate::pipeline::stream_frames(&read_stream(path)?).into(),
                     None => Arc::clone(&options.demo_input),
                 };
-                Some(
-                    ReplaySource::new(stream, *looping, *pace).at_frame_rate(region.timing().frame_rate_hz()),
-                )
+                let frame_rate = region.unwrap_or(anes_core::Region::Ntsc).timing().frame_rate_hz();
+                Some(ReplaySource::new(stream, *looping, *pace).at_frame_rate(frame_rate))
             }
         };
         let launcher = WorkerLauncher {
             mode: p.workers,
             program: options.worker_program.clone(),
             remote: p.remote.clone(),
-            region: Some(region),
+            region,
             // Left out of `Load` for the default, so workers of older builds still take it.
             power_on: Some(p.power_on).filter(|profile| *profile != anes_core::PowerOnProfile::Default),
+            process_args: match (&p.libretro, &p.rom) {
+                (Some(spec), Some(content)) => [spec.worker_args(0, content), spec.worker_args(1, content)],
+                _ => Default::default(),
+            },
         };
         if p.workers == WorkerMode::Process && launcher.program.is_none() {
             return Err(StartError::Setup(format!(
@@ -160,7 +169,7 @@ pub fn start_pipelines(
         let mut config = p.clone();
         config.store.retry.seed = jitter_seed(&p.settings.id, "store");
         config.settings.retry.2 = jitter_seed(&p.settings.id, "rollback");
-        config.settings.region = Some(region);
+        config.settings.region = region;
         let settings = config.settings.clone();
         plans.push((PipelinePlan { config, settings, rom, source, launcher }, state_sections));
     }

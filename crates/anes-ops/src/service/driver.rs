@@ -305,35 +305,65 @@ impl Driver {
     }
 
     /// The referee runs here (a few frames of emulation, while the pipeline is halted anyway); the
-    /// evidence bundle is written on a thread of its own.
+    /// evidence bundle is written on a thread of its own. A libretro pipeline has no referee (a
+    /// third instance of either core would not say which build is right): its bundle is the
+    /// lockstep runner's over a worker of each core.
     fn investigate(&mut self, now: Duration, investigation: Investigation) {
         let id = self.plan.settings.id.clone();
+        let incident = investigation.incident;
+        if let (Some(spec), Some(content), Some(program)) =
+            (&self.plan.config.libretro, &self.plan.config.rom, &self.plan.launcher.program)
+        {
+            self.pipeline.handle(now, Event::Verdict { incident, suspects: Vec::new() });
+            let retro = crate::evidence::RetroPipeline {
+                program: program.clone(),
+                spec: spec.clone(),
+                content: content.clone(),
+            };
+            self.write_evidence_on_thread(incident, move |id, dir| {
+                crate::evidence::write_retro_evidence(&retro, id, &investigation, dir)
+            });
+            return;
+        }
         let (suspects, referee_record) = match crate::evidence::referee(&self.plan.rom, &investigation) {
             Ok(found) => found,
             Err(e) => {
-                tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "the referee could not run");
-                self.pipeline
-                    .handle(now, Event::Verdict { incident: investigation.incident, suspects: Vec::new() });
+                tracing::error!(pipeline = %id, incident, error = %e, "the referee could not run");
+                self.pipeline.handle(now, Event::Verdict { incident, suspects: Vec::new() });
                 return;
             }
         };
-        self.pipeline
-            .handle(now, Event::Verdict { incident: investigation.incident, suspects: suspects.clone() });
+        self.pipeline.handle(now, Event::Verdict { incident, suspects: suspects.clone() });
         let rom = Arc::clone(&self.plan.rom);
-        let relative = format!("{id}/incident-{}", investigation.incident);
+        self.write_evidence_on_thread(incident, move |id, dir| {
+            crate::evidence::write_evidence(&rom, id, &investigation, &suspects, referee_record, dir)
+        });
+    }
+
+    /// Writes an incident's evidence with `write(pipeline id, folder)` on a thread of its own, and
+    /// tells the pipeline the file to link when it is written.
+    fn write_evidence_on_thread(
+        &self,
+        incident: u64,
+        write: impl FnOnce(&str, &Path) -> Result<PathBuf, crate::evidence::InvestigationError> + Send + 'static,
+    ) {
+        let id = self.plan.settings.id.clone();
+        let relative = format!("{id}/incident-{incident}");
         let dir = self.evidence_dir.join(&relative);
         let back = self.control_tx.clone();
         let spawned = std::thread::Builder::new().name(format!("evidence-{id}")).spawn(move || {
-            match crate::evidence::write_evidence(&rom, &id, &investigation, &suspects, referee_record, &dir) {
+            match write(&id, &dir) {
                 Ok(path) => {
                     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-                    tracing::info!(pipeline = %id, incident = investigation.incident, path = %path.display(), "evidence written");
+                    tracing::info!(pipeline = %id, incident, path = %path.display(), "evidence written");
                     let _ = back.send(Control::Event(Event::EvidenceWritten {
-                        incident: investigation.incident,
+                        incident,
                         path: format!("{relative}/{file}"),
                     }));
                 }
-                Err(e) => tracing::error!(pipeline = %id, incident = investigation.incident, error = %e, "writing the evidence failed"),
+                Err(e) => {
+                    tracing::error!(pipeline = %id, incident, error = %e, "writing the evidence failed")
+                }
             }
         });
         if let Err(e) = spawned {

@@ -12,53 +12,18 @@
 //! shortcut of the lazy schedules. A line step ends at the line's end, an event like the others, so
 //! it skips up to there; an instruction step never skips (a step is one instruction).
 
+pub(crate) mod watch;
+
 use crate::cpu::{CpuState, flags};
 use crate::nes::Nes;
 use crate::region::RegionModel;
+use watch::{DelayStep, Turn};
 
 const DEX: u8 = 0xCA;
 const DEY: u8 = 0x88;
 const INX: u8 = 0xE8;
 const INY: u8 = 0xC8;
 const BNE: u8 = 0xD0;
-
-/// The watch's bookkeeping. Not state: cleared whenever a path starts.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct SpinWatch {
-    /// True inside the frame and line paths.
-    pub on: bool,
-    /// Write cycles and cycles down the full path so far (counted by the bus, `bus.rs`).
-    pub effects: u64,
-    /// The effects count and the address at the last taken backward branch or jump: where they
-    /// are the same at the next one, the turn between had no effects and the machine is compared.
-    seen: (u64, u16),
-    /// The machine at the last such branch or jump, if any since the path started.
-    turn: Option<Turn>,
-    /// Turns skipped since power-on (a diagnostic, see [`Nes::skipped_spin_turns`]).
-    pub skipped: u64,
-    /// The address of a loop found to repeat neither unchanged nor as a delay (blargg's `sbc #n /
-    /// bcs` delays, loops that read and count): not compared again until the path ends. Only ever
-    /// a skip the less.
-    passed_over: u32,
-}
-
-/// What a delay loop's one instruction does: X or Y, one down or one up.
-#[derive(Debug, Clone, Copy)]
-struct DelayStep {
-    on_x: bool,
-    down: bool,
-}
-
-/// The machine as a backward branch or jump left it.
-#[derive(Debug, Clone, Copy)]
-struct Turn {
-    /// Address of the branch or jump.
-    at: u16,
-    effects: u64,
-    cycle: u64,
-    cpu: CpuState,
-    buses: [u8; 2],
-}
 
 impl Nes {
     /// Turns of spin loops the frame and line paths have skipped on this machine (see `docs/PERFORMANCE.md`):

@@ -172,7 +172,7 @@ pub(crate) fn run(
         {
             if let Some(png) = machine.png() {
                 let path = dir.join(name);
-                std::fs::write(&path, png).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                anes_fs::write_output(&path, &png)?;
             }
         }
         pictures_written = Some(dir);

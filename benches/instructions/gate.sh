@@ -37,9 +37,12 @@ else
 fi
 
 # The ROMs: name, then path (relative to the repository, or under the conformance folder as
-# conformance:PATH).
+# conformance:PATH), then optionally more arguments for `anes run` (the PAL and Dendy demo rows keep
+# the regions at NTSC's cost, issue 48).
 roms=(
     "demo|roms/demo/demo.nes"
+    "demo (PAL)|roms/demo/demo.nes|--region pal"
+    "demo (Dendy)|roms/demo/demo.nes|--region dendy"
     "unofficial|roms/stress/unofficial.nes"
     "dma_collide|roms/stress/dma_collide.nes"
     "ppu_race|roms/stress/ppu_race.nes"
@@ -59,9 +62,10 @@ irefs() {
         sed -n 's/^==[0-9]*== I *refs: *//p' | tr -d ','
 }
 per_frame() {
-    local at_long at_short
-    at_long=$(irefs "$anes" run "$1" --frames "$long")
-    at_short=$(irefs "$anes" run "$1" --frames "$short")
+    local at_long at_short rom="$1"
+    shift
+    at_long=$(irefs "$anes" run "$rom" --frames "$long" "$@")
+    at_short=$(irefs "$anes" run "$rom" --frames "$short" "$@")
     [[ -n "$at_long" && -n "$at_short" ]] || { echo "instruction gate: no I refs for $1" >&2; exit 1; }
     echo $(( (at_long - at_short) / (long - short) ))
 }
@@ -80,6 +84,11 @@ failed=()
 for entry in "${roms[@]}"; do
     name="${entry%%|*}"
     rom="${entry#*|}"
+    extra=()
+    if [[ "$rom" == *"|"* ]]; then
+        read -r -a extra <<<"${rom#*|}"
+        rom="${rom%%|*}"
+    fi
     [[ "$rom" == conformance:* ]] && rom="$conformance_dir/${rom#conformance:}"
     if [[ ! -f "$rom" ]]; then
         if [[ "${CI:-}" == "true" && "$name" == *menu* ]]; then
@@ -89,7 +98,7 @@ for entry in "${roms[@]}"; do
         printf '%-22s %s\n' "$name" "skipped: $rom not found"
         continue
     fi
-    now=$(per_frame "$rom")
+    now=$(per_frame "$rom" "${extra[@]}")
     printf '%s\t%s\n' "$name" "$now" >>"$fresh"
     base=$(baseline_of "$name")
     if [[ -z "$base" ]]; then

@@ -87,13 +87,27 @@ pub fn write_evidence(
         Ok(None) => (None, "the lockstep runner did not reproduce it from the checkpoint".to_string()),
         Err(e) => (None, format!("the lockstep runner could not run: {e}")),
     };
+    write_report(pipeline_id, investigation, Some(referee_record), suspects, (bundle, note), dir)
+}
+
+/// Writes `pipeline-report.json` into `dir` and returns the file to link: the lockstep bundle's
+/// `report.html` when `lockstep` (its path and a note on it) names one, else the JSON.
+fn write_report(
+    pipeline_id: &str,
+    investigation: &Investigation,
+    referee_record: Option<FrameRecord>,
+    suspects: &[WorkerId],
+    (bundle, note): (Option<String>, String),
+    dir: &Path,
+) -> Result<PathBuf, InvestigationError> {
+    let checkpoint = investigation.checkpoint.as_ref().ok_or(RefereeError::NoCheckpoint)?;
     let report = PipelineReport {
         pipeline_id,
         incident: investigation.incident,
         seq: investigation.seq,
         worker_a: investigation.records[0].into(),
         worker_b: investigation.records[1].into(),
-        referee: Some(referee_record.into()),
+        referee: referee_record.map(Into::into),
         suspects,
         checkpoint_seq: checkpoint.seq,
         checkpoint_state_hash: to_hex(&checkpoint.state_hash),
@@ -144,25 +158,7 @@ pub fn write_retro_evidence(
             Ok(None) => (None, "the lockstep runner did not reproduce it from the checkpoint".to_string()),
             Err(e) => (None, format!("the lockstep runner could not run: {e}")),
         };
-    let report = PipelineReport {
-        pipeline_id,
-        incident: investigation.incident,
-        seq: investigation.seq,
-        worker_a: investigation.records[0].into(),
-        worker_b: investigation.records[1].into(),
-        referee: None,
-        suspects: &[],
-        checkpoint_seq: checkpoint.seq,
-        checkpoint_state_hash: to_hex(&checkpoint.state_hash),
-        faults_a: &investigation.faults[0],
-        faults_b: &investigation.faults[1],
-        lockstep_bundle: bundle.clone(),
-        lockstep_note: note,
-    };
-    let path = dir.join("pipeline-report.json");
-    let json = serde_json::to_vec_pretty(&report).expect("reports serialize");
-    anes_fs::write_output(&path, &json)?;
-    Ok(if bundle.is_some() { dir.join("report.html") } else { path })
+    write_report(pipeline_id, investigation, None, &[], (bundle, note), dir)
 }
 
 fn retro_lockstep_bundle(

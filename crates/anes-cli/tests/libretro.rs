@@ -354,8 +354,15 @@ const NESTOPIA_VIEW: [&str; 4] =
     ["--option", "nestopia_overscan_v=disabled", "--option", "nestopia_palette=raw"];
 
 fn versus(core: &Path, rom: &Path, extra: &[&str]) -> Output {
+    versus_viewed(core, rom, &NESTOPIA_VIEW, extra)
+}
+
+/// Nestopia's default picture (8 rows cropped top and bottom: 256x224), its raw palette.
+const NESTOPIA_CROPPED: [&str; 2] = ["--option", "nestopia_palette=raw"];
+
+fn versus_viewed(core: &Path, rom: &Path, view: &[&str], extra: &[&str]) -> Output {
     let mut args = vec!["lockstep", s(rom), "--versus", s(core)];
-    args.extend(NESTOPIA_VIEW);
+    args.extend(view);
     args.extend(extra);
     anes(&args)
 }
@@ -411,21 +418,12 @@ fn the_pictures_are_compared_too() {
     let report = scratch("versus-picture");
     // Nestopia's default crops 8 rows top and bottom: its picture is 256x224, anes's 256x240, so the
     // colour classes differ from the first frame on.
-    let output = anes(&[
-        "lockstep",
-        s(&rom),
-        "--versus",
-        s(&core),
-        "--option",
-        "nestopia_palette=raw",
-        "--frames",
-        "60",
-        "--phase",
-        "0",
-        "--report",
-        s(&report),
-        "--json",
-    ]);
+    let output = versus_viewed(
+        &core,
+        &rom,
+        &NESTOPIA_CROPPED,
+        &["--frames", "60", "--phase", "0", "--report", s(&report), "--json"],
+    );
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stdout));
     let summary = json(&output);
     let fields = summary["divergence"]["fields"].as_array().expect("fields");
@@ -809,19 +807,12 @@ fn compared_at_the_end_a_cropped_picture_still_differs() {
         nestopia_and("a_cropped_picture_still_differs", "roms/apu_test/rom_singles/1-len_ctr.nes");
     let report = scratch("versus-end-cropped");
     // Nestopia's default crops 8 rows top and bottom (256x224).
-    let output = anes(&[
-        "lockstep",
-        s(&rom),
-        "--versus",
-        s(&core),
-        "--option",
-        "nestopia_palette=raw",
-        "--frames",
-        "60",
-        "--at-end",
-        "--report",
-        s(&report),
-    ]);
+    let output = versus_viewed(
+        &core,
+        &rom,
+        &NESTOPIA_CROPPED,
+        &["--frames", "60", "--at-end", "--report", s(&report)],
+    );
     let text = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{text}");
     assert!(text.contains("picture           sizes differ") && text.contains("DIFFER"), "{text}");

@@ -28,7 +28,7 @@ pub(crate) mod ppu_memory;
 pub(crate) mod sync;
 
 pub use crate::clock::is_get_cycle;
-pub use sync::PpuCatchUp;
+pub use sync::{BusState, PpuCatchUp};
 
 use ppu_memory::{M2Replay, PpuMemory, PpuMemoryView};
 use sync::{BusClocks, Schedule};

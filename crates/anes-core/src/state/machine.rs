@@ -5,7 +5,7 @@ crate::layout::state_struct! {
     /// state so that a power cycle after a restore repeats the power-on of the machine that was saved,
     /// whatever config the restoring console was built with.
     pub struct MachineState {
-        /// Frames completed since power-on (see [`Nes::run_until_frame_end`]).
+        /// Frames completed since power-on (see [`Nes::run_until_frame_end`](crate::Nes::run_until_frame_end)).
         pub frame: u64,
         /// [`crate::NesConfig::seed`].
         pub seed: u64,

@@ -43,6 +43,6 @@ pub struct FrameRecord {
     pub ppu_scanline: u16,
     /// PPU dot where the frame ended.
     pub ppu_dot: u16,
-    /// [`Nes::state_hash`] at the end of the frame.
+    /// [`Nes::state_hash`](crate::Nes::state_hash) at the end of the frame.
     pub state_hash: StateHash,
 }

@@ -9,7 +9,7 @@ pub enum Section {
     Machine,
     /// CPU registers and interrupt latches ([`crate::CpuState`]).
     Cpu,
-    /// Clocks, data bus and DMA unit ([`crate::bus::sync::BusState`]).
+    /// Clocks, data bus and DMA unit ([`crate::bus::BusState`]).
     Bus,
     /// The console's 2 KiB of work RAM.
     Ram,

@@ -426,10 +426,7 @@ fn shrink_failure(
 
 /// The `--shrink` lines under the table.
 fn write_shrunk(out: &mut impl Write, shrunk: &AuditShrink) -> anyhow::Result<()> {
-    let minimal = match shrunk.stopped_by {
-        None => "1-minimal".to_owned(),
-        Some(budget) => format!("stopped by the {budget} budget, not proven minimal"),
-    };
+    let minimal = crate::shrink::minimality(shrunk.stopped_by);
     writeln!(
         out,
         "shrink    check {} ({}) still fails at frame {} with {} of the {} presses given ({minimal}, {} trials)",

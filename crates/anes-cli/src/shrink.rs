@@ -372,10 +372,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             "given             {} frames, {} presses",
             report.original.frames, report.original.presses
         )?;
-        let minimal = match report.stopped_by {
-            None => "1-minimal".to_string(),
-            Some(budget) => format!("stopped by the {budget} budget, not proven minimal"),
-        };
+        let minimal = minimality(report.stopped_by);
         writeln!(
             out,
             "repro             {} frames, {} presses ({minimal})",
@@ -412,6 +409,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 /// `1 job`, `2 jobs`.
+/// How minimal a shrink's result is: `1-minimal`, or which budget stopped it.
+pub(crate) fn minimality(stopped_by: Option<impl std::fmt::Display>) -> String {
+    match stopped_by {
+        None => "1-minimal".to_owned(),
+        Some(budget) => format!("stopped by the {budget} budget, not proven minimal"),
+    }
+}
+
 fn counted(count: u64, noun: &str) -> String {
     format!("{count} {noun}{}", if count == 1 { "" } else { "s" })
 }

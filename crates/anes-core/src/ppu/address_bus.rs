@@ -349,8 +349,8 @@ mod tests {
         assert_eq!(ppu.regs.nt_latch, bus.0[0x2F00 + usize::from(old_low)]);
     }
 
-    #[test]
-    fn data_read_outside_rendering_moves_v_at_once_and_fills_late() {
+    /// A PPU on line 241 with rendering off, over the numbered nametable.
+    fn in_vblank_with_rendering_off() -> (FlatBus, Ppu) {
         let mut bus = FlatBus::new();
         numbered_nametable(&mut bus);
         let mut ppu = rendering_at(&mut bus, 10, 100);
@@ -358,6 +358,12 @@ mod tests {
         while ppu.scanline() != 241 {
             ppu.tick_dot(&mut bus);
         }
+        (bus, ppu)
+    }
+
+    #[test]
+    fn data_read_outside_rendering_moves_v_at_once_and_fills_late() {
+        let (mut bus, mut ppu) = in_vblank_with_rendering_off();
         let v = ppu.regs.v;
         let before = ppu.regs.read_buffer;
         ppu.read_register(0x2007, &mut bus);
@@ -375,13 +381,7 @@ mod tests {
     fn a_second_read_outside_rendering_before_the_fill_replaces_its_byte() {
         // blargg's double_2007_read: the second read, 3 dots on, returns the old buffer; both move
         // `v`; the buffer ends with the second read's byte.
-        let mut bus = FlatBus::new();
-        numbered_nametable(&mut bus);
-        let mut ppu = rendering_at(&mut bus, 10, 100);
-        ppu.write_register(0x2001, 0x00, &mut bus);
-        while ppu.scanline() != 241 {
-            ppu.tick_dot(&mut bus);
-        }
+        let (mut bus, mut ppu) = in_vblank_with_rendering_off();
         let v = ppu.regs.v;
         let before = ppu.regs.read_buffer;
         assert_eq!(ppu.read_register(0x2007, &mut bus), before);

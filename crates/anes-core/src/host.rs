@@ -70,6 +70,7 @@ impl Nes {
     pub fn set_game_genie_codes(&mut self, codes: &[GameGenieCode]) -> Result<(), GameGenieError> {
         self.cart.set_game_genie_codes(codes)?;
         self.rom_identity = self.cart.machine_identity();
+        self.refresh_digest();
         Ok(())
     }
 

@@ -364,6 +364,7 @@ impl Nes {
             self.machine.frame += 1;
             self.catch_up();
         }
+        self.keep_chip_sums();
         done
     }
 
@@ -400,6 +401,7 @@ impl Nes {
         // since the first call had them). Other entry points turn them off.
         if !done {
             self.catch_up();
+            self.keep_chip_sums();
         }
         done
     }
@@ -420,6 +422,7 @@ impl Nes {
             self.machine.frame += 1;
             self.catch_up();
         }
+        self.keep_chip_sums();
         done
     }
 

@@ -111,6 +111,11 @@ pub struct Apu {
     /// The region's frame counter steps and period tables, chosen at power-on. Not state: the machine
     /// state's region decides it.
     timing: &'static ApuTiming,
+    /// True when the state may have changed since the console last summed it for the sync digest
+    /// (`state/digest.rs`, which keeps the sum while this is false): set wherever the state moves
+    /// (ticks, accesses, DMA fetches, restores), the only ways in, the fields being private. Not
+    /// state.
+    digest_stale: bool,
 }
 
 impl Default for Apu {
@@ -147,7 +152,20 @@ impl Apu {
             dma_request,
             irq_output,
             timing,
+            digest_stale: true,
         }
+    }
+
+    /// True when the state may have changed since [`Apu::mark_digest_fresh`].
+    #[inline(always)]
+    pub(crate) fn digest_stale(&self) -> bool {
+        self.digest_stale
+    }
+
+    /// The console has summed the state as it stands.
+    #[inline(always)]
+    pub(crate) fn mark_digest_fresh(&mut self) {
+        self.digest_stale = false;
     }
 
     /// Chooses the schedule; both give bit-identical machines. Call it between instructions, when the
@@ -218,6 +236,7 @@ impl Apu {
 
     /// Ticks every owed cycle through `cpu_cycle`, the cycles between frame counter steps in bulk.
     fn run_until(&mut self, cpu_cycle: u64) {
+        self.digest_stale = true;
         while self.ticked < cpu_cycle {
             let next = self.ticked + 1;
             let fc = &self.state.frame_counter;
@@ -335,6 +354,7 @@ impl Apu {
     /// The state as mutable bytes, to restore a snapshot. Any byte pattern is accepted without
     /// panicking (indexes into tables are masked where used). Call [`Apu::resync`] afterwards.
     pub fn state_bytes_mut(&mut self) -> &mut [u8] {
+        self.digest_stale = true;
         self.length_writes_pending = true;
         self.deadline = 0;
         bytemuck::bytes_of_mut(&mut self.state)
@@ -344,6 +364,7 @@ impl Apu {
     /// get/put phase). The console's bus uses [`Apu::sync_to`], which calls this when it must.
     #[inline]
     pub fn tick_cpu_cycle(&mut self, cpu_cycle: u64) {
+        self.digest_stale = true;
         self.ticked = cpu_cycle;
         let get = is_get_cycle(cpu_cycle);
         let s = &mut self.state;
@@ -412,6 +433,7 @@ impl Apu {
     /// After a register access or a DMA fetch changed the state outside a tick: the DMA request is
     /// re-read and the next cycle predicts afresh.
     fn changed_by_access(&mut self) {
+        self.digest_stale = true;
         self.deadline = 0;
         self.dma_request = self.state.dmc.wants_dma();
         self.irq_output = self.state.irq_output();

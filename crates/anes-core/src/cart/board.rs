@@ -155,6 +155,12 @@ macro_rules! boards {
     };
 }
 
+/// A computation over a board's register state that knows its type ([`Board::visit_state`]).
+pub(crate) trait StateVisitor {
+    type Output;
+    fn visit<S: bytemuck::Pod>(self, state: &S) -> Self::Output;
+}
+
 /// `mappers` in ascending order (the table lists boards, not numbers, in order).
 const fn ascending<const N: usize>(mut mappers: [u16; N]) -> [u16; N] {
     let mut i = 1;
@@ -353,6 +359,7 @@ impl Board {
     }
 
     /// The CPU cycle the board's CPU-cycle counters have run through; 0 for a board without them.
+    #[inline]
     pub fn ticked(&self) -> u64 {
         each_board!(self, m => m.ticked())
     }
@@ -482,6 +489,13 @@ impl Board {
     /// The board's register state as bytes.
     pub fn state_bytes(&self) -> &[u8] {
         each_board!(self, m => m.state_bytes())
+    }
+
+    /// `visitor` run on the board's register state as its own type, whose size is then a constant
+    /// where the visitor works (the sync digest sums it unrolled).
+    #[inline]
+    pub(crate) fn visit_state<V: StateVisitor>(&self, visitor: V) -> V::Output {
+        each_board!(self, m => visitor.visit(m.state()))
     }
 
     /// The board's register state as mutable bytes (for snapshot restore; call `update_map` after).

@@ -18,6 +18,7 @@
 
 mod bandai_eeprom;
 mod board;
+pub(crate) use board::StateVisitor;
 mod error;
 pub(crate) mod expansion_audio;
 mod game_genie;
@@ -612,6 +613,7 @@ impl Cartridge {
     }
 
     /// The CPU cycle the board's CPU-cycle counters have run through (0 for a board without them).
+    #[inline]
     pub fn ticked(&self) -> u64 {
         self.board.ticked()
     }
@@ -966,6 +968,12 @@ impl Cartridge {
     /// names its fields.
     pub fn mapper_state_bytes(&self) -> &[u8] {
         self.board.state_bytes()
+    }
+
+    /// [`board::Board::visit_state`] on this cartridge's board.
+    #[inline]
+    pub(crate) fn visit_mapper_state<V: board::StateVisitor>(&self, visitor: V) -> V::Output {
+        self.board.visit_state(visitor)
     }
 
     /// The board's register state as mutable bytes, to restore a snapshot. Call

@@ -425,6 +425,15 @@ pub struct Ppu {
     /// The sprites in range of a line, for $2002 polls (derived from OAM, not state: see
     /// `sprites.rs`).
     in_range: sprites::InRangeSprites,
+    /// True when the state may have changed since the console last summed it for the sync digest
+    /// (`state/digest.rs`, which keeps the sum while this is false). Every `&mut self` method
+    /// reachable from outside this module sets it: with the fields private, they are the only way
+    /// the state can change. Not state.
+    digest_stale: bool,
+    /// The same for primary OAM and palette RAM alone, which only their writes change ($2004,
+    /// $2007, OAM corruption, power-on, restores): the digest keeps their 36 words' sum while the
+    /// registers' and secondary OAM's move with every line.
+    tables_digest_stale: bool,
 }
 
 impl core::fmt::Debug for Ppu {
@@ -465,7 +474,28 @@ impl Ppu {
                 .expect("the frame buffer has exactly PICTURE_WIDTH * PICTURE_HEIGHT pixels"),
             background_pairs: BackgroundPairs::EMPTY,
             in_range: sprites::InRangeSprites::default(),
+            digest_stale: true,
+            tables_digest_stale: true,
         }
+    }
+
+    /// True when the state may have changed since [`Ppu::mark_digest_fresh`].
+    #[inline(always)]
+    pub(crate) fn digest_stale(&self) -> bool {
+        self.digest_stale
+    }
+
+    /// True when primary OAM or palette RAM may have changed since [`Ppu::mark_digest_fresh`].
+    #[inline(always)]
+    pub(crate) fn tables_digest_stale(&self) -> bool {
+        self.tables_digest_stale
+    }
+
+    /// The console has summed the state as it stands.
+    #[inline(always)]
+    pub(crate) fn mark_digest_fresh(&mut self) {
+        self.digest_stale = false;
+        self.tables_digest_stale = false;
     }
 
     /// The power-on choices of the console (see `NesConfig`), on a PPU just made by
@@ -480,6 +510,8 @@ impl Ppu {
         palette: &[u8; 32],
         oam: &[u8; 256],
     ) {
+        self.digest_stale = true;
+        self.tables_digest_stale = true;
         self.regs.status = if flags_set { status::VBLANK | status::SPRITE_OVERFLOW } else { 0 };
         self.regs.reset_warmup = u8::from(warm_up);
         self.palette = [0; 32];
@@ -495,6 +527,7 @@ impl Ppu {
     /// flag are cleared; OAM, palette, `v` and OAMADDR are kept; writes to $2000/$2001/$2005/$2006
     /// are ignored until the next pre-render line.
     pub fn reset(&mut self) {
+        self.digest_stale = true;
         let r = &mut self.regs;
         r.ctrl = 0;
         r.mask = 0;
@@ -518,6 +551,7 @@ impl Ppu {
     /// [`Ppu::tick_dot`] in region `R` (the PPU's own).
     #[inline]
     pub fn tick_dot_as<R: RegionModel>(&mut self, bus: &mut impl PpuBus) {
+        self.digest_stale = true;
         if self.regs.bus_collision_pending() {
             self.tick_dot_colliding::<R>(bus);
         } else {
@@ -889,6 +923,8 @@ impl Ppu {
     /// Mutable view of the same four sections as [`Ppu::state_bytes`], in the same order, for restoring
     /// a snapshot. Any byte pattern is accepted: out-of-range positions are folded back on the next dot.
     pub fn state_bytes_mut(&mut self) -> [&mut [u8]; 4] {
+        self.digest_stale = true;
+        self.tables_digest_stale = true;
         self.in_range.forget();
         [bytemuck::bytes_of_mut(&mut self.regs), &mut self.oam, &mut self.secondary_oam, &mut self.palette]
     }

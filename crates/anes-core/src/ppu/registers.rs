@@ -71,6 +71,7 @@ impl Ppu {
 
     /// A CPU read of $2000-$3FFF (mirrored every 8 bytes).
     pub fn read_register(&mut self, addr: u16, bus: &mut impl PpuBus) -> u8 {
+        self.digest_stale = true;
         match addr & 7 {
             2 => {
                 let value = self.regs.status_value();
@@ -134,6 +135,7 @@ impl Ppu {
     /// bits that are only sampled as the read ends, PPUSTATUS's sprite flags and all of OAMDATA,
     /// taken from the PPU now (see `Nes::finish_ppu_read`); the I/O latch takes them too.
     pub(crate) fn finish_register_read(&mut self, addr: u16, value: u8) -> u8 {
+        self.digest_stale = true;
         match addr & 7 {
             2 => {
                 let late = status::SPRITE_0_HIT | status::SPRITE_OVERFLOW;
@@ -160,6 +162,7 @@ impl Ppu {
     /// and on line 240 no pixel is output and nothing is evaluated. The read's own effects (VBlank
     /// clear, the write toggle, the latch) touch nothing those dots use.
     pub(crate) fn status_read_commutes(&mut self, dots: u32) -> bool {
+        self.digest_stale = true;
         let r = &self.regs;
         // Dot 340 ends the line (on line 240 the latch decays as it ends).
         if r.scanline > 240
@@ -219,6 +222,7 @@ impl Ppu {
 
     /// A CPU write of $2000-$3FFF.
     pub fn write_register(&mut self, addr: u16, value: u8, bus: &mut impl PpuBus) {
+        self.digest_stale = true;
         self.regs.refresh_io_latch(value, 0xFF);
         let warm = self.regs.reset_warmup == 0;
         let r = &mut self.regs;
@@ -239,6 +243,7 @@ impl Ppu {
                     // Bits 2-4 of attribute bytes do not exist (nesdev "PPU OAM").
                     let value = if r.oam_addr & 3 == 2 { value & 0xE3 } else { value };
                     self.oam[usize::from(r.oam_addr)] = value;
+                    self.tables_digest_stale = true;
                     self.in_range.forget();
                     r.oam_addr = r.oam_addr.wrapping_add(1);
                 }
@@ -268,6 +273,7 @@ impl Ppu {
                 let v = r.v & 0x3FFF;
                 if v >= 0x3F00 {
                     self.palette[palette_index(v)] = value & 0x3F;
+                    self.tables_digest_stale = true;
                 } else {
                     bus.write(v, value);
                 }

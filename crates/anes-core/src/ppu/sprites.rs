@@ -159,6 +159,7 @@ impl Ppu {
         }
         self.regs.oam_corruption = 0;
         let row = usize::from(owed & 31);
+        self.tables_digest_stale = true;
         let (first, rest) = self.oam.split_at_mut(8);
         if row != 0 {
             rest[row * 8 - 8..row * 8].copy_from_slice(first);

@@ -61,6 +61,7 @@ impl Ppu {
 
     /// [`Ppu::run_dots`] in region `R` (the PPU's own).
     pub fn run_dots_as<R: RegionModel>(&mut self, mut count: u32, bus: &mut impl PpuBus) {
+        self.digest_stale = true;
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
         // the colours of the 32 entries are looked up once, on the first rendered tile, and the
         // background pairs checked against them.

@@ -6,4 +6,14 @@
 pub(crate) struct MemoryDigest {
     pub ram: u64,
     pub stale: bool,
+    /// The sum of the PPU's registers and secondary OAM as it was when the PPU last marked its
+    /// digest fresh (`Ppu::digest_stale` says whether it still is).
+    pub ppu: u64,
+    /// The sum of primary OAM and palette RAM, kept the same way (`Ppu::tables_digest_stale`).
+    pub ppu_tables: u64,
+    /// The APU section's sum, kept the same way (`Apu::digest_stale`).
+    pub apu: u64,
+    /// The ROM identity's sum, kept from power-on and every change of the identity (Game Genie
+    /// codes).
+    pub rom_identity: u64,
 }

@@ -431,17 +431,16 @@ impl Nes {
     fn run_instructions_to_line_change<R: RegionModel>(&mut self, line: u16, pictures: u64) -> bool {
         // The end of the line is an event (line events are on): spin loops are skipped up to it.
         self.watch_spins(true);
-        let done = loop {
+        loop {
             self.run_instruction_as::<R>();
             // Caught up on the dot that ends the line (or the picture): exact here, as in
-            // `run_until_frame_end`.
-            if self.ppu.frames_completed() != pictures {
-                break true;
-            }
+            // `run_until_frame_end`. A picture completes as a line ends (`Ppu::frames_completed`),
+            // so the line alone is watched after each instruction.
             if self.ppu.scanline() != line {
-                break false;
+                break;
             }
-        };
+        }
+        let done = self.ppu.frames_completed() != pictures;
         self.watch_spins(false);
         done
     }

@@ -341,7 +341,7 @@ impl Nes {
     #[inline(always)]
     fn predict_after_access<R: RegionModel>(&mut self) {
         if matches!(self.sync.schedule, Schedule::Lazy | Schedule::LazyReplayingM2) {
-            self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
+            self.predict_next_observable_dot::<R>();
         } else {
             self.sync.invalidate();
         }
@@ -437,22 +437,45 @@ impl Nes {
         }
         self.bus.ppu_clock += u64::from(dots) * clocks.dot;
         if !prediction_holds {
-            self.sync.predict::<R>(self.next_observable_dot::<R>(), self.bus.ppu_offset);
+            if self.sync.line_events && self.bus.ppu_clock < self.sync.event_deadline {
+                // The dot reached ended a line: the events predicted with it still lie ahead, as
+                // a prediction still ahead holds (no access came between), so only the next line's
+                // end is new.
+                let deadline = self.sync.event_deadline.min(self.line_end_deadline::<R>());
+                self.sync.predict::<R>(deadline, self.bus.ppu_offset);
+            } else {
+                self.predict_next_observable_dot::<R>();
+            }
         }
         debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
         debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }
 
-    /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
+    /// Predicts the next observable dot ([`Nes::next_observable_dot`]), kept apart as the events'
+    /// deadline, and, with line events on, the end of the present line if that comes first.
+    #[inline]
+    fn predict_next_observable_dot<R: RegionModel>(&mut self) {
+        let events = self.next_observable_dot::<R>();
+        self.sync.event_deadline = events;
+        let deadline = if self.sync.line_events { events.min(self.line_end_deadline::<R>()) } else { events };
+        self.sync.predict::<R>(deadline, self.bus.ppu_offset);
+    }
+
+    /// The PPU clock at which the present line's last dot completes.
+    #[inline]
+    fn line_end_deadline<R: RegionModel>(&self) -> u64 {
+        let dots = self.ppu.dots_before_line_end::<R>();
+        self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(R::TIMING.master_per_dot))
+    }
+
+    /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes
+    /// (the end of a line aside: see [`Nes::predict_next_observable_dot`]):
     /// the next VBlank, picture or pre-render event, or (MMC3, rendering) the earliest A12 edge that
     /// could raise the IRQ: where the fetch pattern of each line, from the tables and the sprites in
     /// range, could clock the counter (`Ppu::dots_before_a12_clock`), or while a PPUMASK change is
     /// on its way through the pipeline, from the fewest dots between clocks.
     fn next_observable_dot<R: RegionModel>(&self) -> u64 {
         let mut dots = self.ppu.dots_before_event::<R>();
-        if self.sync.line_events {
-            dots = dots.min(self.ppu.dots_before_line_end::<R>());
-        }
         let clocks = u64::from(self.cart.a12_clocks_before_irq());
         // A line clocks at most four times (`ppu/a12.rs`); add the two first fetches from $1000 of a
         // frame, the end of the present low run and a pause in rendering: no need to look for more

@@ -143,6 +143,10 @@ pub(crate) struct PpuSync {
     pub cycle_start: u64,
     /// The end of every scanline is an event too (`Nes::step_to_next_line`).
     pub line_events: bool,
+    /// The deadline the last full prediction found without the line ends (`deadline` is the earlier
+    /// of it and the present line's end): while the PPU has not reached it and nothing invalidated
+    /// it, the prediction after a line's end only adds the next line's. 0 when invalidated.
+    pub event_deadline: u64,
 }
 
 impl PpuSync {
@@ -151,6 +155,7 @@ impl PpuSync {
     #[inline(always)]
     pub fn invalidate(&mut self) {
         self.deadline = 0;
+        self.event_deadline = 0;
         self.quiet_before = 0;
         self.fast_before = 0;
     }

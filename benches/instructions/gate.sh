@@ -38,11 +38,15 @@ fi
 
 # The ROMs: name, then path (relative to the repository, or under the conformance folder as
 # conformance:PATH), then optionally more arguments for `anes run` (the PAL and Dendy demo rows keep
-# the regions at NTSC's cost, issue 48).
+# the regions at NTSC's cost, issue 48). Arguments that start with `lockstep` run `anes lockstep`
+# instead (two consoles compared at every instruction or scanline: the sync digest and the lagging
+# steps, issue 48; its per-frame figure covers both consoles).
 roms=(
     "demo|roms/demo/demo.nes"
     "demo (PAL)|roms/demo/demo.nes|--region pal"
     "demo (Dendy)|roms/demo/demo.nes|--region dendy"
+    "demo (lockstep, instruction)|roms/demo/demo.nes|lockstep --granularity instruction"
+    "demo (lockstep, scanline)|roms/demo/demo.nes|lockstep --granularity scanline""
     "unofficial|roms/stress/unofficial.nes"
     "dma_collide|roms/stress/dma_collide.nes"
     "ppu_race|roms/stress/ppu_race.nes"
@@ -62,10 +66,14 @@ irefs() {
         sed -n 's/^==[0-9]*== I *refs: *//p' | tr -d ','
 }
 per_frame() {
-    local at_long at_short rom="$1"
+    local at_long at_short rom="$1" command=run
     shift
-    at_long=$(irefs "$anes" run "$rom" --frames "$long" "$@")
-    at_short=$(irefs "$anes" run "$rom" --frames "$short" "$@")
+    if [[ "${1:-}" == lockstep ]]; then
+        command=lockstep
+        shift
+    fi
+    at_long=$(irefs "$anes" "$command" "$rom" --frames "$long" "$@")
+    at_short=$(irefs "$anes" "$command" "$rom" --frames "$short" "$@")
     [[ -n "$at_long" && -n "$at_short" ]] || { echo "instruction gate: no I refs for $1" >&2; exit 1; }
     echo $(( (at_long - at_short) / (long - short) ))
 }
@@ -79,7 +87,7 @@ trap 'rm -f "$fresh"' EXIT
 printf '# Host instructions per emulated frame (bash benches/instructions/gate.sh --bless writes this).\n' >"$fresh"
 printf '# ROM\tinstructions per frame\n' >>"$fresh"
 echo "host instructions per frame, (I refs($long) - I refs($short)) / $((long - short)), cachegrind; limit +$limit_percent%"
-printf '%-22s %12s %12s %9s\n' "ROM" "baseline" "now" "change"
+printf '%-30s %12s %12s %9s\n' "ROM" "baseline" "now" "change"
 failed=()
 for entry in "${roms[@]}"; do
     name="${entry%%|*}"
@@ -95,20 +103,20 @@ for entry in "${roms[@]}"; do
             echo "instruction gate: $rom not found and CI is set" >&2
             exit 1
         fi
-        printf '%-22s %s\n' "$name" "skipped: $rom not found"
+        printf '%-30s %s\n' "$name" "skipped: $rom not found"
         continue
     fi
     now=$(per_frame "$rom" "${extra[@]}")
     printf '%s\t%s\n' "$name" "$now" >>"$fresh"
     base=$(baseline_of "$name")
     if [[ -z "$base" ]]; then
-        printf '%-22s %12s %12s %9s\n' "$name" "none" "$now" "new"
+        printf '%-30s %12s %12s %9s\n' "$name" "none" "$now" "new"
         $bless || failed+=("$name: no baseline (bless it)")
         continue
     fi
     # Change in hundredths of a percent, integer arithmetic.
     change=$(( (now - base) * 10000 / base ))
-    printf '%-22s %12s %12s %9s\n' "$name" "$base" "$now" "$(awk -v c="$change" 'BEGIN { printf "%+.2f%%", c / 100 }')"
+    printf '%-30s %12s %12s %9s\n' "$name" "$base" "$now" "$(awk -v c="$change" 'BEGIN { printf "%+.2f%%", c / 100 }')"
     if (( change > limit_percent * 100 )); then
         failed+=("$name: $now instructions per frame, $base in the baseline")
     fi

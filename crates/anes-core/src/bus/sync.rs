@@ -143,6 +143,9 @@ pub(crate) struct PpuSync {
     pub cycle_start: u64,
     /// The end of every scanline is an event too (`Nes::step_to_next_line`).
     pub line_events: bool,
+    /// The board's /IRQ rises M2 edges after its cause (`Cartridge::has_delayed_irq`): predicted
+    /// by those edges too, and replayed through the whole board dispatch. Fixed at load.
+    pub delayed_irq: bool,
 }
 
 impl PpuSync {

@@ -11,7 +11,8 @@
 //! up to the moment of every access that reaches it ($2000-$3FFF) or the cartridge (a write may switch
 //! CHR banks or mirroring), and before the next dot that changes what the CPU samples without an
 //! access: the VBlank flag (NMI), the end of a picture, the pre-render flag clear, any PPU A12 edge
-//! that could raise the MMC3's IRQ, and dot 2 of every line while the MMC5's IRQ is enabled. Between
+//! that could raise the MMC3's IRQ (or start the TC0690's or RAMBO-1's delayed one), the cycle whose
+//! M2 edge raises such a delayed IRQ, and dot 2 of every line while the MMC5's IRQ is enabled. Between
 //! those points it lags, and then runs the owed dots in one stretch. The MMC3 also counts M2 edges
 //! while A12 is low (the MMC5 those without a PPU read); the stretch delivers them between the dots
 //! where an eager run would have (`PpuSync`): each after the dots up to its cycle's read access

@@ -133,7 +133,7 @@ impl<const REPLAY_M2: bool, R: RegionModel, const ANY_BOARD: bool> PpuBus
     }
     #[inline(always)]
     fn only_a12_observed(&self) -> bool {
-        // Only the MMC3 replays M2 edges; every access delivers those owed before it.
+        // The MMC3's: every access delivers the M2 edges owed before it.
         self.cart.sees_only_a12()
     }
     #[inline(always)]

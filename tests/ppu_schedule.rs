@@ -266,11 +266,85 @@ fn a_restore_mid_frame_continues_exactly_as_eager() {
     assert_frames_agree("demo after restore", 0, &mut lazy, &mut eager, &rest);
 }
 
-/// A random MMC3 program: an endless loop of PPU and mapper register writes, reads and delays in a
-/// random order, with random values, at random moments; the IRQ handler acknowledges and reloads the
-/// counter with a random latch, and the loop re-enables it. Built from instruction templates so it
-/// runs rather than jams.
+/// [`random_irq_board_program`] on the MMC3.
 fn random_mmc3_program(seed: u64) -> Vec<u8> {
+    random_irq_board_program(seed, &MMC3)
+}
+
+/// A board with a scanline counter clocked by PPU A12, as the random programs drive it: its mapper
+/// and the registers they write. The MMC3's, the TC0690's and the RAMBO-1's differ in where the
+/// registers sit and when /IRQ rises (at the A12 clock, four and two M2 edges later).
+struct IrqBoard {
+    mapper: u8,
+    /// The latch, written as `latch_xor` ^ the value (the TC0690's is written inverted).
+    latch: u16,
+    latch_xor: u8,
+    /// Reload at the next clock (the RAMBO-1's bit 0 also picks the mode: 1 counts CPU cycles).
+    reload: u16,
+    enable: u16,
+    /// Disables and acknowledges.
+    disable: u16,
+    mirroring: u16,
+    /// Two bank register writes (address, value), from a random value and more random numbers.
+    bank: BankWrites,
+    /// Where the sprite table also goes, as an offset in the 32 KiB of PRG: the bank the board
+    /// maps at $D000 at power-on, when it is not the fixed one.
+    table_copy: Option<usize>,
+}
+
+/// See [`IrqBoard::bank`]: the random numbers come from a draw below a bound.
+type BankWrites = fn(u8, &mut dyn FnMut(u64) -> u64) -> [(u16, u8); 2];
+
+const MMC3: IrqBoard = IrqBoard {
+    mapper: 4,
+    latch: 0xC000,
+    latch_xor: 0,
+    reload: 0xC001,
+    enable: 0xE001,
+    disable: 0xE000,
+    mirroring: 0xA000,
+    bank: |value, next| [(0x8000, value & 0xC7), (0x8001, next(256) as u8)],
+    table_copy: None,
+};
+
+const TC0690: IrqBoard = IrqBoard {
+    mapper: 48,
+    latch: 0xC000,
+    latch_xor: 0xFF,
+    reload: 0xC001,
+    enable: 0xC002,
+    disable: 0xC003,
+    mirroring: 0xE000,
+    // Any of the six CHR registers or the $8000/$A000 PRG banks (the code runs from the fixed $E000).
+    bank: |value, next| {
+        let register = |n: u64| [0x8000, 0x8001, 0x8002, 0x8003, 0xA000, 0xA001, 0xA002, 0xA003][n as usize];
+        [(register(u64::from(value) % 8), value), (register(next(8)), next(256) as u8)]
+    },
+    table_copy: None,
+};
+
+/// The RAMBO-1 on mapper 64 (`tengen` 158 is the same chip: [`TENGEN_800037`]).
+const RAMBO1: IrqBoard = IrqBoard {
+    mapper: 64,
+    latch: 0xC000,
+    latch_xor: 0,
+    reload: 0xC001,
+    enable: 0xE001,
+    disable: 0xE000,
+    mirroring: 0xA000,
+    // Every register R0-RF, the 1 KiB mode, the PRG swap and the CHR inversion.
+    bank: |value, next| [(0x8000, value & 0xEF), (0x8001, next(256) as u8)],
+    // R6 (0 at power-on) at $C000.
+    table_copy: Some(0x1000),
+};
+
+const TENGEN_800037: IrqBoard = IrqBoard { mapper: 158, ..RAMBO1 };
+
+/// A random program for `board`: an endless loop of PPU and mapper register writes, reads and delays
+/// in a random order, with random values, at random moments; the IRQ handler acknowledges and
+/// reloads the counter with a random latch, and the loop re-enables it. Built from instruction
+/// templates so it runs rather than jams.
+fn random_irq_board_program(seed: u64, board: &IrqBoard) -> Vec<u8> {
     let mut rng = seed;
     let mut next = |bound: u64| support::next_random(&mut rng) % bound;
     let mut code: Vec<u8> = vec![0x78, 0xA2, 0xFF, 0x9A]; // SEI; LDX #$FF; TXS
@@ -279,9 +353,9 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
     };
     // No APU frame IRQ (the handler only acknowledges the MMC3); scanline IRQs on from the start.
     store(&mut code, 0x40, 0x4017);
-    store(&mut code, next(8) as u8, 0xC000);
-    store(&mut code, 0, 0xC001);
-    store(&mut code, 0, 0xE001);
+    store(&mut code, next(8) as u8 ^ board.latch_xor, board.latch);
+    store(&mut code, 0, board.reload);
+    store(&mut code, 0, board.enable);
     // Random OAM (Y crowded into bands half the time, tiles from both tables as 8x16 sprites) from a
     // table at $D000 into page 2, then to OAM: LDX #0; LDA $D000,X; STA $0200,X; INX; BNE; DMA.
     code.extend([0xA2, 0x00, 0xBD, 0x00, 0xD0, 0x9D, 0x00, 0x02, 0xE8, 0xD0, 0xF7]);
@@ -319,12 +393,13 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
             }
             7 => store(&mut code, 0x02, 0x4014), // sprite DMA from page 2
             8 => {
-                store(&mut code, value & 0xC7, 0x8000);
-                store(&mut code, next(256) as u8, 0x8001);
+                for (addr, value) in (board.bank)(value, &mut next) {
+                    store(&mut code, value, addr);
+                }
             }
-            9 => store(&mut code, value, 0xA000),
-            10 => store(&mut code, value & 0x0F, 0xC000),
-            11 => store(&mut code, value, [0xC001, 0xE000, 0xE001][next(3) as usize]),
+            9 => store(&mut code, value, board.mirroring),
+            10 => store(&mut code, (value & 0x0F) ^ board.latch_xor, board.latch),
+            11 => store(&mut code, value, [board.reload, board.disable, board.enable][next(3) as usize]),
             12 => store(&mut code, value & 0x1E, 0x2001), // rendering often off, then on again
             13 => {
                 // Fill a byte of shadow OAM: LDA #v; STA $0200 + n.
@@ -342,8 +417,11 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
     code.push(0x40); // RTI
     let irq = 0xE000 + code.len() as u16;
     let latch = next(8) as u8;
-    // PHA; STA $E000; LDA #latch; STA $C000; STA $C001; PLA; RTI. The loop's $E001 writes re-enable.
-    code.extend([0x48, 0x8D, 0x00, 0xE0, 0xA9, latch, 0x8D, 0x00, 0xC0, 0x8D, 0x01, 0xC0, 0x68, 0x40]);
+    // PHA; STA disable; LDA #latch; STA latch; STA reload; PLA; RTI. The loop's enable writes
+    // re-enable.
+    let [disable, latch_at, reload] = [board.disable, board.latch, board.reload].map(u16::to_le_bytes);
+    code.extend([0x48, 0x8D, disable[0], disable[1], 0xA9, latch ^ board.latch_xor]);
+    code.extend([0x8D, latch_at[0], latch_at[1], 0x8D, reload[0], reload[1], 0x68, 0x40]);
     assert!(code.len() < 0x1FFA, "the program fits the fixed bank");
     let mut prg = vec![0xEA; 0x8000];
     prg[0x6000..0x6000 + code.len()].copy_from_slice(&code);
@@ -351,12 +429,17 @@ fn random_mmc3_program(seed: u64) -> Vec<u8> {
         let y = if next(2) == 0 { 64 + (next(4) as u8) * 40 + next(12) as u8 } else { next(256) as u8 };
         sprite.copy_from_slice(&[y, next(256) as u8, next(256) as u8, next(256) as u8]);
     }
+    if let Some(copy) = board.table_copy {
+        prg.copy_within(0x5000..0x5100, copy);
+    }
     prg[0x7FFA..].copy_from_slice(&[nmi as u8, (nmi >> 8) as u8, 0x00, 0xE0, irq as u8, (irq >> 8) as u8]);
     let mut chr = vec![0u8; 0x2000];
     for byte in &mut chr {
         *byte = next(256) as u8;
     }
-    support::ines_image(0x40, &prg, &chr)
+    let mut rom = support::ines_image(board.mapper << 4, &prg, &chr);
+    rom[7] = board.mapper & 0xF0;
+    rom
 }
 
 #[test]
@@ -434,6 +517,64 @@ fn lazy_equals_eager_after_every_instruction_with_the_mmc3_in_pal_and_dendy() {
                     &input,
                 );
             }
+        }
+    });
+}
+
+#[test]
+fn lazy_equals_eager_after_every_instruction_on_the_delayed_irq_boards() {
+    // The TC0690's /IRQ rises on the fourth M2 edge after the A12 clock, the RAMBO-1's on the second
+    // (in its cycle mode, one edge after the clock that reaches 0): the lazy schedule catches the PPU
+    // up through the clock and then by that edge's cycle, replaying the edges between. Their ROMs
+    // time the delays to the cycle (clocks by PPUADDR, the IRQ taken during a run of INX), in every
+    // region, at every phase.
+    let roms = ["roms/asic/m048_tc0690.nes", "roms/tengen/m064_rambo1.nes"];
+    let roms: Vec<(String, Vec<u8>)> = roms
+        .iter()
+        .map(|rom| (rom.to_string(), std::fs::read(support::repo_root().join(rom)).expect("bundled ROM")))
+        .collect();
+    for_each_rom_in_parallel(&roms, |index, name, rom| {
+        for region in [Region::Ntsc, Region::Pal, Region::Dendy] {
+            for alignment in 0..4 {
+                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
+                let input = random_input(index as u64 ^ 0xDE1A << 36 ^ u64::from(alignment), 16);
+                assert_instructions_agree(
+                    &format!("{name} ({region})"),
+                    alignment,
+                    &mut lazy,
+                    &mut eager,
+                    &input,
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn random_programs_agree_on_the_delayed_irq_boards() {
+    // Random programs on the TC0690, the RAMBO-1 and the Tengen 800037 (the RAMBO-1 again, other
+    // nametable wiring): the counters re-armed with small latches by every IRQ, sprites and tables
+    // at random, rendering switched off and on. The RAMBO-1's $C001 writes take random values, so
+    // about half of its programs count CPU cycles at times. Every region, the phases rotating; a
+    // quarter of them compared after every instruction too.
+    let mut programs = Vec::new();
+    for board in [&TC0690, &RAMBO1, &TENGEN_800037] {
+        for seed in 0..12u64 {
+            let rom = random_irq_board_program(seed ^ u64::from(board.mapper) << 32, board);
+            programs.push((format!("random program {seed} on mapper {}", board.mapper), rom));
+        }
+    }
+    for_each_rom_in_parallel(&programs, |index, name, rom| {
+        let region = [Region::Ntsc, Region::Pal, Region::Dendy][index % 3];
+        let alignment = (index / 3 % 4) as u8;
+        let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
+        let name = format!("{name} ({region})");
+        let input = InputStream::from_frames(vec![Default::default(); 24]);
+        assert_frames_agree(&name, alignment, &mut lazy, &mut eager, &input);
+        if index % 4 == 0 {
+            let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
+            let input = InputStream::from_frames(vec![Default::default(); 8]);
+            assert_instructions_agree(&name, alignment, &mut lazy, &mut eager, &input);
         }
     });
 }

@@ -46,7 +46,7 @@ roms=(
     "demo (PAL)|roms/demo/demo.nes|--region pal"
     "demo (Dendy)|roms/demo/demo.nes|--region dendy"
     "demo (lockstep, instruction)|roms/demo/demo.nes|lockstep --granularity instruction"
-    "demo (lockstep, scanline)|roms/demo/demo.nes|lockstep --granularity scanline""
+    "demo (lockstep, scanline)|roms/demo/demo.nes|lockstep --granularity scanline"
     "unofficial|roms/stress/unofficial.nes"
     "dma_collide|roms/stress/dma_collide.nes"
     "ppu_race|roms/stress/ppu_race.nes"

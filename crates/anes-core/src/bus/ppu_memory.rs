@@ -8,8 +8,14 @@ use core::marker::PhantomData;
 
 /// The PPU's address bus: cartridge CHR and the console's 2 KiB of nametable RAM (CIRAM). With
 /// `REPLAY_M2`, M2 edges owed to the cartridge are delivered before each access, up to the dot the
-/// access belongs to (the lazy schedule's stretches; see `PpuSync`).
-pub(crate) struct PpuMemory<'a, const REPLAY_M2: bool, R: RegionModel = NtscModel> {
+/// access belongs to (the lazy schedule's stretches; see `PpuSync`); with `ANY_BOARD` too, through
+/// the whole board dispatch (the boards with a delayed IRQ), else to the MMC3 or the MMC5 inline.
+pub(crate) struct PpuMemory<
+    'a,
+    const REPLAY_M2: bool,
+    R: RegionModel = NtscModel,
+    const ANY_BOARD: bool = false,
+> {
     pub cart: &'a mut Cartridge,
     pub ciram: &'a mut [u8; 0x800],
     pub m2: M2Replay,
@@ -31,14 +37,23 @@ pub(crate) struct M2Replay {
 impl M2Replay {
     /// Delivers the owed edges placed before master clock `limit`, a CPU cycle of region `R` apart
     /// (its length a constant: carried in `M2Replay`, it cost the demo's stretch loops 4% more host
-    /// instructions, callgrind, 300 frames, as the struct no longer stayed in registers).
+    /// instructions, callgrind, 300 frames, as the struct no longer stayed in registers); with
+    /// `ANY_BOARD`, through the whole board dispatch (see [`PpuMemory`]).
     #[inline(always)]
-    pub(super) fn deliver_before<R: RegionModel>(&mut self, cart: &mut Cartridge, limit: u64) {
+    pub(super) fn deliver_before<R: RegionModel, const ANY_BOARD: bool>(
+        &mut self,
+        cart: &mut Cartridge,
+        limit: u64,
+    ) {
         let cycle = R::TIMING.master_per_cpu_cycle;
         let end = limit.min(self.last_edge_at + 1);
         if self.next_edge_at < end {
             let edges = (end - self.next_edge_at).div_ceil(cycle);
-            cart.replay_m2_edges(edges);
+            if ANY_BOARD {
+                cart.replay_m2_edges_of_any_board(edges);
+            } else {
+                cart.replay_m2_edges(edges);
+            }
             self.next_edge_at += edges * cycle;
         }
     }
@@ -65,16 +80,18 @@ impl<'a> PpuMemory<'a, false> {
     }
 }
 
-impl<const REPLAY_M2: bool, R: RegionModel> PpuMemory<'_, REPLAY_M2, R> {
+impl<const REPLAY_M2: bool, R: RegionModel, const ANY_BOARD: bool> PpuMemory<'_, REPLAY_M2, R, ANY_BOARD> {
     #[inline(always)]
     fn deliver_m2(&mut self) {
         if REPLAY_M2 {
-            self.m2.deliver_before::<R>(self.cart, self.m2.dot_at);
+            self.m2.deliver_before::<R, ANY_BOARD>(self.cart, self.m2.dot_at);
         }
     }
 }
 
-impl<const REPLAY_M2: bool, R: RegionModel> PpuBusPeek for PpuMemory<'_, REPLAY_M2, R> {
+impl<const REPLAY_M2: bool, R: RegionModel, const ANY_BOARD: bool> PpuBusPeek
+    for PpuMemory<'_, REPLAY_M2, R, ANY_BOARD>
+{
     #[inline]
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
@@ -86,7 +103,9 @@ impl<const REPLAY_M2: bool, R: RegionModel> PpuBusPeek for PpuMemory<'_, REPLAY_
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
-impl<const REPLAY_M2: bool, R: RegionModel> PpuBus for PpuMemory<'_, REPLAY_M2, R> {
+impl<const REPLAY_M2: bool, R: RegionModel, const ANY_BOARD: bool> PpuBus
+    for PpuMemory<'_, REPLAY_M2, R, ANY_BOARD>
+{
     #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.deliver_m2();
@@ -114,7 +133,7 @@ impl<const REPLAY_M2: bool, R: RegionModel> PpuBus for PpuMemory<'_, REPLAY_M2, 
     }
     #[inline(always)]
     fn only_a12_observed(&self) -> bool {
-        // Only the MMC3 replays M2 edges; every access delivers those owed before it.
+        // The MMC3's: every access delivers the M2 edges owed before it.
         self.cart.sees_only_a12()
     }
     #[inline(always)]
@@ -133,7 +152,7 @@ impl<const REPLAY_M2: bool, R: RegionModel> PpuBus for PpuMemory<'_, REPLAY_M2, 
         let dot = R::TIMING.master_per_dot;
         if REPLAY_M2 {
             self.m2.dot_at += dot;
-            self.m2.deliver_before::<R>(self.cart, self.m2.dot_at);
+            self.m2.deliver_before::<R, ANY_BOARD>(self.cart, self.m2.dot_at);
             self.m2.dot_at += (2 * N as u64 - 2) * dot;
             self.m2.skip_before::<R>(self.m2.dot_at);
             self.m2.dot_at += dot;

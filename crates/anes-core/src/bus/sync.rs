@@ -147,6 +147,9 @@ pub(crate) struct PpuSync {
     /// of it and the present line's end): while the PPU has not reached it and nothing invalidated
     /// it, the prediction after a line's end only adds the next line's. 0 when invalidated.
     pub event_deadline: u64,
+    /// The board's /IRQ rises M2 edges after its cause (`Cartridge::has_delayed_irq`): predicted
+    /// by those edges too, and replayed through the whole board dispatch. Fixed at load.
+    pub delayed_irq: bool,
 }
 
 impl PpuSync {

@@ -221,9 +221,9 @@ boards! { $;
     /// BNROM, NINA-001
     Mapper34(Mapper34) = [34] Abilities { low_registers: true, ..NONE };
     /// Taito TC0690
-    Tc0690(Tc0690) = [48] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
+    Tc0690(Tc0690) = [48] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, delayed_irq: true, ..NONE };
     /// Tengen RAMBO-1
-    Rambo1(Rambo1) = [64] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
+    Rambo1(Rambo1) = [64] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, delayed_irq: true, ..NONE };
     /// Irem H3001
     H3001(H3001) = [65] Abilities { cpu_counter: true, irq: true, ..NONE };
     /// GxROM
@@ -285,7 +285,7 @@ boards! { $;
     /// MMC1A
     Mmc1a(Mmc1a) = [155] NONE;
     /// Tengen 800037: RAMBO-1, nametables from CHR A17
-    Tengen800037(super::m158_tengen_800037::Tengen800037) = [158] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, eager_ppu: true, ..NONE };
+    Tengen800037(super::m158_tengen_800037::Tengen800037) = [158] Abilities { irq: true, watches_ppu: true, counts_m2_edges: true, delayed_irq: true, ..NONE };
     /// UNROM, first bank fixed
     Unrom180(Unrom180) = [180] NONE;
     /// Sunsoft-1
@@ -405,14 +405,41 @@ impl Board {
     }
 
     /// PPU A12 counter clocks before the board's /IRQ could be asserted (`u32::MAX`: not by the PPU).
+    /// The MMC3's inline, the others' (the boards with a delayed IRQ) out of line: through the
+    /// dispatch, the MMC3 demo cost 0.2% more host instructions per frame.
+    #[inline(always)]
     pub fn a12_clocks_before_irq(&self) -> u32 {
+        match self {
+            Board::Txrom(m) => m.a12_clocks_before_irq(),
+            _ => self.a12_clocks_before_irq_of_any_board(),
+        }
+    }
+
+    /// [`Board::a12_clocks_before_irq`] through the dispatch.
+    #[inline(never)]
+    fn a12_clocks_before_irq_of_any_board(&self) -> u32 {
         each_board!(self, m => m.a12_clocks_before_irq())
     }
 
     /// M2 edges the A12 counter has seen since A12 fell, `None` while A12 is high; for boards without
-    /// such a counter, as if A12 had been low for long.
+    /// such a counter, as if A12 had been low for long. The MMC3's inline, as above.
+    #[inline(always)]
     pub fn a12_low_m2_edges(&self) -> Option<u8> {
+        match self {
+            Board::Txrom(m) => m.a12_low_m2_edges(),
+            _ => self.a12_low_m2_edges_of_any_board(),
+        }
+    }
+
+    /// [`Board::a12_low_m2_edges`] through the dispatch.
+    #[inline(never)]
+    fn a12_low_m2_edges_of_any_board(&self) -> Option<u8> {
         each_board!(self, m => m.a12_low_m2_edges())
+    }
+
+    /// M2 edges before the board's /IRQ rises by a delay or an M2 counter (`u32::MAX`: not so).
+    pub fn m2_edges_before_irq(&self) -> u32 {
+        each_board!(self, m => m.m2_edges_before_irq())
     }
 
     /// CHR RAM beside CHR ROM, in bytes (TQROM's).
@@ -588,14 +615,16 @@ impl Board {
         }
     }
 
-    /// `edges` M2 edges on the lazy schedule's replay: two arms, the only boards it replays them for
-    /// (a third arm cost the MMC3 demo 0.4% more host instructions per frame).
+    /// `edges` M2 edges on the lazy schedule's replay for the MMC3 and the MMC5: two arms (a third
+    /// arm, or a call in the other arm, cost the MMC3 demo 0.4% to 0.8% and the MMC5 2.4% more host
+    /// instructions per frame). The boards with a delayed IRQ (`Abilities::delayed_irq`) take
+    /// [`Board::cpu_cycles`] instead, in a replay of their own (`bus/ppu_memory.rs`).
     #[inline(always)]
     pub fn replay_m2_edges(&mut self, edges: u64) {
         match self {
             Board::Txrom(m) => m.cpu_cycles(edges),
             Board::Mmc5(m) => m.cpu_cycles(edges),
-            _ => debug_assert!(!self.counts_m2_edges() || self.needs_eager_ppu()),
+            _ => debug_assert!(!self.counts_m2_edges() || self.has_delayed_irq() || self.needs_eager_ppu()),
         }
     }
 
@@ -606,9 +635,14 @@ impl Board {
         self.declared().counts_m2_edges
     }
 
+    /// True when the board's row declares an /IRQ that rises M2 edges after its cause (the TC0690's,
+    /// the RAMBO-1's; [`Abilities::delayed_irq`]).
+    pub fn has_delayed_irq(&self) -> bool {
+        self.declared().delayed_irq
+    }
+
     /// True when the board's row declares that the lazy PPU schedule cannot predict its /IRQ, so the
-    /// console runs the eager one: the TC0690's and RAMBO-1's IRQs rise M2 edges after the A12 clock
-    /// that the prediction covers.
+    /// console runs the eager one (no board since issue 48: see [`Abilities::eager_ppu`]).
     pub fn needs_eager_ppu(&self) -> bool {
         self.declared().eager_ppu
     }

@@ -12,10 +12,11 @@
 //! gives the TC0690's IRQ as coming later than the MMC3's by about four CPU cycles: /IRQ here rises
 //! on the fourth M2 edge after that clock ([`IRQ_DELAY_M2_EDGES`]).
 //!
-//! Schedule: the delay counts M2 edges after a PPU fetch, which the lazy PPU schedule's prediction
-//! (`a12_clocks_before_irq`, built for the MMC3's immediate IRQ) does not cover, so the board asks
-//! for the eager schedule (`Board::needs_eager_ppu`): every
-//! CPU cycle runs the PPU and delivers its M2 edge, so lazy and eager machines are the same machine.
+//! Schedule: the lazy PPU schedule catches the PPU up through the A12 clock that starts the delay
+//! ([`Mapper::a12_clocks_before_irq`], as for the MMC3), and then by the cycle whose M2 edge ends it
+//! ([`Mapper::m2_edges_before_irq`]); the edges in between are replayed in their places among the
+//! dots, so /IRQ rises on the eager schedule's cycle (`tests/ppu_schedule.rs`). Until issue 48 the
+//! board ran the eager schedule.
 
 use super::m004_txrom::A12_LOW_M2_EDGES;
 use super::m033_taito_tc0190::set_taito_chr;
@@ -151,6 +152,33 @@ impl Mapper for Tc0690 {
     #[inline]
     fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
+    }
+
+    /// Counter clocks before the one that starts /IRQ's delay (`u32::MAX` while the IRQ is disabled,
+    /// asserted or on its way).
+    fn a12_clocks_before_irq(&self) -> u32 {
+        let s = &self.state;
+        if s.irq_enabled == 0 || s.irq_pending != 0 || s.irq_delay != 0 {
+            u32::MAX
+        } else if s.irq_counter == 0 || s.irq_reload != 0 {
+            // The next clock reloads the latch; a latch of n then needs n more.
+            1 + u32::from(s.irq_latch)
+        } else {
+            u32::from(s.irq_counter)
+        }
+    }
+
+    /// M2 edges counted since PPU A12 fell (up to the filter's three), `None` while A12 is high.
+    fn a12_low_m2_edges(&self) -> Option<u8> {
+        (self.state.a12_level == 0).then_some(self.state.a12_low_m2_edges)
+    }
+
+    /// The edges left of a delay under way: /IRQ rises on the last.
+    fn m2_edges_before_irq(&self) -> u32 {
+        match self.state.irq_delay {
+            0 => u32::MAX,
+            delay => u32::from(delay),
+        }
     }
 
     /// Points every window of `map` at the banks the registers select.

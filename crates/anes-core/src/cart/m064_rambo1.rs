@@ -17,11 +17,12 @@
 //! emulator's workaround on the talk page, not measured). With a latch of 0 every clock leaves the
 //! counter at 0, so every clock asserts /IRQ (enabled).
 //!
-//! Schedule: /IRQ rises M2 edges after the A12 clock, which the lazy PPU schedule's prediction
-//! (`a12_clocks_before_irq`, built for the MMC3's immediate IRQ) does not cover, so the board asks for
-//! the eager schedule (`Board::needs_eager_ppu`), as the TC0690 does: every CPU cycle runs the PPU and
-//! delivers its M2 edge, so lazy and eager machines are the same machine, and the cycle mode's
-//! prescaler counts those same edges.
+//! Schedule: in A12 mode the lazy PPU schedule catches the PPU up through the A12 clock that starts
+//! /IRQ's delay ([`Mapper::a12_clocks_before_irq`], as for the MMC3), and then by the cycle whose M2
+//! edge ends it ([`Mapper::m2_edges_before_irq`]); in cycle mode by the cycle whose edge raises /IRQ,
+//! counted from the prescaler and the counter. The edges in between are replayed in their places
+//! among the dots, so /IRQ rises on the eager schedule's cycle (`tests/ppu_schedule.rs`). Until
+//! issue 48 the board ran the eager schedule.
 
 use super::m004_txrom::A12_LOW_M2_EDGES;
 use super::map::{BoardConfig, MemoryMap};
@@ -96,6 +97,26 @@ impl Rambo1 {
         } else if s.a12_low_m2_edges >= A12_LOW_M2_EDGES && s.irq_cycle_mode == 0 {
             self.clock_counter(A12_IRQ_DELAY_M2_EDGES);
         }
+    }
+
+    /// Counter clocks up to the one that leaves the counter at 0 (see [`Rambo1::clock_counter`]).
+    fn clocks_to_zero(&self) -> u32 {
+        let s = &self.state;
+        let reloaded = if s.irq_reload != 0 {
+            if s.irq_latch == 0 { 0 } else { s.irq_latch | 1 }
+        } else if s.irq_counter == 0 {
+            s.irq_latch
+        } else {
+            return u32::from(s.irq_counter);
+        };
+        // The next clock reloads; a reloaded n then needs n more.
+        1 + u32::from(reloaded)
+    }
+
+    /// True when a clock leaving the counter at 0 would start /IRQ's delay.
+    fn irq_can_start(&self) -> bool {
+        let s = &self.state;
+        s.irq_enabled != 0 && s.irq_pending == 0 && s.irq_delay == 0
     }
 
     /// One counter clock; a counter left at 0, enabled, starts /IRQ's delay of `delay` M2 edges.
@@ -196,6 +217,33 @@ impl Mapper for Rambo1 {
     #[inline]
     fn irq_line(&self) -> bool {
         self.state.irq_pending != 0
+    }
+
+    /// In A12 mode, counter clocks before the one that starts /IRQ's delay (`u32::MAX` in cycle mode,
+    /// or while the IRQ is disabled, asserted or on its way).
+    fn a12_clocks_before_irq(&self) -> u32 {
+        if self.state.irq_cycle_mode == 0 && self.irq_can_start() { self.clocks_to_zero() } else { u32::MAX }
+    }
+
+    /// M2 edges counted since PPU A12 fell (up to the filter's three), `None` while A12 is high.
+    fn a12_low_m2_edges(&self) -> Option<u8> {
+        (self.state.a12_level == 0).then_some(self.state.a12_low_m2_edges)
+    }
+
+    /// The edges left of a delay under way; in cycle mode, those to the prescaler's clocks up to the
+    /// one that leaves the counter at 0, and its delay.
+    fn m2_edges_before_irq(&self) -> u32 {
+        let s = &self.state;
+        if s.irq_delay != 0 {
+            u32::from(s.irq_delay)
+        } else if s.irq_cycle_mode != 0 && self.irq_can_start() {
+            let to_clock = u32::from(CYCLE_MODE_PRESCALE - s.irq_prescaler);
+            to_clock
+                + (self.clocks_to_zero() - 1) * u32::from(CYCLE_MODE_PRESCALE)
+                + u32::from(CYCLE_IRQ_DELAY_M2_EDGES)
+        } else {
+            u32::MAX
+        }
     }
 
     /// Points every window of `map` at the banks the registers select.

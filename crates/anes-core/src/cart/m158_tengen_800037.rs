@@ -49,6 +49,18 @@ impl Mapper for Tengen800037 {
         self.chip.irq_line()
     }
 
+    fn a12_clocks_before_irq(&self) -> u32 {
+        self.chip.a12_clocks_before_irq()
+    }
+
+    fn a12_low_m2_edges(&self) -> Option<u8> {
+        self.chip.a12_low_m2_edges()
+    }
+
+    fn m2_edges_before_irq(&self) -> u32 {
+        self.chip.m2_edges_before_irq()
+    }
+
     /// The RAMBO-1's map, the nametables from CHR A17 (bank bit 7, which the pattern windows drop
     /// on the board's at most 128 KiB of CHR).
     fn update_map(&self, map: &mut MemoryMap) {

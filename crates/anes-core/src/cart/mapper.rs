@@ -27,9 +27,15 @@ pub(super) struct Abilities {
     /// Counts M2 edges against the PPU's accesses (an A12 filter, an idle detector, an IRQ delay),
     /// so whoever runs the PPU must deliver each CPU cycle's edge in its place among the dots.
     pub counts_m2_edges: bool,
-    /// Its /IRQ rises M2 edges after the PPU event that causes it, which the lazy schedule's
-    /// prediction (built for the MMC3's immediate IRQ) does not cover: the console runs the PPU
-    /// eagerly, every CPU cycle.
+    /// Its /IRQ rises M2 edges after the event that causes it (an A12 clock, a count of M2 edges):
+    /// the lazy schedule also predicts that edge ([`Mapper::m2_edges_before_irq`]), and replays M2
+    /// edges to the board through the whole dispatch (the MMC3's and the MMC5's replay stays two
+    /// inline arms). The TC0690, the RAMBO-1.
+    pub delayed_irq: bool,
+    /// Its /IRQ cannot be predicted by the lazy schedule (from the A12 clocks before it,
+    /// [`Mapper::a12_clocks_before_irq`], and the M2 edges, [`Mapper::m2_edges_before_irq`]): the
+    /// console runs the PPU eagerly, every CPU cycle. No board declares it now: the TC0690 and the
+    /// RAMBO-1, which did, declare `delayed_irq` since issue 48.
     pub eager_ppu: bool,
     /// Registers at $4020-$7FFF ([`MemoryMap::low_registers`]).
     pub low_registers: bool,
@@ -67,6 +73,7 @@ impl Abilities {
         audio: false,
         watches_ppu: false,
         counts_m2_edges: false,
+        delayed_irq: false,
         eager_ppu: false,
         low_registers: false,
         low_reads: false,
@@ -251,6 +258,14 @@ pub(super) trait Mapper {
     /// counter, as if A12 had been low for long.
     fn a12_low_m2_edges(&self) -> Option<u8> {
         Some(u8::MAX)
+    }
+
+    /// M2 edges from the last one delivered to the one on which /IRQ rises, unless a register write
+    /// or a PPU access intervenes: an IRQ delay under way, or a counter of M2 edges (`u32::MAX`:
+    /// none coming that way). The lazy PPU schedule replays M2 edges only when it catches the PPU
+    /// up, so it catches up by that edge's cycle.
+    fn m2_edges_before_irq(&self) -> u32 {
+        u32::MAX
     }
 
     /// The PRG is a flash chip the game can write ([`Abilities::flash`]): its PRG ROM is then state.

@@ -845,13 +845,24 @@ impl Cartridge {
     }
 
     /// `edges` calls of [`Cartridge::cpu_cycle`] (no PPU access between them) on the lazy schedule's
-    /// M2 replay, which runs only for the boards that count M2 edges and whose /IRQ the lazy schedule
-    /// predicts (the MMC3 and the MMC5; see [`Cartridge::needs_eager_ppu`]): two arms where the board
-    /// dispatch has one for every board that counts M2 (a third arm cost the MMC3 demo 0.4% more host
-    /// instructions per frame).
+    /// M2 replay for the MMC3 and the MMC5: two arms where the board dispatch has one for every board
+    /// that counts M2 (a third arm cost the MMC3 demo 0.4% more host instructions per frame).
     #[inline(always)]
     pub(crate) fn replay_m2_edges(&mut self, edges: u64) {
         self.board.replay_m2_edges(edges);
+    }
+
+    /// [`Cartridge::replay_m2_edges`] for the boards with a delayed IRQ (the TC0690, the RAMBO-1),
+    /// through the whole board dispatch, in a replay of their own.
+    #[inline(always)]
+    pub(crate) fn replay_m2_edges_of_any_board(&mut self, edges: u64) {
+        self.board.cpu_cycles(edges);
+    }
+
+    /// True when the board's /IRQ rises M2 edges after its cause (the TC0690's, the RAMBO-1's):
+    /// the lazy schedule predicts it by [`Cartridge::m2_edges_before_irq`] too.
+    pub fn has_delayed_irq(&self) -> bool {
+        self.board.has_delayed_irq()
     }
 
     /// True when the board counts CPU cycles (M2 edges) against PPU A12, so the order of PPU dots and
@@ -861,9 +872,15 @@ impl Cartridge {
     }
 
     /// True when the board's /IRQ cannot be predicted by the lazy PPU schedule, so the console runs
-    /// the eager one (the TC0690's, `m048_taito_tc0690.rs`).
+    /// the eager one (no bundled board since issue 48).
     pub fn needs_eager_ppu(&self) -> bool {
         self.board.needs_eager_ppu()
+    }
+
+    /// M2 edges, from the last one delivered, to the one on which the board's /IRQ rises by an IRQ
+    /// delay under way or an M2 counter (the TC0690's and RAMBO-1's); `u32::MAX` when none does.
+    pub fn m2_edges_before_irq(&self) -> u32 {
+        self.board.m2_edges_before_irq()
     }
 
     /// PPU A12 counter clocks that must happen before the board's /IRQ could be asserted; `u32::MAX`

@@ -499,26 +499,12 @@ fn lazy_equals_eager_after_every_instruction_with_the_mmc3_in_pal_and_dendy() {
     // each dot an edge landed, so comparing after every instruction catches an edge replayed a dot
     // off, which a low run's length (4 dots, or 12 and more, while rendering) would not show at the
     // end of a frame. Every phase: PAL's cycle puts the read access point at five places in the dot.
-    let roms = ["roms/demo/demo.nes", "roms/stress/mmc3_a12.nes", "roms/stress/mmc3_irq.nes"];
-    let roms: Vec<(String, Vec<u8>)> = roms
-        .iter()
-        .map(|rom| (rom.to_string(), std::fs::read(support::repo_root().join(rom)).expect("bundled ROM")))
-        .collect();
-    for_each_rom_in_parallel(&roms, |index, name, rom| {
-        for region in [Region::Pal, Region::Dendy] {
-            for alignment in 0..4 {
-                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
-                let input = random_input(index as u64 ^ 0x9A1 << 36 ^ u64::from(alignment), 12);
-                assert_instructions_agree(
-                    &format!("{name} ({region})"),
-                    alignment,
-                    &mut lazy,
-                    &mut eager,
-                    &input,
-                );
-            }
-        }
-    });
+    bundled_roms_agree_after_every_instruction(
+        &["roms/demo/demo.nes", "roms/stress/mmc3_a12.nes", "roms/stress/mmc3_irq.nes"],
+        &[Region::Pal, Region::Dendy],
+        0x9A1,
+        12,
+    );
 }
 
 #[test]
@@ -528,16 +514,27 @@ fn lazy_equals_eager_after_every_instruction_on_the_delayed_irq_boards() {
     // up through the clock and then by that edge's cycle, replaying the edges between. Their ROMs
     // time the delays to the cycle (clocks by PPUADDR, the IRQ taken during a run of INX), in every
     // region, at every phase.
-    let roms = ["roms/asic/m048_tc0690.nes", "roms/tengen/m064_rambo1.nes"];
+    bundled_roms_agree_after_every_instruction(
+        &["roms/asic/m048_tc0690.nes", "roms/tengen/m064_rambo1.nes"],
+        &[Region::Ntsc, Region::Pal, Region::Dendy],
+        0xDE1A,
+        16,
+    );
+}
+
+/// Lazy and eager consoles of each bundled ROM in `roms`, in each of `regions` and at every phase,
+/// compared after every instruction of `frames` frames of random input (drawn from `seed`, the ROM's
+/// index and the phase).
+fn bundled_roms_agree_after_every_instruction(roms: &[&str], regions: &[Region], seed: u64, frames: usize) {
     let roms: Vec<(String, Vec<u8>)> = roms
         .iter()
         .map(|rom| (rom.to_string(), std::fs::read(support::repo_root().join(rom)).expect("bundled ROM")))
         .collect();
     for_each_rom_in_parallel(&roms, |index, name, rom| {
-        for region in [Region::Ntsc, Region::Pal, Region::Dendy] {
+        for &region in regions {
             for alignment in 0..4 {
                 let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
-                let input = random_input(index as u64 ^ 0xDE1A << 36 ^ u64::from(alignment), 16);
+                let input = random_input(index as u64 ^ seed << 36 ^ u64::from(alignment), frames);
                 assert_instructions_agree(
                     &format!("{name} ({region})"),
                     alignment,

@@ -173,15 +173,8 @@ fn lazy_equals_eager_in_pal_and_dendy() {
             }
             if seed % if board_check { 6 } else { 3 } == 0 {
                 let alignment = (seed % 4) as u8;
-                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
                 let input = random_input(seed as u64 ^ 0xD3D << 40, 40);
-                assert_instructions_agree(
-                    &format!("{name} ({region})"),
-                    alignment,
-                    &mut lazy,
-                    &mut eager,
-                    &input,
-                );
+                assert_instructions_agree_in(name, rom, alignment, region, &input);
             }
         });
     }
@@ -522,6 +515,13 @@ fn lazy_equals_eager_after_every_instruction_on_the_delayed_irq_boards() {
     );
 }
 
+/// A lazy and an eager console of `rom` in `region` at `alignment`, compared after every instruction
+/// of `input` (`name` with the region in the failure message).
+fn assert_instructions_agree_in(name: &str, rom: &[u8], alignment: u8, region: Region, input: &InputStream) {
+    let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
+    assert_instructions_agree(&format!("{name} ({region})"), alignment, &mut lazy, &mut eager, input);
+}
+
 /// Lazy and eager consoles of each bundled ROM in `roms`, in each of `regions` and at every phase,
 /// compared after every instruction of `frames` frames of random input (drawn from `seed`, the ROM's
 /// index and the phase).
@@ -533,15 +533,8 @@ fn bundled_roms_agree_after_every_instruction(roms: &[&str], regions: &[Region],
     for_each_rom_in_parallel(&roms, |index, name, rom| {
         for &region in regions {
             for alignment in 0..4 {
-                let (mut lazy, mut eager) = pair_in(rom, alignment, Some(region));
                 let input = random_input(index as u64 ^ seed << 36 ^ u64::from(alignment), frames);
-                assert_instructions_agree(
-                    &format!("{name} ({region})"),
-                    alignment,
-                    &mut lazy,
-                    &mut eager,
-                    &input,
-                );
+                assert_instructions_agree_in(name, rom, alignment, region, &input);
             }
         }
     });

@@ -2,9 +2,9 @@
 //! "DMA": a load DMA halts on a get cycle and takes 3 cycles; reload DMAs halt on put cycles and take
 //! 4 when the CPU is reading).
 
-use anes_core::{Cartridge, Nes, NesConfig};
+mod cart_support;
 
-const NOP: u8 = 0xEA;
+use anes_core::{Cartridge, Nes, NesConfig};
 
 /// LDA #value / STA addr for each pair.
 fn stores(setup: &[(u16, u8)]) -> Vec<u8> {
@@ -17,13 +17,7 @@ fn stores(setup: &[(u16, u8)]) -> Vec<u8> {
 
 /// An NROM image whose reset code is `code` followed by a NOP sled.
 fn console(code: &[u8]) -> Nes {
-    let mut prg = vec![NOP; 0x4000];
-    prg[..code.len()].copy_from_slice(code);
-    prg[0x3FFC] = 0x00; // reset vector: $C000
-    prg[0x3FFD] = 0xC0;
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend_from_slice(&prg);
-    rom.extend_from_slice(&[0; 0x2000]);
+    let rom = cart_support::nrom_running(code);
     let cart = Cartridge::from_ines(&rom).expect("valid test image");
     Nes::new(cart, NesConfig::default())
 }

@@ -3,19 +3,13 @@
 //! apu_reset: "At reset, flag should be clear", the reset's rewrite is "as if" $4017 were written
 //! 9-12 clocks before the first instruction).
 
-use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig};
+mod cart_support;
 
-const NOP: u8 = 0xEA;
+use anes_core::{ApuCatchUp, Cartridge, Nes, NesConfig};
 
 /// An NROM image whose reset code is `code` followed by a NOP sled.
 fn console(code: &[u8]) -> Nes {
-    let mut prg = vec![NOP; 0x4000];
-    prg[..code.len()].copy_from_slice(code);
-    prg[0x3FFC] = 0x00; // reset vector: $C000
-    prg[0x3FFD] = 0xC0;
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend_from_slice(&prg);
-    rom.extend_from_slice(&[0; 0x2000]);
+    let rom = cart_support::nrom_running(code);
     Nes::new(Cartridge::from_ines(&rom).expect("valid test image"), NesConfig::default())
 }
 

@@ -3,6 +3,8 @@
 //! corrupt joypad and PPUDATA ($2007) reads"; "PPU registers", PPUDATA: a read returns the buffer,
 //! which the PPU fills a few dots later). Rendering is off throughout.
 
+mod cart_support;
+
 use anes_core::{Cartridge, Nes, NesConfig, Region};
 
 const NOP: u8 = 0xEA;
@@ -36,14 +38,7 @@ fn read_into(code: &mut Vec<u8>, slots: std::ops::Range<u8>) {
 
 /// An NROM image whose reset code is `code` followed by JAM.
 fn console(code: &[u8], region: Region) -> Nes {
-    let mut prg = vec![NOP; 0x4000];
-    prg[..code.len()].copy_from_slice(code);
-    prg[code.len()] = JAM;
-    prg[0x3FFC] = 0x00; // reset vector: $C000
-    prg[0x3FFD] = 0xC0;
-    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-    rom.extend_from_slice(&prg);
-    rom.extend_from_slice(&[0; 0x2000]);
+    let rom = cart_support::nrom_running(&[code, &[JAM]].concat());
     let cart = Cartridge::from_ines(&rom).expect("valid test image");
     Nes::with_region(cart, NesConfig::default(), Some(region))
 }

@@ -149,3 +149,16 @@ pub fn mmc1_write(cart: &mut Cartridge, cycles: &mut Cycles, addr: u16, value: u
         cart.cpu_write(addr, (value >> bit) & 1, cycles.next());
     }
 }
+
+/// An NROM image (16 KiB PRG, 8 KiB CHR of zeros) whose PRG starts with `code` at $C000, the reset
+/// vector, and is NOPs elsewhere: a whole console's tests run `code` from power-on.
+pub fn nrom_running(code: &[u8]) -> Vec<u8> {
+    let mut prg = vec![0xEA; 0x4000];
+    prg[..code.len()].copy_from_slice(code);
+    prg[0x3FFC] = 0x00; // reset vector: $C000
+    prg[0x3FFD] = 0xC0;
+    let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    rom.extend_from_slice(&prg);
+    rom.extend_from_slice(&[0; 0x2000]);
+    rom
+}

@@ -1,10 +1,13 @@
 //! `Nes::step_to_next_line` (the lockstep runner's scanline granularity) stops after exactly the
 //! instruction where stepping one instruction at a time sees the PPU's scanline change, with the
 //! same machine there: every bundled and determinism ROM, all four CPU/PPU phases, both PPU
-//! schedules, across a soft reset and a power cycle.
+//! schedules, across a soft reset and a power cycle. So does `step_to_next_line_lagging` (the
+//! runner's own step), which leaves the chips behind from line to line: a copy settled after every
+//! step is that machine too.
 
 mod support;
 
+use anes::harness::Harness;
 use anes::nes::movie::ConsoleCommand;
 use anes::nes::{Cartridge, Nes, NesConfig, PpuCatchUp};
 use support::{determinism_roms, for_each_rom_in_parallel, random_input};
@@ -21,6 +24,7 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                 let mut by_line = Nes::new(Cartridge::from_ines(rom).unwrap(), config);
                 by_line.set_ppu_catch_up(mode);
                 let mut by_instruction = by_line.clone();
+                let mut lagging = by_line.clone();
                 let input = random_input(u64::from(phase) + 11, 40);
                 let mut lines = 0u64;
                 for i in 0..input.len() {
@@ -32,6 +36,7 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                     }
                     by_line.begin_frame(frame);
                     by_instruction.begin_frame(frame);
+                    lagging.begin_frame(frame);
                     loop {
                         let line = by_instruction.ppu_position().0;
                         let done_by_instruction = loop {
@@ -48,6 +53,10 @@ fn line_steps_stop_where_instruction_steps_see_the_line_change() {
                             format!("{name}, phase {phase}, {mode:?}, frame {i}, line step {lines}");
                         assert_eq!(done_by_line, done_by_instruction, "{context}");
                         assert_eq!(by_line.frame_record(), by_instruction.frame_record(), "{context}");
+                        assert_eq!(lagging.step_to_next_line_lagging(), done_by_line, "{context}, lagging");
+                        let mut settled = lagging.clone();
+                        settled.settle();
+                        assert_eq!(settled.frame_record(), by_line.frame_record(), "{context}, lagging");
                         if done_by_line {
                             break;
                         }

@@ -300,7 +300,6 @@ impl Nes {
     /// end of the instruction's last cycle.
     pub fn step_instruction(&mut self) {
         self.refresh_digest_if_stale();
-        self.sync.line_events = false;
         self.run_instruction();
         self.catch_up();
     }
@@ -320,8 +319,6 @@ impl Nes {
     /// Runs instructions until the PPU completes a picture: the first instruction boundary at or after
     /// the PPU reaches scanline 241, dot 0.
     pub fn run_until_frame_end(&mut self) {
-        // A prediction made with line events (`step_to_next_line`) is early at worst: nothing to undo.
-        self.sync.line_events = false;
         with_region_model!(self.region, R => self.run_instructions_to_picture::<R>());
         self.machine.frame += 1;
         self.catch_up();
@@ -355,7 +352,6 @@ impl Nes {
     /// The body of `Harness::step_in_frame_lagging` (`harness.rs`).
     pub(crate) fn step_in_frame_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
-        self.sync.line_events = false;
         let pictures = self.ppu.frames_completed();
         self.run_instruction();
         // Caught up on the dot that completes a picture: exact here, as in `run_until_frame_end`.
@@ -370,7 +366,6 @@ impl Nes {
 
     /// The body of `Harness::settle` (`harness.rs`).
     pub(crate) fn settle(&mut self) {
-        self.sync.line_events = false;
         self.sync.invalidate();
         self.apu.forget_history();
         self.catch_up();
@@ -392,13 +387,10 @@ impl Nes {
     /// Runs instructions until the PPU's scanline differs from the one it was on, or the frame ends
     /// (then returns true, the frame counter advanced as in [`Nes::step_in_frame`]). Stops after
     /// exactly the instruction where [`Nes::step_in_frame`] in a loop would see the scanline change,
-    /// but lets the PPU lag in between: the end of the line is one more dot the lazy schedule
-    /// catches up on, as it does for the end of a picture. Lockstep at scanline granularity.
+    /// but lets the PPU lag in between: the CPU's clock is watched for the end of the line, and
+    /// the PPU runs to it once an instruction has crossed it. Lockstep at scanline granularity.
     pub fn step_to_next_line(&mut self) -> bool {
         let done = self.step_to_next_line_lagging();
-        // Line events stay on, so this catch-up's prediction already stops at the end of the line
-        // the next call starts on: consecutive calls need no fresh prediction (every prediction made
-        // since the first call had them). Other entry points turn them off.
         if !done {
             self.catch_up();
             self.keep_chip_sums();
@@ -411,11 +403,6 @@ impl Nes {
         self.refresh_digest_if_stale();
         let line = self.ppu.scanline();
         let pictures = self.ppu.frames_completed();
-        if !self.sync.line_events {
-            // The prediction in force may lie past the end of this line.
-            self.sync.line_events = true;
-            self.sync.invalidate();
-        }
         let done =
             with_region_model!(self.region, R => self.run_instructions_to_line_change::<R>(line, pictures));
         if done {
@@ -429,16 +416,27 @@ impl Nes {
     /// The instructions of [`Nes::step_to_next_line`] in region `R`: true when the picture that
     /// was at `pictures` completed, false when the PPU left `line`.
     fn run_instructions_to_line_change<R: RegionModel>(&mut self, line: u16, pictures: u64) -> bool {
-        // The end of the line is an event (line events are on): spin loops are skipped up to it.
+        // The end of a line is no event of the lazy schedule: the CPU's clock is watched for it
+        // after each instruction (one compare), and spin-loop skips stop short of it.
         self.watch_spins(true);
+        let mut line_end = self.line_end_master_clock::<R>();
+        self.spin.clock_limit = line_end;
+        // A step runs one instruction at least, as a step whose PPU lagged lines behind did.
+        self.run_instruction_as::<R>();
         loop {
-            self.run_instruction_as::<R>();
-            // Caught up on the dot that ends the line (or the picture): exact here, as in
-            // `run_until_frame_end`. A picture completes as a line ends (`Ppu::frames_completed`),
-            // so the line alone is watched after each instruction.
+            while self.bus.master_clock < line_end {
+                self.run_instruction_as::<R>();
+            }
+            // The PPU runs through the ends of lines the instruction (a DMA: several) passed, and
+            // no further; an access may have caught it up to some point in between. Either way
+            // it ends on the line a caught-up PPU would be on, as the next step expects.
+            self.catch_up_ppu_to_line_ends::<R>();
             if self.ppu.scanline() != line {
                 break;
             }
+            // The pre-render line without its odd-frame skip: a dot longer than assumed.
+            line_end = self.line_end_master_clock::<R>();
+            self.spin.clock_limit = line_end;
         }
         let done = self.ppu.frames_completed() != pictures;
         self.watch_spins(false);

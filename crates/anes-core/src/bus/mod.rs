@@ -406,6 +406,21 @@ impl Nes {
         // on, and whatever could move it (a register access, a cartridge write, a reset) predicts
         // afresh or invalidates it. Stepping catches up after every instruction or line.
         let prediction_holds = target < self.sync.deadline;
+        self.run_lazy_ppu_to::<R>(target, u64::MAX);
+        if !prediction_holds {
+            self.predict_next_observable_dot::<R>();
+        }
+        debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
+        debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
+    }
+
+    /// Runs the lazy PPU's whole dots up to PPU clock `target`, delivering the owed M2 edges placed
+    /// before master clock `edges_before` (the rest stay owed, for the next run to place between
+    /// its dots).
+    #[inline(always)]
+    fn run_lazy_ppu_to<R: RegionModel>(&mut self, target: u64, edges_before: u64) {
+        let offset = u64::from(self.bus.ppu_offset);
+        let clocks = const { BusClocks::of(R::TIMING.region) };
         let owed = target.saturating_sub(self.bus.ppu_clock) / clocks.dot;
         // A lag never exceeds a frame (the frame end is an event), so this is one stretch.
         let dots = u32::try_from(owed).unwrap_or(u32::MAX);
@@ -423,40 +438,69 @@ impl Nes {
                 last_edge_at,
                 dot_at: self.bus.ppu_clock + clocks.dot + offset,
             };
-            if self.sync.delayed_irq {
-                self.run_dots_replaying_m2::<R, true>(dots, m2);
+            let next_edge_at = if self.sync.delayed_irq {
+                self.run_dots_replaying_m2::<R, true>(dots, m2, edges_before)
             } else {
-                self.run_dots_replaying_m2::<R, false>(dots, m2);
-            }
-            self.sync.m2_delivered = cycle;
+                self.run_dots_replaying_m2::<R, false>(dots, m2, edges_before)
+            };
+            // The cycle of the first edge still owed, less one.
+            self.sync.m2_delivered = match last_edge_at.checked_sub(next_edge_at) {
+                Some(before_last) => cycle - before_last / clocks.cycle - 1,
+                None => cycle,
+            };
         } else {
             let mut memory = PpuMemory::plain(&mut self.cart, &mut self.ciram);
             self.ppu.run_dots_as::<R>(dots, &mut memory);
         }
         self.bus.ppu_clock += u64::from(dots) * clocks.dot;
-        if !prediction_holds {
-            if self.sync.line_events && self.bus.ppu_clock < self.sync.event_deadline {
-                // The dot reached ended a line: the events predicted with it still lie ahead, as
-                // a prediction still ahead holds (no access came between), so only the next line's
-                // end is new.
-                let deadline = self.sync.event_deadline.min(self.line_end_deadline::<R>());
-                self.sync.predict::<R>(deadline, self.bus.ppu_offset);
-            } else {
-                self.predict_next_observable_dot::<R>();
-            }
-        }
-        debug_assert!(target - self.bus.ppu_clock < clocks.dot, "the PPU has caught up");
-        debug_assert!(self.sync.deadline > self.bus.ppu_clock, "the next observable dot is ahead");
     }
 
-    /// Predicts the next observable dot ([`Nes::next_observable_dot`]), kept apart as the events'
-    /// deadline, and, with line events on, the end of the present line if that comes first.
+    /// The line path's catch-up (`Nes::step_to_next_line`) after an instruction that ended past
+    /// the end of the PPU's present line: runs the PPU through the ends of lines the CPU has
+    /// passed (none when an access caught it up past the last), and no further, which leaves it where a stretch starts (a
+    /// catch-up to the instruction's end stops up to 20 dots into the next line, whose first tile
+    /// then goes dot by dot). The M2 edges after the last of those dots stay owed. Nothing the
+    /// CPU could notice lies in between (the prediction holds: the instruction ended before the
+    /// deadline, or it would have caught up). On the pre-render line the odd-frame skip is
+    /// assumed: without it the PPU stops on the line's last dot.
+    pub(crate) fn catch_up_ppu_to_line_ends<R: RegionModel>(&mut self) {
+        if matches!(self.sync.schedule, Schedule::Eager | Schedule::EagerCountingM2) {
+            // Never behind the CPU's last cycle (short of the line's end: the pre-render line
+            // without its odd-frame skip).
+            return;
+        }
+        // Between cycles the last one started a cycle ago (fast cycles leave `cycle_start` behind;
+        // the M2 edges owed are placed from it).
+        self.sync.cycle_start = self.bus.master_clock - R::TIMING.master_per_cpu_cycle;
+        if self.sync.delayed_irq {
+            // These boards' IRQ is predicted from the edges delivered through the present cycle
+            // (`Nes::next_observable_dot`): they catch up to the instruction's end.
+            self.catch_up_ppu_as::<R>();
+            return;
+        }
+        let offset = u64::from(self.bus.ppu_offset);
+        loop {
+            let target = self.line_end_deadline::<R>();
+            if target + offset > self.bus.master_clock {
+                break;
+            }
+            debug_assert!(target < self.sync.deadline, "the prediction holds");
+            self.run_lazy_ppu_to::<R>(target, target + offset + 1);
+        }
+    }
+
+    /// Predicts the next observable dot ([`Nes::next_observable_dot`]).
     #[inline]
     fn predict_next_observable_dot<R: RegionModel>(&mut self) {
-        let events = self.next_observable_dot::<R>();
-        self.sync.event_deadline = events;
-        let deadline = if self.sync.line_events { events.min(self.line_end_deadline::<R>()) } else { events };
+        let deadline = self.next_observable_dot::<R>();
         self.sync.predict::<R>(deadline, self.bus.ppu_offset);
+    }
+
+    /// The master clock at which the PPU's present line ends: an instruction ending at or after it
+    /// ended past the line (see [`Nes::catch_up_ppu_to_line_ends`]).
+    #[inline]
+    pub(crate) fn line_end_master_clock<R: RegionModel>(&self) -> u64 {
+        self.line_end_deadline::<R>() + u64::from(self.bus.ppu_offset)
     }
 
     /// The PPU clock at which the present line's last dot completes.
@@ -466,10 +510,16 @@ impl Nes {
         self.bus.ppu_clock.saturating_add(dots.saturating_add(1).saturating_mul(R::TIMING.master_per_dot))
     }
 
-    /// Runs `dots` dots delivering the M2 edges `m2` owes between them, then the rest of them; with
-    /// `ANY_BOARD` through the whole board dispatch (see `PpuMemory`).
+    /// Runs `dots` dots delivering the M2 edges `m2` owes between them, then the rest of those placed
+    /// before master clock `edges_before`; with `ANY_BOARD` through the whole board dispatch (see
+    /// `PpuMemory`). Returns where the first edge still owed is placed.
     #[inline(always)]
-    fn run_dots_replaying_m2<R: RegionModel, const ANY_BOARD: bool>(&mut self, dots: u32, m2: M2Replay) {
+    fn run_dots_replaying_m2<R: RegionModel, const ANY_BOARD: bool>(
+        &mut self,
+        dots: u32,
+        m2: M2Replay,
+        edges_before: u64,
+    ) -> u64 {
         let mut memory = PpuMemory::<true, R, ANY_BOARD> {
             cart: &mut self.cart,
             ciram: &mut self.ciram,
@@ -477,11 +527,11 @@ impl Nes {
             region: PhantomData,
         };
         self.ppu.run_dots_as::<R>(dots, &mut memory);
-        memory.m2.deliver_before::<R, ANY_BOARD>(memory.cart, u64::MAX);
+        memory.m2.deliver_before::<R, ANY_BOARD>(memory.cart, edges_before);
+        memory.m2.next_edge_at
     }
 
-    /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes
-    /// (the end of a line aside: see [`Nes::predict_next_observable_dot`]):
+    /// The PPU clock at which the next dot the CPU could notice without accessing the PPU completes:
     /// the next VBlank, picture or pre-render event, or (MMC3, rendering) the earliest A12 edge that
     /// could raise the IRQ (the TC0690's and RAMBO-1's: start its delay): where the fetch pattern of
     /// each line, from the tables and the sprites in range, could clock the counter

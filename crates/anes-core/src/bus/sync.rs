@@ -141,12 +141,6 @@ pub(crate) struct PpuSync {
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
     pub cycle_start: u64,
-    /// The end of every scanline is an event too (`Nes::step_to_next_line`).
-    pub line_events: bool,
-    /// The deadline the last full prediction found without the line ends (`deadline` is the earlier
-    /// of it and the present line's end): while the PPU has not reached it and nothing invalidated
-    /// it, the prediction after a line's end only adds the next line's. 0 when invalidated.
-    pub event_deadline: u64,
     /// The board's /IRQ rises M2 edges after its cause (`Cartridge::has_delayed_irq`): predicted
     /// by those edges too, and replayed through the whole board dispatch. Fixed at load.
     pub delayed_irq: bool,
@@ -158,7 +152,6 @@ impl PpuSync {
     #[inline(always)]
     pub fn invalidate(&mut self) {
         self.deadline = 0;
-        self.event_deadline = 0;
         self.quiet_before = 0;
         self.fast_before = 0;
     }

@@ -9,8 +9,9 @@
 //!
 //! The lagging chips catch up afterwards as after any fast cycles; lazy == eager
 //! (`tests/ppu_schedule.rs`, where the eager schedule has no fast path) checks it, like every
-//! shortcut of the lazy schedules. A line step ends at the line's end, an event like the others, so
-//! it skips up to there; an instruction step never skips (a step is one instruction).
+//! shortcut of the lazy schedules. A line step ends after the instruction that crosses the line's
+//! end, so it skips only turns that end before it; an instruction step never skips (a step is one
+//! instruction).
 
 pub(crate) mod watch;
 
@@ -54,6 +55,7 @@ impl Nes {
         self.spin.on = on;
         self.spin.turn = None;
         self.spin.passed_over = u32::MAX;
+        self.spin.clock_limit = u64::MAX;
     }
 
     /// The branch or jump at `at` was just taken backward. Most loops write or take the full path
@@ -113,6 +115,10 @@ impl Nes {
                 None => return,
             }
         };
+        // And whose every instruction ends before the clock limit: the line path stops after the
+        // instruction that crosses it.
+        let turn_clocks = period * R::TIMING.master_per_cpu_cycle;
+        let turns = turns.min(self.spin.clock_limit.saturating_sub(self.bus.master_clock + 1) / turn_clocks);
         if turns == 0 {
             return;
         }

@@ -20,6 +20,9 @@ pub(crate) struct SpinWatch {
     /// bcs` delays, loops that read and count): not compared again until the path ends. Only ever
     /// a skip the less.
     pub(super) passed_over: u32,
+    /// Skips end before this master clock: the end of the line in the line path (which watches
+    /// the clock for it after each instruction), `u64::MAX` elsewhere.
+    pub clock_limit: u64,
 }
 
 /// What a delay loop's one instruction does: X or Y, one down or one up.

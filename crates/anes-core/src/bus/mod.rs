@@ -147,10 +147,12 @@ impl Nes {
         if self.sync.nmi_input != self.cpu.nmi_line_prev {
             self.sync.fast_before = 0;
         }
-        // With /IRQ released, no NMI pending and every latch clear, a fast cycle's sampling changes
-        // nothing, and only sampling sets a latch: so until the next full cycle.
+        // With /IRQ released or masked by I, no NMI pending and every latch clear, a fast cycle's
+        // sampling changes nothing, and only sampling sets a latch: so until the next full cycle, or
+        // an instruction clearing I (`Nes::irq_unmasked`). Masked: a test ROM that never acknowledges
+        // the APU's frame IRQ keeps /IRQ asserted all frame.
         let cpu = &self.cpu;
-        self.sync.latches_at_rest = !self.sync.irq_input
+        self.sync.latches_at_rest = (!self.sync.irq_input || cpu.flag(crate::cpu::flags::I))
             && cpu.nmi_pending | cpu.nmi_pending_prev | cpu.irq_pending | cpu.irq_pending_prev == 0;
     }
 

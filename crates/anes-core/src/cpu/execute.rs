@@ -180,7 +180,10 @@ impl Nes {
             0x55 => self.read_op::<R>(Mode::ZeroPageX, Self::eor),
             0x56 => self.rmw_op::<R>(Mode::ZeroPageX, Self::lsr),
             0x57 => self.rmw_op::<R>(Mode::ZeroPageX, Self::sre),
-            0x58 => self.implied_op::<R>(|s| s.cpu.set_flag(flags::I, false)),
+            0x58 => self.implied_op::<R>(|s| {
+                s.cpu.set_flag(flags::I, false);
+                s.irq_unmasked();
+            }),
             0x59 => self.read_op::<R>(Mode::AbsoluteY, Self::eor),
             0x5A => self.implied_op::<R>(|_| ()),
             0x5B => self.rmw_op::<R>(Mode::AbsoluteY, Self::sre),
@@ -788,6 +791,7 @@ impl Nes {
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
+        self.irq_unmasked();
         let lo = self.pull::<R>();
         let hi = self.pull::<R>();
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
@@ -828,6 +832,16 @@ impl Nes {
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
+        self.irq_unmasked();
+    }
+
+    /// After an instruction wrote P, possibly clearing I: while /IRQ is asserted, the fast cycles'
+    /// interrupt sampling is no longer at rest (`Nes::cache_interrupt_lines`).
+    #[inline(always)]
+    fn irq_unmasked(&mut self) {
+        if self.sync.irq_input && !self.cpu.flag(flags::I) {
+            self.sync.latches_at_rest = false;
+        }
     }
 
     /// JAM (KIL): the CPU locks up after reading its operand byte; only reset recovers it.

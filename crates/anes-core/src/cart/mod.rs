@@ -119,6 +119,8 @@ pub use rom_info::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
 const FOUR_SCREEN_VRAM: usize = 0x800;
 /// CPU address of the trainer.
 const TRAINER_ADDR: usize = 0x7000;
+/// A `prg_fast` slot offset past any PRG ROM (and far from overflowing with an address added).
+const PRG_FAST_MISS: usize = usize::MAX / 2;
 
 /// A loaded cartridge: immutable ROM images plus the board's mutable state.
 #[derive(Clone)]
@@ -163,6 +165,9 @@ pub struct Cartridge {
     map: MemoryMap,
     /// CPU reads of $8000-$FFFF are plain ROM: no Game Genie code, no RAM in a slot. Derived.
     prg_plain: bool,
+    /// `map.prg` while `prg_plain`, else `PRG_FAST_MISS` in every slot: the plain read's offsets,
+    /// so one bounds check also tells whether the read is plain. Derived.
+    prg_fast: [usize; 4],
     /// Game Genie codes patching CPU reads of $8000-$FFFF: part of the machine's identity, not of
     /// its state sections (see `game_genie.rs`).
     game_genie: GameGenie,
@@ -312,6 +317,7 @@ impl Cartridge {
             board,
             map,
             prg_plain: true,
+            prg_fast: [PRG_FAST_MISS; 4],
             game_genie: GameGenie::default(),
             memory_digest: 0,
             irq_due: u64::MAX,
@@ -351,8 +357,11 @@ impl Cartridge {
     /// frame).
     #[inline(always)]
     pub fn cpu_read(&mut self, addr: u16, open_bus: u8) -> u8 {
-        if addr >= 0x8000 && self.prg_plain {
-            return self.prg_rom_byte(addr);
+        if addr >= 0x8000 {
+            let index = self.prg_fast[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
+            if let Some(&byte) = self.prg_rom.get(index) {
+                return byte;
+            }
         }
         self.cpu_read_other(addr, open_bus)
     }
@@ -362,6 +371,7 @@ impl Cartridge {
     fn cpu_read_other(&mut self, addr: u16, open_bus: u8) -> u8 {
         // `cpu_peek`'s arms, in its order, but for the registers' side effects.
         match addr {
+            0x8000..=0xFFFF if self.prg_plain => self.prg_rom_byte(addr),
             0x8000..=0xFFFF => self.prg_read_mapped(addr, open_bus),
             0x6000..=0x7FFF => self.prg_ram_peek(addr, open_bus),
             _ => self.read_low_register(addr, open_bus),
@@ -582,6 +592,7 @@ impl Cartridge {
         let prg_reads_seen = self.board.prg_reads_seen();
         self.prg_plain =
             self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4] && !prg_reads_seen;
+        self.prg_fast = if self.prg_plain { self.map.prg } else { [PRG_FAST_MISS; 4] };
         let pages = self.board.declared().derived_pages * CHR_SLOT;
         if pages != 0 {
             self.board.refresh_pages(&mut self.chr[self.chr_end..self.chr_end + pages]);

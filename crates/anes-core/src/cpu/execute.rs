@@ -729,6 +729,8 @@ impl Nes {
 
     // ---- control flow ----
 
+    /// Inlined into each branch opcode's function: called, it saved and restored four registers.
+    #[inline(always)]
     fn branch<R: RegionModel>(&mut self, taken: bool) {
         let offset = self.fetch::<R>() as i8;
         if !taken {

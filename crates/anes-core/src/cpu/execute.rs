@@ -837,12 +837,13 @@ impl Nes {
         self.irq_unmasked();
     }
 
-    /// After an instruction wrote P, possibly clearing I: while /IRQ is asserted, the fast cycles'
-    /// interrupt sampling is no longer at rest (`Nes::cache_interrupt_lines`).
+    /// After an instruction wrote P, possibly clearing I: while /IRQ is asserted, the interrupt
+    /// latches are no longer at rest, and the cycles that follow take the full path, which samples
+    /// the lines (`Nes::cache_interrupt_lines`).
     #[inline(always)]
     fn irq_unmasked(&mut self) {
         if self.sync.irq_input && !self.cpu.flag(flags::I) {
-            self.sync.latches_at_rest = false;
+            self.sync.fast_before = 0;
         }
     }
 

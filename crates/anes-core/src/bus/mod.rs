@@ -76,6 +76,20 @@ impl Nes {
         self.read_slow::<R>(addr)
     }
 
+    /// [`Nes::read`] of plain PRG ROM on a fast cycle: the CPU's fetches of opcodes and operands.
+    /// `None`, having done nothing, for any other address or cycle, which then goes down `read`.
+    /// Free of calls, so the fetch of an opcode saves no registers.
+    #[inline(always)]
+    pub(crate) fn read_prg_fast<R: RegionModel>(&mut self, addr: u16) -> Option<u8> {
+        let cycle = self.bus.cpu_cycle + 1;
+        if cycle >= self.sync.fast_before {
+            return None;
+        }
+        let value = self.cart.prg_plain_read(addr)?;
+        self.end_fast_cycle::<R>(cycle, value);
+        Some(value)
+    }
+
     /// A read cycle down the full path (see [`Nes::read`]).
     #[inline(never)]
     fn read_slow<R: RegionModel>(&mut self, addr: u16) -> u8 {

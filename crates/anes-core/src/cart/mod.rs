@@ -357,13 +357,21 @@ impl Cartridge {
     /// frame).
     #[inline(always)]
     pub fn cpu_read(&mut self, addr: u16, open_bus: u8) -> u8 {
-        if addr >= 0x8000 {
-            let index = self.prg_fast[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
-            if let Some(&byte) = self.prg_rom.get(index) {
-                return byte;
-            }
+        if let Some(byte) = self.prg_plain_read(addr) {
+            return byte;
         }
         self.cpu_read_other(addr, open_bus)
+    }
+
+    /// A CPU read of $8000-$FFFF when it reads plain ROM, which has no side effects; `None` for
+    /// any other read.
+    #[inline(always)]
+    pub(crate) fn prg_plain_read(&self, addr: u16) -> Option<u8> {
+        if addr < 0x8000 {
+            return None;
+        }
+        let index = self.prg_fast[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
+        self.prg_rom.get(index).copied()
     }
 
     /// [`Cartridge::cpu_read`] but for plain ROM.

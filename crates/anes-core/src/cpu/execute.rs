@@ -21,6 +21,19 @@ impl Nes {
             self.run_jammed_or_interrupt::<R>();
             return;
         }
+        // The fetch from plain PRG ROM in a fast cycle, the common case, makes no call before the
+        // opcode's function (tail-called): kept so, this function saves no registers.
+        let Some(opcode) = self.read_prg_fast::<R>(self.cpu.pc) else {
+            self.run_instruction_fetching_slowly::<R>();
+            return;
+        };
+        self.cpu.pc = self.cpu.pc.wrapping_add(1);
+        Opcodes::<R>::TABLE[usize::from(opcode)](self);
+    }
+
+    /// [`Nes::run_instruction_as`] with an opcode fetch other than from plain PRG ROM in a fast cycle.
+    #[inline(never)]
+    fn run_instruction_fetching_slowly<R: RegionModel>(&mut self) {
         let opcode = self.fetch::<R>();
         Opcodes::<R>::TABLE[usize::from(opcode)](self);
     }
@@ -389,10 +402,15 @@ impl Nes {
 
     // ---- fetch and stack ----
 
+    /// Programs run from PRG ROM: its fast read comes first, skipping the checks for work RAM.
     #[inline(always)]
     fn fetch<R: RegionModel>(&mut self) -> u8 {
-        let v = self.read::<R>(self.cpu.pc);
-        self.cpu.pc = self.cpu.pc.wrapping_add(1);
+        let pc = self.cpu.pc;
+        let v = match self.read_prg_fast::<R>(pc) {
+            Some(v) => v,
+            None => self.read::<R>(pc),
+        };
+        self.cpu.pc = pc.wrapping_add(1);
         v
     }
 

@@ -76,8 +76,8 @@ impl Nes {
     /// IRQ or NMI: two dummy reads of PC, three pushes, vector fetch. An NMI edge seen before P is
     /// pushed hijacks an IRQ (nesdev "CPU interrupts", interrupt hijacking).
     fn interrupt_sequence<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>((self.cpu.pc >> 8) as u8);
         self.push::<R>(self.cpu.pc as u8);
         let vector = self.take_vector();
@@ -402,16 +402,22 @@ impl Nes {
 
     // ---- fetch and stack ----
 
-    /// Programs run from PRG ROM: its fast read comes first, skipping the checks for work RAM.
     #[inline(always)]
     fn fetch<R: RegionModel>(&mut self) -> u8 {
         let pc = self.cpu.pc;
-        let v = match self.read_prg_fast::<R>(pc) {
-            Some(v) => v,
-            None => self.read::<R>(pc),
-        };
+        let v = self.read_code::<R>(pc);
         self.cpu.pc = pc.wrapping_add(1);
         v
+    }
+
+    /// A read of the program (PC, a branch's target): programs run from PRG ROM, so its fast read
+    /// comes first, skipping the checks for work RAM.
+    #[inline(always)]
+    fn read_code<R: RegionModel>(&mut self, addr: u16) -> u8 {
+        match self.read_prg_fast::<R>(addr) {
+            Some(v) => v,
+            None => self.read::<R>(addr),
+        }
     }
 
     #[inline(always)]
@@ -534,14 +540,14 @@ impl Nes {
 
     #[inline(always)]
     fn accumulator_op<R: RegionModel>(&mut self, op: fn(&mut Self, u8) -> u8) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.a = op(self, self.cpu.a);
     }
 
     /// One-byte instructions read the next byte and discard it.
     #[inline(always)]
     fn implied_op<R: RegionModel>(&mut self, op: fn(&mut Self)) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         op(self);
     }
 
@@ -759,10 +765,10 @@ impl Nes {
         if self.cpu.irq_pending != 0 && self.cpu.irq_pending_prev == 0 {
             self.cpu.irq_pending = 0;
         }
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         let target = self.cpu.pc.wrapping_add(offset as u16);
         if (target ^ self.cpu.pc) & 0xFF00 != 0 {
-            self.read::<R>((self.cpu.pc & 0xFF00) | (target & 0x00FF));
+            self.read_code::<R>((self.cpu.pc & 0xFF00) | (target & 0x00FF));
         }
         let at = self.cpu.pc.wrapping_sub(2);
         self.cpu.pc = target;
@@ -792,22 +798,22 @@ impl Nes {
         self.stack_dummy_read::<R>();
         self.push::<R>((self.cpu.pc >> 8) as u8);
         self.push::<R>(self.cpu.pc as u8);
-        let hi = self.read::<R>(self.cpu.pc);
+        let hi = self.read_code::<R>(self.cpu.pc);
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
     }
 
     fn rts<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let lo = self.pull::<R>();
         let hi = self.pull::<R>();
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.pc = self.cpu.pc.wrapping_add(1);
     }
 
     fn rti<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
@@ -831,24 +837,24 @@ impl Nes {
     }
 
     fn pha<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>(self.cpu.a);
     }
 
     fn php<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>(self.cpu.p | flags::B);
     }
 
     fn pla<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let v = self.pull::<R>();
         self.lda(v);
     }
 
     fn plp<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
@@ -867,7 +873,7 @@ impl Nes {
 
     /// JAM (KIL): the CPU locks up after reading its operand byte; only reset recovers it.
     fn jam<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.jammed = 1;
     }
 }

@@ -158,7 +158,8 @@ impl Nes {
     /// sample (`Nes::sample_cached_interrupt_lines`) until the next full cycle, or an instruction
     /// clearing I (`Nes::irq_unmasked`). Out of rest, until the interrupt is taken, every cycle
     /// takes the full path. Masked: a test ROM that never acknowledges the APU's frame IRQ keeps
-    /// /IRQ asserted all frame.
+    /// /IRQ asserted all frame. A jammed CPU's cycles take the full path too, so a fast cycle at the
+    /// start of an instruction is an opcode fetch (`Nes::run_instruction_as`).
     #[inline(always)]
     pub(crate) fn cache_interrupt_lines(&mut self) {
         self.sync.nmi_input = u8::from(self.ppu.nmi_line());
@@ -166,7 +167,8 @@ impl Nes {
         let cpu = &self.cpu;
         let at_rest = self.sync.nmi_input == cpu.nmi_line_prev
             && (!self.sync.irq_input || cpu.flag(crate::cpu::flags::I))
-            && cpu.nmi_pending | cpu.nmi_pending_prev | cpu.irq_pending | cpu.irq_pending_prev == 0;
+            && cpu.nmi_pending | cpu.nmi_pending_prev | cpu.irq_pending | cpu.irq_pending_prev | cpu.jammed
+                == 0;
         if !at_rest {
             self.sync.fast_before = 0;
         }
@@ -611,6 +613,7 @@ impl Nes {
             (0, 0, 0, 0),
             "latches at rest stay clear"
         );
+        debug_assert_eq!(self.cpu.jammed, 0, "no fast cycle for a jammed CPU");
     }
 
     #[inline(always)]

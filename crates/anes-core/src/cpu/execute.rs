@@ -17,36 +17,32 @@ impl Nes {
     /// `bus/mod.rs`); [`Nes::step_instruction`] is this plus the catch-up.
     #[inline]
     pub(crate) fn run_instruction_as<R: RegionModel>(&mut self) {
-        if self.cpu.jammed | self.cpu.nmi_pending_prev | self.cpu.irq_pending_prev != 0 {
-            self.run_jammed_or_interrupt::<R>();
-            return;
-        }
-        // The fetch from plain PRG ROM in a fast cycle, the common case, makes no call before the
-        // opcode's function (tail-called): kept so, this function saves no registers.
+        // A fast cycle first: it implies the interrupt latches at rest and the CPU running
+        // (`Nes::cache_interrupt_lines`), so the fetch of an opcode from plain PRG ROM then is the
+        // instruction's start, and the common case makes no call before the opcode's function
+        // (tail-called): kept so, this function saves no registers.
         let Some(opcode) = self.read_prg_fast::<R>(self.cpu.pc) else {
-            self.run_instruction_fetching_slowly::<R>();
+            self.run_instruction_slowly::<R>();
             return;
         };
         self.cpu.pc = self.cpu.pc.wrapping_add(1);
         Opcodes::<R>::TABLE[usize::from(opcode)](self);
     }
 
-    /// [`Nes::run_instruction_as`] with an opcode fetch other than from plain PRG ROM in a fast cycle.
+    /// [`Nes::run_instruction_as`] but for an opcode fetch from plain PRG ROM in a fast cycle.
     #[inline(never)]
-    fn run_instruction_fetching_slowly<R: RegionModel>(&mut self) {
-        let opcode = self.fetch::<R>();
-        Opcodes::<R>::TABLE[usize::from(opcode)](self);
-    }
-
-    /// [`Nes::run_instruction_as`] when no instruction runs: a jammed CPU's cycle, or an interrupt.
-    #[inline(never)]
-    fn run_jammed_or_interrupt<R: RegionModel>(&mut self) {
+    fn run_instruction_slowly<R: RegionModel>(&mut self) {
         if self.cpu.jammed != 0 {
             // A halted 6502 keeps the bus busy with reads of $FFFF; time still passes.
             self.read::<R>(0xFFFF);
             return;
         }
-        self.interrupt_sequence::<R>();
+        if self.cpu.nmi_pending_prev != 0 || self.cpu.irq_pending_prev != 0 {
+            self.interrupt_sequence::<R>();
+            return;
+        }
+        let opcode = self.fetch::<R>();
+        Opcodes::<R>::TABLE[usize::from(opcode)](self);
     }
 
     /// The instruction of opcode `OPCODE`, its fetch done: one function per opcode (see [`Opcodes`]).
@@ -875,6 +871,8 @@ impl Nes {
     fn jam<R: RegionModel>(&mut self) {
         self.read_code::<R>(self.cpu.pc);
         self.cpu.jammed = 1;
+        // A jammed CPU's cycles take the full path (`Nes::cache_interrupt_lines`).
+        self.sync.fast_before = 0;
     }
 }
 

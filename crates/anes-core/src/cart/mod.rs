@@ -119,7 +119,7 @@ pub use rom_info::{HeaderFormat, HeaderRegion, Mirroring, RomInfo};
 const FOUR_SCREEN_VRAM: usize = 0x800;
 /// CPU address of the trainer.
 const TRAINER_ADDR: usize = 0x7000;
-/// A `prg_fast` slot offset past any PRG ROM (and far from overflowing with an address added).
+/// A `prg_fast` entry past any PRG ROM, whatever address is added.
 const PRG_FAST_MISS: usize = usize::MAX / 2;
 
 /// A loaded cartridge: immutable ROM images plus the board's mutable state.
@@ -165,9 +165,10 @@ pub struct Cartridge {
     map: MemoryMap,
     /// CPU reads of $8000-$FFFF are plain ROM: no Game Genie code, no RAM in a slot. Derived.
     prg_plain: bool,
-    /// `map.prg` while `prg_plain`, else `PRG_FAST_MISS` in every slot: the plain read's offsets,
-    /// so one bounds check also tells whether the read is plain. Derived.
-    prg_fast: [usize; 4],
+    /// Per 8 KiB of the CPU's address space, what to add to an address to index PRG ROM when its
+    /// reads are plain ROM (`prg_plain`: $8000-$FFFF), else `PRG_FAST_MISS`, past any ROM: one
+    /// lookup and one bounds check read plain ROM and turn every other read away. Derived.
+    prg_fast: [usize; 8],
     /// Game Genie codes patching CPU reads of $8000-$FFFF: part of the machine's identity, not of
     /// its state sections (see `game_genie.rs`).
     game_genie: GameGenie,
@@ -317,7 +318,7 @@ impl Cartridge {
             board,
             map,
             prg_plain: true,
-            prg_fast: [PRG_FAST_MISS; 4],
+            prg_fast: [PRG_FAST_MISS; 8],
             game_genie: GameGenie::default(),
             memory_digest: 0,
             irq_due: u64::MAX,
@@ -367,10 +368,7 @@ impl Cartridge {
     /// any other read.
     #[inline(always)]
     pub(crate) fn prg_plain_read(&self, addr: u16) -> Option<u8> {
-        if addr < 0x8000 {
-            return None;
-        }
-        let index = self.prg_fast[usize::from(addr >> 13) & 3] + usize::from(addr & 0x1FFF);
+        let index = self.prg_fast[usize::from(addr >> 13)].wrapping_add(usize::from(addr));
         self.prg_rom.get(index).copied()
     }
 
@@ -600,7 +598,12 @@ impl Cartridge {
         let prg_reads_seen = self.board.prg_reads_seen();
         self.prg_plain =
             self.game_genie.is_empty() && self.map.prg_slots == [PrgSlot::Rom; 4] && !prg_reads_seen;
-        self.prg_fast = if self.prg_plain { self.map.prg } else { [PRG_FAST_MISS; 4] };
+        self.prg_fast = [PRG_FAST_MISS; 8];
+        if self.prg_plain {
+            for (slot, &offset) in self.map.prg.iter().enumerate() {
+                self.prg_fast[4 + slot] = offset.wrapping_sub(0x8000 + slot * PRG_SLOT);
+            }
+        }
         let pages = self.board.declared().derived_pages * CHR_SLOT;
         if pages != 0 {
             self.board.refresh_pages(&mut self.chr[self.chr_end..self.chr_end + pages]);

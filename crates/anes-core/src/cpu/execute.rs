@@ -29,7 +29,8 @@ impl Nes {
         Opcodes::<R>::TABLE[usize::from(opcode)](self);
     }
 
-    /// [`Nes::run_instruction_as`] but for an opcode fetch from plain PRG ROM in a fast cycle.
+    /// [`Nes::run_instruction_as`] when the instruction does not start with a fast opcode fetch from
+    /// plain PRG ROM: a jammed CPU's cycle, an interrupt, or a fetch down `read`.
     #[inline(never)]
     fn run_instruction_slowly<R: RegionModel>(&mut self) {
         if self.cpu.jammed != 0 {

@@ -127,16 +127,15 @@ pub(crate) struct PpuSync {
     pub quiet_before: u64,
     /// CPU cycles numbered below this take the fast path (`Nes::read`, `Nes::write`) when they access
     /// work RAM or (reads) the cartridge: the PPU is quiet through them, the APU is not due and no
-    /// DMA is waiting, so the cycle only counts, accesses and samples the interrupt lines. Set at the
-    /// end of every other cycle (`Nes::end_slow_cycle`); 0 forces the next cycle down the full path.
+    /// DMA is waiting and the interrupt latches are at rest, so the cycle only counts and accesses.
+    /// Set at the end of every other cycle (`Nes::end_slow_cycle`); 0 forces the next cycle down the
+    /// full path.
     pub fast_before: u64,
     /// What the interrupt lines carry between cycles down the full path (and after a catch-up at a
     /// public entry point): /NMI from the PPU (1 = asserted) and /IRQ from the APU or the board. Fast
-    /// cycles change none of the chips, so they sample these.
+    /// cycles change none of the chips, so their sampling would see these.
     pub nmi_input: u8,
     pub irq_input: bool,
-    /// The interrupt latches are at rest (`Nes::cache_interrupt_lines`): fast cycles skip sampling.
-    pub latches_at_rest: bool,
     /// The last CPU cycle whose M2 edge the cartridge has seen (with `LazyReplayingM2`).
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.

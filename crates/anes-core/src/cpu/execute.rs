@@ -4,6 +4,7 @@
 use super::{IRQ_VECTOR, Mode, NMI_VECTOR, RESET_VECTOR, flags};
 use crate::nes::Nes;
 use crate::region::{RegionModel, with_region_model};
+use core::marker::PhantomData;
 
 impl Nes {
     /// [`Nes::run_instruction_as`] in the console's region.
@@ -16,6 +17,22 @@ impl Nes {
     /// `bus/mod.rs`); [`Nes::step_instruction`] is this plus the catch-up.
     #[inline]
     pub(crate) fn run_instruction_as<R: RegionModel>(&mut self) {
+        // A fast cycle first: it implies the interrupt latches at rest and the CPU running
+        // (`Nes::cache_interrupt_lines`), so the fetch of an opcode from plain PRG ROM then is the
+        // instruction's start, and the common case makes no call before the opcode's function
+        // (tail-called): kept so, this function saves no registers.
+        let Some(opcode) = self.read_prg_fast::<R>(self.cpu.pc) else {
+            self.run_instruction_slowly::<R>();
+            return;
+        };
+        self.cpu.pc = self.cpu.pc.wrapping_add(1);
+        Opcodes::<R>::TABLE[usize::from(opcode)](self);
+    }
+
+    /// [`Nes::run_instruction_as`] when the instruction does not start with a fast opcode fetch from
+    /// plain PRG ROM: a jammed CPU's cycle, an interrupt, or a fetch down `read`.
+    #[inline(never)]
+    fn run_instruction_slowly<R: RegionModel>(&mut self) {
         if self.cpu.jammed != 0 {
             // A halted 6502 keeps the bus busy with reads of $FFFF; time still passes.
             self.read::<R>(0xFFFF);
@@ -26,7 +43,12 @@ impl Nes {
             return;
         }
         let opcode = self.fetch::<R>();
-        self.execute::<R>(opcode);
+        Opcodes::<R>::TABLE[usize::from(opcode)](self);
+    }
+
+    /// The instruction of opcode `OPCODE`, its fetch done: one function per opcode (see [`Opcodes`]).
+    fn run_opcode<R: RegionModel, const OPCODE: u8>(&mut self) {
+        self.execute::<R>(OPCODE);
     }
 
     /// Power-on/reset sequence: the 6502 runs its interrupt microcode with writes turned into reads.
@@ -51,8 +73,8 @@ impl Nes {
     /// IRQ or NMI: two dummy reads of PC, three pushes, vector fetch. An NMI edge seen before P is
     /// pushed hijacks an IRQ (nesdev "CPU interrupts", interrupt hijacking).
     fn interrupt_sequence<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>((self.cpu.pc >> 8) as u8);
         self.push::<R>(self.cpu.pc as u8);
         let vector = self.take_vector();
@@ -168,7 +190,10 @@ impl Nes {
             0x55 => self.read_op::<R>(Mode::ZeroPageX, Self::eor),
             0x56 => self.rmw_op::<R>(Mode::ZeroPageX, Self::lsr),
             0x57 => self.rmw_op::<R>(Mode::ZeroPageX, Self::sre),
-            0x58 => self.implied_op::<R>(|s| s.cpu.set_flag(flags::I, false)),
+            0x58 => self.implied_op::<R>(|s| {
+                s.cpu.set_flag(flags::I, false);
+                s.irq_unmasked();
+            }),
             0x59 => self.read_op::<R>(Mode::AbsoluteY, Self::eor),
             0x5A => self.implied_op::<R>(|_| ()),
             0x5B => self.rmw_op::<R>(Mode::AbsoluteY, Self::sre),
@@ -376,9 +401,20 @@ impl Nes {
 
     #[inline(always)]
     fn fetch<R: RegionModel>(&mut self) -> u8 {
-        let v = self.read::<R>(self.cpu.pc);
-        self.cpu.pc = self.cpu.pc.wrapping_add(1);
+        let pc = self.cpu.pc;
+        let v = self.read_code::<R>(pc);
+        self.cpu.pc = pc.wrapping_add(1);
         v
+    }
+
+    /// A read of the program (PC, a branch's target): programs run from PRG ROM, so its fast read
+    /// comes first, skipping the checks for work RAM.
+    #[inline(always)]
+    fn read_code<R: RegionModel>(&mut self, addr: u16) -> u8 {
+        match self.read_prg_fast::<R>(addr) {
+            Some(v) => v,
+            None => self.read::<R>(addr),
+        }
     }
 
     #[inline(always)]
@@ -501,14 +537,14 @@ impl Nes {
 
     #[inline(always)]
     fn accumulator_op<R: RegionModel>(&mut self, op: fn(&mut Self, u8) -> u8) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.a = op(self, self.cpu.a);
     }
 
     /// One-byte instructions read the next byte and discard it.
     #[inline(always)]
     fn implied_op<R: RegionModel>(&mut self, op: fn(&mut Self)) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         op(self);
     }
 
@@ -714,6 +750,8 @@ impl Nes {
 
     // ---- control flow ----
 
+    /// Inlined into each branch opcode's function: called, it saved and restored four registers.
+    #[inline(always)]
     fn branch<R: RegionModel>(&mut self, taken: bool) {
         let offset = self.fetch::<R>() as i8;
         if !taken {
@@ -724,10 +762,10 @@ impl Nes {
         if self.cpu.irq_pending != 0 && self.cpu.irq_pending_prev == 0 {
             self.cpu.irq_pending = 0;
         }
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         let target = self.cpu.pc.wrapping_add(offset as u16);
         if (target ^ self.cpu.pc) & 0xFF00 != 0 {
-            self.read::<R>((self.cpu.pc & 0xFF00) | (target & 0x00FF));
+            self.read_code::<R>((self.cpu.pc & 0xFF00) | (target & 0x00FF));
         }
         let at = self.cpu.pc.wrapping_sub(2);
         self.cpu.pc = target;
@@ -757,25 +795,26 @@ impl Nes {
         self.stack_dummy_read::<R>();
         self.push::<R>((self.cpu.pc >> 8) as u8);
         self.push::<R>(self.cpu.pc as u8);
-        let hi = self.read::<R>(self.cpu.pc);
+        let hi = self.read_code::<R>(self.cpu.pc);
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
     }
 
     fn rts<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let lo = self.pull::<R>();
         let hi = self.pull::<R>();
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.pc = self.cpu.pc.wrapping_add(1);
     }
 
     fn rti<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
+        self.irq_unmasked();
         let lo = self.pull::<R>();
         let hi = self.pull::<R>();
         self.cpu.pc = u16::from_le_bytes([lo, hi]);
@@ -795,32 +834,89 @@ impl Nes {
     }
 
     fn pha<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>(self.cpu.a);
     }
 
     fn php<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.push::<R>(self.cpu.p | flags::B);
     }
 
     fn pla<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let v = self.pull::<R>();
         self.lda(v);
     }
 
     fn plp<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.stack_dummy_read::<R>();
         let p = self.pull::<R>();
         self.cpu.p = (p & !flags::B) | flags::U;
+        self.irq_unmasked();
+    }
+
+    /// After an instruction wrote P, possibly clearing I: while /IRQ is asserted, the interrupt
+    /// latches are no longer at rest, and the cycles that follow take the full path, which samples
+    /// the lines (`Nes::cache_interrupt_lines`).
+    #[inline(always)]
+    fn irq_unmasked(&mut self) {
+        if self.sync.irq_input && !self.cpu.flag(flags::I) {
+            self.sync.fast_before = 0;
+        }
     }
 
     /// JAM (KIL): the CPU locks up after reading its operand byte; only reset recovers it.
     fn jam<R: RegionModel>(&mut self) {
-        self.read::<R>(self.cpu.pc);
+        self.read_code::<R>(self.cpu.pc);
         self.cpu.jammed = 1;
+        // A jammed CPU's cycles take the full path (`Nes::cache_interrupt_lines`).
+        self.sync.fast_before = 0;
     }
+}
+
+/// The opcodes' functions, indexed by opcode. One function per opcode instead of one match over all
+/// of them: the match was a single function too big to keep anything in registers, which saved and
+/// restored six registers around every instruction and called out of line from many of its arms;
+/// each opcode's own function spills only what its instruction needs.
+struct Opcodes<R>(PhantomData<R>);
+
+impl<R: RegionModel> Opcodes<R> {
+    #[rustfmt::skip]
+    const TABLE: &'static [fn(&mut Nes); 256] = &[
+        Nes::run_opcode::<R, 0x00>, Nes::run_opcode::<R, 0x01>, Nes::run_opcode::<R, 0x02>, Nes::run_opcode::<R, 0x03>, Nes::run_opcode::<R, 0x04>, Nes::run_opcode::<R, 0x05>, Nes::run_opcode::<R, 0x06>, Nes::run_opcode::<R, 0x07>,
+        Nes::run_opcode::<R, 0x08>, Nes::run_opcode::<R, 0x09>, Nes::run_opcode::<R, 0x0A>, Nes::run_opcode::<R, 0x0B>, Nes::run_opcode::<R, 0x0C>, Nes::run_opcode::<R, 0x0D>, Nes::run_opcode::<R, 0x0E>, Nes::run_opcode::<R, 0x0F>,
+        Nes::run_opcode::<R, 0x10>, Nes::run_opcode::<R, 0x11>, Nes::run_opcode::<R, 0x12>, Nes::run_opcode::<R, 0x13>, Nes::run_opcode::<R, 0x14>, Nes::run_opcode::<R, 0x15>, Nes::run_opcode::<R, 0x16>, Nes::run_opcode::<R, 0x17>,
+        Nes::run_opcode::<R, 0x18>, Nes::run_opcode::<R, 0x19>, Nes::run_opcode::<R, 0x1A>, Nes::run_opcode::<R, 0x1B>, Nes::run_opcode::<R, 0x1C>, Nes::run_opcode::<R, 0x1D>, Nes::run_opcode::<R, 0x1E>, Nes::run_opcode::<R, 0x1F>,
+        Nes::run_opcode::<R, 0x20>, Nes::run_opcode::<R, 0x21>, Nes::run_opcode::<R, 0x22>, Nes::run_opcode::<R, 0x23>, Nes::run_opcode::<R, 0x24>, Nes::run_opcode::<R, 0x25>, Nes::run_opcode::<R, 0x26>, Nes::run_opcode::<R, 0x27>,
+        Nes::run_opcode::<R, 0x28>, Nes::run_opcode::<R, 0x29>, Nes::run_opcode::<R, 0x2A>, Nes::run_opcode::<R, 0x2B>, Nes::run_opcode::<R, 0x2C>, Nes::run_opcode::<R, 0x2D>, Nes::run_opcode::<R, 0x2E>, Nes::run_opcode::<R, 0x2F>,
+        Nes::run_opcode::<R, 0x30>, Nes::run_opcode::<R, 0x31>, Nes::run_opcode::<R, 0x32>, Nes::run_opcode::<R, 0x33>, Nes::run_opcode::<R, 0x34>, Nes::run_opcode::<R, 0x35>, Nes::run_opcode::<R, 0x36>, Nes::run_opcode::<R, 0x37>,
+        Nes::run_opcode::<R, 0x38>, Nes::run_opcode::<R, 0x39>, Nes::run_opcode::<R, 0x3A>, Nes::run_opcode::<R, 0x3B>, Nes::run_opcode::<R, 0x3C>, Nes::run_opcode::<R, 0x3D>, Nes::run_opcode::<R, 0x3E>, Nes::run_opcode::<R, 0x3F>,
+        Nes::run_opcode::<R, 0x40>, Nes::run_opcode::<R, 0x41>, Nes::run_opcode::<R, 0x42>, Nes::run_opcode::<R, 0x43>, Nes::run_opcode::<R, 0x44>, Nes::run_opcode::<R, 0x45>, Nes::run_opcode::<R, 0x46>, Nes::run_opcode::<R, 0x47>,
+        Nes::run_opcode::<R, 0x48>, Nes::run_opcode::<R, 0x49>, Nes::run_opcode::<R, 0x4A>, Nes::run_opcode::<R, 0x4B>, Nes::run_opcode::<R, 0x4C>, Nes::run_opcode::<R, 0x4D>, Nes::run_opcode::<R, 0x4E>, Nes::run_opcode::<R, 0x4F>,
+        Nes::run_opcode::<R, 0x50>, Nes::run_opcode::<R, 0x51>, Nes::run_opcode::<R, 0x52>, Nes::run_opcode::<R, 0x53>, Nes::run_opcode::<R, 0x54>, Nes::run_opcode::<R, 0x55>, Nes::run_opcode::<R, 0x56>, Nes::run_opcode::<R, 0x57>,
+        Nes::run_opcode::<R, 0x58>, Nes::run_opcode::<R, 0x59>, Nes::run_opcode::<R, 0x5A>, Nes::run_opcode::<R, 0x5B>, Nes::run_opcode::<R, 0x5C>, Nes::run_opcode::<R, 0x5D>, Nes::run_opcode::<R, 0x5E>, Nes::run_opcode::<R, 0x5F>,
+        Nes::run_opcode::<R, 0x60>, Nes::run_opcode::<R, 0x61>, Nes::run_opcode::<R, 0x62>, Nes::run_opcode::<R, 0x63>, Nes::run_opcode::<R, 0x64>, Nes::run_opcode::<R, 0x65>, Nes::run_opcode::<R, 0x66>, Nes::run_opcode::<R, 0x67>,
+        Nes::run_opcode::<R, 0x68>, Nes::run_opcode::<R, 0x69>, Nes::run_opcode::<R, 0x6A>, Nes::run_opcode::<R, 0x6B>, Nes::run_opcode::<R, 0x6C>, Nes::run_opcode::<R, 0x6D>, Nes::run_opcode::<R, 0x6E>, Nes::run_opcode::<R, 0x6F>,
+        Nes::run_opcode::<R, 0x70>, Nes::run_opcode::<R, 0x71>, Nes::run_opcode::<R, 0x72>, Nes::run_opcode::<R, 0x73>, Nes::run_opcode::<R, 0x74>, Nes::run_opcode::<R, 0x75>, Nes::run_opcode::<R, 0x76>, Nes::run_opcode::<R, 0x77>,
+        Nes::run_opcode::<R, 0x78>, Nes::run_opcode::<R, 0x79>, Nes::run_opcode::<R, 0x7A>, Nes::run_opcode::<R, 0x7B>, Nes::run_opcode::<R, 0x7C>, Nes::run_opcode::<R, 0x7D>, Nes::run_opcode::<R, 0x7E>, Nes::run_opcode::<R, 0x7F>,
+        Nes::run_opcode::<R, 0x80>, Nes::run_opcode::<R, 0x81>, Nes::run_opcode::<R, 0x82>, Nes::run_opcode::<R, 0x83>, Nes::run_opcode::<R, 0x84>, Nes::run_opcode::<R, 0x85>, Nes::run_opcode::<R, 0x86>, Nes::run_opcode::<R, 0x87>,
+        Nes::run_opcode::<R, 0x88>, Nes::run_opcode::<R, 0x89>, Nes::run_opcode::<R, 0x8A>, Nes::run_opcode::<R, 0x8B>, Nes::run_opcode::<R, 0x8C>, Nes::run_opcode::<R, 0x8D>, Nes::run_opcode::<R, 0x8E>, Nes::run_opcode::<R, 0x8F>,
+        Nes::run_opcode::<R, 0x90>, Nes::run_opcode::<R, 0x91>, Nes::run_opcode::<R, 0x92>, Nes::run_opcode::<R, 0x93>, Nes::run_opcode::<R, 0x94>, Nes::run_opcode::<R, 0x95>, Nes::run_opcode::<R, 0x96>, Nes::run_opcode::<R, 0x97>,
+        Nes::run_opcode::<R, 0x98>, Nes::run_opcode::<R, 0x99>, Nes::run_opcode::<R, 0x9A>, Nes::run_opcode::<R, 0x9B>, Nes::run_opcode::<R, 0x9C>, Nes::run_opcode::<R, 0x9D>, Nes::run_opcode::<R, 0x9E>, Nes::run_opcode::<R, 0x9F>,
+        Nes::run_opcode::<R, 0xA0>, Nes::run_opcode::<R, 0xA1>, Nes::run_opcode::<R, 0xA2>, Nes::run_opcode::<R, 0xA3>, Nes::run_opcode::<R, 0xA4>, Nes::run_opcode::<R, 0xA5>, Nes::run_opcode::<R, 0xA6>, Nes::run_opcode::<R, 0xA7>,
+        Nes::run_opcode::<R, 0xA8>, Nes::run_opcode::<R, 0xA9>, Nes::run_opcode::<R, 0xAA>, Nes::run_opcode::<R, 0xAB>, Nes::run_opcode::<R, 0xAC>, Nes::run_opcode::<R, 0xAD>, Nes::run_opcode::<R, 0xAE>, Nes::run_opcode::<R, 0xAF>,
+        Nes::run_opcode::<R, 0xB0>, Nes::run_opcode::<R, 0xB1>, Nes::run_opcode::<R, 0xB2>, Nes::run_opcode::<R, 0xB3>, Nes::run_opcode::<R, 0xB4>, Nes::run_opcode::<R, 0xB5>, Nes::run_opcode::<R, 0xB6>, Nes::run_opcode::<R, 0xB7>,
+        Nes::run_opcode::<R, 0xB8>, Nes::run_opcode::<R, 0xB9>, Nes::run_opcode::<R, 0xBA>, Nes::run_opcode::<R, 0xBB>, Nes::run_opcode::<R, 0xBC>, Nes::run_opcode::<R, 0xBD>, Nes::run_opcode::<R, 0xBE>, Nes::run_opcode::<R, 0xBF>,
+        Nes::run_opcode::<R, 0xC0>, Nes::run_opcode::<R, 0xC1>, Nes::run_opcode::<R, 0xC2>, Nes::run_opcode::<R, 0xC3>, Nes::run_opcode::<R, 0xC4>, Nes::run_opcode::<R, 0xC5>, Nes::run_opcode::<R, 0xC6>, Nes::run_opcode::<R, 0xC7>,
+        Nes::run_opcode::<R, 0xC8>, Nes::run_opcode::<R, 0xC9>, Nes::run_opcode::<R, 0xCA>, Nes::run_opcode::<R, 0xCB>, Nes::run_opcode::<R, 0xCC>, Nes::run_opcode::<R, 0xCD>, Nes::run_opcode::<R, 0xCE>, Nes::run_opcode::<R, 0xCF>,
+        Nes::run_opcode::<R, 0xD0>, Nes::run_opcode::<R, 0xD1>, Nes::run_opcode::<R, 0xD2>, Nes::run_opcode::<R, 0xD3>, Nes::run_opcode::<R, 0xD4>, Nes::run_opcode::<R, 0xD5>, Nes::run_opcode::<R, 0xD6>, Nes::run_opcode::<R, 0xD7>,
+        Nes::run_opcode::<R, 0xD8>, Nes::run_opcode::<R, 0xD9>, Nes::run_opcode::<R, 0xDA>, Nes::run_opcode::<R, 0xDB>, Nes::run_opcode::<R, 0xDC>, Nes::run_opcode::<R, 0xDD>, Nes::run_opcode::<R, 0xDE>, Nes::run_opcode::<R, 0xDF>,
+        Nes::run_opcode::<R, 0xE0>, Nes::run_opcode::<R, 0xE1>, Nes::run_opcode::<R, 0xE2>, Nes::run_opcode::<R, 0xE3>, Nes::run_opcode::<R, 0xE4>, Nes::run_opcode::<R, 0xE5>, Nes::run_opcode::<R, 0xE6>, Nes::run_opcode::<R, 0xE7>,
+        Nes::run_opcode::<R, 0xE8>, Nes::run_opcode::<R, 0xE9>, Nes::run_opcode::<R, 0xEA>, Nes::run_opcode::<R, 0xEB>, Nes::run_opcode::<R, 0xEC>, Nes::run_opcode::<R, 0xED>, Nes::run_opcode::<R, 0xEE>, Nes::run_opcode::<R, 0xEF>,
+        Nes::run_opcode::<R, 0xF0>, Nes::run_opcode::<R, 0xF1>, Nes::run_opcode::<R, 0xF2>, Nes::run_opcode::<R, 0xF3>, Nes::run_opcode::<R, 0xF4>, Nes::run_opcode::<R, 0xF5>, Nes::run_opcode::<R, 0xF6>, Nes::run_opcode::<R, 0xF7>,
+        Nes::run_opcode::<R, 0xF8>, Nes::run_opcode::<R, 0xF9>, Nes::run_opcode::<R, 0xFA>, Nes::run_opcode::<R, 0xFB>, Nes::run_opcode::<R, 0xFC>, Nes::run_opcode::<R, 0xFD>, Nes::run_opcode::<R, 0xFE>, Nes::run_opcode::<R, 0xFF>,
+    ];
 }

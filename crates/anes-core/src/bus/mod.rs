@@ -35,6 +35,7 @@ use ppu_memory::{M2Replay, PpuMemory, PpuMemoryView};
 use sync::{BusClocks, Schedule};
 
 use crate::nes::Nes;
+use crate::ppu::DOTS_PER_SCANLINE;
 use crate::region::{RegionModel, with_region_model};
 use core::marker::PhantomData;
 
@@ -499,10 +500,19 @@ impl Nes {
             return;
         }
         let offset = u64::from(self.bus.ppu_offset);
+        let line = u64::from(DOTS_PER_SCANLINE) * R::TIMING.master_per_dot;
+        let pre_render = R::TIMING.ppu.pre_render_scanline;
         loop {
-            let target = self.line_end_deadline::<R>();
+            let mut target = self.line_end_deadline::<R>();
             if target + offset > self.bus.master_clock {
                 break;
+            }
+            // The whole lines after it up to the pre-render line (whose length the odd-frame
+            // skip decides) in the same run.
+            let scanline = self.ppu.scanline();
+            if scanline < pre_render {
+                let passed = (self.bus.master_clock - offset - target) / line;
+                target += passed.min(u64::from(pre_render - 1 - scanline)) * line;
             }
             debug_assert!(target < self.sync.deadline, "the prediction holds");
             self.run_lazy_ppu_to::<R>(target, target + offset + 1);

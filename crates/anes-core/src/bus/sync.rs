@@ -140,6 +140,13 @@ pub(crate) struct PpuSync {
     pub m2_delivered: u64,
     /// Master clock at the start of the current CPU cycle.
     pub cycle_start: u64,
+    /// Where the line the next line step starts on ends, when the last line step found it without
+    /// running the PPU there (`Nes::step_to_next_line`): the line (`line_step_line`), the master
+    /// clock of its end (`line_step_end`, 0 when unknown) and the CPU cycle the step ended on
+    /// (`line_step_cycle`: anything run since makes it unknown).
+    pub line_step_line: u16,
+    pub line_step_end: u64,
+    pub line_step_cycle: u64,
     /// The board's /IRQ rises M2 edges after its cause (`Cartridge::has_delayed_irq`): predicted
     /// by those edges too, and replayed through the whole board dispatch. Fixed at load.
     pub delayed_irq: bool,
@@ -151,6 +158,7 @@ impl PpuSync {
     #[inline(always)]
     pub fn invalidate(&mut self) {
         self.deadline = 0;
+        self.line_step_end = 0;
         self.quiet_before = 0;
         self.fast_before = 0;
     }

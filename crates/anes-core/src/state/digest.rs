@@ -243,9 +243,26 @@ impl Nes {
     /// The PPU's and the APU's part of the digest. Their sections (55 and 18 words of about 90)
     /// change only when those chips run or are accessed, OAM and palette RAM (36 of the PPU's
     /// words) only when written: between catch-ups of a lagging machine, and while those tables
-    /// stand, the sums [`Nes::keep_chip_sums`] kept are taken.
-    #[inline(never)]
+    /// stand, the sums [`Nes::keep_chip_sums`] kept are taken. Inline while all three hold (a
+    /// lagging instruction step's common case); out of line, each sum on its own.
+    #[inline(always)]
     fn chip_sums(&self, kept: Kept) -> u64 {
+        if matches!(kept, Kept::Used)
+            && !(self.ppu.digest_stale() || self.ppu.tables_digest_stale() || self.apu.digest_stale())
+        {
+            debug_assert_eq!(
+                self.digest.chips,
+                self.digest.ppu.wrapping_add(self.digest.ppu_tables).wrapping_add(self.digest.apu),
+                "the chips' sum is the sum of the kept ones"
+            );
+            return self.digest.chips;
+        }
+        self.chip_sums_each(kept)
+    }
+
+    /// [`Nes::chip_sums`] section by section.
+    #[inline(never)]
+    fn chip_sums_each(&self, kept: Kept) -> u64 {
         debug_assert!(
             self.ppu.digest_stale() || self.digest.ppu == self.ppu_registers_sum(),
             "a PPU that is not marked stale has the sum kept for it"
@@ -312,6 +329,8 @@ impl Nes {
             self.digest.apu = self.apu_section_sum();
             self.apu.mark_digest_fresh();
         }
+        self.digest.chips =
+            self.digest.ppu.wrapping_add(self.digest.ppu_tables).wrapping_add(self.digest.apu);
     }
 
     /// The ROM identity's part of the digest (kept in `digest.rom_identity` while it stands).

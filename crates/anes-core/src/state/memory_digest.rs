@@ -13,6 +13,8 @@ pub(crate) struct MemoryDigest {
     pub ppu_tables: u64,
     /// The APU section's sum, kept the same way (`Apu::digest_stale`).
     pub apu: u64,
+    /// `ppu + ppu_tables + apu`, what a digest takes while none of the three is stale.
+    pub chips: u64,
     /// The ROM identity's sum, kept from power-on and every change of the identity (Game Genie
     /// codes).
     pub rom_identity: u64,

@@ -2,6 +2,7 @@
 //! eight output units (dots 257-320), and the units' pixel output (nesdev "PPU sprite evaluation",
 //! "PPU rendering", "PPU OAM").
 
+use super::background::SPREAD;
 use super::{Ppu, PpuBus, PpuBusPeek, ctrl, status};
 
 /// Bits of [`Ppu::sprite_pixel`]'s result besides the 4-bit palette entry.
@@ -309,12 +310,40 @@ impl Ppu {
         self.regs.scanline.wrapping_sub(u16::from(y)) < self.sprite_height()
     }
 
-    /// True if any loaded output unit has a pixel in columns `x..x + 8`.
+    /// Bit `t`: a loaded output unit has a pixel in columns `8t..8t + 8` (bits 0-32).
     #[inline(always)]
-    pub(super) fn sprite_in_columns(&self, x: u16) -> bool {
+    pub(super) fn sprite_tiles(&self) -> u64 {
         let r = &self.regs;
         let count = usize::from(r.sprite_count).min(8);
-        r.sprite_x[..count].iter().any(|&sprite_x| (x + 7).wrapping_sub(u16::from(sprite_x)) < 15)
+        // A unit's first column's tile and its last one's.
+        r.sprite_x[..count].iter().fold(0, |tiles, &x| tiles | 1 << (x >> 3) | 1 << ((u32::from(x) + 7) >> 3))
+    }
+
+    /// What [`Ppu::sprite_pixel`] returns at `x..x + 8` (`x` > 0: not the odd-frame skip's first
+    /// pixels), one byte each, the first pixel's in the low byte: each unit's eight pixels placed at
+    /// once, from the back unit to the front one, so that the front one's opaque pixels win.
+    #[inline(always)]
+    pub(super) fn tile_sprite_pixels(&self, x: u16) -> u64 {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        let r = &self.regs;
+        let count = usize::from(r.sprite_count).min(8);
+        let mut pixels = 0u64;
+        for slot in (0..count).rev() {
+            // The unit's pixel i is at column X + i: tile pixel p shows its pixel p + offset.
+            let offset = i32::from(x) - i32::from(r.sprite_x[slot]);
+            if !(-7..=7).contains(&offset) {
+                continue;
+            }
+            let unit = SPREAD[usize::from(r.sprite_pattern_lo[slot])]
+                | SPREAD[usize::from(r.sprite_pattern_hi[slot])] << 1;
+            let placed = if offset >= 0 { unit >> (8 * offset) } else { unit << (8 * -offset) };
+            let opaque = ((placed | placed >> 1) & LOW_BITS) * 0xFF;
+            let attr = r.sprite_attr[slot];
+            let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+            let flags = ((attr & 3) << 2) | (attr & sprite_pixel::BEHIND) | unit_0;
+            pixels = (pixels & !opaque) | ((placed | (LOW_BITS * u64::from(flags))) & opaque);
+        }
+        pixels
     }
 
     /// The even-dot half of an evaluation step, acting on the byte read on the odd dot before.

@@ -34,12 +34,17 @@ impl BackgroundQuads {
     #[inline(never)]
     fn rebuild(&mut self, palette: usize, packed: u64, key: [u16; 4]) {
         self.keys[palette] = packed;
+        // Two pixels from two bits of each plane (index `low << 2 | high`, the left pixel in bit 1):
+        // a quad is two of them.
+        let pairs: [[u16; 2]; 16] = core::array::from_fn(|index| {
+            let (low, high) = (index >> 2, index & 3);
+            [key[(low >> 1) | (high & 2)], key[(low & 1) | (high & 1) << 1]]
+        });
         for (index, quad) in self.quads[palette].iter_mut().enumerate() {
             let (low, high) = (index >> 4, index & 15);
-            *quad = core::array::from_fn(|pixel| {
-                let bit = 3 - pixel;
-                key[((low >> bit) & 1) | ((high >> bit) & 1) << 1]
-            });
+            let [left, right] =
+                [(low >> 2) << 2 | high >> 2, (low & 3) << 2 | (high & 3)].map(|pair| pairs[pair]);
+            *quad = [left[0], left[1], right[0], right[1]];
         }
     }
 

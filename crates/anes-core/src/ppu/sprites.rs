@@ -161,6 +161,7 @@ impl Ppu {
         self.regs.oam_corruption = 0;
         let row = usize::from(owed & 31);
         self.tables_digest_stale = true;
+        self.in_range.forget();
         let (first, rest) = self.oam.split_at_mut(8);
         if row != 0 {
             rest[row * 8 - 8..row * 8].copy_from_slice(first);
@@ -237,8 +238,9 @@ impl Ppu {
 
     /// Dots `first..first + 8 * tiles` of sprite evaluation (`first` = 1, 9, ..., the tiles within
     /// dots 1-256): exactly the dots' [`Ppu::sprite_evaluation_dot`] calls. A run of sprites out
-    /// of range while secondary OAM has room, the common case, is one loop over their Y bytes: each
-    /// step of it only writes the Y read to the same secondary OAM byte and moves n on.
+    /// of range while secondary OAM has room, the common case, is one step found from the mask of
+    /// the sprites in range (`InRangeSprites`): each dot step of it only writes the Y read to the
+    /// same secondary OAM byte and moves n on.
     #[inline(always)]
     pub(super) fn sprite_evaluation_tiles(&mut self, first: u16, tiles: u16) {
         let end = first + 8 * tiles;
@@ -264,30 +266,24 @@ impl Ppu {
                 return;
             }
             if r.eval_secondary_addr < 32 && r.eval_copy_left == 0 {
-                let (line, mut addr) = (r.scanline, r.oam_addr);
-                let mut skipped = 0;
-                let mut last = None;
-                while skipped < steps {
-                    let y = self.oam[usize::from(addr)];
-                    if line.wrapping_sub(u16::from(y)) < height {
-                        break;
-                    }
-                    last = Some(y);
-                    skipped += 1;
-                    let (next, wrapped) = addr.overflowing_add(4);
-                    addr = next;
-                    if wrapped {
-                        self.regs.eval_done = 1;
-                        break;
-                    }
-                }
-                if let Some(y) = last {
+                let (line, addr) = (r.scanline, r.oam_addr);
+                let (sprite, byte) = (usize::from(addr / 4), usize::from(addr % 4));
+                // The sprites from n on out of range, up to the first in range, the end of OAM
+                // (n wraps: all 64 seen) or the steps left: the mask the $2002 polls keep too.
+                let in_range = self.in_range.mask(&self.oam, line, height, byte);
+                let out_of_range = (in_range >> sprite).trailing_zeros() as usize;
+                let skipped = out_of_range.min(64 - sprite).min(usize::from(steps));
+                if skipped > 0 {
+                    let y = self.oam[usize::from(addr) + 4 * (skipped - 1)];
                     let r = &mut self.regs;
-                    r.oam_addr = addr;
+                    r.oam_addr = addr.wrapping_add((4 * skipped) as u8);
+                    if sprite + skipped == 64 {
+                        r.eval_done = 1;
+                    }
                     r.oam_bus = y;
                     self.secondary_oam[usize::from(r.eval_secondary_addr)] = y;
-                    steps -= skipped;
-                    dot += 2 * skipped;
+                    steps -= skipped as u16;
+                    dot += 2 * skipped as u16;
                     continue;
                 }
             }

@@ -647,14 +647,14 @@ mod tests {
         Ok(())
     }
 
-    /// The background pairs (derived from palette RAM and PPUMASK) follow changes between stretches,
+    /// The background quads (derived from palette RAM and PPUMASK) follow changes between stretches,
     /// as CPU writes make them: the pictures stay those of `tick_dot`.
     #[test]
-    fn background_pairs_follow_palette_and_mask_changes() {
+    fn background_quads_follow_palette_and_mask_changes() {
         let memory: Vec<u8> = (0..0x4000u32).map(|i| (i * 7 + i / 13) as u8).collect();
         let palette: Vec<u8> = (0..32).collect();
         let regs = vec![0; core::mem::size_of::<super::super::PpuRegs>()];
-        // Every sprite below the picture: tiles without sprites, the paired path.
+        // Every sprite below the picture: tiles without sprites, the quads path.
         let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &[0xF0; 256], &palette, &memory);
         bulk.regs.mask = 0x1E;
         let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));

@@ -122,7 +122,7 @@ impl Ppu {
         self.digest_stale = true;
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
         // the colours of the 32 entries are looked up once, on the first rendered tile, and the
-        // background pairs checked against them.
+        // background quads checked against them.
         let mut colors = None;
         while count > 0 {
             if self.regs.bus_collision_pending() {

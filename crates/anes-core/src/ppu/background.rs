@@ -60,7 +60,7 @@ pub(super) fn attribute_bits(v: u16, attribute: u8) -> u8 {
 
 /// Each bit of a byte spread to a byte of its own: byte `i` (from the least significant) holds bit
 /// `7 - i`, so pixel `i` of a pattern row (leftmost first) lands in byte `i`.
-const SPREAD: [u64; 256] = {
+pub(super) const SPREAD: [u64; 256] = {
     let mut table = [0u64; 256];
     let mut value = 0;
     while value < 256 {
@@ -76,29 +76,35 @@ const SPREAD: [u64; 256] = {
     table
 };
 
-/// The eight bits of a 16-bit shifter that the next eight dots show, `x` being fine X: dot `p` shows
-/// bit 15 - x - p after `p` shifts, i.e. bit 7 - p of this byte.
+/// The background palette entries (palette number x 4 + pixel, 0 = transparent) of eight pixels,
+/// one byte each, the leftmost in the low byte, from the bytes of the four shifters that show them
+/// (low and high pattern planes, low and high palette bits; the leftmost pixel in bit 7).
 #[inline(always)]
-fn shifter_window(shifter: u16, x: u8) -> usize {
-    usize::from((shifter >> (8 - u16::from(x & 7))) as u8)
+pub(super) fn background_entries([pattern_lo, pattern_hi, attr_lo, attr_hi]: [u8; 4]) -> u64 {
+    const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+    let pixels = SPREAD[usize::from(pattern_lo)] | (SPREAD[usize::from(pattern_hi)] << 1);
+    let palettes = SPREAD[usize::from(attr_lo)] | (SPREAD[usize::from(attr_hi)] << 1);
+    // Transparent pixels keep 0 whatever their palette.
+    let opaque = (pixels | pixels >> 1) & LOW_BITS;
+    pixels | ((palettes << 2) & (opaque * 0x0C))
+}
+
+/// The low bytes of the four background shifters (see [`Ppu::background_shifters`]) after a
+/// reload of the latches `[_, attribute, low, high]`: the tile entering. A tile's last seven shifts
+/// and the next tile's first shift and reload move the old low bytes up and bring these in below
+/// them (every bit shifted in lands in the low byte the reload replaces).
+#[inline(always)]
+pub(super) fn reloaded_bytes([_, attribute, low, high]: [u8; 4]) -> [u8; 4] {
+    let fill = |bit: u8| if attribute & bit != 0 { 0xFF } else { 0 };
+    [low, high, fill(1), fill(2)]
 }
 
 impl Ppu {
-    /// The background palette entries (palette number x 4 + pixel, 0 = transparent) of the next eight
-    /// dots, one byte each, the first dot's in the low byte: what [`Ppu::background_pixel`] returns on
-    /// each of them, the shifters being moved by one between dots. Fine X cannot change in between
-    /// (a stretch has no CPU access), so this is one window per shifter.
+    /// The four background shifters: pattern low and high, attribute low and high.
     #[inline(always)]
-    pub(super) fn tile_background_pixels(&self) -> u64 {
-        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+    pub(super) fn background_shifters(&self) -> [u16; 4] {
         let r = &self.regs;
-        let pixels = SPREAD[shifter_window(r.bg_pattern_lo, r.x)]
-            | (SPREAD[shifter_window(r.bg_pattern_hi, r.x)] << 1);
-        let palettes =
-            SPREAD[shifter_window(r.bg_attr_lo, r.x)] | (SPREAD[shifter_window(r.bg_attr_hi, r.x)] << 1);
-        // Transparent pixels keep 0 whatever their palette.
-        let opaque = (pixels | pixels >> 1) & LOW_BITS;
-        pixels | ((palettes << 2) & (opaque * 0x0C))
+        [r.bg_pattern_lo, r.bg_pattern_hi, r.bg_attr_lo, r.bg_attr_hi]
     }
 
     /// One dot of dots 1-256 or 321-336: shift, reload every 8 dots, and the four two-dot fetches
@@ -207,20 +213,6 @@ impl Ppu {
         r.bg_pattern_hi = (r.bg_pattern_hi << n) | fill;
         r.bg_attr_lo = (r.bg_attr_lo << n) | if r.bg_attr_lo & 1 != 0 { fill } else { 0 };
         r.bg_attr_hi = (r.bg_attr_hi << n) | if r.bg_attr_hi & 1 != 0 { fill } else { 0 };
-    }
-
-    /// A tile's last seven shifts, then the next tile's first shift and reload: every bit shifted
-    /// in lands in the low byte the reload replaces, so each shifter's old low byte moves up and the
-    /// latched tile comes in below it. What [`Ppu::shift_background_by`] 7,
-    /// [`Ppu::shift_background`] and [`Ppu::reload_background_shifters`] do, in a third of the
-    /// host instructions (once per tile of a rendered line).
-    #[inline(always)]
-    pub(super) fn shift_background_tile(&mut self) {
-        let r = &mut self.regs;
-        r.bg_pattern_lo = (r.bg_pattern_lo << 8) | u16::from(r.pattern_lo_latch);
-        r.bg_pattern_hi = (r.bg_pattern_hi << 8) | u16::from(r.pattern_hi_latch);
-        r.bg_attr_lo = (r.bg_attr_lo << 8) | if r.at_latch & 1 != 0 { 0xFF } else { 0 };
-        r.bg_attr_hi = (r.bg_attr_hi << 8) | if r.at_latch & 2 != 0 { 0xFF } else { 0 };
     }
 
     /// The fetched tile enters the low bytes of the shifters.
@@ -344,8 +336,12 @@ mod tests {
             one.shift_background_by(7);
             one.shift_background();
             one.reload_background_shifters();
-            tile.shift_background_tile();
-            assert_eq!(tile.regs, one.regs, "from {seed:#x}");
+            let r = &tile.regs;
+            let latches = [r.nt_latch, r.at_latch, r.pattern_lo_latch, r.pattern_hi_latch];
+            let entering = reloaded_bytes(latches);
+            let shifters: [u16; 4] =
+                core::array::from_fn(|k| tile.background_shifters()[k] << 8 | u16::from(entering[k]));
+            assert_eq!(shifters, one.background_shifters(), "from {seed:#x}");
         }
     }
 

@@ -36,14 +36,14 @@ use crate::region::{PpuTiming, RegionModel, with_region_model};
 mod a12;
 mod address_bus;
 mod background;
-mod background_pairs;
+mod background_quads;
 mod pixel;
 mod registers;
 pub mod rgb;
 mod sprites;
 mod stretch;
 
-use background_pairs::BackgroundPairs;
+use background_quads::BackgroundQuads;
 
 /// Side-effect-free view of the PPU's address bus, for peeks (debuggers, disassembly, state diffs).
 pub trait PpuBusPeek {
@@ -419,9 +419,9 @@ pub struct Ppu {
     /// The region's line counts and flags, chosen at power-on. Not state: the machine state's region
     /// decides it.
     timing: PpuTiming,
-    /// The colours of pairs of background pixels, for rendered tiles without sprites: derived from
-    /// palette RAM and PPUMASK, not state (see `stretch.rs`).
-    background_pairs: BackgroundPairs,
+    /// The colours of background tile rows four pixels at a time, for rendered tiles without
+    /// sprites: derived from palette RAM and PPUMASK, not state (see `stretch.rs`).
+    background_quads: BackgroundQuads,
     /// The sprites in range of a line, for $2002 polls (derived from OAM, not state: see
     /// `sprites.rs`).
     in_range: sprites::InRangeSprites,
@@ -472,7 +472,7 @@ impl Ppu {
                 .into_boxed_slice()
                 .try_into()
                 .expect("the frame buffer has exactly PICTURE_WIDTH * PICTURE_HEIGHT pixels"),
-            background_pairs: BackgroundPairs::EMPTY,
+            background_quads: BackgroundQuads::EMPTY,
             in_range: sprites::InRangeSprites::default(),
             digest_stale: true,
             tables_digest_stale: true,

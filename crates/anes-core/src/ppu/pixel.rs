@@ -73,6 +73,31 @@ impl Ppu {
         }
     }
 
+    /// [`Ppu::multiplex`] of the eight pixels at `x..x + 8`, sprites shown, one byte each, the first
+    /// pixel's in the low byte: `background` their background palette entries (see
+    /// `background::background_entries`, 0 where hidden), `sprite` what [`Ppu::sprite_pixel`]
+    /// returns on them. The sprite 0 hit of the first pixel that has one is the one recorded.
+    #[inline(always)]
+    pub(super) fn multiplex_tile(&mut self, x: u16, background: u64, sprite: u64) -> u64 {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        let bit_bytes = |value: u64, bit: u32| ((value >> bit) & LOW_BITS) * 0xFF;
+        let opaque = |value: u64| ((value | value >> 1) & LOW_BITS) * 0xFF;
+        let both = opaque(sprite) & opaque(background);
+        // Sprite 0 hit, never at x = 255 (see `Ppu::multiplex`).
+        let mut hits = both & bit_bytes(sprite, sprite_pixel::UNIT_0.trailing_zeros());
+        if x == 248 {
+            hits &= !(0xFF << 56);
+        }
+        if hits != 0 {
+            // Pixel x is output on dot x + 1.
+            let first = hits.trailing_zeros() as u16 / 8;
+            self.regs.set_sprite_flag(status::SPRITE_0_HIT, x + first + 1);
+        }
+        let sprite_wins = opaque(sprite) & !(both & bit_bytes(sprite, sprite_pixel::BEHIND.trailing_zeros()));
+        let sprite_entries = (sprite & (LOW_BITS * 0x0F)) | (LOW_BITS * 0x10);
+        (sprite_entries & sprite_wins) | (background & !sprite_wins)
+    }
+
     /// The pixel rendering-disabled output shows (what [`Ppu::output_blank_pixel`] stores).
     #[inline(always)]
     pub(super) fn blank_pixel_color(&self) -> u16 {
@@ -128,6 +153,47 @@ impl Ppu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tile's sprite pixels and multiplexing at once ([`Ppu::tile_sprite_pixels`],
+    /// [`Ppu::multiplex_tile`]) against [`Ppu::multiplex`] pixel by pixel: same entries, same sprite
+    /// 0 hit, from random units placed around the tile.
+    #[test]
+    fn a_tile_multiplexed_at_once_is_its_pixels_one_by_one() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..50_000 {
+            let mut ppu = Ppu::new();
+            let x = 8 * (next() % 32) as u16;
+            let r = &mut ppu.regs;
+            r.scanline = (next() % 240) as u16;
+            r.sprite_count = (next() % 10) as u8;
+            r.sprite_0_in_unit_0 = (next() & 1) as u8;
+            for slot in 0..8 {
+                let near = i32::from(x) + (next() % 24) as i32 - 12;
+                r.sprite_x[slot] = if next() % 4 == 0 { next() as u8 } else { near.clamp(0, 255) as u8 };
+                r.sprite_attr[slot] = next() as u8;
+                r.sprite_pattern_lo[slot] = next() as u8;
+                r.sprite_pattern_hi[slot] = next() as u8;
+            }
+            let bytes = next().to_le_bytes();
+            let background =
+                super::super::background::background_entries([bytes[0], bytes[1], bytes[2], bytes[3]])
+                    & if next() % 8 == 0 { 0 } else { u64::MAX };
+            let mut one = ppu.clone();
+            let expected = background.to_le_bytes();
+            let expected: Vec<u8> =
+                (0..8).map(|p| one.multiplex(x + p as u16, expected[p], true) as u8).collect();
+            let sprite = ppu.tile_sprite_pixels(x);
+            let entries = ppu.multiplex_tile(x, background, sprite).to_le_bytes();
+            assert_eq!(entries[..], expected[..], "x {x}, background {background:#x}, sprite {sprite:#x}");
+            assert_eq!(ppu.regs, one.regs, "x {x}, background {background:#x}, sprite {sprite:#x}");
+        }
+    }
 
     #[test]
     fn palette_mirrors_follow_nesdev() {

@@ -2,6 +2,7 @@
 //! eight output units (dots 257-320), and the units' pixel output (nesdev "PPU sprite evaluation",
 //! "PPU rendering", "PPU OAM").
 
+use super::background::SPREAD;
 use super::{Ppu, PpuBus, PpuBusPeek, ctrl, status};
 
 /// Bits of [`Ppu::sprite_pixel`]'s result besides the 4-bit palette entry.
@@ -160,6 +161,7 @@ impl Ppu {
         self.regs.oam_corruption = 0;
         let row = usize::from(owed & 31);
         self.tables_digest_stale = true;
+        self.in_range.forget();
         let (first, rest) = self.oam.split_at_mut(8);
         if row != 0 {
             rest[row * 8 - 8..row * 8].copy_from_slice(first);
@@ -236,8 +238,9 @@ impl Ppu {
 
     /// Dots `first..first + 8 * tiles` of sprite evaluation (`first` = 1, 9, ..., the tiles within
     /// dots 1-256): exactly the dots' [`Ppu::sprite_evaluation_dot`] calls. A run of sprites out
-    /// of range while secondary OAM has room, the common case, is one loop over their Y bytes: each
-    /// step of it only writes the Y read to the same secondary OAM byte and moves n on.
+    /// of range while secondary OAM has room, the common case, is one step found from the mask of
+    /// the sprites in range (`InRangeSprites`): each dot step of it only writes the Y read to the
+    /// same secondary OAM byte and moves n on.
     #[inline(always)]
     pub(super) fn sprite_evaluation_tiles(&mut self, first: u16, tiles: u16) {
         let end = first + 8 * tiles;
@@ -263,30 +266,24 @@ impl Ppu {
                 return;
             }
             if r.eval_secondary_addr < 32 && r.eval_copy_left == 0 {
-                let (line, mut addr) = (r.scanline, r.oam_addr);
-                let mut skipped = 0;
-                let mut last = None;
-                while skipped < steps {
-                    let y = self.oam[usize::from(addr)];
-                    if line.wrapping_sub(u16::from(y)) < height {
-                        break;
-                    }
-                    last = Some(y);
-                    skipped += 1;
-                    let (next, wrapped) = addr.overflowing_add(4);
-                    addr = next;
-                    if wrapped {
-                        self.regs.eval_done = 1;
-                        break;
-                    }
-                }
-                if let Some(y) = last {
+                let (line, addr) = (r.scanline, r.oam_addr);
+                let (sprite, byte) = (usize::from(addr / 4), usize::from(addr % 4));
+                // The sprites from n on out of range, up to the first in range, the end of OAM
+                // (n wraps: all 64 seen) or the steps left: the mask the $2002 polls keep too.
+                let in_range = self.in_range.mask(&self.oam, line, height, byte);
+                let out_of_range = (in_range >> sprite).trailing_zeros() as usize;
+                let skipped = out_of_range.min(64 - sprite).min(usize::from(steps));
+                if skipped > 0 {
+                    let y = self.oam[usize::from(addr) + 4 * (skipped - 1)];
                     let r = &mut self.regs;
-                    r.oam_addr = addr;
+                    r.oam_addr = addr.wrapping_add((4 * skipped) as u8);
+                    if sprite + skipped == 64 {
+                        r.eval_done = 1;
+                    }
                     r.oam_bus = y;
                     self.secondary_oam[usize::from(r.eval_secondary_addr)] = y;
-                    steps -= skipped;
-                    dot += 2 * skipped;
+                    steps -= skipped as u16;
+                    dot += 2 * skipped as u16;
                     continue;
                 }
             }
@@ -309,12 +306,40 @@ impl Ppu {
         self.regs.scanline.wrapping_sub(u16::from(y)) < self.sprite_height()
     }
 
-    /// True if any loaded output unit has a pixel in columns `x..x + 8`.
+    /// Bit `t`: a loaded output unit has a pixel in columns `8t..8t + 8` (bits 0-32).
     #[inline(always)]
-    pub(super) fn sprite_in_columns(&self, x: u16) -> bool {
+    pub(super) fn sprite_tiles(&self) -> u64 {
         let r = &self.regs;
         let count = usize::from(r.sprite_count).min(8);
-        r.sprite_x[..count].iter().any(|&sprite_x| (x + 7).wrapping_sub(u16::from(sprite_x)) < 15)
+        // A unit's first column's tile and its last one's.
+        r.sprite_x[..count].iter().fold(0, |tiles, &x| tiles | 1 << (x >> 3) | 1 << ((u32::from(x) + 7) >> 3))
+    }
+
+    /// What [`Ppu::sprite_pixel`] returns at `x..x + 8` (`x` > 0: not the odd-frame skip's first
+    /// pixels), one byte each, the first pixel's in the low byte: each unit's eight pixels placed at
+    /// once, from the back unit to the front one, so that the front one's opaque pixels win.
+    #[inline(always)]
+    pub(super) fn tile_sprite_pixels(&self, x: u16) -> u64 {
+        const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+        let r = &self.regs;
+        let count = usize::from(r.sprite_count).min(8);
+        let mut pixels = 0u64;
+        for slot in (0..count).rev() {
+            // The unit's pixel i is at column X + i: tile pixel p shows its pixel p + offset.
+            let offset = i32::from(x) - i32::from(r.sprite_x[slot]);
+            if !(-7..=7).contains(&offset) {
+                continue;
+            }
+            let unit = SPREAD[usize::from(r.sprite_pattern_lo[slot])]
+                | SPREAD[usize::from(r.sprite_pattern_hi[slot])] << 1;
+            let placed = if offset >= 0 { unit >> (8 * offset) } else { unit << (8 * -offset) };
+            let opaque = ((placed | placed >> 1) & LOW_BITS) * 0xFF;
+            let attr = r.sprite_attr[slot];
+            let unit_0 = if slot == 0 && r.sprite_0_in_unit_0 != 0 { sprite_pixel::UNIT_0 } else { 0 };
+            let flags = ((attr & 3) << 2) | (attr & sprite_pixel::BEHIND) | unit_0;
+            pixels = (pixels & !opaque) | ((placed | (LOW_BITS * u64::from(flags))) & opaque);
+        }
+        pixels
     }
 
     /// The even-dot half of an evaluation step, acting on the byte read on the odd dot before.

@@ -4,8 +4,11 @@
 //! sprite slot of 257-320), with the fetch phase of each dot known in advance and PPUMASK and PPUCTRL
 //! constant (no CPU access falls inside a stretch).
 
-use super::background::{attribute_address, copy_horizontal, increment_y, nametable_address};
-use super::{DOTS_PER_SCANLINE, PICTURE_WIDTH, Ppu, PpuBus};
+use super::background::{
+    attribute_address, attribute_bits, background_entries, copy_horizontal, increment_coarse_x, increment_y,
+    nametable_address, reloaded_bytes,
+};
+use super::{DOTS_PER_SCANLINE, PICTURE_WIDTH, Ppu, PpuBus, ctrl};
 use crate::region::{RegionModel, with_region_model};
 
 /// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
@@ -32,6 +35,61 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
     }
     let fill = if rendering { (1u8 << dots) - 1 } else { 0 };
     ((u16::from(history) << dots) as u8) | fill
+}
+
+/// What observes a run's background fetches (see [`PpuBus::fetches_observed`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fetches {
+    /// Nothing: the fetches are peeks.
+    Unobserved,
+    /// Only A12 (see [`PpuBus::only_a12_observed`]).
+    A12,
+    /// Only the reads' addresses (see [`PpuBus::only_reads_observed`]).
+    Reads,
+    /// Every access, on its dot.
+    Every,
+}
+
+/// The fetches of a tile's eight dots from `v` with the background pattern table at `table`, dot
+/// `d + p` driving or reading fetch phase p + 1 (see `Ppu::background_fetch`): the latches after
+/// them (nametable byte, attribute bits, pattern low and high planes). `v` is left to the caller.
+#[inline(always)]
+fn fetch_tile_at(bus: &mut impl PpuBus, fetches: Fetches, v: u16, table: u16) -> [u8; 4] {
+    let pattern_address = |nametable: u8| table | (u16::from(nametable) << 4) | ((v >> 12) & 7);
+    let (nametable, attribute) = (nametable_address(v), attribute_address(v));
+    if fetches == Fetches::Every {
+        let mut fetch = |addr: u16| {
+            bus.set_address(addr);
+            bus.advance_dots(1);
+            let data = bus.read(addr);
+            bus.advance_dots(1);
+            data
+        };
+        let tile = fetch(nametable);
+        let attribute = attribute_bits(v, fetch(attribute));
+        let pattern = pattern_address(tile);
+        let lo = fetch(pattern);
+        return [tile, attribute, lo, fetch(pattern | 8)];
+    }
+    // The nametable and attribute bytes share a nametable, the two planes a 1 KiB CHR window.
+    let (tile, attribute_byte) = bus.peek_pair(nametable, attribute);
+    let pattern = pattern_address(tile);
+    let (lo, hi) = bus.peek_pair(pattern, pattern | 8);
+    match fetches {
+        // Dots 1-4 fetch the nametable and attribute bytes, 5-8 the pattern planes.
+        Fetches::A12 => drive_a12_runs(bus, nametable, pattern),
+        Fetches::Reads => bus.hear_reads([nametable, attribute, pattern, pattern | 8]),
+        _ => {}
+    }
+    [tile, attribute_bits(v, attribute_byte), lo, hi]
+}
+
+/// The colours of eight pixels whose palettes differ (see [`background_entries`] for the bytes),
+/// the leftmost first.
+#[cold]
+#[inline(never)]
+fn mixed_palette_colors(bytes: [u8; 4], colors: &[u16; 32]) -> [u16; 8] {
+    background_entries(bytes).to_le_bytes().map(|entry| colors[usize::from(entry)])
 }
 
 impl Ppu {
@@ -64,7 +122,7 @@ impl Ppu {
         self.digest_stale = true;
         // Palette RAM and PPUMASK cannot change within a stretch (no CPU access falls inside), so
         // the colours of the 32 entries are looked up once, on the first rendered tile, and the
-        // background pairs checked against them.
+        // background quads checked against them.
         let mut colors = None;
         while count > 0 {
             if self.regs.bus_collision_pending() {
@@ -81,7 +139,7 @@ impl Ppu {
             let settled_on = self.regs.rendering_history & 0x0F == 0x0F;
             // A unit's first pixel moved to x = 0 by the odd-frame skip (see
             // `Ppu::sprite_units_skip`) is drawn by `tick_dot`: a tile's own sprite test
-            // (`Ppu::sprite_in_columns`) looks at the units' X only.
+            // (`Ppu::tile_sprite_pixels`) looks at the units' X only.
             let first_pixel_waiting = dot == 1 && self.regs.sprite_first_lo | self.regs.sprite_first_hi != 0;
             if rendering && settled_on && scanline < 240 && dot & 7 == 1 && count >= 8 && !first_pixel_waiting
             {
@@ -89,15 +147,11 @@ impl Ppu {
                     // Every whole tile of dots 1-256 the stretch covers, in one loop.
                     let colors = colors.get_or_insert_with(|| {
                         let colors = self.color_table();
-                        self.background_pairs.refresh(&colors);
+                        self.background_quads.refresh(&colors);
                         colors
                     });
                     let tiles = (count / 8).min(u32::from((257 - dot) / 8));
-                    for tile in 0..tiles {
-                        self.run_visible_tile(bus, colors, tile != 0);
-                    }
-                    // The last tile's other seven shifts (see `run_visible_tile`).
-                    self.shift_background_by(7);
+                    self.run_visible_tiles(bus, colors, tiles);
                     // Sprite evaluation touches nothing the background pipeline or the pixel
                     // multiplexer reads: the run's in one go.
                     self.sprite_evaluation_tiles(dot, tiles as u16);
@@ -171,55 +225,155 @@ impl Ppu {
         }
     }
 
-    /// Dots `d..d + 8` of a visible line with rendering on, `d` = 1, 9, ..., 249: what eight calls of
-    /// `tick_dot` do, but for sprite evaluation (`Ppu::sprite_evaluation_tiles`) and the last seven
-    /// shifts. The eight pixels come from the shifters as they stand after the first dot's shift
-    /// and reload (the later shifts only move the window, and the fetches fill the latches, which
-    /// reach the shifters on the next tile's first dot), so they are computed as a whole after the
-    /// fetches. The caller does the other seven shifts after the run; within it, the next tile
-    /// (`after_tile`) does them with its own first shift and reload in one step.
+    /// Dots `d..d + 8 * tiles` of a visible line with rendering on, `d` = 1, 9, ..., 249, within
+    /// dots 1-256: what their `tick_dot` calls do, but for sprite evaluation
+    /// (`Ppu::sprite_evaluation_tiles`).
+    ///
+    /// A tile's eight pixels come from the shifters as they stand after its first dot's shift and
+    /// reload (the later shifts only move the window, and the fetches fill the latches, which reach
+    /// the shifters on the next tile's first dot), so they are computed as a whole before the
+    /// fetches: at fine X `x`, pixels `x..8` of the tile in the shifters' high bytes (the one
+    /// showing), then pixels `0..x` of the one in their low bytes (the one entering). So the
+    /// entering tile's eight colours, one tile row in one palette, are the picture's from 8 - x
+    /// pixels into the tile on: one store for each tile, over which a tile with sprites, or
+    /// without the background, stores its own pixels. The registers the tiles work on are locals
+    /// through the run (in memory, every store to the picture could change them); the shifters'
+    /// bytes are the showing and entering tiles'.
     #[inline(always)]
-    fn run_visible_tile(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32], after_tile: bool) {
+    fn run_visible_tiles(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32], tiles: u32) {
         let first = self.regs.dot;
         // Dot 1 neither shifts nor reloads; the reloads fall on dots 9, 17, ..., 249.
-        if after_tile {
-            self.shift_background_tile();
-        } else if first != 1 {
+        if first != 1 {
             self.shift_background();
             self.reload_background_shifters();
         }
-        let (show_background, show_sprites) = self.layers_shown(first == 1);
-        let background = if show_background { self.tile_background_pixels() } else { 0 };
-        self.fetch_tile(bus);
-        // Units whose 8 pixels miss this tile cannot show: skip the multiplexer's sprite side.
-        let show_sprites = show_sprites && self.sprite_in_columns(first - 1);
-        let start = usize::from(self.regs.scanline) * PICTURE_WIDTH + usize::from(first - 1);
-        if show_sprites {
-            let mut entries = background.to_le_bytes();
-            for (p, entry) in entries.iter_mut().enumerate() {
-                *entry = self.multiplex(first - 1 + p as u16, *entry, true) as u8;
+        let (mut show_background, mut show_sprites) = self.layers_shown(first == 1);
+        let after_left = self.layers_shown(false);
+        // No CPU access falls inside a stretch: what observes the fetches stays as it is.
+        let fetches = if !bus.fetches_observed() {
+            Fetches::Unobserved
+        } else if bus.only_a12_observed() {
+            Fetches::A12
+        } else if bus.only_reads_observed() {
+            Fetches::Reads
+        } else {
+            Fetches::Every
+        };
+        let r = &self.regs;
+        let fine_x = usize::from(r.x & 7);
+        let table = u16::from(r.ctrl & ctrl::BACKGROUND_TABLE) << 8;
+        let mut v = r.v;
+        let mut latches;
+        // The shifters' high bytes (the tile showing) and low bytes (the tile entering), one u32
+        // each: fewer values live through the loop.
+        let shifters = self.background_shifters();
+        let mut showing = u32::from_le_bytes(shifters.map(|shifter| (shifter >> 8) as u8));
+        let mut entering = u32::from_le_bytes(shifters.map(|shifter| shifter as u8));
+        let mut entering_colors = self.shifter_colors(entering.to_le_bytes(), colors);
+        let row = usize::from(self.regs.scanline) * PICTURE_WIDTH;
+        // The units' columns stay as they are until the sprite fetches of dots 257-320.
+        let sprite_tiles = if show_sprites || after_left.1 { self.sprite_tiles() } else { 0 };
+        let mut x = usize::from(first - 1);
+        let mut tile = 0;
+        loop {
+            // The entering tile's pixels from this tile's 8 - x on (the last tile's, those within
+            // the run).
+            let start = row + x + 8 - fine_x;
+            if tile + 1 < tiles {
+                if let Some(pixels) = self.frame.get_mut(start..start + 8) {
+                    pixels.copy_from_slice(&entering_colors);
+                }
+            } else if let Some(pixels) = self.frame.get_mut(start..start + fine_x) {
+                pixels.copy_from_slice(&entering_colors[..fine_x]);
             }
-            if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-                for (pixel, entry) in pixels.iter_mut().zip(entries) {
-                    *pixel = colors[usize::from(entry & 0x1F)];
+            // The first tile shows pixels of the tile showing too; a tile with sprites in its
+            // columns (units whose 8 pixels miss it cannot show), or without the background, is
+            // its own.
+            let sprites = show_sprites && sprite_tiles >> (x / 8) & 1 != 0;
+            if tile == 0 || sprites || !show_background {
+                let tile_bytes = [showing, entering].map(u32::to_le_bytes);
+                let pixels = self.own_tile_pixels(x, tile_bytes, (show_background, sprites), colors);
+                let start = row + x;
+                if let Some(out) = self.frame.get_mut(start..start + 8) {
+                    out.copy_from_slice(&pixels);
                 }
             }
-        } else if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-            // Background entries are 0-15: byte 2k of `indices` pairs pixels 2k and 2k + 1.
-            let indices = background | background >> 4;
-            for (k, two) in pixels.chunks_exact_mut(2).enumerate() {
-                let colors = self.background_pairs.pairs[usize::from((indices >> (16 * k)) as u8)];
-                two[0] = colors as u16;
-                two[1] = (colors >> 16) as u16;
+            latches = fetch_tile_at(bus, fetches, v, table);
+            v = increment_coarse_x(v);
+            tile += 1;
+            if tile == tiles {
+                break;
             }
+            x += 8;
+            (show_background, show_sprites) = after_left;
+            // The last tile's seven other shifts, then this one's shift and reload: the latched
+            // tile enters.
+            let [_, at, lo, hi] = latches;
+            showing = entering;
+            entering = u32::from_le_bytes(reloaded_bytes(latches));
+            entering_colors = self.background_quads.row(lo, hi, at);
         }
-        if first == 249 {
+        let end = first + 8 * tiles as u16;
+        if end == 257 {
             // Dot 256: after the coarse X increment of the last fetch.
-            self.regs.v = increment_y(self.regs.v);
+            v = increment_y(v);
         }
-        // Eight dots with rendering enabled; the position cannot wrap before dot 257.
+        let r = &mut self.regs;
+        r.v = v;
+        [r.nt_latch, r.at_latch, r.pattern_lo_latch, r.pattern_hi_latch] = latches;
+        let (showing, entering) = (showing.to_le_bytes(), entering.to_le_bytes());
+        [r.bg_pattern_lo, r.bg_pattern_hi, r.bg_attr_lo, r.bg_attr_hi] =
+            core::array::from_fn(|k| u16::from(showing[k]) << 8 | u16::from(entering[k]));
+        // The last tile's other seven shifts.
+        self.shift_background_by(7);
+        // Dots with rendering enabled; the position cannot wrap before dot 257.
         self.regs.rendering_history = 0xFF;
-        self.regs.dot = first + 8;
+        self.regs.dot = end;
+    }
+
+    /// The pixels of the tile at `x` computed on their own, from the shifters' bytes `[showing,
+    /// entering]` (see `Ppu::run_visible_tiles`), the background and sprites shown or not: out of
+    /// line, the run's loop keeps its values in registers.
+    #[inline(never)]
+    fn own_tile_pixels(
+        &mut self,
+        x: usize,
+        [showing, entering]: [[u8; 4]; 2],
+        (show_background, sprites): (bool, bool),
+        colors: &[u16; 32],
+    ) -> [u16; 8] {
+        let fine_x = usize::from(self.regs.x & 7);
+        if sprites {
+            let windows = core::array::from_fn(|k| {
+                let shifter = u16::from(showing[k]) << 8 | u16::from(entering[k]);
+                (shifter >> (8 - fine_x)) as u8
+            });
+            let background = if show_background { background_entries(windows) } else { 0 };
+            let sprite = self.tile_sprite_pixels(x as u16);
+            let entries = self.multiplex_tile(x as u16, background, sprite).to_le_bytes();
+            entries.map(|entry| colors[usize::from(entry & 0x1F)])
+        } else if show_background {
+            let mut both = [0; 16];
+            both[..8].copy_from_slice(&self.shifter_colors(showing, colors));
+            both[8..].copy_from_slice(&self.shifter_colors(entering, colors));
+            core::array::from_fn(|p| both[fine_x + p])
+        } else {
+            [colors[0]; 8]
+        }
+    }
+
+    /// The colours of the eight pixels of a tile in the background shifters, from its byte of each
+    /// (see [`background_entries`]), the leftmost first.
+    #[inline(always)]
+    fn shifter_colors(&self, bytes: [u8; 4], colors: &[u16; 32]) -> [u16; 8] {
+        let [pattern_lo, pattern_hi, attr_lo, attr_hi] = bytes;
+        // After a reload each palette bit fills its byte; otherwise (rendering toggled across a
+        // reload, serial input shifted in) each pixel has a palette of its own.
+        if (attr_lo == 0 || attr_lo == 0xFF) && (attr_hi == 0 || attr_hi == 0xFF) {
+            self.background_quads.row(pattern_lo, pattern_hi, (attr_lo & 1) | (attr_hi & 2))
+        } else {
+            mixed_palette_colors(bytes, colors)
+        }
     }
 
     /// The fetches of a tile's eight dots, dot `d + p` driving or reading fetch phase p + 1.
@@ -493,14 +647,14 @@ mod tests {
         Ok(())
     }
 
-    /// The background pairs (derived from palette RAM and PPUMASK) follow changes between stretches,
+    /// The background quads (derived from palette RAM and PPUMASK) follow changes between stretches,
     /// as CPU writes make them: the pictures stay those of `tick_dot`.
     #[test]
-    fn background_pairs_follow_palette_and_mask_changes() {
+    fn background_quads_follow_palette_and_mask_changes() {
         let memory: Vec<u8> = (0..0x4000u32).map(|i| (i * 7 + i / 13) as u8).collect();
         let palette: Vec<u8> = (0..32).collect();
         let regs = vec![0; core::mem::size_of::<super::super::PpuRegs>()];
-        // Every sprite below the picture: tiles without sprites, the paired path.
+        // Every sprite below the picture: tiles without sprites, the quads path.
         let (mut bulk, mut bulk_bus) = arbitrary_ppu(&regs, &[0xF0; 256], &palette, &memory);
         bulk.regs.mask = 0x1E;
         let (mut single, mut single_bus) = (bulk.clone(), FlatBus(bulk_bus.0.clone()));

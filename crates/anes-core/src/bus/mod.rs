@@ -478,9 +478,10 @@ impl Nes {
 
     /// The line path's catch-up (`Nes::step_to_next_line`) after an instruction that ended past
     /// the end of the PPU's present line: runs the PPU through the ends of lines the CPU has
-    /// passed (none when an access caught it up past the last), and no further, which leaves it where a stretch starts (a
-    /// catch-up to the instruction's end stops up to 20 dots into the next line, whose first tile
-    /// then goes dot by dot). The M2 edges after the last of those dots stay owed. Nothing the
+    /// passed (none when an access caught it up past the last), and no further, which leaves it
+    /// where a stretch starts (a catch-up to the instruction's end stops up to 20 dots into the
+    /// next line, whose first tile then goes dot by dot). The M2 edges after the last of those
+    /// dots stay owed. Nothing the
     /// CPU could notice lies in between (the prediction holds: the instruction ended before the
     /// deadline, or it would have caught up). On the pre-render line the odd-frame skip is
     /// assumed: without it the PPU stops on the line's last dot.

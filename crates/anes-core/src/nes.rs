@@ -387,8 +387,9 @@ impl Nes {
     /// Runs instructions until the PPU's scanline differs from the one it was on, or the frame ends
     /// (then returns true, the frame counter advanced as in [`Nes::step_in_frame`]). Stops after
     /// exactly the instruction where [`Nes::step_in_frame`] in a loop would see the scanline change,
-    /// but lets the PPU lag in between: the CPU's clock is watched for the end of the line, and
-    /// the PPU runs to it once an instruction has crossed it. Lockstep at scanline granularity.
+    /// but lets the PPU lag in between: the CPU's clock is watched for the end of the line (the
+    /// PPU runs to it only before the pre-render line, whose length it decides, or after a DMA
+    /// that passed two line ends). Lockstep at scanline granularity.
     pub fn step_to_next_line(&mut self) -> bool {
         let done = self.step_to_next_line_lagging();
         if !done {

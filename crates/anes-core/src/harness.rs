@@ -128,6 +128,7 @@ impl Harness for Nes {
         Nes::settle(self)
     }
 
+    #[inline(always)]
     fn lagging_digest(&self) -> u64 {
         Nes::lagging_digest(self)
     }

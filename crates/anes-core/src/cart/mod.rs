@@ -94,6 +94,7 @@ mod map;
 mod mapper;
 mod rom_info;
 mod sst39sf_flash;
+mod tracked_board;
 mod vrc_irq;
 
 use board::Board;
@@ -103,6 +104,7 @@ use map::{
 };
 use mapper::Fetch;
 use sst39sf_flash::{FLASH_SECTOR, FlashOp, flash_id_byte};
+use tracked_board::TrackedBoard;
 
 use crate::state::digest_keys::memory_delta;
 use crate::state::section::Section;
@@ -160,7 +162,7 @@ pub struct Cartridge {
     prg_ram: Box<[u8]>,
     /// The 512-byte trainer, copied to $7000 at power-on.
     trainer: Option<Box<[u8]>>,
-    board: Board,
+    board: TrackedBoard,
     /// Derived from `board` and the memories' sizes; see [`Cartridge::rebuild_caches`].
     map: MemoryMap,
     /// CPU reads of $8000-$FFFF are plain ROM: no Game Genie code, no RAM in a slot. Derived.
@@ -315,7 +317,7 @@ impl Cartridge {
             chr_writable: chr_is_ram || chr_ram_start < chr_len || abilities.chr_maps_nametable_ram,
             prg_ram,
             trainer,
-            board,
+            board: TrackedBoard::new(board),
             map,
             prg_plain: true,
             prg_fast: [PRG_FAST_MISS; 8],
@@ -1027,6 +1029,19 @@ impl Cartridge {
         self.board.visit_state(visitor)
     }
 
+    /// True when the board's registers may have changed since
+    /// [`Cartridge::mark_mapper_digest_fresh`] (any mutable access to the board marks them).
+    #[inline(always)]
+    pub(crate) fn mapper_digest_stale(&self) -> bool {
+        self.board.digest_stale()
+    }
+
+    /// The console has summed the board's registers as they stand (see `state/digest.rs`).
+    #[inline(always)]
+    pub(crate) fn mark_mapper_digest_fresh(&mut self) {
+        self.board.mark_digest_fresh();
+    }
+
     /// The board's register state as mutable bytes, to restore a snapshot. Call
     /// [`Cartridge::rebuild_caches`] afterwards.
     pub fn mapper_state_bytes_mut(&mut self) -> &mut [u8] {
@@ -1106,7 +1121,7 @@ impl Cartridge {
         });
         if let Some(mut board) = Board::new(BoardConfig::from_info(&self.info)) {
             board.configure(&self.info);
-            self.board = board;
+            self.board = TrackedBoard::new(board);
         }
         if let (Some(len), Some(memory)) = (kept, self.eeprom_mut()) {
             memory.copy_from_slice(&eeprom[..len]);

@@ -14,13 +14,14 @@
 //!   frame, and a stale digest is computed from scratch.
 //! - Every other section (CPU, bus, PPU registers and OAM, APU, mapper registers, controllers, the
 //!   machine section) is summed 8 bytes at a time: `Σ key(section, word) × word`. The PPU's four
-//!   sections and the APU's (73 of about 90 words) are summed when their chip has run or been
+//!   sections, the APU's and the board's registers are summed when their chip has run or been
 //!   accessed since the last sum, and the sum is kept otherwise: each chip marks itself stale in
 //!   every `&mut` method reachable from outside its module ([`crate::ppu::Ppu`]'s and
-//!   [`crate::apu::Apu`]'s fields are private, so those are the only ways in), and the lagging steps
+//!   [`crate::apu::Apu`]'s fields are private, so those are the only ways in; the cartridge's
+//!   board sits in a `TrackedBoard`, whose every mutable access marks it), and the lagging steps
 //!   end by keeping fresh sums ([`Nes::keep_chip_sums`]). A lagging machine's chips stand still
-//!   between catch-ups, so most instructions' digests read only the CPU, the bus, the board and the
-//!   controllers.
+//!   between catch-ups and board writes, so most instructions' digests read only the CPU, the bus,
+//!   the controllers and the machine section (14 words).
 //!
 //! Every key is odd, so a change of one byte (or one word) changes the sum by `key × delta`, which is
 //! never 0 modulo 2^64, and the final mix is a bijection: any single changed byte changes the digest,
@@ -202,11 +203,16 @@ impl Nes {
     }
 
     /// The body of `Harness::lagging_digest` (`harness.rs`).
+    #[inline(always)]
     pub(crate) fn lagging_digest(&self) -> u64 {
+        // The board's counters move only with the board, whose kept sum then goes stale: while it
+        // holds, where they stand was kept with it (no dispatch to the board).
+        let board_ticked =
+            if self.cart.mapper_digest_stale() { self.cart.ticked() } else { self.digest.board_ticked };
         // Keys apart from every section's and the ROM identity's (bit 39).
         let lag = key(Section::Machine, 1 << 39)
             .wrapping_mul(self.apu.ticked())
-            .wrapping_add(key(Section::Machine, (1 << 39) | 1).wrapping_mul(self.cart.ticked()));
+            .wrapping_add(key(Section::Machine, (1 << 39) | 1).wrapping_mul(board_ticked));
         self.finish_digest(self.memory_sums().wrapping_add(lag), Kept::Used)
     }
 
@@ -226,7 +232,6 @@ impl Nes {
             Kept::Ignored => self.rom_identity_sum(),
         });
         debug_assert_eq!(self.digest.rom_identity, self.rom_identity_sum(), "the ROM identity's sum is kept");
-        sum = sum.wrapping_add(self.cart.visit_mapper_state(MapperWordsSum));
         // The sections that change with every instruction, unrolled.
         let parts = [
             pod_words_sum(Section::Machine, &self.machine),
@@ -240,19 +245,27 @@ impl Nes {
         mix(sum)
     }
 
-    /// The PPU's and the APU's part of the digest. Their sections (55 and 18 words of about 90)
-    /// change only when those chips run or are accessed, OAM and palette RAM (36 of the PPU's
-    /// words) only when written: between catch-ups of a lagging machine, and while those tables
-    /// stand, the sums [`Nes::keep_chip_sums`] kept are taken. Inline while all three hold (a
-    /// lagging instruction step's common case); out of line, each sum on its own.
+    /// The PPU's, the APU's and the board's part of the digest. Their sections (55, 18 and up to
+    /// 24 words of about 110) change only when those chips run or are accessed, OAM and palette
+    /// RAM (36 of the PPU's words) only when written: between catch-ups of a lagging machine and
+    /// writes to the board, and while those tables stand, the sums [`Nes::keep_chip_sums`] kept are
+    /// taken. Inline while all four hold (a lagging instruction step's common case); out of line,
+    /// each sum on its own.
     #[inline(always)]
     fn chip_sums(&self, kept: Kept) -> u64 {
         if matches!(kept, Kept::Used)
-            && !(self.ppu.digest_stale() || self.ppu.tables_digest_stale() || self.apu.digest_stale())
+            && !(self.ppu.digest_stale()
+                || self.ppu.tables_digest_stale()
+                || self.apu.digest_stale()
+                || self.cart.mapper_digest_stale())
         {
             debug_assert_eq!(
                 self.digest.chips,
-                self.digest.ppu.wrapping_add(self.digest.ppu_tables).wrapping_add(self.digest.apu),
+                self.digest
+                    .ppu
+                    .wrapping_add(self.digest.ppu_tables)
+                    .wrapping_add(self.digest.apu)
+                    .wrapping_add(self.digest.mapper),
                 "the chips' sum is the sum of the kept ones"
             );
             return self.digest.chips;
@@ -275,6 +288,10 @@ impl Nes {
             self.apu.digest_stale() || self.digest.apu == self.apu_section_sum(),
             "an APU that is not marked stale has the sum kept for it"
         );
+        debug_assert!(
+            self.cart.mapper_digest_stale() || self.digest.mapper == self.mapper_section_sum(),
+            "a board that is not marked stale has the sum kept for it"
+        );
         let ppu = match kept {
             Kept::Used if !self.ppu.digest_stale() => self.digest.ppu,
             _ => self.ppu_registers_sum(),
@@ -287,7 +304,11 @@ impl Nes {
             Kept::Used if !self.apu.digest_stale() => self.digest.apu,
             _ => self.apu_section_sum(),
         };
-        ppu.wrapping_add(tables).wrapping_add(apu)
+        let mapper = match kept {
+            Kept::Used if !self.cart.mapper_digest_stale() => self.digest.mapper,
+            _ => self.mapper_section_sum(),
+        };
+        ppu.wrapping_add(tables).wrapping_add(apu).wrapping_add(mapper)
     }
 
     /// `Σ key × word` over the PPU's registers and secondary OAM. Out of line: inlined, the digest
@@ -311,13 +332,33 @@ impl Nes {
         pod_words_sum(Section::Apu, self.apu.state())
     }
 
-    /// Keeps the PPU's and the APU's section sums for the digests that follow, recomputing those
-    /// whose chip (or tables) may have changed since they were kept. The lagging steps end with it:
+    /// `Σ key × word` over the board's registers, summed as the board's own state type (out of
+    /// line, as the PPU's).
+    #[inline(never)]
+    fn mapper_section_sum(&self) -> u64 {
+        self.cart.visit_mapper_state(MapperWordsSum)
+    }
+
+    /// Keeps the PPU's, the APU's and the board's section sums for the digests that follow,
+    /// recomputing those whose chip (or tables) may have changed since they were kept. The lagging steps end with it:
     /// between their catch-ups the chips stand still, and a digest after every instruction then
     /// reads a fifth of the words; at every line, the PPU's registers move but OAM and palette RAM
     /// rarely do.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn keep_chip_sums(&mut self) {
+        if self.ppu.digest_stale()
+            || self.ppu.tables_digest_stale()
+            || self.apu.digest_stale()
+            || self.cart.mapper_digest_stale()
+        {
+            self.keep_stale_chip_sums();
+        }
+    }
+
+    /// [`Nes::keep_chip_sums`] where a sum is stale (out of line: most lagging instruction steps
+    /// leave every chip as it was).
+    #[inline(never)]
+    fn keep_stale_chip_sums(&mut self) {
         if self.ppu.digest_stale() {
             self.digest.ppu = self.ppu_registers_sum();
         }
@@ -329,8 +370,17 @@ impl Nes {
             self.digest.apu = self.apu_section_sum();
             self.apu.mark_digest_fresh();
         }
-        self.digest.chips =
-            self.digest.ppu.wrapping_add(self.digest.ppu_tables).wrapping_add(self.digest.apu);
+        if self.cart.mapper_digest_stale() {
+            self.digest.mapper = self.mapper_section_sum();
+            self.digest.board_ticked = self.cart.ticked();
+            self.cart.mark_mapper_digest_fresh();
+        }
+        self.digest.chips = self
+            .digest
+            .ppu
+            .wrapping_add(self.digest.ppu_tables)
+            .wrapping_add(self.digest.apu)
+            .wrapping_add(self.digest.mapper);
     }
 
     /// The ROM identity's part of the digest (kept in `digest.rom_identity` while it stands).
@@ -361,6 +411,8 @@ impl Nes {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn memory_sums_from_scratch(&self) -> u64 {
         let mut sum = 0u64;
         for section in Section::ALL {

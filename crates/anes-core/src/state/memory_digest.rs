@@ -13,7 +13,12 @@ pub(crate) struct MemoryDigest {
     pub ppu_tables: u64,
     /// The APU section's sum, kept the same way (`Apu::digest_stale`).
     pub apu: u64,
-    /// `ppu + ppu_tables + apu`, what a digest takes while none of the three is stale.
+    /// The board registers' sum (the mapper section), kept the same way
+    /// (`Cartridge::mapper_digest_stale`).
+    pub mapper: u64,
+    /// [`Cartridge::ticked`](crate::Cartridge::ticked) as it was when `mapper` was kept.
+    pub board_ticked: u64,
+    /// `ppu + ppu_tables + apu + mapper`, what a digest takes while none of the four is stale.
     pub chips: u64,
     /// The ROM identity's sum, kept from power-on and every change of the identity (Game Genie
     /// codes).

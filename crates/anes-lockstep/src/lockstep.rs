@@ -167,8 +167,13 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         let (granularity, every) = (self.config.granularity, self.config.checkpoint_every);
         self.start_run();
         while self.cmp.verified_until < target {
-            let a = self.a.advance(&mut self.ring.a, inputs, granularity, every);
-            let b = self.b.advance(&mut self.ring.b, inputs, granularity, every);
+            let (a, b) = match self.run_lagging_in_frame(granularity, every) {
+                Some(pair) => pair,
+                None => (
+                    self.a.advance(&mut self.ring.a, inputs, granularity, every),
+                    self.b.advance(&mut self.ring.b, inputs, granularity, every),
+                ),
+            };
             if !self.cmp.compare(&a, &b, every, &mut self.ring.verified) {
                 return self.end_run(inputs, frames, true);
             }
@@ -177,6 +182,44 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
             }
         }
         self.end_run(inputs, frames, true)
+    }
+
+    /// Inside a frame where both machines step lagging (instruction or scanline granularity, no
+    /// fault planned), pairs of steps compared in place by lagging digest and CPU cycle (the rest
+    /// of their records, the frame and the PPU's position, is state the digest covers), with the
+    /// live count of sync points brought up to date once at the end. Returns the first pair the
+    /// comparator must see itself, in full: the frame's end (either machine's) or a difference;
+    /// `None` when the sides do not both lag inside a frame.
+    fn run_lagging_in_frame(
+        &mut self,
+        granularity: Granularity,
+        every: u64,
+    ) -> Option<(SyncRecord, SyncRecord)> {
+        if !(self.a.lags_inside_frame(granularity) && self.b.lags_inside_frame(granularity)) {
+            return None;
+        }
+        let by_line = granularity == Granularity::Scanline;
+        let mut agreeing = 0;
+        let (a, b) = loop {
+            let a = self.a.step_lagging_in_frame(by_line);
+            let b = self.b.step_lagging_in_frame(by_line);
+            match (a, b) {
+                (Some(a), Some(b)) if a == b => agreeing += 1,
+                pair => break pair,
+            }
+        };
+        self.cmp.count_agreeing(agreeing);
+        let a = match a {
+            Some(_) => self.a.lagging_sync_inside_frame(),
+            None => self.a.lagging_frame_end(),
+        };
+        let b = match b {
+            Some(_) => self.b.lagging_sync_inside_frame(),
+            None => self.b.lagging_frame_end(),
+        };
+        self.a.save_if_due(&a, &mut self.ring.a, every);
+        self.b.save_if_due(&b, &mut self.ring.b, every);
+        Some((a, b))
     }
 
     /// Numbers both sides' next sync records after the comparator's last one.

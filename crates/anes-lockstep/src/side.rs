@@ -25,6 +25,14 @@ pub(crate) struct SyncRecord {
     pub digest: u64,
 }
 
+impl SyncRecord {
+    /// The sync record of a sync point inside frame `frame`: the machine's record there and the
+    /// digest that stands for its state hash.
+    pub(crate) fn inside_frame((record, digest): (FrameRecord, u64), frame: u64) -> SyncRecord {
+        SyncRecord { frame, record, frame_end: false, digest }
+    }
+}
+
 /// Before any frame has been measured, assume a frame may take this many CPU cycles when deciding
 /// whether a fault may come due within the next frame (NTSC frames take 29,780.5).
 const INITIAL_FRAME_CYCLES_BOUND: u64 = 1 << 20;
@@ -79,10 +87,55 @@ impl<M: Machine> Side<M> {
         checkpoint_every: u64,
     ) -> SyncRecord {
         let sync = self.next_sync(inputs, granularity);
+        self.save_if_due(&sync, bank, checkpoint_every);
+        sync
+    }
+
+    /// Saves the machine into `bank` when `sync` ended a frame after which a checkpoint is due.
+    #[inline]
+    pub(crate) fn save_if_due(&mut self, sync: &SyncRecord, bank: &mut SnapshotBank, checkpoint_every: u64) {
         if sync.frame_end && self.frame % checkpoint_every == 0 {
             bank.save_next(&self.machine);
         }
-        sync
+    }
+
+    /// True when the next sync point is a lagging step inside the frame in progress
+    /// ([`Side::step_lagging_in_frame`] may be called).
+    #[inline]
+    pub(crate) fn lags_inside_frame(&self, granularity: Granularity) -> bool {
+        self.in_frame && self.lagging_in(granularity)
+    }
+
+    /// [`Side::next_sync`] where [`Side::lags_inside_frame`], for a runner that compares in place:
+    /// one lagging step (`by_line`: to the next line, else one instruction). A sync point inside the
+    /// frame comes back as the lagging digest and the CPU cycle, all the sync record says that the
+    /// digest would not (its full record: [`Side::lagging_sync_inside_frame`]); `None` at the end of
+    /// the frame, whose record [`Side::lagging_frame_end`] must then take before the next step.
+    #[inline(always)]
+    pub(crate) fn step_lagging_in_frame(&mut self, by_line: bool) -> Option<(u64, u64)> {
+        let done = if by_line {
+            self.machine.step_to_next_line_lagging()
+        } else {
+            self.machine.step_instruction_lagging()
+        };
+        if done {
+            return None;
+        }
+        self.sync_point += 1;
+        let (record, digest) = self.machine.lagging_sync_record();
+        Some((digest, record.cpu_cycle))
+    }
+
+    /// The whole sync record of the sync point inside the frame that the last
+    /// [`Side::step_lagging_in_frame`] reached.
+    pub(crate) fn lagging_sync_inside_frame(&self) -> SyncRecord {
+        SyncRecord::inside_frame(self.machine.lagging_sync_record(), self.frame)
+    }
+
+    /// The sync record of the frame's end that the last [`Side::step_lagging_in_frame`] reached
+    /// (it returned `None`).
+    pub(crate) fn lagging_frame_end(&mut self) -> SyncRecord {
+        self.sync_after_step(true, true)
     }
 
     /// Runs the machine to its next sync point and reports it.
@@ -167,9 +220,8 @@ impl<M: Machine> Side<M> {
             return self.finish_frame(record);
         }
         self.sync_point += 1;
-        let (record, digest) =
-            if lagging { self.machine.lagging_sync_record() } else { self.machine.sync_record() };
-        SyncRecord { frame: self.frame, record, frame_end: false, digest }
+        let parts = if lagging { self.machine.lagging_sync_record() } else { self.machine.sync_record() };
+        SyncRecord::inside_frame(parts, self.frame)
     }
 
     /// A frame of a machine that does not step instructions: its state faults fire at the end of the

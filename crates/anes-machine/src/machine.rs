@@ -360,7 +360,7 @@ impl Machine for NesMachine {
         self.nes.step_to_next_line_lagging()
     }
 
-    #[inline]
+    #[inline(always)]
     fn lagging_sync_record(&self) -> (FrameRecord, u64) {
         (self.position_record(), self.nes.lagging_digest())
     }

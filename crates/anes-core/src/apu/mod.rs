@@ -293,12 +293,12 @@ impl Apu {
         let mut deadline = self.ticked + fc.ticks_until_step(&self.timing.frame_steps);
         // The DMC timer runs on get (odd-numbered) cycles: the n-th one from here.
         let nth_get = |clocks: u64| (next | 1) + 2 * (clocks - 1);
-        if s.dmc.bytes_remaining != 0 {
-            match s.dmc.clocks_until_buffer_empties(&self.timing.dmc_rates) {
-                // The request is up already: the bus acts on it at the end of this cycle.
-                None => return next,
-                Some(clocks) => deadline = deadline.min(nth_get(clocks)),
-            }
+        // An empty buffer's request is up (or, the DMC disabled, stays down) until the DMA unit's
+        // fetch or a $4015 write, both accesses that catch the APU up: ticks cannot change it.
+        if s.dmc.bytes_remaining != 0
+            && let Some(clocks) = s.dmc.clocks_until_buffer_empties(&self.timing.dmc_rates)
+        {
+            deadline = deadline.min(nth_get(clocks));
         }
         if s.dmc.implicit_abort == dmc::IMPLICIT_ARMED {
             deadline = deadline.min(nth_get(s.dmc.clocks_until_output_cycle_ends(&self.timing.dmc_rates)));
@@ -500,6 +500,8 @@ impl Apu {
         self.run_until(cpu_cycle);
         self.state.dmc.dma_complete(value);
         self.changed_by_access();
+        // Caught up and nothing written: predict now, sparing the next cycle a catch-up.
+        self.deadline = self.next_observable_cycle();
     }
 
     /// Enables audio output at `sample_rate` Hz (allocating its ring of a quarter second) for a

@@ -139,14 +139,10 @@ impl FrameCounter {
     /// ticks before it only count.
     #[inline]
     pub fn ticks_until_step(&self, steps: &FrameSteps) -> u64 {
-        let mut nearest = 1 << 16;
-        for step in steps.all() {
-            let ticks = u64::from(step.wrapping_sub(self.cycle));
-            if ticks != 0 && ticks < nearest {
-                nearest = ticks;
-            }
-        }
-        nearest
+        // Ticks minus one, wrapping: a step at the current count (0 ticks away, not ahead) becomes
+        // the largest. A branch-free minimum, called at every catch-up.
+        let nearest = steps.all().map(|step| step.wrapping_sub(self.cycle).wrapping_sub(1)).into_iter().min();
+        u64::from(nearest.unwrap_or(u16::MAX)) + 1
     }
 
     /// `ticks` ticks that reach no step, when settled (exactly `ticks` calls of [`FrameCounter::tick`]
@@ -233,6 +229,19 @@ mod tests {
             }
             for step in steps.all() {
                 assert!(!no_step_near(step, steps));
+            }
+        }
+    }
+
+    #[test]
+    fn ticks_until_step_is_the_nearest_step_ahead() {
+        for steps in [&NTSC.apu.frame_steps, &PAL.apu.frame_steps] {
+            for cycle in 0..=u16::MAX {
+                let fc = FrameCounter { cycle, ..FrameCounter::default() };
+                // The nearest nonzero distance to a step, 65,536 when every step is at `cycle`.
+                let ahead = steps.all().map(|step| u64::from(step.wrapping_sub(cycle)));
+                let expected = ahead.into_iter().filter(|&ticks| ticks != 0).min().unwrap_or(1 << 16);
+                assert_eq!(fc.ticks_until_step(steps), expected, "cycle {cycle}");
             }
         }
     }

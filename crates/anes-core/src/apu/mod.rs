@@ -15,7 +15,8 @@
 //! the APU predicts the first cycle whose tick could change one of those two lines (the next frame
 //! counter step, the end of a pending $4017 write's or DMC load's delay, the output bit that empties a
 //! full sample buffer while bytes remain) and is left alone until then; it then runs the owed cycles
-//! in bulk, the channel timers advanced in closed form between frame counter steps (`timer.rs`). Until
+//! in bulk, the channel timers advanced in closed form between frame counter steps (`timer.rs`); a
+//! DMA request that is all a tick would change rises without the tick, the fetch catching up. Until
 //! then the lines it shows are exactly what the eager ticks would show, and every public entry point
 //! of the console catches it up, so state, hashes and snapshots are those of the eager schedule.
 //!
@@ -103,8 +104,15 @@ pub struct Apu {
     /// next cycle to catch up.
     deadline: u64,
     /// `state.dmc.wants_dma()`, kept up to date wherever the DMC changes, because the bus asks at the
-    /// end of every cycle.
+    /// end of every cycle; from `request_rises_at` on, ahead of the lagging state.
     dma_request: bool,
+    /// When `deadline` is only the DMC's sample buffer emptying, with the DMC enabled: nothing but
+    /// the DMA request changes there, so [`Apu::sync_to`] raises it without ticking and waits for
+    /// `deadline_after_rise` (or the fetch that answers the request). Not state: derived at each
+    /// prediction, and only acted on while `deadline` equals it.
+    request_rises_at: u64,
+    /// The deadline after the request has risen (see `request_rises_at`).
+    deadline_after_rise: u64,
     /// The /IRQ output (frame counter or DMC flag), kept up to date like `dma_request`: the bus
     /// samples it at the end of every cycle.
     irq_output: bool,
@@ -150,6 +158,8 @@ impl Apu {
             ticked: 0,
             deadline: 0,
             dma_request,
+            request_rises_at: 0,
+            deadline_after_rise: 0,
             irq_output,
             timing,
             digest_stale: true,
@@ -215,8 +225,21 @@ impl Apu {
     #[inline(always)]
     pub fn sync_to(&mut self, cpu_cycle: u64) {
         if cpu_cycle >= self.deadline {
-            self.catch_up(cpu_cycle);
+            self.reach_deadline(cpu_cycle);
         }
+    }
+
+    /// [`Apu::sync_to`] at or past the deadline: a catch-up, unless all the tick of this cycle
+    /// changes is the DMC's DMA request, which then rises alone; the owed ticks are run by the DMA
+    /// fetch that answers it (or the next catch-up).
+    #[inline(never)]
+    fn reach_deadline(&mut self, cpu_cycle: u64) {
+        if cpu_cycle == self.request_rises_at && self.deadline == self.request_rises_at {
+            self.dma_request = true;
+            self.deadline = self.deadline_after_rise;
+            return;
+        }
+        self.catch_up(cpu_cycle);
     }
 
     /// The first CPU cycle [`Apu::sync_to`] must run: earlier ones cannot change what the CPU sees.
@@ -231,7 +254,7 @@ impl Apu {
         self.run_until(cpu_cycle);
         self.dma_request = self.state.dmc.wants_dma();
         self.irq_output = self.state.irq_output();
-        self.deadline = self.next_observable_cycle();
+        self.predict();
     }
 
     /// Ticks every owed cycle through `cpu_cycle`, the cycles between frame counter steps in bulk.
@@ -276,34 +299,43 @@ impl Apu {
         self.ticked = to;
     }
 
-    /// The first cycle after `self.ticked` whose tick could change the IRQ line or the DMC's DMA request.
-    fn next_observable_cycle(&self) -> u64 {
+    /// Sets `deadline` to the first cycle after `self.ticked` whose tick could change the IRQ line or
+    /// the DMC's DMA request (and `request_rises_at` when only the request changes there).
+    fn predict(&mut self) {
         let next = self.ticked + 1;
         let s = &self.state;
         let fc = &s.frame_counter;
+        self.request_rises_at = 0;
         if self.mode == ApuCatchUp::Eager
             || self.output.is_some()
             || self.length_writes_pending
             || !fc.is_settled()
             || !s.dmc.is_settled()
         {
-            return next;
+            self.deadline = next;
+            return;
         }
         // The frame IRQ can only rise at a step (conservatively: any step, a few per frame).
         let mut deadline = self.ticked + fc.ticks_until_step(&self.timing.frame_steps);
         // The DMC timer runs on get (odd-numbered) cycles: the n-th one from here.
         let nth_get = |clocks: u64| (next | 1) + 2 * (clocks - 1);
-        if s.dmc.bytes_remaining != 0 {
-            match s.dmc.clocks_until_buffer_empties(&self.timing.dmc_rates) {
-                // The request is up already: the bus acts on it at the end of this cycle.
-                None => return next,
-                Some(clocks) => deadline = deadline.min(nth_get(clocks)),
-            }
-        }
         if s.dmc.implicit_abort == dmc::IMPLICIT_ARMED {
             deadline = deadline.min(nth_get(s.dmc.clocks_until_output_cycle_ends(&self.timing.dmc_rates)));
         }
-        deadline
+        // An empty buffer's request is up (or, the DMC disabled, stays down) until the DMA unit's
+        // fetch or a $4015 write, both accesses that catch the APU up: ticks cannot change it. A
+        // full one's empties into the output unit, raising the request if the DMC is enabled.
+        if s.dmc.bytes_remaining != 0
+            && let Some(clocks) = s.dmc.clocks_until_buffer_empties(&self.timing.dmc_rates)
+        {
+            let empties = nth_get(clocks);
+            if empties < deadline && s.dmc.enabled != 0 {
+                self.request_rises_at = empties;
+                self.deadline_after_rise = deadline;
+            }
+            deadline = deadline.min(empties);
+        }
+        self.deadline = deadline;
     }
 
     /// Power-on: every unit in its power-on state (see [`Apu::new`]); the audio output (with the
@@ -484,8 +516,15 @@ impl Apu {
     /// the delay of a "load" DMA after a $4015 write has passed. Goes false if $4015 stops the sample.
     #[inline]
     pub fn dmc_wants_dma(&self) -> bool {
-        // Between catch-ups the state is that of the last one, whose request is still the truth.
-        debug_assert_eq!(self.dma_request, self.state.dmc.wants_dma(), "the cached DMA request is current");
+        // Between catch-ups the state is that of the last one, whose request is still the truth (or,
+        // from `request_rises_at` on, the request the lagging state has yet to raise).
+        debug_assert!(
+            self.dma_request == self.state.dmc.wants_dma()
+                || (self.dma_request
+                    && self.ticked < self.request_rises_at
+                    && self.deadline != self.request_rises_at),
+            "the cached DMA request is current"
+        );
         self.dma_request
     }
 
@@ -500,6 +539,8 @@ impl Apu {
         self.run_until(cpu_cycle);
         self.state.dmc.dma_complete(value);
         self.changed_by_access();
+        // Caught up and nothing written: predict now, sparing the next cycle a catch-up.
+        self.predict();
     }
 
     /// Enables audio output at `sample_rate` Hz (allocating its ring of a quarter second) for a

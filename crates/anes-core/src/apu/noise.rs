@@ -71,9 +71,34 @@ impl Noise {
     pub fn advance_timer(&mut self, clocks: u64, periods: &[u16; 16]) {
         let reload = self.reload(periods);
         let shifts = super::timer::advance(&mut self.timer_counter, reload, clocks);
-        for _ in 0..shifts {
-            self.shift();
+        self.shift_many(shifts);
+    }
+
+    /// `steps` steps of the shift register at once (exactly `steps` calls of [`Noise::shift`]).
+    ///
+    /// The feedback of the next k steps is bit j ^ bit j+tap for j < k (tap 1, or 6 in short mode),
+    /// which are all still the register's own bits while k <= 15 - tap: k steps are then one shift by
+    /// k bits with those k feedback bits entering at the top.
+    #[inline]
+    pub fn shift_many(&mut self, mut steps: u64) {
+        if steps == 0 {
+            return;
         }
+        // Bit 15 (set only by a restored arbitrary state) falls into bit 14 on the first step.
+        if self.shift_register & 0x8000 != 0 {
+            self.shift();
+            steps -= 1;
+        }
+        let tap = if self.mode != 0 { 6 } else { 1 };
+        let batch = 15 - tap;
+        let mut register = u32::from(self.shift_register);
+        while steps != 0 {
+            let k = steps.min(batch) as u32;
+            let feedback = (register ^ (register >> tap)) & ((1 << k) - 1);
+            register = (register >> k) | (feedback << (15 - k));
+            steps -= u64::from(k);
+        }
+        self.shift_register = register as u16;
     }
 
     /// One step of the shift register.
@@ -120,6 +145,25 @@ mod tests {
             }
         }
         assert_eq!(steps, 32767);
+    }
+
+    #[test]
+    fn many_steps_at_once_equal_single_steps() {
+        let mut seed = 0x1234_5678_9ABC_DEF0u64;
+        for mode in [0, 1, 2] {
+            for _ in 0..200 {
+                let register = crate::nes::splitmix64_next(&mut seed) as u16;
+                for steps in [0u64, 1, 2, 8, 9, 10, 13, 14, 15, 16, 28, 29, 93, 500, 32_768] {
+                    let mut fast = Noise { shift_register: register, mode, ..Noise::default() };
+                    let mut slow = fast;
+                    fast.shift_many(steps);
+                    for _ in 0..steps {
+                        slow.shift();
+                    }
+                    assert_eq!(fast, slow, "register {register:#06X}, mode {mode}, {steps} steps");
+                }
+            }
+        }
     }
 
     #[test]

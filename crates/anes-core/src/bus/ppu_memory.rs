@@ -100,6 +100,10 @@ impl<const REPLAY_M2: bool, R: RegionModel, const ANY_BOARD: bool> PpuBusPeek
     fn peek_pair(&self, first: u16, second: u16) -> (u8, u8) {
         self.cart.ppu_peek_pair(first, second, self.ciram)
     }
+    #[inline(always)]
+    fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+        self.cart.ppu_window(addr, self.ciram)
+    }
 }
 
 // Forced inline: the PPU's fetch loop calls these on every other dot, and each is a table lookup.
@@ -171,5 +175,8 @@ impl PpuBusPeek for PpuMemoryView<'_> {
     #[inline]
     fn peek(&self, addr: u16) -> u8 {
         self.cart.ppu_peek(addr, self.ciram)
+    }
+    fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+        self.cart.ppu_window(addr, self.ciram)
     }
 }

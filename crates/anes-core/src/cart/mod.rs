@@ -780,7 +780,7 @@ impl Cartridge {
     /// The 1 KiB of CHR, CIRAM or the cartridge's extra VRAM that PPU address `addr` falls in (a
     /// nametable may be CHR too: `MemoryMap::nametable_at`).
     #[inline(always)]
-    fn ppu_window<'a>(&'a self, addr: u16, ciram: &'a [u8; 0x800]) -> &'a [u8; 0x400] {
+    pub(crate) fn ppu_window<'a>(&'a self, addr: u16, ciram: &'a [u8; 0x800]) -> &'a [u8; 0x400] {
         let addr = usize::from(addr & 0x3FFF);
         let window = if addr < 0x2000 {
             self.chr[self.map.chr[addr >> 10]..].first_chunk()

@@ -412,6 +412,9 @@ mod tests {
         fn peek(&self, addr: u16) -> u8 {
             self.memory.peek(addr)
         }
+        fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+            self.memory.peek_window(addr)
+        }
     }
 
     impl PpuBus for FilterBus {

@@ -42,6 +42,7 @@ mod registers;
 pub mod rgb;
 mod sprites;
 mod stretch;
+mod tile_fetches;
 
 use background_quads::BackgroundQuads;
 
@@ -49,6 +50,9 @@ use background_quads::BackgroundQuads;
 pub trait PpuBusPeek {
     /// What a read of `addr` would return, without side effects.
     fn peek(&self, addr: u16) -> u8;
+    /// The 1 KiB of memory (a CHR bank, a nametable) that `addr` falls in, as peeks see it: `peek(a)`
+    /// is `peek_window(a)[a & 0x3FF]` for every `a` in it.
+    fn peek_window(&self, addr: u16) -> &[u8; 0x400];
     /// [`PpuBusPeek::peek`] of two addresses in the same 1 KiB window (`first >> 10 == second >> 10`),
     /// such as a pattern row's two planes or a tile's nametable and attribute bytes: one bank lookup.
     #[inline(always)]
@@ -82,7 +86,8 @@ pub trait PpuBus: PpuBusPeek {
     /// True when what sees the fetches sees only the changes of A12 ($1000), like the MMC3: then a
     /// run of fetches may be peeks, with one access per run of dots that drive A12 alike (its
     /// first) and [`PpuBus::advance_dots`] for every dot. What the board is owed in between (M2
-    /// edges, which it counts only while A12 stays low) reaches it before its next access.
+    /// edges, which it counts only while A12 stays low) reaches it before its next access. Its
+    /// accesses never change what a peek returns.
     #[inline(always)]
     fn only_a12_observed(&self) -> bool {
         false
@@ -94,7 +99,8 @@ pub trait PpuBus: PpuBusPeek {
     }
     /// True when what sees the fetches sees only the reads' addresses and every read returns what a
     /// [`PpuBusPeek::peek`] would (the MMC5 while it supplies no data itself): then a run of
-    /// fetches may be peeks, with the run's reads told in one [`PpuBus::hear_reads`].
+    /// fetches may be peeks, with the run's reads told in one [`PpuBus::hear_reads`]. Its reads
+    /// never change what a peek returns.
     #[inline(always)]
     fn only_reads_observed(&self) -> bool {
         false
@@ -973,6 +979,9 @@ pub(crate) mod test_bus {
         fn peek(&self, addr: u16) -> u8 {
             self.0[usize::from(addr & 0x3FFF)]
         }
+        fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+            self.0[usize::from(addr & 0x3C00)..].first_chunk().expect("16 KiB of memory")
+        }
     }
 
     impl PpuBus for FlatBus {
@@ -1013,6 +1022,9 @@ pub(crate) mod test_bus {
     impl PpuBusPeek for A12Bus {
         fn peek(&self, addr: u16) -> u8 {
             self.memory.peek(addr)
+        }
+        fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+            self.memory.peek_window(addr)
         }
     }
 

@@ -638,37 +638,51 @@ impl Ppu {
     }
 }
 
-/// Which sprites' byte `k` (0-3) is in range of a line: the count behind
-/// [`Ppu::evaluation_finds_fewer_than_8`], which a $2002 poll asks for at every read (ppu_race: about
-/// 8% of a frame), kept for one line, sprite height and byte while primary OAM stays as it was.
-/// Derived, not state: whatever writes OAM forgets it ([`InRangeSprites::forget`]).
-#[derive(Debug, Clone, Copy, Default)]
+/// Which sprites' byte `k` (0-3) is in range of each line: the masks sprite evaluation skips by
+/// (once a line) and [`Ppu::evaluation_finds_fewer_than_8`] counts, which a $2002 poll asks for at
+/// every read (ppu_race: about 8% of a frame), kept for one sprite height and byte while primary
+/// OAM stays as it was. Derived, not state: whatever writes OAM forgets it
+/// ([`InRangeSprites::forget`]).
+#[derive(Debug, Clone)]
 pub(crate) struct InRangeSprites {
-    /// Line, height and byte the mask is for, with bit 0 set; 0 when nothing is kept.
+    /// Height and byte the masks are for, with bit 0 set; 0 when nothing is kept.
     key: u32,
-    /// Bit i: sprite i's byte is in range.
-    mask: u64,
+    /// Bit i of entry `line`: sprite i's byte is in range of `line`. A byte (up to 255) plus a
+    /// height (up to 16) reaches line 270 at most: every later line's mask is 0.
+    lines: [u64; IN_RANGE_LINES],
+}
+
+/// The lines [`InRangeSprites`] keeps a mask for.
+const IN_RANGE_LINES: usize = 256 + 16;
+
+impl Default for InRangeSprites {
+    fn default() -> Self {
+        InRangeSprites { key: 0, lines: [0; IN_RANGE_LINES] }
+    }
 }
 
 impl InRangeSprites {
     /// The mask for `line`, sprites `height` lines high and byte `byte` of each sprite.
     #[inline]
     fn mask(&mut self, oam: &[u8; 256], line: u16, height: u16, byte: usize) -> u64 {
-        let key = u32::from(line) << 16 | u32::from(height) << 8 | (byte as u32) << 1 | 1;
+        let key = u32::from(height) << 8 | (byte as u32) << 1 | 1;
         if key != self.key {
-            // One pass over all 64 sprites' words, the byte shifted out: no branch or bounds check,
-            // in i32 lanes because SSE2 compares signed.
-            let (line, height, shift) = (i32::from(line), i32::from(height), byte * 8);
-            let mut mask = 0u64;
-            for (index, sprite) in oam.chunks_exact(4).enumerate() {
-                let y = ((u32::from_le_bytes([sprite[0], sprite[1], sprite[2], sprite[3]]) >> shift) & 0xFF)
-                    as i32;
-                let below_top = line - y;
-                mask |= u64::from((below_top >= 0) & (below_top < height)) << index;
-            }
-            *self = InRangeSprites { key, mask };
+            self.rebuild(oam, height, byte);
+            self.key = key;
         }
-        self.mask
+        self.lines.get(usize::from(line)).copied().unwrap_or(0)
+    }
+
+    /// Every line's mask: a sprite whose byte is `y` is in range of lines `y..y + height`.
+    #[inline(never)]
+    fn rebuild(&mut self, oam: &[u8; 256], height: u16, byte: usize) {
+        self.lines = [0; IN_RANGE_LINES];
+        for (index, sprite) in oam.chunks_exact(4).enumerate() {
+            let y = usize::from(sprite[byte & 3]);
+            for mask in self.lines.iter_mut().skip(y).take(usize::from(height)) {
+                *mask |= 1 << index;
+            }
+        }
     }
 
     /// OAM changed.
@@ -1018,5 +1032,33 @@ mod tests {
             answers[usize::from(expected)] += 1;
         }
         assert!(answers[0] > 1000 && answers[1] > 1000, "both answers tried: {answers:?}");
+    }
+
+    #[test]
+    fn in_range_masks_are_each_sprites_test() {
+        let mut next = random_below(0x5EED_1234_ABCD_0042);
+        let mut in_range = super::InRangeSprites::default();
+        for round in 0..40 {
+            // Often Y bytes near 255, whose sprites reach past line 255.
+            let oam: [u8; 256] =
+                core::array::from_fn(|_| if next(4) == 0 { 255 - next(20) as u8 } else { next(256) as u8 });
+            // New OAM: what was kept is forgotten, as OAM writes make it.
+            in_range.forget();
+            for height in [8u16, 16] {
+                for byte in 0..4 {
+                    for line in 0..300u16 {
+                        let expected = (0..64).fold(0u64, |mask, sprite| {
+                            let y = u16::from(oam[4 * sprite + byte]);
+                            mask | u64::from(line.wrapping_sub(y) < height) << sprite
+                        });
+                        assert_eq!(
+                            in_range.mask(&oam, line, height, byte),
+                            expected,
+                            "{round} {height} {byte} {line}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -5,26 +5,11 @@
 //! constant (no CPU access falls inside a stretch).
 
 use super::background::{
-    attribute_address, attribute_bits, background_entries, copy_horizontal, increment_coarse_x, increment_y,
-    nametable_address, reloaded_bytes,
+    attribute_address, background_entries, copy_horizontal, increment_y, nametable_address, reloaded_bytes,
 };
+use super::tile_fetches::{Fetches, drive_a12_runs, fetch_tiles, increment_coarse_x_by};
 use super::{DOTS_PER_SCANLINE, PICTURE_WIDTH, Ppu, PpuBus, ctrl};
 use crate::region::{RegionModel, with_region_model};
-
-/// What a bus that sees only A12 (see [`PpuBus::only_a12_observed`]) must see of a tile's or a
-/// sprite slot's eight dots: `nametable` (A12 low) on dots 1-4, `pattern` on dots 5-8; only the
-/// accesses that change A12.
-#[inline(always)]
-fn drive_a12_runs(bus: &mut impl PpuBus, nametable: u16, pattern: u16) {
-    if bus.a12_high() {
-        bus.set_address(nametable);
-    }
-    bus.advance_dots(4);
-    if pattern & 0x1000 != 0 {
-        bus.set_address(pattern);
-    }
-    bus.advance_dots(4);
-}
 
 /// The rendering history (see `PpuRegs::rendering_history`) after `dots` more dots with the
 /// rendering enable constant at `rendering`.
@@ -35,53 +20,6 @@ fn history_after(history: u8, rendering: bool, dots: u32) -> u8 {
     }
     let fill = if rendering { (1u8 << dots) - 1 } else { 0 };
     ((u16::from(history) << dots) as u8) | fill
-}
-
-/// What observes a run's background fetches (see [`PpuBus::fetches_observed`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Fetches {
-    /// Nothing: the fetches are peeks.
-    Unobserved,
-    /// Only A12 (see [`PpuBus::only_a12_observed`]).
-    A12,
-    /// Only the reads' addresses (see [`PpuBus::only_reads_observed`]).
-    Reads,
-    /// Every access, on its dot.
-    Every,
-}
-
-/// The fetches of a tile's eight dots from `v` with the background pattern table at `table`, dot
-/// `d + p` driving or reading fetch phase p + 1 (see `Ppu::background_fetch`): the latches after
-/// them (nametable byte, attribute bits, pattern low and high planes). `v` is left to the caller.
-#[inline(always)]
-fn fetch_tile_at(bus: &mut impl PpuBus, fetches: Fetches, v: u16, table: u16) -> [u8; 4] {
-    let pattern_address = |nametable: u8| table | (u16::from(nametable) << 4) | ((v >> 12) & 7);
-    let (nametable, attribute) = (nametable_address(v), attribute_address(v));
-    if fetches == Fetches::Every {
-        let mut fetch = |addr: u16| {
-            bus.set_address(addr);
-            bus.advance_dots(1);
-            let data = bus.read(addr);
-            bus.advance_dots(1);
-            data
-        };
-        let tile = fetch(nametable);
-        let attribute = attribute_bits(v, fetch(attribute));
-        let pattern = pattern_address(tile);
-        let lo = fetch(pattern);
-        return [tile, attribute, lo, fetch(pattern | 8)];
-    }
-    // The nametable and attribute bytes share a nametable, the two planes a 1 KiB CHR window.
-    let (tile, attribute_byte) = bus.peek_pair(nametable, attribute);
-    let pattern = pattern_address(tile);
-    let (lo, hi) = bus.peek_pair(pattern, pattern | 8);
-    match fetches {
-        // Dots 1-4 fetch the nametable and attribute bytes, 5-8 the pattern planes.
-        Fetches::A12 => drive_a12_runs(bus, nametable, pattern),
-        Fetches::Reads => bus.hear_reads([nametable, attribute, pattern, pattern | 8]),
-        _ => {}
-    }
-    [tile, attribute_bits(v, attribute_byte), lo, hi]
 }
 
 /// The colours of eight pixels whose palettes differ (see [`background_entries`] for the bytes),
@@ -229,16 +167,15 @@ impl Ppu {
     /// dots 1-256: what their `tick_dot` calls do, but for sprite evaluation
     /// (`Ppu::sprite_evaluation_tiles`).
     ///
-    /// A tile's eight pixels come from the shifters as they stand after its first dot's shift and
-    /// reload (the later shifts only move the window, and the fetches fill the latches, which reach
-    /// the shifters on the next tile's first dot), so they are computed as a whole before the
-    /// fetches: at fine X `x`, pixels `x..8` of the tile in the shifters' high bytes (the one
-    /// showing), then pixels `0..x` of the one in their low bytes (the one entering). So the
-    /// entering tile's eight colours, one tile row in one palette, are the picture's from 8 - x
-    /// pixels into the tile on: one store for each tile, over which a tile with sprites, or
-    /// without the background, stores its own pixels. The registers the tiles work on are locals
-    /// through the run (in memory, every store to the picture could change them); the shifters'
-    /// bytes are the showing and entering tiles'.
+    /// The run's fetches come first (`tile_fetches.rs`), then its pixels. A tile's eight pixels
+    /// come from the shifters as they stand after its first dot's shift and reload (the later
+    /// shifts only move the window, and the fetches fill the latches, which reach the shifters on
+    /// the next tile's first dot): at fine X `x`, pixels `x..8` of the tile in the shifters' high
+    /// bytes (the one showing), then pixels `0..x` of the one in their low bytes (the one
+    /// entering). So the run's background is a row of whole tiles' colours, one tile row in one
+    /// palette each, from the tile showing at its start on, of which the picture shows the run's
+    /// pixels from `x` on: one store, over which a tile with sprites, or without the background,
+    /// stores its own pixels.
     #[inline(always)]
     fn run_visible_tiles(&mut self, bus: &mut impl PpuBus, colors: &[u16; 32], tiles: u32) {
         let first = self.regs.dot;
@@ -247,81 +184,70 @@ impl Ppu {
             self.shift_background();
             self.reload_background_shifters();
         }
-        let (mut show_background, mut show_sprites) = self.layers_shown(first == 1);
-        let after_left = self.layers_shown(false);
-        // No CPU access falls inside a stretch: what observes the fetches stays as it is.
-        let fetches = if !bus.fetches_observed() {
-            Fetches::Unobserved
-        } else if bus.only_a12_observed() {
-            Fetches::A12
-        } else if bus.only_reads_observed() {
-            Fetches::Reads
-        } else {
-            Fetches::Every
-        };
-        let r = &self.regs;
-        let fine_x = usize::from(r.x & 7);
-        let table = u16::from(r.ctrl & ctrl::BACKGROUND_TABLE) << 8;
-        let mut v = r.v;
-        let mut latches;
-        // The shifters' high bytes (the tile showing) and low bytes (the tile entering), one u32
-        // each: fewer values live through the loop.
+        let tiles = tiles as usize;
+        let table = u16::from(self.regs.ctrl & ctrl::BACKGROUND_TABLE) << 8;
+        let mut fetched = [[0u8; 4]; 32];
+        let latches = &mut fetched[..tiles];
+        fetch_tiles(bus, Fetches::of(bus), self.regs.v, table, latches);
+        let latches = &*latches;
+        // The shifters' bytes for tile k of the run: the tile showing (high bytes) and the tile
+        // entering (low bytes), the one the tile before fetched.
         let shifters = self.background_shifters();
-        let mut showing = u32::from_le_bytes(shifters.map(|shifter| (shifter >> 8) as u8));
-        let mut entering = u32::from_le_bytes(shifters.map(|shifter| shifter as u8));
-        let mut entering_colors = self.shifter_colors(entering.to_le_bytes(), colors);
-        let row = usize::from(self.regs.scanline) * PICTURE_WIDTH;
-        // The units' columns stay as they are until the sprite fetches of dots 257-320.
-        let sprite_tiles = if show_sprites || after_left.1 { self.sprite_tiles() } else { 0 };
-        let mut x = usize::from(first - 1);
-        let mut tile = 0;
-        loop {
-            // The entering tile's pixels from this tile's 8 - x on (the last tile's, those within
-            // the run).
-            let start = row + x + 8 - fine_x;
-            if tile + 1 < tiles {
-                if let Some(pixels) = self.frame.get_mut(start..start + 8) {
-                    pixels.copy_from_slice(&entering_colors);
-                }
-            } else if let Some(pixels) = self.frame.get_mut(start..start + fine_x) {
-                pixels.copy_from_slice(&entering_colors[..fine_x]);
-            }
-            // The first tile shows pixels of the tile showing too; a tile with sprites in its
-            // columns (units whose 8 pixels miss it cannot show), or without the background, is
-            // its own.
-            let sprites = show_sprites && sprite_tiles >> (x / 8) & 1 != 0;
-            if tile == 0 || sprites || !show_background {
-                let tile_bytes = [showing, entering].map(u32::to_le_bytes);
-                let pixels = self.own_tile_pixels(x, tile_bytes, (show_background, sprites), colors);
-                let start = row + x;
-                if let Some(out) = self.frame.get_mut(start..start + 8) {
-                    out.copy_from_slice(&pixels);
-                }
-            }
-            latches = fetch_tile_at(bus, fetches, v, table);
-            v = increment_coarse_x(v);
-            tile += 1;
-            if tile == tiles {
-                break;
-            }
-            x += 8;
-            (show_background, show_sprites) = after_left;
-            // The last tile's seven other shifts, then this one's shift and reload: the latched
-            // tile enters.
-            let [_, at, lo, hi] = latches;
-            showing = entering;
-            entering = u32::from_le_bytes(reloaded_bytes(latches));
-            entering_colors = self.background_quads.row(lo, hi, at);
+        let entering_of = |k: usize| {
+            if k == 0 { shifters.map(|shifter| shifter as u8) } else { reloaded_bytes(latches[k - 1]) }
+        };
+        let showing_of =
+            |k: usize| if k == 0 { shifters.map(|shifter| (shifter >> 8) as u8) } else { entering_of(k - 1) };
+        let fine_x = usize::from(self.regs.x & 7);
+        let x = usize::from(first - 1);
+        let row = usize::from(self.regs.scanline) * PICTURE_WIDTH + x;
+        // The colours of the tile showing, the one entering and the ones the run's tiles but the
+        // last fetched: pixel p of the run shows colour `fine_x + p`.
+        let mut background = [0u16; 8 * 33];
+        background[..8].copy_from_slice(&self.shifter_colors(showing_of(0), colors));
+        background[8..16].copy_from_slice(&self.shifter_colors(entering_of(0), colors));
+        for (out, &[_, attribute, lo, hi]) in background[16..].chunks_exact_mut(8).zip(&latches[..tiles - 1])
+        {
+            out.copy_from_slice(&self.background_quads.row(lo, hi, attribute));
         }
+        if let Some(pixels) = self.frame.get_mut(row..row + 8 * tiles) {
+            pixels.copy_from_slice(&background[fine_x..fine_x + 8 * tiles]);
+        }
+        // The tiles with sprites in their columns (units whose 8 pixels miss a tile cannot show)
+        // or without the background: bit k for tile k, the first with the left 8 pixels' layers.
+        let (left, after_left) = (self.layers_shown(first == 1), self.layers_shown(false));
+        let sprite_tiles = if left.1 || after_left.1 { self.sprite_tiles() >> (x / 8) } else { 0 };
+        let own = |(background, sprites): (bool, bool)| {
+            if !background {
+                u64::MAX
+            } else if sprites {
+                sprite_tiles
+            } else {
+                0
+            }
+        };
+        let mut own_tiles = ((own(left) & 1) | (own(after_left) & !1)) & ((1 << tiles) - 1);
+        while own_tiles != 0 {
+            let k = own_tiles.trailing_zeros() as usize;
+            own_tiles &= own_tiles - 1;
+            let (show_background, show_sprites) = if k == 0 { left } else { after_left };
+            let sprites = show_sprites && sprite_tiles >> k & 1 != 0;
+            let tile_bytes = [showing_of(k), entering_of(k)];
+            let pixels = self.own_tile_pixels(x + 8 * k, tile_bytes, (show_background, sprites), colors);
+            if let Some(out) = self.frame.get_mut(row + 8 * k..row + 8 * k + 8) {
+                out.copy_from_slice(&pixels);
+            }
+        }
+        let last = tiles - 1;
+        let (showing, entering) = (showing_of(last), entering_of(last));
         let end = first + 8 * tiles as u16;
+        let r = &mut self.regs;
+        r.v = increment_coarse_x_by(r.v, tiles as u16);
         if end == 257 {
             // Dot 256: after the coarse X increment of the last fetch.
-            v = increment_y(v);
+            r.v = increment_y(r.v);
         }
-        let r = &mut self.regs;
-        r.v = v;
-        [r.nt_latch, r.at_latch, r.pattern_lo_latch, r.pattern_hi_latch] = latches;
-        let (showing, entering) = (showing.to_le_bytes(), entering.to_le_bytes());
+        [r.nt_latch, r.at_latch, r.pattern_lo_latch, r.pattern_hi_latch] = latches[last];
         [r.bg_pattern_lo, r.bg_pattern_hi, r.bg_attr_lo, r.bg_attr_hi] =
             core::array::from_fn(|k| u16::from(showing[k]) << 8 | u16::from(entering[k]));
         // The last tile's other seven shifts.
@@ -537,6 +463,9 @@ mod tests {
     impl PpuBusPeek for LoggingBus {
         fn peek(&self, addr: u16) -> u8 {
             self.memory.peek(addr)
+        }
+        fn peek_window(&self, addr: u16) -> &[u8; 0x400] {
+            self.memory.peek_window(addr)
         }
     }
 

@@ -93,7 +93,8 @@ pub trait Harness: sealed::Sealed {
     /// stand: the PPU's master clock is state (the bus section), the APU's and the board's ticked
     /// cycles are added here. Equal lagging digests of two machines of one build at one CPU cycle
     /// mean equal settled machines (what is left to run is a function of what is digested);
-    /// unequal ones only mean their chips may stand at different places.
+    /// unequal ones only mean their chips may stand at different places. It is the keyed sum
+    /// without `state_digest`'s final mix (a bijection, which would change no comparison).
     fn lagging_digest(&self) -> u64;
 
     /// How this machine lags in [`Harness::step_in_frame_lagging`]: the PPU's and the APU's
@@ -116,6 +117,7 @@ impl Harness for Nes {
         Nes::stall_cycles(self, cycles)
     }
 
+    #[inline(always)]
     fn step_in_frame_lagging(&mut self) -> bool {
         Nes::step_in_frame_lagging(self)
     }

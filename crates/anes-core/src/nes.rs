@@ -349,7 +349,9 @@ impl Nes {
         done
     }
 
-    /// The body of `Harness::step_in_frame_lagging` (`harness.rs`).
+    /// The body of `Harness::step_in_frame_lagging` (`harness.rs`): inlined into the lockstep
+    /// runner's loop, which then calls the instruction itself.
+    #[inline(always)]
     pub(crate) fn step_in_frame_lagging(&mut self) -> bool {
         self.refresh_digest_if_stale();
         let pictures = self.ppu.frames_completed();

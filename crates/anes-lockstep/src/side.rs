@@ -113,17 +113,31 @@ impl<M: Machine> Side<M> {
     /// the frame, whose record [`Side::lagging_frame_end`] must then take before the next step.
     #[inline(always)]
     pub(crate) fn step_lagging_in_frame(&mut self, by_line: bool) -> Option<(u64, u64)> {
-        let done = if by_line {
-            self.machine.step_to_next_line_lagging()
-        } else {
-            self.machine.step_instruction_lagging()
-        };
-        if done {
+        if self.step_lagging(by_line) {
             return None;
         }
         self.sync_point += 1;
         let (record, digest) = self.machine.lagging_sync_record();
         Some((digest, record.cpu_cycle))
+    }
+
+    /// [`Side::next_sync`] where [`Side::lags_inside_frame`], the whole sync record (for a runner
+    /// that hands records over to be compared elsewhere).
+    #[inline]
+    pub(crate) fn next_lagging_sync(&mut self, by_line: bool) -> SyncRecord {
+        let done = self.step_lagging(by_line);
+        self.sync_after_step(done, true)
+    }
+
+    /// One lagging step (`by_line`: to the next line, else one instruction); true when it ended
+    /// the frame.
+    #[inline(always)]
+    fn step_lagging(&mut self, by_line: bool) -> bool {
+        if by_line {
+            self.machine.step_to_next_line_lagging()
+        } else {
+            self.machine.step_instruction_lagging()
+        }
     }
 
     /// The whole sync record of the sync point inside the frame that the last
@@ -166,10 +180,7 @@ impl<M: Machine> Side<M> {
             self.lines_in_bulk = !fault_due;
         }
         if self.lagging_in(granularity) {
-            let done = match granularity {
-                Granularity::Scanline => self.machine.step_to_next_line_lagging(),
-                _ => self.machine.step_instruction_lagging(),
-            };
+            let done = self.step_lagging(granularity == Granularity::Scanline);
             return self.sync_after_step(done, true);
         }
         if granularity == Granularity::Scanline && self.lines_in_bulk {
@@ -213,6 +224,7 @@ impl<M: Machine> Side<M> {
 
     /// The sync record after a step that reached a sync point (`done`: the end of the frame, where
     /// a lagging step has settled); `lagging`: the step left the machine lagging.
+    #[inline(always)]
     fn sync_after_step(&mut self, done: bool, lagging: bool) -> SyncRecord {
         if done {
             self.in_frame = false;

@@ -249,8 +249,17 @@ impl<M: Machine, S: InputSource<M::Input> + ?Sized> Worker<'_, M, S> {
     fn run(self) {
         let Plan { inputs, granularity, checkpoint_every, target } = self.plan;
         let mut batch = self.out.empty_batch();
+        let by_line = granularity == Granularity::Scanline;
         while (self.side.frame < target || self.side.in_frame) && !self.stop.load(Ordering::Relaxed) {
-            let record = self.side.advance(self.bank, inputs, granularity, checkpoint_every);
+            let record = if self.side.lags_inside_frame(granularity) {
+                // The common step at instruction and scanline granularity, without next_sync's
+                // choices.
+                let record = self.side.next_lagging_sync(by_line);
+                self.side.save_if_due(&record, self.bank, checkpoint_every);
+                record
+            } else {
+                self.side.advance(self.bank, inputs, granularity, checkpoint_every)
+            };
             if record.frame_end {
                 self.frames_done.store(self.side.frame, Ordering::Relaxed);
             }

@@ -352,6 +352,7 @@ impl Machine for NesMachine {
         Some(self.nes.lag_signature())
     }
 
+    #[inline(always)]
     fn step_instruction_lagging(&mut self) -> bool {
         self.nes.step_in_frame_lagging()
     }

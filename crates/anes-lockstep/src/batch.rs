@@ -1,13 +1,136 @@
 //! The threaded runner's batches of sync records and how a window is split into them (the runner
 //! keeps its batch vectors between runs, so the runner and its threads share these).
 
+use anes_core::state::{FrameRecord, StateHash};
+
 use crate::side::SyncRecord;
 
 /// Records a batch holds at most.
 const MAX_BATCH: usize = 256;
 
-/// A worker's sync records, in order.
-pub(crate) type Batch = Vec<SyncRecord>;
+/// A sync point inside a frame where the machine stepped lagging (the common one at instruction
+/// and scanline granularity): all the comparator compares there (`Lockstep::run_lagging_in_frame`
+/// compares the same two numbers in place).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LaggingSync {
+    /// [`crate::Machine::lagging_sync_record`]'s digest.
+    pub digest: u64,
+    pub cpu_cycle: u64,
+}
+
+/// A worker's sync records, in order. The lagging ones inside frames (thousands a frame at
+/// instruction granularity) are kept as their digest and cycle, 16 bytes where a [`SyncRecord`]
+/// takes 80: the worker writes and the comparator reads a fifth of the memory, across cores.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    /// One entry per record; a whole record's is a placeholder.
+    lagging: Vec<LaggingSync>,
+    /// The records kept whole (frame ends, and every record of a side that does not step lagging),
+    /// with their positions among `lagging`'s entries, in order.
+    whole: Vec<(usize, SyncRecord)>,
+}
+
+impl Batch {
+    /// An empty batch with room for `records` of either kind (filling it allocates nothing).
+    pub(crate) fn with_capacity(records: usize) -> Batch {
+        Batch { lagging: Vec::with_capacity(records), whole: Vec::with_capacity(records) }
+    }
+
+    /// True once the vectors were allocated (a batch that never received any is not worth keeping).
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.lagging.capacity() > 0
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.lagging.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lagging.is_empty()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.lagging.clear();
+        self.whole.clear();
+    }
+
+    pub(crate) fn push_lagging(&mut self, sync: LaggingSync) {
+        self.lagging.push(sync);
+    }
+
+    pub(crate) fn push_whole(&mut self, record: SyncRecord) {
+        self.whole.push((self.lagging.len(), record));
+        self.lagging.push(LaggingSync::default());
+    }
+}
+
+/// The comparator's reading position in a worker's current batch, and the frame that worker's
+/// records belong to there.
+#[derive(Debug, Default)]
+pub(crate) struct BatchReader {
+    /// The next record's position.
+    next: usize,
+    /// The next whole record's index in `whole`.
+    next_whole: usize,
+    /// Input-stream index of the frame the next lagging record belongs to.
+    frame: u64,
+}
+
+impl BatchReader {
+    /// A reader of the records of a side whose frame in progress (or next) is `frame`.
+    pub(crate) fn new(frame: u64) -> BatchReader {
+        BatchReader { next: 0, next_whole: 0, frame }
+    }
+
+    /// Starts on a new batch (the frame goes on).
+    pub(crate) fn restart(&mut self) {
+        self.next = 0;
+        self.next_whole = 0;
+    }
+
+    /// True when every record of `batch` was read.
+    pub(crate) fn at_end(&self, batch: &Batch) -> bool {
+        self.next == batch.len()
+    }
+
+    /// The lagging records from the next one up to the next whole record (or the batch's end).
+    pub(crate) fn lagging_run<'b>(&self, batch: &'b Batch) -> &'b [LaggingSync] {
+        let end = batch.whole.get(self.next_whole).map_or(batch.len(), |&(at, _)| at);
+        &batch.lagging[self.next..end]
+    }
+
+    /// Skips `records` lagging records (read in place).
+    pub(crate) fn skip(&mut self, records: usize) {
+        self.next += records;
+    }
+
+    /// The next record, whole: a lagging one as the record the comparator would have been handed
+    /// inside that frame, but with the PPU's position unknown (0; the digest covers it) and the
+    /// frame counter taken as the stream's (a power cycle restarts the console's). A divergence
+    /// found at one is replayed to before its evidence is collected, which fills in both records.
+    pub(crate) fn take(&mut self, batch: &Batch) -> SyncRecord {
+        let at = self.next;
+        self.next += 1;
+        if let Some(&(position, record)) = batch.whole.get(self.next_whole)
+            && position == at
+        {
+            self.next_whole += 1;
+            if record.frame_end {
+                self.frame = record.frame + 1;
+            }
+            return record;
+        }
+        let LaggingSync { digest, cpu_cycle } = batch.lagging[at];
+        let record = FrameRecord {
+            frame: self.frame,
+            cpu_cycle,
+            ppu_scanline: 0,
+            ppu_dot: 0,
+            state_hash: StateHash::default(),
+        };
+        SyncRecord::inside_frame((record, digest), self.frame)
+    }
+}
 
 /// How the threaded runner splits a window of `window` sync records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,7 +106,8 @@ impl<M: Machine> Side<M> {
         self.in_frame && self.lagging_in(granularity)
     }
 
-    /// [`Side::next_sync`] where [`Side::lags_inside_frame`], for a runner that compares in place:
+    /// [`Side::next_sync`] where [`Side::lags_inside_frame`], for a runner that compares in place
+    /// or hands over batches (`batch.rs`):
     /// one lagging step (`by_line`: to the next line, else one instruction). A sync point inside the
     /// frame comes back as the lagging digest and the CPU cycle, all the sync record says that the
     /// digest would not (its full record: [`Side::lagging_sync_inside_frame`]); `None` at the end of
@@ -119,14 +120,6 @@ impl<M: Machine> Side<M> {
         self.sync_point += 1;
         let (record, digest) = self.machine.lagging_sync_record();
         Some((digest, record.cpu_cycle))
-    }
-
-    /// [`Side::next_sync`] where [`Side::lags_inside_frame`], the whole sync record (for a runner
-    /// that hands records over to be compared elsewhere).
-    #[inline]
-    pub(crate) fn next_lagging_sync(&mut self, by_line: bool) -> SyncRecord {
-        let done = self.step_lagging(by_line);
-        self.sync_after_step(done, true)
     }
 
     /// One lagging step (`by_line`: to the next line, else one instruction); true when it ended

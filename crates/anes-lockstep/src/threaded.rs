@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 
-use crate::batch::{Batch, BatchPlan};
+use crate::batch::{Batch, BatchPlan, BatchReader, LaggingSync};
 use crate::checkpoint::SnapshotBank;
 use crate::config::Granularity;
 use crate::input::InputSource;
@@ -25,33 +25,48 @@ struct Inbox {
     rx: Receiver<Batch>,
     recycle: Sender<Batch>,
     current: Batch,
-    next: usize,
+    reader: BatchReader,
 }
 
 /// The worker hung up and left nothing more.
 struct Gone;
 
 impl Inbox {
-    /// The records handed over and not read yet (empty if none has arrived).
-    fn pending(&mut self) -> Result<&[SyncRecord], Gone> {
-        if self.next == self.current.len() {
+    /// True when a record handed over is still to be read (a new batch is taken when the current
+    /// one was read).
+    fn has_pending(&mut self) -> Result<bool, Gone> {
+        if self.reader.at_end(&self.current) {
             match self.rx.try_recv() {
                 Ok(batch) => {
                     let mut read = std::mem::replace(&mut self.current, batch);
                     read.clear();
                     // The return channel has room for every batch of this worker.
                     let _ = self.recycle.try_send(read);
-                    self.next = 0;
+                    self.reader.restart();
                 }
-                Err(TryRecvError::Empty) => return Ok(&[]),
+                Err(TryRecvError::Empty) => return Ok(false),
                 Err(TryRecvError::Disconnected) => return Err(Gone),
             }
         }
-        Ok(&self.current[self.next..])
+        Ok(true)
     }
 
-    fn consume(&mut self, records: usize) {
-        self.next += records;
+    /// The lagging records from the next one up to the next whole one or the batch's end.
+    fn lagging_run(&self) -> &[LaggingSync] {
+        self.reader.lagging_run(&self.current)
+    }
+
+    fn skip(&mut self, records: usize) {
+        self.reader.skip(records);
+    }
+
+    /// True when the current batch was read to its end.
+    fn at_end(&self) -> bool {
+        self.reader.at_end(&self.current)
+    }
+
+    fn take(&mut self) -> SyncRecord {
+        self.reader.take(&self.current)
     }
 }
 
@@ -92,8 +107,18 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
         self.start_run();
         let plan = Plan { inputs, granularity: self.config.granularity, checkpoint_every: every, target };
         let (cmp, checkpoints, pool) = (&mut self.cmp, &mut self.ring.verified, &mut self.batch_pool);
-        let mut inbox_a = Inbox { rx: rx_a, recycle: recycle_tx_a.clone(), current: Batch::new(), next: 0 };
-        let mut inbox_b = Inbox { rx: rx_b, recycle: recycle_tx_b.clone(), current: Batch::new(), next: 0 };
+        let mut inbox_a = Inbox {
+            rx: rx_a,
+            recycle: recycle_tx_a.clone(),
+            current: Batch::default(),
+            reader: BatchReader::new(self.a.frame),
+        };
+        let mut inbox_b = Inbox {
+            rx: rx_b,
+            recycle: recycle_tx_b.clone(),
+            current: Batch::default(),
+            reader: BatchReader::new(self.b.frame),
+        };
         let agreed = std::thread::scope(|scope| {
             let worker_a = Worker {
                 side: &mut self.a,
@@ -130,26 +155,26 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
             'run: while cmp.verified_until < target {
                 // Compare every pair both workers have handed over.
                 loop {
-                    let (a, b) = match (inbox_a.pending(), inbox_b.pending()) {
-                        (Ok(a), Ok(b)) if !a.is_empty() && !b.is_empty() => (a, b),
+                    match (inbox_a.has_pending(), inbox_b.has_pending()) {
+                        (Ok(true), Ok(true)) => {}
                         (Err(Gone), _) | (_, Err(Gone)) => break 'run,
                         _ => break,
-                    };
-                    // Equal records inside a frame only count (instruction granularity hands over
-                    // thousands a frame): the run of them in one go, read in place.
+                    }
+                    // Equal lagging records inside a frame only count (instruction granularity
+                    // hands over thousands a frame): the run of them in one go, read in place.
+                    let (a, b) = (inbox_a.lagging_run(), inbox_b.lagging_run());
                     let both = a.len().min(b.len());
-                    let alike = a[..both]
-                        .iter()
-                        .zip(&b[..both])
-                        .position(|(a, b)| a != b || a.frame_end)
-                        .unwrap_or(both);
-                    let next = a.get(alike).copied().zip(b.get(alike).copied());
-                    inbox_a.consume(alike);
-                    inbox_b.consume(alike);
+                    let alike = a[..both].iter().zip(&b[..both]).position(|(a, b)| a != b).unwrap_or(both);
+                    inbox_a.skip(alike);
+                    inbox_b.skip(alike);
                     cmp.count_agreeing(alike as u64);
-                    let Some((a, b)) = next.filter(|_| alike < both) else { continue };
-                    inbox_a.consume(1);
-                    inbox_b.consume(1);
+                    if alike == both && (inbox_a.at_end() || inbox_b.at_end()) {
+                        // A run ended with its batch: the rest comes in the next.
+                        continue;
+                    }
+                    // A difference, or a whole record on either side (a frame's end): the pair
+                    // goes to the comparator.
+                    let (a, b) = (inbox_a.take(), inbox_b.take());
                     if !cmp.compare(&a, &b, every, checkpoints) {
                         agreed = false;
                         break 'run;
@@ -182,7 +207,7 @@ impl<A: Machine + Send, B: Machine<Input = A::Input> + Send> Lockstep<A, B> {
         for (inbox, recycled) in [(inbox_a, recycle_rx_a), (inbox_b, recycle_rx_b)] {
             // (An inbox that never received keeps the unallocated vector it started with.)
             pool.extend(
-                std::iter::once(inbox.current).chain(recycled.try_iter()).filter(|b| b.capacity() > 0),
+                std::iter::once(inbox.current).chain(recycled.try_iter()).filter(Batch::is_allocated),
             );
         }
         for batch in pool.iter_mut() {
@@ -239,7 +264,7 @@ struct Outbox {
 impl Outbox {
     fn empty_batch(&self) -> Batch {
         // A new vector only while fewer than the plan's batches exist (the first run).
-        self.fresh.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.batch_len))
+        self.fresh.try_recv().unwrap_or_else(|_| Batch::with_capacity(self.batch_len))
     }
 }
 
@@ -251,19 +276,25 @@ impl<M: Machine, S: InputSource<M::Input> + ?Sized> Worker<'_, M, S> {
         let mut batch = self.out.empty_batch();
         let by_line = granularity == Granularity::Scanline;
         while (self.side.frame < target || self.side.in_frame) && !self.stop.load(Ordering::Relaxed) {
-            let record = if self.side.lags_inside_frame(granularity) {
+            if self.side.lags_inside_frame(granularity) {
                 // The common step at instruction and scanline granularity, without next_sync's
-                // choices.
-                let record = self.side.next_lagging_sync(by_line);
-                self.side.save_if_due(&record, self.bank, checkpoint_every);
-                record
+                // choices: inside the frame, its digest and cycle only.
+                match self.side.step_lagging_in_frame(by_line) {
+                    Some((digest, cpu_cycle)) => batch.push_lagging(LaggingSync { digest, cpu_cycle }),
+                    None => {
+                        let record = self.side.lagging_frame_end();
+                        self.side.save_if_due(&record, self.bank, checkpoint_every);
+                        self.frames_done.store(self.side.frame, Ordering::Relaxed);
+                        batch.push_whole(record);
+                    }
+                }
             } else {
-                self.side.advance(self.bank, inputs, granularity, checkpoint_every)
-            };
-            if record.frame_end {
-                self.frames_done.store(self.side.frame, Ordering::Relaxed);
+                let record = self.side.advance(self.bank, inputs, granularity, checkpoint_every);
+                if record.frame_end {
+                    self.frames_done.store(self.side.frame, Ordering::Relaxed);
+                }
+                batch.push_whole(record);
             }
-            batch.push(record);
             if batch.len() == self.out.batch_len {
                 let full = std::mem::replace(&mut batch, self.out.empty_batch());
                 if self.out.tx.send(full).is_err() {

@@ -41,6 +41,7 @@ impl Batch {
         self.lagging.capacity() > 0
     }
 
+    #[inline]
     pub(crate) fn len(&self) -> usize {
         self.lagging.len()
     }
@@ -54,6 +55,7 @@ impl Batch {
         self.whole.clear();
     }
 
+    #[inline]
     pub(crate) fn push_lagging(&mut self, sync: LaggingSync) {
         self.lagging.push(sync);
     }

@@ -278,14 +278,23 @@ impl<M: Machine, S: InputSource<M::Input> + ?Sized> Worker<'_, M, S> {
         while (self.side.frame < target || self.side.in_frame) && !self.stop.load(Ordering::Relaxed) {
             if self.side.lags_inside_frame(granularity) {
                 // The common step at instruction and scanline granularity, without next_sync's
-                // choices: inside the frame, its digest and cycle only.
-                match self.side.step_lagging_in_frame(by_line) {
-                    Some((digest, cpu_cycle)) => batch.push_lagging(LaggingSync { digest, cpu_cycle }),
-                    None => {
-                        let record = self.side.lagging_frame_end();
-                        self.side.save_if_due(&record, self.bank, checkpoint_every);
-                        self.frames_done.store(self.side.frame, Ordering::Relaxed);
-                        batch.push_whole(record);
+                // choices: inside the frame, its digest and cycle only, until the batch is full or
+                // the frame ends (the checks above once a batch).
+                loop {
+                    match self.side.step_lagging_in_frame(by_line) {
+                        Some((digest, cpu_cycle)) => {
+                            batch.push_lagging(LaggingSync { digest, cpu_cycle });
+                            if batch.len() == self.out.batch_len {
+                                break;
+                            }
+                        }
+                        None => {
+                            let record = self.side.lagging_frame_end();
+                            self.side.save_if_due(&record, self.bank, checkpoint_every);
+                            self.frames_done.store(self.side.frame, Ordering::Relaxed);
+                            batch.push_whole(record);
+                            break;
+                        }
                     }
                 }
             } else {

@@ -40,13 +40,15 @@ fi
 # conformance:PATH), then optionally more arguments for `anes run` (the PAL and Dendy demo rows keep
 # the regions at NTSC's cost, issue 48). Arguments that start with `lockstep` run `anes lockstep`
 # instead (two consoles compared at every instruction or scanline: the sync digest and the lagging
-# steps, issue 48; its per-frame figure covers both consoles).
+# steps, issue 48; its per-frame figure covers both consoles; with --threads, both workers and the
+# comparator: cachegrind runs the threads one at a time, and their counts vary by about 0.01%).
 roms=(
     "demo|roms/demo/demo.nes"
     "demo (PAL)|roms/demo/demo.nes|--region pal"
     "demo (Dendy)|roms/demo/demo.nes|--region dendy"
     "demo (lockstep, instruction)|roms/demo/demo.nes|lockstep --granularity instruction"
     "demo (lockstep, scanline)|roms/demo/demo.nes|lockstep --granularity scanline"
+    "demo (lockstep, instruction, two threads)|roms/demo/demo.nes|lockstep --granularity instruction --threads"
     "unofficial|roms/stress/unofficial.nes"
     "dma_collide|roms/stress/dma_collide.nes"
     "ppu_race|roms/stress/ppu_race.nes"

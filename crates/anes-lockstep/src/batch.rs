@@ -161,3 +161,64 @@ impl BatchPlan {
         self.channel_batches + 3
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_end(frame: u64, cpu_cycle: u64) -> SyncRecord {
+        let record = FrameRecord {
+            frame: frame + 1,
+            cpu_cycle,
+            ppu_scanline: 241,
+            ppu_dot: 1,
+            state_hash: StateHash([7; 32]),
+        };
+        SyncRecord { frame, record, frame_end: true, digest: 0 }
+    }
+
+    #[test]
+    fn a_reader_runs_to_each_whole_record_and_follows_the_frames() {
+        let mut batch = Batch::with_capacity(8);
+        batch.push_lagging(LaggingSync { digest: 11, cpu_cycle: 100 });
+        batch.push_lagging(LaggingSync { digest: 12, cpu_cycle: 102 });
+        batch.push_whole(frame_end(5, 104));
+        batch.push_lagging(LaggingSync { digest: 13, cpu_cycle: 107 });
+        assert_eq!(batch.len(), 4);
+
+        let mut reader = BatchReader::new(5);
+        assert_eq!(
+            reader.lagging_run(&batch),
+            &[LaggingSync { digest: 11, cpu_cycle: 100 }, LaggingSync { digest: 12, cpu_cycle: 102 }]
+        );
+        reader.skip(1);
+        let second = reader.take(&batch);
+        assert_eq!((second.frame, second.record.frame, second.record.cpu_cycle), (5, 5, 102));
+        assert_eq!((second.digest, second.frame_end), (12, false));
+        assert!(reader.lagging_run(&batch).is_empty(), "the frame's end is next");
+        assert_eq!(reader.take(&batch), frame_end(5, 104));
+        assert_eq!(reader.lagging_run(&batch), &[LaggingSync { digest: 13, cpu_cycle: 107 }]);
+        let next = reader.take(&batch);
+        assert_eq!((next.frame, next.record.frame, next.digest), (6, 6, 13), "the next frame's record");
+        assert!(reader.at_end(&batch));
+
+        batch.clear();
+        reader.restart();
+        assert!(batch.is_empty() && reader.at_end(&batch));
+        batch.push_lagging(LaggingSync { digest: 14, cpu_cycle: 110 });
+        assert_eq!(reader.take(&batch).frame, 6, "a new batch goes on in the same frame");
+    }
+
+    #[test]
+    fn a_batch_of_whole_records_reads_them_in_order() {
+        let mut batch = Batch::with_capacity(2);
+        batch.push_whole(frame_end(0, 29_781));
+        batch.push_whole(frame_end(1, 59_562));
+        let mut reader = BatchReader::new(0);
+        assert!(reader.lagging_run(&batch).is_empty());
+        assert_eq!(reader.take(&batch), frame_end(0, 29_781));
+        assert!(reader.lagging_run(&batch).is_empty());
+        assert_eq!(reader.take(&batch), frame_end(1, 59_562));
+        assert!(reader.at_end(&batch));
+    }
+}

@@ -93,6 +93,8 @@ impl Http {
             .http_status_as_error(false)
             .proxy(None)
             .timeout_global(Some(Duration::from_secs(5)))
+            // Under the server's 10 s idle limit, so no request goes out on a connection it is closing.
+            .max_idle_age(Duration::from_secs(5))
             .build()
             .into();
         Http { agent }

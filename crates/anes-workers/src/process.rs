@@ -1,11 +1,13 @@
 //! A worker in an `anes worker` child process, speaking the binary protocol over its stdin and
 //! stdout: [`WorkerChild`] is the one child transport, used by the service's [`ProcessWorker`] and by
 //! the canary's synchronous client. Isolating it kills the process; a crash is seen as the end of its
-//! stdout.
+//! stdout. Each child gets a temporary folder of its own (its `TMPDIR`), removed once it is gone: a
+//! killed child cleans nothing up itself.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as ProcessCommand, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -21,7 +23,8 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// A running `anes worker --protocol binary` child: a writer thread sends the commands queued with
 /// [`WorkerChild::send`], a reader thread hands its replies on. When its output ends or breaks, the
-/// reader makes sure the child is gone and reports how it ended. Dropping it kills the child.
+/// reader makes sure the child is gone and reports how it ended. Dropping it kills the child and
+/// removes its temporary folder.
 #[derive(Debug)]
 pub struct WorkerChild {
     program: PathBuf,
@@ -29,6 +32,72 @@ pub struct WorkerChild {
     commands: Option<Sender<WorkerCommand>>,
     writer: Option<JoinHandle<()>>,
     reader: Option<JoinHandle<()>>,
+    // Dropped in `stop`, after the child is gone.
+    temp: Option<ChildTemp>,
+}
+
+/// A child's temporary folder, `anes-worker-{our pid}-{n}` in ours, handed to it as `TMPDIR`
+/// (where a libretro core's default system folder goes) and removed with all it holds when dropped.
+#[derive(Debug)]
+struct ChildTemp(PathBuf);
+
+impl ChildTemp {
+    fn create() -> std::io::Result<ChildTemp> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: Once = Once::new();
+        let parent = std::env::temp_dir();
+        SWEPT.call_once(|| sweep_orphaned_temps(&parent));
+        let name = format!("anes-worker-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let dir = parent.join(name);
+        if let Err(e) = std::fs::create_dir(&dir) {
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
+            // Left by an earlier process with our PID that was killed: no live process but us makes
+            // this name. (`remove_dir_all` removes a symbolic link in its place, not what it names.)
+            std::fs::remove_dir_all(&dir)?;
+            std::fs::create_dir(&dir)?;
+        }
+        Ok(ChildTemp(dir))
+    }
+}
+
+impl Drop for ChildTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes the children's folders in `parent` whose process is gone: it was killed (out of memory,
+/// `kill -9`) before it could remove them. A folder whose PID is a live process, or whose name is
+/// not exactly a child folder's, stays.
+fn sweep_orphaned_temps(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(child_temp_owner) else {
+            continue;
+        };
+        let gone = match rustix::process::Pid::from_raw(pid) {
+            Some(pid) => rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH),
+            None => false,
+        };
+        // The entry's own type: a symbolic link is not followed.
+        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The PID in a child folder's name, `anes-worker-{pid}-{n}`.
+fn child_temp_owner(name: &str) -> Option<i32> {
+    let (pid, n) = name.strip_prefix("anes-worker-")?.split_once('-')?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 19 && t.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(pid) && digits(n)) {
+        return None;
+    }
+    pid.parse().ok()
 }
 
 impl WorkerChild {
@@ -48,9 +117,11 @@ impl WorkerChild {
         name: &str,
         mut sink: impl ReplySink,
     ) -> std::io::Result<WorkerChild> {
+        let temp = ChildTemp::create()?;
         let mut child = ProcessCommand::new(program)
             .args(["worker", "--protocol", "binary"])
             .args(extra)
+            .env("TMPDIR", &temp.0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -78,6 +149,7 @@ impl WorkerChild {
             commands: Some(tx),
             writer: None,
             reader: None,
+            temp: Some(temp),
         };
         // On an error the child is killed by `worker`'s drop.
         worker.writer = Some(writer?);
@@ -88,6 +160,12 @@ impl WorkerChild {
     /// The executable this child runs.
     pub fn program(&self) -> &Path {
         &self.program
+    }
+
+    /// The child's temporary folder (its `TMPDIR`): removed, with what the child left in it, once
+    /// the child is stopped.
+    pub fn temp_dir(&self) -> Option<&Path> {
+        self.temp.as_ref().map(|t| t.0.as_path())
     }
 
     /// Queues a command; false when the child no longer takes commands (its input closed or failed).
@@ -110,7 +188,8 @@ impl WorkerChild {
         let _ = self.lock().kill();
     }
 
-    /// Kills the child and waits until it and both threads are gone. Idempotent.
+    /// Kills the child and waits until it and both threads are gone, then removes its temporary
+    /// folder. Idempotent.
     pub fn stop(&mut self) {
         self.commands = None;
         {
@@ -121,6 +200,7 @@ impl WorkerChild {
         for thread in [self.writer.take(), self.reader.take()].into_iter().flatten() {
             let _ = thread.join();
         }
+        self.temp = None;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Child> {
@@ -218,5 +298,88 @@ impl WorkerHandle for ProcessWorker {
 
     fn crash(&mut self) {
         self.child.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    struct Ignore;
+
+    impl ReplySink for Ignore {
+        fn reply(&mut self, _: Reply, _: bool) -> bool {
+            true
+        }
+        fn ended(self, _: String) {}
+    }
+
+    #[test]
+    fn a_killed_childs_temporary_folder_goes_with_what_it_left_there() {
+        let scripts = ChildTemp::create().unwrap();
+        // A stand-in for `anes worker`: fills a folder in its TMPDIR, as a core given the default
+        // system folder may, then waits to be killed.
+        let script = scripts.0.join("worker.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nmkdir \"$TMPDIR/system\" && echo x >\"$TMPDIR/system/left\"\nexec sleep 60\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Another test thread forking while the script was open for writing keeps it busy a moment.
+        let mut child = (0..50)
+            .find_map(|_| match WorkerChild::spawn(&script, "temp-test", Ignore) {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            })
+            .expect("the script runs");
+        let temp = child.temp_dir().unwrap().to_path_buf();
+        assert_ne!(temp, scripts.0);
+        let left = temp.join("system/left");
+        let start = Instant::now();
+        while !left.exists() {
+            assert!(start.elapsed() < Duration::from_secs(10), "the child never wrote {}", left.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.stop();
+        assert!(!temp.exists(), "{} is still there", temp.display());
+        assert!(child.temp_dir().is_none());
+        child.stop();
+    }
+
+    #[test]
+    fn the_folders_of_a_killed_services_children_are_swept_and_no_others() {
+        let parent = ChildTemp::create().unwrap();
+        // A PID that names no process: a child that has exited and been waited for.
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        let dead = exited.id();
+        let live = std::process::id();
+        let names = [
+            format!("anes-worker-{dead}-0"),
+            format!("anes-worker-{dead}-17"),
+            format!("anes-worker-{live}-0"),
+            format!("anes-worker-{dead}-x"),
+            format!("anes-worker-{dead}"),
+            format!("anes-worker-+{dead}-0"),
+            format!("other-{dead}-0"),
+        ];
+        for name in &names {
+            std::fs::create_dir(parent.0.join(name)).unwrap();
+            std::fs::write(parent.0.join(name).join("left"), b"x").unwrap();
+        }
+        // A link by a child folder's name is not followed.
+        let target = parent.0.join("target");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, parent.0.join(format!("anes-worker-{dead}-3"))).unwrap();
+        sweep_orphaned_temps(&parent.0);
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(parent.0.join(name).exists(), i >= 2, "{name}");
+        }
+        assert!(target.is_dir());
     }
 }

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anes_ops::store::{CheckpointStore, JournalStore};
-use support::TempDir;
 use support::coordinator::{Coordinator, Endpoint, Ledger, PIPELINE, input, pipeline_toml, reference_hash};
+use support::{TempDir, TempFile};
 
 /// A TCP proxy between the coordinators and the store: a partition cuts every connection through it
 /// and refuses new ones (accepted and closed at once, as a link taken down answers) until it heals.
@@ -110,26 +110,18 @@ impl Drop for StoreProxy {
 enum Server {
     Redis(redis_server::RedisServer),
     Postgres(postgres_server::PostgresServer),
-    S3(s3_server::S3Server),
+    /// With an AWS credentials file moto accepts.
+    S3(s3_server::S3Server, TempFile),
 }
 
 const BUCKET: &str = "anes-history";
-
-/// An AWS credentials file moto accepts.
-fn s3_credentials() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("anes-history-aws-{}", std::process::id()));
-    if !path.exists() {
-        std::fs::write(&path, "[default]\naws_access_key_id = test\naws_secret_access_key = test\n").unwrap();
-    }
-    path
-}
 
 impl Server {
     fn name(&self) -> &'static str {
         match self {
             Server::Redis(_) => "redis",
             Server::Postgres(_) => "postgres",
-            Server::S3(_) => "s3",
+            Server::S3(..) => "s3",
         }
     }
 
@@ -137,7 +129,7 @@ impl Server {
         match self {
             Server::Redis(s) => s.port,
             Server::Postgres(s) => s.port,
-            Server::S3(s) => s.endpoint().rsplit(':').next().unwrap().parse().unwrap(),
+            Server::S3(s, _) => s.endpoint().rsplit(':').next().unwrap().parse().unwrap(),
         }
     }
 
@@ -150,9 +142,9 @@ impl Server {
             Server::Postgres(_) => format!(
                 "backend = \"postgres\"\nurl = \"postgres://anes@127.0.0.1:{port}/postgres\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1"
             ),
-            Server::S3(_) => format!(
+            Server::S3(_, credentials) => format!(
                 "backend = \"s3\"\nendpoint = \"http://127.0.0.1:{port}\"\nbucket = \"{BUCKET}\"\nprefix = \"r{round}\"\nregion = \"us-east-1\"\ncredentials_file = \"{}\"\nkept = 256\nretry_base_seconds = 0.2\nretry_cap_seconds = 1",
-                s3_credentials().display()
+                credentials.display()
             ),
         }
     }
@@ -188,12 +180,12 @@ impl Server {
                     let _ = c.execute(&format!("DELETE FROM {table}"), &[]);
                 }
             }
-            Server::S3(_) => {}
+            Server::S3(..) => {}
         }
     }
 
     fn can_restart(&self) -> bool {
-        !matches!(self, Server::S3(_))
+        !matches!(self, Server::S3(..))
     }
 
     fn restart(&mut self) {
@@ -204,7 +196,7 @@ impl Server {
                 redis::cmd("CONFIG").arg("SET").arg("appendfsync").arg("always").query::<()>(&mut c).unwrap();
             }
             Server::Postgres(s) => s.restart(),
-            Server::S3(_) => unreachable!("moto keeps nothing across a restart"),
+            Server::S3(..) => unreachable!("moto keeps nothing across a restart"),
         }
     }
 
@@ -240,7 +232,7 @@ impl Server {
                 )
                 .unwrap();
             }
-            Server::S3(s) => {
+            Server::S3(s, _) => {
                 let key = format!("r{round}/{PIPELINE}/journal/{first:020}-{epoch:020}.ajb");
                 let mut bytes = s.get(BUCKET, &key).unwrap_or_else(|| panic!("no object {key}"));
                 let last = bytes.len() - 1;
@@ -455,7 +447,7 @@ fn round(
                 // The batch's own epoch names its object in S3: the newest epoch not above the store's
                 // that wrote at its sequence number (any will do for the other stores).
                 let written_by = (1..=epoch).rev().find(|e| match server {
-                    Server::S3(s) => s
+                    Server::S3(s, _) => s
                         .get(
                             BUCKET,
                             &format!("r{round}/{PIPELINE}/journal/{:020}-{e:020}.ajb", batch.first_seq),
@@ -599,5 +591,10 @@ fn history_on_s3() {
     s3_server::require("history on s3");
     let server = s3_server::S3Server::start("history");
     server.create_bucket(BUCKET);
-    check(Server::S3(server));
+    let credentials = TempFile::write(
+        "history-aws",
+        "credentials",
+        b"[default]\naws_access_key_id = test\naws_secret_access_key = test\n",
+    );
+    check(Server::S3(server, credentials));
 }

@@ -12,6 +12,9 @@ use std::process::{Command, Output};
 
 use anes_retro_host::{TEST_CORE_A, TEST_CORE_B};
 
+mod support;
+use support::{TempDir, TempFile};
+
 /// Debian's multiarch folder of libretro cores.
 const DEBIAN_CORES: &str = "/usr/lib/x86_64-linux-gnu/libretro";
 
@@ -36,19 +39,14 @@ fn json(output: &Output) -> serde_json::Value {
     })
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anes-cli-libretro-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A folder for the test, removed with what is in it when the result is dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::named(&format!("cli-libretro-{name}"))
 }
 
 /// A content file for the test core (it hashes the bytes into its generator's seed).
-fn test_content(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("content.bin");
-    std::fs::write(&path, b"anes test core content\n").unwrap();
-    path
+fn test_content(name: &str) -> TempFile {
+    TempFile::write(&format!("cli-libretro-{name}"), "content.bin", b"anes test core content\n")
 }
 
 /// Debian's Nestopia and a conformance ROM; fails naming what is missing (tests never install).
@@ -437,9 +435,7 @@ fn the_pictures_are_compared_too() {
 
 /// An FCEUX movie of `frames` frames, pad 1 holding `buttons` (in `RLDUTSBA` order, e.g. `"S"` for
 /// Select) on the frames listed, and A on every third frame besides.
-fn movie(name: &str, frames: usize, presses: &[(usize, char)]) -> PathBuf {
-    let dir = scratch(name);
-    std::fs::create_dir_all(&dir).unwrap();
+fn movie(name: &str, frames: usize, presses: &[(usize, char)]) -> TempFile {
     let mut text = String::from(
         "version 3\nemuVersion 20604\npalFlag 0\nromFilename content.bin\nport0 1\nport1 1\nport2 0\n",
     );
@@ -456,9 +452,7 @@ fn movie(name: &str, frames: usize, presses: &[(usize, char)]) -> PathBuf {
         }
         text.push_str(&format!("|0|{}|........||\n", pad.iter().collect::<String>()));
     }
-    let path = dir.join("movie.fm2");
-    std::fs::write(&path, text).unwrap();
-    path
+    TempFile::write(&format!("cli-libretro-{name}"), "movie.fm2", text.as_bytes())
 }
 
 /// The presses of a repro.input: (frame, pad 1's buttons), through `anes movie info`'s reading, the

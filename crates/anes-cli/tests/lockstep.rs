@@ -1,8 +1,10 @@
 //! `anes lockstep` as a user meets it: the demo by default, the JSON summary, exit statuses 0/1/2,
 //! every injected fault's fate, and the evidence bundle a divergence leaves.
 
-use std::path::PathBuf;
 use std::process::{Command, Output};
+
+mod support;
+use support::{TempDir, TempFile};
 
 fn anes(args: &[&str]) -> Output {
     // In a folder of the test's own, so a divergence's default evidence folder never lands in the
@@ -35,10 +37,9 @@ fn json(output: &Output) -> serde_json::Value {
     })
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anes-cli-lockstep-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A folder for the test, removed with what is in it when the result is dropped.
+fn scratch(name: &str) -> TempDir {
+    TempDir::named(&format!("cli-lockstep-{name}"))
 }
 
 #[test]
@@ -162,16 +163,13 @@ fn an_eager_ppu_or_apu_machine_b_agrees_with_the_lazy_machine_a() {
 }
 
 /// The synthetic test ROM written to a file, and the CPU cycle at which its frame 1 starts.
-fn tiny_rom_file(name: &str) -> (PathBuf, u64) {
+fn tiny_rom_file(name: &str) -> (TempFile, u64) {
     use anes_lockstep::Machine;
-    let dir = scratch(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tiny.nes");
-    std::fs::write(&path, anes_fixtures::tiny_rom()).unwrap();
+    let file = TempFile::write(&format!("cli-lockstep-{name}"), "tiny.nes", &anes_fixtures::tiny_rom());
     let mut machine =
         anes_lockstep::NesMachine::from_ines(&anes_fixtures::tiny_rom(), Default::default()).unwrap();
     machine.run_frame(Default::default());
-    (path, machine.probe().cpu_cycle)
+    (file, machine.probe().cpu_cycle)
 }
 
 fn stderr_lines(output: &Output) -> Vec<String> {
@@ -243,8 +241,6 @@ fn every_fault_has_its_fate_and_an_unapplied_one_is_not_a_clean_pass() {
         (Some("detected"), Some("not_reached"))
     );
     assert_eq!(faults[0]["sync_point"], json(&output)["divergence"]["detected"]["sync_point"]);
-    let _ = std::fs::remove_dir_all(scratch("detected"));
-    let _ = std::fs::remove_dir_all(scratch("masked"));
 }
 
 #[test]
@@ -403,7 +399,6 @@ fn region_runs_both_machines_in_that_region() {
             "{region}: {cycles} CPU cycles in 100 frames, expected {expected}"
         );
     }
-    let _ = std::fs::remove_dir_all(scratch("region"));
 }
 
 #[test]
@@ -423,7 +418,6 @@ fn an_fm2_movie_with_pal_flag_runs_pal_unless_region_says_otherwise() {
         assert_eq!(summary["region"], region, "{args:?}");
         assert_eq!(summary["frames_verified"], 30, "{args:?}");
     }
-    let _ = std::fs::remove_dir_all(scratch("palflag"));
 }
 
 fn one_vblank() -> String {

@@ -7,11 +7,20 @@ use anes_core::movie::FrameInput;
 use anes_lockstep::Machine;
 use anes_retro_host::{HostConfig, HostError, RetroCore, RetroMachine, TEST_CORE_A};
 
-fn scratch() -> PathBuf {
+/// The test's folder, removed with what is in it when dropped, also when the test panics.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch() -> Scratch {
     let dir = std::env::temp_dir().join(format!("anes-retro-host-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn load(core: &Path, content: &Path, options: &[(&str, &str)]) -> Result<RetroCore, HostError> {
@@ -24,20 +33,21 @@ fn load(core: &Path, content: &Path, options: &[(&str, &str)]) -> Result<RetroCo
 
 #[test]
 fn the_host_with_the_test_core() {
-    let dir = scratch();
+    let scratch = scratch();
+    let dir = scratch.0.as_path();
     let content = dir.join("content.bin");
     std::fs::write(&content, b"some content").unwrap();
     let core = Path::new(TEST_CORE_A);
 
     // Bad input is a typed error naming the file, never a panic.
     assert!(matches!(load(&dir.join("none.so"), &content, &[]), Err(HostError::CoreNotFound { .. })));
-    assert!(matches!(load(&dir, &content, &[]), Err(HostError::CoreNotAFile { .. })));
+    assert!(matches!(load(dir, &content, &[]), Err(HostError::CoreNotAFile { .. })));
     assert!(matches!(load(&content, &content, &[]), Err(HostError::Open { .. })));
     match load(core, &dir.join("none.bin"), &[]) {
         Err(HostError::Content { path, .. }) => assert_eq!(path, dir.join("none.bin")),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(load(core, &dir, &[]), Err(HostError::Content { .. })));
+    assert!(matches!(load(core, dir, &[]), Err(HostError::Content { .. })));
     let empty = dir.join("empty.bin");
     std::fs::write(&empty, b"").unwrap();
     assert!(

@@ -29,10 +29,7 @@ fn peak_rss_bytes(pid: u32) -> Option<u64> {
 }
 
 fn scratch(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("anes-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    TempDir(dir)
+    TempDir::create(&format!("cli-{name}"))
 }
 
 #[test]

@@ -18,9 +18,7 @@ fn anes() -> Command {
 
 /// A new folder for the test, removed with what is in it when the result is dropped.
 fn temp_dir(name: &str) -> TempDir {
-    let dir = TempDir::named(&format!("serve-cli-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir::create(&format!("serve-cli-{name}"))
 }
 
 /// `anes serve --config` of `text`: the exit status and stderr, where the config file's path reads

@@ -24,10 +24,7 @@ fn anes() -> Command {
 }
 
 fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("anes-serve-replicas-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    TempDir::create(&format!("serve-replicas-{name}"))
 }
 
 fn free_port() -> u16 {

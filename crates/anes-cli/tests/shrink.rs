@@ -39,10 +39,7 @@ fn anes(args: &[&str]) -> Output {
 
 /// A new folder for one test, removed when the guard drops (also when the test panics).
 fn scratch(name: &str) -> support::TempDir {
-    let dir = std::env::temp_dir().join(format!("anes-cli-shrink-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    support::TempDir(dir)
+    support::TempDir::create(&format!("cli-shrink-{name}"))
 }
 
 fn text(output: &Output) -> String {

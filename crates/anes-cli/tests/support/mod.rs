@@ -50,6 +50,13 @@ impl TempDir {
         let _ = std::fs::remove_dir_all(&dir);
         TempDir(dir)
     }
+
+    /// [`TempDir::named`], created.
+    pub fn create(name: &str) -> TempDir {
+        let dir = TempDir::named(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
 }
 
 impl Drop for TempDir {
@@ -80,8 +87,7 @@ pub struct TempFile {
 impl TempFile {
     /// `bytes` in `file` of a new [`TempDir::named`] `name`.
     pub fn write(name: &str, file: &str, bytes: &[u8]) -> TempFile {
-        let dir = TempDir::named(name);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::create(name);
         let path = dir.join(file);
         std::fs::write(&path, bytes).unwrap();
         TempFile { path, _dir: dir }

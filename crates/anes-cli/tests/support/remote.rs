@@ -20,15 +20,9 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// A temporary folder `<tmp>/anes-<name>-<pid>-<nanos>`.
+/// A new temporary folder ([`TempDir::create`]).
 pub fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!(
-        "anes-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    TempDir::create(name)
 }
 
 /// `anes worker --listen address`, once it said where it listens.

@@ -16,9 +16,7 @@ use support::coordinator::{Coordinator, PIPELINE};
 /// A folder of the test's own, with the test core's content and a 400-frame movie (A on every
 /// third frame, Right on every fifth; never Select, which build B also reacts to).
 fn setup(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("anes-serve-libretro-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::create(&format!("serve-libretro-{name}"));
     std::fs::write(dir.join("content.bin"), b"anes test core content\n").unwrap();
     let mut movie = String::from(
         "version 3\nemuVersion 20604\npalFlag 0\nromFilename content.bin\nport0 1\nport1 1\nport2 0\n",
@@ -29,7 +27,7 @@ fn setup(name: &str) -> TempDir {
         movie.push_str(&format!("|0|{right}......{a}|........||\n"));
     }
     std::fs::write(dir.join("movie.fm2"), movie).unwrap();
-    TempDir(dir)
+    dir
 }
 
 /// The pipeline: the movie replayed once at full speed, a verified checkpoint every 60 frames,

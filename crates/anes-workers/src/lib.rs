@@ -18,6 +18,7 @@
 
 /// The console behind the protocol lives with the protocol, in `anes-pipeline`.
 pub use anes_pipeline::engine;
+mod child_temp;
 mod launcher;
 mod process;
 pub mod protocol;

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as ProcessCommand, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
+use crate::child_temp::ChildTemp;
 use crate::protocol::{Reply, WorkerCommand};
 use crate::stream::{ReplySink, StreamEnd, read_replies, spawn_writer};
 use crate::{ReplyBatcher, WorkerHandle, WorkerId, WorkerMessage, WorkerOutput};
@@ -34,70 +34,6 @@ pub struct WorkerChild {
     reader: Option<JoinHandle<()>>,
     // Dropped in `stop`, after the child is gone.
     temp: Option<ChildTemp>,
-}
-
-/// A child's temporary folder, `anes-worker-{our pid}-{n}` in ours, handed to it as `TMPDIR`
-/// (where a libretro core's default system folder goes) and removed with all it holds when dropped.
-#[derive(Debug)]
-struct ChildTemp(PathBuf);
-
-impl ChildTemp {
-    fn create() -> std::io::Result<ChildTemp> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        static SWEPT: Once = Once::new();
-        let parent = std::env::temp_dir();
-        SWEPT.call_once(|| sweep_orphaned_temps(&parent));
-        let name = format!("anes-worker-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = parent.join(name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            if e.kind() != std::io::ErrorKind::AlreadyExists {
-                return Err(e);
-            }
-            // Left by an earlier process with our PID that was killed: no live process but us makes
-            // this name. (`remove_dir_all` removes a symbolic link in its place, not what it names.)
-            std::fs::remove_dir_all(&dir)?;
-            std::fs::create_dir(&dir)?;
-        }
-        Ok(ChildTemp(dir))
-    }
-}
-
-impl Drop for ChildTemp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Removes the children's folders in `parent` whose process is gone: it was killed (out of memory,
-/// `kill -9`) before it could remove them. A folder whose PID is a live process, or whose name is
-/// not exactly a child folder's, stays.
-fn sweep_orphaned_temps(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(child_temp_owner) else {
-            continue;
-        };
-        let gone = match rustix::process::Pid::from_raw(pid) {
-            Some(pid) => rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH),
-            None => false,
-        };
-        // The entry's own type: a symbolic link is not followed.
-        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-/// The PID in a child folder's name, `anes-worker-{pid}-{n}`.
-fn child_temp_owner(name: &str) -> Option<i32> {
-    let (pid, n) = name.strip_prefix("anes-worker-")?.split_once('-')?;
-    let digits = |t: &str| !t.is_empty() && t.len() <= 19 && t.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(pid) && digits(n)) {
-        return None;
-    }
-    pid.parse().ok()
 }
 
 impl WorkerChild {
@@ -160,12 +96,6 @@ impl WorkerChild {
     /// The executable this child runs.
     pub fn program(&self) -> &Path {
         &self.program
-    }
-
-    /// The child's temporary folder (its `TMPDIR`): removed, with what the child left in it, once
-    /// the child is stopped.
-    pub fn temp_dir(&self) -> Option<&Path> {
-        self.temp.as_ref().map(|t| t.0.as_path())
     }
 
     /// Queues a command; false when the child no longer takes commands (its input closed or failed).
@@ -337,7 +267,7 @@ mod tests {
                 other => Some(other.unwrap()),
             })
             .expect("the script runs");
-        let temp = child.temp_dir().unwrap().to_path_buf();
+        let temp = child.temp.as_ref().unwrap().0.clone();
         assert_ne!(temp, scripts.0);
         let left = temp.join("system/left");
         let start = Instant::now();
@@ -347,39 +277,7 @@ mod tests {
         }
         child.stop();
         assert!(!temp.exists(), "{} is still there", temp.display());
-        assert!(child.temp_dir().is_none());
+        assert!(child.temp.is_none());
         child.stop();
-    }
-
-    #[test]
-    fn the_folders_of_a_killed_services_children_are_swept_and_no_others() {
-        let parent = ChildTemp::create().unwrap();
-        // A PID that names no process: a child that has exited and been waited for.
-        let mut exited = std::process::Command::new("true").spawn().unwrap();
-        exited.wait().unwrap();
-        let dead = exited.id();
-        let live = std::process::id();
-        let names = [
-            format!("anes-worker-{dead}-0"),
-            format!("anes-worker-{dead}-17"),
-            format!("anes-worker-{live}-0"),
-            format!("anes-worker-{dead}-x"),
-            format!("anes-worker-{dead}"),
-            format!("anes-worker-+{dead}-0"),
-            format!("other-{dead}-0"),
-        ];
-        for name in &names {
-            std::fs::create_dir(parent.0.join(name)).unwrap();
-            std::fs::write(parent.0.join(name).join("left"), b"x").unwrap();
-        }
-        // A link by a child folder's name is not followed.
-        let target = parent.0.join("target");
-        std::fs::create_dir(&target).unwrap();
-        std::os::unix::fs::symlink(&target, parent.0.join(format!("anes-worker-{dead}-3"))).unwrap();
-        sweep_orphaned_temps(&parent.0);
-        for (i, name) in names.iter().enumerate() {
-            assert_eq!(parent.0.join(name).exists(), i >= 2, "{name}");
-        }
-        assert!(target.is_dir());
     }
 }

@@ -10,16 +10,20 @@
 //!   device or a FIFO is written in place, never replaced. Every write and flush error is returned.
 //!   [`write_output_with`] does the same for contents written as they are made, in bounded memory.
 //! - [`env_flag`] / [`ci_is_set`]: an environment flag is set unless it is empty, `0` or `false`.
+//! - [`orphaned_process_folders`]: the temporary folders a killed process named after itself and
+//!   could not remove.
 //!
 //! Unix only, like the service: the non-blocking open and the file types are POSIX's.
 
 mod env;
 mod kind;
+mod orphans;
 mod read;
 mod write;
 
 pub use env::{ci_is_set, env_flag};
 pub use kind::FileKind;
+pub use orphans::{FolderName, orphaned_process_folders};
 pub use read::{ReadError, read_capped, read_text_capped};
 pub use write::{WriteError, write_output, write_output_with};
 

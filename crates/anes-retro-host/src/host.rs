@@ -6,7 +6,7 @@
 
 use std::ffi::{CStr, CString, c_char, c_uint, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 
 use libloading::Library;
 
@@ -253,6 +253,19 @@ impl Drop for Claim {
     }
 }
 
+/// The default system folder is this followed by the process's PID, in its temporary folder.
+const DEFAULT_SYSTEM_DIR_PREFIX: &str = "anes-retro-host-";
+
+/// Removes the empty default system folders in `parent` whose process is gone: it was stopped
+/// (Ctrl-C in `anes audit`, `kill -9`) before its core was dropped. What a core left in one is not
+/// deleted, as on a drop.
+fn sweep_orphaned_system_dirs(parent: &Path) {
+    for dir in anes_fs::orphaned_process_folders(parent, DEFAULT_SYSTEM_DIR_PREFIX, anes_fs::FolderName::Pid)
+    {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
 fn c_path(path: &Path, what: &'static str) -> Result<CString, HostError> {
     CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| HostError::Nul { what, text: path.display().to_string() })
@@ -306,7 +319,10 @@ impl RetroCore {
                 dir.clone()
             }
             None => {
-                let dir = std::env::temp_dir().join(format!("anes-retro-host-{}", std::process::id()));
+                let parent = std::env::temp_dir();
+                static SWEPT: Once = Once::new();
+                SWEPT.call_once(|| sweep_orphaned_system_dirs(&parent));
+                let dir = parent.join(format!("{DEFAULT_SYSTEM_DIR_PREFIX}{}", std::process::id()));
                 std::fs::create_dir_all(&dir)
                     .map_err(|source| HostError::Folder { path: dir.clone(), source })?;
                 claim_dir = Some(dir.clone());
@@ -1150,5 +1166,36 @@ unsafe extern "C" fn input_state(port: c_uint, device: c_uint, index: c_uint, id
         ffi::DEVICE_ID_JOYPAD_MASK => buttons as i16,
         0..16 => i16::from(buttons >> id & 1 == 1),
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gone_processs_empty_system_folder_is_swept_and_what_a_core_left_is_kept() {
+        let parent = std::env::temp_dir().join(format!("anes-retro-host-sweep-{}", std::process::id()));
+        std::fs::create_dir(&parent).unwrap();
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        let (dead, live) = (exited.id(), std::process::id());
+        let empty = parent.join(format!("{DEFAULT_SYSTEM_DIR_PREFIX}{dead}"));
+        let live_dir = parent.join(format!("{DEFAULT_SYSTEM_DIR_PREFIX}{live}"));
+        std::fs::create_dir(&empty).unwrap();
+        std::fs::create_dir(&live_dir).unwrap();
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        let kept = parent.join(format!("{DEFAULT_SYSTEM_DIR_PREFIX}{}", exited.id()));
+        std::fs::create_dir(&kept).unwrap();
+        std::fs::write(kept.join("core.srm"), b"left by a core").unwrap();
+        sweep_orphaned_system_dirs(&parent);
+        let left = [empty.exists(), live_dir.exists(), kept.join("core.srm").exists()];
+        std::fs::remove_dir_all(&parent).unwrap();
+        assert_eq!(
+            left,
+            [false, true, true],
+            "the dead process's empty folder, the live one's, the kept file"
+        );
     }
 }

@@ -39,35 +39,11 @@ impl Drop for ChildTemp {
 }
 
 /// Removes the children's folders in `parent` whose process is gone: it was killed (out of memory,
-/// `kill -9`) before it could remove them. A folder whose PID is a live process, or whose name is
-/// not exactly a child folder's, stays.
+/// `kill -9`) before it could remove them.
 fn sweep_orphaned_temps(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(child_temp_owner) else {
-            continue;
-        };
-        let gone = match rustix::process::Pid::from_raw(pid) {
-            Some(pid) => rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH),
-            None => false,
-        };
-        // The entry's own type: a symbolic link is not followed.
-        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
+    for dir in anes_fs::orphaned_process_folders(parent, "anes-worker-", anes_fs::FolderName::PidAndNumber) {
+        let _ = std::fs::remove_dir_all(dir);
     }
-}
-
-/// The PID in a child folder's name, `anes-worker-{pid}-{n}`.
-fn child_temp_owner(name: &str) -> Option<i32> {
-    let (pid, n) = name.strip_prefix("anes-worker-")?.split_once('-')?;
-    let digits = |t: &str| !t.is_empty() && t.len() <= 19 && t.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(pid) && digits(n)) {
-        return None;
-    }
-    pid.parse().ok()
 }
 
 #[cfg(test)]

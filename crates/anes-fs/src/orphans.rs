@@ -13,9 +13,9 @@ pub enum FolderName {
     PidAndNumber,
 }
 
-/// The folders in `parent` with names of `shape` after `prefix` whose process `pid` is gone. A live process's folders, entries of any other name, and symbolic links
-/// (whatever they name) are not listed; an unreadable `parent` lists nothing. What to remove of
-/// them is the caller's to decide.
+/// The folders in `parent` with names of `shape` after `prefix` whose process `pid` is gone. A live
+/// process's folders, entries of any other name, and symbolic links (whatever they name) are not
+/// listed; an unreadable `parent` lists nothing. What to remove of them is the caller's to decide.
 ///
 /// ```
 /// use anes_fs::FolderName;

@@ -256,9 +256,9 @@ impl Drop for Claim {
 /// The default system folder is this followed by the process's PID, in its temporary folder.
 const DEFAULT_SYSTEM_DIR_PREFIX: &str = "anes-retro-host-";
 
-/// Removes the empty default system folders in `parent` whose process is gone: it was stopped
-/// (Ctrl-C in `anes audit`, `kill -9`) before its core was dropped. What a core left in one is not
-/// deleted, as on a drop.
+/// Removes the empty default system folders in `parent` whose process is gone: it was killed before
+/// its core was dropped (an `anes worker --libretro` run by hand or on a remote host, or an
+/// embedder). What a core left in one is not deleted, as on a drop.
 fn sweep_orphaned_system_dirs(parent: &Path) {
     for dir in anes_fs::orphaned_process_folders(parent, DEFAULT_SYSTEM_DIR_PREFIX, anes_fs::FolderName::Pid)
     {

@@ -1,9 +1,11 @@
 //! Every command's `--help` ends with examples that run as written from the repository's root. This
 //! test finds the commands in `anes --help` (and their subcommands), reads each help's closing
-//! `Examples:` section and runs every example with the built binary, in the order written, from a
-//! scratch copy of the root: its folders are new folders and its files links to the repository's, so
-//! what an example writes lands in the scratch folder (removed on every exit path), never in the
-//! checkout; `../shared` beside it links to the repository's neighbour.
+//! `Examples:` section and runs every example with the built binary, a command's in the order
+//! written, from a scratch copy of the root: its folders are new folders and its files links to the
+//! repository's, so what an example writes lands in the scratch folder (removed on every exit path),
+//! never in the checkout; `../shared` beside it links to the repository's neighbour. Commands run two
+//! at a time, each in a copy of its own, but those whose examples use the service's data folder,
+//! which run one after another in the service's copy.
 //!
 //! An example passes when its exit status is 0 or 1 (1 is a finding: a divergence, a program that
 //! depends on its power-on state) and it prints no `error:` line. [`SERVE_EXAMPLE`] runs first, as a
@@ -229,57 +231,95 @@ fn every_commands_help_ends_with_examples_that_run_from_the_repository_root() {
         started.elapsed().as_secs_f64()
     );
 
+    // The commands whose examples read or change what the service wrote run in its folder, in
+    // order; every other command's examples, in order too, in a mirror of their own, two commands
+    // at a time (the examples' outputs never meet).
+    let (with_service, on_their_own): (Vec<_>, Vec<_>) =
+        all.iter().partition(|(_, text)| examples(text).iter().any(|example| example.contains("anes-data")));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
+    let results: Vec<Vec<(Vec<usize>, usize)>> = std::thread::scope(|scope| {
+        let service_lane = scope.spawn(|| {
+            with_service.iter().map(|(path, text)| run_examples(path, text, &dir, shared_present)).collect()
+        });
+        let lanes: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, text)) = on_their_own.get(index) else { break done };
+                        let own = scratch.0.join(format!("command-{index}"));
+                        mirror(&root, &own.join("repo"));
+                        if shared_present {
+                            std::os::unix::fs::symlink(shared.canonicalize().unwrap(), own.join("shared"))
+                                .unwrap();
+                        }
+                        done.push(run_examples(path, text, &own.join("repo"), shared_present));
+                    }
+                })
+            })
+            .collect();
+        std::iter::once(service_lane).chain(lanes).map(|lane| lane.join().unwrap()).collect()
+    });
     let mut parse_only_used = vec![false; PARSE_ONLY.len()];
     let mut ran = 0;
-    for (path, text) in &all {
-        let name = if path.is_empty() { "anes".to_string() } else { format!("anes {}", path.join(" ")) };
-        let examples = examples(text);
-        let mut runnable = 0;
-        for example in &examples {
-            if example == SERVE_EXAMPLE {
-                runnable += 1;
-                continue;
-            }
-            if let Some(i) = PARSE_ONLY.iter().position(|(start, _)| example.starts_with(start)) {
-                parse_only_used[i] = true;
-                eprintln!("{name}: `{example}` parsed only: {}", PARSE_ONLY[i].1);
-                continue;
-            }
-            runnable += 1;
-            // A Debian package's file (a libretro core): installed by scripts/install-libretro-cores.sh,
-            // which .ci/run runs; elsewhere the example is skipped when it is missing.
-            if let Some(missing) =
-                example.split_whitespace().find(|word| word.starts_with("/usr/") && !Path::new(word).exists())
-            {
-                assert!(!anes_fs::ci_is_set(), "{name}: `{example}` needs {missing} and CI is set");
-                eprintln!("{name}: `{example}` skipped: {missing} is not installed");
-                continue;
-            }
-            if example.contains("../shared/") && !shared_present {
-                eprintln!("{name}: `{example}` skipped: {} is missing", shared.display());
-                continue;
-            }
-            let words: Vec<&str> = example.split_whitespace().skip(1).collect();
-            let started = Instant::now();
-            let output = run_in(&dir, &words, EXAMPLE_TIMEOUT);
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let code = output.status.code();
-            eprintln!(
-                "{name}: `{example}`: exit status {code:?} in {:.1} s",
-                started.elapsed().as_secs_f64()
-            );
-            assert!(
-                matches!(code, Some(0 | 1)) && !stderr.lines().any(|line| line.starts_with("error:")),
-                "{name}: `{example}` ended with {:?}:\n{stderr}{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout)
-            );
-            ran += 1;
+    for (used, count) in results.into_iter().flatten() {
+        for i in used {
+            parse_only_used[i] = true;
         }
-        assert!(runnable > 0, "`{name} --help` has no example that runs: {examples:?}\n{text}");
+        ran += count;
     }
     for ((start, _), used) in PARSE_ONLY.iter().zip(parse_only_used) {
         assert!(used, "PARSE_ONLY's `{start}` matches no example any more");
     }
     eprintln!("{ran} examples of {} commands ran", all.len());
+}
+
+/// Runs the examples of the command at `path` (help `text`) in `dir`, in the order written. Returns
+/// the indices of the [`PARSE_ONLY`] entries they used and how many ran.
+fn run_examples(path: &[String], text: &str, dir: &Path, shared_present: bool) -> (Vec<usize>, usize) {
+    let name = if path.is_empty() { "anes".to_string() } else { format!("anes {}", path.join(" ")) };
+    let examples = examples(text);
+    let (mut parse_only_used, mut ran, mut runnable) = (Vec::new(), 0, 0);
+    for example in &examples {
+        if example == SERVE_EXAMPLE {
+            runnable += 1;
+            continue;
+        }
+        if let Some(i) = PARSE_ONLY.iter().position(|(start, _)| example.starts_with(start)) {
+            parse_only_used.push(i);
+            eprintln!("{name}: `{example}` parsed only: {}", PARSE_ONLY[i].1);
+            continue;
+        }
+        runnable += 1;
+        // A Debian package's file (a libretro core): installed by scripts/install-libretro-cores.sh,
+        // which .ci/run runs; elsewhere the example is skipped when it is missing.
+        if let Some(missing) =
+            example.split_whitespace().find(|word| word.starts_with("/usr/") && !Path::new(word).exists())
+        {
+            assert!(!anes_fs::ci_is_set(), "{name}: `{example}` needs {missing} and CI is set");
+            eprintln!("{name}: `{example}` skipped: {missing} is not installed");
+            continue;
+        }
+        if example.contains("../shared/") && !shared_present {
+            eprintln!("{name}: `{example}` skipped: ../shared is missing");
+            continue;
+        }
+        let words: Vec<&str> = example.split_whitespace().skip(1).collect();
+        let started = Instant::now();
+        let output = run_in(dir, &words, EXAMPLE_TIMEOUT);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let code = output.status.code();
+        eprintln!("{name}: `{example}`: exit status {code:?} in {:.1} s", started.elapsed().as_secs_f64());
+        assert!(
+            matches!(code, Some(0 | 1)) && !stderr.lines().any(|line| line.starts_with("error:")),
+            "{name}: `{example}` ended with {:?}:\n{stderr}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout)
+        );
+        ran += 1;
+    }
+    assert!(runnable > 0, "`{name} --help` has no example that runs: {examples:?}\n{text}");
+    (parse_only_used, ran)
 }

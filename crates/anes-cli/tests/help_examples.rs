@@ -210,18 +210,15 @@ fn every_commands_help_ends_with_examples_that_run_from_the_repository_root() {
         TempDir(Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("help-examples-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&scratch.0);
     let root = repository_root();
-    let dir = scratch.0.join("repo");
-    mirror(&root, &dir);
     let shared = root.join("../shared");
     let shared_present = shared.join("conformance/manifest.toml").is_file();
-    if shared_present {
-        std::os::unix::fs::symlink(shared.canonicalize().unwrap(), scratch.0.join("shared")).unwrap();
-    }
     assert!(
         shared_present || !anes_fs::ci_is_set(),
         "{} is missing and CI is set: the conformance examples cannot run",
         shared.display()
     );
+    let shared_target = shared_present.then(|| shared.canonicalize().unwrap());
+    let dir = copy_root(&root, shared_target.as_deref(), &scratch.0);
     let serve_help = all.iter().find(|(path, _)| path == &["serve"]).map(|(_, text)| text).unwrap();
     assert!(examples(serve_help).iter().any(|example| example == SERVE_EXAMPLE), "{serve_help}");
     let started = Instant::now();
@@ -240,7 +237,7 @@ fn every_commands_help_ends_with_examples_that_run_from_the_repository_root() {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 2);
     let results: Vec<Vec<(Vec<usize>, usize)>> = std::thread::scope(|scope| {
         let service_lane = scope.spawn(|| {
-            with_service.iter().map(|(path, text)| run_examples(path, text, &dir, shared_present)).collect()
+            with_service.iter().map(|(path, text)| run_examples(path, text, &dir, &shared)).collect()
         });
         let lanes: Vec<_> = (0..threads)
             .map(|_| {
@@ -250,12 +247,8 @@ fn every_commands_help_ends_with_examples_that_run_from_the_repository_root() {
                         let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some((path, text)) = on_their_own.get(index) else { break done };
                         let own = scratch.0.join(format!("command-{index}"));
-                        mirror(&root, &own.join("repo"));
-                        if shared_present {
-                            std::os::unix::fs::symlink(shared.canonicalize().unwrap(), own.join("shared"))
-                                .unwrap();
-                        }
-                        done.push(run_examples(path, text, &own.join("repo"), shared_present));
+                        let own = copy_root(&root, shared_target.as_deref(), &own);
+                        done.push(run_examples(path, text, &own, &shared));
                     }
                 })
             })
@@ -276,9 +269,21 @@ fn every_commands_help_ends_with_examples_that_run_from_the_repository_root() {
     eprintln!("{ran} examples of {} commands ran", all.len());
 }
 
-/// Runs the examples of the command at `path` (help `text`) in `dir`, in the order written. Returns
+/// A scratch copy of the repository's root in `at/repo` (see [`mirror`]), with `at/shared` linked to
+/// `shared` when it is there, so that the examples' `../shared` resolves. Returns `at/repo`.
+fn copy_root(root: &Path, shared: Option<&Path>, at: &Path) -> PathBuf {
+    let repo = at.join("repo");
+    mirror(root, &repo);
+    if let Some(shared) = shared {
+        std::os::unix::fs::symlink(shared, at.join("shared")).unwrap();
+    }
+    repo
+}
+
+/// Runs the examples of the command at `path` (help `text`) in `dir`, in the order written; those
+/// naming `../shared` are skipped when `shared` (the repository's neighbour) is absent. Returns
 /// the indices of the [`PARSE_ONLY`] entries they used and how many ran.
-fn run_examples(path: &[String], text: &str, dir: &Path, shared_present: bool) -> (Vec<usize>, usize) {
+fn run_examples(path: &[String], text: &str, dir: &Path, shared: &Path) -> (Vec<usize>, usize) {
     let name = if path.is_empty() { "anes".to_string() } else { format!("anes {}", path.join(" ")) };
     let examples = examples(text);
     let (mut parse_only_used, mut ran, mut runnable) = (Vec::new(), 0, 0);
@@ -302,8 +307,8 @@ fn run_examples(path: &[String], text: &str, dir: &Path, shared_present: bool) -
             eprintln!("{name}: `{example}` skipped: {missing} is not installed");
             continue;
         }
-        if example.contains("../shared/") && !shared_present {
-            eprintln!("{name}: `{example}` skipped: ../shared is missing");
+        if example.contains("../shared/") && !dir.join("../shared").exists() {
+            eprintln!("{name}: `{example}` skipped: {} is missing", shared.display());
             continue;
         }
         let words: Vec<&str> = example.split_whitespace().skip(1).collect();

@@ -52,6 +52,19 @@ run() {
         cat "$work/out.json" >&2
         exit 1
     }
+    # A build that does not stop at every line or instruction would measure a false ratio (a stale
+    # variant binary once read 1.000): each granularity's sync points must be there.
+    local sync_points per_frame
+    sync_points=$(grep -Eo '"sync_points": *[0-9]+' "$work/out.json" | grep -Eo '[0-9]+$')
+    case $granularity in
+        frame) per_frame=1 ;;
+        scanline) per_frame=240 ;;
+        instruction) per_frame=1000 ;;
+    esac
+    if ((sync_points < frames * per_frame)); then
+        echo "granularity: $mode compared $sync_points sync points in $frames frames (at least $per_frame a frame expected): $anes does not sync at that granularity" >&2
+        exit 1
+    fi
     awk '{ printf "%.3f\n", $1 + $2 }' "$work/time"
 }
 

@@ -1,5 +1,6 @@
 //! The README and docs/ against the repository and the binary: the emulation epoch the README states
-//! is `anes_core::EMULATION_EPOCH`; every path in code style that names a file of the repository
+//! is `anes_core::EMULATION_EPOCH`; its count of mapper numbers is the core's, and its board table
+//! lists each; every path in code style that names a file of the repository
 //! exists; every picture of the emulator in them is what today's `anes run` draws; docs/ARCHITECTURE.md
 //! stays at most 300 lines.
 //!
@@ -212,6 +213,37 @@ fn rgb_pixels(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
     };
     let rgb = buffer[..info.buffer_size()].chunks(channels).flat_map(|pixel| pixel[..3].to_vec()).collect();
     (info.width, info.height, rgb)
+}
+
+/// The README's count of mapper numbers is the core's (`SUPPORTED_MAPPERS`), and its board table
+/// lists each of them.
+#[test]
+fn the_readme_counts_the_supported_mappers() {
+    let readme = std::fs::read_to_string(repository_root().join("README.md")).unwrap();
+    let stated = readme
+        .split_once("Boards (")
+        .and_then(|(_, after)| after.split_once(" iNES mapper numbers"))
+        .map(|(number, _)| number)
+        .expect("the README says \"Boards (N iNES mapper numbers\"");
+    let supported = anes_core::cart::SUPPORTED_MAPPERS;
+    assert_eq!(stated, supported.len().to_string(), "the README's count of mapper numbers");
+    let table = readme
+        .split_once("| Nintendo")
+        .map(|(_, rest)| rest.split("\n\n").next().unwrap_or(""))
+        .expect("the README's board table starts with the Nintendo row");
+    let listed: std::collections::BTreeSet<u16> = table
+        .lines()
+        .filter_map(|row| row.rsplit_once(" | ").map(|(_, boards)| boards.replace(" and ", ", ")))
+        .flat_map(|boards| {
+            // An entry starts with its number: "24 and 26 VRC6", "Namco 108: 206 DxROM", "5: PRG ...".
+            boards
+                .split([',', ';', ':', '|'])
+                .filter_map(|item| item.trim().split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+                .collect::<Vec<u16>>()
+        })
+        .collect();
+    let missing: Vec<u16> = supported.iter().copied().filter(|m| !listed.contains(m)).collect();
+    assert!(missing.is_empty(), "mappers the README's board table does not list: {missing:?}");
 }
 
 /// Every picture in the README and docs is drawn by today's binary, pixel for pixel (or is listed in

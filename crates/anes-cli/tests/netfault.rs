@@ -42,7 +42,7 @@ const RESTORE_COMMAND_TAG: u8 = 0x03;
 const STEP_TIMEOUT_SECONDS: u64 = 10;
 
 fn rounds(ci: usize, long: usize) -> usize {
-    if std::env::var("ANES_LONG").is_ok_and(|v| v == "1") { long } else { ci }
+    if anes_fs::env_flag("ANES_LONG") { long } else { ci }
 }
 
 /// The coordinator, two workers in their namespaces, optionally a proxy in front of A. Fields drop

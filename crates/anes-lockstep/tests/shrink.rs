@@ -210,7 +210,7 @@ fn the_secret_sequence_is_all_that_is_left() {
         RunOutcome::Agreed { .. } => panic!("the repro does not diverge from its snapshot"),
     }
 
-    if std::env::var_os("ANES_LONG").is_some_and(|v| v == "1") {
+    if anes_fs::env_flag("ANES_LONG") {
         assert!(
             output_bytes(&shrink_with(&stream, 1, &|| 0.0)) == output_bytes(&shrunk),
             "a second run, with one job, differs"

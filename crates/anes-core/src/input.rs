@@ -44,6 +44,8 @@ crate::layout::state_struct! {
     }
 }
 
+const _: () = assert!(core::mem::size_of::<ControllerState>() == 4);
+
 impl ControllerState {
     /// The strobe pin takes bit 0 of `value`. While it is high the register loads the buttons
     /// continuously, so it holds the buttons of the moment the strobe falls.

@@ -493,7 +493,11 @@ fn round(
         let (_, mut journal) = server.stores(round);
         let contents = anes_ops::journal::read_shared(journal.as_mut(), 0).unwrap();
         let held = contents.records_from(0).unwrap();
-        assert!(held.len() as u64 >= received, "{backend} round {round}: the journal holds {}", held.len());
+        assert!(
+            held.len() as u64 >= received,
+            "{backend} round {round} ({faults:?}): the journal holds {} records, the owner verified {received}",
+            held.len()
+        );
         for (seq, record) in held.frames().enumerate().take(received as usize) {
             let [a, b] = input(seq as u64);
             assert_eq!(

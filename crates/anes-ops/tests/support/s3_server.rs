@@ -1,7 +1,9 @@
-//! An S3-compatible server for tests: moto's standalone server (PyPI `moto[server]`, run as
-//! `python3 -m moto.server`), on 127.0.0.1 and a free port, in memory, stopped by PID on drop (every
-//! exit path, panics included). It accepts any credentials and honours S3's conditional writes
-//! (`If-None-Match: *`, `If-Match`). The tests that need it are `#[ignore]`d;
+//! An S3-compatible server for tests: moto's standalone server (PyPI `moto[server]`), on 127.0.0.1
+//! and a free port, in memory, stopped by PID on drop (every exit path, panics included). It accepts
+//! any credentials and honours S3's conditional writes (`If-None-Match: *`, `If-Match`); moto checks
+//! and writes in two steps, so `moto_serialized.py` runs its app one request at a time, which makes
+//! each conditional write atomic as S3's are (stock moto lost an update to two writers both told 200
+//! in the history checker's S3 rounds and in a stress of concurrent read-and-conditional-PUTs). The tests that need it are `#[ignore]`d;
 //! `.ci/run` installs it (`scripts/install-ops-servers.sh --moto`) and runs them.
 
 #![allow(dead_code)]
@@ -64,7 +66,7 @@ impl S3Server {
         let log = std::env::temp_dir().join(format!("anes-moto-{name}-{}-{port}.log", std::process::id()));
         let file = std::fs::File::create(&log).unwrap();
         let child = Command::new("python3")
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-c", include_str!("moto_serialized.py"), "127.0.0.1", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::from(file.try_clone().unwrap()))
             .stderr(Stdio::from(file))

@@ -256,6 +256,7 @@ fn journal_suite_in_postgres() {
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "pg");
     journal_suite::an_unacknowledged_tail_is_replaced(&open, "pg");
     journal_suite::retention_and_the_end_moved(&open, "pg");
+    journal_suite::records_the_store_lost_are_its_damage(&open, "pg");
     let damage = |pipeline: &str, first: u64| {
         let mut c = server.client();
         let first = first as i64;

@@ -336,6 +336,7 @@ fn journal_suite_in_redis() {
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "redis");
     journal_suite::an_unacknowledged_tail_is_replaced(&open, "redis");
     journal_suite::retention_and_the_end_moved(&open, "redis");
+    journal_suite::records_the_store_lost_are_its_damage(&open, "redis");
     let damage = |pipeline: &str, first: u64| {
         let mut c = server.connection();
         let key = format!("pipeline:{pipeline}:journal");

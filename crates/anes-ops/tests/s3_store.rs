@@ -326,6 +326,7 @@ fn journal_suite_in_s3() {
     journal_suite::appends_read_back_and_a_takeover_fences_the_old_owner(&open, "s3");
     journal_suite::an_unacknowledged_tail_is_replaced(&open, "s3");
     journal_suite::retention_and_the_end_moved(&open, "s3");
+    journal_suite::records_the_store_lost_are_its_damage(&open, "s3");
     let damage = |pipeline: &str, first: u64| {
         // The batch's object of the pipeline's (only) epoch.
         let key = format!("ckpt/v1/{pipeline}/journal/{first:020}-{:020}.ajb", 1);

@@ -107,7 +107,7 @@ impl Fence {
                 "fenced: the store lost the pipeline's data (store epoch {current}, below ours {ours}): not a takeover (docs/OPERATIONS.md, the store lost its data)"
             ),
             Fence::StoreDamaged { ours } => format!(
-                "fenced: the store's record of the pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum; ours {ours}): not a takeover (docs/OPERATIONS.md, the store epoch)"
+                "fenced: the store's record of the pipeline is damaged (its epoch or the journal's end is not a number, the epoch is at its maximum, or the journal lost records this service journaled; ours {ours}): not a takeover (docs/OPERATIONS.md, the store epoch)"
             ),
         }
     }

@@ -127,7 +127,8 @@ pub enum JournalError {
 }
 
 impl JournalError {
-    /// True when the store's record of the pipeline is damaged (its epoch or the journal's end).
+    /// True when the store's record of the pipeline is damaged (its epoch or the journal's end, or
+    /// records this journal committed that the store no longer holds).
     pub fn store_damaged(&self) -> bool {
         matches!(self, JournalError::Store(StoreError::Damaged(_)))
     }

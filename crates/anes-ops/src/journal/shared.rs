@@ -34,6 +34,26 @@ impl SharedJournal {
         SharedJournal { store, held, end, pending: Vec::new(), pending_first: end }
     }
 
+    /// A gap whose store end is below the end this journal committed: the store lost acknowledged
+    /// records (a store whose conditional writes are not atomic, or one restored from an older copy).
+    /// No later append can mend it, and a later owner would not know the records were ever there, so
+    /// it is reported as the store's damage, which fences the pipeline; any other error as it is.
+    fn lost_records(&self, e: StoreError) -> StoreError {
+        let StoreError::JournalGap { pipeline, end, .. } = &e else { return e };
+        if *end >= self.end {
+            return e;
+        }
+        let epoch = *self.held.lock();
+        let message = format!(
+            "pipeline {pipeline}: the journal in {} ends at {end}, before the {} this service journaled there under store epoch {epoch}: records {end}..{}, acknowledged to their producers, are no longer in the store (one whose conditional writes are not atomic, or one restored from an older copy, loses them); intake stops until the store is restored (docs/OPERATIONS.md, fenced pipelines)",
+            self.store.describe(),
+            self.end,
+            self.end
+        );
+        tracing::error!(backend = self.store.backend(), lost_from = *end, lost_to = self.end, %message, "the store lost acknowledged records");
+        StoreError::Damaged(message)
+    }
+
     fn append_pending(&mut self) -> Result<u64, StoreError> {
         let count = self.pending.len() as u64;
         let payload = encode_batch(self.pending_first, &InputStream::from_frames(self.pending.clone()));
@@ -80,7 +100,7 @@ impl super::Journal for SharedJournal {
             }
             Err(e) => {
                 self.pending_first = self.end;
-                Err(JournalError::Store(e))
+                Err(JournalError::Store(self.lost_records(e)))
             }
         }
     }

@@ -43,7 +43,7 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
             tracing::error!(
                 pipeline,
                 writer,
-                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum), which is not a takeover; intake is refused from now on and no checkpoint is written"
+                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, the epoch is at its maximum, or the journal lost records this service journaled), which is not a takeover; intake is refused from now on and no checkpoint is written"
             )
         }
         Notice::StorageFailed { records, error } => {

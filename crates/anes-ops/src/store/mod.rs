@@ -117,6 +117,18 @@ pub enum StoreError {
     /// pipeline.
     #[error("checkpoint refused: {0}")]
     Invalid(String),
+    /// A journal batch that would start after the journal's end, leaving a gap: nothing was stored.
+    #[error(
+        "pipeline {pipeline}: a journal batch from sequence number {first_seq}, but the journal ends at {end}: it would leave a gap"
+    )]
+    JournalGap {
+        /// The pipeline whose journal it is.
+        pipeline: String,
+        /// Where the batch starts.
+        first_seq: u64,
+        /// The journal's end, as the store holds it.
+        end: u64,
+    },
     /// What the store holds about the pipeline itself (its epoch record) is damaged.
     #[error("{0}")]
     Damaged(String),
@@ -228,7 +240,7 @@ pub trait JournalStore: CheckpointStore {
     /// Appends one batch holding the records `first_seq..end` (`payload`: its stored form) as
     /// `epoch`, atomically with the fencing check ([`fence::check`]: refused unless `epoch` is the
     /// store's, before anything is stored) and with the journal's end, which becomes `end`.
-    /// `first_seq` must not be beyond the journal's end ([`StoreError::Invalid`]); below it, the
+    /// `first_seq` must not be beyond the journal's end ([`StoreError::JournalGap`]); below it, the
     /// batches from `first_seq` on are replaced (records of a commit whose answer was lost).
     fn append_batch(
         &mut self,
@@ -261,9 +273,7 @@ pub(crate) fn epoch_at_maximum(backend: &'static str, pipeline: &str, epoch: u64
 
 /// The refusal of a journal batch that would leave a gap after the journal's end.
 pub(crate) fn journal_gap(pipeline: &str, first_seq: u64, end: u64) -> StoreError {
-    StoreError::Invalid(format!(
-        "pipeline {pipeline}: a journal batch from sequence number {first_seq}, but the journal ends at {end}: it would leave a gap"
-    ))
+    StoreError::JournalGap { pipeline: pipeline.to_string(), first_seq, end }
 }
 
 /// What every store checks of a checkpoint before its fencing check: it belongs to this store's

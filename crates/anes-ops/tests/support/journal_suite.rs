@@ -1,14 +1,15 @@
 //! The shared journal suite every shared backend passes (Redis, PostgreSQL, S3): batches appended
 //! under the epoch fence and read back from any sequence number, a takeover's new owner reading every
 //! record the old one had acknowledged while the old one's next append is refused and stores nothing,
-//! no gap after the end, an unacknowledged tail replaced, retention, the end moved by an operator, and
-//! a damaged batch reported as missing records.
+//! no gap after the end, an unacknowledged tail replaced, retention, the end moved by an operator, a
+//! damaged batch reported as missing records, and records the store lost under the journal reported as
+//! the store's damage.
 
 #![allow(dead_code)]
 
 use anes_core::movie::{FrameInput, InputStream};
-use anes_ops::journal::{JournalError, encode_batch, read_shared};
-use anes_ops::store::{CheckpointStore, JournalStore, StoreError};
+use anes_ops::journal::{Journal, JournalError, SharedJournal, encode_batch, read_shared};
+use anes_ops::store::{CheckpointStore, HeldEpoch, JournalStore, StoreError};
 
 /// Opens a pipeline's store twice: its checkpoint side and its journal side (two connections).
 pub type OpenBoth<'a> = &'a dyn Fn(&str) -> (Box<dyn CheckpointStore>, Box<dyn JournalStore>);
@@ -47,7 +48,11 @@ pub fn appends_read_back_and_a_takeover_fences_the_old_owner(open: OpenBoth, pre
     assert_eq!(records(journal_a.as_mut(), 50), (expected(50, 100), Some(100)), "from inside a batch");
     // A gap after the end is refused, and stores nothing.
     let gap = append(journal_a.as_mut(), e1, 105, 110).unwrap_err();
-    assert!(matches!(gap, StoreError::Invalid(_)) && gap.to_string().contains("leave a gap"), "{gap}");
+    assert!(
+        matches!(gap, StoreError::JournalGap { first_seq: 105, .. })
+            && gap.to_string().contains("leave a gap"),
+        "{gap}"
+    );
     // Another coordinator takes over: it reads all 100, appends on.
     let (mut store_b, mut journal_b) = open(&p);
     let e2 = store_b.bump_epoch().unwrap();
@@ -86,6 +91,37 @@ pub fn an_unacknowledged_tail_is_replaced(open: OpenBoth, prefix: &str) {
     want.append(&other);
     want.append(&expected(45, 50));
     assert_eq!(records(journal.as_mut(), 0), (want, Some(50)));
+}
+
+/// The store loses records the journal committed (its end moved back under the journal's epoch, as
+/// when two conditional writes both succeed, or the store is restored from an older copy): the next
+/// commit is the store's damage naming the lost records, which fences the pipeline, not a gap refused
+/// again at every push.
+pub fn records_the_store_lost_are_its_damage(open: OpenBoth, prefix: &str) {
+    let p = format!("{prefix}-jl");
+    let (mut store, journal_side) = open(&p);
+    let e = store.bump_epoch().unwrap();
+    let mut journal = SharedJournal::new(journal_side, HeldEpoch::new(e), 0);
+    for seq in 0..8 {
+        journal.append(seq, input(seq));
+        if seq == 4 || seq == 7 {
+            journal.commit().unwrap();
+        }
+    }
+    // Behind the journal's back, under its own epoch: the end back at 5.
+    let (_, mut other) = open(&p);
+    assert_eq!(other.move_journal_end(e, 5).unwrap(), 8);
+    journal.append(8, input(8));
+    let error = journal.commit().unwrap_err();
+    assert!(error.store_damaged(), "{error}");
+    let message = error.to_string();
+    assert!(message.contains("ends at 5, before the 8") && message.contains("records 5..8"), "{message}");
+    // A gap that loses nothing the journal committed stays a gap: a journal that starts past the end.
+    let (_, journal_side) = open(&p);
+    let mut ahead = SharedJournal::new(journal_side, HeldEpoch::new(e), 5);
+    ahead.append(6, input(6));
+    let gap = ahead.commit().unwrap_err();
+    assert!(!gap.store_damaged() && gap.to_string().contains("leave a gap"), "{gap}");
 }
 
 /// Retention removes batches wholly before a sequence number and keeps the one holding it; an

@@ -106,7 +106,7 @@ fn every_notice() -> Vec<(Notice, Value)> {
             Notice::Fenced(Fence::StoreDamaged { ours: 4 }),
             line(
                 "ERROR",
-                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, or the epoch is at its maximum), which is not a takeover; intake is refused from now on and no checkpoint is written",
+                "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, the epoch is at its maximum, or the journal lost records this service journaled), which is not a takeover; intake is refused from now on and no checkpoint is written",
                 json!({ "pipeline": "p1", "writer": 4 }),
             ),
         ),

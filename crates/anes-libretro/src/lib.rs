@@ -14,8 +14,9 @@
 //!
 //! The libretro API is a set of global C functions, so this crate keeps its game and the frontend's
 //! callbacks in two mutex-guarded statics; it is allowed `unsafe` (as are the host side,
-//! `anes-retro-host`, and the test allocator `anes-alloc-count`, and no other crate), which it uses to call the frontend's callbacks and to read and write the buffers the frontend
-//! passes, each block with its reason. Install: see the README's "RetroArch" section.
+//! `anes-retro-host`, and the test allocator `anes-alloc-count`, and no other crate), which it uses
+//! to call the frontend's callbacks and to read and write the buffers the frontend passes, each block
+//! with its reason. Install: see the README's "RetroArch" section.
 
 #![allow(clippy::missing_safety_doc)] // The safety contract of every export is libretro.h's.
 

@@ -43,14 +43,11 @@ impl SharedJournal {
         if *end >= self.end {
             return e;
         }
-        let epoch = *self.held.lock();
+        let (epoch, committed, store) = (*self.held.lock(), self.end, self.store.describe());
         let message = format!(
-            "pipeline {pipeline}: the journal in {} ends at {end}, before the {} this service journaled there under store epoch {epoch}: records {end}..{}, acknowledged to their producers, are no longer in the store (one whose conditional writes are not atomic, or one restored from an older copy, loses them); intake stops until the store is restored (docs/OPERATIONS.md, fenced pipelines)",
-            self.store.describe(),
-            self.end,
-            self.end
+            "pipeline {pipeline}: the journal in {store} ends at {end}, before the {committed} this service journaled there under store epoch {epoch}: records {end}..{committed}, acknowledged to their producers, are no longer in the store (one whose conditional writes are not atomic, or one restored from an older copy, loses them); intake stops until the store is restored (docs/OPERATIONS.md, fenced pipelines)"
         );
-        tracing::error!(backend = self.store.backend(), lost_from = *end, lost_to = self.end, %message, "the store lost acknowledged records");
+        tracing::error!(backend = self.store.backend(), lost_from = *end, lost_to = committed, %message, "the store lost acknowledged records");
         StoreError::Damaged(message)
     }
 

@@ -317,6 +317,14 @@ fn battery_ram_load_and_errors() {
     let e = cart.load_battery_ram(&save).unwrap_err();
     assert_eq!(e, BatteryRamError::NoBattery);
     assert!(e.to_string().starts_with("this cartridge has no battery-backed RAM"));
+    // PRG NVRAM declared on a board without PRG RAM (the X1-005, mappers 80 and 207): no battery there,
+    // and a save of the declared size is refused, not indexed into RAM that is not there.
+    for mapper in [80, 207] {
+        let mut cart = RomBuilder::new(mapper, 2, 1).nes20(0, 0x10, 0).flags6(0x02).cartridge();
+        assert_eq!(cart.info().prg_nvram_size, 128, "mapper {mapper}");
+        assert_eq!(cart.battery_ram(), None, "mapper {mapper}");
+        assert_eq!(cart.load_battery_ram(&[7; 128]), Err(BatteryRamError::NoBattery), "mapper {mapper}");
+    }
 }
 
 /// Every CPU and PPU access, with side effects, plus a few register writes: none may panic.

@@ -999,14 +999,16 @@ impl Cartridge {
             memory.copy_from_slice(data);
             return Ok(());
         }
+        // A board without PRG RAM (the X1-005's RAM is inside the chip) has no battery there, whatever
+        // the header declares: `battery_ram` is `None` for it too.
         let size = self.info.prg_nvram_size;
-        if size == 0 {
+        let Some(memory) = self.prg_ram.get_mut(..size).filter(|_| size != 0) else {
             return Err(BatteryRamError::NoBattery);
-        }
+        };
         if data.len() != size {
             return Err(BatteryRamError::SizeMismatch { expected: size, actual: data.len() });
         }
-        self.prg_ram[..size].copy_from_slice(data);
+        memory.copy_from_slice(data);
         Ok(())
     }
 

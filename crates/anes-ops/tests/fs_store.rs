@@ -46,6 +46,7 @@ fn flip_last_byte(path: &Path) {
 fn suite_round_trip_and_retention() {
     let root = Root::new("rt");
     store_suite::round_trip_and_retention(&|p, k| root.open(p, k), "fs");
+    store_suite::checkpoints_above_the_written_one_are_not_counted(&|p, k| root.open(p, k), "fs");
 }
 
 #[test]

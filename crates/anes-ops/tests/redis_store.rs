@@ -111,6 +111,7 @@ fn suite_round_trip_and_retention() {
     require("suite_round_trip_and_retention");
     let server = RedisServer::start("suite-rt");
     store_suite::round_trip_and_retention(&open(&server), "redis");
+    store_suite::checkpoints_above_the_written_one_are_not_counted(&open(&server), "redis");
 }
 
 #[test]

@@ -50,6 +50,7 @@ fn suite_round_trip_and_retention() {
     require("suite_round_trip_and_retention");
     let server = start("rt");
     store_suite::round_trip_and_retention(&open(&server), "s3");
+    store_suite::checkpoints_above_the_written_one_are_not_counted(&open(&server), "s3");
 }
 
 #[test]

@@ -18,8 +18,11 @@
 //! | removing old ones (retention) | one more old file than kept | removed at the next write |
 //!
 //! A file damaged afterwards (bit rot, a tool, a torn copy) fails its header or payload checksum: it is
-//! reported in [`Loaded::damaged`] and the next older one is used; it is never deleted by the store.
+//! reported in [`Loaded::damaged`] and the next older one is used; it is never deleted by the store,
+//! nor counted among the `kept` (retention counts intact checkpoints at or below the one just written:
+//! `FsStore::retain`).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -66,6 +69,9 @@ pub struct FsStore {
     kept: usize,
     temp_counter: u64,
     fsync: bool,
+    /// Whether each checkpoint file this handle wrote or read is intact, so retention reads a file
+    /// at most once.
+    verdicts: BTreeMap<String, bool>,
 }
 
 fn unavailable(what: &str, path: &Path, e: std::io::Error) -> StoreError {
@@ -128,6 +134,7 @@ impl FsStore {
             kept: kept.max(1),
             temp_counter: 0,
             fsync: true,
+            verdicts: BTreeMap::new(),
         })
     }
 
@@ -216,6 +223,43 @@ impl FsStore {
         }
         names.sort_by_key(|n| std::cmp::Reverse((n.0, n.1)));
         Ok(names)
+    }
+
+    /// Retention after the write of (`frame`, `epoch`): the newest `kept` intact checkpoints at or
+    /// below it stay, older intact ones are removed. Neither counted nor removed: damaged files (the
+    /// evidence [`Loaded::damaged`] reports) and checkpoints above the one just written, which are
+    /// the ones recovery skipped (damaged, or not of this ROM): counting those once removed the
+    /// checkpoint just written and set the journal's release point above every usable checkpoint.
+    /// Returns the oldest kept frame. The removals are not fsynced: a crash may bring an old file
+    /// back, which is older than the kept ones and goes at the next write.
+    fn retain(&mut self, frame: u64, epoch: u64) -> Result<u64, StoreError> {
+        let names = self.checkpoint_names()?;
+        let (mut kept, mut oldest_kept_frame) = (0, frame);
+        for (f, e, name) in &names {
+            if (*f, *e) > (frame, epoch) || !self.intact(name, *f, *e) {
+                continue;
+            }
+            if kept < self.kept {
+                kept += 1;
+                oldest_kept_frame = oldest_kept_frame.min(*f);
+            } else if fs::remove_file(self.dir.join(name)).is_ok() {
+                self.verdicts.remove(name);
+            }
+        }
+        let present: BTreeSet<&str> = names.iter().map(|n| n.2.as_str()).collect();
+        self.verdicts.retain(|name, _| present.contains(name.as_str()));
+        Ok(oldest_kept_frame)
+    }
+
+    /// Whether a checkpoint file reads back whole (header and payload checksums, its name's frame
+    /// and epoch), read once per handle: this handle wrote it, loaded it, or reads it now.
+    fn intact(&mut self, name: &str, frame: u64, epoch: u64) -> bool {
+        if let Some(&intact) = self.verdicts.get(name) {
+            return intact;
+        }
+        let intact = self.read_one(name, frame, epoch).is_ok();
+        self.verdicts.insert(name.to_string(), intact);
+        intact
     }
 
     fn remove_stale_temporaries(&self) {
@@ -326,13 +370,8 @@ impl CheckpointStore for FsStore {
             let _ = fs::remove_file(&tmp);
             return Err(e);
         }
-        // Retention: the newest `kept` stay. The removals are not fsynced: a crash may bring an old file
-        // back, which is never newer than the one just written and goes at the next write.
-        let names = self.checkpoint_names()?;
-        for (_, _, old) in names.iter().skip(self.kept) {
-            let _ = fs::remove_file(self.dir.join(old));
-        }
-        let oldest_kept_frame = names.iter().take(self.kept).map(|n| n.0).min().unwrap_or(header.frame);
+        self.verdicts.insert(name, true);
+        let oldest_kept_frame = self.retain(header.frame, header.epoch)?;
         Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame })
     }
 
@@ -340,7 +379,9 @@ impl CheckpointStore for FsStore {
         let _lock = self.lock()?;
         let mut loaded = Loaded::default();
         for (frame, epoch, name) in self.checkpoint_names()? {
-            match self.read_one(&name, frame, epoch) {
+            let read = self.read_one(&name, frame, epoch);
+            self.verdicts.insert(name.clone(), read.is_ok());
+            match read {
                 Ok(c) => loaded.verified.push(c),
                 Err(reason) => {
                     tracing::error!(pipeline = %self.pipeline, file = %self.dir.join(&name).display(), %reason, "damaged checkpoint skipped");
@@ -386,6 +427,37 @@ mod tests {
             self.read += n;
             Ok(n)
         }
+    }
+
+    #[test]
+    fn retention_neither_counts_nor_removes_damaged_checkpoints() {
+        let dir = temp_dir("retention-damaged");
+        let mut store = FsStore::open(&dir, "p", 2).unwrap();
+        let e1 = store.bump_epoch().unwrap();
+        for frame in [60, 120, 180] {
+            put(&mut store, e1, frame).unwrap();
+        }
+        let damaged = dir.join(checkpoint_file_name(180, e1));
+        let mut bytes = fs::read(&damaged).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        fs::write(&damaged, &bytes).unwrap();
+        // A takeover that loads (the service's) and one that does not both read the damage.
+        for loads in [true, false] {
+            let mut store = FsStore::open(&dir, "p", 2).unwrap();
+            let e = store.bump_epoch().unwrap();
+            if loads {
+                assert_eq!(store.load().unwrap().damaged.len(), 1);
+            }
+            // The damaged 180 is not one of the two kept: 120 stays beside the new checkpoint.
+            let first = if loads { 240 } else { 300 };
+            assert_eq!(put(&mut store, e, first).unwrap().oldest_kept_frame, if loads { 120 } else { 240 });
+        }
+        let loaded = FsStore::open(&dir, "p", 2).unwrap().load().unwrap();
+        let frames: Vec<u64> = loaded.verified.iter().map(|c| c.header.frame).collect();
+        assert_eq!(frames, [300, 240], "the newest two intact checkpoints");
+        assert_eq!(loaded.damaged.len(), 1, "the damaged file is evidence, never removed");
+        assert_eq!(loaded.damaged[0].name, checkpoint_file_name(180, e1));
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -287,14 +287,22 @@ impl CheckpointStore for PostgresStore {
                  ON CONFLICT (pipeline, frame, epoch) DO UPDATE SET blob = EXCLUDED.blob",
                 &[&pipeline, &frame, &epoch, &blob],
             )?;
+            // Retention counts the checkpoints at or below this one: those above it are the ones
+            // recovery skipped (damaged, or not of this ROM), evidence left as they are.
             tx.execute(
-                "DELETE FROM anes_store_checkpoints WHERE pipeline = $1 AND (frame, epoch) NOT IN (
-                     SELECT frame, epoch FROM anes_store_checkpoints WHERE pipeline = $1
+                "DELETE FROM anes_store_checkpoints WHERE pipeline = $1 AND (frame, epoch) <= ($3, $4)
+                 AND (frame, epoch) NOT IN (
+                     SELECT frame, epoch FROM anes_store_checkpoints
+                     WHERE pipeline = $1 AND (frame, epoch) <= ($3, $4)
                      ORDER BY frame DESC, epoch DESC LIMIT $2)",
-                &[&pipeline, &kept],
+                &[&pipeline, &kept, &frame, &epoch],
             )?;
             let oldest: Option<i64> = tx
-                .query_one("SELECT min(frame) FROM anes_store_checkpoints WHERE pipeline = $1", &[&pipeline])?
+                .query_one(
+                    "SELECT min(frame) FROM anes_store_checkpoints
+                     WHERE pipeline = $1 AND (frame, epoch) <= ($2, $3)",
+                    &[&pipeline, &frame, &epoch],
+                )?
                 .get(0);
             tx.commit()?;
             Ok(Persisted {

@@ -19,7 +19,8 @@
 //! already taken over is refused before its payload is read; then it is one Lua script, atomic on the
 //! server: it compares the writer's epoch with the pipeline's again ([`fence::LUA_RULE`], the same
 //! rule) and returns the refusal before anything is stored; only then does it store the checkpoint,
-//! trim to the retention and update `:state`. Redis's own
+//! trim to the retention (the newest `kept` at or below it: those above are ones recovery skipped)
+//! and update `:state`. Redis's own
 //! persistence (`appendonly`, `appendfsync`) decides what survives a crash of `redis-server`; a blob that
 //! does not verify on load is reported and skipped like a damaged file.
 
@@ -44,17 +45,24 @@ fn put_script() -> String {
 {}
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+-- Retention counts the checkpoints at or below this one (members sort as frame, then epoch): those
+-- above it are the ones recovery skipped (damaged, or not of this ROM), evidence left as they are.
 local kept = tonumber(ARGV[5])
-local n = redis.call('ZCARD', KEYS[2])
-if n > kept then
-  local old = redis.call('ZRANGE', KEYS[2], 0, n - kept - 1)
-  for _, m in ipairs(old) do redis.call('HDEL', KEYS[3], m) end
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, n - kept - 1)
+local mine = {{}}
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])) do
+  if m <= ARGV[2] then table.insert(mine, m) end
+end
+local first = 1
+if #mine > kept then
+  first = #mine - kept + 1
+  for i = 1, first - 1 do
+    redis.call('HDEL', KEYS[3], mine[i])
+    redis.call('ZREM', KEYS[2], mine[i])
+  end
 end
 local newest = redis.call('ZRANGE', KEYS[2], -1, -1)[1]
 redis.call('SET', KEYS[4], redis.call('HGET', KEYS[3], newest))
-local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-return {{'ok', tostring(oldest[2])}}
+return {{'ok', redis.call('ZSCORE', KEYS[2], mine[first])}}
 "#,
         fence::LUA_RULE
     )

@@ -104,6 +104,24 @@ pub fn round_trip_and_retention(open: Open, prefix: &str) {
     assert_eq!(frames(store.as_mut())[0], (300, 3), "no refused write landed");
 }
 
+/// Checkpoints above the one written (what recovery skipped as damaged or not of this ROM, then
+/// resumed below) are neither counted by retention nor removed: the new ones stay, and the oldest kept
+/// frame, where the journal may be released, is theirs.
+pub fn checkpoints_above_the_written_one_are_not_counted(open: Open, prefix: &str) {
+    let p = format!("{prefix}-above");
+    let mut old = open(&p, 2);
+    let e1 = old.bump_epoch().unwrap();
+    for frame in [300, 360, 420] {
+        put(old.as_mut(), &p, e1, frame).unwrap();
+    }
+    let mut new = open(&p, 2);
+    let e2 = new.bump_epoch().unwrap();
+    let oldest: Vec<u64> =
+        [60, 120, 180].into_iter().map(|f| put(new.as_mut(), &p, e2, f).unwrap().oldest_kept_frame).collect();
+    assert_eq!(oldest, [60, 60, 120], "the oldest kept frame counts only the new writer's checkpoints");
+    assert_eq!(frames(new.as_mut()), [(420, e1), (360, e1), (180, e2), (120, e2)]);
+}
+
 /// A damaged checkpoint is reported in `damaged` and the next older one is used.
 pub fn damaged_checkpoints_are_skipped(open: Open, damage: Damage, prefix: &str) {
     let p = format!("{prefix}-dmg");

@@ -502,10 +502,13 @@ impl CheckpointStore for S3Store {
             object.checkpoints.retain(|c| (c.frame, c.epoch) != (entry.frame, entry.epoch));
             object.checkpoints.push(entry.clone());
             object.checkpoints.sort_by_key(|c| std::cmp::Reverse((c.frame, c.epoch)));
-            dropped = object.checkpoints.split_off(kept.min(object.checkpoints.len()));
-            Ok(object.checkpoints.clone())
+            // Retention counts the checkpoints at or below this one: those above it are the ones
+            // recovery skipped (damaged, or not of this ROM), evidence left as they are.
+            let above = object.checkpoints.iter().take_while(|c| **c != entry).count();
+            dropped = object.checkpoints.split_off((above + kept).min(object.checkpoints.len()));
+            Ok((above, object.checkpoints[above..].to_vec()))
         });
-        let listed = match listed {
+        let (above, kept_listed) = match listed {
             Ok(listed) => listed,
             Err(e) => {
                 if e.is_fenced() && created {
@@ -518,13 +521,14 @@ impl CheckpointStore for S3Store {
         for old in &dropped {
             self.delete(self.path(&super::fs::checkpoint_file_name(old.frame, old.epoch)));
         }
-        if listed.first() == Some(&entry)
+        // The hot copy is the newest listed checkpoint's: this one's unless some were left above it.
+        if above == 0
             && let Some(hot) = self.hot.as_mut()
             && let Err(e) = hot.set(&self.pipeline, &blob)
         {
             tracing::warn!(pipeline = %self.pipeline, error = %e, "the hot copy in redis was not updated; a recovery loads from S3");
         }
-        let oldest_kept_frame = listed.iter().map(|c| c.frame).min().unwrap_or(header.frame);
+        let oldest_kept_frame = kept_listed.iter().map(|c| c.frame).min().unwrap_or(header.frame);
         Ok(Persisted { frame: header.frame, epoch: header.epoch, oldest_kept_frame })
     }
 

@@ -190,19 +190,13 @@ fn checksum_matches(bytes: &[u8], payload: &Range<usize>) -> bool {
     checksum(&bytes[payload.clone()]) == bytes[payload.start - 8..payload.start]
 }
 
-fn record_at(bytes: &[u8], pos: usize, max_payload_len: usize) -> Result<Range<usize>, String> {
-    let payload = record_frame(bytes, pos, max_payload_len)?;
-    if !checksum_matches(bytes, &payload) {
-        return Err("record checksum mismatch".into());
-    }
-    Ok(payload)
-}
-
-/// Bytes of candidate payloads a scan may hash while resynchronising, per byte of the file. A file
-/// this service wrote spends at most 1 (each record hashed once); one salted with markers that each
-/// claim megabytes would otherwise cost the file's length times the claims (a 12 MiB file with a
-/// marker every 16 bytes claiming 4 MiB: hours).
-const RESYNC_HASH_BUDGET_PER_BYTE: usize = 4;
+/// Bytes of record payloads a scan may hash, per byte of the file: every checksum counts, the
+/// records read in turn as well as the candidates of a resynchronisation. Each record of a file this
+/// service wrote is hashed at most twice (found by a resynchronisation, then read); a file salted
+/// with false headers that each claim megabytes would otherwise cost the file's length times the
+/// claims (a 12 MiB file with a marker every 16 bytes claiming 4 MiB: hours), whether the false
+/// headers follow damage or each follow a good record.
+const HASH_BUDGET_PER_BYTE: usize = 4;
 
 /// Where the search for the next record after damage ended.
 enum Resync {
@@ -275,41 +269,54 @@ pub fn scan(bytes: &[u8], magic: &[u8; 8], max_payload_len: usize) -> Result<Sca
         torn_tail: None,
         good_end: header_len,
     };
-    let mut budget = bytes.len().saturating_mul(RESYNC_HASH_BUDGET_PER_BYTE);
+    let full_budget = bytes.len().saturating_mul(HASH_BUDGET_PER_BYTE);
+    let mut budget = full_budget;
+    let gave_up = |pos: usize, at: usize, reason: String, budget: usize| Damage {
+        offset: pos as u64,
+        len: (bytes.len() - pos) as u64,
+        reason: format!(
+            "{reason}; the search for the next record stopped at offset {at}, after hashing {} bytes of record payloads (the rest of the file is skipped)",
+            full_budget - budget
+        ),
+    };
     let mut pos = header_len;
     while pos < bytes.len() {
-        match record_at(bytes, pos, max_payload_len) {
-            Ok(range) => {
-                pos = range.end;
-                scan.good_end = pos;
-                scan.records.push(range);
+        let reason = match record_frame(bytes, pos, max_payload_len) {
+            Ok(payload) if payload.len() > budget => {
+                let reason = format!("a record of {} bytes", payload.len());
+                scan.damage.push(gave_up(pos, pos, reason, budget));
+                break;
             }
-            // Resynchronize: the next marker that starts a record that verifies.
-            Err(reason) => match resync(bytes, pos + 1, max_payload_len, &mut budget) {
-                Resync::Found(next) => {
-                    scan.damage.push(Damage { offset: pos as u64, len: (next - pos) as u64, reason });
-                    pos = next;
+            Ok(payload) => {
+                budget -= payload.len();
+                if checksum_matches(bytes, &payload) {
+                    pos = payload.end;
+                    scan.good_end = pos;
+                    scan.records.push(payload);
+                    continue;
                 }
-                Resync::NotFound if is_cut_frame(bytes, pos, max_payload_len) => {
-                    scan.torn_tail = Some(pos);
-                    break;
-                }
-                Resync::NotFound => {
-                    scan.damage.push(Damage { offset: pos as u64, len: (bytes.len() - pos) as u64, reason });
-                    break;
-                }
-                Resync::GaveUp(at) => {
-                    scan.damage.push(Damage {
-                        offset: pos as u64,
-                        len: (bytes.len() - pos) as u64,
-                        reason: format!(
-                            "{reason}; the search for the next record stopped at offset {at}, after hashing {} bytes of false record markers' payloads (the rest of the file is skipped)",
-                            bytes.len().saturating_mul(RESYNC_HASH_BUDGET_PER_BYTE) - budget
-                        ),
-                    });
-                    break;
-                }
-            },
+                "record checksum mismatch".to_string()
+            }
+            Err(reason) => reason,
+        };
+        // Resynchronize: the next marker that starts a record that verifies.
+        match resync(bytes, pos + 1, max_payload_len, &mut budget) {
+            Resync::Found(next) => {
+                scan.damage.push(Damage { offset: pos as u64, len: (next - pos) as u64, reason });
+                pos = next;
+            }
+            Resync::NotFound if is_cut_frame(bytes, pos, max_payload_len) => {
+                scan.torn_tail = Some(pos);
+                break;
+            }
+            Resync::NotFound => {
+                scan.damage.push(Damage { offset: pos as u64, len: (bytes.len() - pos) as u64, reason });
+                break;
+            }
+            Resync::GaveUp(at) => {
+                scan.damage.push(gave_up(pos, at, reason, budget));
+                break;
+            }
         }
     }
     Ok(scan)
@@ -450,6 +457,29 @@ mod tests {
         assert_eq!(scan.damage[0].offset + scan.damage[0].len, bytes.len() as u64, "the rest is skipped");
         assert!(scan.damage[0].reason.contains("stopped at offset"), "{}", scan.damage[0].reason);
         assert_eq!(scan.torn_tail, None);
+    }
+
+    #[test]
+    fn false_headers_each_after_a_good_record_are_charged_too() {
+        // Each false header claims 32 KiB and is followed by a good empty record: read in turn, not
+        // found by a resynchronisation, every claim was once hashed (the file's length times the
+        // claims). The scan gives up when its budget, 4 bytes per byte of the file, is spent.
+        let mut bytes = file(&[b"first"]);
+        for _ in 0..2048 {
+            bytes.extend_from_slice(&RECORD_MARKER);
+            bytes.extend_from_slice(&(32u32 << 10).to_le_bytes());
+            bytes.extend_from_slice(&[0; 8]);
+            encode_record(b"", &mut bytes);
+        }
+        encode_record(&[7; 40 << 10], &mut bytes);
+        let scan = scan(&bytes, &MAGIC, MAX_RECORD_LEN).unwrap();
+        assert_eq!(&bytes[scan.records[0].clone()], b"first");
+        let last = scan.damage.last().expect("damage");
+        assert!(last.reason.contains("stopped at offset"), "{last:?}");
+        assert_eq!(last.offset + last.len, bytes.len() as u64, "the rest is skipped");
+        let hashed: usize =
+            last.reason.split("after hashing ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(hashed <= 4 * bytes.len(), "{hashed} bytes hashed for a file of {}", bytes.len());
     }
 
     #[test]

@@ -21,6 +21,32 @@ fn open(server: &PostgresServer) -> impl Fn(&str, usize) -> Box<dyn CheckpointSt
     |pipeline, kept| Box::new(PostgresStore::new(&server.url(), pipeline, kept).unwrap())
 }
 
+/// A server that takes the connection and never answers (stopped, wedged, a pooler waiting for a
+/// backend): the kernel acknowledges every packet, so only the client's own deadline ends the wait.
+/// A listening socket nobody accepts from is that server. No PostgreSQL needed.
+#[test]
+fn a_server_that_never_answers_is_unavailable_within_the_deadline() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("postgres://anes@127.0.0.1:{}/anes", silent.local_addr().unwrap().port());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut store = PostgresStore::new(&url, "p", 2).unwrap();
+        let started = Instant::now();
+        let epoch = store.bump_epoch();
+        let journal = store.append_batch(1, 0, 1, b"x");
+        let _ = tx.send((epoch, journal, started.elapsed()));
+    });
+    let limit = anes_ops::store::postgres::REQUEST_DEADLINE * 2 + Duration::from_secs(10);
+    let (epoch, journal, took) = rx.recv_timeout(limit).expect("the store waited past its deadline");
+    for result in [epoch.map(|_| ()), journal] {
+        let err = result.unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable { .. }), "{err}");
+        assert!(err.to_string().contains("no answer within 10s"), "{err}");
+    }
+    assert!(took >= anes_ops::store::postgres::REQUEST_DEADLINE * 2, "{took:?}");
+    drop(silent);
+}
+
 #[test]
 #[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
 fn suite_round_trip_and_retention() {

@@ -182,7 +182,7 @@ pub(super) fn parse_store(store: &StoreSection) -> Result<StoreSpec, Refusal> {
                 "missing: the postgres backend needs url = \"postgres://USER@HOST:PORT/DB\"".to_string(),
             ))?;
             let scheme_ok = url.starts_with("postgres://") || url.starts_with("postgresql://");
-            if !scheme_ok || url.parse::<postgres::Config>().is_err() {
+            if !scheme_ok || url.parse::<tokio_postgres::Config>().is_err() {
                 return Err((
                     "store.url",
                     "not a postgres URL such as postgres://anes@127.0.0.1:5432/anes (the URL is not repeated: it may hold a password)".to_string(),

@@ -5,7 +5,6 @@
 //! blue) in bits 6-8. A [`Palette`] maps all 512 combinations to colours, precomputed for each
 //! output format, so converting a frame is one table lookup a pixel.
 
-use std::io::Read;
 use std::path::Path;
 
 use anes_core::ppu::rgb::{emphasize, to_rgb};
@@ -53,10 +52,11 @@ pub enum PaletteError {
          ({PAL_512_LEN} bytes, 64 per emphasis combination)"
     )]
     Length {
-        /// Bytes given (for a file: read, up to one past the largest valid size).
+        /// Bytes given (a file larger than the largest valid size is [`PaletteError::Io`]).
         len: usize,
     },
-    /// The file could not be read.
+    /// The file could not be read, is not a regular file (a FIFO, a directory, a device), or is
+    /// larger than any palette.
     #[error("cannot read palette {path}: {source}")]
     Io {
         /// The file.
@@ -155,12 +155,18 @@ impl Palette {
         }
     }
 
-    /// Reads a `.pal` file (never more than one byte past the largest valid size).
+    /// Reads a `.pal` file: a regular file of at most the largest valid size (a FIFO, a device or a
+    /// directory is refused without waiting on it).
     pub fn load(path: &Path) -> Result<Palette, PaletteError> {
-        let io = |source| PaletteError::Io { path: path.display().to_string(), source };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let mut bytes = Vec::with_capacity(PAL_512_LEN + 1);
-        file.take(PAL_512_LEN as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
+        let bytes = anes_fs::read_capped(path, PAL_512_LEN as u64, "palette").map_err(|e| {
+            let source = match e {
+                // The operating system's own error, as before.
+                anes_fs::ReadError::Open { error, .. } | anes_fs::ReadError::Read { error, .. } => error,
+                // What was refused and why, without the path the message repeats.
+                other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other.problem()),
+            };
+            PaletteError::Io { path: path.display().to_string(), source }
+        })?;
         Palette::from_pal(&bytes)
     }
 
@@ -359,6 +365,36 @@ mod tests {
                 matches!(Palette::from_pal(&vec![0; len]), Err(PaletteError::Length { len: l }) if l == len)
             );
         }
+    }
+
+    /// A FIFO with no writer is refused at once (a plain open would wait for a writer forever),
+    /// naming the path and what it is; a file past the largest size is refused by its size.
+    #[test]
+    fn a_fifo_or_an_oversized_file_is_refused_without_blocking() {
+        let dir = std::env::temp_dir().join(format!("anes-palette-load-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo.pal");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+        // On a thread, so a regression fails the test instead of hanging it.
+        let (send, receive) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || send.send(Palette::load(&path).map(|_| ())));
+        let result = receive.recv_timeout(std::time::Duration::from_secs(5));
+        let err = result.expect("loading a FIFO must not block").unwrap_err();
+        assert!(
+            matches!(&err, PaletteError::Io { path, .. } if *path == fifo.display().to_string()),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("is a FIFO (named pipe), not a regular file"), "{err}");
+        let big = dir.join("big.pal");
+        std::fs::write(&big, vec![0u8; PAL_512_LEN + 1]).unwrap();
+        let err = Palette::load(&big).unwrap_err();
+        assert!(err.to_string().contains("1537 bytes, larger than 1536 bytes"), "{err}");
+        std::fs::write(&big, vec![0u8; PAL_512_LEN]).unwrap();
+        assert!(Palette::load(&big).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

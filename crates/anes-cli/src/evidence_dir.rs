@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use anes_fs::FileKind;
 use anes_lockstep::BUNDLE_FILES;
 use anyhow::{Context, bail};
 
@@ -49,7 +50,8 @@ impl EvidenceDir {
         EvidenceDir::New { rom_stem: if rom_stem.is_empty() { "rom".into() } else { rom_stem } }
     }
 
-    /// Creates (or, for `--report`, checks again) the folder for this run's bundle and returns it.
+    /// Creates (or, for `--report`, checks again, what is at the bundle's names too) the folder for
+    /// this run's bundle and returns it.
     pub fn prepare(&self) -> anyhow::Result<PathBuf> {
         match self {
             EvidenceDir::New { rom_stem } => {
@@ -91,6 +93,30 @@ fn check_given(dir: &Path, force: bool) -> anyhow::Result<()> {
         bail!(
             "{name}: is not empty (it may hold earlier evidence); name a new or empty folder, or pass --force to replace the bundle files in it"
         );
+    }
+    if force {
+        check_bundle_names(dir)?;
+    }
+    Ok(())
+}
+
+/// `--force` removes what is at the bundle's file names: only a regular file or a symbolic link (the
+/// link goes, never its target). A FIFO, a socket, a device or a folder there is not an earlier
+/// bundle's file and is refused, before the run, instead of unlinked.
+fn check_bundle_names(dir: &Path) -> anyhow::Result<()> {
+    for file in BUNDLE_FILES {
+        let path = dir.join(file);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) => match FileKind::of(meta.file_type()) {
+                FileKind::Regular | FileKind::Symlink => {}
+                kind => bail!(
+                    "{}: exists and is {kind}, not a regular file; --force replaces only bundle files, so it is left alone (name another --report folder)",
+                    path.display()
+                ),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| path.display().to_string()),
+        }
     }
     Ok(())
 }
@@ -152,6 +178,8 @@ fn civil_date(mut days: u64) -> (u64, u64, u64) {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::FileTypeExt;
+
     use super::*;
 
     #[test]
@@ -178,6 +206,44 @@ mod tests {
         assert_eq!(stem(None), "demo");
         assert_eq!(stem(Some("/roms/Super Mario Bros. (W).nes")), "Super_Mario_Bros.__W_");
         assert_eq!(stem(Some("roms/nestest.nes")), "nestest");
+    }
+
+    /// `--force` over a folder holding a socket or a FIFO at a bundle file's name: refused by
+    /// name and kind, and nothing in the folder is removed (not even the regular bundle files).
+    #[test]
+    fn force_refuses_a_socket_or_a_fifo_at_a_bundle_name_and_removes_nothing() {
+        let dir = std::env::temp_dir().join(format!("anes-evidence-force-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let report = dir.join(BUNDLE_FILES[0]);
+        std::fs::write(&report, b"earlier").unwrap();
+        let socket = dir.join(BUNDLE_FILES[1]);
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let err = EvidenceDir::given(dir.clone(), true).unwrap_err().to_string();
+        assert!(err.contains(&format!("{}: exists and is a socket", socket.display())), "{err}");
+        // Checked again when the bundle is about to be written (the folder may change meanwhile).
+        let given = EvidenceDir::Given { dir: dir.clone(), force: true };
+        let err = given.prepare().unwrap_err().to_string();
+        assert!(err.contains("is a socket"), "{err}");
+        assert!(std::fs::symlink_metadata(&socket).is_ok(), "the socket is left alone");
+        assert_eq!(std::fs::read(&report).unwrap(), b"earlier");
+        drop(listener);
+        std::fs::remove_file(&socket).unwrap();
+        let fifo = dir.join(BUNDLE_FILES[2]);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+        let err = given.prepare().unwrap_err().to_string();
+        assert!(err.contains(&format!("{}: exists and is a FIFO (named pipe)", fifo.display())), "{err}");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO is left alone");
+        // Regular files and links at bundle names are what --force replaces.
+        std::fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink(&report, dir.join(BUNDLE_FILES[3])).unwrap();
+        assert_eq!(given.prepare().unwrap(), dir);
+        assert!(
+            std::fs::symlink_metadata(&report).is_err()
+                && std::fs::symlink_metadata(dir.join(BUNDLE_FILES[3])).is_err()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

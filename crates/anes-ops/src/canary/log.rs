@@ -79,7 +79,8 @@ impl GoldenLog {
                     .ok_or_else(|| bad(format!("state hash {hash:?} is not 64 hex digits")))?,
             };
             if let Some(previous) = records.last() {
-                if record.frame != previous.frame + 1 {
+                // No frame follows u64::MAX: a line after it is out of order, never a wrapped count.
+                if previous.frame.checked_add(1) != Some(record.frame) {
                     return Err(LogError::OutOfOrder {
                         line: line_no,
                         frame: record.frame,
@@ -187,6 +188,13 @@ mod tests {
             GoldenLog::parse(&skipped),
             Err(LogError::OutOfOrder { line: 2, frame: 3, previous: 1 })
         ));
+        // A frame counter at u64::MAX followed by any line: refused by the values, never overflowed.
+        let last = FrameRecord { frame: u64::MAX, ..record(1) };
+        let wrapped = GoldenLog::render(&[last, FrameRecord { frame: 0, ..record(1) }]);
+        let e = GoldenLog::parse(&wrapped).unwrap_err();
+        assert_eq!(e, LogError::OutOfOrder { line: 2, frame: 0, previous: u64::MAX });
+        assert!(e.to_string().contains("frame 0 follows frame 18446744073709551615"), "{e}");
+        assert_eq!(GoldenLog::parse(&GoldenLog::render(&[last])).unwrap().records, [last]);
         let hash = text.replacen("0101", "zz01", 1);
         assert!(GoldenLog::parse(&hash).unwrap_err().to_string().contains("64 hex digits"));
     }

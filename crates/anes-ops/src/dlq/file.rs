@@ -37,6 +37,10 @@ fn decode(payload: &[u8]) -> Result<(u64, FrameInput), String> {
         return Err(format!("a record of {} bytes, not {PAYLOAD_LEN}", payload.len()));
     }
     let seq = u64::from_le_bytes(payload[..8].try_into().expect("8 bytes"));
+    // The journal's end would be seq + 1: no input reaches this number, so the record is damage.
+    if seq == u64::MAX {
+        return Err(format!("sequence number {seq}, past any pipeline's input"));
+    }
     let command = ConsoleCommand::from_u8(payload[10])
         .ok_or_else(|| format!("unknown command byte {:#04x}", payload[10]))?;
     Ok((seq, FrameInput { pads: [payload[8], payload[9]], command }))
@@ -104,7 +108,7 @@ pub fn inspect(path: &Path) -> Result<DlqInspection, DlqError> {
             }
         }
     }
-    let contiguous = records.windows(2).all(|w| w[1].seq == w[0].seq + 1);
+    let contiguous = records.windows(2).all(|w| w[0].seq.checked_add(1) == Some(w[1].seq));
     Ok(DlqInspection {
         path: path.display().to_string(),
         file_bytes: bytes.len() as u64,
@@ -143,6 +147,15 @@ mod tests {
         let q = inspect(&path).unwrap();
         assert_eq!(q.records.iter().map(|r| r.seq).collect::<Vec<_>>(), [10, 11, 13, 14]);
         assert_eq!((q.damage.len(), q.contiguous, q.pipeline_id.as_str()), (1, false, "p"));
+        // A record numbered u64::MAX is damage naming the number; the ones around it still read.
+        let max = u64::MAX;
+        let input = FrameInput::buttons(1, 0);
+        std::fs::write(&path, queue(&[(max - 1, input), (max, input), (0, input)])).unwrap();
+        let q = inspect(&path).unwrap();
+        assert_eq!(q.records.iter().map(|r| r.seq).collect::<Vec<_>>(), [max - 1, 0]);
+        assert_eq!(q.damage.len(), 1);
+        assert!(q.damage[0].reason.contains("sequence number 18446744073709551615"), "{:?}", q.damage);
+        assert!(!q.contiguous);
         std::fs::write(&path, b"").unwrap();
         let q = inspect(&path).unwrap();
         assert!(q.records.is_empty() && q.contiguous);

@@ -55,6 +55,14 @@ fn io(path: &Path, e: impl std::fmt::Display) -> JournalError {
     JournalError::Io(format!("{}: {e}", path.display()))
 }
 
+/// The first of `candidates` nothing is at, not even a dangling symbolic link, so a file set aside
+/// there replaces nothing set aside before. `None` when every one is taken.
+fn free_name(candidates: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
+    candidates
+        .into_iter()
+        .find(|p| fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound))
+}
+
 /// The segment file name for a segment starting at `first_seq`.
 pub fn segment_name(first_seq: u64) -> String {
     format!("seg-{first_seq:020}.ajnl")
@@ -308,8 +316,12 @@ pub fn accept_loss(dir: &Path, pipeline: &str, end: u64) -> Result<Option<u64>, 
     }
     let identity = read.segment_identity.unwrap_or_else(mark::new_identity);
     if mark_path.exists() {
-        let aside = mark_path.with_extension("damaged");
+        // A mark an earlier accept-loss set aside is evidence too: never renamed over.
+        let numbered = (1..=u32::MAX).map(|n| dir.join(format!("{MARK_FILE}.damaged-{n}")));
+        let aside = free_name(std::iter::once(mark_path.with_extension("damaged")).chain(numbered))
+            .ok_or_else(|| io(&mark_path, "no free name to set the damaged mark aside under"))?;
         fs::rename(&mark_path, &aside).map_err(io_error)?;
+        tracing::warn!(file = %mark_path.display(), kept = %aside.display(), "journal: a damaged acknowledged mark set aside");
     }
     Mark::create(&mark_path, pipeline, identity, end, true).map_err(io_error)?;
     Ok(None)
@@ -464,10 +476,11 @@ impl FileJournal {
         // A file of that name holding more than a header (records an append left, never acknowledged)
         // is kept aside, never overwritten.
         if fs::metadata(&path).is_ok_and(|m| m.len() > header.len() as u64) {
-            let aside = (1..)
-                .map(|n| path.with_extension(format!("ajnl.unacknowledged-{n}")))
-                .find(|p| !p.exists())
-                .expect("a free name");
+            let aside =
+                free_name((1..=u32::MAX).map(|n| path.with_extension(format!("ajnl.unacknowledged-{n}"))))
+                    .ok_or_else(|| {
+                        io(&path, "no free name to keep its unacknowledged records aside under")
+                    })?;
             fs::rename(&path, &aside).map_err(|e| io(&path, e))?;
             tracing::warn!(file = %path.display(), kept = %aside.display(), "journal: a segment's unacknowledged records kept aside; the journal continues there");
         }
@@ -830,6 +843,32 @@ mod tests {
         assert!(matches!(e, JournalError::Mark { .. }), "{e}");
         fs::write(a.dir().join(MARK_FILE), &mark).unwrap();
         assert_eq!(FileJournal::open(&a.dir(), "p", QUICK).unwrap().1.end(), 20);
+    }
+
+    /// Each accept-loss over a damaged mark sets it aside under a name of its own: an earlier run's
+    /// `acknowledged.damaged` is kept, never renamed over.
+    #[test]
+    fn accept_loss_keeps_every_damaged_mark_it_sets_aside() {
+        let temp = Temp::new("accept-loss-twice");
+        let dir = temp.dir();
+        let (mut j, _) = FileJournal::open(&dir, "p", QUICK).unwrap();
+        write(&mut j, 0, 20, 10);
+        drop(j);
+        let mark_path = dir.join(MARK_FILE);
+        let mut damaged = Vec::new();
+        for run in 0..3u8 {
+            let mut bytes = fs::read(&mark_path).unwrap();
+            bytes[5] ^= 1 << run;
+            fs::write(&mark_path, &bytes).unwrap();
+            assert!(matches!(FileJournal::open(&dir, "p", QUICK), Err(JournalError::Mark { .. })));
+            assert_eq!(accept_loss(&dir, "p", 20).unwrap(), None, "run {run}: the mark was unreadable");
+            damaged.push(bytes);
+        }
+        let aside = |name: &str| fs::read(dir.join(name)).unwrap();
+        assert_eq!(aside("acknowledged.damaged"), damaged[0]);
+        assert_eq!(aside("acknowledged.damaged-1"), damaged[1]);
+        assert_eq!(aside("acknowledged.damaged-2"), damaged[2]);
+        assert_eq!(FileJournal::open(&dir, "p", QUICK).unwrap().1.acknowledged_end, Some(20));
     }
 
     /// A journal of an earlier version (segments without identity, no mark) is adopted once.

@@ -82,6 +82,11 @@ pub(super) fn decode(bytes: &[u8]) -> Result<(String, MarkState), String> {
         })
         .max_by_key(|&(generation, _)| generation);
     match newest {
+        // No commit can follow the largest generation (the next would wrap to slot 0's generation 0,
+        // which the read after it would take for the older slot): not a count any journal reaches.
+        Some((u64::MAX, _)) => {
+            Err(format!("its newest slot's generation is {}, past any count of commits (damaged)", u64::MAX))
+        }
         Some((generation, end)) => Ok((pipeline, MarkState { identity, generation, end })),
         None => Err("neither of its two slots verifies (damaged)".into()),
     }
@@ -154,7 +159,12 @@ impl Mark {
         if end == self.state.end {
             return Ok(());
         }
-        let generation = self.state.generation + 1;
+        let generation = self.state.generation.checked_add(1).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("the mark's generation {} cannot advance (damaged)", self.state.generation),
+            )
+        })?;
         let offset = self.header_len + (generation % 2) * SLOT_LEN as u64;
         self.file.seek(SeekFrom::Start(offset))?;
         self.file.write_all(&slot(&self.state.identity, generation, end))?;
@@ -208,6 +218,30 @@ mod tests {
         assert!(decode(&both).unwrap_err().contains("neither of its two slots"));
         assert!(decode(&bytes[..header_len - 1]).unwrap_err().contains("truncated"));
         assert_ne!(new_identity(), identity);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A slot whose generation is u64::MAX (it verifies: written so, not torn) is refused naming the
+    /// value, and a mark at that generation is never moved: the next generation would wrap to 0 in
+    /// slot 0, and the next read would keep the stale slot 1.
+    #[test]
+    fn the_largest_generation_is_refused_not_wrapped() {
+        let dir = std::env::temp_dir().join(format!("anes-mark-max-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("acknowledged");
+        let identity = new_identity();
+        let mut bytes = header("p", &identity);
+        bytes.extend_from_slice(&slot(&identity, 4, 10));
+        bytes.extend_from_slice(&slot(&identity, u64::MAX, 30));
+        std::fs::write(&path, &bytes).unwrap();
+        let problem = decode(&bytes).unwrap_err();
+        assert!(problem.contains("generation is 18446744073709551615"), "{problem}");
+        let state = MarkState { identity, generation: u64::MAX, end: 30 };
+        let mut mark = Mark::open(&path, "p", state, false).unwrap();
+        let err = mark.set(40).unwrap_err();
+        assert!(err.to_string().contains("generation 18446744073709551615 cannot advance"), "{err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing written");
+        assert_eq!(mark.end(), 30);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -19,6 +19,12 @@ impl Pipeline {
         match message.body {
             WorkerOutput::Replies(replies) => {
                 for reply in replies {
+                    // A worker cut off by one of these replies is done: the rest of its batch is
+                    // dropped, and the slot may already hold its next incarnation.
+                    let slot = &self.workers[w];
+                    if slot.incarnation != message.incarnation || slot.phase == WorkerPhase::Exited {
+                        break;
+                    }
                     self.reply(message.worker, reply);
                 }
                 self.compare();
@@ -80,6 +86,12 @@ impl Pipeline {
                 if slot.phase != WorkerPhase::Running {
                     return;
                 }
+                // Queued, it would grow the queue without bound and hide the worker's silence.
+                if seq >= slot.next_to_send {
+                    let problem =
+                        format!("it sent a record for frame {seq}, but {}", sent_so_far(slot.next_to_send));
+                    return self.broke_protocol(worker, problem);
+                }
                 if seq != slot.processed {
                     let expected = slot.processed;
                     self.notice(Notice::RecordOutOfOrder { worker, seq, expected });
@@ -109,6 +121,17 @@ impl Pipeline {
                 self.check_restored();
             }
             Reply::FaultFired { seq, spec, refused } => {
+                // A fault fires once per injection sent, in a frame that was sent.
+                let unsent = slot.phase == WorkerPhase::Running && seq >= slot.next_to_send;
+                if slot.injects_outstanding == 0 || unsent {
+                    let problem = if unsent {
+                        format!("a fault fired in frame {seq}, but {}", sent_so_far(slot.next_to_send))
+                    } else {
+                        format!("a fault fired in frame {seq}, but no fault injection was outstanding")
+                    };
+                    return self.broke_protocol(worker, problem);
+                }
+                slot.injects_outstanding -= 1;
                 if refused.is_none() {
                     slot.faults.push((seq, spec.clone()));
                 }
@@ -178,6 +201,17 @@ impl Pipeline {
         }
     }
 
+    /// A worker that answers what it was never asked is cut off as if it had exited: its replies
+    /// cannot be trusted, and left running it would have the drift alert blame its twin.
+    fn broke_protocol(&mut self, worker: WorkerId, problem: String) {
+        let slot = &self.workers[worker.index()];
+        // Already being isolated: what it still says changes nothing.
+        if matches!(slot.phase, WorkerPhase::Stopping | WorkerPhase::Stopped | WorkerPhase::Exited) {
+            return;
+        }
+        self.worker_exited(worker, format!("broke the protocol: {problem}"));
+    }
+
     pub(super) fn worker_stopped(&mut self, worker: WorkerId, incarnation: u64) {
         let slot = &mut self.workers[worker.index()];
         if slot.incarnation != incarnation {
@@ -197,9 +231,13 @@ impl Pipeline {
     pub(super) fn drill(&mut self, worker: WorkerId, drill: Drill) {
         self.notice(Notice::Drill { worker, drill: drill.clone() });
         match drill {
-            Drill::Fault(spec) => self
-                .actions
-                .push_back(Action::SendToWorker { worker, command: WorkerCommand::Inject { spec } }),
+            Drill::Fault(spec) => {
+                // An injection the worker refuses stays counted: it allows one more `FaultFired`.
+                let slot = &mut self.workers[worker.index()];
+                slot.injects_outstanding = slot.injects_outstanding.saturating_add(1);
+                self.actions
+                    .push_back(Action::SendToWorker { worker, command: WorkerCommand::Inject { spec } })
+            }
             Drill::Stall(d) => self.actions.push_back(Action::SendToWorker {
                 worker,
                 command: WorkerCommand::Stall { millis: d.as_millis().min(u128::from(u32::MAX)) as u32 },
@@ -376,5 +414,122 @@ impl Pipeline {
         for slot in &mut self.workers {
             slot.faults.retain(|(seq, _)| *seq >= oldest);
         }
+    }
+}
+
+/// What a worker was sent, for a protocol violation's reason.
+fn sent_so_far(next_to_send: u64) -> String {
+    match next_to_send {
+        0 => "no frame was sent to it".to_string(),
+        n => format!("it was sent frames up to {} only", n - 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use anes_core::movie::FrameInput;
+
+    use super::*;
+    use crate::protocol::WireRecord;
+    use crate::worker::WorkerId::{A, B};
+
+    fn record(frame: u64) -> WireRecord {
+        WireRecord { frame, cpu_cycle: frame * 29_781, scanline: 0, dot: 0, state_hash: [frame as u8; 32] }
+    }
+
+    fn send(p: &mut Pipeline, worker: WorkerId, replies: Vec<Reply>) {
+        let incarnation = p.workers[worker.index()].incarnation;
+        let message = WorkerMessage { worker, incarnation, body: WorkerOutput::Replies(replies) };
+        p.handle(Duration::from_secs(1), Event::Worker(message));
+        while p.poll_action(Duration::from_secs(1)).is_some() {}
+    }
+
+    /// Both workers loaded and `frames` records sent to each.
+    fn running(frames: u64) -> Pipeline {
+        let mut p = Pipeline::new(PipelineSettings::new("p"));
+        while p.poll_action(Duration::ZERO).is_some() {}
+        for w in WorkerId::BOTH {
+            let hello = Reply::Hello { protocol_version: 2, build: BuildInfo::current() };
+            let loaded = Reply::Loaded { rom_identity: [0; 32], record: record(0), region: None };
+            send(&mut p, w, vec![hello, loaded]);
+        }
+        for _ in 0..frames {
+            p.offer_input(Duration::from_secs(1), FrameInput::buttons(1, 0)).unwrap();
+        }
+        p.commit_input();
+        while p.poll_action(Duration::from_secs(1)).is_some() {}
+        p.handle(Duration::from_secs(1), Event::Committed { journal_error: None });
+        while p.poll_action(Duration::from_secs(1)).is_some() {}
+        for w in WorkerId::BOTH {
+            assert_eq!(p.workers[w.index()].phase, WorkerPhase::Running);
+            assert_eq!(p.workers[w.index()].next_to_send, frames);
+        }
+        p
+    }
+
+    fn cut_off(p: &Pipeline, worker: WorkerId) -> Option<String> {
+        let slot = &p.workers[worker.index()];
+        (slot.phase != WorkerPhase::Running).then(|| slot.last_exit.clone().unwrap_or_default())
+    }
+
+    #[test]
+    fn records_for_frames_never_sent_cut_the_worker_off() {
+        let mut p = running(3);
+        let records = (0..1000).map(|seq| Reply::Record { seq, record: record(seq + 1) }).collect();
+        send(&mut p, A, records);
+        let reason = cut_off(&p, A).expect("worker a sent records for frames it was never sent");
+        assert!(reason.contains("frame 3") && reason.contains("up to 2"), "{reason}");
+        assert!(p.workers[A.index()].queue.len() <= 3);
+        // The honest worker is not blamed: the incident suspects worker a alone.
+        assert_eq!(p.workers[B.index()].last_exit, None);
+        assert!(p.status().incidents.iter().any(|i| i.suspects.as_deref() == Some(&[A][..])));
+    }
+
+    #[test]
+    fn records_for_frames_sent_are_compared() {
+        let mut p = running(3);
+        for w in WorkerId::BOTH {
+            send(&mut p, w, (0..3).map(|seq| Reply::Record { seq, record: record(seq + 1) }).collect());
+        }
+        assert_eq!((cut_off(&p, A), cut_off(&p, B)), (None, None));
+        assert_eq!(p.verified_until, 3);
+    }
+
+    #[test]
+    fn a_fault_fired_without_an_injection_cuts_the_worker_off() {
+        let mut p = running(3);
+        let fired = (0..1000).map(|_| Reply::FaultFired { seq: 0, spec: "stall:1".into(), refused: None });
+        send(&mut p, B, fired.collect());
+        let reason = cut_off(&p, B).expect("no fault was injected into worker b");
+        assert!(reason.contains("frame 0") && reason.contains("no fault injection"), "{reason}");
+        assert!(p.workers[B.index()].faults.is_empty());
+    }
+
+    #[test]
+    fn each_injection_answers_one_fault_in_a_frame_sent() {
+        let mut p = running(3);
+        p.handle(Duration::from_secs(1), Event::Drill { worker: A, drill: Drill::Fault("stall:1".into()) });
+        while p.poll_action(Duration::from_secs(1)).is_some() {}
+        let fired = |seq| Reply::FaultFired { seq, spec: "stall:1@5".into(), refused: None };
+        send(&mut p, A, vec![fired(1)]);
+        assert_eq!(cut_off(&p, A), None);
+        assert_eq!(p.workers[A.index()].faults, vec![(1, "stall:1@5".to_string())]);
+        send(&mut p, A, vec![fired(2)]);
+        let reason = cut_off(&p, A).expect("one injection, two faults fired");
+        assert!(reason.contains("no fault injection"), "{reason}");
+        assert_eq!(p.workers[A.index()].faults.len(), 1);
+    }
+
+    #[test]
+    fn a_fault_fired_in_a_frame_never_sent_cuts_the_worker_off() {
+        let mut p = running(3);
+        p.handle(Duration::from_secs(1), Event::Drill { worker: A, drill: Drill::Fault("stall:1".into()) });
+        while p.poll_action(Duration::from_secs(1)).is_some() {}
+        send(&mut p, A, vec![Reply::FaultFired { seq: u64::MAX, spec: "stall:1".into(), refused: None }]);
+        let reason = cut_off(&p, A).expect("the fault fired in a frame never sent");
+        assert!(reason.contains(&format!("frame {}", u64::MAX)) && reason.contains("up to 2"), "{reason}");
+        assert!(p.workers[A.index()].faults.is_empty());
     }
 }

@@ -146,6 +146,9 @@ struct WorkerSlot {
     loaded: Option<FrameRecord>,
     /// Faults fired, with the frame they fired in.
     faults: Vec<(u64, String)>,
+    /// Fault injections sent and not answered by a `FaultFired` yet: a `FaultFired` beyond them
+    /// answers nothing this pipeline asked for.
+    injects_outstanding: u32,
     build: Option<BuildInfo>,
     restarts: u64,
     last_exit: Option<String>,
@@ -168,6 +171,7 @@ impl WorkerSlot {
             restored: None,
             loaded: None,
             faults: Vec::new(),
+            injects_outstanding: 0,
             build: None,
             restarts: 0,
             last_exit: None,

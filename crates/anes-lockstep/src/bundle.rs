@@ -36,8 +36,10 @@ impl Evidence {
         let mut images = Vec::new();
         if let Some((width, height)) = self.picture_size {
             let diff = diff_image(&self.picture_a, &self.picture_b);
+            // Checked: the size may come from a peer's picture, and a wrapped product could match.
+            let rgb_len = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(3));
             for (name, rgb) in [("a.png", &self.picture_a), ("b.png", &self.picture_b), ("diff.png", &diff)] {
-                if rgb.len() == (width * height * 3) as usize {
+                if Some(rgb.len()) == rgb_len {
                     let png = encode_png(width, height, rgb)
                         .map_err(|source| BundleError::Png { path: dir.join(name), source })?;
                     write(name, &png)?;

@@ -176,6 +176,34 @@ fn put_record(out: &mut Vec<u8>, r: &WireRecord) {
     out.extend_from_slice(&r.state_hash);
 }
 
+/// Longest name-like string (a fault spec, a build's version or commit, a power-on profile): a
+/// peer's string is kept (in notices, a worker's build), so its size is bounded well below a frame's.
+pub(crate) const MAX_NAME_LEN: usize = 1 << 10;
+
+/// Longest free text (an error message, a refusal, a disassembly).
+pub(crate) const MAX_TEXT_LEN: usize = 4 << 10;
+
+/// Widest and tallest picture (an NES picture is 256 by 240; a libretro core's may be larger).
+pub(crate) const MAX_PICTURE_SIDE: u32 = 4096;
+
+/// Checks a picture's size and that `rgb_len` is exactly its RGB bytes, so no reader of a
+/// [`Reply::Picture`] computes `width * height * 3` on values that overflow.
+pub(crate) fn check_picture(width: u32, height: u32, rgb_len: usize) -> Result<(), ProtocolError> {
+    let bad = |field, problem| Err(ProtocolError::BadField { message: "picture", field, problem });
+    for (field, side) in [("width", width), ("height", height)] {
+        if side > MAX_PICTURE_SIDE {
+            return bad(field, format!("{side} pixels is more than the {MAX_PICTURE_SIDE}-pixel limit"));
+        }
+    }
+    let expected = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(3));
+    if expected != Some(rgb_len) {
+        // Sides within the limit: the product fits.
+        let wanted = u64::from(width) * u64::from(height) * 3;
+        return bad("rgb", format!("{rgb_len} bytes, but a {width}x{height} picture has {wanted}"));
+    }
+    Ok(())
+}
+
 /// Reads fields from a payload, naming the message and field in every error.
 struct Fields<'a> {
     message: &'static str,
@@ -216,8 +244,15 @@ impl<'a> Fields<'a> {
         self.take(len, field)
     }
 
-    fn string(&mut self, field: &'static str) -> Result<String, ProtocolError> {
+    fn string(&mut self, field: &'static str, max: usize) -> Result<String, ProtocolError> {
         let bytes = self.bytes(field)?;
+        if bytes.len() > max {
+            return Err(ProtocolError::BadField {
+                message: self.message,
+                field,
+                problem: format!("{} bytes is longer than the {max}-byte limit", bytes.len()),
+            });
+        }
         String::from_utf8(bytes.to_vec()).map_err(|_| ProtocolError::BadField {
             message: self.message,
             field,
@@ -273,7 +308,7 @@ impl<'a> Fields<'a> {
     }
 
     fn power_on(&mut self) -> Result<anes_core::PowerOnProfile, ProtocolError> {
-        let text = self.string("power_on")?;
+        let text = self.string("power_on", MAX_NAME_LEN)?;
         text.parse().map_err(|e: anes_core::PowerOnError| ProtocolError::BadField {
             message: self.message,
             field: "power_on",
@@ -330,7 +365,7 @@ fn decode_command_unchecked(frame: &[u8]) -> Result<WorkerCommand, ProtocolError
         tag::SNAPSHOT_REQUEST => fields("snapshot").finish(WorkerCommand::Snapshot),
         tag::INJECT => {
             let mut f = fields("inject");
-            let spec = f.string("spec")?;
+            let spec = f.string("spec", MAX_NAME_LEN)?;
             f.finish(WorkerCommand::Inject { spec })
         }
         tag::STALL => {
@@ -370,8 +405,8 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
             }
             let protocol_version = f.u16("protocol_version")?;
             let emulation_epoch = f.u32("emulation_epoch")?;
-            let version = f.string("version")?;
-            let git_commit = Some(f.string("git_commit")?).filter(|s| !s.is_empty());
+            let version = f.string("version", MAX_NAME_LEN)?;
+            let git_commit = Some(f.string("git_commit", MAX_NAME_LEN)?).filter(|s| !s.is_empty());
             f.finish(Reply::Hello {
                 protocol_version,
                 build: BuildInfo { version, git_commit, emulation_epoch },
@@ -406,13 +441,13 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
         tag::FAULT_FIRED => {
             let mut f = fields("fault_fired");
             let seq = f.u64("seq")?;
-            let spec = f.string("spec")?;
-            let refused = Some(f.string("refused")?).filter(|s| !s.is_empty());
+            let spec = f.string("spec", MAX_NAME_LEN)?;
+            let refused = Some(f.string("refused", MAX_TEXT_LEN)?).filter(|s| !s.is_empty());
             f.finish(Reply::FaultFired { seq, spec, refused })
         }
         tag::ERROR => {
             let mut f = fields("error");
-            let message = f.string("message")?;
+            let message = f.string("message", MAX_TEXT_LEN)?;
             f.finish(Reply::Error { message })
         }
         tag::PROBE => {
@@ -439,16 +474,104 @@ pub fn decode_reply(frame: &[u8]) -> Result<Reply, ProtocolError> {
         tag::DISASSEMBLY => {
             let mut f = fields("disassembly");
             let [opcode] = f.array("opcode")?;
-            let text = f.string("text")?;
+            let text = f.string("text", MAX_TEXT_LEN)?;
             f.finish(Reply::Disassembly { opcode, text })
         }
         tag::PICTURE => {
             let mut f = fields("picture");
             let width = f.u32("width")?;
             let height = f.u32("height")?;
-            let rgb = f.bytes("rgb")?.to_vec();
+            let rgb = f.bytes("rgb")?;
+            check_picture(width, height, rgb.len())?;
+            let rgb = rgb.to_vec();
             f.finish(Reply::Picture { width, height, rgb })
         }
         other => Err(ProtocolError::UnknownTag(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::FRAME_CHECKSUM_LEN;
+    use super::*;
+
+    /// The contents of `reply`'s frame (tag and payload), as a peer could send them.
+    fn contents(reply: &Reply) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        encode_reply(reply, &mut bytes);
+        bytes[4..bytes.len() - FRAME_CHECKSUM_LEN].to_vec()
+    }
+
+    fn refused(reply: &Reply) -> (&'static str, &'static str, String) {
+        match decode_reply(&contents(reply)) {
+            Err(ProtocolError::BadField { message, field, problem }) => (message, field, problem),
+            other => panic!("{reply:.80?} decoded as {other:.200?}"),
+        }
+    }
+
+    #[test]
+    fn strings_longer_than_their_limit_are_refused_by_name() {
+        let long = |n| "x".repeat(n);
+        let fault = |spec, refused| Reply::FaultFired { seq: 1, spec, refused };
+        let hello = |version| Reply::Hello {
+            protocol_version: 2,
+            build: BuildInfo { version, git_commit: None, emulation_epoch: 1 },
+        };
+        for (reply, message, field, max) in [
+            (fault(long(MAX_NAME_LEN + 1), None), "fault_fired", "spec", MAX_NAME_LEN),
+            (fault("stall:1".into(), Some(long(MAX_TEXT_LEN + 1))), "fault_fired", "refused", MAX_TEXT_LEN),
+            (Reply::Error { message: long(16 << 20) }, "error", "message", MAX_TEXT_LEN),
+            (hello(long(MAX_NAME_LEN + 1)), "hello", "version", MAX_NAME_LEN),
+            (
+                Reply::Disassembly { opcode: 0, text: long(MAX_TEXT_LEN + 1) },
+                "disassembly",
+                "text",
+                MAX_TEXT_LEN,
+            ),
+        ] {
+            let (m, f, problem) = refused(&reply);
+            assert_eq!((m, f), (message, field));
+            assert!(problem.contains(&format!("{max}-byte limit")), "{problem}");
+        }
+        // At the limit, still a message.
+        let at_limit = [
+            fault(long(MAX_NAME_LEN), Some(long(MAX_TEXT_LEN))),
+            Reply::Error { message: long(MAX_TEXT_LEN) },
+            hello(long(MAX_NAME_LEN)),
+        ];
+        for reply in at_limit {
+            assert_eq!(decode_reply(&contents(&reply)).as_ref(), Ok(&reply));
+        }
+    }
+
+    #[test]
+    fn a_picture_is_refused_unless_its_bytes_are_its_size() {
+        let picture = |width, height, len| Reply::Picture { width, height, rgb: vec![7; len] };
+        for (width, height, len, field) in [
+            (u32::MAX, u32::MAX, 0, "width"),
+            (2, MAX_PICTURE_SIDE + 1, 0, "height"),
+            (0x8000_0000, 2, 0, "width"),
+            (2, 1, 5, "rgb"),
+            (2, 1, 7, "rgb"),
+            (MAX_PICTURE_SIDE, MAX_PICTURE_SIDE, 3, "rgb"),
+        ] {
+            let (message, f, problem) = refused(&picture(width, height, len));
+            assert_eq!((message, f), ("picture", field), "{width}x{height}: {problem}");
+        }
+        for (width, height) in [(0, 0), (2, 1), (256, 240)] {
+            let reply = picture(width, height, (width * height * 3) as usize);
+            assert_eq!(decode_reply(&contents(&reply)).as_ref(), Ok(&reply));
+        }
+    }
+
+    #[test]
+    fn an_inject_s_spec_is_limited_like_a_fault_s() {
+        let mut bytes = Vec::new();
+        encode_command(&WorkerCommand::Inject { spec: "f".repeat(MAX_NAME_LEN + 1) }, &mut bytes);
+        let frame = &bytes[4..bytes.len() - FRAME_CHECKSUM_LEN];
+        assert!(matches!(
+            decode_command(frame),
+            Err(ProtocolError::BadField { message: "inject", field: "spec", .. })
+        ));
     }
 }

@@ -20,6 +20,12 @@ pub const PAYLOAD_VERSION: &str = "4";
 /// Notifications remembered for deduplication.
 const REMEMBERED: usize = 4096;
 
+/// Longest fingerprint accepted (Alertmanager's are 16 hex digits) and longest `startsAt` (an RFC 3339
+/// time with nanoseconds and an offset has 35 bytes): with [`REMEMBERED`], they bound the bytes the
+/// deduplication memory holds.
+const MAX_FINGERPRINT_LEN: usize = 32;
+const MAX_STARTS_AT_LEN: usize = 64;
+
 /// A webhook notification.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -85,7 +91,8 @@ pub enum WebhookError {
         /// The version found.
         found: String,
     },
-    /// An alert with an empty fingerprint or a malformed `startsAt`.
+    /// An alert whose fingerprint is not 1 to 32 hex digits, or whose `startsAt` is not an RFC 3339
+    /// time of at most 64 bytes.
     #[error("alert {index}: {problem}")]
     Alert {
         /// Index in `alerts`.
@@ -103,6 +110,22 @@ pub fn parse(body: &[u8]) -> Result<Notification, WebhookError> {
         return Err(WebhookError::Version { found: notification.version });
     }
     for (index, alert) in notification.alerts.iter().enumerate() {
+        // Lengths first: the reason quotes the value only when it is short.
+        let (fingerprint, starts_at) = (alert.fingerprint.len(), alert.starts_at.len());
+        if fingerprint > MAX_FINGERPRINT_LEN {
+            return Err(WebhookError::Alert {
+                index,
+                problem: format!(
+                    "fingerprint of {fingerprint} bytes is longer than {MAX_FINGERPRINT_LEN} hex digits"
+                ),
+            });
+        }
+        if starts_at > MAX_STARTS_AT_LEN {
+            return Err(WebhookError::Alert {
+                index,
+                problem: format!("startsAt of {starts_at} bytes is longer than {MAX_STARTS_AT_LEN} bytes"),
+            });
+        }
         if alert.fingerprint.is_empty() || !alert.fingerprint.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(WebhookError::Alert {
                 index,
@@ -168,7 +191,7 @@ pub enum Decision {
     },
     /// Already seen (a retried delivery).
     Duplicate,
-    /// Not the divergence alert, or no `pipeline_id` label.
+    /// Not the divergence alert, no `pipeline_id` label, or a pipeline this service does not run.
     NotOurs {
         /// Which check turned it away.
         reason: &'static str,
@@ -184,8 +207,9 @@ pub enum Decision {
 ///   "startsAt":"2026-11-29T07:06:24.878Z","fingerprint":"72d33b258b0722f7"}]}"#;
 /// let notification = parse(body.as_bytes()).unwrap();
 /// let mut dedup = Deduplicator::new();
-/// assert_eq!(dedup.decide(&notification.alerts[0]), Decision::Firing { pipeline: "p1".into() });
-/// assert_eq!(dedup.decide(&notification.alerts[0]), Decision::Duplicate);
+/// let runs = |id: &str| id == "p1";
+/// assert_eq!(dedup.decide(&notification.alerts[0], runs), Decision::Firing { pipeline: "p1".into() });
+/// assert_eq!(dedup.decide(&notification.alerts[0], runs), Decision::Duplicate);
 /// ```
 #[derive(Debug, Default)]
 pub struct Deduplicator {
@@ -199,14 +223,18 @@ impl Deduplicator {
         Deduplicator::default()
     }
 
-    /// Decides what `alert` asks for, remembering it.
-    pub fn decide(&mut self, alert: &Alert) -> Decision {
+    /// Decides what `alert` asks for, remembering it when it is for a pipeline that `runs` names.
+    pub fn decide(&mut self, alert: &Alert, runs: impl Fn(&str) -> bool) -> Decision {
         if alert.labels.get("alertname").map(String::as_str) != Some(DIVERGENCE_ALERT) {
             return Decision::NotOurs { reason: "other_alert" };
         }
         let Some(pipeline) = alert.labels.get("pipeline_id").filter(|p| !p.is_empty()) else {
             return Decision::NotOurs { reason: "no_pipeline_label" };
         };
+        // Not remembered: alerts for pipelines nobody runs would evict the memory of real ones.
+        if !runs(pipeline) {
+            return Decision::NotOurs { reason: "unknown_pipeline" };
+        }
         let key = (alert.fingerprint.clone(), alert.starts_at.clone(), alert.status);
         if !self.seen.insert(key.clone()) {
             return Decision::Duplicate;
@@ -234,6 +262,11 @@ mod tests {
     const FIRING_PRETTY: &str = include_str!("../tests/fixtures/alertmanager-firing.json");
     const RESOLVED_PRETTY: &str = include_str!("../tests/fixtures/alertmanager-resolved.json");
 
+    /// The service runs pipeline `p1` only.
+    fn p1(id: &str) -> bool {
+        id == "p1"
+    }
+
     #[test]
     fn the_real_fixtures_parse() {
         for body in [FIRING, FIRING_PRETTY] {
@@ -257,20 +290,20 @@ mod tests {
         let mut dedup = Deduplicator::new();
         let firing = parse(FIRING.as_bytes()).unwrap();
         let resolved = parse(RESOLVED.as_bytes()).unwrap();
-        assert_eq!(dedup.decide(&firing.alerts[0]), Decision::Firing { pipeline: "p1".into() });
-        assert_eq!(dedup.decide(&firing.alerts[0]), Decision::Duplicate, "a retried delivery");
-        assert_eq!(dedup.decide(&resolved.alerts[0]), Decision::Resolved { pipeline: "p1".into() });
-        assert_eq!(dedup.decide(&resolved.alerts[0]), Decision::Duplicate);
+        assert_eq!(dedup.decide(&firing.alerts[0], p1), Decision::Firing { pipeline: "p1".into() });
+        assert_eq!(dedup.decide(&firing.alerts[0], p1), Decision::Duplicate, "a retried delivery");
+        assert_eq!(dedup.decide(&resolved.alerts[0], p1), Decision::Resolved { pipeline: "p1".into() });
+        assert_eq!(dedup.decide(&resolved.alerts[0], p1), Decision::Duplicate);
         // The same alert firing again later (a new startsAt) is a new incident.
         let mut again = firing.alerts[0].clone();
         again.starts_at = "2026-11-29T08:00:00.5Z".into();
-        assert_eq!(dedup.decide(&again), Decision::Firing { pipeline: "p1".into() });
+        assert_eq!(dedup.decide(&again, p1), Decision::Firing { pipeline: "p1".into() });
         let mut other = again.clone();
         other.labels.insert("alertname".into(), "AnesExporterDown".into());
-        assert_eq!(dedup.decide(&other), Decision::NotOurs { reason: "other_alert" });
+        assert_eq!(dedup.decide(&other, p1), Decision::NotOurs { reason: "other_alert" });
         other.labels.insert("alertname".into(), DIVERGENCE_ALERT.into());
         other.labels.remove("pipeline_id");
-        assert_eq!(dedup.decide(&other), Decision::NotOurs { reason: "no_pipeline_label" });
+        assert_eq!(dedup.decide(&other, p1), Decision::NotOurs { reason: "no_pipeline_label" });
     }
 
     #[test]
@@ -278,7 +311,10 @@ mod tests {
         let text = FIRING.replacen(r#""alerts":[{"status":"firing""#, r#""alerts":[{"status":"resolved""#, 1);
         let n = parse(text.as_bytes()).unwrap();
         assert_eq!(n.status, Status::Firing);
-        assert_eq!(Deduplicator::new().decide(&n.alerts[0]), Decision::Resolved { pipeline: "p1".into() });
+        assert_eq!(
+            Deduplicator::new().decide(&n.alerts[0], p1),
+            Decision::Resolved { pipeline: "p1".into() }
+        );
     }
 
     #[test]
@@ -293,6 +329,50 @@ mod tests {
         assert!(parse(bad_print.as_bytes()).unwrap_err().to_string().contains("fingerprint"));
         assert!(looks_like_rfc3339("2026-11-29T07:06:24+01:00"));
         assert!(!looks_like_rfc3339("2026-11-29T07:06:24."));
+    }
+
+    #[test]
+    fn fingerprints_and_start_times_are_bounded() {
+        let firing = parse(FIRING.as_bytes()).unwrap();
+        let refusal = |from: &str, to: &str| {
+            let body = FIRING.replace(from, to);
+            match parse(body.as_bytes()) {
+                Err(WebhookError::Alert { index: 0, problem }) => problem,
+                other => panic!("{to:.40}: {other:?}"),
+            }
+        };
+        let fingerprint = &firing.alerts[0].fingerprint;
+        let problem = refusal(fingerprint, &"f".repeat(33));
+        assert!(problem.contains("fingerprint of 33 bytes") && !problem.contains("fff"), "{problem}");
+        assert!(refusal(fingerprint, &"0".repeat(1 << 20)).contains("longer than 32 hex digits"));
+        let at_limit = FIRING.replace(fingerprint.as_str(), &"a".repeat(32));
+        assert_eq!(parse(at_limit.as_bytes()).unwrap().alerts[0].fingerprint.len(), 32);
+        // Still RFC 3339, but its fraction makes it 65 bytes.
+        let starts_at = &firing.alerts[0].starts_at;
+        let long = format!("2026-11-29T07:06:24.{}Z", "8".repeat(44));
+        assert_eq!(long.len(), 65);
+        assert!(looks_like_rfc3339(&long));
+        let problem = refusal(starts_at, &long);
+        assert!(problem.contains("startsAt of 65 bytes"), "{problem}");
+        let at_limit = format!("2026-11-29T07:06:24.{}Z", "8".repeat(43));
+        let body = FIRING.replace(starts_at.as_str(), &at_limit);
+        assert_eq!(parse(body.as_bytes()).unwrap().alerts[0].starts_at.len(), 64);
+    }
+
+    #[test]
+    fn alerts_for_pipelines_not_run_here_are_not_remembered() {
+        let firing = parse(FIRING.as_bytes()).unwrap();
+        let mut dedup = Deduplicator::new();
+        assert_eq!(dedup.decide(&firing.alerts[0], p1), Decision::Firing { pipeline: "p1".into() });
+        let mut stranger = firing.alerts[0].clone();
+        stranger.labels.insert("pipeline_id".into(), "nobody".into());
+        for i in 0..2 * REMEMBERED {
+            stranger.fingerprint = format!("{i:016x}");
+            assert_eq!(dedup.decide(&stranger, p1), Decision::NotOurs { reason: "unknown_pipeline" });
+        }
+        assert!(dedup.order.len() == 1 && dedup.seen.len() == 1);
+        // A retried delivery of the real alert is still known for what it is.
+        assert_eq!(dedup.decide(&firing.alerts[0], p1), Decision::Duplicate);
     }
 
     proptest! {

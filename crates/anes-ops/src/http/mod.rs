@@ -426,7 +426,8 @@ async fn webhook(
     let mut ignored = 0;
     let mut fenced = Vec::new();
     for alert in &notification.alerts {
-        let decision = state.dedup.lock().unwrap_or_else(|p| p.into_inner()).decide(alert);
+        let runs = |id: &str| state.pipeline(id).is_some();
+        let decision = state.dedup.lock().unwrap_or_else(|p| p.into_inner()).decide(alert, runs);
         let (pipeline_id, event) = match decision {
             Decision::Firing { pipeline } => (pipeline, Event::AlertFiring),
             Decision::Resolved { pipeline } => (pipeline, Event::AlertResolved),
@@ -439,7 +440,11 @@ async fn webhook(
             Decision::NotOurs { reason } => {
                 state.metrics.notification_ignored(reason);
                 let labels: Vec<String> = alert.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                tracing::info!(labels = %labels.join(","), reason, "alert ignored");
+                if reason == "unknown_pipeline" {
+                    tracing::warn!(labels = %labels.join(","), "alert for a pipeline this service does not run: ignored");
+                } else {
+                    tracing::info!(labels = %labels.join(","), reason, "alert ignored");
+                }
                 ignored += 1;
                 continue;
             }

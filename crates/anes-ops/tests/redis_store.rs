@@ -128,6 +128,18 @@ fn suite_damaged_checkpoints_are_skipped() {
         let _: () = redis::cmd("HSET").arg(&blobs).arg(member).arg(blob).query(&mut c).unwrap();
     };
     store_suite::damaged_checkpoints_are_skipped(&open(&server), &damage, "redis");
+    // A blob longer than any writer of ours stores is reported by its length, never fetched.
+    let (pipeline, member) = ("redis-huge", format!("{:020}-{:020}", 60, 1));
+    let mut c = server.connection();
+    let index = format!("pipeline:{pipeline}:checkpoints");
+    let _: () = redis::cmd("ZADD").arg(&index).arg(60).arg(&member).query(&mut c).unwrap();
+    let huge = vec![0u8; anes_ops::store::MAX_PAYLOAD_LEN as usize + 205];
+    let blobs = format!("pipeline:{pipeline}:blobs");
+    let _: () = redis::cmd("HSET").arg(&blobs).arg(&member).arg(huge).query(&mut c).unwrap();
+    let loaded = open(&server)(pipeline, 4).load().unwrap();
+    assert!(loaded.verified.is_empty());
+    assert_eq!(loaded.damaged.len(), 1, "{:?}", loaded.damaged);
+    assert!(loaded.damaged[0].reason.contains("-byte limit"), "{:?}", loaded.damaged[0]);
 }
 
 #[test]

@@ -34,6 +34,9 @@ use super::{
 
 const BACKEND: &str = "redis";
 
+/// Longest blob loaded: the longest header and the largest payload.
+const MAX_BLOB_LEN: u64 = 108 + 64 + 32 + super::MAX_PAYLOAD_LEN;
+
 /// How long a connection attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long one request may take.
@@ -383,8 +386,17 @@ impl CheckpointStore for RedisStore {
             self.query(redis::cmd("ZREVRANGE").arg(self.key("checkpoints")).arg(0).arg(-1))?;
         let mut loaded = Loaded::default();
         for member in members {
-            let blob: Option<Vec<u8>> = self.query(redis::cmd("HGET").arg(self.key("blobs")).arg(&member))?;
+            // The length first: a blob no writer of ours could have stored is not fetched.
+            let len: u64 = self.query(redis::cmd("HSTRLEN").arg(self.key("blobs")).arg(&member))?;
+            let blob: Option<Vec<u8>> = if len > MAX_BLOB_LEN {
+                None
+            } else {
+                self.query(redis::cmd("HGET").arg(self.key("blobs")).arg(&member))?
+            };
             let checked = match blob {
+                None if len > MAX_BLOB_LEN => {
+                    Err(format!("{len} bytes, more than the {MAX_BLOB_LEN}-byte limit"))
+                }
                 None => Err("listed in the index but its blob is missing".to_string()),
                 Some(blob) => match CheckpointHeader::decode_blob(&blob) {
                     Ok((header, _)) if header.pipeline_id != self.pipeline => {

@@ -14,11 +14,12 @@ pub struct HttpLimits {
     /// Longest time the client may take none of an answer's bytes while some wait to be sent
     /// (`write_timeout_seconds`); past it the connection is reset.
     pub write_timeout: Duration,
-    /// Most connections open at once from one IP address (`connections_per_client`).
+    /// Most connections open at once per client address, IPv6 per /64 (`connections_per_client`):
+    /// one host usually holds a whole /64, and must not count as 2^64 clients.
     pub connections_per_client: usize,
     /// Most connections open at once (`max_connections`). When they are all open, a connection from
-    /// an address holding fewer than another (by two or more) takes the slot of that address's
-    /// oldest idle connection, so no set of addresses can keep a new one out.
+    /// an address (IPv6: a /64) holding fewer than another (by two or more) takes the slot of that
+    /// address's oldest idle connection, so no set of addresses can keep a new one out.
     pub max_connections: usize,
     /// Largest request head (request line and headers) read; a longer one is answered 431. At least
     /// 8192, hyper's smallest read buffer.

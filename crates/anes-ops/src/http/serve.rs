@@ -9,15 +9,15 @@
 //! - Answers: while answer bytes wait to be sent, the client must take some within `write_timeout`;
 //!   else the connection is reset (a close would leave the unsent bytes and the close itself queued
 //!   in the kernel behind a client that reads nothing).
-//! - Connections: at most `connections_per_client` open at once from one IP address and
-//!   `max_connections` in all. When all are open, a connection from an address holding fewer than
-//!   another address by two or more takes the slot of that address's oldest idle connection (else its
-//!   oldest), which is reset: a few addresses can never keep another out. A connection refused is
-//!   answered 503 and closed at once.
+//! - Connections: at most `connections_per_client` open at once per client address (IPv6: per /64,
+//!   see [`client_key`]) and `max_connections` in all. When all are open, a connection from an
+//!   address holding fewer than another address by two or more takes the slot of that address's
+//!   oldest idle connection (else its oldest), which is reset: a few addresses can never keep another
+//!   out. A connection refused is answered 503 and closed at once.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,7 +87,7 @@ pub async fn serve(
                 }
             },
         };
-        let slot = match ConnectionSlot::take(&table, peer.ip().to_canonical(), &limits) {
+        let slot = match ConnectionSlot::take(&table, client_key(peer.ip()), &limits) {
             Ok((slot, evicted)) => {
                 if let Some(evicted) = evicted {
                     tracing::debug!(peer = %peer, from = %evicted, "all connections open: one of the address holding the most dropped for this one");
@@ -245,7 +245,19 @@ impl Refusal {
     }
 }
 
-/// Every open connection by client address, each address's in the order they were accepted.
+/// The address a client's connections are counted under: an IPv4 address (also when IPv4-mapped) as
+/// itself, an IPv6 address as its /64. A single host is routinely handed a whole /64, so counting
+/// its addresses one by one would let it hold every slot with one connection per address, leaving
+/// nobody holding two for a newcomer to evict.
+fn client_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX))),
+        v4 @ IpAddr::V4(_) => v4,
+    }
+}
+
+/// Every open connection by client address (its [`client_key`]), each address's in the order they
+/// were accepted.
 #[derive(Debug, Default)]
 struct ConnectionTable {
     by_client: HashMap<IpAddr, BTreeMap<u64, Arc<ConnectionControl>>>,
@@ -284,8 +296,8 @@ struct ConnectionSlot {
 }
 
 impl ConnectionSlot {
-    /// A slot for a connection from `client`, and the address whose connection was dropped to make
-    /// room for it, if one was.
+    /// A slot for a connection from `client` (a [`client_key`]), and the address whose connection
+    /// was dropped to make room for it, if one was.
     fn take(
         table: &Arc<Mutex<ConnectionTable>>,
         client: IpAddr,
@@ -451,5 +463,67 @@ impl HttpBody for DeadlineBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn clients_are_keyed_by_ipv4_address_or_ipv6_64() {
+        assert_eq!(client_key(ip("192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(client_key(ip("2001:db8:1:2:aaaa:bbbb:cccc:dddd")), ip("2001:db8:1:2::"));
+        assert_eq!(client_key(ip("2001:db8:1:2::1")), client_key(ip("2001:db8:1:2:ffff::9")));
+        assert_ne!(client_key(ip("2001:db8:1:2::1")), client_key(ip("2001:db8:1:3::1")));
+        assert_eq!(client_key(ip("::1")), ip("::"));
+    }
+
+    fn take(
+        table: &Arc<Mutex<ConnectionTable>>,
+        peer: &str,
+        limits: &HttpLimits,
+    ) -> Result<(ConnectionSlot, Option<IpAddr>), Refusal> {
+        ConnectionSlot::take(table, client_key(ip(peer)), limits)
+    }
+
+    #[test]
+    fn one_64_holding_every_slot_from_distinct_addresses_cannot_keep_a_fresh_network_out() {
+        let limits = HttpLimits { connections_per_client: 32, max_connections: 8, ..HttpLimits::default() };
+        let table = Arc::new(Mutex::new(ConnectionTable::default()));
+        let mut slots: Vec<ConnectionSlot> = (1..=8)
+            .map(|host| take(&table, &format!("2001:db8:0:1::{host:x}"), &limits).unwrap().0)
+            .collect();
+        for slot in &slots {
+            // Busy, so eviction cannot prefer an idle one: it must still find one.
+            slot.control.requests_in_progress.store(1, Ordering::Relaxed);
+        }
+        let (newcomer, evicted) = take(&table, "2001:db8:0:2::1", &limits).unwrap();
+        assert_eq!(evicted, Some(ip("2001:db8:0:1::")));
+        let (ipv4, evicted) = take(&table, "192.0.2.1", &limits).unwrap();
+        assert_eq!(evicted, Some(ip("2001:db8:0:1::")));
+        assert_eq!(table.lock().unwrap().total, 8);
+        slots.push(newcomer);
+        slots.push(ipv4);
+        drop(slots);
+        let guard = table.lock().unwrap();
+        assert_eq!((guard.total, guard.by_client.len()), (0, 0));
+    }
+
+    #[test]
+    fn the_per_client_limit_counts_a_whole_64() {
+        let limits = HttpLimits { connections_per_client: 3, max_connections: 100, ..HttpLimits::default() };
+        let table = Arc::new(Mutex::new(ConnectionTable::default()));
+        let _held: Vec<ConnectionSlot> = (1..=3)
+            .map(|host| take(&table, &format!("2001:db8:0:1::{host:x}"), &limits).unwrap().0)
+            .collect();
+        assert_eq!(take(&table, "2001:db8:0:1:ffff::1", &limits).err(), Some(Refusal::PerClient));
+        assert!(take(&table, "2001:db8:0:2::1", &limits).is_ok());
+        assert!(take(&table, "::ffff:192.0.2.1", &limits).is_ok());
     }
 }

@@ -182,6 +182,18 @@ pub enum Encoding {
 pub(crate) fn check_limits(command: WorkerCommand) -> Result<WorkerCommand, ProtocolError> {
     match &command {
         WorkerCommand::Frames { inputs, .. } => check_batch_len(inputs.len())?,
+        // The binary decoder caps it as it reads; a JSON line is parsed whole first.
+        WorkerCommand::Inject { spec } if spec.len() > binary::MAX_NAME_LEN => {
+            return Err(ProtocolError::BadField {
+                message: "inject",
+                field: "spec",
+                problem: format!(
+                    "{} bytes is longer than the {}-byte limit",
+                    spec.len(),
+                    binary::MAX_NAME_LEN
+                ),
+            });
+        }
         WorkerCommand::Stall { millis } if *millis > MAX_STALL_MILLIS => {
             return Err(ProtocolError::BadField {
                 message: "stall",

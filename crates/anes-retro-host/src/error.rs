@@ -52,7 +52,7 @@ pub enum HostError {
         problem: String,
     },
     /// `retro_load_game` returned false.
-    #[error("content {content}: the core {core} ({name}) refused it (retro_load_game returned false)")]
+    #[error("content {content}: the core {core} ({name}) refused it (retro_load_game returned false){why}")]
     LoadGame {
         /// The core's path.
         core: PathBuf,
@@ -60,6 +60,22 @@ pub enum HostError {
         name: String,
         /// The content's path.
         content: PathBuf,
+        /// What may say why, starting "; " (empty when nothing does): the environment commands the
+        /// core asked for that this host does not answer (`SET_HW_RENDER`: a hardware-rendered core)
+        /// and the core's last log lines.
+        why: String,
+    },
+    /// A call that needs a loaded game, after a power cycle whose `retro_load_game` failed.
+    #[error(
+        "libretro core {core}: {call} is not called: no game is loaded (the core refused {content} at the last power cycle)"
+    )]
+    NoGame {
+        /// The core's path.
+        core: PathBuf,
+        /// The content's path.
+        content: PathBuf,
+        /// The call not made.
+        call: &'static str,
     },
     /// Another core is loaded in this process (a core's state is global).
     #[error(

@@ -25,6 +25,23 @@ const MAX_AUDIO_SAMPLES_PER_FRAME: usize = 1 << 20;
 const MAX_LOG_LINES: usize = 256;
 /// The largest picture taken (pixels); a larger one is counted and dropped.
 const MAX_PICTURE_PIXELS: usize = 4096 * 4096;
+/// The most bytes a picture's rows may span, padding between them included; a wider spread is a
+/// pitch no frame buffer has, counted and dropped.
+const MAX_PICTURE_SPAN: usize = MAX_PICTURE_PIXELS * 16;
+/// The largest memory region read (`retro_get_memory_size`, a memory descriptor's length): each is
+/// hashed every frame and kept in snapshots, and a length past `isize::MAX` is no slice at all. A
+/// larger one is left out, and why recorded ([`RetroCore::ignored_regions`]).
+const MAX_REGION_LEN: usize = MAX_STATE_LEN;
+/// Descriptors of a memory map taken: each kept block is a snapshot section, with room for the
+/// machine's other sections under `snapshot::MAX_SECTIONS`. A larger map is left out.
+const MAX_MAP_DESCRIPTORS: usize = 1000;
+const _: () = assert!(MAX_MAP_DESCRIPTORS + 16 <= crate::snapshot::MAX_SECTIONS);
+/// Characters of an address space's name kept in a section name.
+const MAX_SPACE_NAME_CHARS: usize = 64;
+/// Reasons for left-out regions kept (distinct ones).
+const MAX_IGNORED: usize = 64;
+/// The core's last log lines quoted when it refuses its content.
+const REFUSAL_LOG_LINES: usize = 5;
 
 /// How the host sets a core up.
 #[derive(Debug, Clone)]
@@ -82,6 +99,8 @@ pub struct MapRegion {
     /// Length in bytes.
     pub len: usize,
     ptr: usize,
+    /// The map it came from: a region of an earlier one (before a reload) is not read.
+    generation: u64,
 }
 
 /// The last picture the core handed over, rows packed.
@@ -216,7 +235,7 @@ struct Shared {
     pixel_format: c_uint,
     picture: Picture,
     pictures: u64,
-    oversized_pictures: u64,
+    dropped_pictures: u64,
     audio: Vec<i16>,
     dropped_audio: u64,
     joypads: [u16; MAX_PORTS],
@@ -224,6 +243,10 @@ struct Shared {
     log: Vec<LogLine>,
     log_dropped: u64,
     maps: Vec<MapRegion>,
+    /// Bumped whenever `maps` changes (`Shared::replace_maps`).
+    maps_generation: u64,
+    /// Why regions the core declared were left out.
+    ignored: Vec<String>,
     quirks: u64,
     av_info: ffi::SystemAvInfo,
     unanswered: Vec<c_uint>,
@@ -310,6 +333,10 @@ impl RetroCore {
                 HostError::CoreNotFound { path: core_path.to_owned() }
             });
         }
+        // `dlopen` looks a name without a slash up on the system's library path, not in the current
+        // folder where `is_file` found it.
+        let core_path = &std::path::absolute(core_path)
+            .map_err(|e| HostError::Open { path: core_path.to_owned(), message: e.to_string() })?;
         install_log_sink();
         let content_c_path = c_path(content_path, "content path")?;
         let claim_dir;
@@ -345,7 +372,7 @@ impl RetroCore {
                 pixel_format: ffi::PIXEL_FORMAT_0RGB1555,
                 picture: Picture::default(),
                 pictures: 0,
-                oversized_pictures: 0,
+                dropped_pictures: 0,
                 audio: Vec::new(),
                 dropped_audio: 0,
                 joypads: [0; MAX_PORTS],
@@ -353,6 +380,8 @@ impl RetroCore {
                 log: Vec::new(),
                 log_dropped: 0,
                 maps: Vec::new(),
+                maps_generation: 0,
+                ignored: Vec::new(),
                 quirks: 0,
                 av_info: ffi::SystemAvInfo::default(),
                 unanswered: Vec::new(),
@@ -360,7 +389,7 @@ impl RetroCore {
         }
         let claim = Claim { made_dir: claim_dir };
         // SAFETY: loading a library runs its initializers; a libretro core's need nothing from the
-        // host. The path names a regular file (checked above).
+        // host. The path is absolute and names a regular file (checked above).
         let library = unsafe { Library::new(core_path) }
             .map_err(|e| HostError::Open { path: core_path.to_owned(), message: e.to_string() })?;
         let api = Api::load(&library, core_path)?;
@@ -462,11 +491,7 @@ impl RetroCore {
         // SAFETY: `game` points at the content's path and bytes, which the core keeps while the game
         // is loaded (both live in `self`).
         if !unsafe { (self.api.load_game)(&game) } {
-            return Err(HostError::LoadGame {
-                core: self.core_path.clone(),
-                name: self.name.clone(),
-                content: self.content_path.clone(),
-            });
+            return Err(self.refused());
         }
         self.game_loaded = true;
         for port in 0..joypad_ports {
@@ -480,6 +505,44 @@ impl RetroCore {
             s.av_info = av;
         }
         Ok(())
+    }
+
+    /// `retro_load_game` returned false: the error, with what the core asked for that this host does
+    /// not answer (`SET_HW_RENDER`: a hardware-rendered core) and what it last logged.
+    fn refused(&self) -> HostError {
+        let mut why = String::new();
+        if let Some(s) = shared().as_ref() {
+            if !s.unanswered.is_empty() {
+                let commands: Vec<String> = s.unanswered.iter().map(|&c| command_name(c)).collect();
+                why.push_str("; environment commands it asked for that this host does not answer: ");
+                why.push_str(&commands.join(", "));
+            }
+            let first = s.log.len().saturating_sub(REFUSAL_LOG_LINES);
+            if let Some(lines) = s.log.get(first..).filter(|l| !l.is_empty()) {
+                let lines: Vec<String> = lines
+                    .iter()
+                    .map(|l| format!("{:?}", l.text.chars().take(200).collect::<String>()))
+                    .collect();
+                why.push_str("; its last log lines: ");
+                why.push_str(&lines.join(", "));
+            }
+        }
+        HostError::LoadGame {
+            core: self.core_path.clone(),
+            name: self.name.clone(),
+            content: self.content_path.clone(),
+            why,
+        }
+    }
+
+    /// Why `call` is not made: no game is loaded (the last power cycle's `retro_load_game` failed).
+    fn no_game(&self, call: &'static str) -> HostError {
+        HostError::NoGame { core: self.core_path.clone(), content: self.content_path.clone(), call }
+    }
+
+    /// Whether a game is loaded: false after a power cycle whose `retro_load_game` failed.
+    pub fn game_loaded(&self) -> bool {
+        self.game_loaded
     }
 
     /// The core's `library_name library_version`.
@@ -514,33 +577,55 @@ impl RetroCore {
         }
     }
 
-    /// Runs one frame (`retro_run`); its picture and audio replace the last frame's.
+    /// Runs one frame (`retro_run`); its picture and audio replace the last frame's. Without a
+    /// game (a failed power cycle) it runs nothing: [`RetroCore::try_run_frame`] says why.
     pub fn run_frame(&mut self) {
+        let _ = self.try_run_frame();
+    }
+
+    /// [`RetroCore::run_frame`], refused without a game.
+    pub fn try_run_frame(&mut self) -> Result<(), HostError> {
         if let Some(s) = shared().as_mut() {
             s.audio.clear();
         }
-        // SAFETY: a game is loaded (`load` returns only then) and no borrow of the core's memory is
-        // alive (those borrow `self`, this takes it mutably). The slot's lock is not held.
+        if !self.game_loaded {
+            return Err(self.no_game("retro_run"));
+        }
+        // SAFETY: a game is loaded and no borrow of the core's memory is alive (those borrow `self`,
+        // this takes it mutably). The slot's lock is not held.
         unsafe { (self.api.run)() };
+        Ok(())
     }
 
-    /// Presses the reset button (`retro_reset`).
+    /// Presses the reset button (`retro_reset`); nothing without a game.
     pub fn reset(&mut self) {
-        // SAFETY: a game is loaded, no borrow of the core's memory is alive.
-        unsafe { (self.api.reset)() };
+        if self.game_loaded {
+            // SAFETY: a game is loaded, no borrow of the core's memory is alive.
+            unsafe { (self.api.reset)() };
+        }
     }
 
-    /// Powers the machine off and on: unloads the content and loads it again.
+    /// Powers the machine off and on: unloads the content and loads it again. The memory map is
+    /// the new load's (regions of the old one read as empty); on an error no game is loaded.
     pub fn power_cycle(&mut self) -> Result<(), HostError> {
-        // SAFETY: a game is loaded, no borrow of the core's memory is alive.
-        unsafe { (self.api.unload_game)() };
-        self.game_loaded = false;
+        // A core may free the memory its map points into on unload (mGBA does).
+        if let Some(s) = shared().as_mut() {
+            s.replace_maps(Vec::new());
+        }
+        if self.game_loaded {
+            // SAFETY: a game is loaded, no borrow of the core's memory is alive.
+            unsafe { (self.api.unload_game)() };
+            self.game_loaded = false;
+        }
         let ports = shared().as_ref().map_or(MAX_PORTS, |s| s.joypad_ports);
         self.load_game(ports)
     }
 
     /// `retro_serialize_size`, checked against the limit.
     pub fn serialize_size(&self) -> Result<usize, HostError> {
+        if !self.game_loaded {
+            return Err(self.no_game("retro_serialize_size"));
+        }
         // SAFETY: a game is loaded.
         let size = unsafe { (self.api.serialize_size)() };
         if size == 0 {
@@ -559,8 +644,9 @@ impl RetroCore {
     /// Serializes the machine into `out` (replacing its contents; no allocation once it has the
     /// capacity).
     pub fn serialize(&self, out: &mut Vec<u8>) -> Result<(), HostError> {
-        let size = self.serialize_size()?;
+        // Empty on every error: an earlier state left in `out` would pass for this one.
         out.clear();
+        let size = self.serialize_size()?;
         out.resize(size, 0);
         // SAFETY: `out` holds `size` writable bytes; a game is loaded.
         if unsafe { (self.api.serialize)(out.as_mut_ptr().cast(), size) } {
@@ -573,6 +659,9 @@ impl RetroCore {
 
     /// Restores a state from [`RetroCore::serialize`].
     pub fn unserialize(&mut self, state: &[u8]) -> Result<(), HostError> {
+        if !self.game_loaded {
+            return Err(self.no_game("retro_unserialize"));
+        }
         // SAFETY: `state` is readable for its length; a game is loaded and no borrow of the core's
         // memory is alive.
         if unsafe { (self.api.unserialize)(state.as_ptr().cast(), state.len()) } {
@@ -582,44 +671,74 @@ impl RetroCore {
         }
     }
 
-    /// One of the core's memories by `RETRO_MEMORY_*` id, if it exposes it.
-    pub fn memory(&self, id: c_uint) -> Option<&[u8]> {
+    /// Where the core keeps memory `id` and its length: none without a game, for a null pointer
+    /// or length 0, or past [`MAX_REGION_LEN`] (left out, and why recorded).
+    fn memory_parts(&self, id: c_uint) -> Option<(*mut u8, usize)> {
+        if !self.game_loaded {
+            return None;
+        }
         // SAFETY: a game is loaded; the calls only report where the core keeps that memory.
         let (data, size) = unsafe { ((self.api.get_memory_data)(id), (self.api.get_memory_size)(id)) };
         if data.is_null() || size == 0 {
             return None;
         }
-        // SAFETY: the core owns `size` bytes at `data` while the game is loaded. The slice borrows
-        // `self`, so nothing that runs the core (all take `&mut self`) can change them meanwhile.
-        Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) })
+        if size > MAX_REGION_LEN || (data as usize).checked_add(size).is_none() {
+            if let Some(s) = shared().as_mut() {
+                s.ignore(format!(
+                    "retro_get_memory_size({}) returned {size} bytes, more than the {MAX_REGION_LEN}-byte limit: left out",
+                    memory_name(id)
+                ));
+            }
+            return None;
+        }
+        Some((data.cast(), size))
+    }
+
+    /// One of the core's memories by `RETRO_MEMORY_*` id, if it exposes it.
+    pub fn memory(&self, id: c_uint) -> Option<&[u8]> {
+        let (data, size) = self.memory_parts(id)?;
+        // SAFETY: the core owns `size` bytes at `data` while the game is loaded, and `size` is at
+        // most `MAX_REGION_LEN`. The slice borrows `self`, so nothing that runs the core (all take
+        // `&mut self`) can change them meanwhile.
+        Some(unsafe { std::slice::from_raw_parts(data, size) })
     }
 
     /// [`RetroCore::memory`], writable (fault injection).
     pub fn memory_mut(&mut self, id: c_uint) -> Option<&mut [u8]> {
-        // SAFETY: as `memory`.
-        let (data, size) = unsafe { ((self.api.get_memory_data)(id), (self.api.get_memory_size)(id)) };
-        if data.is_null() || size == 0 {
-            return None;
-        }
+        let (data, size) = self.memory_parts(id)?;
         // SAFETY: as `memory`; the borrow is exclusive through `&mut self`.
-        Some(unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), size) })
+        Some(unsafe { std::slice::from_raw_parts_mut(data, size) })
     }
 
     /// The regions of `SET_MEMORY_MAPS` that hold state: writable memory (no `CONST` ROM), each
-    /// block once (mirrors and repeated descriptors of the same bytes dropped).
+    /// block once (mirrors and repeated descriptors of the same bytes dropped). Valid until the next
+    /// load ([`RetroCore::power_cycle`]): ask again after it.
     pub fn map_regions(&self) -> Vec<MapRegion> {
         shared().as_ref().map(|s| s.maps.clone()).unwrap_or_default()
     }
 
-    /// The bytes of a region from [`RetroCore::map_regions`].
+    /// Whether `region` is one of the current map's, as it was handed out: only then are its
+    /// pointer and length the core's declaration for the loaded game.
+    fn is_current(&self, region: &MapRegion) -> bool {
+        self.game_loaded && shared().as_ref().is_some_and(|s| s.maps.iter().any(|m| m == region))
+    }
+
+    /// The bytes of a region from [`RetroCore::map_regions`]; empty for one of an earlier load.
     pub fn map_bytes(&self, region: &MapRegion) -> &[u8] {
-        // SAFETY: the descriptor's pointer and length, as the core declared them, stay valid while the
-        // game is loaded (libretro.h); borrowed from `self` like `memory`.
+        if !self.is_current(region) {
+            return &[];
+        }
+        // SAFETY: the current map's descriptor pointer and length (at most `MAX_REGION_LEN`, not
+        // past the address space), as the core declared them, stay valid while the game is loaded
+        // (libretro.h); borrowed from `self` like `memory`.
         unsafe { std::slice::from_raw_parts(region.ptr as *const u8, region.len) }
     }
 
     /// [`RetroCore::map_bytes`], writable (fault injection).
     pub fn map_bytes_mut(&mut self, region: &MapRegion) -> &mut [u8] {
+        if !self.is_current(region) {
+            return &mut [];
+        }
         // SAFETY: as `map_bytes`, exclusive through `&mut self`.
         unsafe { std::slice::from_raw_parts_mut(region.ptr as *mut u8, region.len) }
     }
@@ -709,6 +828,59 @@ impl RetroCore {
     pub fn unanswered_commands(&self) -> Vec<u32> {
         shared().as_ref().map(|s| s.unanswered.clone()).unwrap_or_default()
     }
+
+    /// Why memory regions the core declared were left out (too large, a map of too many
+    /// descriptors), each reason once.
+    pub fn ignored_regions(&self) -> Vec<String> {
+        shared().as_ref().map(|s| s.ignored.clone()).unwrap_or_default()
+    }
+
+    /// Pictures dropped (0 wide or high, too large, rows spread too far) and audio frames dropped
+    /// (past the per-frame limit), since the core was loaded; each count saturates.
+    pub fn dropped(&self) -> (u64, u64) {
+        shared().as_ref().map_or((0, 0), |s| (s.dropped_pictures, s.dropped_audio))
+    }
+}
+
+/// A `RETRO_MEMORY_*` id's name.
+fn memory_name(id: c_uint) -> String {
+    match id {
+        ffi::MEMORY_SAVE_RAM => "RETRO_MEMORY_SAVE_RAM".into(),
+        ffi::MEMORY_RTC => "RETRO_MEMORY_RTC".into(),
+        ffi::MEMORY_SYSTEM_RAM => "RETRO_MEMORY_SYSTEM_RAM".into(),
+        ffi::MEMORY_VIDEO_RAM => "RETRO_MEMORY_VIDEO_RAM".into(),
+        other => other.to_string(),
+    }
+}
+
+/// An environment command's libretro.h name (without `RETRO_ENVIRONMENT_`) and number, for the
+/// unanswered ones a core may need.
+fn command_name(cmd: c_uint) -> String {
+    let number = cmd & !ffi::ENVIRONMENT_EXPERIMENTAL;
+    let name = match number {
+        2 => "GET_OVERSCAN",
+        12 => "SET_KEYBOARD_CALLBACK",
+        13 => "SET_DISK_CONTROL_INTERFACE",
+        14 => "SET_HW_RENDER",
+        21 => "SET_FRAME_TIME_CALLBACK",
+        22 => "SET_AUDIO_CALLBACK",
+        23 => "GET_RUMBLE_INTERFACE",
+        28 => "GET_PERF_INTERFACE",
+        33 => "SET_PROC_ADDRESS_CALLBACK",
+        38 => "GET_USERNAME",
+        40 => "GET_CURRENT_SOFTWARE_FRAMEBUFFER",
+        41 => "GET_HW_RENDER_INTERFACE",
+        43 => "SET_HW_RENDER_CONTEXT_NEGOTIATION_INTERFACE",
+        45 => "GET_VFS_INTERFACE",
+        56 => "GET_PREFERRED_HW_RENDER",
+        57 => "GET_DISK_CONTROL_INTERFACE_VERSION",
+        58 => "SET_DISK_CONTROL_EXT_INTERFACE",
+        59 => "GET_MESSAGE_INTERFACE_VERSION",
+        66 => "GET_GAME_INFO_EXT",
+        72 => "GET_SAVESTATE_CONTEXT",
+        _ => return number.to_string(),
+    };
+    format!("{name} ({number})")
 }
 
 impl Drop for RetroCore {
@@ -767,11 +939,34 @@ impl Shared {
     }
 
     fn push_log(&mut self, level: u32, text: &str) {
-        if self.log.len() == MAX_LOG_LINES {
+        if self.log.len() >= MAX_LOG_LINES {
             self.log.remove(0);
-            self.log_dropped += 1;
+            self.log_dropped = self.log_dropped.saturating_add(1);
         }
         self.log.push(LogLine { level, text: text.trim_end().to_owned() });
+    }
+
+    /// Makes `maps` the memory map. A map unlike the last (a reload's, even at the same addresses)
+    /// is a new generation: the regions handed out of the last one are no longer read.
+    fn replace_maps(&mut self, mut maps: Vec<MapRegion>) {
+        let same_block = |a: &MapRegion, b: &MapRegion| {
+            (&a.name, a.flags, a.start, a.len, a.ptr) == (&b.name, b.flags, b.start, b.len, b.ptr)
+        };
+        if maps.len() == self.maps.len() && maps.iter().zip(&self.maps).all(|(a, b)| same_block(a, b)) {
+            return;
+        }
+        self.maps_generation = self.maps_generation.wrapping_add(1);
+        for map in &mut maps {
+            map.generation = self.maps_generation;
+        }
+        self.maps = maps;
+    }
+
+    /// Records why a region was left out (once per reason, at most `MAX_IGNORED`).
+    fn ignore(&mut self, why: String) {
+        if self.ignored.len() < MAX_IGNORED && !self.ignored.contains(&why) {
+            self.ignored.push(why);
+        }
     }
 }
 
@@ -977,8 +1172,16 @@ unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {
             }
             // SAFETY: a `const struct retro_memory_map *`.
             let map = unsafe { &*data.cast::<ffi::MemoryMap>() };
-            s.maps.clear();
-            for index in 0..map.num_descriptors as usize {
+            let count = map.num_descriptors as usize;
+            if count > MAX_MAP_DESCRIPTORS {
+                s.ignore(format!(
+                    "SET_MEMORY_MAPS: {count} descriptors, more than the {MAX_MAP_DESCRIPTORS} a snapshot has sections for: the memory map is left out"
+                ));
+                s.replace_maps(Vec::new());
+                return false;
+            }
+            let mut maps: Vec<MapRegion> = Vec::new();
+            for index in 0..count {
                 if map.descriptors.is_null() {
                     break;
                 }
@@ -987,18 +1190,32 @@ unsafe extern "C" fn environment(cmd: c_uint, data: *mut c_void) -> bool {
                 if d.ptr.is_null() || d.len == 0 || d.flags & ffi::MEMDESC_CONST != 0 {
                     continue;
                 }
-                let ptr = (d.ptr as usize).wrapping_add(d.offset);
-                if s.maps.iter().any(|m| m.ptr == ptr && m.len == d.len) {
-                    continue;
-                }
                 // Fault specs (`flip:SECTION:OFFSET:BIT@FRAME`) name sections: no `:`, `@` or spaces.
                 let space = c_text_opt(d.addrspace)
-                    .map(|t| t.replace(|c: char| c == ':' || c == '@' || c.is_whitespace(), "_"))
+                    .map(|t| {
+                        t.chars()
+                            .take(MAX_SPACE_NAME_CHARS)
+                            .map(|c| if c == ':' || c == '@' || c.is_whitespace() { '_' } else { c })
+                            .collect::<String>()
+                    })
                     .filter(|t| !t.is_empty())
                     .unwrap_or_else(|| index.to_string());
                 let name = format!("map.{space}.{:x}", d.start);
-                s.maps.push(MapRegion { name, flags: d.flags, start: d.start, len: d.len, ptr });
+                let ptr = (d.ptr as usize).checked_add(d.offset);
+                let Some(ptr) = ptr.filter(|p| d.len <= MAX_REGION_LEN && p.checked_add(d.len).is_some())
+                else {
+                    s.ignore(format!(
+                        "memory descriptor {name}: {} bytes at offset {:#x}, more than the {MAX_REGION_LEN}-byte limit or past the address space: left out",
+                        d.len, d.offset
+                    ));
+                    continue;
+                };
+                if maps.iter().any(|m| m.ptr == ptr && m.len == d.len) {
+                    continue;
+                }
+                maps.push(MapRegion { name, flags: d.flags, start: d.start, len: d.len, ptr, generation: 0 });
             }
+            s.replace_maps(maps);
             true
         }
         ffi::ENVIRONMENT_SET_SERIALIZATION_QUIRKS => {
@@ -1097,6 +1314,19 @@ pub(crate) fn install_log_sink() {
     ONCE.call_once(|| unsafe { anes_retro_set_log_sink(log_sink) });
 }
 
+/// A picture's packed row length in bytes, if it is one the host takes: at least one pixel wide
+/// and high, at most `MAX_PICTURE_PIXELS`, rows `pitch` bytes apart that do not overlap, all of
+/// them within `MAX_PICTURE_SPAN` bytes.
+fn picture_row(width: c_uint, height: c_uint, pitch: usize, bpp: usize) -> Option<usize> {
+    let (width, height) = (usize::try_from(width).ok()?, usize::try_from(height).ok()?);
+    if width == 0 || height == 0 || width.checked_mul(height)? > MAX_PICTURE_PIXELS {
+        return None;
+    }
+    let row = width.checked_mul(bpp)?;
+    let span = (height - 1).checked_mul(pitch)?.checked_add(row)?;
+    (row <= pitch && span <= MAX_PICTURE_SPAN).then_some(row)
+}
+
 /// `retro_video_refresh_t`: keeps the picture (null `data`: the last one again).
 unsafe extern "C" fn video_refresh(data: *const c_void, width: c_uint, height: c_uint, pitch: usize) {
     let mut slot = shared();
@@ -1104,25 +1334,23 @@ unsafe extern "C" fn video_refresh(data: *const c_void, width: c_uint, height: c
     if data.is_null() {
         return;
     }
-    let bpp = Picture::bytes_per_pixel(s.pixel_format);
-    let row = width as usize * bpp;
-    if row > pitch || (width as usize).saturating_mul(height as usize) > MAX_PICTURE_PIXELS {
-        s.oversized_pictures += 1;
+    let Some(row) = picture_row(width, height, pitch, Picture::bytes_per_pixel(s.pixel_format)) else {
+        s.dropped_pictures = s.dropped_pictures.saturating_add(1);
         return;
-    }
+    };
     let picture = &mut s.picture;
     picture.width = width;
     picture.height = height;
     picture.format = s.pixel_format;
-    // Same size every frame: after the first, no allocation.
+    // Same size every frame: after the first, no allocation. At most `MAX_PICTURE_PIXELS` * 4.
     picture.bytes.resize(row * height as usize, 0);
     for (y, out) in picture.bytes.chunks_exact_mut(row).enumerate() {
-        // SAFETY: the core hands over `height` rows `pitch` bytes apart, each at least `row` long
-        // (checked above), valid during this call.
+        // SAFETY: the core hands over `height` rows `pitch` bytes apart, each at least `row` long,
+        // valid during this call; `y * pitch + row` is at most the span checked above.
         let source = unsafe { std::slice::from_raw_parts(data.cast::<u8>().add(y * pitch), row) };
         out.copy_from_slice(source);
     }
-    s.pictures += 1;
+    s.pictures = s.pictures.saturating_add(1);
 }
 
 /// `retro_audio_sample_t`: one stereo frame.
@@ -1131,7 +1359,7 @@ unsafe extern "C" fn audio_sample(left: i16, right: i16) {
         if s.audio.len() + 2 <= MAX_AUDIO_SAMPLES_PER_FRAME {
             s.audio.extend_from_slice(&[left, right]);
         } else {
-            s.dropped_audio += 1;
+            s.dropped_audio = s.dropped_audio.saturating_add(1);
         }
     }
 }
@@ -1147,7 +1375,7 @@ unsafe extern "C" fn audio_sample_batch(data: *const i16, frames: usize) -> usiz
             // SAFETY: the core hands over `frames` interleaved stereo frames, valid during the call.
             s.audio.extend_from_slice(unsafe { std::slice::from_raw_parts(data, samples) });
         } else {
-            s.dropped_audio += frames as u64;
+            s.dropped_audio = s.dropped_audio.saturating_add(u64::try_from(frames).unwrap_or(u64::MAX));
         }
     }
     frames

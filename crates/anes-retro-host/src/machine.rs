@@ -9,7 +9,7 @@
 //! `cpu_cycle` is the frame count, and its raster position 0.
 
 use std::ffi::c_uint;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use anes_core::movie::{ConsoleCommand, FrameInput};
 use anes_core::state::{FrameRecord, StateHash};
@@ -77,9 +77,14 @@ pub struct RetroMachine {
     frame: u64,
     names: Vec<&'static str>,
     sources: Vec<Source>,
+    /// The memory map of the last load (read anew after each: a core may move its memory).
     maps: Vec<MapRegion>,
     state: Vec<u8>,
-    state_error: Option<String>,
+    /// Why the last serialization, a frame's or a snapshot's, failed. Behind a lock because a
+    /// snapshot is taken through `&self`.
+    state_error: Mutex<Option<String>>,
+    /// Why the machine stopped: a power cycle left no game loaded. The core is not run again.
+    failure: Option<String>,
     picture: Picture,
     audio: Vec<u8>,
     digests: Vec<[u8; 32]>,
@@ -101,40 +106,58 @@ impl RetroMachine {
     /// no state holds, so the number of samples a frame hands over can differ after a load while
     /// the emulated machine does not: this tells the two apart.
     pub fn with_audio_hashed(core: RetroCore, hash_audio: bool) -> RetroMachine {
-        let mut names = vec!["state"];
-        let mut sources = vec![Source::State];
-        for (id, name) in MEMORIES {
-            if core.memory(id).is_some() {
-                names.push(name);
-                sources.push(Source::Memory(id));
-            }
-        }
-        let maps = core.map_regions();
-        for (index, map) in maps.iter().enumerate() {
-            names.push(intern(&map.name));
-            sources.push(Source::Map(index));
-        }
-        names.extend(["picture", "audio"]);
-        sources.extend([Source::Picture, Source::Audio]);
-        let digests = vec![[0; 32]; names.len()];
+        RetroMachine::build(core, hash_audio, false)
+    }
+
+    fn build(core: RetroCore, hash_audio: bool, nes_view: bool) -> RetroMachine {
         let mut machine = RetroMachine {
             core,
             frame: 0,
-            names,
-            sources,
-            maps,
+            names: Vec::new(),
+            sources: Vec::new(),
+            maps: Vec::new(),
             state: Vec::new(),
-            state_error: None,
+            state_error: Mutex::new(None),
+            failure: None,
             picture: Picture::default(),
             audio: Vec::new(),
-            digests,
+            digests: Vec::new(),
             hash: StateHash::default(),
             hash_audio,
-            nes_view: false,
+            nes_view,
             classes: Vec::new(),
         };
+        machine.build_sections();
         machine.refresh();
         machine
+    }
+
+    /// The sections of the game loaded now: the memories the core exposes and its memory map, as
+    /// of this load (a map region of an earlier one may point at memory the core has freed).
+    fn build_sections(&mut self) {
+        self.names.clear();
+        self.sources.clear();
+        self.names.push("state");
+        self.sources.push(Source::State);
+        for (id, name) in MEMORIES {
+            if self.core.memory(id).is_some() {
+                self.names.push(name);
+                self.sources.push(Source::Memory(id));
+            }
+        }
+        self.maps = self.core.map_regions();
+        for (index, map) in self.maps.iter().enumerate() {
+            self.names.push(intern(&map.name));
+            self.sources.push(Source::Map(index));
+        }
+        self.names.extend(["picture", "audio"]);
+        self.sources.extend([Source::Picture, Source::Audio]);
+        if self.nes_view {
+            self.names.push(crate::nes_view::PICTURE_CLASSES);
+            self.sources.push(Source::Classes);
+        }
+        self.digests.clear();
+        self.digests.resize(self.names.len(), [0; 32]);
     }
 
     /// A NES core under the NES view ([`crate::nes_view`]): a frame's hash covers the 2 KiB of
@@ -142,13 +165,7 @@ impl RetroMachine {
     /// compares with another NES emulator ([`crate::nes_view::NesView`]) whatever its palette and
     /// state layout. The other sections stay in snapshots for restores and evidence.
     pub fn nes_view(core: RetroCore) -> RetroMachine {
-        let mut machine = RetroMachine::with_audio_hashed(core, false);
-        machine.nes_view = true;
-        machine.names.push(crate::nes_view::PICTURE_CLASSES);
-        machine.sources.push(Source::Classes);
-        machine.digests.push([0; 32]);
-        machine.refresh();
-        machine
+        RetroMachine::build(core, false, true)
     }
 
     /// The core.
@@ -171,9 +188,17 @@ impl RetroMachine {
         &self.state
     }
 
-    /// Why the last serialization failed, if it did (the hash then covers an empty state).
-    pub fn state_error(&self) -> Option<&str> {
-        self.state_error.as_deref()
+    /// Why the machine failed (a power cycle whose `retro_load_game` failed: the core is not run
+    /// or serialized again, and the hash covers an empty state), else why the last serialization,
+    /// a frame's or a snapshot's, failed (the hash or the snapshot then has an empty state).
+    pub fn state_error(&self) -> Option<String> {
+        self.failure
+            .clone()
+            .or_else(|| self.state_error.lock().unwrap_or_else(PoisonError::into_inner).clone())
+    }
+
+    fn set_state_error(&self, error: Option<String>) {
+        *self.state_error.lock().unwrap_or_else(PoisonError::into_inner) = error;
     }
 
     /// The index of the section named `name`.
@@ -188,10 +213,8 @@ impl RetroMachine {
 
     /// Serializes again, takes the picture and audio from the core and rehashes.
     fn refresh(&mut self) {
-        self.state_error = match self.core.serialize(&mut self.state) {
-            Ok(()) => None,
-            Err(e) => Some(e.to_string()),
-        };
+        let error = self.core.serialize(&mut self.state).err().map(|e| e.to_string());
+        self.set_state_error(error);
         self.core.picture_into(&mut self.picture);
         self.audio.clear();
         self.core.audio_bytes_into(&mut self.audio);
@@ -240,11 +263,13 @@ impl RetroMachine {
         match input.command {
             ConsoleCommand::None => {}
             ConsoleCommand::SoftReset => self.core.reset(),
-            ConsoleCommand::PowerCycle => {
+            ConsoleCommand::PowerCycle if self.failure.is_none() => {
                 if let Err(e) = self.core.power_cycle() {
-                    self.state_error = Some(format!("power cycle: {e}"));
+                    self.failure = Some(format!("power cycle: {e}"));
                 }
+                self.build_sections();
             }
+            ConsoleCommand::PowerCycle => {}
         }
         let mut pads = [0u16; MAX_PORTS];
         for (held, pad) in pads.iter_mut().zip(input.pads) {
@@ -263,7 +288,15 @@ impl Machine for RetroMachine {
 
     fn run_frame(&mut self, input: FrameInput) -> FrameRecord {
         self.apply(input);
-        self.core.run_frame();
+        // Without a game the core refuses (and runs nothing); the frame still counts, so the
+        // failed machine's records stay in step with its peer's.
+        if let (Err(e), None) = (self.core.try_run_frame(), &self.failure) {
+            self.failure = Some(format!("retro_run: {e}"));
+        }
+        // A core that declared another memory map during the frame: its sections, read anew.
+        if self.maps.iter().any(|region| self.core.map_bytes(region).is_empty()) {
+            self.build_sections();
+        }
         self.frame += 1;
         self.refresh();
         self.record()
@@ -293,7 +326,7 @@ impl Machine for RetroMachine {
         match self.sources.get(index) {
             Some(Source::State) => &self.state,
             Some(Source::Memory(id)) => self.core.memory(*id).unwrap_or(&[]),
-            Some(Source::Map(i)) => self.core.map_bytes(&self.maps[*i]),
+            Some(Source::Map(i)) => self.maps.get(*i).map_or(&[], |region| self.core.map_bytes(region)),
             Some(Source::Picture) => &self.picture.bytes,
             Some(Source::Audio) => &self.audio,
             Some(Source::Classes) => &self.classes,
@@ -314,25 +347,39 @@ impl Machine for RetroMachine {
 
     /// Serializes the core anew (not the state taken at the end of the frame), so two snapshots in
     /// a row show whether `retro_serialize` repeats itself.
+    ///
+    /// A failed serialization leaves the snapshot's state empty (`load_state` refuses it) and its
+    /// reason in [`RetroMachine::state_error`].
     fn save_state(&self, out: &mut Vec<u8>) {
         let mut fresh = Vec::with_capacity(self.state.len());
-        let state: &[u8] = match self.core.serialize(&mut fresh) {
-            Ok(()) => &fresh,
-            Err(_) => &[],
-        };
+        if let Err(e) = self.core.serialize(&mut fresh) {
+            self.set_state_error(Some(format!("snapshot: {e}")));
+        }
         let sections: Vec<(&str, &[u8])> = (0..self.names.len())
             .map(|i| {
-                (self.names[i], if self.sources[i] == Source::State { state } else { self.section_bytes(i) })
+                (self.names[i], if self.sources[i] == Source::State { &fresh } else { self.section_bytes(i) })
             })
             .collect();
         let picture = (self.picture.width, self.picture.height, self.picture.format);
-        snapshot::write(out, self.frame, picture, &sections);
+        if let Err(e) = snapshot::try_write(out, self.frame, picture, &sections) {
+            // An empty snapshot: `load_state` refuses it as cut off.
+            out.clear();
+            self.set_state_error(Some(format!("snapshot: {e}")));
+        }
     }
 
     fn load_state(&mut self, bytes: &[u8]) -> Result<(), MachineError> {
         let parsed = snapshot::parse(bytes).map_err(|e| MachineError::Snapshot(e.to_string()))?;
         let state =
             parsed.section("state").ok_or_else(|| MachineError::Snapshot("no state section".into()))?;
+        if state.is_empty() {
+            // A core that serializes at all never writes 0 bytes (`retro_serialize_size` 0 is an
+            // error): the state could not be taken.
+            return Err(MachineError::Snapshot(
+                "its state section is empty: the core's state could not be serialized when it was taken"
+                    .into(),
+            ));
+        }
         self.core.unserialize(state).map_err(|e| MachineError::Snapshot(e.to_string()))?;
         let (width, height, format) = parsed.picture;
         let picture_bytes = parsed.section("picture").unwrap_or(&[]);
@@ -373,14 +420,17 @@ impl Machine for RetroMachine {
                 state[offset] ^= mask;
                 self.core.unserialize(&state).map_err(|e: HostError| MachineError::Fault(e.to_string()))?;
             }
+            // The core's lengths may change between two calls: indexed with `get_mut`.
             Source::Memory(id) => {
-                if let Some(memory) = self.core.memory_mut(id) {
-                    memory[offset] ^= mask;
+                if let Some(byte) = self.core.memory_mut(id).and_then(|m| m.get_mut(offset)) {
+                    *byte ^= mask;
                 }
             }
             Source::Map(i) => {
                 let region = self.maps[i].clone();
-                self.core.map_bytes_mut(&region)[offset] ^= mask;
+                if let Some(byte) = self.core.map_bytes_mut(&region).get_mut(offset) {
+                    *byte ^= mask;
+                }
             }
             Source::Picture => {
                 self.picture.bytes[offset] ^= mask;

@@ -47,6 +47,22 @@ pub enum SnapshotError {
     /// Bytes after the last section.
     #[error("{0} bytes after the last section")]
     Trailing(usize),
+    /// A section's name longer than its u16 length field holds (when writing).
+    #[error("section {index}'s name is {len} bytes, at most {max}", max = u16::MAX)]
+    NameTooLong {
+        /// The section's index.
+        index: usize,
+        /// The name's length.
+        len: usize,
+    },
+    /// A section longer than its u32 length field holds (when writing).
+    #[error("section {name} is {len} bytes, at most {max}", max = u32::MAX)]
+    SectionTooLarge {
+        /// The section's name.
+        name: String,
+        /// Its length.
+        len: usize,
+    },
 }
 
 /// A parsed snapshot, borrowing its bytes.
@@ -67,23 +83,53 @@ impl<'a> Snapshot<'a> {
     }
 }
 
-/// Writes a snapshot into `out` (replacing its contents).
-pub fn write(out: &mut Vec<u8>, frame: u64, picture: (u32, u32, u32), sections: &[(&str, &[u8])]) {
+/// The length fields of section `index`, if they hold its lengths.
+fn length_fields(index: usize, name: &str, len: usize) -> Result<(u16, u32), SnapshotError> {
+    let name_field =
+        u16::try_from(name.len()).map_err(|_| SnapshotError::NameTooLong { index, len: name.len() })?;
+    let len_field =
+        u32::try_from(len).map_err(|_| SnapshotError::SectionTooLarge { name: name.into(), len })?;
+    Ok((name_field, len_field))
+}
+
+/// Writes a snapshot into `out` (replacing its contents), or refuses, writing nothing, what
+/// [`parse`] would not read back: more than [`MAX_SECTIONS`] sections, or a name or section too
+/// long for its length field.
+pub fn try_write(
+    out: &mut Vec<u8>,
+    frame: u64,
+    picture: (u32, u32, u32),
+    sections: &[(&str, &[u8])],
+) -> Result<(), SnapshotError> {
     out.clear();
+    if sections.len() > MAX_SECTIONS {
+        return Err(SnapshotError::TooManySections(sections.len()));
+    }
+    for (index, (name, bytes)) in sections.iter().enumerate() {
+        length_fields(index, name, bytes.len())?;
+    }
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
+    // At most MAX_SECTIONS (checked above).
     out.extend_from_slice(&(sections.len() as u16).to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&frame.to_le_bytes());
     for value in [picture.0, picture.1, picture.2, 0] {
         out.extend_from_slice(&value.to_le_bytes());
     }
-    for (name, bytes) in sections {
-        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    for (index, (name, bytes)) in sections.iter().enumerate() {
+        let (name_len, len) = length_fields(index, name, bytes.len())?;
+        out.extend_from_slice(&name_len.to_le_bytes());
         out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(bytes);
     }
+    Ok(())
+}
+
+/// [`try_write`], leaving `out` empty (which [`parse`] refuses) where it refuses.
+pub fn write(out: &mut Vec<u8>, frame: u64, picture: (u32, u32, u32), sections: &[(&str, &[u8])]) {
+    let _ = try_write(out, frame, picture, sections);
 }
 
 /// Reads a snapshot; every length is checked against the bytes there are.
@@ -145,6 +191,39 @@ mod tests {
         out.push(0);
         assert_eq!(parse(&out), Err(SnapshotError::Trailing(1)));
         assert!(matches!(parse(&out[..50]), Err(SnapshotError::Truncated { .. })));
+    }
+
+    #[test]
+    fn what_the_parser_would_refuse_is_not_written() {
+        let mut out = vec![1];
+        let empty: &[u8] = &[];
+        let sections = vec![("s", empty); MAX_SECTIONS];
+        try_write(&mut out, 0, (0, 0, 0), &sections).unwrap();
+        assert_eq!(parse(&out).unwrap().sections.len(), MAX_SECTIONS, "the most the parser reads");
+        let sections = vec![("s", empty); MAX_SECTIONS + 1];
+        assert_eq!(
+            try_write(&mut out, 0, (0, 0, 0), &sections),
+            Err(SnapshotError::TooManySections(MAX_SECTIONS + 1))
+        );
+        assert!(out.is_empty(), "nothing written");
+        // 65536 sections: a u16 count would wrap to 0.
+        let sections = vec![("s", empty); 1 << 16];
+        assert_eq!(
+            try_write(&mut out, 0, (0, 0, 0), &sections),
+            Err(SnapshotError::TooManySections(1 << 16))
+        );
+        let long = "n".repeat(1 << 16);
+        assert_eq!(
+            try_write(&mut out, 0, (0, 0, 0), &[("state", &[1]), (&long, &[2])]),
+            Err(SnapshotError::NameTooLong { index: 1, len: 1 << 16 })
+        );
+        assert!(out.is_empty());
+        // A section of 4 GiB is not allocated here: its length check, with the lengths alone.
+        assert_eq!(
+            length_fields(3, "map.ram.0", 1 << 32),
+            Err(SnapshotError::SectionTooLarge { name: "map.ram.0".into(), len: 1 << 32 })
+        );
+        assert_eq!(length_fields(3, "map.ram.0", u32::MAX as usize), Ok((9, u32::MAX)));
     }
 
     proptest! {

@@ -6,7 +6,8 @@
 //! audit of that check alone from power-on) and writes the repro into DIR.
 //!
 //! Exit status: 0 the core reaches what its `.info` claims (or more); 1 it claims more than it
-//! reaches; 2 bad input (no core, no content, the core refuses it, a bad option).
+//! reaches; 2 no result: bad input (no core, no content, the core refuses it, a bad option) or an
+//! instance that failed outright (its worker crashed, hung or broke the protocol).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use std::process::ExitCode;
 
 use anes_core::movie::FrameInput;
 use anes_lockstep::ShrinkInput;
-use anes_retro_host::audit::{AuditConfig, AuditReport, Check, CheckOutcome, audit};
+use anes_retro_host::audit::{AuditConfig, AuditError, AuditReport, Check, CheckOutcome, audit};
 use anes_retro_host::{CoreInfo, SavestateLevel};
 use anyhow::Context;
 
@@ -25,7 +26,7 @@ const EXIT_OVERCLAIMS: u8 = 1;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Exit status: 0 the core reaches the level its .info claims; 1 it claims more \
-than it reaches; 2 bad input. With --shrink, the repro of the first failing check is written too \
+than it reaches; 2 no result (bad input, or a worker that crashed, hung or broke the protocol). With --shrink, the repro of the first failing check is written too \
 (its input shrunk as anes shrink does, every trial from power-on in fresh workers).
 
 Examples:
@@ -172,7 +173,11 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         bar.set_position(done);
         bar.set_message(format!("{}: frame {frame}", check.name()));
     })
-    .map_err(|e| anyhow::anyhow!("{}: {e}", args.core.display()))?;
+    .map_err(|e| match e {
+        // It names the core.
+        AuditError::Failed { .. } => anyhow::anyhow!("{e}"),
+        AuditError::Make { .. } => anyhow::anyhow!("{}: {e}", args.core.display()),
+    })?;
     bar.finish_and_clear();
 
     let shrunk = match &args.shrink {

@@ -225,6 +225,20 @@ fn the_audit_passes_the_well_behaved_test_core() {
 }
 
 #[test]
+fn a_core_that_crashes_leaves_the_audit_without_a_result() {
+    // The test core aborts in its 100th frame: instance A's worker dies. What a dead worker answers
+    // is no measurement (two dead instances once compared equal and passed a check).
+    let content = test_content("audit-crash");
+    let output =
+        anes(&["audit", TEST_CORE_A, s(&content), "--frames", "240", "--option", "anestest_fault=crash"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("instance A of the audit failed outright at run_frame"), "{stderr}");
+    assert!(stderr.contains("the audit has no result"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no verdict is printed: {}", String::from_utf8_lossy(&output.stdout));
+}
+
+#[test]
 fn a_timestamp_in_the_state_fails_serialize_twice_at_its_bytes() {
     let (report, _) = audit_with_fault("timestamp");
     let (check, frame, bytes) = first_failure(&report);

@@ -11,7 +11,8 @@
  *   grow       the serialized size grows by one byte every 60 frames (check 5);
  *   button     Select held sets a mode that is not serialized; while it is set, RAM $20 takes the
  *              frame count every frame: a fault only input reaches (check 4 fails only when Select
- *              was pressed before the state changed hands; the audit's --shrink finds that press).
+ *              was pressed before the state changed hands; the audit's --shrink finds that press);
+ *   crash      the core aborts in its 100th frame: its worker dies, and the audit has no result.
  * Built twice by build.rs; build B (ANES_TEST_CORE_BUILD_B) also flips bit 0 of RAM $30 from frame
  * 200 on, a "regression" for the canary, and bit 0 of RAM $31 on every frame Select is held, one
  * only input reaches (for the shrinker).
@@ -103,7 +104,9 @@ typedef int16_t (*retro_input_state_t)(unsigned port, unsigned device, unsigned 
 #define AUDIO_FRAMES 100
 #define STATE_MAGIC 0x54534541u /* "AEST" */
 
-enum fault { FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW, FAULT_BUTTON };
+enum fault {
+    FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW, FAULT_BUTTON, FAULT_CRASH
+};
 
 /* The serialized state, in this order: magic, frame, generator, RAM, save RAM. */
 struct machine {
@@ -134,14 +137,14 @@ static retro_input_state_t input_state;
 static retro_log_printf_t log_line;
 
 static const struct retro_variable variables[] = {
-    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow|button"},
+    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow|button|crash"},
     {"anestest_step", "Generator step; 1|3"},
     {NULL, NULL},
 };
 static const struct retro_core_option_definition options[] = {
     {"anestest_fault", "Fault", "Which misbehaviour to show",
      {{"none", NULL}, {"timestamp", NULL}, {"random", NULL}, {"leak", NULL}, {"forget", NULL},
-      {"grow", NULL}, {"button", NULL}, {NULL, NULL}},
+      {"grow", NULL}, {"button", NULL}, {"crash", NULL}, {NULL, NULL}},
      "none"},
     {"anestest_step", "Generator step", "Added to the generator each frame",
      {{"1", NULL}, {"3", NULL}, {NULL, NULL}},
@@ -244,6 +247,8 @@ EXPORT bool retro_load_game(const struct retro_game_info *game) {
         fault = FAULT_GROW;
     else if (value && !strcmp(value, "button"))
         fault = FAULT_BUTTON;
+    else if (value && !strcmp(value, "crash"))
+        fault = FAULT_CRASH;
     value = option("anestest_step");
     step = value && !strcmp(value, "3") ? 3 : 1;
     if (log_line)
@@ -273,6 +278,8 @@ EXPORT void retro_run(void) {
         if (input_state(0, DEVICE_JOYPAD, 0, id))
             buttons |= (uint16_t)(1u << id);
     machine.frame++;
+    if (fault == FAULT_CRASH && machine.frame == 100)
+        abort();
     machine.rng = machine.rng * 1103515245u + 12345u + step;
     machine.ram[0x00] = (uint8_t)machine.frame;
     machine.ram[0x01] = (uint8_t)buttons;

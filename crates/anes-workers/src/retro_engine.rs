@@ -8,16 +8,22 @@
 //! [`anes_retro_host::snapshot`]s, fault sections are the machine's (`state`, `system_ram`,
 //! `map:...`, `picture`, `audio`), a state fault fires at the end of the frame during which its
 //! cycle (frame) is reached, and one without `@` fires at once. Instruction stepping and
-//! disassembly are refused.
+//! disassembly are refused. A snapshot too large for one protocol message is answered with an error
+//! naming the core and the snapshot's parts, instead of a message the parent would refuse.
 
-use std::path::PathBuf;
+use std::fs::OpenOptions;
+use std::io::{self, BufReader};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anes_fs::FileKind;
 use anes_lockstep::{Fault, Machine};
-use anes_retro_host::{HostConfig, RetroCore, RetroMachine};
+use anes_retro_host::{HostConfig, RetroCore, RetroMachine, snapshot};
+use rustix::fs::OFlags;
 
 use crate::engine::{Flow, Handler};
-use crate::protocol::{Reply, WireInput, WorkerCommand};
+use crate::protocol::{FRAME_CHECKSUM_LEN, MAX_FRAME_LEN, Reply, WireInput, WorkerCommand, encode_reply};
 
 /// What the worker loads when the parent says `Load`.
 #[derive(Debug, Clone)]
@@ -69,17 +75,12 @@ impl RetroEngine {
             Ok(core) => core,
             Err(e) => return reply(error(&format!("load: {e}"))),
         };
-        let content_identity =
-            match anes_fs::read_capped(&self.setup.content, anes_retro_host::MAX_CONTENT_LEN, "content") {
-                Ok(bytes) => *blake3::hash(&bytes).as_bytes(),
-                Err(e) => {
-                    return reply(error(&format!(
-                        "load: content {}: {}",
-                        self.setup.content.display(),
-                        e.problem()
-                    )));
-                }
-            };
+        let content_identity = match content_identity(&self.setup.content) {
+            Ok(identity) => identity,
+            Err(problem) => {
+                return reply(error(&format!("load: content {}: {problem}", self.setup.content.display())));
+            }
+        };
         if !rom.is_empty() && *blake3::hash(rom).as_bytes() != content_identity {
             return reply(error(&format!(
                 "load: the parent's content ({} bytes) is not this worker's {}",
@@ -92,13 +93,18 @@ impl RetroEngine {
         } else {
             RetroMachine::with_audio_hashed(core, self.setup.hash_audio)
         };
+        // A core whose snapshot cannot travel is refused at load, before a parent waits on it.
+        machine.save_state(&mut self.snapshot);
+        if let Err(e) = fits_in_a_message(&self.setup.core, &self.snapshot) {
+            return reply(error(&format!("load: {e}")));
+        }
         let record = machine.record().into();
         self.machine = Some(machine);
         self.checkpoint_every = checkpoint_every;
         self.next_seq = 0;
         self.faults.clear();
         reply(Reply::Loaded { rom_identity: content_identity, record, region: None });
-        self.send_snapshot(reply);
+        self.send_snapshot("load", reply);
     }
 
     fn frames(&mut self, first_seq: u64, inputs: &[WireInput], reply: &mut dyn FnMut(Reply)) {
@@ -139,7 +145,7 @@ impl RetroEngine {
             let record = self.machine.as_ref().expect("checked above").record();
             reply(Reply::Record { seq, record: record.into() });
             if self.next_seq % self.checkpoint_every == 0 {
-                self.send_snapshot(reply);
+                self.send_snapshot("frames", reply);
             }
         }
     }
@@ -202,9 +208,14 @@ impl RetroEngine {
         }
     }
 
-    fn send_snapshot(&mut self, reply: &mut dyn FnMut(Reply)) {
+    /// Sends the machine's snapshot, or (`command` naming what asked) why it does not fit in a
+    /// message: a snapshot grows with what the core shows (memory regions, picture, audio).
+    fn send_snapshot(&mut self, command: &str, reply: &mut dyn FnMut(Reply)) {
         let Some(machine) = self.machine.as_ref() else { return };
         machine.save_state(&mut self.snapshot);
+        if let Err(e) = fits_in_a_message(&self.setup.core, &self.snapshot) {
+            return reply(error(&format!("{command}: {e}")));
+        }
         reply(Reply::Snapshot {
             seq: self.next_seq,
             state_hash: machine.state_hash().0,
@@ -237,7 +248,7 @@ impl Handler for RetroEngine {
                 },
             },
             WorkerCommand::Snapshot => match self.machine {
-                Some(_) => self.send_snapshot(reply),
+                Some(_) => self.send_snapshot("snapshot", reply),
                 None => reply(not_loaded()),
             },
             WorkerCommand::Inject { spec } => self.inject(&spec, reply),
@@ -270,10 +281,129 @@ impl Handler for RetroEngine {
     }
 }
 
+/// The content's identity: blake3 of the whole file, streamed, so a CD image a core takes by path
+/// (`need_fullpath`) is hashed whatever its size. Opened as `anes_fs::read_capped` opens a file:
+/// without blocking on a FIFO, and refused unless the opened descriptor is a regular file.
+fn content_identity(path: &Path) -> Result<[u8; 32], String> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| format!("cannot read the content: {e}"))?;
+    let metadata = file.metadata().map_err(|e| format!("cannot read the content: {e}"))?;
+    match FileKind::of(metadata.file_type()) {
+        FileKind::Regular => {}
+        kind => return Err(format!("the content is {kind}, not a regular file")),
+    }
+    let mut hasher = blake3::Hasher::new();
+    io::copy(&mut BufReader::with_capacity(1 << 20, file), &mut hasher)
+        .map_err(|e| format!("cannot read the content: {e}"))?;
+    Ok(*hasher.finalize().as_bytes())
+}
+
+/// Bytes of a [`Reply::Snapshot`] message besides the snapshot (tag, sequence number, state hash,
+/// length), measured on the encoder so it follows the layout.
+fn snapshot_reply_overhead() -> usize {
+    let mut frame = Vec::new();
+    encode_reply(&Reply::Snapshot { seq: 0, state_hash: [0; 32], bytes: Vec::new() }, &mut frame);
+    frame.len() - 4 - FRAME_CHECKSUM_LEN
+}
+
+/// `Err` naming the core and the sizes of the snapshot's parts when a [`Reply::Snapshot`] of
+/// `snapshot` is longer than [`MAX_FRAME_LEN`]: the parent would refuse it as a frame too long,
+/// naming neither.
+fn fits_in_a_message(core: &Path, snapshot: &[u8]) -> Result<(), String> {
+    let len = snapshot_reply_overhead() + snapshot.len();
+    if len <= MAX_FRAME_LEN {
+        return Ok(());
+    }
+    let parts = match snapshot::parse(snapshot) {
+        Ok(parsed) => {
+            let parts: Vec<String> =
+                parsed.sections.iter().map(|(name, bytes)| format!("{name} {} bytes", bytes.len())).collect();
+            parts.join(", ")
+        }
+        Err(e) => format!("unreadable: {e}"),
+    };
+    Err(format!(
+        "{}: the snapshot is {} bytes ({parts}), a {len}-byte message, longer than the worker protocol's {MAX_FRAME_LEN}-byte limit: this core cannot run in a worker",
+        core.display(),
+        snapshot.len()
+    ))
+}
+
 fn error(message: &str) -> Reply {
     Reply::Error { message: message.to_owned() }
 }
 
 fn not_loaded() -> Reply {
     error("no content loaded: send load first")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{decode_reply, read_frame};
+
+    /// A snapshot of `len` bytes in all, its state section filling what the header leaves.
+    fn snapshot_of(len: usize) -> Vec<u8> {
+        let mut probe = Vec::new();
+        snapshot::write(&mut probe, 7, (0, 0, 0), &[("state", &[]), ("system_ram", &[0; 2048])]);
+        let state = vec![0xA5; len - probe.len()];
+        let mut out = Vec::new();
+        snapshot::write(&mut out, 7, (0, 0, 0), &[("state", &state), ("system_ram", &[0; 2048])]);
+        assert_eq!(out.len(), len);
+        out
+    }
+
+    /// The limit is the parent's: the largest snapshot passed goes through the reader, and one byte
+    /// more is refused by name instead of as a frame too long.
+    #[test]
+    fn a_snapshot_longer_than_a_message_is_refused_naming_the_core_and_its_parts() {
+        let core = Path::new("/cores/big_libretro.so");
+        let largest = snapshot_of(MAX_FRAME_LEN - snapshot_reply_overhead());
+        fits_in_a_message(core, &largest).expect("fits");
+        let mut wire = Vec::new();
+        encode_reply(&Reply::Snapshot { seq: 7, state_hash: [1; 32], bytes: largest.clone() }, &mut wire);
+        let mut frame = Vec::new();
+        assert!(read_frame(&mut &wire[..], &mut frame).expect("the parent reads it"));
+        assert!(matches!(decode_reply(&frame), Ok(Reply::Snapshot { bytes, .. }) if bytes == largest));
+
+        let over = snapshot_of(MAX_FRAME_LEN - snapshot_reply_overhead() + 1);
+        let err = fits_in_a_message(core, &over).unwrap_err();
+        let state = over.len() - 2048 - snapshot::HEADER_LEN - 2 * 6 - "state".len() - "system_ram".len();
+        assert_eq!(
+            err,
+            format!(
+                "/cores/big_libretro.so: the snapshot is {} bytes (state {state} bytes, system_ram 2048 bytes), a {}-byte message, longer than the worker protocol's 16777216-byte limit: this core cannot run in a worker",
+                over.len(),
+                MAX_FRAME_LEN + 1
+            )
+        );
+        wire.clear();
+        encode_reply(&Reply::Snapshot { seq: 7, state_hash: [1; 32], bytes: over }, &mut wire);
+        assert!(read_frame(&mut &wire[..], &mut frame).is_err(), "the parent would refuse it");
+    }
+
+    /// The identity is blake3 of the whole file; what is not a regular file is refused unread (a
+    /// device would be streamed for ever, a FIFO would block).
+    #[test]
+    fn the_content_identity_streams_regular_files_only() {
+        let dir = std::env::temp_dir().join(format!("anes-retro-engine-identity-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("content.bin");
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&file, &bytes).unwrap();
+        assert_eq!(content_identity(&file), Ok(*blake3::hash(&bytes).as_bytes()));
+        assert_eq!(content_identity(&dir), Err("the content is a directory, not a regular file".to_owned()));
+        let err = content_identity(Path::new("/dev/zero")).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let fifo = dir.join("fifo");
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        let err = content_identity(&fifo).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let err = content_identity(&dir.join("missing")).unwrap_err();
+        assert!(err.starts_with("cannot read the content: "), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -95,6 +95,9 @@ pub struct WorkerProcess {
     replies: Receiver<Incoming>,
     reply_timeout: Duration,
     build: BuildInfo,
+    /// The last command sent (its name on the wire) and the frame it concerns when known: what a
+    /// reply that never comes is named by.
+    awaiting: Option<(&'static str, Option<u64>)>,
 }
 
 impl WorkerProcess {
@@ -119,6 +122,7 @@ impl WorkerProcess {
             replies: rx,
             reply_timeout,
             build: BuildInfo { version: String::new(), git_commit: None, emulation_epoch: 0 },
+            awaiting: None,
         };
         // The transport refuses a first message that is not a hello of this version; what arrives
         // here is one.
@@ -148,6 +152,7 @@ impl WorkerProcess {
 
     /// Sends a command without waiting for its replies (batches are sent ahead of their answers).
     pub fn send(&mut self, command: &WorkerCommand) -> Result<(), WorkerError> {
+        self.awaiting = Some((command_kind(command), command_frame(command)));
         if self.child.send(command.clone()) { Ok(()) } else { Err(self.gone("it stopped reading its input")) }
     }
 
@@ -157,7 +162,15 @@ impl WorkerProcess {
             Ok(Incoming::Reply(reply)) => Ok(reply),
             Ok(Incoming::End(reason)) => Err(self.gone(&reason)),
             Err(RecvTimeoutError::Timeout) => {
-                Err(self.gone(&format!("no reply for {} s: it hangs", self.reply_timeout.as_secs_f64())))
+                let secs = self.reply_timeout.as_secs_f64();
+                // Which command hung, and where: a run of thousands of frames hangs at one of them.
+                Err(self.gone(&match self.awaiting {
+                    None => format!("no hello for {secs} s: it hangs"),
+                    Some((command, None)) => format!("no reply to {command} for {secs} s: it hangs"),
+                    Some((command, Some(frame))) => {
+                        format!("no reply to {command} (frame {frame}) for {secs} s: it hangs")
+                    }
+                }))
             }
             Err(RecvTimeoutError::Disconnected) => Err(self.gone("its output ended")),
         }
@@ -165,7 +178,19 @@ impl WorkerProcess {
 
     /// Sends `command` and returns its one reply, turning a refusal into an error.
     pub fn request(&mut self, command: &WorkerCommand, name: &'static str) -> Result<Reply, WorkerError> {
+        self.request_at(command, name, None)
+    }
+
+    /// [`WorkerProcess::request`] of a command that concerns `frame` (frames run) when the command
+    /// does not carry it (`snapshot`, `record`): a timeout names it.
+    pub fn request_at(
+        &mut self,
+        command: &WorkerCommand,
+        name: &'static str,
+        frame: Option<u64>,
+    ) -> Result<Reply, WorkerError> {
         self.send(command)?;
+        self.awaiting = Some((name, frame.or(command_frame(command))));
         match self.recv()? {
             Reply::Error { message } => {
                 Err(WorkerError::Refused { program: self.program().to_path_buf(), command: name, message })
@@ -201,3 +226,31 @@ impl WorkerProcess {
 }
 
 pub use anes_workers::stream::reply_kind as kind;
+
+/// A command's name on the wire (its `type` in JSON lines).
+fn command_kind(command: &WorkerCommand) -> &'static str {
+    match command {
+        WorkerCommand::Load { .. } => "load",
+        WorkerCommand::Frames { .. } => "frames",
+        WorkerCommand::Restore { .. } => "restore",
+        WorkerCommand::Snapshot => "snapshot",
+        WorkerCommand::Inject { .. } => "inject",
+        WorkerCommand::Stall { .. } => "stall",
+        WorkerCommand::Shutdown => "shutdown",
+        WorkerCommand::BeginFrame { .. } => "begin_frame",
+        WorkerCommand::StepInstruction => "step_instruction",
+        WorkerCommand::Probe => "probe",
+        WorkerCommand::Record => "record",
+        WorkerCommand::Disassemble => "disassemble",
+        WorkerCommand::Picture => "picture",
+    }
+}
+
+/// The frame a command names: a batch's first, a restore's.
+fn command_frame(command: &WorkerCommand) -> Option<u64> {
+    match command {
+        WorkerCommand::Frames { first_seq, .. } => Some(*first_seq),
+        WorkerCommand::Restore { seq, .. } => Some(*seq),
+        _ => None,
+    }
+}

@@ -124,6 +124,10 @@ impl RetroWorkerMachine {
         };
         match worker.recv()? {
             Reply::Snapshot { .. } => {}
+            // The worker says why it sent no snapshot (one too large for a message).
+            Reply::Error { message } => {
+                return Err(WorkerError::Refused { program: spec.program.clone(), command: "load", message });
+            }
             other => return Err(worker.unexpected("load", &other)),
         }
         Ok(RetroWorkerMachine {
@@ -167,7 +171,8 @@ impl RetroWorkerMachine {
         }
         let mut worker = self.worker.borrow_mut();
         let worker = worker.as_mut()?;
-        match worker.request(command, name) {
+        // The frame the machine is at: a reply that never comes is named by it.
+        match worker.request_at(command, name, Some(self.next_seq)) {
             Ok(reply) => Some(reply),
             Err(e) => {
                 self.fail(e);
@@ -234,6 +239,18 @@ fn placeholder() -> FrameRecord {
         ppu_scanline: 0,
         ppu_dot: 0,
         state_hash: StateHash::default(),
+    }
+}
+
+/// What the savestate audit asks after every call: a worker that crashed or hung answers with
+/// placeholders, which are no measurement of the core.
+impl anes_retro_host::audit::Audited for RetroWorkerMachine {
+    fn core_name(&self) -> String {
+        self.core_name_hint.clone()
+    }
+
+    fn failed(&self) -> Option<String> {
+        self.failure().map(|e| e.to_string())
     }
 }
 

@@ -302,9 +302,9 @@ pub fn read_for_loss(dir: &Path, pipeline: &str) -> Result<JournalContents, Jour
 
 /// Gives up the records the mark claims from `end` on (an operator accepting their loss: `anes
 /// journal accept-loss`): the mark moves down to `end`, or, missing or damaged, is made again at `end`
-/// with the identity the segments carry. Nothing else changes: the journal continues at `end` in a
-/// new segment, which supersedes what older ones hold from there. Returns the mark's end before, when
-/// it could be read.
+/// with the identity the segments carry. Nothing else changes here: the journal continues at `end` in
+/// a new segment, which supersedes what older ones hold from there, and sets aside the segments that
+/// start after it (`.ajnl.superseded-N`). Returns the mark's end before, when it could be read.
 pub fn accept_loss(dir: &Path, pipeline: &str, end: u64) -> Result<Option<u64>, JournalError> {
     let read = read_folder(dir, Some(pipeline), MarkUse::Ignored)?;
     let mark_path = dir.join(MARK_FILE);
@@ -473,6 +473,20 @@ impl FileJournal {
             identity: Some(self.identity),
         }
         .encode();
+        // Segments that start after this one hold records the journal no longer continues with
+        // (records an operator accepted the loss of, or appends never acknowledged): set aside, never
+        // deleted. Left in place, the reader would take their records over the new segment's from
+        // where each starts: acknowledged records replaced by old ones, without an error.
+        for (later, later_path) in segments(&self.dir)? {
+            if later <= first {
+                continue;
+            }
+            let aside =
+                free_name((1..=u32::MAX).map(|n| later_path.with_extension(format!("ajnl.superseded-{n}"))))
+                    .ok_or_else(|| io(&later_path, "no free name to set a superseded segment aside under"))?;
+            fs::rename(&later_path, &aside).map_err(|e| io(&later_path, e))?;
+            tracing::warn!(file = %later_path.display(), kept = %aside.display(), continues_at = first, "journal: a segment after where the journal continues set aside");
+        }
         // A file of that name holding more than a header (records an append left, never acknowledged)
         // is kept aside, never overwritten.
         if fs::metadata(&path).is_ok_and(|m| m.len() > header.len() as u64) {
@@ -869,6 +883,39 @@ mod tests {
         assert_eq!(aside("acknowledged.damaged-1"), damaged[1]);
         assert_eq!(aside("acknowledged.damaged-2"), damaged[2]);
         assert_eq!(FileJournal::open(&dir, "p", QUICK).unwrap().1.acknowledged_end, Some(20));
+    }
+
+    /// After an accept-loss the journal continues below segments that hold the given-up records: the
+    /// new records, acknowledged, are what a later start reads, not the old ones from where each old
+    /// segment starts.
+    #[test]
+    fn segments_after_where_the_journal_continues_are_set_aside() {
+        let temp = Temp::new("superseded");
+        let dir = temp.dir();
+        let small = JournalSettings { segment_bytes: 64, ..QUICK };
+        let (mut j, _) = FileJournal::open(&dir, "p", small).unwrap();
+        write(&mut j, 0, 40, 10);
+        drop(j);
+        assert!(dir.join(segment_name(30)).exists(), "one segment per batch: {:?}", snapshot(&dir));
+        accept_loss(&dir, "p", 15).unwrap();
+        let (mut j, _) = FileJournal::open(&dir, "p", small).unwrap();
+        j.continue_at(15);
+        let new = |seq: u64| FrameInput::buttons(0xEE, (seq % 2) as u8);
+        for batch in [15..25, 25..35, 35..45] {
+            for seq in batch {
+                j.append(seq, new(seq));
+            }
+            j.commit().unwrap();
+        }
+        drop(j);
+        let back = FileJournal::open(&dir, "p", small).unwrap().1;
+        assert_eq!(back.acknowledged_end, Some(45));
+        let expected: InputStream = (0..15).map(input).chain((15..45).map(new)).collect();
+        assert_eq!(back.records_from(0).unwrap(), expected);
+        for first in [20, 30] {
+            let aside = dir.join(segment_name(first)).with_extension("ajnl.superseded-1");
+            assert!(aside.exists(), "seg {first} kept aside: {:?}", snapshot(&dir));
+        }
     }
 
     /// A journal of an earlier version (segments without identity, no mark) is adopted once.

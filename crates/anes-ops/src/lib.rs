@@ -27,11 +27,12 @@
 //! an evidence writer per investigation, so the driver does not wait for the disk; the HTTP runtime's
 //! two workers, and its blocking pool for the drain), [`http`] (a task per connection, and a blocking
 //! read per evidence file, on that runtime), [`store`] (one checkpoint writer per pipeline, off the
-//! workers' path; the S3 store's current-thread runtime, run on the thread that uses the store),
-//! [`pipeline`] (one journal thread per pipeline, so a commit never holds up the driver) and [`canary`]
-//! (the metrics endpoint's current-thread runtime); the workers' threads are `anes-workers`'. Only
-//! [`service`], [`http`], the canary's export and the S3 store know tokio (the last because its client
-//! library is async), and only the first three axum
+//! workers' path; the S3 store's current-thread runtime, run on the thread that uses the store; the
+//! PostgreSQL store's runtime, whose one worker runs its connection's task), [`pipeline`] (one journal
+//! thread per pipeline, so a commit never holds up the driver) and [`canary`] (the metrics endpoint's
+//! current-thread runtime); the workers' threads are `anes-workers`'. Only [`service`], [`http`], the
+//! canary's export and the S3 and PostgreSQL stores know tokio (the last two because their client
+//! libraries are async), and only the first three axum
 //! (`tests/shell_boundaries.rs` checks both).
 //! Every file read goes through a size cap: `anes_fs::read_capped` (one cap per kind of file), or
 //! [`evidence::read_served_file`] for what `/evidence/...` serves.

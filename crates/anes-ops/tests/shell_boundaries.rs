@@ -16,6 +16,7 @@ const SPAWNING: &[&str] = &[
     "store/writer.rs",      // the checkpoint writer per pipeline
     "pipeline/durable.rs",  // the journal's thread per pipeline
     "store/s3/mod.rs", // the S3 client's current-thread runtime, run by the writer's (or journal's) thread
+    "store/postgres.rs", // the PostgreSQL client's runtime (one worker: its connection's task)
     "canary/export.rs", // the metrics endpoint's runtime
 ];
 
@@ -34,8 +35,9 @@ fn may_name_async(file: &str) -> bool {
     file.starts_with("service/")
         || file.starts_with("http/")
         || file == "canary/export.rs"
-        // object_store is async: the store blocks on its own current-thread runtime
+        // object_store and tokio-postgres are async: each store blocks on a runtime of its own
         || file.starts_with("store/s3/")
+        || file == "store/postgres.rs"
 }
 
 const ASYNC: &[&str] = &["tokio::", "axum::", "hyper::", "hyper_util::", "tower::"];

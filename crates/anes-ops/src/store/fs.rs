@@ -257,9 +257,14 @@ impl FsStore {
         if let Some(&intact) = self.verdicts.get(name) {
             return intact;
         }
-        let intact = self.read_one(name, frame, epoch).is_ok();
-        self.verdicts.insert(name.to_string(), intact);
-        intact
+        match self.read_one(name, frame, epoch) {
+            Ok(read) => {
+                self.verdicts.insert(name.to_string(), read.is_ok());
+                read.is_ok()
+            }
+            // Unreadable now: neither counted nor removed, and read again next time.
+            Err(_) => false,
+        }
     }
 
     fn remove_stale_temporaries(&self) {
@@ -273,11 +278,34 @@ impl FsStore {
         }
     }
 
-    fn read_one(&self, name: &str, frame: u64, epoch: u64) -> Result<StoredCheckpoint, String> {
+    /// The checkpoint file `name`, or why it is damaged; `Err` when it could not be read (an I/O
+    /// error is no verdict on the file: taken as damage, it made recovery skip good checkpoints).
+    fn read_one(
+        &self,
+        name: &str,
+        frame: u64,
+        epoch: u64,
+    ) -> Result<Result<StoredCheckpoint, String>, StoreError> {
         let path = self.dir.join(name);
-        let bytes = anes_fs::read_capped(&path, MAX_HEADER_LEN + MAX_PAYLOAD_LEN, "checkpoint")
-            .map_err(|e| e.problem())?;
-        let (header, payload) = CheckpointHeader::decode_blob(&bytes).map_err(|e| e.to_string())?;
+        match anes_fs::read_capped(&path, MAX_HEADER_LEN + MAX_PAYLOAD_LEN, "checkpoint") {
+            Ok(bytes) => Ok(self.check_one(&bytes, name, frame, epoch)),
+            Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => Ok(Err(e.problem())),
+            Err(anes_fs::ReadError::Open { error, .. } | anes_fs::ReadError::Read { error, .. }) => {
+                Err(unavailable("reading", &path, error))
+            }
+            // Not a regular file, or too large: no writer of ours left that.
+            Err(e) => Ok(Err(e.problem())),
+        }
+    }
+
+    fn check_one(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        frame: u64,
+        epoch: u64,
+    ) -> Result<StoredCheckpoint, String> {
+        let (header, payload) = CheckpointHeader::decode_blob(bytes).map_err(|e| e.to_string())?;
         if header.pipeline_id != self.pipeline {
             return Err(format!(
                 "holds pipeline {:?}'s checkpoint, not {:?}'s",
@@ -379,7 +407,7 @@ impl CheckpointStore for FsStore {
         let _lock = self.lock()?;
         let mut loaded = Loaded::default();
         for (frame, epoch, name) in self.checkpoint_names()? {
-            let read = self.read_one(&name, frame, epoch);
+            let read = self.read_one(&name, frame, epoch)?;
             self.verdicts.insert(name.clone(), read.is_ok());
             match read {
                 Ok(c) => loaded.verified.push(c),
@@ -427,6 +455,21 @@ mod tests {
             self.read += n;
             Ok(n)
         }
+    }
+
+    #[test]
+    fn a_checkpoint_that_cannot_be_read_fails_the_load_instead_of_reading_as_damage() {
+        // /proc/self/mem is a regular file whose read at offset 0 fails (EIO): an I/O error, no
+        // verdict on the checkpoint. Skipped as damage, a passing error made recovery start older.
+        let dir = temp_dir("unreadable");
+        let mut store = FsStore::open(&dir, "p", 4).unwrap();
+        let e = store.bump_epoch().unwrap();
+        put(&mut store, e, 60).unwrap();
+        std::os::unix::fs::symlink("/proc/self/mem", dir.join(checkpoint_file_name(120, e))).unwrap();
+        let err = FsStore::open(&dir, "p", 4).unwrap().load().unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable { .. }), "{err}");
+        assert!(err.to_string().contains(&checkpoint_file_name(120, e)), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

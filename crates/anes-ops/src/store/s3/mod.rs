@@ -379,17 +379,21 @@ impl S3Store {
         }
     }
 
-    /// Fetches and verifies the listed checkpoint `entry` from S3.
-    fn fetch(&self, entry: &Listed) -> Result<StoredCheckpoint, String> {
+    /// Fetches and verifies the listed checkpoint `entry` from S3: the checkpoint, or why it is
+    /// damaged; `Err` when S3 did not answer (a checkpoint not fetched is not a damaged one: taken as
+    /// damage, a passing outage made recovery skip every checkpoint and start from an older one).
+    fn fetch(&self, entry: &Listed) -> Result<Result<StoredCheckpoint, String>, StoreError> {
         let path = self.path(&super::fs::checkpoint_file_name(entry.frame, entry.epoch));
         let bytes = match self.get(&path, MAX_BLOB_LEN) {
             Ok(Some((bytes, _))) => bytes,
-            Ok(None) => return Err("listed in the epoch object but missing".into()),
-            Err(e) => return Err(e.to_string()),
+            Ok(None) => return Ok(Err("listed in the epoch object but missing".into())),
+            Err(e @ StoreError::Unavailable { .. }) => return Err(e),
+            Err(e) => return Ok(Err(e.to_string())),
         };
-        let (header, payload) = CheckpointHeader::decode_blob(&bytes).map_err(|e| e.to_string())?;
-        self.matches(&header, entry)?;
-        Ok(StoredCheckpoint { payload: payload.to_vec(), header, name: path.to_string() })
+        Ok(CheckpointHeader::decode_blob(&bytes).map_err(|e| e.to_string()).and_then(|(header, payload)| {
+            self.matches(&header, entry)?;
+            Ok(StoredCheckpoint { payload: payload.to_vec(), header, name: path.to_string() })
+        }))
     }
 
     fn matches(&self, header: &CheckpointHeader, entry: &Listed) -> Result<(), String> {
@@ -537,7 +541,11 @@ impl CheckpointStore for S3Store {
         let mut loaded = Loaded::default();
         for (i, entry) in object.checkpoints.iter().enumerate() {
             let hot = if i == 0 { self.hot_copy_of(entry) } else { None };
-            match hot.map_or_else(|| self.fetch(entry), Ok) {
+            let fetched = match hot {
+                Some(c) => Ok(c),
+                None => self.fetch(entry)?,
+            };
+            match fetched {
                 Ok(c) => loaded.verified.push(c),
                 Err(reason) => {
                     let name = self.checkpoint_key(entry.frame, entry.epoch);

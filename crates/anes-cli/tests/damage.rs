@@ -154,6 +154,29 @@ fn deleted_segments_are_missing_records() {
 }
 
 #[test]
+fn a_journal_folder_lost_whole_is_refused_not_started_anew() {
+    // Mark and segments gone together: once read as a new journal, 510 acknowledged records lost
+    // without a word. `journal.identity` beside the folder says one was kept.
+    let (temp, data) = journaled("folder");
+    std::fs::remove_dir_all(journal_dir(&data)).unwrap();
+    refused(&temp.0, &data, &["journal.identity", "was lost", "anes journal accept-loss"]);
+    let accept = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["journal", "accept-loss", "--json", "--config"])
+        .arg(temp.0.join("again.toml"))
+        .args(["--pipeline", PIPELINE, "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(accept.status.success(), "{}", String::from_utf8_lossy(&accept.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&accept.stdout).unwrap();
+    assert_eq!(answer["accepted_loss"]["continues_at"].as_u64(), Some(0), "{answer}");
+    let mut serve = Coordinator::start(&temp.0, "after", &pipelines(), &data);
+    let status = serve.wait_settled(Duration::from_secs(120));
+    assert_eq!(status["accounting"]["received"], 0, "{status}");
+    serve.stop();
+}
+
+#[test]
 fn a_segment_of_another_data_directory_or_pipeline_is_refused_by_name() {
     let (temp, data) = journaled("foreign");
     let (_other, other_data) = journaled("foreign-source");

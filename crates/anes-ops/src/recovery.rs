@@ -404,6 +404,12 @@ fn move_local_journal(
     }
     let aside = dir.join("journal.moved-to-store");
     std::fs::rename(&local_dir, &aside).map_err(|e| setup(id, format!("{}: {e}", local_dir.display())))?;
+    // No journal is kept here any more: its witness goes with it.
+    let witness = crate::journal::file::witness_path(&local_dir);
+    if witness.exists() {
+        std::fs::rename(&witness, crate::journal::file::witness_path(&aside))
+            .map_err(|e| setup(id, format!("{}: {e}", witness.display())))?;
+    }
     let moved = local_end - end;
     tracing::warn!(pipeline = %id, records = moved, kept = %aside.display(), "the data directory's journal (an earlier version's) moved to the store's journal");
     Ok(moved)

@@ -63,6 +63,26 @@ fn free_name(candidates: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
         .find(|p| fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound))
 }
 
+/// Beside a journal folder (`journal.identity` next to `journal/`), written once the journal has its
+/// mark: that a journal was kept here, and its identity. A folder found with neither mark nor
+/// segment where this file is was lost, not new.
+pub fn witness_path(dir: &Path) -> PathBuf {
+    let name = dir.file_name().map_or_else(|| "journal".into(), |n| n.to_string_lossy().into_owned());
+    dir.with_file_name(format!("{name}.identity"))
+}
+
+fn write_witness(path: &Path, identity: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("identity.tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(format!("{}\n", anes_core::hex::to_hex(identity)).as_bytes())?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    match path.parent() {
+        Some(dir) => crate::store::fs::sync_dir(dir),
+        None => Ok(()),
+    }
+}
+
 /// The segment file name for a segment starting at `first_seq`.
 pub fn segment_name(first_seq: u64) -> String {
     format!("seg-{first_seq:020}.ajnl")
@@ -306,6 +326,8 @@ pub fn read_for_loss(dir: &Path, pipeline: &str) -> Result<JournalContents, Jour
 /// a new segment, which supersedes what older ones hold from there, and sets aside the segments that
 /// start after it (`.ajnl.superseded-N`). Returns the mark's end before, when it could be read.
 pub fn accept_loss(dir: &Path, pipeline: &str, end: u64) -> Result<Option<u64>, JournalError> {
+    // A lost folder is made again: the mark goes in it.
+    fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let read = read_folder(dir, Some(pipeline), MarkUse::Ignored)?;
     let mark_path = dir.join(MARK_FILE);
     let io_error = |e: std::io::Error| io(&mark_path, e);
@@ -376,11 +398,29 @@ impl FileJournal {
         pipeline: &str,
         settings: JournalSettings,
     ) -> Result<(FileJournal, JournalContents), JournalError> {
+        let witness = witness_path(dir);
+        let created = !dir.exists();
         fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        if created && let Some(parent) = dir.parent() {
+            // The new folder's entry survives a power failure before anything in it is acknowledged.
+            crate::store::fs::sync_dir(parent).map_err(|e| io(parent, e))?;
+        }
         let read = read_folder(dir, Some(pipeline), MarkUse::Trusted)?;
         let mut contents = read.contents;
         let sync = settings.fsync != FsyncPolicy::Never;
         let mark_path = dir.join(MARK_FILE);
+        if read.mark.is_none() && contents.places.is_empty() && fs::symlink_metadata(&witness).is_ok() {
+            // Neither a mark nor a segment, where a journal was: the folder was lost (deleted, a volume
+            // not mounted, a restore without it), not new. Taken as new, every record it acknowledged
+            // after the newest checkpoint would be lost without a word.
+            return Err(JournalError::Mark {
+                file: mark_path.display().to_string(),
+                problem: format!(
+                    "missing, and no segment either, while {} says a journal was kept here: the journal folder was lost (deleted, a volume not mounted, a restore without it) with the records it acknowledged. Restore it from a backup, or accept the loss with `anes journal accept-loss` (docs/OPERATIONS.md)",
+                    witness.display()
+                ),
+            });
+        }
         let mark = match read.mark {
             Some((_, state)) => {
                 Mark::open(&mark_path, pipeline, state, sync).map_err(|e| io(&mark_path, e))?
@@ -407,6 +447,9 @@ impl FileJournal {
                 mark
             }
         };
+        if fs::symlink_metadata(&witness).is_err() {
+            write_witness(&witness, &mark.identity()).map_err(|e| io(&witness, e))?;
+        }
         for p in &contents.problems {
             if p.torn {
                 tracing::warn!(dir = %dir.display(), problem = %p, "journal: a write torn by a crash (the bytes are kept; the journal continues in a new segment)");

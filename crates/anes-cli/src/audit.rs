@@ -125,8 +125,10 @@ struct AuditShrink {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
-    if !args.content.is_file() {
-        anyhow::bail!("{}: no such content file", args.content.display());
+    check_content(&args.content)?;
+    // Before the audit, so a file where the folder goes is refused now, not after minutes of it.
+    if let Some(dir) = &args.shrink {
+        check_shrink_folder(dir)?;
     }
     let info_path = args.info.clone().or_else(|| anes_retro_host::info::info_path_for(&args.core));
     let claim = match &info_path {
@@ -304,6 +306,27 @@ fn write_row(out: &mut impl Write, outcome: &CheckOutcome) -> anyhow::Result<()>
     Ok(())
 }
 
+/// The content must be a regular file (a link to one counts): a folder, a device or a FIFO is named
+/// for what it is, not reported missing.
+fn check_content(content: &Path) -> anyhow::Result<()> {
+    let name = content.display();
+    match std::fs::metadata(content) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => anyhow::bail!(
+            "{name}: is {}, not a regular file (the content is a file the core loads)",
+            anes_fs::FileKind::of(meta.file_type())
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => anyhow::bail!("{name}: no such content file"),
+        Err(e) => Err(e).with_context(|| format!("{name}: the content file")),
+    }
+}
+
+/// `--shrink DIR` must be a folder or not exist yet (it is created with the folders above it).
+fn check_shrink_folder(dir: &Path) -> anyhow::Result<()> {
+    anes_fs::folder_or_missing(dir)
+        .map_err(|e| anyhow::anyhow!("--shrink {e}; a folder is expected (made if missing)"))
+}
+
 /// `--shrink DIR`: the input of the first failing check shrunk to the fewest presses and buttons on
 /// which that check still fails at the same frame, every trial an audit of that check alone from
 /// power-on in fresh workers; the repro written into `dir`. `None` when no check failed.
@@ -415,7 +438,9 @@ fn shrink_failure(
         replay,
         out: dir.display().to_string(),
     };
-    std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+    // Checked again: it may have changed during the audit and the shrinking.
+    check_shrink_folder(dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("--shrink {}", dir.display()))?;
     let repro = anes_core::movie::InputStream::from_frames(found.repro);
     let content_file = args.content.file_name().map_or("content".into(), |n| n.to_string_lossy());
     let json = serde_json::to_string_pretty(&shrunk).context("report.json")? + "\n";

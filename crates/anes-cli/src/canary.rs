@@ -167,17 +167,23 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         (_, true) => 5_000,
         (_, false) => inputs.len() as u64,
     });
-    let baseline = match (&args.baseline, &log) {
-        (Some(program), _) => Baseline::Build(program),
-        (None, Some(log)) => Baseline::Log(log),
-        (None, None) => {
-            anyhow::bail!("--baseline BIN or --baseline-log FILE says what the candidate is compared with")
+    let baseline = match (&args.baseline, &log, &args.baseline_log) {
+        (Some(program), _, _) => Baseline::Build(program),
+        (None, Some(log), Some(path)) => {
+            check_log_covers(path, log, frames)?;
+            Baseline::Log(log)
         }
+        _ => anyhow::bail!("--baseline BIN or --baseline-log FILE says what the candidate is compared with"),
     };
     let evidence_dir = match &args.report {
-        Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
+        Some(dir) => EvidenceDir::given_with(dir.clone(), args.force, CANARY_FILES)?,
         None => EvidenceDir::new_for(args.rom.as_deref()),
     };
+    if let (true, Some(dir)) = (args.shrink, &args.report) {
+        // The repro's folder in the bundle: a file there would lose the repro after the shrinking.
+        anes_fs::folder_or_missing(&dir.join("repro"))
+            .map_err(|e| anyhow::anyhow!("{e}; --shrink writes the repro into this folder of --report"))?;
+    }
     let mut config = CanaryConfig::new(rom, inputs, frames);
     config.checkpoint_every = args.checkpoint_every;
     config.localize = !args.no_localize;
@@ -398,6 +404,23 @@ pub(crate) fn shrink_into(
     let ran = crate::shrink::Ran::Nes { region, power_on: (Default::default(), Default::default()) };
     crate::shrink::write_repro(&out, &shrunk, &ran, rom_file, None).map_err(|e| format!("{e:#}"))?;
     Ok(out)
+}
+
+/// What the canary writes into an evidence bundle besides the lockstep's files: `--report DIR
+/// --force` checks these names too before the run.
+const CANARY_FILES: &[&str] = &["canary.json"];
+
+/// The golden log at `path` has a record for each of the `frames` compared: checked before any
+/// worker starts, naming the file (the run's own check cannot name it).
+fn check_log_covers(path: &Path, log: &GoldenLog, frames: u64) -> anyhow::Result<()> {
+    let records = log.records.len();
+    if (records as u64) < frames {
+        anyhow::bail!(
+            "{}: the golden log holds {records} records; the run needs {frames} (one per frame compared; --frames N compares fewer)",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 fn read_log(path: Option<&Path>) -> anyhow::Result<Option<GoldenLog>> {

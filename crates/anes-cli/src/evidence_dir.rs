@@ -29,14 +29,26 @@ pub enum EvidenceDir {
         dir: PathBuf,
         /// `--force`: replace the bundle files of a folder that is not empty.
         force: bool,
+        /// Files the command writes into the bundle besides [`BUNDLE_FILES`] (`canary.json`):
+        /// checked and replaced as they are.
+        extra: &'static [&'static str],
     },
 }
 
 impl EvidenceDir {
     /// Checks `--report DIR` now: it must be a directory (or not exist yet) and, unless `force`, empty.
     pub fn given(dir: PathBuf, force: bool) -> anyhow::Result<EvidenceDir> {
-        check_given(&dir, force)?;
-        Ok(EvidenceDir::Given { dir, force })
+        EvidenceDir::given_with(dir, force, &[])
+    }
+
+    /// [`EvidenceDir::given`] of a bundle that also holds the files `extra`.
+    pub fn given_with(
+        dir: PathBuf,
+        force: bool,
+        extra: &'static [&'static str],
+    ) -> anyhow::Result<EvidenceDir> {
+        check_given(&dir, force, extra)?;
+        Ok(EvidenceDir::Given { dir, force, extra })
     }
 
     /// The default: a new folder per run, named by the time and the ROM file's name (`rom` `None`:
@@ -58,10 +70,10 @@ impl EvidenceDir {
                 let name = format!("{}-{rom_stem}", utc_timestamp(seconds_since_epoch()));
                 new_folder(Path::new(DEFAULT_PARENT), &name)
             }
-            EvidenceDir::Given { dir, force } => {
-                check_given(dir, *force)?;
+            EvidenceDir::Given { dir, force, extra } => {
+                check_given(dir, *force, extra)?;
                 if *force {
-                    for file in BUNDLE_FILES {
+                    for file in bundle_names(extra) {
                         let path = dir.join(file);
                         match std::fs::remove_file(&path) {
                             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -77,8 +89,13 @@ impl EvidenceDir {
     }
 }
 
+/// The bundle's file names: the lockstep's and `extra`.
+fn bundle_names(extra: &[&'static str]) -> impl Iterator<Item = &'static str> {
+    BUNDLE_FILES.into_iter().chain(extra.iter().copied())
+}
+
 /// `--report DIR` must not be a file, and must be empty unless `force`. A missing DIR is fine.
-fn check_given(dir: &Path, force: bool) -> anyhow::Result<()> {
+fn check_given(dir: &Path, force: bool, extra: &[&'static str]) -> anyhow::Result<()> {
     let name = dir.display();
     match std::fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -95,7 +112,7 @@ fn check_given(dir: &Path, force: bool) -> anyhow::Result<()> {
         );
     }
     if force {
-        check_bundle_names(dir)?;
+        check_bundle_names(dir, extra)?;
     }
     Ok(())
 }
@@ -103,8 +120,8 @@ fn check_given(dir: &Path, force: bool) -> anyhow::Result<()> {
 /// `--force` removes what is at the bundle's file names: only a regular file or a symbolic link (the
 /// link goes, never its target). A FIFO, a socket, a device or a folder there is not an earlier
 /// bundle's file and is refused, before the run, instead of unlinked.
-fn check_bundle_names(dir: &Path) -> anyhow::Result<()> {
-    for file in BUNDLE_FILES {
+fn check_bundle_names(dir: &Path, extra: &[&'static str]) -> anyhow::Result<()> {
+    for file in bundle_names(extra) {
         let path = dir.join(file);
         match std::fs::symlink_metadata(&path) {
             Ok(meta) => match FileKind::of(meta.file_type()) {
@@ -222,7 +239,7 @@ mod tests {
         let err = EvidenceDir::given(dir.clone(), true).unwrap_err().to_string();
         assert!(err.contains(&format!("{}: exists and is a socket", socket.display())), "{err}");
         // Checked again when the bundle is about to be written (the folder may change meanwhile).
-        let given = EvidenceDir::Given { dir: dir.clone(), force: true };
+        let given = EvidenceDir::Given { dir: dir.clone(), force: true, extra: &[] };
         let err = given.prepare().unwrap_err().to_string();
         assert!(err.contains("is a socket"), "{err}");
         assert!(std::fs::symlink_metadata(&socket).is_ok(), "the socket is left alone");
@@ -243,6 +260,31 @@ mod tests {
             std::fs::symlink_metadata(&report).is_err()
                 && std::fs::symlink_metadata(dir.join(BUNDLE_FILES[3])).is_err()
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A folder at a bundle name, the lockstep's or one the command adds (`canary.json`), is refused
+    /// before the run, naming it; a regular file there is replaced.
+    #[test]
+    fn force_refuses_a_folder_at_a_bundle_name_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("anes-evidence-force-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("report.json")).unwrap();
+        let err = EvidenceDir::given(dir.clone(), true).unwrap_err().to_string();
+        let named = |name: &str| format!("{}: exists and is a directory", dir.join(name).display());
+        assert!(err.contains(&named("report.json")), "{err}");
+        std::fs::remove_dir(dir.join("report.json")).unwrap();
+        std::fs::create_dir(dir.join("canary.json")).unwrap();
+        // The lockstep's bundle has no canary.json: its folder is not its business.
+        assert!(EvidenceDir::given(dir.clone(), true).is_ok());
+        let err = EvidenceDir::given_with(dir.clone(), true, &["canary.json"]).unwrap_err().to_string();
+        assert!(err.contains(&named("canary.json")), "{err}");
+        assert!(dir.join("canary.json").is_dir(), "left alone");
+        std::fs::remove_dir(dir.join("canary.json")).unwrap();
+        std::fs::write(dir.join("canary.json"), b"earlier").unwrap();
+        let given = EvidenceDir::given_with(dir.clone(), true, &["canary.json"]).unwrap();
+        assert_eq!(given.prepare().unwrap(), dir);
+        assert!(!dir.join("canary.json").exists(), "an earlier canary.json is replaced");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

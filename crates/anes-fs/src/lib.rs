@@ -9,6 +9,8 @@
 //!   fsynced, renamed over it); a symbolic link is followed and the rule applied to its target; a
 //!   device or a FIFO is written in place, never replaced. Every write and flush error is returned.
 //!   [`write_output_with`] does the same for contents written as they are made, in bounded memory.
+//! - [`folder_or_missing`]: a folder named for output is a folder or can be made one, checked before
+//!   the work that fills it.
 //! - [`env_flag`] / [`ci_is_set`]: an environment flag is set unless it is empty, `0` or `false`.
 //! - [`orphaned_process_folders`]: the temporary folders a killed process named after itself and
 //!   could not remove.
@@ -16,12 +18,14 @@
 //! Unix only, like the service: the non-blocking open and the file types are POSIX's.
 
 mod env;
+mod folder;
 mod kind;
 mod orphans;
 mod read;
 mod write;
 
 pub use env::{ci_is_set, env_flag};
+pub use folder::{FolderError, folder_or_missing};
 pub use kind::FileKind;
 pub use orphans::{FolderName, orphaned_process_folders};
 pub use read::{ReadError, read_capped, read_text_capped};

@@ -37,10 +37,24 @@ pub enum WriteError {
         /// The path given.
         path: PathBuf,
     },
+    /// The folder the output goes in is missing, or a folder on the way to it is something else.
+    #[error("{}: {}", path.display(), match kind {
+        None => format!("the folder {} does not exist", at.display()),
+        Some(kind) => format!("{} is {kind}, not a folder", at.display()),
+    })]
+    NoFolder {
+        /// The output.
+        path: PathBuf,
+        /// The first folder on the way to it that is missing or not a folder.
+        at: PathBuf,
+        /// What is there instead (`None`: nothing).
+        kind: Option<FileKind>,
+    },
     /// The operating system refused a step.
     #[error("{}: cannot {step}: {error}", path.display())]
     Io {
-        /// The file (or the temporary file, or the directory) the step was on.
+        /// The output (or its directory, for the directory's sync) the step was on; never the
+        /// temporary file, a name the user did not give.
         path: PathBuf,
         /// What was being done ("write", "rename the temporary file over it").
         step: &'static str,
@@ -108,7 +122,7 @@ fn resolve_links(path: &Path) -> Result<(PathBuf, Option<FileKind>), WriteError>
         let metadata = match fs::symlink_metadata(&current) {
             Ok(metadata) => metadata,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok((current, None)),
-            Err(error) => return Err(WriteError::Io { path: current, step: "look at it", error }),
+            Err(error) => return Err(folder_problem(&current, error, "look at it")),
         };
         let kind = FileKind::of(metadata.file_type());
         if kind != FileKind::Symlink {
@@ -140,8 +154,11 @@ fn replace_atomically(
     } else {
         None
     };
-    let (temp_path, file) = create_temp(dir, name)?;
-    let written = write_temp(&temp_path, file, contents, permissions).and_then(|()| {
+    let (temp_path, file) = create_temp(dir, name)
+        .map_err(|error| folder_problem(path, error, "create a temporary file in its folder"))?;
+    // Errors name the output: the temporary file is removed below, and its name means nothing to
+    // whoever gave the path.
+    let written = write_temp(path, file, contents, permissions).and_then(|()| {
         fs::rename(&temp_path, path).map_err(io_error(path, "rename the temporary file over it"))
     });
     if let Err(err) = written {
@@ -154,7 +171,7 @@ fn replace_atomically(
 
 /// A new file `.NAME.PID-N.tmp` beside the output, created exclusively so nothing already there
 /// (a planted link, another writer's file) is written through.
-fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> Result<(PathBuf, File), WriteError> {
+fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)> {
     let mut last_error = None;
     for attempt in 0..16 {
         let mut temp_name = std::ffi::OsString::from(".");
@@ -163,16 +180,26 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> Result<(PathBuf, File), Wr
         let temp_path = dir.join(temp_name);
         match OpenOptions::new().write(true).create_new(true).open(&temp_path) {
             Ok(file) => return Ok((temp_path, file)),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
-                last_error = Some((temp_path, error))
-            }
-            Err(error) => {
-                return Err(WriteError::Io { path: temp_path, step: "create a temporary file", error });
-            }
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last_error = Some(error),
+            Err(error) => return Err(error),
         }
     }
-    let (path, error) = last_error.expect("16 attempts were made");
-    Err(WriteError::Io { path, step: "create a temporary file", error })
+    Err(last_error.expect("16 attempts were made"))
+}
+
+/// `error` of `step` on the output `path`: when it comes from the folders above it (missing, or a
+/// file where a folder should be), the one to fix is named; otherwise the OS error, on `path`.
+fn folder_problem(path: &Path, error: io::Error, step: &'static str) -> WriteError {
+    if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        if let Ok(Some(crate::folder::Gap { at, kind })) = crate::folder::first_gap(dir) {
+            return WriteError::NoFolder { path: path.to_owned(), at, kind };
+        }
+    }
+    WriteError::Io { path: path.to_owned(), step, error }
 }
 
 fn write_temp(
@@ -393,7 +420,51 @@ pub(crate) mod tests {
         let scratch = Scratch::new("write-dir");
         let err = write_output(scratch.root(), b"x").unwrap_err();
         assert!(matches!(err, WriteError::NotAFile { kind: FileKind::Directory, .. }), "{err:?}");
-        let err = write_output(&scratch.path("missing-dir/out"), b"x").unwrap_err();
-        assert!(matches!(err, WriteError::Io { step: "create a temporary file", .. }), "{err:?}");
+    }
+
+    /// A missing folder, or a file where a folder should be, is named with the output, never the
+    /// temporary file's name.
+    #[test]
+    fn a_missing_folder_is_named_with_the_output() {
+        let scratch = Scratch::new("write-no-folder");
+        let out = scratch.path("missing-dir/deeper/out");
+        let err = write_output(&out, b"x").unwrap_err().to_string();
+        let missing = scratch.path("missing-dir");
+        assert_eq!(err, format!("{}: the folder {} does not exist", out.display(), missing.display()));
+        let file = scratch.path("afile");
+        fs::write(&file, b"x").unwrap();
+        let out = file.join("out");
+        let err = write_output(&out, b"x").unwrap_err().to_string();
+        assert_eq!(err, format!("{}: {} is a regular file, not a folder", out.display(), file.display()));
+        // A relative path names what was given.
+        let err = write_output(Path::new("anes-fs-no-such-dir/x.out"), b"x").unwrap_err().to_string();
+        assert_eq!(err, "anes-fs-no-such-dir/x.out: the folder anes-fs-no-such-dir does not exist");
+        assert!(!err.contains(".tmp"), "{err}");
+    }
+
+    /// Any other refusal in the folder names the output too, with the OS error: /proc refuses new
+    /// files with ENOENT although it is there, and a folder without write permission (unless root).
+    #[test]
+    fn a_refused_temporary_file_is_named_by_the_output() {
+        let out = Path::new("/proc/anes-fs-x.out");
+        let err = write_output(out, b"x").unwrap_err().to_string();
+        assert!(
+            err.starts_with("/proc/anes-fs-x.out: cannot create a temporary file in its folder: "),
+            "{err}"
+        );
+        assert!(!err.contains(".tmp"), "{err}");
+        let scratch = Scratch::new("write-read-only");
+        let dir = scratch.path("ro");
+        fs::create_dir(&dir).unwrap();
+        fs::set_permissions(&dir, Permissions::from_mode(0o555)).unwrap();
+        let out = dir.join("out");
+        let result = write_output(&out, b"x");
+        fs::set_permissions(&dir, Permissions::from_mode(0o755)).unwrap();
+        // Root writes anywhere.
+        if let Err(err) = result {
+            let text = err.to_string();
+            let expected = format!("{}: cannot create a temporary file in its folder: ", out.display());
+            assert!(text.starts_with(&expected), "{text}");
+        }
     }
 }

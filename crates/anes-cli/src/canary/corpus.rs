@@ -313,10 +313,13 @@ fn run_case(args: &Args, case: &Case, candidate: &Path) -> CaseResult {
         };
         let frames =
             case.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
-        let baseline = match (&args.baseline, &log) {
-            (Some(program), _) => Baseline::Build(program),
-            (None, Some(log)) => Baseline::Log(log),
-            (None, None) => bail!("no baseline"),
+        let baseline = match (&args.baseline, &log, &case.baseline_log) {
+            (Some(program), _, _) => Baseline::Build(program),
+            (None, Some(log), Some(path)) => {
+                super::check_log_covers(path, log, frames)?;
+                Baseline::Log(log)
+            }
+            _ => bail!("no baseline"),
         };
         let mut config = CanaryConfig::new(rom, inputs, frames);
         config.checkpoint_every = args.checkpoint_every;

@@ -115,8 +115,10 @@ impl WorkerProcess {
         reply_timeout: Duration,
     ) -> Result<WorkerProcess, WorkerError> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let child = WorkerChild::spawn_with_args(program, extra, "canary-worker", ToClient(tx))
-            .map_err(|e| WorkerError::Spawn { program: program.to_path_buf(), reason: e.to_string() })?;
+        let child =
+            WorkerChild::spawn_with_args(program, extra, "canary-worker", ToClient(tx)).map_err(|e| {
+                WorkerError::Spawn { program: program.to_path_buf(), reason: spawn_reason(program, &e) }
+            })?;
         let mut worker = WorkerProcess {
             child,
             replies: rx,
@@ -223,6 +225,21 @@ impl WorkerProcess {
     fn gone(&self, reason: &str) -> WorkerError {
         WorkerError::Gone { program: self.program().to_path_buf(), reason: reason.to_string() }
     }
+}
+
+/// Why `program` did not start. A name without a slash is looked up on PATH only, never in the
+/// current folder: "No such file or directory" for a file that is right there says the wrong thing.
+fn spawn_reason(program: &Path, error: &std::io::Error) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let bare = !program.as_os_str().as_bytes().contains(&b'/');
+    let on_path = || {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    if bare && error.kind() == std::io::ErrorKind::NotFound && program.is_file() && !on_path() {
+        return format!("not found on PATH; for the file in this folder write ./{}", program.display());
+    }
+    error.to_string()
 }
 
 pub use anes_workers::stream::reply_kind as kind;

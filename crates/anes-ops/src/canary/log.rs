@@ -40,6 +40,19 @@ pub enum LogError {
         /// Why it was refused.
         problem: String,
     },
+    /// The `EPOCH` file beside the log holds something else than an epoch: damaged, so the verdict
+    /// it decides (regression or expected change) cannot be made.
+    #[error(
+        "{}: holds {text:?}, not an emulation epoch (a whole number from 0 to {}); write the epoch the log was blessed under, or remove the file",
+        path.display(),
+        u32::MAX
+    )]
+    EpochDamaged {
+        /// The `EPOCH` file.
+        path: PathBuf,
+        /// What it holds, trimmed.
+        text: String,
+    },
 }
 
 /// A parsed golden log.
@@ -94,12 +107,16 @@ impl GoldenLog {
     }
 
     /// Reads the epoch from an `EPOCH` file beside `log` (the golden records' folder keeps one), if
-    /// there and a number. An `EPOCH` that is there but not a regular file, or larger than 64 bytes
-    /// (`MAX_EPOCH_FILE_LEN`), is refused.
+    /// there. An `EPOCH` that is there but not a regular file, larger than 64 bytes
+    /// (`MAX_EPOCH_FILE_LEN`) or not one number is refused: read as unknown, it would turn a
+    /// regression into "baseline epoch unknown" without a word.
     pub fn with_epoch_beside(mut self, log: &Path) -> Result<GoldenLog, LogError> {
         let Some(path) = log.parent().map(|dir| dir.join("EPOCH")) else { return Ok(self) };
         self.epoch = match anes_fs::read_text_capped(&path, MAX_EPOCH_FILE_LEN, "epoch") {
-            Ok(text) => text.trim().parse().ok(),
+            Ok(text) => match text.trim().parse() {
+                Ok(epoch) => Some(epoch),
+                Err(_) => return Err(LogError::EpochDamaged { path, text: text.trim().to_owned() }),
+            },
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => None,
             Err(e) => return Err(LogError::EpochUnreadable { problem: e.problem(), path }),
         };
@@ -166,6 +183,23 @@ mod tests {
         std::fs::write(&epoch, " ".repeat(MAX_EPOCH_FILE_LEN as usize + 1)).unwrap();
         let e = GoldenLog::default().with_epoch_beside(&log).unwrap_err();
         assert!(e.to_string().contains("larger than 64 bytes"), "{e}");
+        // Not a number, one too large for an epoch, or nothing: damaged, never "unknown".
+        for text in ["zz\n", "4294967296\n", "99999999999999999999999\n", "\n", "5 6\n", "-1"] {
+            std::fs::write(&epoch, text).unwrap();
+            let e = GoldenLog::default().with_epoch_beside(&log).unwrap_err();
+            assert_eq!(e, LogError::EpochDamaged { path: epoch.clone(), text: text.trim().to_owned() });
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with(&format!(
+                    "{}: holds {:?}, not an emulation epoch",
+                    epoch.display(),
+                    text.trim()
+                )),
+                "{shown}"
+            );
+        }
+        std::fs::write(&epoch, format!("{}\n", u32::MAX)).unwrap();
+        assert_eq!(GoldenLog::default().with_epoch_beside(&log).unwrap().epoch, Some(u32::MAX));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

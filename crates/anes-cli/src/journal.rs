@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anes_ops::config::{Config, PipelineConfig};
-use anes_ops::journal::JournalContents;
-use anyhow::Context;
+use anes_ops::config::{Config, PipelineConfig, StoreBackend};
+use anes_ops::journal::{JournalContents, MARK_FILE};
+use anyhow::{Context, bail};
 
 use crate::bundled::DEMO_ROM;
 use crate::output;
@@ -86,6 +86,8 @@ fn pipeline_config(
     if let Some(dir) = data_dir {
         loaded.data_dir = dir.to_path_buf();
     }
+    let source = if data_dir.is_some() { "--data-dir" } else { "server.data_dir" };
+    anes_fs::folder_or_missing(&loaded.data_dir).map_err(|e| anyhow::anyhow!("{source} {e}"))?;
     let found = loaded.pipelines.iter().find(|p| p.settings.id == pipeline).cloned();
     let found = found.with_context(|| {
         format!(
@@ -95,6 +97,40 @@ fn pipeline_config(
         )
     })?;
     Ok((loaded, found))
+}
+
+/// A journal folder holds the acknowledged mark or a segment (`seg-*.ajnl`): anything else (a typo'd
+/// path, an unrelated folder) would read as an empty journal with nothing missing, exit status 0.
+fn check_journal_folder(path: &Path) -> anyhow::Result<()> {
+    const HOLDS: &str = "a journal folder (<data_dir>/<pipeline>/journal) holds the acknowledged mark `acknowledged` and segments seg-<first record>.ajnl";
+    let lost = || {
+        let witness = anes_ops::journal::file::witness_path(path);
+        match std::fs::symlink_metadata(&witness).is_ok() {
+            true => format!(
+                "; {} says a journal was kept here: it was lost (deleted, a volume not mounted). Restore it from a backup, or accept the loss with `anes journal accept-loss`",
+                witness.display()
+            ),
+            false => String::new(),
+        }
+    };
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("{}: no such folder: {HOLDS}{}", path.display(), lost())
+        }
+        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+        Ok(meta) if !meta.is_dir() => bail!("{}: not a folder: {HOLDS}", path.display()),
+        Ok(_) => {}
+    }
+    let entries = std::fs::read_dir(path).with_context(|| path.display().to_string())?;
+    for entry in entries {
+        let name = entry.with_context(|| path.display().to_string())?.file_name();
+        let name = name.to_string_lossy();
+        let segment = name.strip_prefix("seg-").and_then(|n| n.strip_suffix(".ajnl")).is_some();
+        if segment || name == MARK_FILE {
+            return Ok(());
+        }
+    }
+    bail!("{}: not a journal, neither its mark nor a segment is there: {HOLDS}{}", path.display(), lost())
 }
 
 /// What `inspect` reports.
@@ -112,13 +148,19 @@ pub fn main(command: &JournalCommand) -> anyhow::Result<ExitCode> {
     match command {
         JournalCommand::Inspect { path, config, pipeline, data_dir, json } => {
             let contents = match (path, config, pipeline) {
-                (Some(path), _, _) => anes_ops::journal::read_journal(path)?,
+                (Some(path), _, _) => {
+                    check_journal_folder(path)?;
+                    anes_ops::journal::read_journal(path)?
+                }
                 (None, Some(config), Some(pipeline)) => {
                     let (loaded, found) = pipeline_config(config, pipeline, data_dir.as_deref())?;
                     match anes_ops::recovery::open_journal_store(&found)? {
-                        None => anes_ops::journal::read_journal(
-                            &anes_ops::recovery::pipeline_dir(&loaded.data_dir, pipeline).join("journal"),
-                        )?,
+                        None => {
+                            let path =
+                                anes_ops::recovery::pipeline_dir(&loaded.data_dir, pipeline).join("journal");
+                            check_journal_folder(&path)?;
+                            anes_ops::journal::read_journal(&path)?
+                        }
                         Some(mut store) => anes_ops::journal::read_shared(store.as_mut(), 0)?,
                     }
                 }
@@ -164,6 +206,18 @@ pub fn main(command: &JournalCommand) -> anyhow::Result<ExitCode> {
         }
         JournalCommand::AcceptLoss { config, pipeline, data_dir, json } => {
             let (loaded, found) = pipeline_config(config, pipeline, data_dir.as_deref())?;
+            // The filesystem store's journal is in the pipeline's data directory: a typo'd --data-dir
+            // would otherwise get a lock, a store epoch and a journal made up in a new folder. A shared
+            // store holds the journal itself; the data directory only holds the lock then.
+            if matches!(found.store.backend, StoreBackend::Filesystem(_)) {
+                let dir = anes_ops::recovery::pipeline_dir(&loaded.data_dir, pipeline);
+                if !dir.is_dir() {
+                    bail!(
+                        "{}: no such folder: pipeline {pipeline}'s data directory (<data_dir>/{pipeline}, with its journal/ and LOCK) is not there; check --data-dir or server.data_dir",
+                        dir.display()
+                    );
+                }
+            }
             let rom = match &found.rom {
                 Some(path) => anes_fs::read_capped(path, anes_core::cart::MAX_ROM_FILE_LEN as u64, "ROM")?,
                 None => DEMO_ROM.to_vec(),

@@ -1,12 +1,13 @@
 //! `anes serve`: the operations service (crate anes-ops). Without `--config`, one pipeline `demo`
 //! replays the bundled demo ROM's input stream in a loop at real-time speed, on 127.0.0.1:9650.
 //!
-//! Exit status: 0 after SIGTERM or SIGINT (intake stopped, final verified checkpoints taken); 2 for a
-//! bad configuration or when the service cannot start.
+//! Exit status: 0 after SIGTERM or SIGINT (intake stopped, final verified checkpoints taken); 1 when a
+//! final checkpoint could not be written to the state directory; 2 for a bad configuration or when the
+//! service cannot start.
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use anes_core::movie::InputStream;
 use anes_ops::assign::Replica;
 use anes_ops::config::Config;
 use anes_ops::service::{ServiceOptions, read_token, run_service};
-use anyhow::Context;
+use anyhow::{Context, bail};
 
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};
 use crate::output;
@@ -30,8 +31,9 @@ pub enum LogFormat {
 
 /// `anes serve --help`'s closing lines.
 const AFTER_HELP: &str = "\
-Exit status: 0 after SIGTERM or SIGINT (intake stopped, final verified checkpoints taken); 2 a bad \
-configuration, or the service could not start.
+Exit status: 0 after SIGTERM or SIGINT (intake stopped, final verified checkpoints taken); 1 stopped, \
+but a final checkpoint could not be written to --state-dir (the log says why); 2 a bad configuration \
+(a --state-dir that is not a folder too), or the service could not start.
 
 Examples:
   # Pipeline demo on the bundled demo ROM: the status page on http://127.0.0.1:9650/, /metrics
@@ -61,7 +63,8 @@ pub struct Args {
     /// Directory for evidence bundles (overrides server.evidence_dir).
     #[arg(long, value_name = "DIR")]
     evidence_dir: Option<PathBuf>,
-    /// Directory for the final checkpoints written at shutdown (overrides server.state_dir).
+    /// Directory for the final checkpoints written at shutdown, <id>.snap and <id>.json (overrides
+    /// server.state_dir): a folder, or made then; anything else is refused at start.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// Directory of the pipelines' durable state: journal, dead-letter queue and (filesystem store)
@@ -102,10 +105,18 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.state_dir {
         config.state_dir = Some(dir.clone());
     }
+    let data_dir_source = if args.data_dir.is_some() { "--data-dir" } else { "server.data_dir" };
+    anes_fs::folder_or_missing(&config.data_dir).map_err(|e| anyhow::anyhow!("{data_dir_source} {e}"))?;
     init_logging(args.log_format);
     if let Some(replica) = replica(args)? {
         anes_ops::assign::keep_share(&mut config, replica);
     }
+    let state_dir_source = if args.state_dir.is_some() { "--state-dir" } else { "server.state_dir" };
+    if let Some(dir) = &config.state_dir {
+        let ids: Vec<&str> = config.pipelines.iter().map(|p| p.settings.id.as_str()).collect();
+        check_state_dir(dir, state_dir_source, &ids)?;
+    }
+    let state_dir = config.state_dir.clone();
     let token = read_token(config.token_file.as_deref())?;
     let options = ServiceOptions {
         demo_rom: Arc::new(DEMO_ROM.to_vec()),
@@ -120,7 +131,74 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     let mut out = output::stdout();
     output::write_json(&mut out, &serde_json::json!({ "pipelines": reports }))?;
     out.flush()?;
+    // A final checkpoint taken but not written is state the operator counted on: not a clean stop.
+    let unwritten: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.final_checkpoint_seq.is_some() && r.final_checkpoint_file.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    if let (Some(dir), false) = (&state_dir, unwritten.is_empty()) {
+        eprintln!(
+            "error: {state_dir_source} {}: the final checkpoint of pipeline {} could not be written (the log line \"writing the final checkpoint failed\" says why)",
+            dir.display(),
+            unwritten.join(", ")
+        );
+        return Ok(ExitCode::from(EXIT_CHECKPOINT_UNWRITTEN));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Exit status when the service stopped but a final checkpoint could not be written to the state
+/// directory.
+const EXIT_CHECKPOINT_UNWRITTEN: u8 = 1;
+
+/// The final checkpoints are written into `dir` only at shutdown (`<id>.snap`, `<id>.json`, the
+/// folder made then): checked at start, so a file, a FIFO or a folder that cannot be made there is
+/// refused now rather than found out when the checkpoints are lost. Creates nothing.
+fn check_state_dir(dir: &Path, source: &str, ids: &[&str]) -> anyhow::Result<()> {
+    let shown = dir.display();
+    let what = "the folder the final checkpoints <id>.snap and <id>.json are written into at shutdown";
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {
+            for id in ids {
+                for name in [format!("{id}.snap"), format!("{id}.json")] {
+                    let path = dir.join(name);
+                    if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+                        bail!(
+                            "{source} {shown}: {} is a folder, where pipeline {id}'s final checkpoint goes",
+                            path.display()
+                        );
+                    }
+                }
+            }
+            Ok(())
+        }
+        Ok(meta) => bail!(
+            "{source} {shown}: exists and is not a folder ({}): it names {what}",
+            anes_fs::FileKind::of(meta.file_type())
+        ),
+        // Not there, or a file in the way above it (ENOTDIR): whether it can be made tells.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            if std::fs::symlink_metadata(dir).is_ok() {
+                bail!("{source} {shown}: a symbolic link to nothing: it names {what}");
+            }
+            // Made at shutdown: the nearest existing folder above must be a folder.
+            let above = dir
+                .ancestors()
+                .skip(1)
+                .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+                .find(|p| std::fs::symlink_metadata(p).is_ok());
+            match above.map(|p| (p, std::fs::metadata(p))) {
+                Some((_, Ok(meta))) if meta.is_dir() => Ok(()),
+                Some((p, _)) => bail!(
+                    "{source} {shown}: cannot be made: {} is not a folder; it names {what}",
+                    p.display()
+                ),
+                None => Ok(()),
+            }
+        }
+        Err(e) => Err(e).with_context(|| format!("{source} {shown}")),
+    }
 }
 
 /// Largest host name file read (the kernel's limit is 64 bytes).

@@ -21,7 +21,8 @@ use std::time::Duration;
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::{PowerOnProfile, Region};
 use anes_lockstep::{
-    DivergenceKind, FaultPlan, InputSource, Machine, ShrinkConfig, ShrinkError, ShrinkProgress, Shrunk,
+    DivergenceKind, FaultPlan, InputSource, LockstepError, Machine, ShrinkConfig, ShrinkError,
+    ShrinkProgress, Shrunk,
 };
 use anes_ops::canary::{RemoteMachine, spawn_loaded};
 use anyhow::{Context, bail};
@@ -154,9 +155,13 @@ pub struct Args {
     /// Trials run at once, one thread each. The result does not depend on it.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: u16,
-    /// Stop after this many seconds with the smallest repro found so far.
+    /// Stop after this many seconds (at most a year, 31536000) with the smallest repro found so far.
     #[arg(long, value_name = "SECONDS")]
     budget: Option<f64>,
+    /// Seconds a worker (--baseline, --libretro) may take to send its next reply before it counts as
+    /// hung. --budget does not cut a worker's call short: a hung one holds the shrink this long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    reply_timeout: u64,
     /// Stop after this many trials (counted in the order a one-job search runs them).
     #[arg(long, value_name = "N")]
     max_trials: Option<u64>,
@@ -261,6 +266,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         (Some(core), _) => {
             let content = args.rom.as_deref().context("--libretro needs the core's content")?;
             let cores = Cores {
+                reply_timeout: Duration::from_secs(args.reply_timeout),
                 core_a: core,
                 core_b: args.libretro_b.as_deref().unwrap_or(core),
                 content,
@@ -280,8 +286,17 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 }
             };
             let builds = Builds { baseline, candidate: &candidate, jobs: usize::from(args.jobs) };
-            let (result, region) =
-                shrink_builds(&rom, region, &builds, &checks, &stream, &config, &mut on_progress)?;
+            let timeout = Duration::from_secs(args.reply_timeout);
+            let (result, region) = shrink_builds_within(
+                &rom,
+                region,
+                &builds,
+                timeout,
+                &checks,
+                &stream,
+                &config,
+                &mut on_progress,
+            )?;
             (result, Ran::Nes { region, power_on: (args.power_on, args.power_on) })
         }
         (None, None) => {
@@ -327,6 +342,14 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
         Err(e @ ShrinkError::ReproLost { .. }) if args.libretro.is_some() => bail!(
             "{rom_name}: {e}: a core that keeps state outside its snapshots (anes audit finds it) is shrunk from power-on by `anes audit CORE CONTENT --input FILE --shrink DIR`"
         ),
+        // Machine B tells a spec that parses but does not fit it: named where the spec was given.
+        Err(e @ ShrinkError::Lockstep(LockstepError::FaultPlan(_))) => {
+            let source = match &args.evidence {
+                Some(dir) => format!("{}: faults", dir.join("report.json").display()),
+                None => "--inject".to_string(),
+            };
+            return Err(e).context(source);
+        }
         Err(e) => return Err(e).context(rom_name),
     };
     let rom_file =
@@ -509,6 +532,21 @@ pub(crate) fn shrink_builds(
     progress: &mut dyn FnMut(ShrinkProgress),
 ) -> anyhow::Result<(Result<Shrunk<FrameInput>, ShrinkError>, Region)> {
     let timeout = anes_ops::canary::DEFAULT_REPLY_TIMEOUT;
+    shrink_builds_within(rom, region, builds, timeout, checks, stream, config, progress)
+}
+
+/// [`shrink_builds`] with workers that count as hung after `reply_timeout` without a reply.
+#[allow(clippy::too_many_arguments)]
+fn shrink_builds_within(
+    rom: &[u8],
+    region: Option<Region>,
+    builds: &Builds<'_>,
+    timeout: Duration,
+    checks: &Checks<'_>,
+    stream: &[FrameInput],
+    config: &ShrinkConfig,
+    progress: &mut dyn FnMut(ShrinkProgress),
+) -> anyhow::Result<(Result<Shrunk<FrameInput>, ShrinkError>, Region)> {
     let mut workers = Vec::new();
     let mut loaded = region;
     for _ in 0..builds.jobs.max(1) {
@@ -545,6 +583,8 @@ pub(crate) struct Cores<'a> {
     pub options_b: &'a [(String, String)],
     /// Worker pairs: trials run at once.
     pub jobs: usize,
+    /// How long a worker may take to reply before it counts as hung.
+    pub reply_timeout: Duration,
 }
 
 /// Shrinks with machine A a worker of `cores.core_a` and B one of `cores.core_b` (`anes worker
@@ -559,9 +599,9 @@ pub(crate) fn shrink_cores(
 ) -> anyhow::Result<Result<Shrunk<FrameInput>, ShrinkError>> {
     let mut pairs = Vec::new();
     for _ in 0..cores.jobs.max(1) {
-        let a = crate::lockstep::spawn_retro(cores.core_a, cores.content, cores.options_a, false)
+        let a = spawn_core(cores, cores.core_a, cores.options_a)
             .with_context(|| format!("machine A: {}", cores.core_a.display()))?;
-        let b = crate::lockstep::spawn_retro(cores.core_b, cores.content, cores.options_b, false)
+        let b = spawn_core(cores, cores.core_b, cores.options_b)
             .with_context(|| format!("machine B: {}", cores.core_b.display()))?;
         pairs.push((a, b));
     }
@@ -570,6 +610,25 @@ pub(crate) fn shrink_cores(
     checks.apply(a, b, content, Region::Ntsc)?;
     let result = anes_lockstep::shrink_pairs(pairs, stream, config, progress);
     Ok(result)
+}
+
+/// A libretro worker (this executable, `worker --libretro`) of `core` on the shrink's content, as
+/// `anes lockstep --libretro` spawns it but with the shrink's reply timeout.
+fn spawn_core(
+    cores: &Cores<'_>,
+    core: &Path,
+    options: &[(String, String)],
+) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
+    let spec = anes_ops::canary::RetroWorkerSpec {
+        program: std::env::current_exe().context("the path of this executable (the worker program)")?,
+        core: core.to_owned(),
+        content: cores.content.to_owned(),
+        options: options.to_vec(),
+        reply_timeout: cores.reply_timeout,
+        ignore_audio: false,
+        nes_view: false,
+    };
+    Ok(anes_ops::canary::RetroWorkerMachine::spawn(&spec)?)
 }
 
 /// What the two machines of a shrink were, for its report.
@@ -644,9 +703,19 @@ fn count_presses(stream: &[anes_core::movie::FrameInput]) -> u64 {
     stream.iter().filter(|f| f.pads != [0, 0]).count() as u64
 }
 
+/// The longest `--budget`: one year. The search adds it to the time it started, which a Duration
+/// near its own limit would overflow.
+const MAX_BUDGET_SECONDS: u64 = 365 * 24 * 60 * 60;
+
 fn budget_duration(seconds: f64) -> anyhow::Result<Duration> {
     Duration::try_from_secs_f64(seconds)
-        .map_err(|_| anyhow::anyhow!("--budget {seconds}: expected a number of seconds, 0 or more"))
+        .ok()
+        .filter(|budget| budget.as_secs_f64() <= MAX_BUDGET_SECONDS as f64)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--budget {seconds}: expected a number of seconds from 0 to {MAX_BUDGET_SECONDS} (one year)"
+            )
+        })
 }
 
 /// `--out DIR` must be a directory or not exist yet; the files it would replace must be regular.

@@ -164,6 +164,16 @@ impl PostgresServer {
     /// Stops it (`pg_ctl stop -m fast`: sessions are cut, as by a crash from the clients' side); kills
     /// the postmaster by PID when that fails.
     pub fn stop(&mut self) {
+        self.stop_with("fast");
+    }
+
+    /// Stops it as a crash would (`-m immediate`: every backend quits at once). A fast stop ends the
+    /// sessions one by one, so a transaction waiting on a lock the first one held may still commit.
+    pub fn stop_immediately(&mut self) {
+        self.stop_with("immediate");
+    }
+
+    fn stop_with(&mut self, mode: &str) {
         if !self.running {
             return;
         }
@@ -173,7 +183,7 @@ impl PostgresServer {
             .command("pg_ctl")
             .arg("-D")
             .arg(self.data())
-            .args(["-m", "fast", "-w", "-t", "20", "stop"])
+            .args(["-m", mode, "-w", "-t", "20", "stop"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()

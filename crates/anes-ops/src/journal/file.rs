@@ -71,18 +71,6 @@ pub fn witness_path(dir: &Path) -> PathBuf {
     dir.with_file_name(format!("{name}.identity"))
 }
 
-fn write_witness(path: &Path, identity: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("identity.tmp");
-    let mut file = File::create(&tmp)?;
-    file.write_all(format!("{}\n", anes_core::hex::to_hex(identity)).as_bytes())?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
-    match path.parent() {
-        Some(dir) => crate::store::fs::sync_dir(dir),
-        None => Ok(()),
-    }
-}
-
 /// The segment file name for a segment starting at `first_seq`.
 pub fn segment_name(first_seq: u64) -> String {
     format!("seg-{first_seq:020}.ajnl")
@@ -448,7 +436,7 @@ impl FileJournal {
             }
         };
         if fs::symlink_metadata(&witness).is_err() {
-            write_witness(&witness, &mark.identity()).map_err(|e| io(&witness, e))?;
+            mark::write_witness(&witness, &mark.identity()).map_err(|e| io(&witness, e))?;
         }
         for p in &contents.problems {
             if p.torn {

@@ -190,6 +190,20 @@ pub(super) fn new_identity() -> [u8; IDENTITY_LEN] {
     out
 }
 
+/// Writes the journal's witness (`file::witness_path`): its identity in hex, created whole under a
+/// temporary name and renamed, as the mark is.
+pub(crate) fn write_witness(path: &Path, identity: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("identity.tmp");
+    let mut file = File::create(&tmp)?;
+    file.write_all(format!("{}\n", anes_core::hex::to_hex(identity)).as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    match path.parent() {
+        Some(dir) => crate::store::fs::sync_dir(dir),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,9 @@ fn turn() -> MutexGuard<'static, ()> {
 fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("anes-retro-host-hostile-{}", std::process::id()));
+        // Under target/ (not TMPDIR, which the tests must leave empty): the compiled core and the
+        // contents live as long as the test process, which has no end to remove them at.
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("hostile-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

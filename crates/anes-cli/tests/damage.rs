@@ -95,6 +95,19 @@ fn refused(dir: &Path, data: &Path, wanted: &[&str]) -> String {
     line.to_string()
 }
 
+/// `anes journal accept-loss` with the configuration `refused` wrote: its JSON answer (it must succeed).
+fn accept_loss(dir: &Path, data: &Path) -> serde_json::Value {
+    let accept = Command::new(env!("CARGO_BIN_EXE_anes"))
+        .args(["journal", "accept-loss", "--json", "--config"])
+        .arg(dir.join("again.toml"))
+        .args(["--pipeline", PIPELINE, "--data-dir"])
+        .arg(data)
+        .output()
+        .unwrap();
+    assert!(accept.status.success(), "{}", String::from_utf8_lossy(&accept.stderr));
+    serde_json::from_slice(&accept.stdout).unwrap()
+}
+
 /// The start-up that follows holds every acknowledged record.
 fn starts_with_everything(dir: &Path, data: &Path) {
     let mut serve = Coordinator::start(dir, "again", &pipelines(), data);
@@ -160,15 +173,7 @@ fn a_journal_folder_lost_whole_is_refused_not_started_anew() {
     let (temp, data) = journaled("folder");
     std::fs::remove_dir_all(journal_dir(&data)).unwrap();
     refused(&temp.0, &data, &["journal.identity", "was lost", "anes journal accept-loss"]);
-    let accept = Command::new(env!("CARGO_BIN_EXE_anes"))
-        .args(["journal", "accept-loss", "--json", "--config"])
-        .arg(temp.0.join("again.toml"))
-        .args(["--pipeline", PIPELINE, "--data-dir"])
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(accept.status.success(), "{}", String::from_utf8_lossy(&accept.stderr));
-    let answer: serde_json::Value = serde_json::from_slice(&accept.stdout).unwrap();
+    let answer = accept_loss(&temp.0, &data);
     assert_eq!(answer["accepted_loss"]["continues_at"].as_u64(), Some(0), "{answer}");
     let mut serve = Coordinator::start(&temp.0, "after", &pipelines(), &data);
     let status = serve.wait_settled(Duration::from_secs(120));
@@ -194,15 +199,7 @@ fn a_lost_mark_is_refused_and_accept_loss_continues_from_the_first_missing_recor
     bytes[at] ^= 0x20;
     std::fs::write(&last, &bytes).unwrap();
     refused(&temp.0, &data, &["records 508..510"]);
-    let accept = Command::new(env!("CARGO_BIN_EXE_anes"))
-        .args(["journal", "accept-loss", "--json", "--config"])
-        .arg(temp.0.join("again.toml"))
-        .args(["--pipeline", PIPELINE, "--data-dir"])
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(accept.status.success(), "{}", String::from_utf8_lossy(&accept.stderr));
-    let answer: serde_json::Value = serde_json::from_slice(&accept.stdout).unwrap();
+    let answer = accept_loss(&temp.0, &data);
     let loss = &answer["accepted_loss"];
     assert_eq!(
         (loss["continues_at"].as_u64(), loss["missing"][0]["from"].as_u64()),

@@ -25,6 +25,7 @@ use crate::{input_file, limited_read, output};
 
 use crate::bundled::{DEMO_INPUT, DEMO_ROM};
 use crate::evidence_dir::EvidenceDir;
+use crate::versus_end::VERSUS_END_PICTURES;
 /// Frames a ROM without an input file runs by default.
 pub(crate) const DEFAULT_FRAMES: u64 = 5_000;
 /// Exit status when the machines diverged.
@@ -406,6 +407,9 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
     }
     let faults = FaultPlan::parse(&args.inject).context("--inject")?;
     let evidence_dir = match &args.report {
+        // Compared at the end, the bundle is the two pictures: checked (and with --force replaced)
+        // as bundle files, before any frame runs.
+        Some(dir) if args.at_end => EvidenceDir::given_with(dir.clone(), args.force, &VERSUS_END_PICTURES)?,
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(Some(rom_path)),
     };

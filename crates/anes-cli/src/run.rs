@@ -114,6 +114,10 @@ struct Stop {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    // Refused before the frames run, not after them.
+    for path in args.save_state.iter().chain(&args.screenshot) {
+        anes_fs::check_output(path)?;
+    }
     let (input, movie_region) = match (&args.input, &args.rom) {
         (Some(path), _) => read_input_with_region(path)?,
         (None, None) => (InputStream::from_bytes(DEMO_INPUT).context("the bundled demo input stream")?, None),

@@ -133,6 +133,9 @@ fn one_line(bytes: &[u8]) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// The files a difference at the end writes into its evidence folder: anes's picture, the other's.
+pub(crate) const VERSUS_END_PICTURES: [&str; 2] = ["anes.png", "other.png"];
+
 /// Runs both machines `frames` frames (after the one the caller ran), compares the last, prints the
 /// report and writes both pictures into `evidence` when they differ. Returns the report.
 pub(crate) fn run(
@@ -168,7 +171,7 @@ pub(crate) fn run(
         let dir = evidence()?;
         std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
         for (name, machine) in
-            [("anes.png", &*anes as &dyn SectionsOf), ("other.png", &*other as &dyn SectionsOf)]
+            VERSUS_END_PICTURES.into_iter().zip([&*anes as &dyn SectionsOf, &*other as &dyn SectionsOf])
         {
             if let Some(png) = machine.png() {
                 let path = dir.join(name);

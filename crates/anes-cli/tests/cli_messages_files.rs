@@ -137,6 +137,27 @@ fn an_output_in_a_missing_folder_names_the_output_and_the_folder() {
     assert_refused(&output, "afile/x.out: afile is a regular file, not a folder");
 }
 
+/// Outputs that long work ends in are refused before the work: a run of a trillion frames and the
+/// 9-case golden corpus answer at once (each would take hours or seconds before writing).
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_work() {
+    let dir = scratch("output-first");
+    let started = std::time::Instant::now();
+    for flag in ["--save-state", "--screenshot"] {
+        let output = anes_in(&dir, &["run", "--frames", "1000000000000", flag, "nodir/x.out"]);
+        assert_refused(&output, "nodir/x.out: the folder nodir does not exist");
+    }
+    let output = anes_in(&dir, &["run", "--frames", "1000000000000", "--save-state", s(&dir)]);
+    assert_refused(&output, &format!("{}: is a directory; give a file path", dir.display()));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    // The corpus's cases take 11 s in a debug build before the write would fail.
+    let started = std::time::Instant::now();
+    let corpus = repo("tests/canary/golden.toml");
+    let output = anes_in(&dir, &["canary", "--corpus", s(&corpus), "--junit", "nodir/results.xml"]);
+    assert_refused(&output, "nodir/results.xml: the folder nodir does not exist");
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "{:?}", started.elapsed());
+}
+
 #[test]
 fn a_worker_named_without_a_slash_is_looked_up_on_path_and_the_fix_is_said() {
     use std::os::unix::fs::PermissionsExt;
@@ -167,4 +188,29 @@ fn force_refuses_a_folder_at_a_bundle_name_before_the_run() {
     let args = ["canary", "--baseline-log", s(&log), "--frames", "10", "--report", "f3", "--force"];
     assert_refused(&anes_in(&dir, &args), "f3/canary.json: exists and is a directory");
     assert!(dir.join("f3/canary.json").is_dir(), "left alone");
+    // A comparison with another core at the end: its two pictures. Refused before the core is
+    // even looked for (there is none at that path).
+    for picture in ["anes.png", "other.png"] {
+        let folder = format!("f4-{picture}");
+        std::fs::create_dir_all(dir.join(&folder).join(picture)).unwrap();
+        let rom = repo("roms/demo/demo.nes");
+        let args = [
+            "lockstep",
+            s(&rom),
+            "--versus",
+            "./no-such-core.so",
+            "--at-end",
+            "--report",
+            &folder,
+            "--force",
+        ];
+        assert_refused(&anes_in(&dir, &args), &format!("{folder}/{picture}: exists and is a directory"));
+    }
+    let fifo_folder = dir.join("f5");
+    std::fs::create_dir(&fifo_folder).unwrap();
+    mkfifo(&fifo_folder.join("other.png"));
+    let rom = repo("roms/demo/demo.nes");
+    let args =
+        ["lockstep", s(&rom), "--versus", "./no-such-core.so", "--at-end", "--report", "f5", "--force"];
+    assert_refused(&anes_in(&dir, &args), "f5/other.png: exists and is a FIFO (named pipe)");
 }

@@ -8,7 +8,8 @@
 //! - [`write_output`]: a new path or a regular file is replaced atomically (a temporary file beside it,
 //!   fsynced, renamed over it); a symbolic link is followed and the rule applied to its target; a
 //!   device or a FIFO is written in place, never replaced. Every write and flush error is returned.
-//!   [`write_output_with`] does the same for contents written as they are made, in bounded memory.
+//!   [`write_output_with`] does the same for contents written as they are made, in bounded memory;
+//!   [`check_output`] refuses before long work what the write would refuse from the path alone.
 //! - [`folder_or_missing`]: a folder named for output is a folder or can be made one, checked before
 //!   the work that fills it.
 //! - [`env_flag`] / [`ci_is_set`]: an environment flag is set unless it is empty, `0` or `false`.
@@ -29,7 +30,7 @@ pub use folder::{FolderError, folder_or_missing};
 pub use kind::FileKind;
 pub use orphans::{FolderName, orphaned_process_folders};
 pub use read::{ReadError, read_capped, read_text_capped};
-pub use write::{WriteError, write_output, write_output_with};
+pub use write::{WriteError, check_output, write_output, write_output_with};
 
 /// `limit` for messages: whole MiB as "16 MiB", anything else in bytes.
 fn describe_size(limit: u64) -> String {

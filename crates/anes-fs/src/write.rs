@@ -104,6 +104,42 @@ pub fn write_output_with(
     }
 }
 
+/// Checks, without writing anything, what [`write_output`] would refuse from the path alone: a
+/// directory, a link loop, a missing folder (or a file where a folder should be) on the way to it.
+/// Commands call it before work that takes long, so a mistyped output is refused before the work
+/// instead of after it. What only the write can tell (a full disk, a FIFO's reader, permissions)
+/// is left to the write.
+pub fn check_output(path: &Path) -> Result<(), WriteError> {
+    let (target, kind) = resolve_links(path)?;
+    match kind {
+        Some(kind @ (FileKind::Directory | FileKind::Symlink)) => {
+            Err(WriteError::NotAFile { path: target, kind })
+        }
+        Some(_) => Ok(()),
+        None => {
+            if target.file_name().is_none() {
+                return Err(WriteError::NotAFile { path: target, kind: FileKind::Directory });
+            }
+            let dir = match target.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir,
+                _ => Path::new("."),
+            };
+            match crate::folder::first_gap(dir) {
+                Ok(None) => Ok(()),
+                Ok(Some(crate::folder::Gap { at, kind })) => {
+                    Err(WriteError::NoFolder { path: target, at, kind })
+                }
+                Err(crate::FolderError::Io { path: at, error }) => {
+                    Err(WriteError::Io { path: at, step: "look at its folder", error })
+                }
+                Err(crate::FolderError::NotAFolder { at, kind, .. }) => {
+                    Err(WriteError::NoFolder { path: target, at, kind: Some(kind) })
+                }
+            }
+        }
+    }
+}
+
 /// Runs `contents` into `file` through a buffer, then flushes it: the first error of either.
 fn write_buffered(
     file: &mut File,
@@ -440,6 +476,36 @@ pub(crate) mod tests {
         let err = write_output(Path::new("anes-fs-no-such-dir/x.out"), b"x").unwrap_err().to_string();
         assert_eq!(err, "anes-fs-no-such-dir/x.out: the folder anes-fs-no-such-dir does not exist");
         assert!(!err.contains(".tmp"), "{err}");
+    }
+
+    /// What the write would refuse from the path alone is refused before it, with the same error;
+    /// what only a write can tell is not.
+    #[test]
+    fn an_output_is_checked_before_the_work() {
+        let scratch = Scratch::new("check-output");
+        check_output(&scratch.path("new.bin")).unwrap();
+        fs::write(scratch.path("old.bin"), b"kept").unwrap();
+        check_output(&scratch.path("old.bin")).unwrap();
+        assert_eq!(fs::read(scratch.path("old.bin")).unwrap(), b"kept", "nothing written");
+        let fifo = scratch.path("fifo");
+        mkfifo(&fifo);
+        check_output(&fifo).unwrap();
+        let err = check_output(scratch.root()).unwrap_err();
+        assert!(matches!(err, WriteError::NotAFile { kind: FileKind::Directory, .. }), "{err:?}");
+        let out = scratch.path("missing-dir/out");
+        assert_eq!(
+            check_output(&out).unwrap_err().to_string(),
+            write_output(&out, b"x").unwrap_err().to_string()
+        );
+        let below_file = scratch.path("old.bin/out");
+        assert_eq!(
+            check_output(&below_file).unwrap_err().to_string(),
+            write_output(&below_file, b"x").unwrap_err().to_string()
+        );
+        let looped = scratch.path("loop");
+        std::os::unix::fs::symlink("loop", &looped).unwrap();
+        assert!(matches!(check_output(&looped), Err(WriteError::LinkLoop { .. })));
+        assert_eq!(scratch.names(), ["fifo", "loop", "old.bin"], "nothing created");
     }
 
     /// Any other refusal in the folder names the output too, with the OS error: /proc refuses new

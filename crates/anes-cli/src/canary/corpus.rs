@@ -199,6 +199,10 @@ fn load_manifest(path: &Path) -> anyhow::Result<Vec<Case>> {
 }
 
 pub fn main(args: &Args, manifest: &Path, candidate: &Path) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.junit {
+        // Refused before the cases run, not after them.
+        anes_fs::check_output(path)?;
+    }
     let all = load_manifest(manifest)?;
     let total = all.len();
     let cases: Vec<Case> = all

@@ -392,6 +392,7 @@ pub(crate) fn shrink_into(
         &config.rom,
         region,
         &builds,
+        config.reply_timeout,
         &checks,
         &stream,
         &shrink_config,

@@ -287,16 +287,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
             };
             let builds = Builds { baseline, candidate: &candidate, jobs: usize::from(args.jobs) };
             let timeout = Duration::from_secs(args.reply_timeout);
-            let (result, region) = shrink_builds_within(
-                &rom,
-                region,
-                &builds,
-                timeout,
-                &checks,
-                &stream,
-                &config,
-                &mut on_progress,
-            )?;
+            let (result, region) =
+                shrink_builds(&rom, region, &builds, timeout, &checks, &stream, &config, &mut on_progress)?;
             (result, Ran::Nes { region, power_on: (args.power_on, args.power_on) })
         }
         (None, None) => {
@@ -520,24 +512,10 @@ pub(crate) struct Builds<'a> {
 }
 
 /// Shrinks with machine A in `builds.baseline` and B in `builds.candidate`: `jobs` worker processes
-/// per build, each pair reused by every trial (restored from snapshots). Returns the result and the
-/// region the builds loaded.
-pub(crate) fn shrink_builds(
-    rom: &[u8],
-    region: Option<Region>,
-    builds: &Builds<'_>,
-    checks: &Checks<'_>,
-    stream: &[FrameInput],
-    config: &ShrinkConfig,
-    progress: &mut dyn FnMut(ShrinkProgress),
-) -> anyhow::Result<(Result<Shrunk<FrameInput>, ShrinkError>, Region)> {
-    let timeout = anes_ops::canary::DEFAULT_REPLY_TIMEOUT;
-    shrink_builds_within(rom, region, builds, timeout, checks, stream, config, progress)
-}
-
-/// [`shrink_builds`] with workers that count as hung after `reply_timeout` without a reply.
+/// per build, each pair reused by every trial (restored from snapshots), counted as hung after
+/// `timeout` without a reply. Returns the result and the region the builds loaded.
 #[allow(clippy::too_many_arguments)]
-fn shrink_builds_within(
+pub(crate) fn shrink_builds(
     rom: &[u8],
     region: Option<Region>,
     builds: &Builds<'_>,

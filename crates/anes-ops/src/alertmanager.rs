@@ -252,9 +252,67 @@ impl Deduplicator {
     }
 }
 
+/// Labels logged of an alert that is ignored, and characters logged of each name and value: a
+/// notification body may be 1 MiB, and a log line should not.
+const LOGGED_LABELS: usize = 8;
+const LOGGED_LABEL_CHARS: usize = 64;
+
+/// `labels` for a log line: `name=value` pairs joined by commas, at most [`LOGGED_LABELS`] of
+/// them and [`LOGGED_LABEL_CHARS`] characters of each name and value, control characters escaped
+/// (a newline in a value must not start a forged log line); what is left out is counted.
+pub fn labels_for_log(labels: &BTreeMap<String, String>) -> String {
+    let mut line = String::new();
+    for (k, v) in labels.iter().take(LOGGED_LABELS) {
+        if !line.is_empty() {
+            line.push(',');
+        }
+        push_for_log(&mut line, k);
+        line.push('=');
+        push_for_log(&mut line, v);
+    }
+    if labels.len() > LOGGED_LABELS {
+        line.push_str(&format!(" and {} more labels", labels.len() - LOGGED_LABELS));
+    }
+    line
+}
+
+/// `text`, at most [`LOGGED_LABEL_CHARS`] characters of it, escaped as Rust's debug output does.
+fn push_for_log(line: &mut String, text: &str) {
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(LOGGED_LABEL_CHARS) {
+        line.extend(c.escape_debug());
+    }
+    let rest = chars.count();
+    if rest > 0 {
+        line.push_str(&format!("...({rest} more characters)"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_are_logged_bounded_and_escaped() {
+        let mut labels = BTreeMap::new();
+        labels.insert("alertname".to_string(), "Other\nforged line".to_string());
+        labels.insert("big".to_string(), "x".repeat(1 << 20));
+        let line = labels_for_log(&labels);
+        assert_eq!(
+            line,
+            format!(
+                "alertname=Other\\nforged line,big={}...({} more characters)",
+                "x".repeat(64),
+                (1 << 20) - 64
+            )
+        );
+        for i in 0..100 {
+            labels.insert(format!("l{i:03}"), String::new());
+        }
+        let line = labels_for_log(&labels);
+        assert!(line.ends_with(" and 94 more labels"), "{line}");
+        assert!(line.len() < 1000, "{}", line.len());
+    }
     use proptest::prelude::*;
 
     const FIRING: &str = include_str!("../tests/fixtures/alertmanager-firing.raw.json");

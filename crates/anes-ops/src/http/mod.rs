@@ -412,6 +412,9 @@ async fn drill(
     Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({ "accepted": true }))).into_response())
 }
 
+/// Ignored alerts of one notification logged one by one; the rest are counted in one line.
+const LOGGED_IGNORED_ALERTS: usize = 8;
+
 async fn webhook(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -439,11 +442,15 @@ async fn webhook(
             }
             Decision::NotOurs { reason } => {
                 state.metrics.notification_ignored(reason);
-                let labels: Vec<String> = alert.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                if reason == "unknown_pipeline" {
-                    tracing::warn!(labels = %labels.join(","), "alert for a pipeline this service does not run: ignored");
-                } else {
-                    tracing::info!(labels = %labels.join(","), reason, "alert ignored");
+                // One line for each of the first few, then one for the rest: a body of 1 MiB
+                // can hold thousands of alerts.
+                if ignored < LOGGED_IGNORED_ALERTS {
+                    let labels = alertmanager::labels_for_log(&alert.labels);
+                    if reason == "unknown_pipeline" {
+                        tracing::warn!(labels = %labels, "alert for a pipeline this service does not run: ignored");
+                    } else {
+                        tracing::info!(labels = %labels, reason, "alert ignored");
+                    }
                 }
                 ignored += 1;
                 continue;
@@ -474,6 +481,9 @@ async fn webhook(
                 ignored += 1;
             }
         }
+    }
+    if ignored > LOGGED_IGNORED_ALERTS {
+        tracing::info!(count = ignored - LOGGED_IGNORED_ALERTS, "more alerts of the notification ignored");
     }
     if !fenced.is_empty() {
         let body = serde_json::json!({ "error": "fenced", "pipelines": fenced, "acted_on": acted, "ignored": ignored });

@@ -11,10 +11,12 @@
 //! A commit writes the slot its generation selects (generation modulo 2) in place, then fsyncs; the
 //! slot with the higher generation that verifies is the mark. A crash while a slot is written leaves
 //! the other slot, one commit older: still a mark every acknowledged record is below, since the answer
-//! to a producer waits for the fsync.
+//! to a producer waits for the fsync. A commit whose write or fsync fails puts the slot's old bytes
+//! back, so the page cache flushed later cannot make the failed commit the mark.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::framed::{IDENTITY_LEN, checksum};
@@ -100,6 +102,11 @@ pub(super) struct Mark {
     header_len: u64,
     state: MarkState,
     sync: bool,
+    /// What each slot holds on disk as far as this mark knows: what a failed commit puts back.
+    slots: [[u8; SLOT_LEN]; 2],
+    /// Tests: the next commit's fsync fails after its write, as a failing disk's does.
+    #[cfg(test)]
+    fail_next_sync: bool,
 }
 
 impl Mark {
@@ -132,6 +139,9 @@ impl Mark {
             header_len,
             state: MarkState { identity, generation: 1, end },
             sync,
+            slots: [slot(&identity, 0, end), slot(&identity, 1, end)],
+            #[cfg(test)]
+            fail_next_sync: false,
         })
     }
 
@@ -139,7 +149,20 @@ impl Mark {
     pub fn open(path: &Path, pipeline: &str, state: MarkState, sync: bool) -> std::io::Result<Mark> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         let header_len = header(pipeline, &state.identity).len() as u64;
-        Ok(Mark { path: path.to_path_buf(), file, header_len, state, sync })
+        let mut slots = [[0u8; SLOT_LEN]; 2];
+        for (i, slot) in slots.iter_mut().enumerate() {
+            file.read_exact_at(slot, header_len + (i * SLOT_LEN) as u64)?;
+        }
+        Ok(Mark {
+            path: path.to_path_buf(),
+            file,
+            header_len,
+            state,
+            sync,
+            slots,
+            #[cfg(test)]
+            fail_next_sync: false,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -165,14 +188,34 @@ impl Mark {
                 format!("the mark's generation {} cannot advance (damaged)", self.state.generation),
             )
         })?;
-        let offset = self.header_len + (generation % 2) * SLOT_LEN as u64;
-        self.file.seek(SeekFrom::Start(offset))?;
-        self.file.write_all(&slot(&self.state.identity, generation, end))?;
+        let index = (generation % 2) as usize;
+        let offset = self.header_len + (index * SLOT_LEN) as u64;
+        let new_slot = slot(&self.state.identity, generation, end);
+        if let Err(error) = self.write_slot(offset, &new_slot) {
+            // The commit failed, so no producer hears of `end`; but the slot's new bytes may be in
+            // the page cache, and a later flush would make a start take them for the mark and
+            // report records missing that were never acknowledged. The slot's old bytes go back:
+            // even if their fsync fails too, they are what a flush then writes.
+            let old_slot = self.slots[index];
+            let _ = self.write_slot(offset, &old_slot);
+            return Err(error);
+        }
+        self.slots[index] = new_slot;
+        self.state.generation = generation;
+        self.state.end = end;
+        Ok(())
+    }
+
+    /// Writes `bytes` at `offset` and fsyncs them by policy.
+    fn write_slot(&mut self, offset: u64, bytes: &[u8; SLOT_LEN]) -> std::io::Result<()> {
+        self.file.write_all_at(bytes, offset)?;
+        #[cfg(test)]
+        if std::mem::take(&mut self.fail_next_sync) {
+            return Err(std::io::Error::other("fsync failed (test)"));
+        }
         if self.sync {
             self.file.sync_data()?;
         }
-        self.state.generation = generation;
-        self.state.end = end;
         Ok(())
     }
 }
@@ -232,6 +275,34 @@ mod tests {
         assert!(decode(&both).unwrap_err().contains("neither of its two slots"));
         assert!(decode(&bytes[..header_len - 1]).unwrap_err().contains("truncated"));
         assert_ne!(new_identity(), identity);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A commit whose fsync fails leaves the slot as it was, so a later flush of the page cache
+    /// cannot make the failed commit's end the mark; the next commit writes that slot again.
+    #[test]
+    fn a_failed_commit_puts_the_slot_back() {
+        let dir = std::env::temp_dir().join(format!("anes-mark-failed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("acknowledged");
+        let identity = new_identity();
+        let mut mark = Mark::create(&path, "p", identity, 0, false).unwrap();
+        mark.set(10).unwrap();
+        mark.set(25).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        mark.fail_next_sync = true;
+        assert!(mark.set(40).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the file as before the failed commit");
+        assert_eq!((mark.end(), decode(&before).unwrap().1.end), (25, 25));
+        mark.set(50).unwrap();
+        assert_eq!(decode(&std::fs::read(&path).unwrap()).unwrap().1.end, 50);
+        // Reopened, it puts back what the file held.
+        let state = decode(&std::fs::read(&path).unwrap()).unwrap().1;
+        let mut reopened = Mark::open(&path, "p", state, false).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        reopened.fail_next_sync = true;
+        assert!(reopened.set(60).is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -41,6 +41,12 @@
 //! RGBA, stereo audio at any rate: `docs/EMBEDDING.md`); the hooks of test and lockstep harnesses
 //! are in [`harness`].
 
+// State sections are hashed and snapshotted as their structs' bytes (`state/sections.rs`), which are
+// the little-endian layout `docs/state-format.md` gives only on a little-endian host: a big-endian
+// build would hash alike no machine of another host's, so there is none.
+#[cfg(not(target_endian = "little"))]
+compile_error!("anes-core's state hashes and snapshots are little-endian byte for byte: a big-endian target is not supported");
+
 pub mod apu;
 pub mod bus;
 pub mod cart;

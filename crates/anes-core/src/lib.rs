@@ -45,7 +45,9 @@
 // the little-endian layout `docs/state-format.md` gives only on a little-endian host: a big-endian
 // build would hash alike no machine of another host's, so there is none.
 #[cfg(not(target_endian = "little"))]
-compile_error!("anes-core's state hashes and snapshots are little-endian byte for byte: a big-endian target is not supported");
+compile_error!(
+    "anes-core's state hashes and snapshots are little-endian byte for byte: a big-endian target is not supported"
+);
 
 pub mod apu;
 pub mod bus;

@@ -48,13 +48,23 @@ impl CheatTable {
         self.enabled.clear();
     }
 
-    /// Sets cheat `index`; a disabled one is dropped.
-    pub fn set(&mut self, index: u32, enabled: bool, codes: Vec<GameGenieCode>) {
-        if enabled {
-            self.enabled.insert(index, codes);
-        } else {
-            self.enabled.remove(&index);
-        }
+    /// Sets cheat `index` (a disabled one is dropped); returns what it held, for
+    /// [`CheatTable::put_back`].
+    pub fn set(
+        &mut self,
+        index: u32,
+        enabled: bool,
+        codes: Vec<GameGenieCode>,
+    ) -> Option<Vec<GameGenieCode>> {
+        if enabled { self.enabled.insert(index, codes) } else { self.enabled.remove(&index) }
+    }
+
+    /// Undoes a [`CheatTable::set`] of `index` that returned `previous`.
+    pub fn put_back(&mut self, index: u32, previous: Option<Vec<GameGenieCode>>) {
+        match previous {
+            Some(codes) => self.enabled.insert(index, codes),
+            None => self.enabled.remove(&index),
+        };
     }
 
     /// Every enabled code in index order; an error when there are more than the machine holds.
@@ -98,8 +108,13 @@ mod tests {
         assert_eq!(table.codes().unwrap(), vec![a, b]);
         table.set(5, false, vec![b]);
         assert_eq!(table.codes().unwrap(), vec![a]);
-        table.set(2, true, vec![a; MAX_GAME_GENIE_CODES]);
+        let held = table.set(2, true, vec![a; MAX_GAME_GENIE_CODES]);
         assert!(table.codes().is_err());
+        table.put_back(2, held);
+        assert_eq!(table.codes().unwrap(), vec![a]);
+        let held = table.set(1, false, Vec::new());
+        table.put_back(1, held);
+        assert_eq!(table.codes().unwrap(), vec![a], "a disabled cheat comes back");
         table.clear();
         assert!(table.codes().unwrap().is_empty());
     }

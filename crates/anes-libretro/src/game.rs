@@ -25,6 +25,22 @@ const BUTTON_MAP: [(u8, std::ffi::c_uint); 8] = [
     (buttons::RIGHT, joypad::RIGHT),
 ];
 
+/// The NES buttons held on each port `plugged` says has a joypad, from the libretro buttons
+/// `pressed(port, id)` reports held.
+pub fn pads(plugged: [bool; 2], pressed: impl Fn(std::ffi::c_uint, std::ffi::c_uint) -> bool) -> [u8; 2] {
+    let mut pads = [0u8; 2];
+    for (port, pad) in pads.iter_mut().enumerate() {
+        if plugged[port] {
+            for (bit, id) in BUTTON_MAP {
+                if pressed(port as std::ffi::c_uint, id) {
+                    *pad |= bit;
+                }
+            }
+        }
+    }
+    pads
+}
+
 /// A game running in the core.
 #[derive(Debug)]
 pub struct LoadedGame {
@@ -52,23 +68,8 @@ impl LoadedGame {
         Ok(LoadedGame { console, pixel_format, video, cheats: CheatTable::default() })
     }
 
-    /// Runs a frame with the buttons `pressed(port, id)` reports held on each port `plugged` says
-    /// has a joypad, and converts its picture.
-    pub fn run_frame(
-        &mut self,
-        plugged: [bool; 2],
-        pressed: impl Fn(std::ffi::c_uint, std::ffi::c_uint) -> bool,
-    ) {
-        let mut pads = [0u8; 2];
-        for (port, pad) in pads.iter_mut().enumerate() {
-            if plugged[port] {
-                for (bit, id) in BUTTON_MAP {
-                    if pressed(port as std::ffi::c_uint, id) {
-                        *pad |= bit;
-                    }
-                }
-            }
-        }
+    /// Runs a frame with `pads` held (see [`pads`]) and converts its picture.
+    pub fn run_frame(&mut self, pads: [u8; 2]) {
         self.console.run_frame(FrameInput { pads, ..FrameInput::default() });
         self.console
             .write_picture(self.pixel_format, Overscan::NONE, &mut self.video)

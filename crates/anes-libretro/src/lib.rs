@@ -13,10 +13,16 @@
 //! hash and its save states. A state restores the cheats it was saved with.
 //!
 //! The libretro API is a set of global C functions, so this crate keeps its game and the frontend's
-//! callbacks in two mutex-guarded statics; it is allowed `unsafe` (as are the host side,
-//! `anes-retro-host`, and the test allocator `anes-alloc-count`, and no other crate), which it uses
-//! to call the frontend's callbacks and to read and write the buffers the frontend passes, each block
-//! with its reason. Install: see the README's "RetroArch" section.
+//! callbacks in two mutex-guarded statics. A callback may call back into the core: the input and
+//! log callbacks run with no lock held, so such a call gets its usual answer; the video and audio
+//! callbacks run while `retro_run` holds the game, so a call from them (which would otherwise wait
+//! for its own caller) is answered as if no game were loaded (`retro_get_memory_size` 0, a null
+//! `retro_get_memory_data`, `retro_serialize` false, NTSC), and `retro_load_game`,
+//! `retro_unload_game` and `retro_deinit` from them are refused with a log line. A call from another
+//! thread waits for the lock. The crate is allowed `unsafe` (as are the host side, `anes-retro-host`,
+//! and the test allocator `anes-alloc-count`, and no other crate), which it uses to call the
+//! frontend's callbacks and to read and write the buffers the frontend passes, each block with its
+//! reason. Install: see the README's "RetroArch" section.
 
 #![allow(clippy::missing_safety_doc)] // The safety contract of every export is libretro.h's.
 
@@ -24,7 +30,10 @@ pub mod cheat;
 pub mod ffi;
 pub mod game;
 
+use std::cell::Cell;
 use std::ffi::{CStr, CString, c_char, c_uint, c_void};
+use std::io::Write;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anes_frontend::anes_core::{PowerOnError, PowerOnProfile, Region};
@@ -57,27 +66,83 @@ static FRONTEND: Mutex<Frontend> = Mutex::new(Frontend {
 
 static GAME: Mutex<Option<Box<LoadedGame>>> = Mutex::new(None);
 
+thread_local! {
+    /// This thread holds `GAME`: a callback it is running has called back into the core.
+    static HOLDING_GAME: Cell<bool> = const { Cell::new(false) };
+    /// This thread is in the frontend's log callback.
+    static LOGGING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `GAME`, locked by this thread.
+struct GameGuard(MutexGuard<'static, Option<Box<LoadedGame>>>);
+
+impl Drop for GameGuard {
+    fn drop(&mut self) {
+        HOLDING_GAME.set(false);
+    }
+}
+
+impl Deref for GameGuard {
+    type Target = Option<Box<LoadedGame>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl DerefMut for GameGuard {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+/// The game slot, locked; `None` when this thread holds it already (a call from a callback the
+/// holder is running), which would otherwise wait for itself forever.
+fn lock_game() -> Option<GameGuard> {
+    if HOLDING_GAME.get() {
+        return None;
+    }
+    let guard = lock(&GAME);
+    HOLDING_GAME.set(true);
+    Some(GameGuard(guard))
+}
+
 /// A panic cannot cross the C boundary (it aborts there), so a poisoned lock only means an earlier
 /// call aborted; the data is still the last consistent one.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A copy of the callbacks, so no lock is held while the frontend runs.
+/// A copy of the callbacks, so `FRONTEND` is not locked while they run.
 fn frontend() -> Frontend {
     *lock(&FRONTEND)
 }
 
 /// Sends a line to the frontend's log (stderr when it has none). Cold path: allocates.
 fn log(level: c_uint, message: &str) {
-    let line = CString::new(format!("[anes] {message}\n").replace('\0', " ")).expect("NUL bytes replaced");
+    let line = format!("[anes] {message}\n");
     match frontend().log {
-        // SAFETY: the frontend's printf-like logger gets a "%s" format and one NUL-terminated
-        // string argument that outlives the call.
-        Some(log) => unsafe { log(level, c"%s".as_ptr(), line.as_ptr()) },
-        None => eprint!("{}", line.to_string_lossy()),
+        Some(log) => {
+            // A line logged by a call the log callback makes would call it again, without end.
+            if LOGGING.get() {
+                return;
+            }
+            let Ok(line) = CString::new(line.replace('\0', " ")) else { return };
+            LOGGING.set(true);
+            // SAFETY: the frontend's printf-like logger gets a "%s" format and one NUL-terminated
+            // string argument that outlives the call.
+            unsafe { log(level, c"%s".as_ptr(), line.as_ptr()) };
+            LOGGING.set(false);
+        }
+        // Not `eprint!`: it panics when stderr cannot be written (full, a closed pipe), and a panic
+        // here aborts the frontend.
+        None => {
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        }
     }
 }
+
+/// The largest buffer a slice can describe; a frontend's size above it is refused, not trusted.
+const MAX_BUFFER: usize = isize::MAX as usize;
 
 /// Calls the frontend's environment callback; false when there is none or it refused.
 fn environment<T>(cmd: c_uint, data: *mut T) -> bool {
@@ -102,7 +167,10 @@ pub extern "C" fn retro_init() {}
 /// `retro_deinit`: drops the game, if one is still loaded.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_deinit() {
-    *lock(&GAME) = None;
+    match lock_game() {
+        Some(mut slot) => *slot = None,
+        None => log(LOG_WARN, "retro_deinit from a callback of retro_run refused: the frame is running"),
+    }
 }
 
 /// `retro_get_system_info`.
@@ -266,6 +334,14 @@ pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
         log(LOG_ERROR, "the frontend passed no ROM bytes (need_fullpath is false)");
         return false;
     }
+    if game.size > MAX_BUFFER {
+        log(LOG_ERROR, &format!("ROM size {} is larger than any buffer can be", game.size));
+        return false;
+    }
+    if HOLDING_GAME.get() {
+        log(LOG_ERROR, "retro_load_game from a callback of retro_run refused: the frame is running");
+        return false;
+    }
     // SAFETY: with need_fullpath false, `data` holds the file's `size` bytes for this call.
     let rom = unsafe { std::slice::from_raw_parts(game.data.cast::<u8>(), game.size) };
     let mut format = PIXEL_FORMAT_XRGB8888;
@@ -292,8 +368,10 @@ pub unsafe extern "C" fn retro_load_game(game: *const GameInfo) -> bool {
     environment(ENVIRONMENT_SET_SUPPORT_ACHIEVEMENTS, &mut achievements);
     declare_memory_map(&mut loaded);
     let region = loaded.console.nes().region();
+    let Some(mut slot) = lock_game() else { return false };
+    *slot = Some(loaded);
+    drop(slot);
     log(LOG_INFO, &format!("loaded a {} byte ROM, a {region} console, {pixel_format:?} pictures", rom.len()));
-    *lock(&GAME) = Some(loaded);
     true
 }
 
@@ -326,7 +404,7 @@ fn declare_inputs() {
 }
 
 /// Tells the frontend where the work RAM ($0000, 2 KiB) and the battery-backed cartridge RAM
-/// ($6000) are, for cheat searches and achievements.
+/// ($6000, or $7000 on the MMC6) are, for cheat searches and achievements.
 fn declare_memory_map(game: &mut LoadedGame) {
     let battery = game.console.battery_ram().is_some();
     let nes = game.console.nes_mut();
@@ -341,12 +419,12 @@ fn declare_memory_map(game: &mut LoadedGame) {
         addrspace: std::ptr::null(),
     }];
     let prg_ram = nes_prg_ram(nes);
-    if let Some((ptr, len)) = prg_ram {
+    if let Some((ptr, start, len)) = prg_ram {
         descriptors.push(MemoryDescriptor {
             flags: if battery { MEMDESC_SAVE_RAM } else { 0 },
             ptr,
             offset: 0,
-            start: 0x6000,
+            start,
             select: 0,
             disconnect: 0,
             len,
@@ -359,14 +437,19 @@ fn declare_memory_map(game: &mut LoadedGame) {
     environment(ENVIRONMENT_SET_MEMORY_MAPS, &mut map);
 }
 
-/// The battery-backed cartridge RAM as seen at $6000 (its first 8 KiB), if the cartridge has one.
-/// (Volatile cartridge RAM is not declared: the core gives no mutable access to it. Nor is a flash
-/// board's battery memory, its PRG flash, which is not at $6000.)
-fn nes_prg_ram(nes: &mut anes_frontend::anes_core::Nes) -> Option<(*mut c_void, usize)> {
-    if nes.cartridge().has_flash() {
+/// The battery-backed cartridge RAM as the CPU sees it (its first 8 KiB from $6000, the MMC6's
+/// 1 KiB from $7000) and where, if the battery memory is PRG RAM. (Volatile cartridge RAM is not
+/// declared: the core gives no mutable access to it. Nor is battery memory the CPU does not address:
+/// a flash board's PRG flash, the Bandai boards' serial EEPROM, the Namco 163's internal RAM; save
+/// RAM still exposes those.)
+fn nes_prg_ram(nes: &mut anes_frontend::anes_core::Nes) -> Option<(*mut c_void, usize, usize)> {
+    let cartridge = nes.cartridge();
+    if !cartridge.battery_ram_is_prg_ram() {
         return None;
     }
-    nes.battery_ram_mut().map(|ram| (ram.as_mut_ptr().cast(), ram.len().min(0x2000)))
+    let start = usize::from(cartridge.prg_ram_cpu_address());
+    nes.battery_ram_mut()
+        .map(|ram| (ram.as_mut_ptr().cast(), start, ram.len().min(0x8000usize.saturating_sub(start))))
 }
 
 /// `retro_load_game_special`: no special content kinds.
@@ -378,12 +461,15 @@ pub extern "C" fn retro_load_game_special(_kind: c_uint, _info: *const GameInfo,
 /// `retro_unload_game`.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_unload_game() {
-    *lock(&GAME) = None;
+    match lock_game() {
+        Some(mut slot) => *slot = None,
+        None => log(LOG_WARN, "retro_unload_game from a callback of retro_run refused: the frame is running"),
+    }
 }
 
 /// The loaded game's console region (NTSC before a game is loaded).
 fn loaded_region() -> Region {
-    lock(&GAME).as_ref().map_or(Region::Ntsc, |game| game.console.nes().region())
+    lock_game().and_then(|slot| slot.as_ref().map(|game| game.console.nes().region())).unwrap_or(Region::Ntsc)
 }
 
 /// `retro_get_region`: PAL for PAL and Dendy consoles (both run at about 50 frames a second).
@@ -403,14 +489,15 @@ pub extern "C" fn retro_run() {
         // SAFETY: a frontend callback taking no arguments.
         unsafe { poll() };
     }
-    let mut guard = lock(&GAME);
-    let Some(game) = guard.as_mut() else { return };
-    let pressed = |port: c_uint, id: c_uint| match frontend.input_state {
+    // Read before the game is locked, so the input callbacks may call into the core.
+    let pads = game::pads(frontend.plugged, |port: c_uint, id: c_uint| match frontend.input_state {
         // SAFETY: a frontend callback taking plain integers.
         Some(state) => unsafe { state(port, DEVICE_JOYPAD, 0, id) != 0 },
         None => false,
-    };
-    game.run_frame(frontend.plugged, pressed);
+    });
+    let Some(mut guard) = lock_game() else { return };
+    let Some(game) = guard.as_mut() else { return };
+    game.run_frame(pads);
     if let Some(video) = frontend.video_refresh {
         // SAFETY: the picture buffer holds 240 rows of `pitch` bytes and outlives the call; the
         // frontend only reads it.
@@ -420,16 +507,20 @@ pub extern "C" fn retro_run() {
     }
     if let Some(batch) = frontend.audio_sample_batch {
         let samples = game.console.audio();
-        let mut done = 0;
-        while done < samples.len() / 2 {
+        let frames = samples.len() / 2;
+        let mut done = 0usize;
+        while done < frames {
+            let offered = frames - done;
             let rest = &samples[2 * done..];
-            // SAFETY: `rest` holds `rest.len() / 2` interleaved stereo frames and outlives the
-            // call; the frontend only reads them.
-            let taken = unsafe { batch(rest.as_ptr(), rest.len() / 2) };
+            // SAFETY: `rest` holds `offered` interleaved stereo frames and outlives the call; the
+            // frontend only reads them.
+            let taken = unsafe { batch(rest.as_ptr(), offered) };
+            // A frontend that takes nothing would be offered the same frames forever; one that
+            // claims more than it was offered (up to SIZE_MAX) is held to the offer.
             if taken == 0 {
                 break;
             }
-            done += taken;
+            done = done.saturating_add(taken.min(offered));
         }
     }
 }
@@ -437,7 +528,7 @@ pub extern "C" fn retro_run() {
 /// `retro_reset`: the reset button.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_reset() {
-    if let Some(game) = lock(&GAME).as_mut() {
+    if let Some(game) = lock_game().as_mut().and_then(|slot| slot.as_mut()) {
         game.console.reset();
     }
 }
@@ -445,21 +536,27 @@ pub extern "C" fn retro_reset() {
 /// `retro_serialize_size`: fixed for a loaded game.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_serialize_size() -> usize {
-    lock(&GAME).as_ref().map_or(0, |game| game.console.snapshot_len())
+    lock_game().and_then(|slot| slot.as_ref().map(|game| game.console.snapshot_len())).unwrap_or(0)
 }
 
 /// `retro_serialize`: a console snapshot (cheats included) into the frontend's buffer.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn retro_serialize(data: *mut c_void, size: usize) -> bool {
-    let guard = lock(&GAME);
-    let Some(game) = guard.as_ref() else { return false };
+    if size > MAX_BUFFER {
+        log(LOG_ERROR, &format!("save state refused: buffer size {size} is larger than any buffer can be"));
+        return false;
+    }
+    let Some(slot) = lock_game() else { return false };
+    let Some(game) = slot.as_ref() else { return false };
     if data.is_null() {
         return false;
     }
-    // SAFETY: the frontend passes a writable buffer of `size` bytes (checked non-null) for the
-    // duration of the call.
+    // SAFETY: the frontend passes a writable buffer of `size` bytes (checked non-null, and at
+    // most isize::MAX) for the duration of the call.
     let out = unsafe { std::slice::from_raw_parts_mut(data.cast::<u8>(), size) };
-    match game.console.save_state_into(out) {
+    let result = game.console.save_state_into(out);
+    drop(slot);
+    match result {
         Ok(_) => true,
         Err(error) => {
             log(LOG_ERROR, &format!("save state: {error}"));
@@ -471,15 +568,21 @@ pub unsafe extern "C" fn retro_serialize(data: *mut c_void, size: usize) -> bool
 /// `retro_unserialize`: restores a snapshot, its cheats included; refuses anything else whole.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn retro_unserialize(data: *const c_void, size: usize) -> bool {
-    let mut guard = lock(&GAME);
-    let Some(game) = guard.as_mut() else { return false };
+    if size > MAX_BUFFER {
+        log(LOG_ERROR, &format!("load state refused: state size {size} is larger than any buffer can be"));
+        return false;
+    }
+    let Some(mut slot) = lock_game() else { return false };
+    let Some(game) = slot.as_mut() else { return false };
     if data.is_null() {
         return false;
     }
-    // SAFETY: the frontend passes a readable buffer of `size` bytes (checked non-null) for the
-    // duration of the call.
+    // SAFETY: the frontend passes a readable buffer of `size` bytes (checked non-null, and at
+    // most isize::MAX) for the duration of the call.
     let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) };
-    match game.console.load_state(bytes) {
+    let result = game.console.load_state(bytes);
+    drop(slot);
+    match result {
         Ok(()) => true,
         Err(error) => {
             log(LOG_ERROR, &format!("load state refused: {error}"));
@@ -491,11 +594,13 @@ pub unsafe extern "C" fn retro_unserialize(data: *const c_void, size: usize) -> 
 /// `retro_cheat_reset`.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_cheat_reset() {
-    if let Some(game) = lock(&GAME).as_mut() {
-        game.cheats.clear();
-        if let Err(why) = game.apply_cheats() {
-            log(LOG_ERROR, &format!("cheats: {why}"));
-        }
+    let Some(mut slot) = lock_game() else { return };
+    let Some(game) = slot.as_mut() else { return };
+    game.cheats.clear();
+    let result = game.apply_cheats();
+    drop(slot);
+    if let Err(why) = result {
+        log(LOG_ERROR, &format!("cheats: {why}"));
     }
 }
 
@@ -507,20 +612,26 @@ pub unsafe extern "C" fn retro_cheat_set(index: c_uint, enabled: bool, code: *co
     }
     // SAFETY: the frontend passes a NUL-terminated string (checked non-null) for this call.
     let code = unsafe { CStr::from_ptr(code) }.to_string_lossy();
-    let mut guard = lock(&GAME);
-    let Some(game) = guard.as_mut() else { return };
-    let codes = match cheat::parse(&code) {
-        Ok(codes) => codes,
-        Err(why) => {
-            log(LOG_WARN, &format!("cheat {index} ignored: {why}"));
-            return;
+    let Some(mut slot) = lock_game() else { return };
+    let Some(game) = slot.as_mut() else { return };
+    let refused = match cheat::parse(&code) {
+        Ok(codes) => {
+            let previous = game.cheats.set(index, enabled, codes);
+            // A refused apply leaves the console's codes as they were; the table goes back too, so
+            // the refusal changes nothing (not even the cheat this index held).
+            match game.apply_cheats() {
+                Ok(()) => None,
+                Err(why) => {
+                    game.cheats.put_back(index, previous);
+                    Some(why)
+                }
+            }
         }
+        Err(why) => Some(why),
     };
-    game.cheats.set(index, enabled, codes);
-    if let Err(why) = game.apply_cheats() {
-        game.cheats.set(index, false, Vec::new());
+    drop(slot);
+    if let Some(why) = refused {
         log(LOG_WARN, &format!("cheat {index} ignored: {why}"));
-        let _ = game.apply_cheats();
     }
 }
 
@@ -528,8 +639,8 @@ pub unsafe extern "C" fn retro_cheat_set(index: c_uint, enabled: bool, code: *co
 /// The pointers stay valid until the game is unloaded.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_get_memory_data(id: c_uint) -> *mut c_void {
-    let mut guard = lock(&GAME);
-    let Some(game) = guard.as_mut() else { return std::ptr::null_mut() };
+    let Some(mut slot) = lock_game() else { return std::ptr::null_mut() };
+    let Some(game) = slot.as_mut() else { return std::ptr::null_mut() };
     let nes = game.console.nes_mut();
     match id {
         MEMORY_SAVE_RAM => nes.battery_ram_mut().map_or(std::ptr::null_mut(), |ram| ram.as_mut_ptr().cast()),
@@ -541,8 +652,8 @@ pub extern "C" fn retro_get_memory_data(id: c_uint) -> *mut c_void {
 /// `retro_get_memory_size`.
 #[unsafe(no_mangle)]
 pub extern "C" fn retro_get_memory_size(id: c_uint) -> usize {
-    let guard = lock(&GAME);
-    let Some(game) = guard.as_ref() else { return 0 };
+    let Some(slot) = lock_game() else { return 0 };
+    let Some(game) = slot.as_ref() else { return 0 };
     match id {
         MEMORY_SAVE_RAM => game.console.battery_ram().map_or(0, <[u8]>::len),
         MEMORY_SYSTEM_RAM => game.console.system_ram().len(),

@@ -965,6 +965,13 @@ impl Cartridge {
         if size == 0 { None } else { self.prg_ram.get(..size) }
     }
 
+    /// True when [`Cartridge::battery_ram`] is PRG RAM, which the CPU sees from
+    /// [`Cartridge::prg_ram_cpu_address`]; false without a battery, and when the battery memory is
+    /// the board's own (a serial EEPROM, a chip's internal RAM) or the flash, none of them CPU memory.
+    pub fn battery_ram_is_prg_ram(&self) -> bool {
+        !self.has_flash && self.board.battery_memory(&self.info).is_none() && self.battery_ram().is_some()
+    }
+
     /// The battery-backed memory, writable (see [`Cartridge::battery_ram`]); `None` without a battery.
     pub fn battery_ram_mut(&mut self) -> Option<&mut [u8]> {
         if self.has_flash {

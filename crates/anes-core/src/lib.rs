@@ -117,5 +117,8 @@ pub use state::{FrameRecord, Section, StateHash};
 /// records of the ROMs that read PPUDATA with rendering off (most board ROMs, dma_collide) would
 /// have changed without it, their cycles and positions did not. Also in 12: the reset button
 /// resets the frame counter's sequence, so the old sequence no longer runs on (to its interrupt
-/// flag) until the rewrite of $4017 restarts it: no record moved (no golden run presses reset).
-pub const EMULATION_EPOCH: u32 = 12;
+/// flag) until the rewrite of $4017 restarts it: no record moved (no golden run presses reset). 13,
+/// the identity covers the header's wiring (mapper, submapper, mirroring, battery, RAM sizes, a
+/// trainer; `Cartridge::wiring`), which changed what the machine does without changing its hash:
+/// every record's state hash changed (the identity is hashed), no cycle or position.
+pub const EMULATION_EPOCH: u32 = 13;

@@ -87,8 +87,8 @@ pub struct Nes {
     pub(crate) apu: Apu,
     pub(crate) cart: Cartridge,
     pub(crate) machine: MachineState,
-    /// blake3 of PRG + CHR ROM (and of the Game Genie codes, when any): covered by the hash and the
-    /// snapshot header.
+    /// blake3 of PRG + CHR ROM, the header's wiring (and the Game Genie codes, when any): covered by
+    /// the hash and the snapshot header.
     pub(crate) rom_identity: [u8; 32],
     /// The lazy PPU schedule's bookkeeping. Not state (derived from it, see `bus/mod.rs`).
     pub(crate) sync: PpuSync,

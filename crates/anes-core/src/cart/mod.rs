@@ -331,12 +331,16 @@ impl Cartridge {
         Ok(cart)
     }
 
-    /// The machine's identity: blake3 of the PRG and CHR ROM, and of the Game Genie codes when any are
-    /// plugged in (a Game Genie changes what the CPU reads, so a machine with codes is another machine).
-    /// Without codes it is the ROM's identity alone, as it always was.
+    /// The machine's identity: blake3 of the PRG and CHR ROM, of how the header wires them (see
+    /// [`Cartridge::wiring`]) and of the Game Genie codes when any are plugged in (a Game Genie
+    /// changes what the CPU reads, so a machine with codes is another machine).
     pub(crate) fn machine_identity(&self) -> [u8; 32] {
         let mut hasher = blake3::Hasher::new();
-        hasher.update(b"anes rom identity v1\0").update(self.prg_rom()).update(self.chr_rom());
+        hasher.update(b"anes rom identity v2\0").update(self.prg_rom()).update(self.chr_rom());
+        hasher.update(&self.wiring());
+        if let Some(trainer) = &self.trainer {
+            hasher.update(trainer);
+        }
         let mut codes = self.game_genie_codes().peekable();
         if codes.peek().is_some() {
             hasher.update(b"game genie v1\0");
@@ -346,6 +350,28 @@ impl Cartridge {
             }
         }
         *hasher.finalize().as_bytes()
+    }
+
+    /// What of the header the board and the console read, beyond the ROM images, in the identity's
+    /// 40 bytes (docs/state-format.md): the mapper (u16), submapper, byte 6's mirroring bit, four
+    /// screens, battery and trainer (one byte each, 0 or 1), a zero byte, then PRG RAM, PRG NVRAM,
+    /// CHR RAM and CHR NVRAM in bytes (u64 each), all little-endian. None of it is in the state
+    /// sections, and each changes what the machine does: the wired mirroring, a submapper's wiring
+    /// of the registers, which RAM a power cycle keeps, where a trainer goes.
+    fn wiring(&self) -> [u8; 40] {
+        let info = &self.info;
+        let mut out = [0u8; 40];
+        out[..2].copy_from_slice(&info.mapper.to_le_bytes());
+        out[2] = info.submapper;
+        out[3] = u8::from(info.mirroring_bit);
+        out[4] = u8::from(info.mirroring == Mirroring::FourScreen);
+        out[5] = u8::from(info.battery);
+        out[6] = u8::from(self.trainer.is_some());
+        let sizes = [info.prg_ram_size, info.prg_nvram_size, info.chr_ram_size, info.chr_nvram_size];
+        for (i, size) in sizes.into_iter().enumerate() {
+            out[8 + 8 * i..16 + 8 * i].copy_from_slice(&(size as u64).to_le_bytes());
+        }
+        out
     }
 
     /// What the header says about this cartridge.

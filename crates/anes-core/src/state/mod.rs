@@ -71,8 +71,10 @@ impl Nes {
         StateHash(*hasher.finalize().as_bytes())
     }
 
-    /// The ROM's identity: blake3 of its PRG and CHR ROM, and of the Game Genie codes when any are
-    /// plugged in ([`Nes::set_game_genie_codes`]). Snapshots of another identity are refused.
+    /// The ROM's identity: blake3 of its PRG and CHR ROM, of how its header wires the board
+    /// (mapper, submapper, mirroring, battery, RAM sizes, a trainer), and of the Game Genie codes
+    /// when any are plugged in ([`Nes::set_game_genie_codes`]). Snapshots of another identity are
+    /// refused.
     pub fn rom_identity(&self) -> &[u8; 32] {
         &self.rom_identity
     }

@@ -1,7 +1,7 @@
 //! The snapshot format (version 1), little-endian:
 //!
 //! Header (48 bytes): magic `ANESSNAP` (8), format version `u16`, section count `u16`, region `u8`
-//! (0 = NTSC), 3 reserved zero bytes, ROM identity (32, blake3 of PRG + CHR ROM).
+//! (0 = NTSC), 3 reserved zero bytes, ROM identity (32, blake3 of PRG + CHR ROM and the header's wiring).
 //! Then every section of [`Section::ALL`] in order: tag (4 ASCII bytes), section version `u16`,
 //! 2 reserved zero bytes, payload length `u32`, checksum (the first 8 bytes of blake3 of the payload),
 //! payload. Loading validates everything, framing and contents, before it changes anything.
@@ -84,10 +84,11 @@ pub enum SnapshotError {
         /// Its value.
         found: u8,
     },
-    /// Taken with another ROM (or with other Game Genie codes, which are part of the identity).
+    /// Taken with another ROM (or with a header wiring it otherwise, or with other Game Genie codes,
+    /// which are part of the identity).
     #[error(
         "snapshot belongs to another ROM: identity {found} (offset 16), this machine runs {expected} \
-         (the identity covers the Game Genie codes too)"
+         (the identity covers the header's wiring and the Game Genie codes too)"
     )]
     WrongRom {
         /// Identity stored in the snapshot (hex).

@@ -561,7 +561,10 @@ impl Nes {
 
     /// Enables audio output at `sample_rate` Hz, or disables it with `None` (see
     /// [`Apu::set_output_sample_rate`]). Audio samples are output, never state: the rate is no part
-    /// of the hash or of a snapshot, and [`Nes::load_state`] keeps the rate this machine has.
+    /// of the hash or of a snapshot, and [`Nes::load_state`] keeps the rate this machine has. The
+    /// rate is clamped to 1 Hz .. the console's CPU clock in whole Hz (1,789,772 on NTSC,
+    /// 1,662,607 on PAL, 1,773,447 on Dendy): `Some(0)` runs at 1 Hz, and
+    /// [`Nes::audio_sample_rate`] returns the rate in use.
     pub fn set_audio_sample_rate(&mut self, sample_rate: Option<u32>) {
         self.apu.set_output_sample_rate(sample_rate, self.region());
         self.apu.set_expansion_chip(self.cart.expansion_chip());

@@ -221,7 +221,8 @@ pub enum PowerOnProfile {
     ConsolePalette,
     /// Work RAM and OAM all $FF.
     RamFf,
-    /// The CPU/PPU phase 1, 2 or 3 (the default's is 0).
+    /// The CPU/PPU phase 1, 2 or 3 (the default's is 0), taken modulo 4: `Phase(0)` (or 4, 8...)
+    /// makes the choices of `default`, and is shown as `default`.
     Phase(u8),
     /// Every choice drawn from the seed: RAM and OAM pattern (seeded ones from this seed too), palette,
     /// VBlank flag, warm-up and phase.
@@ -298,6 +299,8 @@ impl core::fmt::Display for PowerOnProfile {
             PowerOnProfile::QuickPowerCycle => f.write_str("quick-power-cycle"),
             PowerOnProfile::ConsolePalette => f.write_str("console-palette"),
             PowerOnProfile::RamFf => f.write_str("ram-ff"),
+            // Phase 0 is the default's: its name, the one that parses back to these choices.
+            PowerOnProfile::Phase(phase) if phase & 3 == 0 => f.write_str("default"),
             PowerOnProfile::Phase(phase) => write!(f, "phase-{}", phase & 3),
             PowerOnProfile::Random(seed) => write!(f, "random:{seed}"),
         }
@@ -402,6 +405,29 @@ mod tests {
             assert_eq!(profile.to_string().parse::<PowerOnProfile>(), Ok(profile));
         }
         assert_eq!("random:0x10".parse::<PowerOnProfile>(), Ok(PowerOnProfile::Random(16)));
+    }
+
+    /// Every profile that can be built, `Phase` of any byte included, displays as a name that parses
+    /// to a profile of the same choices and the same name.
+    #[test]
+    fn every_profile_displays_as_a_name_that_parses_back() {
+        let simple = [
+            PowerOnProfile::Default,
+            PowerOnProfile::VblankSet,
+            PowerOnProfile::WarmUp,
+            PowerOnProfile::QuickPowerCycle,
+            PowerOnProfile::ConsolePalette,
+            PowerOnProfile::RamFf,
+        ];
+        let phases = (0..=u8::MAX).map(PowerOnProfile::Phase);
+        let seeds = [0, 1, 7, u64::MAX].map(PowerOnProfile::Random);
+        for profile in simple.into_iter().chain(phases).chain(seeds) {
+            let name = profile.to_string();
+            let back: PowerOnProfile = name.parse().unwrap_or_else(|e| panic!("{profile:?}: {e}"));
+            assert_eq!((back.config(), back.to_string()), (profile.config(), name), "{profile:?}");
+        }
+        assert_eq!(PowerOnProfile::Phase(4).to_string(), "default");
+        assert_eq!(PowerOnProfile::Phase(6).to_string(), "phase-2");
     }
 
     #[test]

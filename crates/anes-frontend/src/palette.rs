@@ -52,11 +52,11 @@ pub enum PaletteError {
          ({PAL_512_LEN} bytes, 64 per emphasis combination)"
     )]
     Length {
-        /// Bytes given (a file larger than the largest valid size is [`PaletteError::Io`]).
+        /// Bytes given: for [`Palette::load`] the file's size, also when it is larger than any
+        /// palette (the file is then not read past that; `usize::MAX` if the size does not fit).
         len: usize,
     },
-    /// The file could not be read, is not a regular file (a FIFO, a directory, a device), or is
-    /// larger than any palette.
+    /// The file could not be read or is not a regular file (a FIFO, a directory, a device).
     #[error("cannot read palette {path}: {source}")]
     Io {
         /// The file.
@@ -156,10 +156,15 @@ impl Palette {
     }
 
     /// Reads a `.pal` file: a regular file of at most the largest valid size (a FIFO, a device or a
-    /// directory is refused without waiting on it).
+    /// directory is refused without waiting on it). A file of another size is
+    /// [`PaletteError::Length`], a larger one too (without reading it).
     pub fn load(path: &Path) -> Result<Palette, PaletteError> {
         let bytes = anes_fs::read_capped(path, PAL_512_LEN as u64, "palette").map_err(|e| {
             let source = match e {
+                // Too large is a wrong size like any other, as `from_pal` and the docs say.
+                anes_fs::ReadError::TooLarge { size, .. } => {
+                    return PaletteError::Length { len: usize::try_from(size).unwrap_or(usize::MAX) };
+                }
                 // The operating system's own error, as before.
                 anes_fs::ReadError::Open { error, .. } | anes_fs::ReadError::Read { error, .. } => error,
                 // What was refused and why, without the path the message repeats.
@@ -368,7 +373,8 @@ mod tests {
     }
 
     /// A FIFO with no writer is refused at once (a plain open would wait for a writer forever),
-    /// naming the path and what it is; a file past the largest size is refused by its size.
+    /// naming the path and what it is; a file past the largest size is refused by its size, as
+    /// [`PaletteError::Length`] like any other wrong size.
     #[test]
     fn a_fifo_or_an_oversized_file_is_refused_without_blocking() {
         let dir = std::env::temp_dir().join(format!("anes-palette-load-{}", std::process::id()));
@@ -391,7 +397,10 @@ mod tests {
         let big = dir.join("big.pal");
         std::fs::write(&big, vec![0u8; PAL_512_LEN + 1]).unwrap();
         let err = Palette::load(&big).unwrap_err();
-        assert!(err.to_string().contains("1537 bytes, larger than 1536 bytes"), "{err}");
+        assert!(matches!(err, PaletteError::Length { len: 1537 }), "{err:?}");
+        assert!(err.to_string().starts_with("palette is 1537 bytes;"), "{err}");
+        std::fs::write(&big, vec![0u8; PAL_64_LEN + 1]).unwrap();
+        assert!(matches!(Palette::load(&big), Err(PaletteError::Length { len: 193 })));
         std::fs::write(&big, vec![0u8; PAL_512_LEN]).unwrap();
         assert!(Palette::load(&big).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();

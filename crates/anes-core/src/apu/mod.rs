@@ -545,7 +545,10 @@ impl Apu {
 
     /// Enables audio output at `sample_rate` Hz (allocating its ring of a quarter second) for a
     /// console of `region`, whose CPU clock the decimator counts against, or disables it with `None`.
-    /// Changing the rate discards samples not yet drained.
+    /// Changing the rate discards samples not yet drained. The rate is clamped to 1 Hz .. the
+    /// region's CPU clock in whole Hz (1,789,772 on NTSC, 1,662,607 on PAL, 1,773,447 on Dendy): a
+    /// decimator emits at most one sample a CPU cycle. `Some(0)` is 1 Hz;
+    /// [`Apu::output_sample_rate`] gives the rate in use.
     pub fn set_output_sample_rate(&mut self, sample_rate: Option<u32>, region: crate::Region) {
         self.output = sample_rate.map(|rate| Box::new(AudioOutput::new(rate, region.cpu_clock())));
         // Audio wants every cycle's levels: with output on, the APU ticks every cycle.

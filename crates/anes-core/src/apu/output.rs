@@ -30,6 +30,13 @@ impl OnePole {
 
 /// Box-filter decimator, DC-removing high-pass filters (the NES's 90 Hz and 440 Hz stages) and a ring
 /// of f32 samples.
+///
+/// Made only by the APU, for a region's CPU clock: outside the crate no clock can be given (one
+/// with a zero denominator, or under 1 Hz, would panic).
+///
+/// ```compile_fail
+/// let _ = anes_core::apu::output::AudioOutput::new(48_000, (1, 0));
+/// ```
 #[derive(Debug, Clone)]
 pub struct AudioOutput {
     mixer: Mixer,
@@ -60,8 +67,9 @@ pub struct AudioOutput {
 
 impl AudioOutput {
     /// Output at `sample_rate` Hz (clamped to 1 Hz .. the CPU clock) from a CPU clocked at
-    /// `cpu_clock` (numerator, denominator) Hz; allocates the ring.
-    pub fn new(sample_rate: u32, cpu_clock: (u64, u64)) -> AudioOutput {
+    /// `cpu_clock` (numerator, denominator) Hz; allocates the ring. Crate-private: it takes the
+    /// clock of a [`crate::Region`] only (a zero denominator or a clock under 1 Hz would panic).
+    pub(crate) fn new(sample_rate: u32, cpu_clock: (u64, u64)) -> AudioOutput {
         let sample_rate = sample_rate.clamp(1, (cpu_clock.0 / cpu_clock.1) as u32);
         let rate = sample_rate as f32;
         let capacity = (sample_rate as usize / RING_SECONDS_DIVISOR).max(64);
@@ -172,6 +180,17 @@ mod tests {
         total += out.drain(&mut buf);
         assert_eq!(total, 44_100);
         assert_eq!(out.dropped_samples(), 0);
+    }
+
+    /// The clamp `Apu::set_output_sample_rate` documents: 1 Hz .. each region's CPU clock in whole Hz.
+    #[test]
+    fn the_rate_is_clamped_to_1_hz_and_the_cpu_clock() {
+        use crate::Region;
+        for (region, top) in [(Region::Ntsc, 1_789_772), (Region::Pal, 1_662_607), (Region::Dendy, 1_773_447)]
+        {
+            let rate = |asked| AudioOutput::new(asked, region.cpu_clock()).sample_rate();
+            assert_eq!([rate(0), rate(1), rate(top), rate(top + 1), rate(u32::MAX)], [1, 1, top, top, top]);
+        }
     }
 
     #[test]

@@ -80,7 +80,8 @@ impl Pulse {
         if self.sweep_negate != 0 {
             // Ones' complement on pulse 1 subtracts one more; saturate at 0 like the hardware's
             // borrow (a negative target never exceeds $7FF, so it never mutes).
-            self.timer_period.saturating_sub(change + u16::from(self.ones_complement))
+            // Saturating too: a forged period near $FFFF with shift 0 would overflow the sum.
+            self.timer_period.saturating_sub(change.saturating_add(u16::from(self.ones_complement)))
         } else {
             self.timer_period.saturating_add(change)
         }

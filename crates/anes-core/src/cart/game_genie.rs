@@ -108,7 +108,9 @@ impl GameGenieCode {
         Ok(GameGenieCode { address, value, compare })
     }
 
-    /// The code's letters (six, or eight with a compare byte); `decode` of them gives the code back.
+    /// The code's letters (six, or eight with a compare byte); `decode` of them gives the code back
+    /// when the address is in $8000-$FFFF. The letters hold 15 address bits: for an address below
+    /// $8000 (a code built by hand, which no machine takes) they are those of `address | $8000`.
     pub fn letters(&self) -> ([u8; 8], usize) {
         let a = self.address;
         let d = u16::from(self.value);
@@ -147,7 +149,15 @@ impl core::str::FromStr for GameGenieCode {
 }
 
 impl core::fmt::Display for GameGenieCode {
+    /// The letters; a code whose address is below $8000, which no letters encode, as its fields
+    /// `AAAA:VV` or `AAAA?CC:VV` (hex) instead, so it is never shown as another address's code.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.address < 0x8000 {
+            return match self.compare {
+                Some(compare) => write!(f, "{:04X}?{compare:02X}:{:02X}", self.address, self.value),
+                None => write!(f, "{:04X}:{:02X}", self.address, self.value),
+            };
+        }
         let (letters, len) = self.letters();
         f.write_str(core::str::from_utf8(&letters[..len]).expect("letters are ASCII"))
     }
@@ -220,6 +230,20 @@ mod tests {
             let short = GameGenieCode { compare: None, ..code };
             assert_eq!(GameGenieCode::decode(&short.to_string()).unwrap(), short, "bit {bit}");
         }
+    }
+
+    /// A hand-built code below $8000 has no letters: it shows its own address, never the letters
+    /// of `address | $8000`, and that text does not decode as a code.
+    #[test]
+    fn a_code_below_8000_shows_its_fields_not_another_codes_letters() {
+        let low = GameGenieCode { address: 0x1234, value: 5, compare: None };
+        assert_eq!(low.to_string(), "1234:05");
+        assert_eq!(GameGenieCode { compare: Some(0xAB), ..low }.to_string(), "1234?AB:05");
+        for code in [low, GameGenieCode { address: 0x7FFF, value: 0xFF, compare: Some(0) }] {
+            assert!(GameGenieCode::decode(&code.to_string()).is_err(), "{code}");
+        }
+        let high = GameGenieCode { address: 0x9234, value: 5, compare: None };
+        assert_eq!(GameGenieCode::decode(&high.to_string()), Ok(high));
     }
 
     #[test]

@@ -88,10 +88,11 @@ fn output(ram: &[u8; 128], channel: u8) -> (u8, u8) {
     (sample, ram[b + 7] & 0x0F)
 }
 
-/// The channel after `channel` in the update order for `count` enabled channels.
+/// The channel after `channel` in the update order for `count` enabled channels. A channel above 7
+/// (none is; a loaded snapshot may say so) wraps to 7 like one below the enabled ones.
 #[inline]
 fn next_channel(channel: u8, count: u8) -> u8 {
-    if channel <= 8 - count { 7 } else { channel - 1 }
+    if channel <= 8 - count || channel > 7 { 7 } else { channel - 1 }
 }
 
 impl Namco163Audio {
@@ -134,8 +135,8 @@ impl Namco163Audio {
         }
         let count = channel_count(ram);
         // A channel below the enabled ones (the count was lowered under it) is updated once, then
-        // the order is back in range.
-        if self.channel < 8 - count {
+        // the order is back in range; so is one above 7, which only a loaded snapshot holds.
+        if self.channel < 8 - count || self.channel > 7 {
             self.update(ram);
             slots -= 1;
         }
@@ -217,6 +218,23 @@ mod tests {
         audio.run(45, &mut ram);
         assert_eq!((audio, ram), stepped);
         assert_eq!(audio.channel, 7);
+    }
+
+    /// A channel byte above 7 (only a forged snapshot holds one) is updated once as channel
+    /// `channel & 7`, then the order restarts at 7: the closed form and single cycles agree on it.
+    #[test]
+    fn a_channel_above_7_wraps_to_7() {
+        for channel in 8..=255u8 {
+            let mut ram = ram(3, u64::from(channel));
+            let mut audio = Namco163Audio { channel, ..Namco163Audio::new() };
+            let mut stepped = (audio, ram);
+            for _ in 0..100 {
+                stepped.0.step_cycle(&mut stepped.1);
+            }
+            audio.run(100, &mut ram);
+            assert_eq!((audio, ram), stepped, "channel {channel}");
+            assert!((5..=7).contains(&audio.channel), "channel {channel}: {}", audio.channel);
+        }
     }
 
     #[test]

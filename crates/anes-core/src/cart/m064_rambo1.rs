@@ -204,8 +204,10 @@ impl Mapper for Rambo1 {
                 s.a12_low_m2_edges += 1;
             }
             if s.irq_cycle_mode != 0 {
-                s.irq_prescaler += 1;
-                if s.irq_prescaler == CYCLE_MODE_PRESCALE {
+                // A run keeps the prescaler at 0-3; a loaded snapshot may hold more, which clocks
+                // at the next edge (as 3 does) rather than overflowing.
+                s.irq_prescaler = s.irq_prescaler.saturating_add(1);
+                if s.irq_prescaler >= CYCLE_MODE_PRESCALE {
                     s.irq_prescaler = 0;
                     self.clock_counter(CYCLE_IRQ_DELAY_M2_EDGES);
                 }
@@ -237,7 +239,9 @@ impl Mapper for Rambo1 {
         if s.irq_delay != 0 {
             u32::from(s.irq_delay)
         } else if s.irq_cycle_mode != 0 && self.irq_can_start() {
-            let to_clock = u32::from(CYCLE_MODE_PRESCALE - s.irq_prescaler);
+            // At least one edge: a prescaler past 3 (from a snapshot) clocks at the next, as in
+            // `cpu_cycles`.
+            let to_clock = u32::from(CYCLE_MODE_PRESCALE.saturating_sub(s.irq_prescaler).max(1));
             to_clock
                 + (self.clocks_to_zero() - 1) * u32::from(CYCLE_MODE_PRESCALE)
                 + u32::from(CYCLE_IRQ_DELAY_M2_EDGES)
@@ -323,5 +327,25 @@ mod tests {
         board.cpu_cycles(2);
         board.observe_ppu_address(0x1000);
         assert_eq!(board.state.irq_counter, 0);
+    }
+
+    /// A prescaler past 3 (only a forged snapshot holds one) clocks the counter at the next edge,
+    /// as 3 does, and the predicted /IRQ edge agrees with the edges run.
+    #[test]
+    fn a_prescaler_past_3_clocks_at_the_next_edge() {
+        for prescaler in [3, 4, 5, 200, 254, 255] {
+            let mut board = board();
+            board.write_register(0xC000, 2, 0);
+            board.write_register(0xE001, 0, 0);
+            board.write_register(0xC001, 1, 0);
+            board.state.irq_prescaler = prescaler;
+            let edges = board.m2_edges_before_irq();
+            board.cpu_cycles(1);
+            assert_eq!((board.state.irq_prescaler, board.state.irq_counter), (0, 3), "{prescaler}");
+            board.cpu_cycles(u64::from(edges) - 2);
+            assert!(!board.irq_line(), "{prescaler}: not before the predicted edge");
+            board.cpu_cycles(1);
+            assert!(board.irq_line(), "{prescaler}: on the predicted edge ({edges})");
+        }
     }
 }

@@ -85,6 +85,10 @@ impl InputStream {
         let mut ports = [Device::Gamepad, Device::Gamepad];
         let mut length: Option<usize> = None;
         let mut frames = InputStream::new();
+        // An empty file has no first line to be `version 3`: not a movie.
+        if text.is_empty() {
+            return Err(Fm2Error::BadVersion { line: 1, found: String::new() });
+        }
         for (index, raw) in text.lines().enumerate() {
             let line_no = index + 1;
             let line = raw.trim_end_matches('\r');
@@ -379,6 +383,11 @@ mod tests {
         assert!(matches!(err, Fm2Error::BadInputLine { line: 7, .. }), "{err}");
         let err = InputStream::from_fm2(b"version 2\n").unwrap_err();
         assert!(matches!(err, Fm2Error::BadVersion { line: 1, .. }));
+        // No first line at all is no `version 3` either, like an empty first line.
+        for empty in [&b""[..], b"\n", b"\r\n"] {
+            let err = InputStream::from_fm2(empty).unwrap_err();
+            assert_eq!(err, Fm2Error::BadVersion { line: 1, found: String::new() }, "{empty:?}");
+        }
         let err = InputStream::from_fm2(MOVIE.replace("port0 1", "port0 2").as_bytes()).unwrap_err();
         assert!(err.to_string().contains("line 3"), "{err}");
     }

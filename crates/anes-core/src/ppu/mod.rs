@@ -350,7 +350,8 @@ impl PpuRegs {
         const DECAY: u32 = PICTURE_END_SCANLINE as u32 * DOTS;
         let clear = u32::from(pre_render) * DOTS + 1;
         let now = self.position();
-        let recent = |at: u32| at != 0 && at + NEAR > now;
+        // Saturating: a run keeps `at` within a frame's dots, but a loaded snapshot may hold any u32.
+        let recent = |at: u32| at != 0 && at.saturating_add(NEAR) > now;
         if recent(self.sprite_0_hit_at) || recent(self.sprite_overflow_at) {
             return false;
         }
@@ -1056,6 +1057,24 @@ pub(crate) mod test_bus {
 mod tests {
     use super::test_bus::{A12Bus, FlatBus};
     use super::{Ppu, address_bus, status};
+
+    /// A sprite flag time near `u32::MAX` (no run reaches one; a forged snapshot may hold it) reads
+    /// as a flag still to show, without overflowing.
+    #[test]
+    fn a_sprite_flag_time_near_u32_max_is_not_settled() {
+        for at in [u32::MAX - 5, u32::MAX - 1, u32::MAX] {
+            for overflow in [false, true] {
+                let mut ppu = Ppu::with_timing(crate::region::NTSC.ppu);
+                (ppu.regs.scanline, ppu.regs.dot) = (100, 10);
+                if overflow {
+                    ppu.regs.sprite_overflow_at = at;
+                } else {
+                    ppu.regs.sprite_0_hit_at = at;
+                }
+                assert!(!ppu.sprite_flags_settled(), "at {at:#x}, overflow {overflow}");
+            }
+        }
+    }
 
     #[test]
     fn pal_and_dendy_swap_the_red_and_green_emphasis_bits() {

@@ -97,7 +97,9 @@ pub(crate) fn nonzero_reserved_byte(layout: &[FieldLayout], bytes: &[u8]) -> Opt
 
 /// Names byte `offset` of `section` into `out` (e.g. `cpu.p`, `bus.cpu_cycle`, `ram[$0342]`,
 /// `input[1].shift`) and returns the byte range of the whole field, for sections whose layout does not
-/// depend on the cartridge. See [`Nes::field_name`] for every section.
+/// depend on the cartridge. See [`Nes::field_name`] for every section. An offset so large that its
+/// address or the end of its byte overflows a `usize` is named out of range (`ram[out of range]`,
+/// `cpu[out of range]`), with the empty range `offset..offset`.
 pub fn field_name(section: Section, offset: usize, out: &mut String) -> Range<usize> {
     name_with(section, section_layout(section), memory_base(section), offset, out)
 }
@@ -114,11 +116,15 @@ fn name_with(
         if let Some(range) = name_in_layout(layout, offset, 0, out) {
             return range;
         }
-        let _ = write!(out, "[{offset}]");
-        return offset..offset + 1;
     }
-    let _ = write!(out, "[${:04X}]", base + offset);
-    offset..offset + 1
+    // Checked: the offset is the caller's, any usize. One whose byte range or address does not fit
+    // in a usize is no byte of any section: named out of range, with an empty range.
+    let (Some(end), Some(address)) = (offset.checked_add(1), base.checked_add(offset)) else {
+        out.push_str("[out of range]");
+        return offset..offset;
+    };
+    let _ = if layout.is_some() { write!(out, "[{offset}]") } else { write!(out, "[${address:04X}]") };
+    offset..end
 }
 
 impl Nes {
@@ -131,7 +137,8 @@ impl Nes {
     }
 
     /// Names byte `offset` of `section` into `out` (`cpu.p`, `mapper.irq_counter`, `ram[$0342]`) and
-    /// returns the byte range of the whole field it belongs to.
+    /// returns the byte range of the whole field it belongs to; an offset too large to name is
+    /// named out of range, as [`field_name`] does.
     pub fn field_name(&self, section: Section, offset: usize, out: &mut String) -> Range<usize> {
         let base = match section {
             // The flash boards' section is the flash: named by chip address.
@@ -176,6 +183,50 @@ mod tests {
         let length =
             offset_of!(ApuState, noise) + offset_of!(Noise, length) + offset_of!(LengthCounter, counter);
         assert_eq!(name(Section::Apu, length), "apu.noise.length.counter");
+    }
+
+    /// Offsets at the top of `usize` (whose byte end or address overflows) are named out of range,
+    /// with an empty range; the largest that fits is still named by its address.
+    #[test]
+    fn offsets_too_large_to_name_are_out_of_range() {
+        for section in Section::ALL {
+            for offset in [usize::MAX, usize::MAX - 1, usize::MAX - 0x6000] {
+                let mut s = String::new();
+                let range = field_name(section, offset, &mut s);
+                let fits =
+                    offset.checked_add(1).is_some() && memory_base(section).checked_add(offset).is_some();
+                if fits {
+                    assert_eq!(range, offset..offset + 1, "{s}");
+                    assert!(!s.contains("out of range"), "{s}");
+                } else {
+                    assert_eq!(
+                        (s.as_str(), range),
+                        (format!("{}[out of range]", section.name()).as_str(), offset..offset)
+                    );
+                }
+            }
+        }
+        assert_eq!(name(Section::Vram, usize::MAX - 1), "vram[out of range]");
+        assert_eq!(name(Section::Ram, usize::MAX - 1), format!("ram[${:04X}]", usize::MAX - 1));
+        assert_eq!(name(Section::Cpu, usize::MAX), "cpu[out of range]");
+        assert_eq!(name(Section::Cpu, 1000), "cpu[1000]");
+        // The machine's own naming (PRG RAM at $6000 here, the mapper's layout) too.
+        let mut rom = vec![b'N', b'E', b'S', 0x1A, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        rom.resize(16 + 0x4000 + 0x2000, 0);
+        let nes = Nes::new(crate::Cartridge::from_ines(&rom).unwrap(), crate::NesConfig::default());
+        for section in Section::ALL {
+            let mut s = String::new();
+            assert_eq!(nes.field_name(section, usize::MAX, &mut s), usize::MAX..usize::MAX);
+            assert_eq!(s, format!("{}[out of range]", section.name()));
+        }
+        // $6000 + offset overflows from usize::MAX - $5FFF on.
+        let mut s = String::new();
+        let past = usize::MAX - 0x5FFF;
+        assert_eq!(nes.field_name(Section::PrgRam, past, &mut s), past..past);
+        assert_eq!(s, "prg_ram[out of range]");
+        s.clear();
+        assert_eq!(nes.field_name(Section::PrgRam, past - 1, &mut s), past - 1..past);
+        assert_eq!(s, format!("prg_ram[${:04X}]", usize::MAX));
     }
 
     fn assert_covers(name: &str, layout: &[FieldLayout], size: usize) {

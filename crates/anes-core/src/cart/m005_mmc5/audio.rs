@@ -198,7 +198,8 @@ impl Mmc5Audio {
 
     /// The pulses' output sum (0-30) and the PCM DAC's input (0-255).
     pub fn levels(&self) -> (u8, u8) {
-        (self.pulse[0].output() + self.pulse[1].output(), self.pcm)
+        // Wrapping: each output is 0-15 in any state a run reaches, not in a forged snapshot's.
+        (self.pulse[0].output().wrapping_add(self.pulse[1].output()), self.pcm)
     }
 
     /// Runs the chip over `cycles` CPU cycles: the pulse timers on every other cycle, the 240 Hz

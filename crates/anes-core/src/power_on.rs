@@ -411,17 +411,9 @@ mod tests {
     /// to a profile of the same choices and the same name.
     #[test]
     fn every_profile_displays_as_a_name_that_parses_back() {
-        let simple = [
-            PowerOnProfile::Default,
-            PowerOnProfile::VblankSet,
-            PowerOnProfile::WarmUp,
-            PowerOnProfile::QuickPowerCycle,
-            PowerOnProfile::ConsolePalette,
-            PowerOnProfile::RamFf,
-        ];
         let phases = (0..=u8::MAX).map(PowerOnProfile::Phase);
         let seeds = [0, 1, 7, u64::MAX].map(PowerOnProfile::Random);
-        for profile in simple.into_iter().chain(phases).chain(seeds) {
+        for profile in PowerOnProfile::NAMED.into_iter().chain(phases).chain(seeds) {
             let name = profile.to_string();
             let back: PowerOnProfile = name.parse().unwrap_or_else(|e| panic!("{profile:?}: {e}"));
             assert_eq!((back.config(), back.to_string()), (profile.config(), name), "{profile:?}");

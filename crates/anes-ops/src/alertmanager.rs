@@ -257,8 +257,8 @@ impl Deduplicator {
 const LOGGED_LABELS: usize = 8;
 const LOGGED_LABEL_CHARS: usize = 64;
 
-/// `labels` for a log line: `name=value` pairs joined by commas, at most [`LOGGED_LABELS`] of
-/// them and [`LOGGED_LABEL_CHARS`] characters of each name and value, control characters escaped
+/// `labels` for a log line: `name=value` pairs joined by commas, at most `LOGGED_LABELS` of
+/// them and `LOGGED_LABEL_CHARS` characters of each name and value, control characters escaped
 /// (a newline in a value must not start a forged log line); what is left out is counted.
 pub fn labels_for_log(labels: &BTreeMap<String, String>) -> String {
     let mut line = String::new();

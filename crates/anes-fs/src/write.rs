@@ -120,10 +120,7 @@ pub fn check_output(path: &Path) -> Result<(), WriteError> {
             if target.file_name().is_none() {
                 return Err(WriteError::NotAFile { path: target, kind: FileKind::Directory });
             }
-            let dir = match target.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => dir,
-                _ => Path::new("."),
-            };
+            let dir = folder_of(&target);
             match crate::folder::first_gap(dir) {
                 Ok(None) => Ok(()),
                 Ok(Some(crate::folder::Gap { at, kind })) => {
@@ -137,6 +134,14 @@ pub fn check_output(path: &Path) -> Result<(), WriteError> {
                 }
             }
         }
+    }
+}
+
+/// The folder an output at `path` goes in: its parent, `.` for a bare name.
+fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     }
 }
 
@@ -181,10 +186,7 @@ fn replace_atomically(
     let Some(name) = path.file_name() else {
         return Err(WriteError::NotAFile { path: path.to_owned(), kind: FileKind::Directory });
     };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(path);
     let permissions = if exists {
         Some(fs::metadata(path).map_err(io_error(path, "look at it"))?.permissions())
     } else {
@@ -227,10 +229,7 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)
 /// file where a folder should be), the one to fix is named; otherwise the OS error, on `path`.
 fn folder_problem(path: &Path, error: io::Error, step: &'static str) -> WriteError {
     if matches!(error.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
+        let dir = folder_of(path);
         if let Ok(Some(crate::folder::Gap { at, kind })) = crate::folder::first_gap(dir) {
             return WriteError::NoFolder { path: path.to_owned(), at, kind };
         }

@@ -175,6 +175,10 @@ pub struct Metrics {
     http_connections_dropped: Family<Reason, Counter>,
 }
 
+/// Why the webhook did not act on an alert (the labels of `anes_alert_notifications_ignored_total`).
+pub const NOTIFICATION_IGNORED_REASONS: [&str; 5] =
+    ["duplicate", "unknown_pipeline", "other_alert", "no_pipeline_label", "fenced"];
+
 /// Why the HTTP server refused a connection: its address holds `connections_per_client` already
 /// (`per_client`), or every slot is taken and none can be freed for it (`max_connections`).
 pub const HTTP_REFUSAL_REASONS: [&str; 2] = ["per_client", "max_connections"];
@@ -337,6 +341,10 @@ impl Metrics {
             "Open HTTP connections reset by the server, by reason (write_timeout: the client took none of its answers for the write timeout; evicted: its slot went to an address holding fewer)",
             m.http_connections_dropped.clone(),
         );
+        // Series at 0 from the start, so a rate or an alert on them has a baseline before the first.
+        for reason in NOTIFICATION_IGNORED_REASONS {
+            let _ = m.notifications_ignored.get_or_create(&Reason { reason });
+        }
         for reason in HTTP_REFUSAL_REASONS {
             let _ = m.http_connections_refused.get_or_create(&Reason { reason });
         }
@@ -395,6 +403,9 @@ impl Metrics {
                 pipeline_id: id.to_string(),
                 operation: "reconnect",
             }),
+            journal_retries: self
+                .retries
+                .get_or_create_owned(&PipelineOperation { pipeline_id: id.to_string(), operation: "store" }),
             rollback_give_ups: self.give_ups.get_or_create_owned(&PipelineOperation {
                 pipeline_id: id.to_string(),
                 operation: "rollback",
@@ -465,7 +476,7 @@ impl Metrics {
             .map_or(0, |c| c.get())
     }
 
-    /// Counts a notification that was not acted on.
+    /// Counts a notification that was not acted on (`reason`: one of [`NOTIFICATION_IGNORED_REASONS`]).
     pub fn notification_ignored(&self, reason: &'static str) {
         self.notifications_ignored.get_or_create(&Reason { reason }).inc();
     }
@@ -516,6 +527,9 @@ pub struct PipelineMetrics {
     pub rollback_retries: Counter,
     /// `anes_retries_total{operation="reconnect"}`.
     pub reconnect_probes: Counter,
+    /// `anes_retries_total{operation="store"}`, the journal's share (the checkpoint writer's is
+    /// [`StoreMetrics::retries`], the same series).
+    pub journal_retries: Counter,
     /// `anes_retry_give_ups_total{operation="rollback"}`.
     pub rollback_give_ups: Counter,
     /// `anes_divergences_total{kind="state"}`.
@@ -615,5 +629,36 @@ mod tests {
         assert!(text.contains("anes_pipeline_mode{pipeline_id=\"p1\",mode=\"normal\"} 1\n"));
         assert!(text.contains("anes_checkpoint_age_seconds{pipeline_id=\"p1\"} 0.0\n"), "{text}");
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    /// Every family of the metrics table in docs/OPERATIONS.md is exported from the start, before
+    /// anything happened: `anes_alert_notifications_ignored_total` had no series (so no HELP or TYPE
+    /// line either) until the first notification was ignored.
+    #[test]
+    fn every_family_of_the_operations_table_is_exported_at_start() {
+        let metrics = Metrics::new();
+        let _pipeline = metrics.pipeline("p1");
+        let _store = metrics.store("p1", "filesystem");
+        let mut text = String::new();
+        metrics.encode(&mut text).unwrap();
+        let docs = include_str!("../../../docs/OPERATIONS.md");
+        let section = docs.split("\n## Metrics\n").nth(1).expect("the Metrics section");
+        let table = section.trim_start().split("\n\n").next().unwrap();
+        let mut families = Vec::new();
+        for row in table.lines().skip(2) {
+            let first_cell = row.split('|').nth(1).unwrap_or("");
+            families.extend(first_cell.split('`').skip(1).step_by(2).map(str::to_string));
+        }
+        assert!(families.len() > 20, "the table was read: {families:?}");
+        for family in &families {
+            let base = family.strip_suffix("_total").unwrap_or(family);
+            assert!(text.contains(&format!("# TYPE {base} ")), "{family} is not exported at start:\n{text}");
+        }
+        for reason in NOTIFICATION_IGNORED_REASONS {
+            assert!(
+                text.contains(&format!("anes_alert_notifications_ignored_total{{reason=\"{reason}\"}} 0\n")),
+                "{reason}: {text}"
+            );
+        }
     }
 }

@@ -311,3 +311,115 @@ fn journal_suite_in_postgres() {
     let e = store.bump_epoch().unwrap_err();
     assert!(matches!(e, StoreError::Damaged(_)) && e.to_string().contains("maximum"), "{e}");
 }
+
+/// The lines the service logs, captured (the pipelines log from their own threads).
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn count(&self, needle: &str) -> usize {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).lines().filter(|l| l.contains(needle)).count()
+    }
+}
+
+/// The audit: a replay pipeline journaling to PostgreSQL, the server stopped for 45 s: 286,774
+/// lines `records could not be stored durably` (each failed commit a new connection), and
+/// `anes_retries_total{operation="store"}` at 1. Now a failed commit backs off with the store's
+/// retry policy: a few failed commits while the server is down, each counted as a store retry when
+/// it is tried again, and after the restart every record is journaled once, in order, and verified.
+#[test]
+#[ignore = "needs PostgreSQL (scripts/install-ops-servers.sh --postgres)"]
+fn a_replay_pipeline_backs_off_while_postgres_is_stopped_and_journals_every_record_once_after() {
+    use anes_ops::service::{ServiceOptions, start_pipelines};
+
+    require("a_replay_pipeline_backs_off_while_postgres_is_stopped");
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt().with_ansi(false).with_writer(move || writer.clone()).finish();
+    tracing::subscriber::set_global_default(subscriber).expect("the only test of this binary that logs");
+    let mut server = PostgresServer::start("journal-outage");
+    let text = format!(
+        "[[pipeline]]\nid = \"pgp\"\n[pipeline.input]\nspeed = \"4x\"\n[pipeline.store]\nbackend = \"postgres\"\n\
+         url = \"{}\"\nretry_base_seconds = 0.1\nretry_cap_seconds = 1.0\n",
+        server.url()
+    );
+    let mut config = anes_ops::config::Config::parse(&text, "anes.toml").unwrap();
+    config.data_dir = server.dir.join("anes-data");
+    // 997 distinct records, looping: a record journaled twice or out of order shows.
+    let stream: Arc<[anes_core::movie::FrameInput]> =
+        (0..997u32).map(|i| anes_core::movie::FrameInput::buttons(i as u8, (i >> 8) as u8)).collect();
+    let options = ServiceOptions {
+        demo_rom: Arc::new(anes_fixtures::tiny_rom()),
+        demo_input: Arc::clone(&stream),
+        worker_program: None,
+        token: None,
+    };
+    let metrics = anes_ops::metrics::Metrics::new();
+    let pipelines = start_pipelines(&config, &options, &metrics).unwrap();
+    let value = |series: &str| -> f64 {
+        let mut text = String::new();
+        metrics.encode(&mut text).unwrap();
+        let line =
+            text.lines().find(|l| l.starts_with(series)).unwrap_or_else(|| panic!("{series}:\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    // Durable, unlike the status's `received`, which counts records taken and not committed yet.
+    let stored = || value("anes_records_received_total{pipeline_id=\"pgp\"}");
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(Instant::now() < deadline, "{what} within 60 s: {:?}", pipelines.handles[0].status());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait("records journaled", &|| stored() > 100.0);
+    let failed = "records could not be stored durably";
+    server.stop();
+    let stopped = Instant::now();
+    wait("a failed commit", &|| captured.count(failed) > 0);
+    std::thread::sleep(Duration::from_secs(3));
+    let down = stopped.elapsed();
+    let failures = captured.count(failed);
+    let stored_before = stored();
+    server.restart();
+    wait("records journaled again", &|| stored() > stored_before + 100.0);
+    let retries = value("anes_retries_total{pipeline_id=\"pgp\",operation=\"store\"}");
+    let refused = value("anes_records_refused_total{pipeline_id=\"pgp\",reason=\"storage\"}");
+    println!(
+        "postgres down {:.1} s: {failures} failed commits logged, {retries} store retries, {refused} records refused",
+        down.as_secs_f64()
+    );
+    // Backoff of 0.1 s doubling to 1 s: about two failures a second at the cap (the spin logged
+    // about 8,000 a second).
+    assert!(failures as f64 <= 10.0 + 4.0 * down.as_secs_f64(), "{failures} in {down:?}");
+    assert!(retries >= 1.0, "the commit tried again counts as a store retry");
+    assert!(refused > 0.0, "the outage refused records");
+    assert!(captured.count("records stored durably again") >= 1);
+
+    let reports = pipelines.drain();
+    let a = reports[0].accounting;
+    assert!(a.balanced() && a.unverified == 0 && a.in_dlq == 0, "{a:?}");
+    let mut store = PostgresStore::new(&server.url(), "pgp", 4).unwrap();
+    let contents = anes_ops::journal::read_shared(&mut store, 0).unwrap();
+    assert!(contents.problems.is_empty(), "{:?}", contents.problems);
+    let start = contents.start().expect("records journaled");
+    assert_eq!(contents.contiguous_end(start), contents.end(), "no gap");
+    assert_eq!(contents.acknowledged_end, Some(a.received), "every record received is journaled");
+    let records = contents.records_from(start).unwrap();
+    assert_eq!(records.len() as u64, a.received - start);
+    for i in 0..records.len() {
+        let seq = start + i as u64;
+        assert_eq!(records.frame(i), stream[(seq % 997) as usize], "record {seq}: once and in order");
+    }
+}

@@ -33,7 +33,10 @@ pub struct Counters {
     pub refused_store_lost: u64,
     /// `anes_retries_total{operation="rollback"}`.
     pub rollback_retries: u64,
-    /// `anes_give_ups_total{operation="rollback"}`.
+    /// `anes_retries_total{operation="store"}`: journal commits tried after the backoff that
+    /// followed a failed one (the checkpoint writer's retries count in the same series).
+    pub journal_retries: u64,
+    /// `anes_retry_give_ups_total{operation="rollback"}`.
     pub rollback_give_ups: u64,
     /// `anes_retries_total{operation="reconnect"}`: attempts that could not reach a worker, probed
     /// again.
@@ -87,6 +90,7 @@ impl Default for Counters {
             refused_fenced: 0,
             refused_store_lost: 0,
             rollback_retries: 0,
+            journal_retries: 0,
             reconnect_probes: 0,
             rollback_give_ups: 0,
             divergences_state: 0,

@@ -4,7 +4,10 @@
 //! [`Action::AppendJournal`] and [`Action::Commit`] and waits for [`Event::Committed`]; only then may
 //! a record reach a worker, only then is a producer answered ([`Action::Acknowledge`]). So the journal
 //! holds every acknowledged record in sequence order, and the queue needs no durable copy of its own.
-//! One commit is in flight at a time. Also the replay source's flow control ([`Pipeline::offer_from`]).
+//! One commit is in flight at a time. A commit that fails refuses what it covered, and intake then
+//! refuses everything for a backoff ([`PipelineSettings::journal_retry`], full jitter, doubling per
+//! failure in a row) before the journal is tried again. Also the replay source's flow control
+//! ([`Pipeline::offer_from`]).
 
 use std::time::Duration;
 
@@ -60,6 +63,9 @@ impl Pipeline {
             Some(Fence::StoreLost { current, ours }) => return Err(Refusal::StoreLost { current, ours }),
             Some(Fence::StoreDamaged { ours }) => return Err(Refusal::StoreLost { current: 0, ours }),
             None => {}
+        }
+        if self.journal_backing_off() {
+            return Err(Refusal::Storage);
         }
         let seq = self.received;
         if self.mode() == Mode::Normal {
@@ -143,6 +149,16 @@ impl Pipeline {
         self.actions.push_back(Action::Commit);
         self.commit_in_flight = Some(Commit { journal, dlq });
         self.commits_started += 1;
+        if self.journal_failures > 0 {
+            self.counters.journal_retries += 1;
+        }
+    }
+
+    /// True while the backoff after a failed commit runs: intake refuses every record without
+    /// trying the journal. Without it a replay offered the refused records again at once: 8,000
+    /// failed commits (new connections, error lines) a second while PostgreSQL was stopped.
+    pub(crate) fn journal_backing_off(&self) -> bool {
+        self.journal_retry_at.is_some_and(|at| self.now < at)
     }
 
     /// The service journaled what the commit in flight covers, or failed to.
@@ -156,6 +172,10 @@ impl Pipeline {
 
     fn intake_committed(&mut self, journal: u64, dlq: u64, journal_error: Option<String>) {
         let Some(error) = journal_error else {
+            if self.journal_failures > 0 {
+                self.notice(Notice::StorageRecovered { failed_commits: self.journal_failures });
+                self.journal_failures = 0;
+            }
             // Only what this commit covered: records taken since it started wait for the next one.
             self.log.commit_to(self.log.committed_end() + journal);
             self.dlq.commit_first(dlq as usize);
@@ -179,8 +199,17 @@ impl Pipeline {
         self.count_refused(self.storage_refusal(), self.received, dropped);
         // A replay source takes the dropped records back before it offers again.
         self.rewind_source += dropped;
+        // A fenced pipeline refuses everything anyway: no retry to wait for.
         if self.fence.is_none() {
-            self.notice(Notice::StorageFailed { records: dropped, error });
+            let retry_in = self.journal_backoff.delay(self.journal_failures);
+            self.journal_failures = self.journal_failures.saturating_add(1);
+            self.journal_retry_at = Some(self.now.saturating_add(retry_in));
+            self.notice(Notice::StorageFailed {
+                records: dropped,
+                error,
+                failed_commits: self.journal_failures,
+                retry_in,
+            });
         }
         // The dropped records were everything not durable: every push waiting lost its share.
         self.acknowledge_pushes(u64::MAX, dropped);
@@ -220,6 +249,8 @@ impl Pipeline {
     /// `max` pace only a few drift windows ahead of verification (enough to keep both workers busy,
     /// refilled in large steps so the service does not wake for every record). Then commits.
     pub fn offer_from(&mut self, now: Duration, source: &mut ReplaySource) {
+        // `room` reads the time: a journal's backoff ends by it.
+        self.now = self.now.max(now);
         if self.rewind_source > 0 {
             source.rewind(self.rewind_source);
             self.rewind_source = 0;

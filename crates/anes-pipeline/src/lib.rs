@@ -246,6 +246,11 @@ pub struct Pipeline {
     pushes: VecDeque<(u64, PushOutcome)>,
     /// Records the replay source must take back (their commit failed).
     rewind_source: u64,
+    /// Journal commits that failed in a row: the backoff's retry number (0 after a success).
+    journal_failures: u32,
+    /// While the backoff after a failed commit runs: when intake may try the journal again.
+    journal_retry_at: Option<Duration>,
+    journal_backoff: Backoff,
     workers: [WorkerSlot; 2],
     checkpoints: VecDeque<Checkpoint>,
     /// Snapshots reported and not matched with a verified frame yet.
@@ -300,9 +305,13 @@ impl Pipeline {
     /// A pipeline starting from power-on; its first actions start both workers.
     pub fn new(settings: PipelineSettings) -> Pipeline {
         let (base, cap, seed) = settings.retry;
+        let (journal_base, journal_cap, journal_seed) = settings.journal_retry;
         let dlq_capacity = settings.dlq_capacity;
         let mut pipeline = Pipeline {
             backoff: Backoff::new(base, cap, seed),
+            journal_backoff: Backoff::new(journal_base, journal_cap, journal_seed),
+            journal_failures: 0,
+            journal_retry_at: None,
             settings,
             counters: Counters::default(),
             notices: Notices::default(),
@@ -458,10 +467,11 @@ impl Pipeline {
         self.log.unverified()
     }
 
-    /// Records the pipeline can take now without refusing (none while fenced or draining: a source
-    /// that offers only what fits never spins on refusals).
+    /// Records the pipeline can take now without refusing (none while fenced, draining or backing
+    /// off after a failed journal commit: a source that offers only what fits never spins on
+    /// refusals).
     pub fn room(&self) -> u64 {
-        if self.draining {
+        if self.draining || self.journal_backing_off() {
             return 0;
         }
         match self.mode() {

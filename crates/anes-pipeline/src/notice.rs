@@ -39,12 +39,22 @@ pub enum Notice {
     Draining,
     /// The store refused this service's epoch (logged as `writer` and `current`).
     Fenced(Fence),
-    /// A commit failed: the records it covered are refused.
+    /// A commit failed: the records it covered are refused, and so is every record offered until
+    /// `retry_in` has passed. Reported once per failed commit, so once per backoff step.
     StorageFailed {
         /// Records dropped by the failed commit.
         records: u64,
         /// What the journal or the dead-letter queue reported.
         error: String,
+        /// Commits that failed in a row, this one included.
+        failed_commits: u32,
+        /// The backoff before the journal is tried again (logged as `retry_in_seconds`).
+        retry_in: Duration,
+    },
+    /// A commit succeeded after `failed_commits` failed in a row: records are stored again.
+    StorageRecovered {
+        /// Commits that failed in a row before this one.
+        failed_commits: u32,
     },
     /// The workers' records of a frame differ: the pipeline is read-only.
     Divergence {

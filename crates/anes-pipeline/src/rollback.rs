@@ -461,7 +461,10 @@ impl Pipeline {
             self.notice(Notice::RollbackGaveUp { attempt: r.attempt, reason: reason.to_string() });
             self.phase = Phase::GaveUp { incident: r.incident };
         } else {
-            let delay = self.backoff.delay(r.attempt.saturating_sub(self.attempts_unreachable));
+            // Attempts count from 1 and the backoff's retries from 0: the first retry's ceiling is
+            // the base (0.5 s by default), as docs/OPERATIONS.md says.
+            let counted = r.attempt.saturating_sub(self.attempts_unreachable);
+            let delay = self.backoff.delay(counted.saturating_sub(1));
             self.counters.rollback_retries += 1;
             self.notice(Notice::RollbackRetrying {
                 attempt: r.attempt,

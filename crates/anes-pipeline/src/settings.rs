@@ -209,6 +209,10 @@ pub struct PipelineSettings {
     /// Retry delays between attempts: base, cap, jitter seed (the service seeds it per process and
     /// pipeline from the operating system's entropy; tests keep a fixed one).
     pub retry: (Duration, Duration, u64),
+    /// Delays after a journal commit failed (a store that is down, a full disk): base, cap, jitter
+    /// seed, the service's store retry policy. Until the delay passes intake refuses every record
+    /// without trying the journal, so a replay offering again at once cannot hammer the store.
+    pub journal_retry: (Duration, Duration, u64),
     /// The pipeline counts as stalled when work waits (records unverified or dead-lettered, or an
     /// input source that should be producing) and no frame was verified for this long.
     pub stall_after: Duration,
@@ -221,7 +225,8 @@ impl PipelineSettings {
     /// Defaults: a checkpoint every 60 frames, 4 kept, one stored durably every 300 frames (5 s of
     /// play), a drift window of 120 records, the alert
     /// policy, a backlog of 65,536 records and a dead-letter queue of 262,144 (over an hour at 60 per
-    /// second), 20 s per step, 3 attempts.
+    /// second), 20 s per step, 3 attempts, a failed journal commit tried again after up to 2 s,
+    /// doubling to 30 s (the service's store retry defaults).
     pub fn new(id: &str) -> PipelineSettings {
         PipelineSettings {
             id: id.to_string(),
@@ -236,6 +241,7 @@ impl PipelineSettings {
             max_attempts: 3,
             verdict_timeout: Duration::from_secs(2),
             retry: (Duration::from_millis(500), Duration::from_secs(30), 0x5eed),
+            journal_retry: (Duration::from_secs(2), Duration::from_secs(30), 0x5707e),
             stall_after: STALL_AFTER,
             region: None,
         }

@@ -5,9 +5,10 @@ use super::*;
 
 impl Pipeline {
     /// When [`Event::Tick`] next has something to do: the earliest of the rollback step's deadline,
-    /// the end of a retry's or probe's wait, the verdict's timeout, a silent worker's isolation and the
-    /// stall rule's. `None`: nothing happens with time alone, only with events. A shell sleeps until
-    /// then (or an event), instead of ticking on a fixed period.
+    /// the end of a retry's or probe's wait, the end of a failed journal commit's backoff (intake
+    /// takes records again), the verdict's timeout, a silent worker's isolation and the stall rule's.
+    /// `None`: nothing happens with time alone, only with events. A shell sleeps until then (or an
+    /// event), instead of ticking on a fixed period.
     pub fn poll_timeout(&self) -> Option<Duration> {
         let phase = match &self.phase {
             // The queue's replay moves on with each commit's answer, not with time.
@@ -29,10 +30,14 @@ impl Pipeline {
         } else {
             None
         };
-        [phase, stall, silence].into_iter().flatten().min()
+        [phase, stall, silence, self.journal_retry_at].into_iter().flatten().min()
     }
 
     pub(super) fn tick(&mut self) {
+        if self.journal_retry_at.is_some_and(|at| self.now >= at) {
+            // Intake may try the journal again; no deadline left to wake for.
+            self.journal_retry_at = None;
+        }
         if let Some(age) = self.checkpoint_age() {
             self.counters.checkpoint_age = age.as_secs_f64();
         }

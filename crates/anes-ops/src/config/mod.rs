@@ -388,6 +388,8 @@ impl Config {
             let input = parse_input(&p.input, p.rom.is_some())
                 .map_err(|(field, problem)| err(key(field), problem))?;
             let store = parse_store(&p.store).map_err(|(field, problem)| err(key(field), problem))?;
+            // A journal append is a store request too: a failed commit backs off like the writer.
+            settings.journal_retry = (store.retry.base, store.retry.cap, store.retry.seed);
             let journal = parse_journal(&p.journal).map_err(|(field, problem)| err(key(field), problem))?;
             if p.dlq_fsync.is_some() {
                 return Err(err(

@@ -172,6 +172,25 @@ fn mistakes_are_one_line_naming_file_key_and_problem() {
     }
 }
 
+/// A failed journal append backs off with the store's retry policy, like the checkpoint writer.
+#[test]
+fn the_journal_backs_off_with_the_store_retry_policy() {
+    let text =
+        "[[pipeline]]\nid = \"p\"\n[pipeline.store]\nretry_base_seconds = 0.25\nretry_cap_seconds = 8\n";
+    let config = Config::parse(text, "anes.toml").unwrap();
+    let p = &config.pipelines[0];
+    assert_eq!(p.settings.journal_retry, (p.store.retry.base, p.store.retry.cap, p.store.retry.seed));
+    assert_eq!(
+        (p.settings.journal_retry.0, p.settings.journal_retry.1),
+        (Duration::from_millis(250), Duration::from_secs(8))
+    );
+    let default = &Config::parse("[[pipeline]]\nid = \"p\"\n", "anes.toml").unwrap().pipelines[0];
+    assert_eq!(
+        (default.settings.journal_retry.0, default.settings.journal_retry.1),
+        (default.store.retry.base, default.store.retry.cap)
+    );
+}
+
 #[test]
 fn the_postgres_and_s3_backends_parse_with_their_keys() {
     let text = "[[pipeline]]\nid = \"a\"\n[pipeline.store]\nbackend = \"postgres\"\nurl = \"postgres://anes@127.0.0.1:5432/anes\"\n\

@@ -46,8 +46,16 @@ pub(super) fn log_notice(pipeline: &str, notice: &Notice) {
                 "fenced: the store's record of this pipeline is damaged (its epoch or the journal's end is not a number, the epoch is at its maximum, or the journal lost records this service journaled), which is not a takeover; intake is refused from now on and no checkpoint is written"
             )
         }
-        Notice::StorageFailed { records, error } => {
-            tracing::error!(pipeline, records, %error, "records could not be stored durably: refused")
+        Notice::StorageFailed { records, error, failed_commits, retry_in } => tracing::error!(
+            pipeline,
+            records,
+            %error,
+            failed_commits,
+            retry_in_seconds = retry_in.as_secs_f64(),
+            "records could not be stored durably: refused"
+        ),
+        Notice::StorageRecovered { failed_commits } => {
+            tracing::info!(pipeline, failed_commits, "records stored durably again")
         }
         Notice::Divergence { seq, kind, detail } => {
             tracing::error!(pipeline, seq, kind = kind.name(), %detail, "divergence: the pipeline is read-only")

@@ -169,6 +169,7 @@ pub fn start_pipelines(
         let mut config = p.clone();
         config.store.retry.seed = jitter_seed(&p.settings.id, "store");
         config.settings.retry.2 = jitter_seed(&p.settings.id, "rollback");
+        config.settings.journal_retry.2 = jitter_seed(&p.settings.id, "journal");
         config.settings.region = region;
         let settings = config.settings.clone();
         plans.push((PipelinePlan { config, settings, rom, source, launcher }, state_sections));

@@ -119,8 +119,8 @@ impl Driver {
             }
             // Wakes on messages; else at the pipeline's next deadline, when a real-time replay's next
             // record is due, at the next publication, or while draining at the next tick. A pipeline
-            // with no room (fenced, backlog full) takes nothing when a record falls due, so waking for
-            // it would spin.
+            // with no room (fenced, backlog full, a failed journal commit's backoff, whose end is a
+            // deadline) takes nothing when a record falls due, so waking for it would spin.
             let deadline = self.pipeline.poll_timeout();
             let mut wait = last_publish.saturating_add(publish_every).saturating_sub(now);
             if let Some(at) = deadline {

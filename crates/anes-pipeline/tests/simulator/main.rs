@@ -194,6 +194,7 @@ fn pushed_batches_skip_duplicates_and_refuse_gaps() {
 mod crash;
 mod issue30;
 mod regions;
+mod rollback_backoff;
 mod silence;
 
 proptest! {

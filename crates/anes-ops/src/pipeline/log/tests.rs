@@ -111,12 +111,21 @@ fn every_notice() -> Vec<(Notice, Value)> {
             ),
         ),
         (
-            Notice::StorageFailed { records: 9, error: "disk full".into() },
+            Notice::StorageFailed {
+                records: 9,
+                error: "disk full".into(),
+                failed_commits: 2,
+                retry_in: Duration::from_millis(1500),
+            },
             line(
                 "ERROR",
                 "records could not be stored durably: refused",
-                json!({ "pipeline": "p1", "records": 9, "error": "disk full" }),
+                json!({ "pipeline": "p1", "records": 9, "error": "disk full", "failed_commits": 2, "retry_in_seconds": 1.5 }),
             ),
+        ),
+        (
+            Notice::StorageRecovered { failed_commits: 3 },
+            line("INFO", "records stored durably again", json!({ "pipeline": "p1", "failed_commits": 3 })),
         ),
         (
             Notice::Divergence {

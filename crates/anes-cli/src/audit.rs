@@ -5,6 +5,10 @@
 //! first failing check to the presses it needs (`anes_lockstep::minimize_stream`, each trial an
 //! audit of that check alone from power-on) and writes the repro into DIR.
 //!
+//! Frames are counted from 1 in everything it prints, as in `anes_retro_host::audit`: frame N is the
+//! N-th frame from power-on (0: power-on), the state of frame N the state after it, and a press on
+//! frame N the input of the stream's N-th frame (index N-1 of the `.input`).
+//!
 //! Exit status: 0 the core reaches what its `.info` claims (or more); 1 it claims more than it
 //! reaches; 2 no result: bad input (no core, no content, the core refuses it, a bad option) or an
 //! instance that failed outright (its worker crashed, hung or broke the protocol).
@@ -41,7 +45,7 @@ pub struct Args {
     core: PathBuf,
     /// The content it loads.
     content: PathBuf,
-    /// Frames each instance runs.
+    /// Frames each instance runs (at least --runahead: one whole run-ahead window).
     #[arg(long, default_value_t = 600)]
     frames: u64,
     /// Input stream (an anes .input or an FCEUX .fm2): NES-style pads mapped to the RetroPad (A, B,
@@ -51,7 +55,8 @@ pub struct Args {
     /// Run-ahead window K: each window's frames are run three times from its first frame's state.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=60))]
     runahead: u64,
-    /// The frame whose state a fresh instance loads (default: half of --frames).
+    /// The frame whose state a fresh instance loads, before --frames so that frames run after the
+    /// hand-over (default: half of --frames).
     #[arg(long, value_name = "FRAME")]
     fresh_at: Option<u64>,
     /// A core option, KEY=VALUE (repeatable).
@@ -110,7 +115,8 @@ struct AuditShrink {
     what: String,
     given: anes_lockstep::StreamJson,
     repro: anes_lockstep::StreamJson,
-    /// The presses left, frame by frame.
+    /// The presses left, frame by frame: each `frame` counted from 1 as every frame of the audit (the
+    /// repro's input-stream index plus 1).
     presses: Vec<anes_lockstep::PressJson>,
     /// No press, button or command left can go without the check passing (not stopped early).
     one_minimal: bool,
@@ -125,6 +131,9 @@ struct AuditShrink {
 }
 
 pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
+    let config = audit_config(args);
+    // Before anything else: a run too short for a check to measure anything has no verdict to give.
+    config.check()?;
     check_content(&args.content)?;
     // Before the audit, so a file where the folder goes is refused now, not after minutes of it.
     if let Some(dir) = &args.shrink {
@@ -168,8 +177,6 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {msg} {elapsed}").expect("valid template"),
     );
-    let config =
-        AuditConfig { frames: args.frames, runahead: args.runahead, fresh_at: args.fresh_at, only: None };
     let report = audit(&mut make, &inputs, &config, &mut |check, frame| {
         let done = if check == Check::RunAhead { frame } else { args.frames + frame };
         bar.set_position(done);
@@ -177,7 +184,7 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     })
     .map_err(|e| match e {
         // It names the core.
-        AuditError::Failed { .. } => anyhow::anyhow!("{e}"),
+        AuditError::Failed { .. } | AuditError::Config(_) => anyhow::anyhow!("{e}"),
         AuditError::Make { .. } => anyhow::anyhow!("{}: {e}", args.core.display()),
     })?;
     bar.finish_and_clear();
@@ -217,6 +224,11 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(if overclaims { ExitCode::from(EXIT_OVERCLAIMS) } else { ExitCode::SUCCESS })
 }
 
+/// The audit `args` ask for.
+fn audit_config(args: &Args) -> AuditConfig {
+    AuditConfig { frames: args.frames, runahead: args.runahead, fresh_at: args.fresh_at, only: None }
+}
+
 fn write_table(
     out: &mut impl Write,
     args: &Args,
@@ -252,8 +264,10 @@ fn write_table(
     }
     match claim {
         Some(claim) if claim > report.reached => {
-            let first = report.first_failure().map_or(String::new(), |c| {
-                format!(": check {} ({}) fails", c.check.number(), c.check.name())
+            // The first check the claim needs that did not pass.
+            let first = report.first_short_of(claim).map_or(String::new(), |c| {
+                let how = if c.passed == Some(false) { "fails" } else { "was not measured" };
+                format!(": check {} ({}) {how}", c.check.number(), c.check.name())
             });
             writeln!(out, "verdict   the core claims {claim} and reaches {}{first}", report.reached)?
         }
@@ -343,8 +357,8 @@ fn shrink_failure(
     let Some(failed) = chosen else { return Ok(None) };
     let Some(finding) = &failed.finding else { return Ok(None) };
     let (check, target) = (failed.check, finding.frame);
-    let fresh_at = args.fresh_at.unwrap_or(args.frames / 2).min(args.frames);
-    // The failure is seen after the inputs of the frames before it, except in a run-ahead window,
+    let fresh_at = audit_config(args).fresh_at();
+    // The failure at frame N is seen after the inputs of frames 1 to N, except in a run-ahead window,
     // whose first run takes all its frames' inputs before the replays: later ones cannot matter,
     // and no trial runs past them.
     let k = args.runahead.max(1);
@@ -397,7 +411,8 @@ fn shrink_failure(
         Err(anes_lockstep::StreamHalt::Failed(e)) => anyhow::bail!("{}: {e}", args.core.display()),
     };
     let mut presses = Vec::new();
-    for (frame, input) in (0u64..).zip(&found.repro) {
+    // Counted from 1, as the failure's frame: the press of stream index i is held on frame i+1.
+    for (frame, input) in (1u64..).zip(&found.repro) {
         for port in 0..2u8 {
             let buttons: Vec<String> = input
                 .held_buttons()

@@ -286,7 +286,8 @@ fn a_forgotten_value_fails_the_fresh_instance_at_its_byte() {
 fn a_growing_state_fails_constant_size_when_it_grows() {
     let (report, _) = audit_with_fault("grow");
     let (check, frame, _) = first_failure(&report);
-    // One byte more every 60 frames; windows of 2 frames start on even frames, so frame 60 is one.
+    // One byte more every 60 frames: the size is checked after every frame (tests/audit_frames.rs
+    // shows it with windows of 7).
     assert_eq!((check, frame), (5, 60), "{report}");
     assert_eq!(report["reached"], "basic");
 }
@@ -645,14 +646,15 @@ fn audit_shrink_with(
 
 #[test]
 fn the_audit_shrinks_the_input_a_failure_needs_to_its_one_press() {
-    // The button fault: Select sets a mode outside the state. Held on frame 37 (the second frame of
-    // the run-ahead window 36-37), it leaks into the replays of that window: check 3 fails at 37.
+    // The button fault: Select sets a mode outside the state. Held on frame 38 (stream index 37, the
+    // second frame of the run-ahead window of frames 37-38), it leaks into the replays of that
+    // window: check 3 fails at 37. The audit counts frames from 1, the press's too.
     let input = movie("audit-shrink-movie", 120, &[(37, 'S'), (90, 'S'), (37, 'T'), (50, 'D')]);
     let out = scratch("audit-shrink-out");
     let (audit, written) = audit_shrink("button", &input, &out);
     let shrunk = &audit["shrink"];
     assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(3), Some(37)), "{audit}");
-    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(presses_of(shrunk), [(38, vec!["Select".to_owned()])], "{shrunk}");
     assert_eq!(shrunk["one_minimal"], true);
     assert!(shrunk["given"]["presses"].as_u64().unwrap() > 10, "{shrunk}");
     assert_eq!(&written, shrunk);
@@ -726,30 +728,30 @@ fn a_nestopia_flip_shrinks_to_no_press_over_the_demos_input() {
 
 #[test]
 fn the_audit_shrinks_a_fresh_instance_failure_to_the_press_before_the_hand_over() {
-    // Select on frames 36 and 90, first frames of run-ahead windows: the replays of a window run
-    // after the press set the mode in the first run, alike, so check 3 passes; the state of frame 60
-    // handed to a fresh instance lacks the mode set at 36 (check 4 fails at frame 61). The press at
-    // 90 comes after the hand-over, where both instances see it.
+    // Select on frames 37 and 91 (stream indices 36 and 90), first frames of run-ahead windows: the
+    // replays of a window run after the press set the mode in the first run, alike, so check 3
+    // passes; the state of frame 60 handed to a fresh instance lacks the mode set at 37 (check 4
+    // fails at frame 61). The press at 91 comes after the hand-over, where both instances see it.
     let input = movie("audit-shrink-fresh-movie", 120, &[(36, 'S'), (90, 'S'), (36, 'T'), (50, 'D')]);
     let out = scratch("audit-shrink-fresh-out");
     let (audit, _) = audit_shrink("button", &input, &out);
     assert_eq!(audit["checks"][2]["passed"], true, "{audit}");
     let shrunk = &audit["shrink"];
     assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
-    assert_eq!(presses_of(shrunk), [(36, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
     assert_eq!(shrunk["repro"]["frames"], 61, "{shrunk}");
 }
 
 #[test]
 fn the_audit_shrinks_the_check_it_is_asked_for() {
-    // Select on frame 37 fails check 3 first (at 37) and check 4 too (at 61): asked for check 4,
-    // the shrink keeps the same press, now as the one before the hand-over.
+    // Select on frame 38 (stream index 37) fails check 3 first (at 37) and check 4 too (at 61):
+    // asked for check 4, the shrink keeps the same press, now as the one before the hand-over.
     let input = movie("audit-shrink-check-movie", 120, &[(37, 'S'), (50, 'D')]);
     let out = scratch("audit-shrink-check-out");
     let (audit, _) = audit_shrink_with("button", &input, &out, &["--shrink-check", "4"]);
     let shrunk = &audit["shrink"];
     assert_eq!((shrunk["check"].as_u64(), shrunk["frame"].as_u64()), (Some(4), Some(61)), "{audit}");
-    assert_eq!(presses_of(shrunk), [(37, vec!["Select".to_owned()])], "{shrunk}");
+    assert_eq!(presses_of(shrunk), [(38, vec!["Select".to_owned()])], "{shrunk}");
     // Check 1 passes: nothing to shrink, no repro written.
     let out = scratch("audit-shrink-check-passed");
     let content = test_content("audit-shrink-check-passed");

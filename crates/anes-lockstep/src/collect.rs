@@ -1,6 +1,8 @@
 //! Collecting the evidence of a divergence: the state at the sync point where the comparator saw it
 //! (the differing sections, and the snapshots and pictures when there is no localization), the
-//! checkpoint snapshots, the input slice, and the localization replay.
+//! checkpoint snapshots, the input slice, and the localization replay. The replay runs both machines
+//! from the checkpoint through the sync records they produced, as the run did, to the last sync point
+//! the comparator saw agree, and the search for the first divergent instruction starts there.
 //!
 //! Both threading modes produce the same evidence for the same divergence. On one thread the machines
 //! are still at the sync point; worker threads may have run past it, so in threaded mode both machines
@@ -8,15 +10,13 @@
 //! number of sync records they produced from it (B's faults re-applied where they fired).
 
 use crate::checkpoint::CheckpointMeta;
-use crate::config::LockstepConfig;
 use crate::evidence::Evidence;
 use crate::input::{EvidenceInput, InputSource};
-use crate::localize::{Found, LocalizeError, Located, ReplayStart, localize_instruction};
+use crate::localize::{Found, LastAgreement, LocalizeError, Located, ReplayStart, localize_instruction};
 use crate::localize_frame::{FrameLocalization, localize_frame};
 use crate::lockstep::Lockstep;
 use crate::machine::Machine;
 use crate::outcome::Divergence;
-use crate::schedule::FaultSchedule;
 
 /// Both machines' state at the sync point where the comparator saw the divergence.
 #[derive(Debug, Default)]
@@ -72,22 +72,7 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
             sync_state.unwrap_or_default();
         match checkpoint {
             Some(c) if self.config.localize => {
-                let start = ReplayStart {
-                    frame: c.frame,
-                    state_hash: c.state_hash,
-                    snapshot_a: &checkpoint_a,
-                    snapshot_b: &checkpoint_b,
-                };
-                let result = localize(
-                    &mut self.a.machine,
-                    &mut self.b.machine,
-                    &mut self.b.faults,
-                    inputs,
-                    start,
-                    divergence,
-                    &self.config,
-                );
-                match result {
+                match self.localize(inputs, c, (&checkpoint_a, &checkpoint_b), divergence) {
                     Ok(found) => {
                         snapshots = (found.snapshot_a, found.snapshot_b);
                         pictures = (found.picture_a, found.picture_b);
@@ -162,6 +147,21 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         checkpoint: CheckpointMeta,
         divergence: &Divergence,
     ) -> Result<(), LocalizeError> {
+        self.b.faults.begin_replay(checkpoint.frame);
+        let reached = self.replay_through(inputs, checkpoint, divergence.sync_point);
+        self.b.faults.end_replay();
+        reached
+    }
+
+    /// Restores `checkpoint` into both machines and runs each through the sync records it produced
+    /// from it, up to sync point `sync_point`, exactly as the run stepped them (B's faults re-applied
+    /// where they fired: the caller brackets this with the schedule's `begin_replay` / `end_replay`).
+    fn replay_through<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        checkpoint: CheckpointMeta,
+        sync_point: u64,
+    ) -> Result<(), LocalizeError> {
         let (snapshot_a, snapshot_b) = self.ring.snapshots(&checkpoint);
         self.a.machine.load_state(snapshot_a)?;
         self.b.machine.load_state(snapshot_b)?;
@@ -176,39 +176,130 @@ impl<A: Machine, B: Machine<Input = A::Input>> Lockstep<A, B> {
         self.a.in_frame = false;
         self.b.in_frame = false;
         let granularity = self.config.granularity;
-        self.b.faults.begin_replay(checkpoint.frame);
-        for _ in checkpoint.sync_point..divergence.sync_point {
+        for _ in checkpoint.sync_point..sync_point {
             self.a.next_sync(inputs, granularity);
             self.b.next_sync(inputs, granularity);
         }
-        self.b.faults.end_replay();
         Ok(())
     }
-}
 
-/// Replays from `start` and localizes the divergence: to the instruction when both machines step
-/// instructions, else to the frame. Leaves the machines at the end of the divergent frame (for the
-/// pictures).
-fn localize<A, B, S>(
-    a: &mut A,
-    b: &mut B,
-    faults: &mut FaultSchedule,
-    inputs: &S,
-    start: ReplayStart<'_>,
-    divergence: &Divergence,
-    config: &LockstepConfig,
-) -> Result<Found, LocalizeError>
-where
-    A: Machine + ?Sized,
-    B: Machine<Input = A::Input> + ?Sized,
-    S: InputSource<A::Input> + ?Sized,
-{
-    faults.begin_replay(start.frame);
-    let result = if a.steps_instructions() && b.steps_instructions() {
-        localize_instruction(a, b, faults, inputs, start, divergence, config)
-    } else {
-        localize_frame(a, b, faults, inputs, start, divergence, config)
-    };
-    faults.end_replay();
-    result
+    /// `replay_through` to the sync point where `frame` starts (the end of the frame
+    /// before it, or the checkpoint); returns its ordinal.
+    fn replay_to_frame_start<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        checkpoint: CheckpointMeta,
+        frame: u64,
+    ) -> Result<u64, LocalizeError> {
+        self.replay_through(inputs, checkpoint, checkpoint.sync_point)?;
+        let mut sync_point = checkpoint.sync_point;
+        let granularity = self.config.granularity;
+        while self.a.frame < frame {
+            self.a.next_sync(inputs, granularity);
+            self.b.next_sync(inputs, granularity);
+            sync_point += 1;
+        }
+        Ok(sync_point)
+    }
+
+    /// Where both machines are, sync point `sync_point` of the replay, as the start of the search for
+    /// the first divergent instruction: `None` when their whole states differ there.
+    fn agreement(&mut self, sync_point: u64) -> Option<LastAgreement> {
+        // Lagging steps may have reached it: the search steps settled machines.
+        self.a.settle();
+        self.b.settle();
+        let (a, b) = (&self.a, &self.b);
+        let (probe, state_hash) = (a.machine.probe(), a.machine.state_hash());
+        (b.machine.probe() == probe && b.machine.state_hash() == state_hash).then_some(LastAgreement {
+            sync_point,
+            frame: a.frame,
+            in_frame: a.in_frame,
+            probe,
+            state_hash,
+        })
+    }
+
+    /// Replays from `checkpoint` (whose snapshots are `snapshots`) and localizes `divergence`: to the
+    /// instruction when both machines step instructions, else to the frame. Leaves the machines at
+    /// the end of the divergent frame (for the pictures).
+    fn localize<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        checkpoint: CheckpointMeta,
+        (snapshot_a, snapshot_b): (&[u8], &[u8]),
+        divergence: &Divergence,
+    ) -> Result<Found, LocalizeError> {
+        self.b.faults.begin_replay(checkpoint.frame);
+        let mut fault_marks = Vec::new();
+        self.b.faults.replay_marks(&mut fault_marks);
+        let start = ReplayStart {
+            frame: checkpoint.frame,
+            state_hash: checkpoint.state_hash,
+            snapshot_a,
+            snapshot_b,
+            fault_marks: &fault_marks,
+        };
+        let result = if self.a.machine.steps_instructions() && self.b.machine.steps_instructions() {
+            self.localize_instruction(inputs, checkpoint, start, divergence)
+        } else {
+            // Machines that run whole frames are compared at frame ends only, as the replay compares
+            // them: the first frame end that differs is the one the comparator saw.
+            let (a, b) = (&mut self.a, &mut self.b);
+            localize_frame(
+                &mut a.machine,
+                &mut b.machine,
+                &mut b.faults,
+                inputs,
+                start,
+                divergence,
+                &self.config,
+            )
+        };
+        self.b.faults.end_replay();
+        result
+    }
+
+    /// Brings both machines from `checkpoint` to the last sync point the comparator saw agree, checks
+    /// that they agree there, and finds the first divergent instruction after it. Searching from the
+    /// checkpoint instead would find a difference that healed before that sync point (a masked fault),
+    /// which is not the divergence that was detected, and which one depended on the checkpoint interval.
+    fn localize_instruction<S: InputSource<A::Input> + ?Sized>(
+        &mut self,
+        inputs: &S,
+        checkpoint: CheckpointMeta,
+        start: ReplayStart<'_>,
+        divergence: &Divergence,
+    ) -> Result<Found, LocalizeError> {
+        // The comparator stops at the first difference: every sync point before it agreed.
+        let last_agreed = divergence.sync_point.saturating_sub(1).max(checkpoint.sync_point);
+        self.replay_through(inputs, checkpoint, last_agreed)?;
+        let agreed = match self.agreement(last_agreed) {
+            Some(agreed) => agreed,
+            // Inside a frame the comparator compared digests, which a difference of several bytes may
+            // slip past: the detected divergence then began before, after the frame's start, where
+            // the comparator compared full state hashes.
+            None if self.a.in_frame => {
+                let frame = self.a.frame;
+                self.b.faults.restore_replay_marks(start.fault_marks);
+                let frame_start = self.replay_to_frame_start(inputs, checkpoint, frame)?;
+                self.agreement(frame_start)
+                    .ok_or(LocalizeError::LastAgreementNotReproduced { sync_point: frame_start, frame })?
+            }
+            None => {
+                let frame = self.a.frame;
+                return Err(LocalizeError::LastAgreementNotReproduced { sync_point: last_agreed, frame });
+            }
+        };
+        let (a, b) = (&mut self.a, &mut self.b);
+        localize_instruction(
+            &mut a.machine,
+            &mut b.machine,
+            &mut b.faults,
+            inputs,
+            start,
+            &agreed,
+            divergence,
+            &self.config,
+        )
+    }
 }

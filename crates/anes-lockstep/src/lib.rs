@@ -1,7 +1,8 @@
 //! anes-lockstep: runs two deterministic machines over one input stream and compares them at every
-//! sync point; on the first difference it stops, localizes the first divergent instruction from the
-//! last verified checkpoint, names every differing field and the instruction that last wrote it, and
-//! keeps the evidence as a bundle (JSON, HTML, snapshots, inputs, pictures).
+//! sync point; on the first difference it stops, localizes the first divergent instruction after the
+//! last sync point where the machines agreed (replaying from the last verified checkpoint), names
+//! every differing field and the instruction that last wrote it, and keeps the evidence as a bundle
+//! (JSON, HTML, snapshots, inputs, pictures).
 //!
 //! - [`Machine`]: what a core provides (implemented for anes by [`NesMachine`]): its own input type
 //!   ([`EvidenceInput`], read from an [`InputSource`]), whole frames and optionally instruction

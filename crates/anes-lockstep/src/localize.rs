@@ -1,11 +1,16 @@
 //! Localization: from a divergence seen at a sync point back to the first instruction after which the
 //! two machines' states differ, with a field-level diff and, for every differing byte, the last write.
 //!
-//! Hashing the whole state after every instruction is slow, so the replay compares cheaply first: the
+//! The search starts where the comparator last saw the machines agree (the sync point before the one
+//! that diverged), not at the checkpoint the replay restores: between the two, B may have differed
+//! and healed (a masked fault, a difference the program overwrote), and that is not the divergence
+//! that was detected. The caller brings both machines there from the checkpoint (`collect.rs`).
+//!
+//! Hashing the whole state after every instruction is slow, so the search compares cheaply first: the
 //! [`Probe`] (CPU cycle, raster position, registers) after every instruction and the full state hash
 //! every N instructions and at every frame end, keeping snapshots of the last window that agreed.
 //! On the first mismatch it restores that window and replays it comparing the full hash after every
-//! instruction: the result is exactly the first divergent instruction.
+//! instruction: the result is exactly the first divergent instruction after the last agreement.
 
 use anes_core::state::StateHash;
 use serde::Serialize;
@@ -95,6 +100,19 @@ pub enum LocalizeError {
         /// The frame the divergence was seen in.
         to: u64,
     },
+    /// Replayed from the checkpoint, the machines' whole states differ at the last sync point where
+    /// the comparator saw them agree by state hash (a nondeterministic machine, or state outside the
+    /// snapshot): there is no agreement to search from. (Where it saw them agree by digest, inside a
+    /// frame, the search falls back to the frame's start.)
+    #[error(
+        "replayed from the checkpoint, the machines differ at sync point {sync_point} (frame {frame}), where the comparator saw them agree"
+    )]
+    LastAgreementNotReproduced {
+        /// Ordinal of that sync point.
+        sync_point: u64,
+        /// Input-stream index of the frame in progress there, or of the next one at a frame end.
+        frame: u64,
+    },
 }
 
 /// Where a replay starts: a verified checkpoint.
@@ -104,6 +122,25 @@ pub(crate) struct ReplayStart<'s> {
     pub state_hash: StateHash,
     pub snapshot_a: &'s [u8],
     pub snapshot_b: &'s [u8],
+    /// B's fault replay marks at the checkpoint ([`FaultSchedule::replay_marks`] at the start of the
+    /// replay session).
+    pub fault_marks: &'s [bool],
+}
+
+/// Where the search for the first divergent instruction starts: the last sync point at which the
+/// comparator saw the machines agree. Both machines are there, settled, when the search begins.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LastAgreement {
+    /// Its ordinal.
+    pub sync_point: u64,
+    /// Input-stream index of the frame in progress there, or of the next one at a frame end.
+    pub frame: u64,
+    /// The sync point is inside `frame` (its input applied), not at its start.
+    pub in_frame: bool,
+    /// Both machines' probe there.
+    pub probe: Probe,
+    /// Both machines' state hash there.
+    pub state_hash: StateHash,
 }
 
 /// What a localization found: the instruction, or (for machines that do not step instructions) the
@@ -135,7 +172,7 @@ struct Pair<'m, A: ?Sized, B: ?Sized, S: ?Sized> {
     frame: u64,
     /// The next step begins a new frame (applies its input first).
     need_begin: bool,
-    /// Instructions stepped since the checkpoint.
+    /// Instructions stepped since the last agreement.
     steps: u64,
 }
 
@@ -161,6 +198,53 @@ struct Watched {
 struct Before {
     probe: Probe,
     frame: u64,
+}
+
+/// One machine's place in a replay of its own (the provenance pass runs each machine alone: B may
+/// have taken other instructions than A where it differed and healed before the last agreement).
+struct Solo {
+    /// Frame the next instruction belongs to.
+    frame: u64,
+    /// The next step begins a new frame (applies its input first).
+    need_begin: bool,
+    /// Instructions stepped since the checkpoint.
+    steps: u64,
+}
+
+/// Steps `machine` one instruction of `frame`, applying the frame's input first when `begin`, and with
+/// `faults` (machine B's) firing what came due; watched bytes are checked after the instruction and
+/// again after the faults, as `side`'s. Returns whether the instruction completed the frame and where
+/// it started.
+fn step_one<M, S>(
+    machine: &mut M,
+    mut faults: Option<&mut FaultSchedule>,
+    inputs: &S,
+    (frame, begin): (u64, bool),
+    watch: &mut [Watched],
+    side: usize,
+) -> (bool, Before)
+where
+    M: Machine + ?Sized,
+    S: InputSource<M::Input> + ?Sized,
+{
+    if begin {
+        let input = inputs.input(frame);
+        let input = match faults.as_deref_mut() {
+            Some(faults) => faults.input_for(frame, input, &*machine, 0),
+            None => input,
+        };
+        machine.begin_frame(input);
+    }
+    let before = Before { probe: machine.probe(), frame };
+    let done = machine.step_instruction();
+    check_watch(watch, side, &*machine, before, WriteCause::Instruction);
+    if let Some(faults) = faults {
+        if faults.has_pending() && faults.due_before(machine.probe().cpu_cycle) {
+            faults.fire_due(frame, &mut *machine, 0);
+            check_watch(watch, side, &*machine, before, WriteCause::Fault);
+        }
+    }
+    (done, before)
 }
 
 impl<A, B, S> Pair<'_, A, B, S>
@@ -189,38 +273,18 @@ where
     }
 
     /// Steps both machines one instruction; returns whether each completed its frame and, per machine,
-    /// where the instruction started. Watched bytes are checked after each machine's instruction and
-    /// again after B's faults fire.
-    fn step(&mut self, mut watch: Option<&mut Vec<Watched>>) -> (bool, bool, [Before; 2]) {
-        if self.need_begin {
-            let input = self.inputs.input(self.frame);
-            self.a.begin_frame(input);
-            let input_b = self.faults.input_for(self.frame, input, &*self.b, 0);
-            self.b.begin_frame(input_b);
-            self.need_begin = false;
-        }
-        let before = [
-            Before { probe: self.a.probe(), frame: self.frame },
-            Before { probe: self.b.probe(), frame: self.frame },
-        ];
-        let done_a = self.a.step_instruction();
-        let done_b = self.b.step_instruction();
-        if let Some(watch) = watch.as_deref_mut() {
-            check_watch(watch, 0, &*self.a, before[0], WriteCause::Instruction);
-            check_watch(watch, 1, &*self.b, before[1], WriteCause::Instruction);
-        }
-        if self.faults.has_pending() && self.faults.due_before(self.b.probe().cpu_cycle) {
-            self.faults.fire_due(self.frame, &mut *self.b, 0);
-            if let Some(watch) = watch {
-                check_watch(watch, 1, &*self.b, before[1], WriteCause::Fault);
-            }
-        }
+    /// where the instruction started.
+    fn step(&mut self) -> (bool, bool, [Before; 2]) {
+        let at = (self.frame, self.need_begin);
+        let (done_a, before_a) = step_one(&mut *self.a, None, self.inputs, at, &mut [], 0);
+        let (done_b, before_b) = step_one(&mut *self.b, Some(&mut *self.faults), self.inputs, at, &mut [], 1);
+        self.need_begin = false;
         self.steps += 1;
         if done_a && done_b {
             self.frame += 1;
             self.need_begin = true;
         }
-        (done_a, done_b, before)
+        (done_a, done_b, [before_a, before_b])
     }
 }
 
@@ -245,16 +309,69 @@ fn check_watch(
     }
 }
 
-/// Replays from `start` and finds the first divergent instruction of the run that diverged as
-/// `divergence` says, for machines that both step instructions (the caller brackets the replay with
-/// the fault schedule's `begin_replay` / `end_replay`). Leaves the machines at the end of the divergent
-/// frame (for the pictures).
+/// Replays `machine` alone from the checkpoint (already loaded, with B's fault marks there) through
+/// the last agreement and `steps_after` instructions past it, recording the last change of each
+/// watched byte as `side`'s. Returns where it stopped.
+#[allow(clippy::too_many_arguments)]
+fn replay_provenance<M, S>(
+    machine: &mut M,
+    mut faults: Option<&mut FaultSchedule>,
+    inputs: &S,
+    checkpoint_frame: u64,
+    agreed: &LastAgreement,
+    steps_after: u64,
+    watch: &mut [Watched],
+    side: usize,
+) -> Result<Solo, LocalizeError>
+where
+    M: Machine + ?Sized,
+    S: InputSource<M::Input> + ?Sized,
+{
+    for byte in watch.iter_mut() {
+        byte.value[side] = machine.section_bytes(byte.section).get(byte.offset).copied().unwrap_or(0);
+    }
+    let mut solo = Solo { frame: checkpoint_frame, need_begin: true, steps: 0 };
+    let mut step = |machine: &mut M, solo: &mut Solo, watch: &mut [Watched]| {
+        let at = (solo.frame, solo.need_begin);
+        let (done, _) = step_one(machine, faults.as_deref_mut(), inputs, at, watch, side);
+        solo.need_begin = done;
+        solo.frame += u64::from(done);
+        solo.steps += 1;
+    };
+    // The last agreement by the machine's own position (a frame end is where the next frame begins),
+    // confirmed by its state hash.
+    while !(solo.frame == agreed.frame
+        && solo.need_begin != agreed.in_frame
+        && machine.probe() == agreed.probe
+        && machine.state_hash() == agreed.state_hash)
+    {
+        if solo.frame > agreed.frame {
+            return Err(LocalizeError::LastAgreementNotReproduced {
+                sync_point: agreed.sync_point,
+                frame: agreed.frame,
+            });
+        }
+        step(machine, &mut solo, watch);
+    }
+    for _ in 0..steps_after {
+        step(machine, &mut solo, watch);
+    }
+    Ok(solo)
+}
+
+/// Finds the first divergent instruction after the last agreement `agreed` (both machines are there)
+/// of the run that diverged as `divergence` says, for machines that both step instructions; the
+/// provenance of the differing fields is replayed from `checkpoint` (the caller brackets the whole
+/// replay, from the checkpoint on, with the fault schedule's `begin_replay` / `end_replay`). Leaves
+/// the machines at the end of the divergent frame (for the pictures).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn localize_instruction<A, B, S>(
     a: &mut A,
     b: &mut B,
     faults: &mut FaultSchedule,
     inputs: &S,
-    start: ReplayStart<'_>,
+    checkpoint: ReplayStart<'_>,
+    agreed: &LastAgreement,
     divergence: &Divergence,
     config: &LockstepConfig,
 ) -> Result<Found, LocalizeError>
@@ -264,25 +381,12 @@ where
     S: InputSource<A::Input> + ?Sized,
 {
     let hash_every = u64::from(config.hash_every_instructions);
-    let mut pair = Pair { a, b, faults, inputs, frame: start.frame, need_begin: true, steps: 0 };
-    let mut origin = Window {
-        a: start.snapshot_a.to_vec(),
-        b: start.snapshot_b.to_vec(),
-        frame: start.frame,
-        need_begin: true,
-        steps: 0,
-        marks: Vec::new(),
-    };
-    pair.faults.replay_marks(&mut origin.marks);
-    pair.restore(&origin)?;
-    if pair.a.state_hash() != start.state_hash || pair.b.state_hash() != start.state_hash {
-        return Err(LocalizeError::CheckpointMismatch { frame: start.frame });
-    }
+    let mut pair = Pair { a, b, faults, inputs, frame: agreed.frame, need_begin: !agreed.in_frame, steps: 0 };
 
     // Coarse pass: probes after every instruction, the full hash every `hash_every` and at frame ends.
     let mut window = Window {
-        a: Vec::with_capacity(start.snapshot_a.len()),
-        b: Vec::with_capacity(start.snapshot_b.len()),
+        a: Vec::with_capacity(checkpoint.snapshot_a.len()),
+        b: Vec::with_capacity(checkpoint.snapshot_b.len()),
         frame: 0,
         need_begin: true,
         steps: 0,
@@ -291,9 +395,9 @@ where
     pair.save(&mut window);
     // The sync point where the comparator saw the divergence is always compared in full: a difference
     // the program overwrites soon after (seen only at a fine granularity) must not slip through.
-    let not_reproduced = LocalizeError::NotReproduced { from: start.frame, to: divergence.frame };
+    let not_reproduced = LocalizeError::NotReproduced { from: checkpoint.frame, to: divergence.frame };
     let mismatch_steps = loop {
-        let (done_a, done_b, before) = pair.step(None);
+        let (done_a, done_b, before) = pair.step();
         let at_detection = before[0].frame > divergence.frame
             || (before[0].frame == divergence.frame && pair.a.probe().cpu_cycle >= divergence.a.cpu_cycle);
         let mut differ = done_a != done_b || pair.a.probe() != pair.b.probe();
@@ -318,7 +422,7 @@ where
         text.clear();
         pair.a.disassemble(&mut text);
         let opcode = pair.a.opcode();
-        let (done_a, done_b, before) = pair.step(None);
+        let (done_a, done_b, before) = pair.step();
         if done_a != done_b || pair.a.probe() != pair.b.probe() || pair.a.state_hash() != pair.b.state_hash()
         {
             break (before, opcode);
@@ -335,23 +439,29 @@ where
     pair.b.save_state(&mut snapshot_b);
     let (mut fields, fields_omitted) = diff_fields(&*pair.a, &*pair.b, MAX_FIELDS);
 
-    // Provenance: replay from the checkpoint watching only the differing bytes.
+    // Provenance: each machine replayed from the checkpoint through the divergent instruction,
+    // watching only the differing bytes (a write before the last agreement is as much the last one).
     let mut watch: Vec<Watched> = Vec::new();
     for field in &fields {
         for offset in field.bytes.clone() {
             watch.push(Watched { section: field.section_index, offset, value: [0; 2], last: [None; 2] });
         }
     }
-    pair.restore(&origin)?;
-    for byte in &mut watch {
-        byte.value = [
-            pair.a.section_bytes(byte.section).get(byte.offset).copied().unwrap_or(0),
-            pair.b.section_bytes(byte.section).get(byte.offset).copied().unwrap_or(0),
-        ];
-    }
-    while pair.steps < found_steps {
-        pair.step(Some(&mut watch));
-    }
+    let Pair { a, b, faults, inputs, .. } = pair;
+    a.load_state(checkpoint.snapshot_a)?;
+    let solo_a = replay_provenance(a, None, inputs, checkpoint.frame, agreed, found_steps, &mut watch, 0)?;
+    b.load_state(checkpoint.snapshot_b)?;
+    faults.restore_replay_marks(checkpoint.fault_marks);
+    let solo_b = replay_provenance(
+        b,
+        Some(&mut *faults),
+        inputs,
+        checkpoint.frame,
+        agreed,
+        found_steps,
+        &mut watch,
+        1,
+    )?;
     let mut watched = watch.iter();
     for field in &mut fields {
         for _ in field.bytes.clone() {
@@ -369,28 +479,29 @@ where
     }
 
     // Pictures: finish the divergent frame on each machine.
-    let picture_size = if config.pictures { pair.a.picture_size() } else { None };
+    let picture_size = if config.pictures { a.picture_size() } else { None };
     let (mut picture_a, mut picture_b) = (Vec::new(), Vec::new());
     if picture_size.is_some() {
-        let frame = pair.frame;
-        if !pair.need_begin {
+        if !solo_a.need_begin {
             for _ in 0..MAX_PICTURE_STEPS {
-                if pair.a.step_instruction() {
+                if a.step_instruction() {
                     break;
                 }
             }
+        }
+        if !solo_b.need_begin {
             for _ in 0..MAX_PICTURE_STEPS {
-                let done = pair.b.step_instruction();
-                if pair.faults.has_pending() && pair.faults.due_before(pair.b.probe().cpu_cycle) {
-                    pair.faults.fire_due(frame, &mut *pair.b, 0);
+                let done = b.step_instruction();
+                if faults.has_pending() && faults.due_before(b.probe().cpu_cycle) {
+                    faults.fire_due(solo_b.frame, &mut *b, 0);
                 }
                 if done {
                     break;
                 }
             }
         }
-        pair.a.picture_rgb(&mut picture_a);
-        pair.b.picture_rgb(&mut picture_b);
+        a.picture_rgb(&mut picture_a);
+        b.picture_rgb(&mut picture_b);
     }
 
     let kind = if end_a != end_b { DivergenceKind::CycleMisalignment } else { DivergenceKind::State };
@@ -406,8 +517,8 @@ where
             pc: before[0].probe.pc,
             opcode,
             instruction: text,
-            checkpoint_frame: start.frame,
-            instructions_replayed: found_steps,
+            checkpoint_frame: checkpoint.frame,
+            instructions_replayed: solo_a.steps,
             fields,
             fields_omitted,
         }),

@@ -21,10 +21,10 @@ use crate::status::LockstepStatus;
 
 /// Two deterministic machines run over one input stream and compared at every sync point.
 ///
-/// Any difference is fatal for the run: intake of input stops, the first divergent instruction is
-/// localized from the last verified checkpoint (when [`LockstepConfig::localize`] is on) and the
-/// evidence is kept until dropped; [`Lockstep::rollback`] returns both machines to the last verified
-/// checkpoint so the run can resume.
+/// Any difference is fatal for the run: intake of input stops, the first divergent instruction after
+/// the last sync point where the machines agreed is localized, replaying from the last verified
+/// checkpoint (when [`LockstepConfig::localize`] is on), and the evidence is kept until dropped;
+/// [`Lockstep::rollback`] returns both machines to the last verified checkpoint so the run can resume.
 ///
 /// ```
 /// use anes_lockstep::{FaultPlan, Lockstep, LockstepConfig, NesMachine, RunOutcome};

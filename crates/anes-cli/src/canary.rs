@@ -263,7 +263,7 @@ struct LibretroSummary<'a> {
     content: String,
     baseline: String,
     candidate: String,
-    /// `same` or `diverged`.
+    /// `same`, `diverged` or `worker_failed`.
     result: &'static str,
     frames: u64,
     frames_agreed: u64,
@@ -273,6 +273,9 @@ struct LibretroSummary<'a> {
     fps_per_build: f64,
     divergence: Option<&'a anes_lockstep::Report>,
     evidence: Option<String>,
+    /// The workers that failed (crashed, exited, hung, broke the protocol), earliest first: the run
+    /// ended at the first; `frames_agreed` counts only frames compared before it.
+    worker_failures: Vec<crate::lockstep::WorkerFailed>,
 }
 
 /// The canary of two builds of a libretro core: the lockstep runner over two worker processes, which
@@ -291,9 +294,10 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         Some(dir) => EvidenceDir::given(dir.clone(), args.force)?,
         None => EvidenceDir::new_for(Some(content)),
     };
-    let a = crate::lockstep::spawn_retro(baseline, content, &args.options, false)
+    let reply_timeout = Duration::from_secs(args.reply_timeout);
+    let a = crate::lockstep::spawn_retro_timed(baseline, content, &args.options, false, reply_timeout)
         .with_context(|| format!("the baseline {}", baseline.display()))?;
-    let b = crate::lockstep::spawn_retro(candidate, content, &args.options, false)
+    let b = crate::lockstep::spawn_retro_timed(candidate, content, &args.options, false, reply_timeout)
         .with_context(|| format!("the candidate {}", candidate.display()))?;
     let config = anes_lockstep::LockstepConfig {
         checkpoint_every: args.checkpoint_every,
@@ -310,9 +314,16 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
     });
     let seconds = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    // A failed worker's records agree with nothing: the run stopped there, and that is the result.
+    let failures = crate::lockstep::worker_failures(
+        lockstep.machine_a(),
+        lockstep.machine_b(),
+        ("baseline", "candidate"),
+        (&baseline.display().to_string(), &candidate.display().to_string()),
+    );
     let mut bundle = None;
     let mut report = None;
-    if let anes_lockstep::RunOutcome::Diverged(_) = outcome {
+    if let (anes_lockstep::RunOutcome::Diverged(_), true) = (outcome, failures.is_empty()) {
         let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
         let dir = evidence_dir.prepare()?;
         evidence.write_bundle(&dir)?;
@@ -323,7 +334,11 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         content: content.display().to_string(),
         baseline: baseline.display().to_string(),
         candidate: candidate.display().to_string(),
-        result: if report.is_some() { "diverged" } else { "same" },
+        result: match (&report, failures.is_empty()) {
+            (_, false) => "worker_failed",
+            (Some(_), true) => "diverged",
+            (None, true) => "same",
+        },
         frames,
         frames_agreed: lockstep.frames_verified(),
         first_differing_frame: report.as_ref().map(|r| r.frame),
@@ -331,6 +346,7 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         fps_per_build: if seconds > 0.0 { lockstep.frames_verified() as f64 / seconds } else { 0.0 },
         divergence: report.as_ref(),
         evidence: bundle.as_ref().map(|d| d.display().to_string()),
+        worker_failures: failures,
     };
     let mut out = output::stdout();
     if args.json {
@@ -340,7 +356,11 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         writeln!(out, "baseline          {}", summary.baseline)?;
         writeln!(out, "candidate         {}", summary.candidate)?;
         writeln!(out, "frames agreed     {} of {}", summary.frames_agreed, frames)?;
+        for failed in &summary.worker_failures {
+            writeln!(out, "FAILED            {}", failed.line())?;
+        }
         match (&report, &bundle) {
+            _ if !summary.worker_failures.is_empty() => {}
             (Some(report), Some(dir)) => {
                 writeln!(out, "DIFFERENT         from frame {}: {}", report.frame, report.message)?;
                 for field in report.fields.iter().take(16) {
@@ -356,7 +376,9 @@ fn libretro_main(args: &Args, baseline: &Path, candidate: &Path, content: &Path)
         }
     }
     out.flush()?;
-    Ok(if report.is_some() { ExitCode::from(EXIT_DIVERGED) } else { ExitCode::SUCCESS })
+    // A worker that died, hung or broke the protocol fails the gate as a difference does.
+    let failed = !summary.worker_failures.is_empty();
+    Ok(if report.is_some() || failed { ExitCode::from(EXIT_DIVERGED) } else { ExitCode::SUCCESS })
 }
 
 /// `--shrink`: the smallest input on which the builds still differ as `report` says, written into

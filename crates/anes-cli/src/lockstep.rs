@@ -5,12 +5,14 @@
 //! Exit status: 0 the machines agreed (and every injected fault was applied: masked faults are told
 //! as such); 1 they diverged; 2 bad input, including an injected fault that machine B refused or
 //! that the run ended before reaching (the summary is printed first, then one `error:` line per such
-//! fault).
+//! fault), or no result: a worker (`--libretro`, `--versus`) crashed, exited, hung or broke the
+//! protocol (the summary stops at the last frame verified before it and names the worker, the frame
+//! and what happened; then one `error:` line per failed worker).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anes_core::movie::{FrameInput, InputStream};
 use anes_core::{PowerOnProfile, Region};
@@ -18,7 +20,9 @@ use anes_lockstep::{
     FaultPlan, Granularity, InputSource, Lockstep, LockstepConfig, Machine, NesMachine, ProgramView,
     Progress, RunOutcome, Summary, Threading,
 };
+use anes_ops::canary::{RetroFailure, RetroWorkerMachine, WorkerEnd};
 use anyhow::Context;
+use serde::Serialize;
 
 use crate::rom::{RegionArg, Schedule};
 use crate::{input_file, limited_read, output};
@@ -33,6 +37,9 @@ const EXIT_DIVERGED: u8 = 1;
 /// Exit status when an injected fault was refused or never reached (and nothing diverged): the run
 /// did not test what it was asked to, which is bad input like any other.
 const EXIT_FAULT_NOT_APPLIED: u8 = 2;
+/// Exit status when a worker failed (crashed, exited, hung, broke the protocol): the run has no
+/// result past the failure, as `anes audit` has none.
+const EXIT_WORKER_FAILED: u8 = 2;
 /// The threaded mode's window (how many sync records a worker may run ahead of the comparator) per
 /// granularity: about 16 frames of records at frame and scanline granularity, about 2 frames' worth
 /// of instructions (a frame has 7,000-15,000) at instruction granularity.
@@ -47,7 +54,8 @@ fn thread_window(granularity: Granularity) -> usize {
 /// `anes lockstep --help`'s closing lines.
 const AFTER_HELP: &str = "\
 Exit status: 0 the machines agreed; 1 they diverged; 2 bad input, including an injected fault that \
-machine B refused or that the run ended before reaching.
+machine B refused or that the run ended before reaching, or no result: a libretro worker crashed, \
+exited, hung (no reply within --reply-timeout) or broke the protocol (named with the frame).
 
 Examples:
   # The bundled demo ROM and its 5,000-frame input stream, compared at the end of every frame
@@ -68,6 +76,8 @@ Examples:
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
+// The runs whose machines are worker processes: what --reply-timeout applies to.
+#[command(group(clap::ArgGroup::new("worker_core").args(["libretro", "versus"])))]
 pub struct Args {
     /// The iNES ROM file (default: the bundled demo ROM and its input stream).
     rom: Option<PathBuf>,
@@ -159,6 +169,11 @@ pub struct Args {
     /// different instructions. Exit status 0 when they agree, 1 when not (both pictures kept).
     #[arg(long, requires = "versus", conflicts_with = "inject")]
     at_end: bool,
+    /// Seconds a libretro worker (--libretro, --versus) may take to send its next reply before it
+    /// counts as hung: the run then ends with the failure, as with a worker that crashed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, requires = "worker_core",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    reply_timeout: u64,
     /// Print one JSON summary object instead of text.
     #[arg(long)]
     json: bool,
@@ -192,6 +207,104 @@ struct JsonSummary<'a> {
     power_on: String,
     /// Machine B's.
     power_on_b: String,
+    /// Workers that failed (crashed, exited, hung, broke the protocol): the run ended at the first
+    /// failure; nothing after the last verified frame was compared. Absent when none failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    worker_failures: Vec<WorkerFailed>,
+}
+
+/// A machine that may fail outside the comparison: a libretro worker whose process crashed, exited,
+/// hung or broke the protocol. Its records after the failure agree with no other machine's
+/// (`anes_ops::canary::RetroWorkerMachine`), so a run stops at the first sync point after it; the
+/// run then reports the failure, not a divergence.
+pub(crate) trait WorkerHealth {
+    /// Why the machine's worker failed, if it did (`None` for a machine in this process).
+    fn worker_failure(&self) -> Option<RetroFailure> {
+        None
+    }
+}
+
+impl WorkerHealth for NesMachine {}
+impl WorkerHealth for ProgramView {}
+impl WorkerHealth for anes_retro_host::nes_view::NesView {}
+impl WorkerHealth for RetroWorkerMachine {
+    fn worker_failure(&self) -> Option<RetroFailure> {
+        self.failure()
+    }
+}
+
+/// A worker that failed during a run, as summaries report it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct WorkerFailed {
+    /// Which worker: `A` or `B` (lockstep, shrink), `baseline` or `candidate` (canary).
+    pub worker: &'static str,
+    /// The core it ran.
+    pub core: String,
+    /// The frame it failed at (input-stream index: the frame it was running).
+    pub frame: u64,
+    /// The request it failed on (`frames`, `snapshot`, `restore`...).
+    pub command: &'static str,
+    /// `crashed`, `exited`, `hung`, `protocol` or `failed` (refused or answered wrongly).
+    pub what: &'static str,
+    /// The signal that ended it, when it crashed.
+    pub signal: Option<i32>,
+    /// Its exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// What happened, for people: `core crashed (signal 11, SIGSEGV) at frame 49`.
+    pub message: String,
+    /// The worker client's own words (the worker executable, the stream's end, the process's exit).
+    pub detail: String,
+}
+
+impl WorkerFailed {
+    /// `worker` of `core` failed as `failure` says.
+    pub fn new(worker: &'static str, core: &str, failure: &RetroFailure) -> WorkerFailed {
+        let (what, signal, exit_status) = match failure.end {
+            Some(WorkerEnd::Signal(signal)) => ("crashed", Some(signal), None),
+            Some(WorkerEnd::Exited(code)) => ("exited", None, Some(code)),
+            Some(WorkerEnd::Hung(_)) => ("hung", None, None),
+            Some(WorkerEnd::Protocol) => ("protocol", None, None),
+            None => ("failed", None, None),
+        };
+        WorkerFailed {
+            worker,
+            core: core.to_owned(),
+            frame: failure.frame,
+            command: failure.command,
+            what,
+            signal,
+            exit_status,
+            message: failure.to_string(),
+            detail: failure.error.to_string(),
+        }
+    }
+
+    /// One line: `worker B (CORE.so): core crashed (signal 11, SIGSEGV) at frame 49`.
+    pub fn line(&self) -> String {
+        let who = match self.worker {
+            "A" | "B" => format!("worker {}", self.worker),
+            side => format!("the {side}'s worker"),
+        };
+        format!("{who} ({}): {}", self.core, self.message)
+    }
+}
+
+/// The failures of machines `a` and `b` (named `names`, running `cores`), earliest frame first.
+pub(crate) fn worker_failures(
+    a: &impl WorkerHealth,
+    b: &impl WorkerHealth,
+    names: (&'static str, &'static str),
+    cores: (&str, &str),
+) -> Vec<WorkerFailed> {
+    let mut failed: Vec<WorkerFailed> = [
+        a.worker_failure().map(|f| WorkerFailed::new(names.0, cores.0, &f)),
+        b.worker_failure().map(|f| WorkerFailed::new(names.1, cores.1, &f)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    failed.sort_by_key(|f| f.frame);
+    failed
 }
 
 /// The ROM file named (its bytes and name for messages), or the bundled demo.
@@ -320,12 +433,23 @@ pub(crate) fn spawn_retro(
     options: &[(String, String)],
     ignore_audio: bool,
 ) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
+    spawn_retro_timed(core, content, options, ignore_audio, anes_ops::canary::DEFAULT_REPLY_TIMEOUT)
+}
+
+/// [`spawn_retro`], the worker counted as hung after `reply_timeout` without a reply.
+pub(crate) fn spawn_retro_timed(
+    core: &Path,
+    content: &Path,
+    options: &[(String, String)],
+    ignore_audio: bool,
+    reply_timeout: Duration,
+) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
     let spec = anes_ops::canary::RetroWorkerSpec {
         program: std::env::current_exe().context("the path of this executable (the worker program)")?,
         core: core.to_owned(),
         content: content.to_owned(),
         options: options.to_vec(),
-        reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
+        reply_timeout,
         ignore_audio,
         nes_view: false,
     };
@@ -349,13 +473,14 @@ fn spawn_view(
     core: &Path,
     content: &Path,
     options: &[(String, String)],
+    reply_timeout: Duration,
 ) -> anyhow::Result<anes_ops::canary::RetroWorkerMachine> {
     let spec = anes_ops::canary::RetroWorkerSpec {
         program: std::env::current_exe().context("the path of this executable (the worker program)")?,
         core: core.to_owned(),
         content: content.to_owned(),
         options: options.to_vec(),
-        reply_timeout: anes_ops::canary::DEFAULT_REPLY_TIMEOUT,
+        reply_timeout,
         ignore_audio: true,
         nes_view: true,
     };
@@ -363,17 +488,16 @@ fn spawn_view(
 }
 
 /// For each phase 0-3, how many of the first `frames` frames agree with the other emulator's
-/// before the first that does not: the power-on phase is the one that agrees longest.
+/// (`other`, a worker of `core` just loaded) before the first that does not: the power-on phase is
+/// the one that agrees longest.
 fn phase_agreement(
     rom: &[u8],
     rom_name: &str,
     core: &Path,
-    content: &Path,
-    options: &[(String, String)],
+    mut other: RetroWorkerMachine,
     inputs: &InputStream,
     frames: u64,
 ) -> anyhow::Result<[u64; 4]> {
-    let mut other = spawn_view(core, content, options)?;
     let mut records = vec![other.record()];
     for frame in 0..frames {
         records.push(other.run_frame(inputs.input(frame)));
@@ -400,6 +524,7 @@ fn phase_agreement(
 /// `anes lockstep ROM --versus CORE`: the anes console against a libretro NES core.
 fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<ExitCode> {
     let (rom, rom_name) = read_rom(Some(rom_path))?;
+    let reply_timeout = Duration::from_secs(args.reply_timeout);
     let (inputs, _) = read_inputs_with_region(args.input.as_deref(), true)?;
     let frames = args.frames.unwrap_or(if inputs.is_empty() { DEFAULT_FRAMES } else { inputs.len() as u64 });
     if args.granularity != Granularity::Frame {
@@ -416,15 +541,8 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
     let (phase, agreed) = match args.phase.0 {
         Some(phase) => (phase, None),
         None => {
-            let agreed = phase_agreement(
-                &rom,
-                &rom_name,
-                core,
-                rom_path,
-                &args.options,
-                &inputs,
-                frames.min(ALIGN_FRAMES),
-            )?;
+            let other = spawn_view(core, rom_path, &args.options, reply_timeout)?;
+            let agreed = phase_agreement(&rom, &rom_name, core, other, &inputs, frames.min(ALIGN_FRAMES))?;
             // The first of the longest: ties go to the lowest phase.
             let best = (0..4).fold(0, |best, p| if agreed[p] > agreed[best] { p } else { best });
             (best as u8, Some(agreed))
@@ -440,7 +558,7 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
         }
     }
     let mut a = anes_view(&rom, &rom_name, phase)?;
-    let mut b = spawn_view(core, rom_path, &args.options)?;
+    let mut b = spawn_view(core, rom_path, &args.options, reply_timeout)?;
     // The machines are paired after their first frame: a replay from a checkpoint must not start
     // at power-on, where Nestopia, loaded from the state it serialized before its first
     // `retro_run`, draws another first frame (docs/LIBRETRO.md, its audit); a difference in frame
@@ -473,7 +591,7 @@ fn versus_main(args: &Args, core: &Path, rom_path: &Path) -> anyhow::Result<Exit
     if let (Some(frame), false) = (diverged_at, args.json) {
         // Is the difference only where each emulator's frame ends? Look for the other's RAM of that
         // frame among anes's instruction boundaries around it.
-        let mut other = spawn_view(core, rom_path, &args.options)?;
+        let mut other = spawn_view(core, rom_path, &args.options, reply_timeout)?;
         for c in 1..=frame {
             other.run_frame(inputs.input(c - 1));
         }
@@ -501,8 +619,9 @@ fn libretro_main(args: &Args, core: &Path, content: &Path) -> anyhow::Result<Exi
     };
     let core_b = args.libretro_b.as_deref().unwrap_or(core);
     let options_b = if args.options_b.is_empty() { &args.options } else { &args.options_b };
-    let a = spawn_retro(core, content, &args.options, false)?;
-    let b = spawn_retro(core_b, content, options_b, false)?;
+    let reply_timeout = Duration::from_secs(args.reply_timeout);
+    let a = spawn_retro_timed(core, content, &args.options, false, reply_timeout)?;
+    let b = spawn_retro_timed(core_b, content, options_b, false, reply_timeout)?;
     if args.granularity != Granularity::Frame {
         anyhow::bail!("--granularity {}: a libretro core runs whole frames only", args.granularity);
     }
@@ -536,8 +655,8 @@ struct Run<'a> {
 impl Run<'_> {
     fn finish<A, B>(self, lockstep: Lockstep<A, B>) -> anyhow::Result<ExitCode>
     where
-        A: Machine<Input = FrameInput> + Send,
-        B: Machine<Input = FrameInput> + Send,
+        A: Machine<Input = FrameInput> + Send + WorkerHealth,
+        B: Machine<Input = FrameInput> + Send + WorkerHealth,
     {
         self.finish_at(lockstep).map(|(code, _)| code)
     }
@@ -545,8 +664,8 @@ impl Run<'_> {
     /// [`Run::finish`], and machine A's frame count at the divergence, if any.
     fn finish_at<A, B>(self, mut lockstep: Lockstep<A, B>) -> anyhow::Result<(ExitCode, Option<u64>)>
     where
-        A: Machine<Input = FrameInput> + Send,
-        B: Machine<Input = FrameInput> + Send,
+        A: Machine<Input = FrameInput> + Send + WorkerHealth,
+        B: Machine<Input = FrameInput> + Send + WorkerHealth,
     {
         let Run { args, rom_name, inputs, frames, region, evidence_dir, cores } = self;
         let bar =
@@ -568,12 +687,20 @@ impl Run<'_> {
         let seconds = started.elapsed().as_secs_f64();
         bar.finish_and_clear();
 
+        // A failed worker's records agree with nothing: the run stopped at the failure, which is
+        // what it reports, not the "divergence" the comparator saw there.
+        let failures = match &cores {
+            Some((core_a, core_b)) => {
+                worker_failures(lockstep.machine_a(), lockstep.machine_b(), ("A", "B"), (core_a, core_b))
+            }
+            None => Vec::new(),
+        };
         let mut bundle = None;
         let diverged_at = match &outcome {
-            RunOutcome::Diverged(divergence) => Some(divergence.a.frame),
+            RunOutcome::Diverged(divergence) if failures.is_empty() => Some(divergence.a.frame),
             _ => None,
         };
-        if let RunOutcome::Diverged(_) = outcome {
+        if let (RunOutcome::Diverged(_), true) = (&outcome, failures.is_empty()) {
             let evidence = lockstep.evidence().expect("a divergence keeps its evidence");
             let dir = evidence_dir.prepare()?;
             // The error names the file and carries the OS error as its source: printed once.
@@ -601,6 +728,7 @@ impl Run<'_> {
                     final_cpu_cycle,
                     power_on: args.power_on.to_string(),
                     power_on_b: power_on_b.to_string(),
+                    worker_failures: failures.clone(),
                 },
             )?;
         } else {
@@ -627,7 +755,11 @@ impl Run<'_> {
             for fault in &summary.faults {
                 writeln!(out, "fault             {}: {}", fault.spec, fault.fate)?;
             }
+            for failed in &failures {
+                writeln!(out, "FAILED            {}", failed.line())?;
+            }
             match (&summary.divergence, &bundle) {
+                _ if !failures.is_empty() => {}
                 (Some(report), Some((_, page))) => {
                     writeln!(out, "DIVERGENCE        {}", report.message)?;
                     for field in &report.fields {
@@ -642,6 +774,12 @@ impl Run<'_> {
             }
         }
         out.flush()?;
+        if !failures.is_empty() {
+            for failed in &failures {
+                eprintln!("error: {}", failed.line());
+            }
+            return Ok((ExitCode::from(EXIT_WORKER_FAILED), None));
+        }
         if bundle.is_some() {
             return Ok((ExitCode::from(EXIT_DIVERGED), diverged_at));
         }

@@ -52,7 +52,8 @@ whatever --jobs; trials, frames emulated and time are printed only.
 
 Exit status: 1 the divergence was shrunk and the repro written (the machines diverged, as with anes \
 lockstep); 0 the machines agreed: nothing to shrink, nothing written; 2 bad input, including an \
---evidence bundle whose divergence this run does not reproduce.
+--evidence bundle whose divergence this run does not reproduce, or no result: a worker (--libretro, \
+--baseline) crashed, exited, hung or broke the protocol (named with the frame; nothing written).
 
 Examples:
   # The bundled demo's 5,000 frames with bit 3 of RAM $0342 flipped in machine B at CPU cycle
@@ -566,7 +567,10 @@ pub(crate) struct Cores<'a> {
 }
 
 /// Shrinks with machine A a worker of `cores.core_a` and B one of `cores.core_b` (`anes worker
-/// --libretro`), `jobs` pairs, each reused by every trial (restored from the core's snapshots).
+/// --libretro`), `jobs` pairs, each reused by every trial (restored from the core's snapshots). A
+/// worker that failed (crashed, exited, hung, broke the protocol) is the error, whatever the search
+/// made of its placeholders (they agree with nothing, so the search saw a divergence there and then
+/// checkpoints that do not restore).
 pub(crate) fn shrink_cores(
     cores: &Cores<'_>,
     content: &[u8],
@@ -583,10 +587,31 @@ pub(crate) fn shrink_cores(
             .with_context(|| format!("machine B: {}", cores.core_b.display()))?;
         pairs.push((a, b));
     }
+    // The shrinker takes the machines: their failures are read through watches.
+    let watches: Vec<_> = pairs.iter().map(|(a, b)| (a.failure_watch(), b.failure_watch())).collect();
+    let failed = || {
+        let mut failed: Vec<(anes_ops::canary::RetroFailure, &str, &Path)> = watches
+            .iter()
+            .flat_map(|(a, b)| {
+                [(a.failure(), "A", cores.core_a), (b.failure(), "B", cores.core_b)]
+                    .map(|(failure, side, core)| failure.map(|f| (f, side, core)))
+            })
+            .flatten()
+            .collect();
+        failed.sort_by_key(|(f, _, _)| f.frame);
+        failed.into_iter().next()
+    };
     let (a, b) = &mut pairs[0];
     // The region only names what a refused snapshot was taken with; a core's content has none.
-    checks.apply(a, b, content, Region::Ntsc)?;
+    let checked = checks.apply(a, b, content, Region::Ntsc);
+    if let Some((failure, side, core)) = failed() {
+        return Err(anyhow::Error::new(failure).context(format!("worker {side} ({})", core.display())));
+    }
+    checked?;
     let result = anes_lockstep::shrink_pairs(pairs, stream, config, progress);
+    if let Some((failure, side, core)) = failed() {
+        return Err(anyhow::Error::new(failure).context(format!("worker {side} ({})", core.display())));
+    }
     Ok(result)
 }
 

@@ -59,7 +59,8 @@ pub struct Args {
     tls_key: Option<PathBuf>,
     /// Run this libretro core (a shared object) instead of the anes console, with --content; the
     /// parent's `load` must carry the content's bytes (or none). One core per process: cores keep
-    /// their state in globals.
+    /// their state in globals. What the core prints to stdout goes to stderr: the protocol is
+    /// written to a descriptor of its own.
     #[arg(long, value_name = "CORE.so", requires = "content", conflicts_with = "listen")]
     libretro: Option<PathBuf>,
     /// The content file the libretro core loads (a ROM, a disc image).
@@ -114,6 +115,10 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
     };
     match (&args.libretro, &args.content) {
         (Some(core), Some(content)) => {
+            // The core shares this process's stdout: the protocol moves to a descriptor of its own
+            // before the core is loaded, and what the core prints goes to stderr.
+            let protocol_out =
+                anes_retro_host::divert_stdout().context("moving the worker protocol off stdout")?;
             let setup = anes_workers::retro_engine::RetroSetup {
                 core: core.clone(),
                 content: content.clone(),
@@ -126,13 +131,8 @@ pub fn main(args: &Args) -> anyhow::Result<ExitCode> {
                 nes_view: args.nes_view,
             };
             let mut engine = anes_workers::retro_engine::RetroEngine::new(setup);
-            anes_workers::stdio::serve_with(
-                encoding,
-                std::io::stdin(),
-                std::io::stdout().lock(),
-                &mut engine,
-            )
-            .context("worker protocol")?;
+            anes_workers::stdio::serve_with(encoding, std::io::stdin(), protocol_out, &mut engine)
+                .context("worker protocol")?;
         }
         _ => anes_workers::stdio::serve(encoding, std::io::stdin(), std::io::stdout().lock())
             .context("worker protocol")?,

@@ -7,6 +7,8 @@
 //!
 //! A core keeps its state in globals, so a process holds one: two instances run in two processes
 //! (`anes worker --libretro CORE --content FILE`), and a core that crashes takes only its process.
+//! The worker speaks its protocol on its stdout, which the core shares: [`divert_stdout`] moves the
+//! protocol to a descriptor of its own first, and what the core prints goes to stderr.
 //!
 //! The test core (`testcore/anes_test_core.c`, built by this crate's build script in two builds,
 //! [`TEST_CORE_A`] and [`TEST_CORE_B`]) misbehaves on request, so the audit's checks can be seen to
@@ -20,6 +22,7 @@ pub mod info;
 mod machine;
 pub mod nes_view;
 pub mod snapshot;
+mod stdout;
 mod whole_frames;
 
 pub use error::HostError;
@@ -28,6 +31,7 @@ pub use host::{
 };
 pub use info::{CoreInfo, InfoError, SavestateLevel};
 pub use machine::{RetroMachine, intern, retropad_buttons};
+pub use stdout::divert_stdout;
 
 /// The test core's build A (a shared object built with this crate).
 pub const TEST_CORE_A: &str = env!("ANES_TEST_CORE_A");

@@ -12,7 +12,12 @@
  *   button     Select held sets a mode that is not serialized; while it is set, RAM $20 takes the
  *              frame count every frame: a fault only input reaches (check 4 fails only when Select
  *              was pressed before the state changed hands; the audit's --shrink finds that press);
- *   crash      the core aborts in its 100th frame: its worker dies, and the audit has no result.
+ *   crash      the core aborts in its 100th frame: its worker dies, and the audit has no result;
+ *   segv       the core writes through a null pointer in its 50th frame (SIGSEGV);
+ *   exit       the core calls exit(3) in its 50th frame;
+ *   hang       the core does not return from its 50th frame (it aborts after two minutes);
+ *   stdout     the core prints to stdout at load and every frame (120 bytes a frame, flushed), as
+ *              some cores do: the worker must keep its protocol away from the core's stdout.
  * Built twice by build.rs; build B (ANES_TEST_CORE_BUILD_B) also flips bit 0 of RAM $30 from frame
  * 200 on, a "regression" for the canary, and bit 0 of RAM $31 on every frame Select is held, one
  * only input reaches (for the shrinker).
@@ -21,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,8 +111,12 @@ typedef int16_t (*retro_input_state_t)(unsigned port, unsigned device, unsigned 
 #define STATE_MAGIC 0x54534541u /* "AEST" */
 
 enum fault {
-    FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW, FAULT_BUTTON, FAULT_CRASH
+    FAULT_NONE, FAULT_TIMESTAMP, FAULT_RANDOM, FAULT_LEAK, FAULT_FORGET, FAULT_GROW, FAULT_BUTTON, FAULT_CRASH,
+    FAULT_SEGV, FAULT_EXIT, FAULT_HANG, FAULT_STDOUT
 };
+/* The frame (machine.frame, counted from 1) in which segv, exit and hang strike: input-stream
+ * frame 49. */
+#define FAULT_FRAME 50
 
 /* The serialized state, in this order: magic, frame, generator, RAM, save RAM. */
 struct machine {
@@ -137,14 +147,15 @@ static retro_input_state_t input_state;
 static retro_log_printf_t log_line;
 
 static const struct retro_variable variables[] = {
-    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow|button|crash"},
+    {"anestest_fault", "Fault; none|timestamp|random|leak|forget|grow|button|crash|segv|exit|hang|stdout"},
     {"anestest_step", "Generator step; 1|3"},
     {NULL, NULL},
 };
 static const struct retro_core_option_definition options[] = {
     {"anestest_fault", "Fault", "Which misbehaviour to show",
      {{"none", NULL}, {"timestamp", NULL}, {"random", NULL}, {"leak", NULL}, {"forget", NULL},
-      {"grow", NULL}, {"button", NULL}, {"crash", NULL}, {NULL, NULL}},
+      {"grow", NULL}, {"button", NULL}, {"crash", NULL}, {"segv", NULL}, {"exit", NULL}, {"hang", NULL},
+      {"stdout", NULL}, {NULL, NULL}},
      "none"},
     {"anestest_step", "Generator step", "Added to the generator each frame",
      {{"1", NULL}, {"3", NULL}, {NULL, NULL}},
@@ -249,11 +260,24 @@ EXPORT bool retro_load_game(const struct retro_game_info *game) {
         fault = FAULT_BUTTON;
     else if (value && !strcmp(value, "crash"))
         fault = FAULT_CRASH;
+    else if (value && !strcmp(value, "segv"))
+        fault = FAULT_SEGV;
+    else if (value && !strcmp(value, "exit"))
+        fault = FAULT_EXIT;
+    else if (value && !strcmp(value, "hang"))
+        fault = FAULT_HANG;
+    else if (value && !strcmp(value, "stdout"))
+        fault = FAULT_STDOUT;
     value = option("anestest_step");
     step = value && !strcmp(value, "3") ? 3 : 1;
     if (log_line)
         log_line(1, "anes test core: fault %d, step %u, %u bytes of content\n", (int)fault, (unsigned)step,
                  (unsigned)game->size);
+    if (fault == FAULT_STDOUT) {
+        /* What Debian's Gambatte does at load, then more every frame. */
+        printf("anes test core: loaded %u bytes of content\n", (unsigned)game->size);
+        fflush(stdout);
+    }
     power_on(game->data, game->size);
     environment(ENV_SET_MEMORY_MAPS, &map);
     return true;
@@ -280,6 +304,29 @@ EXPORT void retro_run(void) {
     machine.frame++;
     if (fault == FAULT_CRASH && machine.frame == 100)
         abort();
+    if (fault == FAULT_SEGV && machine.frame == FAULT_FRAME) {
+        /* A real invalid access, not raise(): a Rust host's SIGSEGV handler returns from a raised
+         * signal, but a faulting store runs again with the default handler and kills the process.
+         * The null pointer is read from a volatile, so the compiler cannot see it and trap instead. */
+        volatile uintptr_t nowhere = 0;
+        *(volatile int *)nowhere = 1;
+    }
+    if (fault == FAULT_EXIT && machine.frame == FAULT_FRAME)
+        exit(3);
+    if (fault == FAULT_HANG && machine.frame == FAULT_FRAME) {
+        /* Longer than any reply timeout a test sets; then it aborts, so that a worker its parent
+         * failed to kill does not outlive the test by more than this. */
+        for (id = 0; id < 120; id++)
+            sleep(1);
+        abort();
+    }
+    if (fault == FAULT_STDOUT) {
+        /* 120 bytes a frame, flushed at once, as a core that logs with printf and fflush. */
+        printf("anes test core: frame %10u, a line of a core that talks on its stdout every frame, "
+               "as some cores do .............\n",
+               (unsigned)machine.frame);
+        fflush(stdout);
+    }
     machine.rng = machine.rng * 1103515245u + 12345u + step;
     machine.ram[0x00] = (uint8_t)machine.frame;
     machine.ram[0x01] = (uint8_t)buttons;

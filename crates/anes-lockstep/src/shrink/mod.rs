@@ -790,6 +790,96 @@ mod tests {
         assert!(runs[0].one_minimal());
     }
 
+    /// A console that dies in frame `dies_at` (input-stream index), as a worker process whose core
+    /// crashed: from then on its records are placeholders that agree with nothing and it refuses
+    /// every snapshot.
+    #[derive(Debug, Clone)]
+    struct Dying {
+        nes: NesMachine,
+        /// Makes its placeholder its own.
+        id: u8,
+        dies_at: u64,
+        dead: bool,
+    }
+
+    impl Dying {
+        fn placeholder(&self) -> anes_core::state::FrameRecord {
+            anes_core::state::FrameRecord {
+                frame: u64::MAX,
+                cpu_cycle: u64::MAX,
+                ppu_scanline: 0,
+                ppu_dot: 0,
+                state_hash: anes_core::state::StateHash([self.id; 32]),
+            }
+        }
+    }
+
+    impl Machine for Dying {
+        type Input = FrameInput;
+        fn steps_instructions(&self) -> bool {
+            false
+        }
+        fn run_frame(&mut self, input: FrameInput) -> anes_core::state::FrameRecord {
+            if self.nes.record().frame == self.dies_at {
+                self.dead = true;
+            }
+            if self.dead { self.placeholder() } else { self.nes.run_frame(input) }
+        }
+        fn record(&self) -> anes_core::state::FrameRecord {
+            if self.dead { self.placeholder() } else { self.nes.record() }
+        }
+        fn probe(&self) -> crate::Probe {
+            self.nes.probe()
+        }
+        fn state_hash(&self) -> anes_core::state::StateHash {
+            self.record().state_hash
+        }
+        fn section_count(&self) -> usize {
+            if self.dead { 0 } else { self.nes.section_count() }
+        }
+        fn section_name(&self, index: usize) -> &'static str {
+            self.nes.section_name(index)
+        }
+        fn section_bytes(&self, index: usize) -> &[u8] {
+            if self.dead { &[] } else { self.nes.section_bytes(index) }
+        }
+        fn snapshot_len(&self) -> usize {
+            self.nes.snapshot_len()
+        }
+        fn save_state(&self, out: &mut Vec<u8>) {
+            out.clear();
+            if !self.dead {
+                self.nes.save_state(out);
+            }
+        }
+        fn load_state(&mut self, bytes: &[u8]) -> Result<(), crate::MachineError> {
+            if self.dead {
+                return Err(crate::MachineError::Snapshot("the machine died".into()));
+            }
+            self.nes.load_state(bytes)
+        }
+    }
+
+    #[test]
+    fn a_machine_that_dies_ends_the_shrink_with_its_refusal_not_a_panic() {
+        let alive = |id, dies_at| Dying { nes: powered_on(), id, dies_at, dead: false };
+        // Without presses (no trial before the start search) and with them (trials refused), one
+        // job and two; B alone dies, and both do (each refusing its snapshots).
+        for presses in [0x00, 0x10] {
+            let stream = vec![FrameInput::buttons(presses, 0); 40];
+            for jobs in [1, 2] {
+                for a_dies_at in [u64::MAX, 10] {
+                    let config =
+                        ShrinkConfig { faults: FaultPlan::new(), jobs, checkpoint_every: 4, ..config() };
+                    match shrink(alive(1, a_dies_at), alive(2, 10), &stream, &config, &mut |_| {}) {
+                        Err(ShrinkError::Restore(e)) => assert!(e.to_string().contains("died"), "{e}"),
+                        other => panic!("{:?}", other.map(|s| s.repro.len())),
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn machines_at_different_frames_are_refused() {
         let (a, mut b) = (powered_on(), powered_on());

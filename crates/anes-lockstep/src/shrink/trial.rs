@@ -176,7 +176,9 @@ pub(crate) type Slot<A, B> = Option<(A, B)>;
 
 /// Runs the machines in `slot` (restored from `start`) in lockstep over `stream` until a
 /// divergence, the end of frame `until` (inclusive), or a shortcut decides (see the module docs).
-/// The machines go back into `slot`, wherever the run stopped.
+/// The machines go back into `slot`, wherever the run stopped, also when one refuses its checkpoint
+/// (a machine in a worker process that died refuses every one): the caller may go on without that
+/// start, and ends the shrink with the refusal otherwise.
 pub(crate) fn run<A, B>(
     slot: &mut Slot<A, B>,
     start: &Checkpoint,
@@ -191,8 +193,16 @@ where
     B: Machine<Input = A::Input>,
 {
     let (mut a, mut b) = slot.take().expect("a failed trial ends the shrink");
-    a.load_state(&start.a).map_err(ShrinkError::Restore)?;
-    b.load_state(&start.b).map_err(ShrinkError::Restore)?;
+    if let Err(e) = a.load_state(&start.a).and_then(|()| b.load_state(&start.b)) {
+        *slot = Some((a, b));
+        return Err(ShrinkError::Restore(e));
+    }
+    // The runner drops machines it refuses: a plan that no longer fits B (one whose worker died
+    // shows no sections) is refused here instead, with the machines back in the slot.
+    if let Err(e) = crate::schedule::FaultSchedule::new(&start.pending, &b) {
+        *slot = Some((a, b));
+        return Err(ShrinkError::Lockstep(e.into()));
+    }
     let mut lockstep = Lockstep::new(a, b, trial_config(start.pending.clone()))?;
     let trial = run_from(&mut lockstep, start, stream, until, target, shortcuts, checkpoint_every);
     *slot = Some(lockstep.into_machines());

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anes_workers::WorkerChild;
 use anes_workers::protocol::{BuildInfo, Reply, WorkerCommand};
-use anes_workers::stream::ReplySink;
+use anes_workers::stream::{ReplySink, StreamEnd};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use thiserror::Error;
 
@@ -42,6 +42,8 @@ pub enum WorkerError {
         program: PathBuf,
         /// Why it is taken as gone: end of output, a protocol error, or the timeout that ran out.
         reason: String,
+        /// How the child ended, when the parent can tell.
+        end: Option<WorkerEnd>,
     },
     /// The child refused a command.
     #[error("{program} refused {command}: {message}")]
@@ -64,6 +66,51 @@ pub enum WorkerError {
         got: String,
     },
 }
+
+impl WorkerError {
+    /// How the child ended, for a child taken as gone whose end the parent could tell.
+    pub fn end(&self) -> Option<WorkerEnd> {
+        match self {
+            WorkerError::Gone { end, .. } => *end,
+            _ => None,
+        }
+    }
+}
+
+/// How a worker child that stopped answering ended, as far as its parent can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerEnd {
+    /// Its output ended and a signal had ended it: a crash (11 SIGSEGV, 6 SIGABRT, 7 SIGBUS...) or
+    /// a kill from outside.
+    Signal(i32),
+    /// Its output ended and it had exited by itself with this status.
+    Exited(i32),
+    /// No reply came within the reply timeout: it hangs. It is killed when its client is dropped.
+    Hung(Duration),
+    /// Its output was not the protocol (damaged, cut off, or no hello): the parent killed it.
+    Protocol,
+}
+
+impl WorkerEnd {
+    /// How a child whose output stopped for `reason` (its reader's words, which start with the
+    /// stream's end) ended, given its exit status once reaped.
+    fn of(reason: &str, status: Option<std::process::ExitStatus>) -> Option<WorkerEnd> {
+        use std::os::unix::process::ExitStatusExt;
+        if !reason.starts_with(&StreamEnd::Ended.reason()) {
+            return Some(WorkerEnd::Protocol);
+        }
+        let status = status?;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Some(WorkerEnd::Exited(code)),
+            (None, Some(signal)) => Some(WorkerEnd::Signal(signal)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// How long a client whose child stopped reading waits for the reader to say how the child ended
+/// (the reader gives an exiting child half a second to go).
+const END_WAIT: Duration = Duration::from_secs(2);
 
 /// What the child's reader thread hands to the client.
 #[derive(Debug)]
@@ -137,7 +184,7 @@ impl WorkerProcess {
                 program: program.to_path_buf(),
                 reason: format!("its first message was {} instead of hello", kind(&other)),
             }),
-            Err(WorkerError::Gone { program, reason }) => Err(WorkerError::Handshake { program, reason }),
+            Err(WorkerError::Gone { program, reason, .. }) => Err(WorkerError::Handshake { program, reason }),
             Err(other) => Err(other),
         }
     }
@@ -155,26 +202,37 @@ impl WorkerProcess {
     /// Sends a command without waiting for its replies (batches are sent ahead of their answers).
     pub fn send(&mut self, command: &WorkerCommand) -> Result<(), WorkerError> {
         self.awaiting = Some((command_kind(command), command_frame(command)));
-        if self.child.send(command.clone()) { Ok(()) } else { Err(self.gone("it stopped reading its input")) }
+        if self.child.send(command.clone()) {
+            return Ok(());
+        }
+        // Its input closed because it is gone: the reader says how it ended, within moments.
+        let until = std::time::Instant::now() + END_WAIT;
+        while let Ok(incoming) = self.replies.recv_deadline(until) {
+            if let Incoming::End(reason) = incoming {
+                return Err(self.ended(&reason));
+            }
+        }
+        Err(self.gone("it stopped reading its input", None))
     }
 
     /// The next reply.
     pub fn recv(&mut self) -> Result<Reply, WorkerError> {
         match self.replies.recv_timeout(self.reply_timeout) {
             Ok(Incoming::Reply(reply)) => Ok(reply),
-            Ok(Incoming::End(reason)) => Err(self.gone(&reason)),
+            Ok(Incoming::End(reason)) => Err(self.ended(&reason)),
             Err(RecvTimeoutError::Timeout) => {
                 let secs = self.reply_timeout.as_secs_f64();
                 // Which command hung, and where: a run of thousands of frames hangs at one of them.
-                Err(self.gone(&match self.awaiting {
+                let reason = match self.awaiting {
                     None => format!("no hello for {secs} s: it hangs"),
                     Some((command, None)) => format!("no reply to {command} for {secs} s: it hangs"),
                     Some((command, Some(frame))) => {
                         format!("no reply to {command} (frame {frame}) for {secs} s: it hangs")
                     }
-                }))
+                };
+                Err(self.gone(&reason, Some(WorkerEnd::Hung(self.reply_timeout))))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(self.gone("its output ended")),
+            Err(RecvTimeoutError::Disconnected) => Err(self.gone("its output ended", None)),
         }
     }
 
@@ -222,8 +280,14 @@ impl WorkerProcess {
         }
     }
 
-    fn gone(&self, reason: &str) -> WorkerError {
-        WorkerError::Gone { program: self.program().to_path_buf(), reason: reason.to_string() }
+    fn gone(&self, reason: &str, end: Option<WorkerEnd>) -> WorkerError {
+        WorkerError::Gone { program: self.program().to_path_buf(), reason: reason.to_string(), end }
+    }
+
+    /// The child's output stopped for `reason`: the reader has reaped it by then, so its exit
+    /// status tells a crash from an exit.
+    fn ended(&self, reason: &str) -> WorkerError {
+        self.gone(reason, WorkerEnd::of(reason, self.child.try_wait()))
     }
 }
 

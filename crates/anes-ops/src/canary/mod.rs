@@ -20,11 +20,11 @@ mod retro;
 mod run;
 mod status;
 
-pub use client::{DEFAULT_REPLY_TIMEOUT, WorkerError, WorkerProcess};
+pub use client::{DEFAULT_REPLY_TIMEOUT, WorkerEnd, WorkerError, WorkerProcess};
 pub use export::{MetricsServer, PushError, push};
 pub use log::{GoldenLog, LogError};
 pub use remote::{RemoteMachine, spawn_loaded};
-pub use retro::{RetroWorkerMachine, RetroWorkerSpec};
+pub use retro::{FailureWatch, RetroFailure, RetroWorkerMachine, RetroWorkerSpec};
 pub use run::{
     Baseline, CanaryConfig, CanaryDivergence, CanaryError, CanaryOutcome, CanaryReport, EpochVerdict,
     run_canary,

@@ -4,12 +4,19 @@
 //! keeps its state in globals), so a core that crashes or hangs takes only its process.
 //!
 //! As with [`super::RemoteMachine`], a failed request cannot be returned through the trait: the
-//! machine turns broken, answers with placeholders, and [`RetroWorkerMachine::failure`] says why.
+//! machine turns broken, answers with placeholders, and [`RetroWorkerMachine::failure`] says why,
+//! where and how ([`RetroFailure`]). A broken machine's records are unequal to every other
+//! machine's, two broken ones included, so a lockstep run over it stops at the first sync point
+//! after the failure and never counts that frame as verified; a caller tells that stop from a
+//! divergence by asking [`RetroWorkerMachine::failure`] (or a [`FailureWatch`], which outlives the
+//! machine) before reading the outcome.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ffi::OsString;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anes_core::movie::FrameInput;
@@ -17,7 +24,7 @@ use anes_core::state::{FrameRecord, StateHash};
 use anes_lockstep::{Machine, MachineError, Probe};
 use anes_retro_host::snapshot;
 
-use super::client::{WorkerError, WorkerProcess};
+use super::client::{WorkerEnd, WorkerError, WorkerProcess};
 use crate::worker::protocol::{MAX_FRAME_LEN, Reply, WireInput, WorkerCommand};
 
 /// What a libretro worker runs.
@@ -92,6 +99,77 @@ impl Held {
     }
 }
 
+/// Why a libretro worker stopped answering, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct RetroFailure {
+    /// The frame the machine was at (input-stream index): the frame it was running when `command`
+    /// is `frames`.
+    pub frame: u64,
+    /// The request that failed, by its name on the wire (`frames`, `snapshot`, `restore`...).
+    pub command: &'static str,
+    /// How the worker ended, when the parent can tell.
+    pub end: Option<WorkerEnd>,
+    /// What the client saw.
+    pub error: WorkerError,
+}
+
+impl RetroFailure {
+    fn describe(&self) -> String {
+        let at = match self.command {
+            "frames" => format!("at frame {}", self.frame),
+            command => format!("at frame {} (answering {command})", self.frame),
+        };
+        match (self.end, &self.error) {
+            (Some(WorkerEnd::Signal(signal)), _) => match signal_name(signal) {
+                Some(name) => format!("core crashed (signal {signal}, {name}) {at}"),
+                None => format!("core crashed (signal {signal}) {at}"),
+            },
+            (Some(WorkerEnd::Exited(code)), _) => format!("worker exited with status {code} {at}"),
+            (Some(WorkerEnd::Hung(after)), _) => format!(
+                "core hung {at}: no reply to {} within {} s (the worker is killed)",
+                self.command,
+                after.as_secs_f64()
+            ),
+            (Some(WorkerEnd::Protocol), WorkerError::Gone { reason, .. }) => {
+                format!("worker broke the protocol {at}: {reason}")
+            }
+            (_, error) => format!("worker failed {at}: {error}"),
+        }
+    }
+}
+
+/// The usual name of a signal that ends a crashing process.
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        4 => "SIGILL",
+        5 => "SIGTRAP",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        15 => "SIGTERM",
+        _ => return None,
+    })
+}
+
+/// A machine's failure, readable after the machine is gone (the shrinker takes its machines and
+/// may drop them): cloned from [`RetroWorkerMachine::failure_watch`].
+#[derive(Debug, Clone)]
+pub struct FailureWatch(Arc<Mutex<Option<RetroFailure>>>);
+
+impl FailureWatch {
+    /// The machine's first failed request, if one failed.
+    pub fn failure(&self) -> Option<RetroFailure> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Numbers the machines of this process: a broken machine's placeholder hash is its own.
+static MACHINES: AtomicU64 = AtomicU64::new(0);
+
 /// A libretro core in a worker process.
 #[derive(Debug)]
 pub struct RetroWorkerMachine {
@@ -101,7 +179,9 @@ pub struct RetroWorkerMachine {
     record: Cell<Option<FrameRecord>>,
     held: OnceCell<Held>,
     picture: OnceCell<(u32, u32, Vec<u8>)>,
-    failure: RefCell<Option<WorkerError>>,
+    failure: FailureWatch,
+    /// This machine's number in the process ([`MACHINES`]).
+    number: u64,
     core_name_hint: String,
     /// The sections shown, when not all ([`RetroWorkerSpec::nes_view`]).
     shown: Option<&'static [&'static str]>,
@@ -137,15 +217,21 @@ impl RetroWorkerMachine {
             record: Cell::new(Some(record)),
             held: OnceCell::new(),
             picture: OnceCell::new(),
-            failure: RefCell::new(None),
+            failure: FailureWatch(Arc::new(Mutex::new(None))),
+            number: MACHINES.fetch_add(1, Ordering::Relaxed),
             core_name_hint: spec.core.display().to_string(),
             shown: spec.nes_view.then_some(anes_retro_host::nes_view::SECTIONS.as_slice()),
         })
     }
 
     /// The first request that failed, if one did: every answer after it is a placeholder.
-    pub fn failure(&self) -> Option<WorkerError> {
-        self.failure.borrow().clone()
+    pub fn failure(&self) -> Option<RetroFailure> {
+        self.failure.failure()
+    }
+
+    /// A handle on [`RetroWorkerMachine::failure`] that outlives the machine.
+    pub fn failure_watch(&self) -> FailureWatch {
+        self.failure.clone()
     }
 
     /// The core this machine runs, as given.
@@ -158,15 +244,20 @@ impl RetroWorkerMachine {
         drop(self);
     }
 
-    fn fail(&self, error: WorkerError) {
-        let mut failure = self.failure.borrow_mut();
+    /// Keeps the first failure: `command` at `frame` failed with `error`.
+    fn fail(&self, error: WorkerError, command: &'static str, frame: u64) {
+        let mut failure = self.failure.0.lock().unwrap_or_else(|p| p.into_inner());
         if failure.is_none() {
-            *failure = Some(error);
+            *failure = Some(RetroFailure { frame, command, end: error.end(), error });
         }
     }
 
+    fn is_broken(&self) -> bool {
+        self.failure.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+
     fn request(&self, command: &WorkerCommand, name: &'static str) -> Option<Reply> {
-        if self.failure.borrow().is_some() {
+        if self.is_broken() {
             return None;
         }
         let mut worker = self.worker.borrow_mut();
@@ -175,7 +266,7 @@ impl RetroWorkerMachine {
         match worker.request_at(command, name, Some(self.next_seq)) {
             Ok(reply) => Some(reply),
             Err(e) => {
-                self.fail(e);
+                self.fail(e, name, self.next_seq);
                 None
             }
         }
@@ -184,9 +275,28 @@ impl RetroWorkerMachine {
     fn unexpected(&self, command: &'static str, reply: &Reply) {
         let error = match self.worker.borrow().as_ref() {
             Some(worker) => worker.unexpected(command, reply),
-            None => WorkerError::Gone { program: self.program.clone(), reason: "no worker".into() },
+            None => {
+                WorkerError::Gone { program: self.program.clone(), reason: "no worker".into(), end: None }
+            }
         };
-        self.fail(error);
+        self.fail(error, command, self.next_seq);
+    }
+
+    /// What a broken machine answers for a record: frame and cycle `u64::MAX` and a hash of its
+    /// own, so it agrees with no other machine's record, another broken machine's included.
+    fn placeholder(&self) -> FrameRecord {
+        let hash = blake3::Hasher::new()
+            .update(b"anes: the placeholder record of a failed libretro worker")
+            .update(&u64::from(std::process::id()).to_le_bytes())
+            .update(&self.number.to_le_bytes())
+            .finalize();
+        FrameRecord {
+            frame: u64::MAX,
+            cpu_cycle: u64::MAX,
+            ppu_scanline: 0,
+            ppu_dot: 0,
+            state_hash: StateHash(*hash.as_bytes()),
+        }
     }
 
     fn changed(&mut self) {
@@ -232,16 +342,6 @@ impl Drop for RetroWorkerMachine {
     }
 }
 
-fn placeholder() -> FrameRecord {
-    FrameRecord {
-        frame: u64::MAX,
-        cpu_cycle: u64::MAX,
-        ppu_scanline: 0,
-        ppu_dot: 0,
-        state_hash: StateHash::default(),
-    }
-}
-
 /// What the savestate audit asks after every call: a worker that crashed or hung answers with
 /// placeholders, which are no measurement of the core.
 impl anes_retro_host::audit::Audited for RetroWorkerMachine {
@@ -249,8 +349,9 @@ impl anes_retro_host::audit::Audited for RetroWorkerMachine {
         self.core_name_hint.clone()
     }
 
+    /// What happened and the client's own words (which name the worker executable).
     fn failed(&self) -> Option<String> {
-        self.failure().map(|e| e.to_string())
+        self.failure().map(|f| format!("{f} ({})", f.error))
     }
 }
 
@@ -274,9 +375,9 @@ impl Machine for RetroWorkerMachine {
             }
             Some(other) => {
                 self.unexpected("frames", &other);
-                placeholder()
+                self.placeholder()
             }
-            None => placeholder(),
+            None => self.placeholder(),
         }
     }
 
@@ -292,9 +393,9 @@ impl Machine for RetroWorkerMachine {
             }
             Some(other) => {
                 self.unexpected("record", &other);
-                placeholder()
+                self.placeholder()
             }
-            None => placeholder(),
+            None => self.placeholder(),
         }
     }
 
@@ -359,7 +460,7 @@ impl Machine for RetroWorkerMachine {
             Err(WorkerError::Refused { message, .. }) => Err(MachineError::Snapshot(message)),
             Err(e) => {
                 let message = e.to_string();
-                self.fail(e);
+                self.fail(e, "restore", frame);
                 Err(MachineError::Snapshot(message))
             }
         }

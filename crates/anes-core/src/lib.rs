@@ -120,9 +120,5 @@ pub use state::{FrameRecord, Section, StateHash};
 /// flag) until the rewrite of $4017 restarts it: no record moved (no golden run presses reset). 13,
 /// the identity covers the header's wiring (mapper, submapper, mirroring, battery, RAM sizes, a
 /// trainer; `Cartridge::wiring`), which changed what the machine does without changing its hash:
-/// every record's state hash changed (the identity is hashed), no cycle or position. 14, the MMC5's
-/// scanline detector counts a read outside rendering (a CPU read through $2007, the first fetch
-/// after the idle PPU) as a line's first, so line 0's two prefetched tiles get their extended
-/// attributes and CHR set whatever the CPU read in VBlank (they fetched with other reads' roles):
-/// mapper 5 only, no golden record moved.
-pub const EMULATION_EPOCH: u32 = 14;
+/// every record's state hash changed (the identity is hashed), no cycle or position.
+pub const EMULATION_EPOCH: u32 = 13;

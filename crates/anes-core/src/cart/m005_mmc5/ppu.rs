@@ -6,8 +6,7 @@
 //! (two nametable reads, two pattern reads), the next line's first two tiles (columns 0-1) and two
 //! dummy nametable reads. The two dummies and the next line's first read hit one address: that
 //! third read in a row starts a line. A read more than three CPU cycles after the one before it is
-//! not rendering (a CPU access through $2007, or the first fetch after the PPU was idle), and is
-//! counted as the first read of a line: after the idle PPU, the pre-render line's first fetch is.
+//! not rendering (a CPU access through $2007, or the first fetch after the PPU was idle).
 
 use super::{IDLE_M2_EDGES, Mmc5};
 use crate::cart::mapper::Fetch;
@@ -70,11 +69,6 @@ impl Mmc5 {
         s.fetch_repeats = if repeated { repeats_before.saturating_add(1).min(2) } else { 0 };
         if repeated && repeats_before == 1 {
             self.start_line();
-        } else if !rendering {
-            // Counted as a line's first read: the pre-render line's first fetch is the first read
-            // after the idle PPU, whatever the CPU read through $2007 in between (counting those
-            // moved line 0's two prefetched tiles onto other reads' roles).
-            s.fetch_index = 0;
         } else {
             s.fetch_index = if s.fetch_index >= READS_PER_LINE - 1 { 0 } else { s.fetch_index + 1 };
         }

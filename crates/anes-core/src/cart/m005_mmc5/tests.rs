@@ -353,37 +353,6 @@ fn extended_attributes_give_each_tile_its_palette_and_4k_bank() {
 }
 
 #[test]
-fn line_0s_prefetched_tiles_get_their_extended_attributes_whatever_the_cpu_read_in_vblank() {
-    let mut exram = [0u8; EXRAM_LEN];
-    exram[0] = 0b01_000011;
-    exram[1] = 0b11_000101;
-    let (mut b, mut map) = board(0);
-    write(&mut b, &mut map, 0x5104, 1);
-    rendering(&mut b);
-    // From power-on, then after frames whose vblank read VRAM through $2007 (mmc5test's NMI reads
-    // 16 bytes each frame).
-    for reads in [0u16, 1, 16, 169, 170] {
-        b.cpu_cycles(3);
-        for i in 0..reads {
-            b.cpu_cycles(4);
-            assert_eq!(b.fetch(0x2400 + i, &exram), Fetch::Map, "a CPU read is no rendered fetch");
-        }
-        b.cpu_cycles(3);
-        // The pre-render line: its first read after the idle PPU, then the rest.
-        b.fetch(0x2002, &exram);
-        let fetches = line_rest(&mut b, &exram);
-        // Reads 160-167 fetch line 0's columns 0 and 1 (element k is read k + 1).
-        let prefetched = &fetches[159..167];
-        assert_eq!(prefetched[0], Fetch::Map, "{reads} reads: the nametable byte itself");
-        assert_eq!(prefetched[1], Fetch::Value(0x55), "{reads} reads: palette 1");
-        assert_eq!(prefetched[2], Fetch::Chr(3 * 0x1000 + 0x070), "{reads} reads");
-        assert_eq!(prefetched[3], Fetch::Chr(3 * 0x1000 + 0x078), "{reads} reads");
-        assert_eq!(prefetched[5], Fetch::Value(0xFF), "{reads} reads: palette 3");
-        assert_eq!(prefetched[6], Fetch::Chr(5 * 0x1000 + 0x070), "{reads} reads");
-    }
-}
-
-#[test]
 fn the_split_replaces_the_left_tiles_with_exram_and_its_page() {
     let mut exram = [0u8; EXRAM_LEN];
     // Split scroll 12 on line 0: y 12, row 1, fine y 4; column 3.
